@@ -1,0 +1,74 @@
+# Finds every dependency; a required one that is missing stops configure with a
+# message that says how to get it (scripts/dev.sh setup installs them all).
+find_package(Threads REQUIRED)
+
+macro(ampscope_require pkg hint)
+  find_package(${pkg} ${ARGN} QUIET)
+  if(NOT ${pkg}_FOUND)
+    message(FATAL_ERROR "ampscope needs ${pkg}. ${hint}")
+  endif()
+endmacro()
+
+set(_apt_hint "Run scripts/dev.sh setup, or: apt-get install")
+
+# LibTorch. TorchConfig wants nvcc for a CUDA build of torch; CUDA 13 is expected on PATH.
+find_package(Torch QUIET)
+if(NOT Torch_FOUND)
+  message(FATAL_ERROR
+    "ampscope needs LibTorch >= 2.7 (C++11 ABI). Run scripts/dev.sh setup, which installs the pinned "
+    "PyPI torch wheel, or point CMAKE_PREFIX_PATH at your LibTorch "
+    "(python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)').")
+endif()
+if(Torch_VERSION VERSION_LESS 2.7)
+  message(FATAL_ERROR "LibTorch ${Torch_VERSION} is too old: ampscope needs >= 2.7 for the C++11 ABI that Qt needs.")
+endif()
+# TorchConfig puts its flags in TORCH_CXX_FLAGS rather than on the target.
+separate_arguments(AMPSCOPE_TORCH_CXX_FLAGS UNIX_COMMAND "${TORCH_CXX_FLAGS}")
+set(AMPSCOPE_TORCH_HAS_CUDA OFF)
+if(TARGET c10_cuda OR TARGET torch_cuda)
+  set(AMPSCOPE_TORCH_HAS_CUDA ON)
+endif()
+message(STATUS "ampscope: LibTorch ${Torch_VERSION} (CUDA build: ${AMPSCOPE_TORCH_HAS_CUDA})")
+
+ampscope_require(SQLite3 "${_apt_hint} libsqlite3-dev")
+ampscope_require(nlohmann_json "${_apt_hint} nlohmann-json3-dev")
+ampscope_require(CLI11 "${_apt_hint} libcli11-dev")
+ampscope_require(fmt "${_apt_hint} libfmt-dev")
+
+set(AMPSCOPE_HAVE_CUPTI OFF)
+if(AMPSCOPE_WITH_CUPTI)
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND AND TARGET CUDA::cupti AND AMPSCOPE_TORCH_HAS_CUDA)
+    set(AMPSCOPE_HAVE_CUPTI ON)
+  else()
+    message(STATUS "ampscope: CUPTI not found (or LibTorch lacks CUDA): kernel tracing is off, CPU op timing only")
+  endif()
+endif()
+
+if(AMPSCOPE_BUILD_GUI)
+  find_package(Qt6 6.2 QUIET COMPONENTS Core Gui Widgets Svg PrintSupport Test)
+  if(NOT Qt6_FOUND)
+    message(FATAL_ERROR "ampscope-ui needs Qt 6. ${_apt_hint} qt6-base-dev qt6-svg-dev; or configure with -DAMPSCOPE_BUILD_GUI=OFF (preset 'server').")
+  endif()
+  ampscope_require(QCustomPlotQt6 "${_apt_hint} libqcustomplot-dev libqcustomplot2.1-qt6; or configure with -DAMPSCOPE_BUILD_GUI=OFF.")
+endif()
+
+if(AMPSCOPE_BUILD_TESTS)
+  ampscope_require(GTest "${_apt_hint} libgtest-dev libgmock-dev; or configure with -DAMPSCOPE_BUILD_TESTS=OFF.")
+endif()
+if(AMPSCOPE_BUILD_BENCHMARKS)
+  ampscope_require(benchmark "${_apt_hint} libbenchmark-dev; or configure with -DAMPSCOPE_BUILD_BENCHMARKS=OFF.")
+endif()
+
+# One interface target that carries LibTorch's flags, and one precompiled header
+# of the narrow LibTorch headers that every torch-using target reuses.
+add_library(ampscope_torch INTERFACE)
+target_link_libraries(ampscope_torch INTERFACE ${TORCH_LIBRARIES})
+target_compile_options(ampscope_torch INTERFACE ${AMPSCOPE_TORCH_CXX_FLAGS})
+if(AMPSCOPE_TORCH_HAS_CUDA)
+  target_compile_definitions(ampscope_torch INTERFACE AMPSCOPE_TORCH_HAS_CUDA=1)
+endif()
+add_library(ampscope_torch_pch OBJECT ${CMAKE_CURRENT_LIST_DIR}/pch_anchor.cpp)
+target_link_libraries(ampscope_torch_pch PRIVATE ampscope_torch fmt::fmt ampscope_warnings)
+target_include_directories(ampscope_torch_pch PRIVATE ${PROJECT_SOURCE_DIR})
+target_precompile_headers(ampscope_torch_pch PRIVATE ${CMAKE_CURRENT_LIST_DIR}/torch_pch.h)

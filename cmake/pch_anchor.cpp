@@ -1,0 +1,1 @@
+// Compiles the shared precompiled header (cmake/torch_pch.h); nothing else.

@@ -1,0 +1,96 @@
+#pragma once
+// Everything a training run is made of, as plain values: the CLI, config files
+// and the GUI fill a TrainConfig, and the engine builds a run from it.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ampscope::engine {
+
+enum class Precision { kFP32, kFP16, kBF16 };
+enum class DeviceChoice { kAuto, kCPU, kCUDA };
+enum class ModelKind { kMLP, kConvNet, kGPT, kTorchScript };
+enum class DataKind { kSynthetic, kMNIST, kCIFAR10, kText, kCSV };
+enum class OptimizerKind { kSGD, kAdam, kAdamW };
+enum class ScheduleKind { kConstant, kCosine };
+
+struct ModelConfig {
+  ModelKind kind = ModelKind::kMLP;
+  int64_t layers = 2;      // hidden layers (MLP), residual blocks (ConvNet), decoder blocks (GPT)
+  int64_t width = 128;     // hidden width (MLP), channels (ConvNet), embedding size (GPT)
+  int64_t heads = 4;       // GPT attention heads; width must be a multiple of it
+  int64_t seq_len = 64;    // GPT context length in tokens
+  bool tied_head = true;   // GPT: the output head shares the token embedding's weight
+  std::string torchscript_path;  // kTorchScript: a file saved by torch.jit.save
+};
+
+struct DataConfig {
+  DataKind kind = DataKind::kSynthetic;
+  std::string path;  // a file (IDX images, text, CSV) or a directory (CIFAR-10 batches)
+  std::string labels_path;  // MNIST: the IDX labels file; empty means derive it from path
+  int64_t synthetic_samples = 8192;  // size of the synthetic data set
+  int64_t vocab_size = 64;           // synthetic token task only
+  int64_t csv_target_column = -1;    // CSV: which column is the target; -1 means the last
+};
+
+// Same defaults as torch.amp.GradScaler.
+struct ScalerConfig {
+  double init_scale = 65536.0;  // 2^16
+  double growth_factor = 2.0;
+  double backoff_factor = 0.5;
+  int64_t growth_interval = 2000;
+};
+
+struct OptimConfig {
+  OptimizerKind kind = OptimizerKind::kAdamW;
+  double lr = 1e-3;
+  double momentum = 0.9;        // SGD only
+  double weight_decay = 0.0;    // SGD/Adam: L2 in the gradient; AdamW: decoupled
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  ScheduleKind schedule = ScheduleKind::kConstant;
+  int64_t warmup_steps = 0;     // cosine: linear warm-up from 0 to lr
+  double min_lr_ratio = 0.0;    // cosine: the lr it decays to, as a fraction of lr
+};
+
+struct TrainConfig {
+  ModelConfig model;
+  DataConfig data;
+  Precision precision = Precision::kFP32;
+  DeviceChoice device = DeviceChoice::kAuto;
+  // std::nullopt: on for fp16, off otherwise (bf16 has fp32's range and rarely needs one).
+  std::optional<bool> use_scaler;
+  ScalerConfig scaler;
+  OptimConfig optim;
+  int64_t steps = 100;              // optimizer steps (effective batches)
+  int64_t batch_size = 32;          // samples per micro-batch
+  int64_t accumulation_steps = 1;   // micro-batches per optimizer step
+  double clip_grad_norm = 0.0;      // max total norm of the unscaled gradients; 0 = off
+  uint64_t seed = 0;
+  // A run whose loss scale keeps backing off (fp16) is declared diverged after
+  // this many consecutive skipped steps.
+  int64_t max_consecutive_skips = 50;
+
+  bool scaler_enabled() const { return use_scaler.value_or(precision == Precision::kFP16); }
+};
+
+// Throws ConfigError with a one-line message when the settings are impossible or contradictory.
+void validate(const TrainConfig& config);
+
+std::string_view to_string(Precision p);
+std::string_view to_string(DeviceChoice d);
+std::string_view to_string(ModelKind m);
+std::string_view to_string(DataKind d);
+std::string_view to_string(OptimizerKind o);
+std::string_view to_string(ScheduleKind s);
+
+// Parse a name as the CLI and config files spell it; std::nullopt if unknown.
+std::optional<Precision> parse_precision(std::string_view s);
+std::optional<DeviceChoice> parse_device(std::string_view s);
+std::optional<ModelKind> parse_model(std::string_view s);
+std::optional<DataKind> parse_data(std::string_view s);
+std::optional<OptimizerKind> parse_optimizer(std::string_view s);
+std::optional<ScheduleKind> parse_schedule(std::string_view s);
+
+}  // namespace ampscope::engine

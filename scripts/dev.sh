@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# One entry point for set-up, build, run and test on a fresh Debian machine.
+#   scripts/dev.sh run [ampscope-ui args]   install what is missing, build, open the GUI
+#   scripts/dev.sh test                     install what is missing, build, run every test
+#   scripts/dev.sh setup | build            the steps on their own
+# LibTorch comes from the pinned PyPI torch wheel, installed into a virtual
+# environment under ${AMPSCOPE_CACHE:-~/.cache/ampscope}, outside the clone, so
+# re-runs and CI reuse it. Set AMPSCOPE_TORCH_PREFIX to use your own LibTorch.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=deps.env
+source "$here/scripts/deps.env"
+cache="${AMPSCOPE_CACHE:-$HOME/.cache/ampscope}"
+venv="$cache/torch-$TORCH_VERSION"
+preset="${AMPSCOPE_PRESET:-default}"
+log() { printf '\033[1m[ampscope]\033[0m %s\n' "$*" >&2; }
+
+sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+install_debian_packages() {
+  local missing=()
+  for p in $APT_PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing Debian packages: ${missing[*]}"
+    sudo_if_needed apt-get update -qq
+    sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+install_torch() {
+  if [ -n "${AMPSCOPE_TORCH_PREFIX:-}" ]; then return; fi
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import torch,sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH_VERSION')" 2>/dev/null; then
+    return
+  fi
+  log "installing torch==$TORCH_VERSION (LibTorch and the Python reference peer) into $venv"
+  mkdir -p "$cache/wheels"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check --find-links "$cache/wheels" "torch==$TORCH_VERSION" numpy
+}
+
+torch_prefix() {
+  if [ -n "${AMPSCOPE_TORCH_PREFIX:-}" ]; then echo "$AMPSCOPE_TORCH_PREFIX"; return; fi
+  "$venv/bin/python" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+}
+
+setup() { install_debian_packages; install_torch; }
+
+build() {
+  local prefix; prefix="$(torch_prefix)"
+  local py=""; [ -x "$venv/bin/python" ] && py="$venv/bin/python"
+  cd "$here"
+  if [ ! -f "build/$preset/CMakeCache.txt" ]; then
+    cmake --preset "$preset" -DCMAKE_PREFIX_PATH="$prefix" -DAMPSCOPE_PYTHON="$py"
+  fi
+  cmake --build --preset "$preset"
+}
+
+cmd="${1:-}"; shift || true
+case "$cmd" in
+  setup) setup ;;
+  build) setup; build ;;
+  run)
+    setup; build
+    if [ -x "$here/build/$preset/app/ui/ampscope-ui" ]; then
+      exec "$here/build/$preset/app/ui/ampscope-ui" "$@"
+    fi
+    log "the GUI is not built here (AMPSCOPE_BUILD_GUI=OFF?): running the CLI's default session"
+    exec "$here/build/$preset/app/cli/ampscope" train "$@"
+    ;;
+  test)
+    setup; build
+    cd "$here"
+    ctest --preset "$preset" "$@"
+    ;;
+  *) sed -n '2,9p' "$0"; exit 2 ;;
+esac
