@@ -12,6 +12,11 @@ endmacro()
 set(_apt_hint "Run scripts/dev.sh setup, or: apt-get install")
 
 # LibTorch. TorchConfig wants nvcc for a CUDA build of torch; CUDA 13 is expected on PATH.
+# ampscope compiles no CUDA code, but TorchConfig probes the GPU for nvcc arch flags
+# unless an arch list is given, and that probe fails on machines without one.
+if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+  set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
+endif()
 find_package(Torch QUIET)
 if(NOT Torch_FOUND)
   message(FATAL_ERROR

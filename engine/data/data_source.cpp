@@ -1,0 +1,1 @@
+#include "engine/data/data_source.h"

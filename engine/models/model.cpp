@@ -1,0 +1,1 @@
+#include "engine/models/model.h"
