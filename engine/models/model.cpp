@@ -1,1 +1,74 @@
 #include "engine/models/model.h"
+
+#include <fmt/format.h>
+
+#include "engine/errors.h"
+#include "engine/models/nn_model.h"
+#include "engine/module_scope.h"
+
+namespace ampscope::engine {
+
+std::vector<at::Tensor> Model::parameters() {
+  std::vector<at::Tensor> out;
+  for (auto& [name, tensor] : named_parameters()) out.push_back(tensor);
+  return out;
+}
+
+int64_t Model::parameter_count() { return models::count_parameters(named_parameters()); }
+
+std::unique_ptr<Model> make_model(const ModelConfig& config, const SampleSpec& spec) {
+  if (config.layers < 0) {
+    throw ModelError(fmt::format("model layers must be >= 0, got {}", config.layers));
+  }
+  if (config.width <= 0) {
+    throw ModelError(fmt::format("model width must be > 0, got {}", config.width));
+  }
+  switch (config.kind) {
+    case ModelKind::kMLP:
+      return models::make_mlp(config, spec);
+    case ModelKind::kConvNet:
+      return models::make_convnet(config, spec);
+    case ModelKind::kGPT:
+      return models::make_gpt(config, spec);
+    case ModelKind::kTorchScript:
+      return models::make_torchscript(config, spec);
+  }
+  throw ModelError("unknown model kind");
+}
+
+namespace models {
+
+std::string scope_name(const std::string& path) { return kModuleScopePrefix + path; }
+
+std::string child_path(const std::string& parent, const std::string& child) {
+  return parent.empty() ? child : parent + "." + child;
+}
+
+std::string format_count(int64_t count) {
+  if (count < 1000) return std::to_string(count);
+  if (count < 1000000) return fmt::format("{:.1f}K", static_cast<double>(count) / 1e3);
+  if (count < 1000000000) return fmt::format("{:.2f}M", static_cast<double>(count) / 1e6);
+  return fmt::format("{:.2f}B", static_cast<double>(count) / 1e9);
+}
+
+std::vector<std::pair<std::string, at::Tensor>> trainable_parameters(
+    const torch::nn::Module& module) {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  std::unordered_set<const void*> seen;
+  for (const auto& item : module.named_parameters(/*recurse=*/true)) {
+    const at::Tensor& t = item.value();
+    if (!t.defined() || !t.requires_grad()) continue;
+    if (!seen.insert(t.unsafeGetTensorImpl()).second) continue;
+    out.emplace_back(item.key(), t);
+  }
+  return out;
+}
+
+int64_t count_parameters(const std::vector<std::pair<std::string, at::Tensor>>& params) {
+  int64_t n = 0;
+  for (const auto& [name, t] : params) n += t.numel();
+  return n;
+}
+
+}  // namespace models
+}  // namespace ampscope::engine
