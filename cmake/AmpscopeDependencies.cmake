@@ -38,7 +38,7 @@ message(STATUS "ampscope: LibTorch ${Torch_VERSION} (CUDA build: ${AMPSCOPE_TORC
 ampscope_require(SQLite3 "${_apt_hint} libsqlite3-dev")
 ampscope_require(nlohmann_json "${_apt_hint} nlohmann-json3-dev")
 ampscope_require(CLI11 "${_apt_hint} libcli11-dev")
-ampscope_require(fmt "${_apt_hint} libfmt-dev")
+# fmt: the headers LibTorch ships are used, header-only (see ampscope_torch below).
 
 set(AMPSCOPE_HAVE_CUPTI OFF)
 if(AMPSCOPE_WITH_CUPTI)
@@ -70,10 +70,19 @@ endif()
 add_library(ampscope_torch INTERFACE)
 target_link_libraries(ampscope_torch INTERFACE ${TORCH_LIBRARIES})
 target_compile_options(ampscope_torch INTERFACE ${AMPSCOPE_TORCH_CXX_FLAGS})
+# libtorch.so and libtorch_cpu.so export their own statically linked copy of
+# std::filesystem, and some of it jumps to address 0 when called from outside.
+# Putting libstdc++ first among the needed libraries makes the dynamic linker
+# bind std::filesystem to libstdc++'s.
+target_link_options(ampscope_torch INTERFACE "LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
+# LibTorch ships fmt 12's headers in its include directory, which shadows
+# Debian's fmt 9 headers; header-only mode keeps the code and the (absent)
+# library from disagreeing on the version.
+target_compile_definitions(ampscope_torch INTERFACE FMT_HEADER_ONLY=1)
 if(AMPSCOPE_TORCH_HAS_CUDA)
   target_compile_definitions(ampscope_torch INTERFACE AMPSCOPE_TORCH_HAS_CUDA=1)
 endif()
 add_library(ampscope_torch_pch OBJECT ${CMAKE_CURRENT_LIST_DIR}/pch_anchor.cpp)
-target_link_libraries(ampscope_torch_pch PRIVATE ampscope_torch fmt::fmt ampscope_warnings)
+target_link_libraries(ampscope_torch_pch PRIVATE ampscope_torch ampscope_warnings)
 target_include_directories(ampscope_torch_pch PRIVATE ${PROJECT_SOURCE_DIR})
 target_precompile_headers(ampscope_torch_pch PRIVATE ${CMAKE_CURRENT_LIST_DIR}/torch_pch.h)

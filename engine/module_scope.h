@@ -25,3 +25,25 @@ class ModuleScope {
 };
 
 }  // namespace ampscope::engine
+
+namespace ampscope::engine {
+
+// Marks a phase of the training step ("ampscope.phase:forward", ":backward",
+// ":optimizer") the same way, so observers can attribute the ops inside it.
+inline constexpr const char* kPhaseForward = "ampscope.phase:forward";
+inline constexpr const char* kPhaseBackward = "ampscope.phase:backward";
+inline constexpr const char* kPhaseOptimizer = "ampscope.phase:optimizer";
+
+class PhaseScope {
+ public:
+  explicit PhaseScope(const char* name) : guard_(at::RecordScope::USER_SCOPE) {
+    if (guard_.isActive()) guard_.before(name);
+  }
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+
+ private:
+  at::RecordFunction guard_;
+};
+
+}  // namespace ampscope::engine

@@ -1,1 +1,38 @@
-int main() { return 0; }
+// ampscope: headless mixed-precision training and profiling (no Qt).
+#include <CLI/CLI.hpp>
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+
+#include "app/cli/train_command.h"
+#include "engine/errors.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ampscope: see what mixed-precision training (autocast + loss scaling, fp16/bf16) does"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ampscope 0.1.0");
+  app.set_config("--config", "",
+                 "Read flags from a TOML file: a [train] section with the long flag names "
+                 "without '--' as keys (precision = \"bf16\"); flags on the command line win");
+  ampscope::cli::TrainCommand train(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (train.selected()) return train.run();
+  } catch (const ampscope::engine::ConfigError& e) {
+    fmt::print(stderr, "ampscope: error: {}\n", e.what());
+    return 2;
+  } catch (const ampscope::engine::EngineError& e) {
+    fmt::print(stderr, "ampscope: error: {}\n", e.what());
+    return 1;
+  } catch (const c10::Error& e) {
+    fmt::print(stderr, "ampscope: error: {}\n", e.what_without_backtrace());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ampscope: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

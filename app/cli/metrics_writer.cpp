@@ -1,0 +1,38 @@
+#include "app/cli/metrics_writer.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine/errors.h"
+
+namespace ampscope::cli {
+
+nlohmann::json to_json(const engine::StepEvent& e) {
+  // Non-finite numbers (an overflowed loss) become null, which JSON can carry.
+  return {{"step", e.step},
+          {"loss", e.loss},
+          {"lr", e.lr},
+          {"loss_scale", e.loss_scale},
+          {"found_inf", e.found_inf},
+          {"skipped", e.skipped},
+          {"growth_tracker", e.growth_tracker},
+          {"grad_norm", e.grad_norm},
+          {"step_time_ms", e.step_time_ms},
+          {"samples_per_s", e.samples_per_second},
+          {"mem_allocated_bytes", e.memory.allocated_bytes},
+          {"mem_reserved_bytes", e.memory.reserved_bytes},
+          {"mem_peak_bytes", e.memory.peak_allocated_bytes}};
+}
+
+MetricsWriter::MetricsWriter(const std::string& path) : path_(path), out_(path, std::ios::trunc) {
+  if (!out_) throw engine::ConfigError(fmt::format("--metrics '{}': cannot write: {}", path, std::strerror(errno)));
+}
+
+void MetricsWriter::write(const engine::StepEvent& e) {
+  out_ << to_json(e).dump() << '\n';
+  out_.flush();
+}
+
+}  // namespace ampscope::cli

@@ -1,0 +1,81 @@
+#include "engine/device.h"
+
+#include <ATen/Context.h>
+#include <c10/core/CachingDeviceAllocator.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "engine/errors.h"
+
+namespace ampscope::engine {
+namespace {
+
+int64_t cuda_device_count() {
+  if (!at::hasCUDA()) return 0;
+  return at::detail::getCUDAHooks().deviceCount();
+}
+
+c10::DeviceAllocator* cuda_allocator() { return at::getDeviceAllocator(c10::kCUDA); }
+
+// Resident set and its peak from /proc/self/status (kB), the CPU's counterpart
+// of the CUDA allocator counters.
+std::pair<int64_t, int64_t> resident_set_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  int64_t rss = 0, hwm = 0;
+  while (std::getline(status, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    int64_t kb = 0;
+    fields >> key >> kb;
+    if (key == "VmRSS:") rss = kb * 1024;
+    if (key == "VmHWM:") hwm = kb * 1024;
+  }
+  return {rss, hwm};
+}
+
+}  // namespace
+
+bool cuda_available() { return cuda_device_count() > 0; }
+
+c10::Device resolve_device(DeviceChoice choice) {
+  switch (choice) {
+    case DeviceChoice::kCPU: return c10::Device(c10::kCPU);
+    case DeviceChoice::kAuto: return cuda_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+    case DeviceChoice::kCUDA:
+      if (!at::hasCUDA())
+        throw ConfigError("--device cuda: this LibTorch has no CUDA support or no CUDA driver was found; use --device cpu");
+      if (cuda_device_count() == 0)
+        throw ConfigError("--device cuda: no CUDA GPU is visible (check nvidia-smi and CUDA_VISIBLE_DEVICES); use --device cpu");
+      return c10::Device(c10::kCUDA, 0);
+  }
+  return c10::Device(c10::kCPU);
+}
+
+std::string device_name(c10::Device device) { return device.str(); }
+
+MemorySample sample_memory(c10::Device device) {
+  MemorySample sample;
+  if (device.is_cuda()) {
+    const auto stats = cuda_allocator()->getDeviceStats(device.index());
+    const auto aggregate = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+    sample.allocated_bytes = stats.allocated_bytes[aggregate].current;
+    sample.reserved_bytes = stats.reserved_bytes[aggregate].current;
+    sample.peak_allocated_bytes = stats.allocated_bytes[aggregate].peak;
+    return sample;
+  }
+  const auto [rss, hwm] = resident_set_bytes();
+  sample.allocated_bytes = rss;
+  sample.reserved_bytes = rss;
+  sample.peak_allocated_bytes = hwm;
+  return sample;
+}
+
+void reset_peak_memory(c10::Device device) {
+  if (device.is_cuda()) cuda_allocator()->resetPeakStats(device.index());
+}
+
+}  // namespace ampscope::engine

@@ -1,0 +1,28 @@
+#pragma once
+// Choosing the training device and reading its memory use.
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <string>
+
+#include "engine/config.h"
+
+namespace ampscope::engine {
+
+// auto -> the first CUDA device if one is usable, else the CPU.
+// Throws ConfigError for cuda when no CUDA device (or no CUDA build of LibTorch) is there.
+c10::Device resolve_device(DeviceChoice choice);
+bool cuda_available();
+std::string device_name(c10::Device device);  // "cpu", "cuda:0"
+
+struct MemorySample {
+  int64_t allocated_bytes = 0;       // CUDA: live tensors in the caching allocator; CPU: resident set
+  int64_t reserved_bytes = 0;        // CUDA: held by the caching allocator; CPU: same as allocated
+  int64_t peak_allocated_bytes = 0;  // CUDA: peak since the run started; CPU: peak resident set
+};
+
+// Cheap on both devices: allocator counters on CUDA (no sync), /proc on the CPU.
+MemorySample sample_memory(c10::Device device);
+void reset_peak_memory(c10::Device device);
+
+}  // namespace ampscope::engine

@@ -1,0 +1,146 @@
+#include "engine/trainer.h"
+
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+
+#include "engine/errors.h"
+#include "engine/training_run.h"
+
+namespace ampscope::engine {
+namespace {
+
+// First line of a c10::Error, without LibTorch's C++ backtrace.
+std::string first_line(const std::string& text) {
+  const auto end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainConfig config) : config_(std::move(config)) {}
+
+Trainer::~Trainer() {
+  request_stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::shared_ptr<EventQueue> Trainer::subscribe(size_t capacity) {
+  if (thread_.joinable()) throw std::logic_error("Trainer::subscribe after start()");
+  subscribers_.push_back(std::make_shared<EventQueue>(capacity));
+  return subscribers_.back();
+}
+
+void Trainer::add_observer(TrainingObserver* observer) {
+  if (thread_.joinable()) throw std::logic_error("Trainer::add_observer after start()");
+  observers_.push_back(observer);
+}
+
+void Trainer::start() {
+  if (thread_.joinable()) throw std::logic_error("Trainer::start called twice");
+  state_.store(RunState::kRunning, std::memory_order_release);
+  thread_ = std::thread([this] { run(); });
+}
+
+void Trainer::pause() {
+  std::lock_guard lock(control_mutex_);
+  pause_requested_ = true;
+}
+
+void Trainer::resume() {
+  {
+    std::lock_guard lock(control_mutex_);
+    pause_requested_ = false;
+  }
+  control_changed_.notify_all();
+}
+
+void Trainer::request_stop() {
+  stop_requested_.store(true, std::memory_order_release);
+  control_changed_.notify_all();
+}
+
+void Trainer::wait() {
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string Trainer::error_message() const {
+  std::lock_guard lock(control_mutex_);
+  return error_message_;
+}
+
+void Trainer::emit(const Event& event) {
+  for (auto& queue : subscribers_) queue->try_push(event);
+}
+
+void Trainer::set_state(RunState state, const std::string& message) {
+  state_.store(state, std::memory_order_release);
+  emit(StateEvent{state, completed_steps_.load(std::memory_order_relaxed), message});
+}
+
+bool Trainer::pass_control_gate() {
+  std::unique_lock lock(control_mutex_);
+  if (pause_requested_ && !stop_requested_.load(std::memory_order_acquire)) {
+    lock.unlock();
+    set_state(RunState::kPaused);
+    lock.lock();
+    control_changed_.wait(lock, [&] {
+      return !pause_requested_ || stop_requested_.load(std::memory_order_acquire);
+    });
+    if (!stop_requested_.load(std::memory_order_acquire)) {
+      lock.unlock();
+      set_state(RunState::kRunning);
+      lock.lock();
+    }
+  }
+  return !stop_requested_.load(std::memory_order_acquire);
+}
+
+void Trainer::run() {
+  RunState final_state = RunState::kFinished;
+  std::string message;
+  try {
+    run_loop();
+    if (stop_requested_.load() && completed_steps_.load() < config_.steps) final_state = RunState::kStopped;
+  } catch (const EngineError& e) {
+    final_state = RunState::kFailed;
+    message = e.what();
+  } catch (const c10::OutOfMemoryError& e) {
+    final_state = RunState::kFailed;
+    message = fmt::format("out of memory at step {}: {} (lower --batch-size or the model size)",
+                          completed_steps_.load() + 1, first_line(e.what_without_backtrace()));
+  } catch (const c10::Error& e) {
+    final_state = RunState::kFailed;
+    message = fmt::format("LibTorch error at step {}: {}", completed_steps_.load() + 1,
+                          first_line(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    final_state = RunState::kFailed;
+    message = e.what();
+  }
+  {
+    std::lock_guard lock(control_mutex_);
+    error_message_ = message;
+  }
+  for (auto* o : observers_) {
+    try {
+      o->on_run_end(final_state, message);
+    } catch (const std::exception&) {
+      // An observer failing at the end must not hide the run's own outcome.
+    }
+  }
+  set_state(final_state, message);
+}
+
+void Trainer::run_loop() {
+  TrainingRun run(config_);
+  const RunStartedEvent started = run.started_event();
+  for (auto* o : observers_) o->on_run_start(started);
+  emit(started);
+  for (int64_t step = 1; step <= config_.steps; ++step) {
+    if (!pass_control_gate()) return;
+    const StepEvent event = run.step(step, observers_);
+    completed_steps_.store(step, std::memory_order_release);
+    emit(event);
+  }
+}
+
+}  // namespace ampscope::engine

@@ -1,0 +1,185 @@
+#include "engine/training_run.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+#include <ATen/DeviceAccelerator.h>
+#include <torch/optim/optimizer.h>
+#include <torch/utils.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "engine/autocast_guard.h"
+#include "engine/device.h"
+#include "engine/errors.h"
+#include "engine/module_scope.h"
+
+namespace ampscope::engine {
+namespace {
+
+std::vector<at::Tensor> defined_grads(const std::vector<at::Tensor>& parameters) {
+  std::vector<at::Tensor> grads;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  return grads;
+}
+
+// Total L2 norm of the gradients, computed as torch.nn.utils.clip_grad_norm_
+// does (foreach norms, then the norm of the norms), left on the device.
+at::Tensor total_grad_norm(const std::vector<at::Tensor>& grads, c10::Device device) {
+  if (grads.empty()) return at::zeros({}, at::TensorOptions().device(device).dtype(at::kFloat));
+  const auto norms = at::_foreach_norm(grads, 2);
+  return at::linalg_vector_norm(at::stack(norms).to(at::kFloat), 2);
+}
+
+// Scales the gradients so their total norm is at most max_norm, without a host
+// sync: the clamp happens on the device, as in PyTorch's foreach implementation.
+void clip_grads_(std::vector<at::Tensor>& grads, const at::Tensor& total_norm, double max_norm) {
+  if (grads.empty()) return;
+  const at::Tensor coefficient = at::clamp_max(max_norm / (total_norm + 1e-6), 1.0);
+  at::_foreach_mul_(grads, coefficient);
+}
+
+}  // namespace
+
+TrainingRun::TrainingRun(const TrainConfig& config)
+    : config_(config), device_(c10::kCPU), autocast_dtype_(autocast_dtype(config.precision)) {
+  validate(config_);
+  device_ = resolve_device(config_.device);
+  torch::manual_seed(config_.seed);
+  data_generator_ = at::make_generator<at::CPUGeneratorImpl>(config_.seed + 0x9E3779B97F4A7C15ULL);
+  data_ = make_data_source(config_.data, config_.model, config_.seed);
+  model_ = make_model(config_.model, data_->spec());
+  model_->to(device_);
+  model_->set_training(true);
+  parameters_ = model_->parameters();
+  if (parameters_.empty()) throw ModelError("the model has no trainable parameters");
+  optimizer_ = make_optimizer(config_.optim, parameters_);
+  scaler_ = std::make_unique<GradScaler>(config_.scaler, device_, config_.scaler_enabled());
+  schedule_ = std::make_unique<LearningRateSchedule>(config_.optim, config_.steps);
+  reset_peak_memory(device_);
+}
+
+TrainingRun::~TrainingRun() = default;
+
+RunStartedEvent TrainingRun::started_event() const {
+  RunStartedEvent e;
+  e.config = config_;
+  e.device = device_name(device_);
+  e.model = model_->description();
+  e.data = data_->description();
+  e.parameter_count = model_->parameter_count();
+  e.scaler_enabled = scaler_->enabled();
+  return e;
+}
+
+at::Tensor TrainingRun::compute_loss(const at::Tensor& output, const at::Tensor& target) const {
+  switch (data_->spec().task) {
+    case TaskKind::kClassification: return at::cross_entropy_loss(output, target);
+    case TaskKind::kLanguageModel:
+      return at::cross_entropy_loss(output.reshape({-1, output.size(-1)}), target.reshape({-1}));
+    case TaskKind::kRegression: return at::mse_loss(output, target);
+  }
+  throw ModelError("unknown task");
+}
+
+StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& observers) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  for (auto* o : observers) o->on_step_begin(step);
+
+  const double lr = schedule_->apply(*optimizer_, step - 1);
+  optimizer_->zero_grad(/*set_to_none=*/true);
+  const int64_t micro_batches = config_.accumulation_steps;
+  at::Tensor loss_sum;
+  for (int64_t micro = 0; micro < micro_batches; ++micro) {
+    Batch batch = data_->sample_batch(config_.batch_size, data_generator_);
+    const at::Tensor input = batch.input.to(device_, /*non_blocking=*/true);
+    const at::Tensor target = batch.target.to(device_, /*non_blocking=*/true);
+    at::Tensor loss;
+    {
+      // Forward and loss inside the autocast region, backward outside (as PyTorch recommends).
+      PhaseScope phase(kPhaseForward);
+      std::optional<AutocastGuard> autocast;
+      if (autocast_dtype_) autocast.emplace(device_.type(), *autocast_dtype_);
+      const at::Tensor output = model_->forward(input);
+      loss = compute_loss(output, target);
+    }
+    {
+      PhaseScope phase(kPhaseBackward);
+      // Each micro-batch contributes 1/N so the accumulated gradient is the effective batch's mean.
+      const at::Tensor scaled =
+          scaler_->scale(micro_batches > 1 ? loss / static_cast<double>(micro_batches) : loss);
+      scaled.backward();
+    }
+    const at::Tensor detached = loss.detach().to(at::kFloat);
+    loss_sum = loss_sum.defined() ? loss_sum + detached : detached;
+  }
+
+  StepEvent event;
+  event.step = step;
+  event.lr = lr;
+  {
+    PhaseScope phase(kPhaseOptimizer);
+    // Unscale once, at effective-batch granularity, so the norm, clipping and
+    // observers all see true gradients.
+    const at::Tensor scale_used = scaler_->enabled() ? scaler_->scale_tensor().clone() : at::Tensor();
+    scaler_->unscale_(*optimizer_);
+    std::vector<at::Tensor> grads = defined_grads(parameters_);
+    const at::Tensor norm = total_grad_norm(grads, device_);
+    bool wants = false;
+    for (auto* o : observers) wants = o->wants_gradients(step) || wants;
+    if (wants) {
+      const auto named = model_->named_parameters();
+      const double scale = scaler_->enabled() ? scale_used.item<double>() : 1.0;
+      for (auto* o : observers)
+        if (o->wants_gradients(step)) o->on_unscaled_gradients(step, named, scale);
+    }
+    // One device-to-host transfer for everything the event reports.
+    std::vector<at::Tensor> readings = {(loss_sum / static_cast<double>(micro_batches)).reshape({1}),
+                                        norm.to(loss_sum.device()).to(at::kFloat).reshape({1})};
+    if (scaler_->enabled()) {
+      readings.push_back(scale_used.to(at::kFloat).reshape({1}));
+      readings.push_back(scaler_->growth_tracker_tensor().to(at::kFloat).reshape({1}));
+    }
+    // Observers saw the gradients before clipping; the optimizer sees them after.
+    if (config_.clip_grad_norm > 0.0) clip_grads_(grads, norm, config_.clip_grad_norm);
+    // Read back before step(): its found-inf check then finds the device idle.
+    const at::Tensor host = at::cat(readings).to(at::kDouble).cpu();
+    const bool stepped = scaler_->step(*optimizer_);
+    const double* values = host.const_data_ptr<double>();
+    event.loss = values[0];
+    event.grad_norm = values[1];
+    event.loss_scale = scaler_->enabled() ? values[2] : 1.0;
+    event.growth_tracker = scaler_->enabled() ? static_cast<int64_t>(values[3]) : 0;
+    event.found_inf = scaler_->enabled() && scaler_->last_step_found_inf();
+    event.skipped = !stepped;
+    scaler_->update();
+  }
+  // The step's time includes its device work.
+  if (device_.is_cuda()) at::accelerator::synchronizeDevice(device_.index());
+  const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  event.step_time_ms = seconds * 1e3;
+  event.samples_per_second =
+      seconds > 0.0 ? static_cast<double>(config_.batch_size * micro_batches) / seconds : 0.0;
+  event.memory = sample_memory(device_);
+
+  if (!scaler_->enabled() && !std::isfinite(event.loss)) {
+    throw TrainingError(fmt::format(
+        "the loss became {} at step {} in {} without a loss scaler: the run diverged "
+        "(lower --lr, or set --clip-grad-norm)",
+        std::isnan(event.loss) ? "NaN" : "infinite", step, to_string(config_.precision)));
+  }
+  consecutive_skips_ = event.skipped ? consecutive_skips_ + 1 : 0;
+  if (consecutive_skips_ >= config_.max_consecutive_skips) {
+    throw TrainingError(fmt::format(
+        "{} consecutive steps had inf/NaN gradients (loss scale now {:g}): the run diverged "
+        "(lower --lr, or check the model for overflow in fp32 too)",
+        consecutive_skips_, scaler_->scale_value()));
+  }
+  for (auto* o : observers) o->on_step_end(event);
+  return event;
+}
+
+}  // namespace ampscope::engine

@@ -1,0 +1,59 @@
+#pragma once
+// One training session's objects and its step, without any threading: the
+// Trainer drives it from its thread, benchmarks and tests call it directly.
+#include <ATen/core/Generator.h>
+#include <c10/core/Device.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "engine/config.h"
+#include "engine/data/data_source.h"
+#include "engine/events.h"
+#include "engine/grad_scaler.h"
+#include "engine/models/model.h"
+#include "engine/optim.h"
+#include "engine/training_observer.h"
+
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace ampscope::engine {
+
+class TrainingRun {
+ public:
+  // Validates the config, seeds, and builds data, model, optimizer and scaler.
+  // Throws ConfigError, DataError or ModelError with a one-line message.
+  explicit TrainingRun(const TrainConfig& config);
+  ~TrainingRun();
+
+  RunStartedEvent started_event() const;
+  // Runs optimizer step `step` (1-based) over config.accumulation_steps
+  // micro-batches. Throws TrainingError when the run diverges.
+  StepEvent step(int64_t step, const std::vector<TrainingObserver*>& observers = {});
+
+  c10::Device device() const { return device_; }
+  Model& model() { return *model_; }
+  DataSource& data() { return *data_; }
+  torch::optim::Optimizer& optimizer() { return *optimizer_; }
+  GradScaler& scaler() { return *scaler_; }
+
+ private:
+  at::Tensor compute_loss(const at::Tensor& output, const at::Tensor& target) const;
+
+  TrainConfig config_;
+  c10::Device device_;
+  std::optional<c10::ScalarType> autocast_dtype_;
+  std::unique_ptr<DataSource> data_;
+  std::unique_ptr<Model> model_;
+  std::vector<at::Tensor> parameters_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<GradScaler> scaler_;
+  std::unique_ptr<LearningRateSchedule> schedule_;
+  at::Generator data_generator_;
+  int64_t consecutive_skips_ = 0;
+};
+
+}  // namespace ampscope::engine

@@ -1,0 +1,168 @@
+// `ampscope train` as a user runs it: the acceptance runs of the engine issue
+// and the bad inputs that must end in a one-line error and a non-zero exit.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+#include "tests/support/test_support.h"
+
+namespace {
+
+using ampscope::test::ScratchDir;
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+Result ampscope(const std::string& args) {
+  Result r;
+  r.exit_code = ampscope::test::run_command(fmt::format("'{}' {} 2>&1", AMPSCOPE_CLI, args), &r.output);
+  return r;
+}
+
+std::vector<nlohmann::json> read_jsonl(const std::filesystem::path& path) {
+  std::vector<nlohmann::json> rows;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) rows.push_back(nlohmann::json::parse(line));
+  return rows;
+}
+
+TEST(CliTrain, GptBf16OnTheCpuShowsAFallingLoss) {
+  ScratchDir dir;
+  const auto metrics = dir / "m.jsonl";
+  const Result r = ampscope(fmt::format("train --model gpt --precision bf16 --device cpu --steps 60 --metrics '{}'",
+                                        metrics.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("finished after 60 of 60 steps"), std::string::npos) << r.output;
+  const auto rows = read_jsonl(metrics);
+  ASSERT_EQ(rows.size(), 60u);
+  double first = 0, last = 0;
+  for (int i = 0; i < 5; ++i) first += rows[i]["loss"].get<double>() / 5;
+  for (int i = 55; i < 60; ++i) last += rows[i]["loss"].get<double>() / 5;
+  EXPECT_LT(last, 0.8 * first) << first << " -> " << last;
+}
+
+TEST(CliTrain, Fp16ScalerHistoryFollowsPyTorchRuleStepByStep) {
+  // A scale of 2^24 overflows fp16 gradients at first; the scaler must back off
+  // on every overflow and grow after each 10 clean steps, never to infinity.
+  ScratchDir dir;
+  const auto metrics = dir / "m.jsonl";
+  const Result r = ampscope(fmt::format(
+      "train --model mlp --precision fp16 --device cpu --steps 60 --init-scale 16777216 "
+      "--growth-interval 10 --metrics '{}'", metrics.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto rows = read_jsonl(metrics);
+  ASSERT_EQ(rows.size(), 60u);
+  double scale = 16777216.0;
+  int64_t tracker = 0, overflows = 0, growths = 0;
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.dump());
+    ASSERT_EQ(row["loss_scale"].get<double>(), scale);
+    ASSERT_EQ(row["growth_tracker"].get<int64_t>(), tracker);
+    const bool inf = row["found_inf"].get<bool>();
+    ASSERT_EQ(row["skipped"].get<bool>(), inf);
+    if (inf) {
+      scale *= 0.5;
+      tracker = 0;
+      ++overflows;
+    } else if (++tracker == 10) {
+      scale *= 2.0;
+      tracker = 0;
+      ++growths;
+    }
+  }
+  EXPECT_GT(overflows, 0) << "2^24 should overflow fp16 gradients at least once";
+  EXPECT_GT(growths, 0) << "60 steps with interval 10 should grow the scale at least once";
+}
+
+TEST(CliTrain, ConfigFileSetsFlagsAndTheCommandLineWins) {
+  ScratchDir dir;
+  ampscope::test::write_file(dir / "run.toml", "[train]\nmodel = \"mlp\"\nprecision = \"bf16\"\nsteps = 3\ndevice = \"cpu\"\n");
+  const auto metrics = dir / "m.jsonl";
+  const Result r = ampscope(fmt::format("train --config '{}' --steps 4 --metrics '{}'", (dir / "run.toml").string(),
+                                        metrics.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("precision bf16"), std::string::npos) << r.output;
+  EXPECT_EQ(read_jsonl(metrics).size(), 4u);
+}
+
+TEST(CliTrain, HelpDocumentsEveryGroup) {
+  const Result r = ampscope("train --help");
+  ASSERT_EQ(r.exit_code, 0);
+  for (const char* flag : {"--model", "--data-path", "--precision", "--init-scale", "--growth-interval",
+                           "--clip-grad-norm", "--accumulate", "--schedule", "--metrics", "--config", "--seed"})
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
+}
+
+struct BadInput {
+  const char* name;
+  std::string args;
+  const char* expected;  // a piece of the message
+};
+
+class CliBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(CliBadInput, ExitsNonZeroWithAOneLineMessage) {
+  const BadInput& bad = GetParam();
+  const Result r = ampscope("train --device cpu --steps 2 " + bad.args);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.exit_code, 134) << "aborted: " << r.output;  // SIGABRT through the shell
+  EXPECT_NE(r.output.find(bad.expected), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("Exception raised from"), std::string::npos) << "a C++ backtrace leaked: " << r.output;
+}
+
+ScratchDir& scratch() {
+  static ScratchDir dir;
+  return dir;
+}
+
+std::string garbage_file(const std::string& name) {
+  const auto path = scratch() / name;
+  ampscope::test::write_file(path, "this is not what you think it is\n");
+  return path.string();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CliBadInput,
+    ::testing::Values(
+        BadInput{"missing_mnist", "--data mnist --data-path /nonexistent/train-images-idx3-ubyte", "no such file"},
+        BadInput{"corrupt_mnist", "--data mnist --data-path " + garbage_file("train-images-idx3-ubyte"), "magic"},
+        BadInput{"not_torchscript", "--model torchscript --torchscript " + garbage_file("model.pt"),
+                 "not a TorchScript file"},
+        BadInput{"unknown_flag", "--frobnicate 3", "frobnicate"},
+        BadInput{"unknown_precision", "--precision fp8", "fp8"},
+        BadInput{"scaler_contradiction", "--scaler --no-scaler --precision fp16", "contradict"},
+        BadInput{"scaler_flag_without_scaler", "--precision bf16 --init-scale 1024", "--init-scale"},
+        BadInput{"fp32_scaler", "--precision fp32 --scaler", "scaler"},
+        BadInput{"heads", "--model gpt --width 30 --heads 4", "--heads"},
+        BadInput{"fp32_nan", "--optimizer sgd --lr 1e30 --steps 20", "diverged"},
+        BadInput{"unwritable_metrics", "--metrics /nonexistent/dir/m.jsonl", "cannot write"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(CliTrain, CudaWithoutAGpuIsAClearError) {
+  const Result probe = ampscope("train --device cuda --steps 1");
+  if (probe.exit_code == 0) GTEST_SKIP() << "a CUDA GPU is present";
+  EXPECT_NE(probe.output.find("--device cuda"), std::string::npos) << probe.output;
+  EXPECT_NE(probe.output.find("use --device cpu"), std::string::npos) << probe.output;
+}
+
+TEST(CliTrain, ShapeMismatchBetweenModelAndDataIsAnError) {
+  ScratchDir dir;
+  const auto text = dir / "corpus.txt";
+  std::string body;
+  for (int i = 0; i < 200; ++i) body += "the quick brown fox jumps over the lazy dog. ";
+  ampscope::test::write_file(text, body);
+  const Result r = ampscope(fmt::format("train --device cpu --steps 2 --model convnet --data text --data-path '{}'",
+                                        text.string()));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("error:"), std::string::npos) << r.output;
+}
+
+}  // namespace

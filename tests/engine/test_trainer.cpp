@@ -1,0 +1,156 @@
+// The training thread: pause, resume and stop from another thread, events that
+// never block it, and failures reported as events.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "engine/trainer.h"
+
+namespace ampscope::engine {
+namespace {
+
+using namespace std::chrono_literals;
+
+TrainConfig tiny(int64_t steps) {
+  TrainConfig c;
+  c.model.kind = ModelKind::kMLP;
+  c.model.width = 32;
+  c.device = DeviceChoice::kCPU;
+  c.batch_size = 16;
+  c.steps = steps;
+  c.data.synthetic_samples = 256;
+  return c;
+}
+
+template <typename Pred>
+bool eventually(Pred pred, std::chrono::milliseconds timeout = 20s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+std::vector<Event> drain_all(EventQueue& q) {
+  std::vector<Event> events;
+  q.drain(events);
+  return events;
+}
+
+TEST(Trainer, PauseResumeStopFromAnotherThread) {
+  Trainer trainer(tiny(1'000'000));
+  auto queue = trainer.subscribe(1 << 16);
+  trainer.start();
+  ASSERT_TRUE(eventually([&] { return trainer.completed_steps() >= 3; }));
+  trainer.pause();
+  ASSERT_TRUE(eventually([&] { return trainer.state() == RunState::kPaused; }));
+  const int64_t paused_at = trainer.completed_steps();
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(trainer.completed_steps(), paused_at);
+  trainer.resume();
+  ASSERT_TRUE(eventually([&] { return trainer.completed_steps() > paused_at + 2; }));
+  trainer.request_stop();
+  trainer.wait();
+  EXPECT_EQ(trainer.state(), RunState::kStopped);
+  EXPECT_TRUE(trainer.error_message().empty());
+
+  std::vector<RunState> states;
+  int64_t last_step = 0;
+  for (const auto& e : drain_all(*queue)) {
+    if (const auto* s = std::get_if<StateEvent>(&e)) states.push_back(s->state);
+    if (const auto* s = std::get_if<StepEvent>(&e)) {
+      EXPECT_EQ(s->step, last_step + 1);  // nothing lost, in order
+      last_step = s->step;
+    }
+  }
+  EXPECT_EQ(last_step, trainer.completed_steps());
+  ASSERT_EQ(states.size(), 3u);
+  EXPECT_EQ(states[0], RunState::kPaused);
+  EXPECT_EQ(states[1], RunState::kRunning);
+  EXPECT_EQ(states[2], RunState::kStopped);
+}
+
+TEST(Trainer, StopWhilePausedEndsTheRun) {
+  Trainer trainer(tiny(1'000'000));
+  trainer.start();
+  ASSERT_TRUE(eventually([&] { return trainer.completed_steps() >= 1; }));
+  trainer.pause();
+  ASSERT_TRUE(eventually([&] { return trainer.state() == RunState::kPaused; }));
+  trainer.request_stop();
+  trainer.wait();
+  EXPECT_EQ(trainer.state(), RunState::kStopped);
+}
+
+TEST(Trainer, DestructorStopsARunningRun) {
+  auto trainer = std::make_unique<Trainer>(tiny(1'000'000));
+  trainer->start();
+  ASSERT_TRUE(eventually([&] { return trainer->completed_steps() >= 1; }));
+  trainer.reset();  // must not hang
+  SUCCEED();
+}
+
+TEST(Trainer, AFullQueueDropsEventsInsteadOfBlockingTraining) {
+  Trainer trainer(tiny(40));
+  auto small = trainer.subscribe(4);
+  trainer.start();
+  trainer.wait();  // nobody drains `small` while the run goes on
+  EXPECT_EQ(trainer.state(), RunState::kFinished);
+  EXPECT_EQ(trainer.completed_steps(), 40);
+  EXPECT_GT(small->dropped(), 0u);
+  EXPECT_EQ(drain_all(*small).size(), 4u);
+}
+
+TEST(Trainer, BadConfigurationFailsWithAMessage) {
+  TrainConfig c = tiny(10);
+  c.data.kind = DataKind::kMNIST;
+  c.data.path = "/nonexistent/train-images-idx3-ubyte";
+  Trainer trainer(c);
+  auto queue = trainer.subscribe();
+  trainer.start();
+  trainer.wait();
+  EXPECT_EQ(trainer.state(), RunState::kFailed);
+  EXPECT_NE(trainer.error_message().find("/nonexistent/train-images-idx3-ubyte"), std::string::npos)
+      << trainer.error_message();
+  bool failed_event = false;
+  for (const auto& e : drain_all(*queue))
+    if (const auto* s = std::get_if<StateEvent>(&e)) failed_event = s->state == RunState::kFailed && !s->message.empty();
+  EXPECT_TRUE(failed_event);
+}
+
+class CountingObserver : public TrainingObserver {
+ public:
+  void on_run_start(const RunStartedEvent&) override { ++starts; }
+  bool wants_gradients(int64_t step) override { return step % 2 == 0; }
+  void on_unscaled_gradients(int64_t, const NamedTensors& params, double scale) override {
+    ++gradient_samples;
+    for (const auto& [name, p] : params) all_defined = all_defined && p.grad().defined() && !name.empty();
+    last_scale = scale;
+  }
+  void on_step_end(const StepEvent&) override { ++steps; }
+  void on_run_end(RunState s, const std::string&) override { final_state = s; }
+  int starts = 0, steps = 0, gradient_samples = 0;
+  bool all_defined = true;
+  double last_scale = 0;
+  RunState final_state = RunState::kIdle;
+};
+
+TEST(Trainer, ObserversSeeEveryStepAndSampledGradients) {
+  TrainConfig c = tiny(6);
+  c.precision = Precision::kFP16;
+  Trainer trainer(c);
+  CountingObserver observer;
+  trainer.add_observer(&observer);
+  trainer.start();
+  trainer.wait();
+  EXPECT_EQ(observer.starts, 1);
+  EXPECT_EQ(observer.steps, 6);
+  EXPECT_EQ(observer.gradient_samples, 3);
+  EXPECT_TRUE(observer.all_defined);
+  EXPECT_EQ(observer.last_scale, 65536.0);
+  EXPECT_EQ(observer.final_state, RunState::kFinished);
+}
+
+}  // namespace
+}  // namespace ampscope::engine
