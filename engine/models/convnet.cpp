@@ -100,7 +100,7 @@ at::Tensor ConvNetImpl::forward(const at::Tensor& input) {
   }
   x = x.mean({2, 3});  // global average pool: [B, width, H, W] -> [B, width]
   ModuleScope scope(head_scope_);
-  return head->forward(x);
+  return apply_linear(*head, x);
 }
 
 std::unique_ptr<Model> make_convnet(const ModelConfig& config, const SampleSpec& spec) {

@@ -38,7 +38,7 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
   at::Tensor qkv_out;
   {
     ModuleScope scope(qkv_scope_);
-    qkv_out = qkv->forward(x);
+    qkv_out = apply_linear(*qkv, x);
   }
   auto parts = qkv_out.split(c, /*dim=*/2);
   // [B, T, C] -> [B, heads, T, head_dim]
@@ -50,7 +50,7 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
   att = at::softmax(att, -1);
   at::Tensor y = at::matmul(att, v).transpose(1, 2).reshape({b, t, c});
   ModuleScope scope(proj_scope_);
-  return proj->forward(y);
+  return apply_linear(*proj, y);
 }
 
 GptMlpImpl::GptMlpImpl(int64_t width, const std::string& path)
@@ -64,10 +64,10 @@ at::Tensor GptMlpImpl::forward(const at::Tensor& x) {
   at::Tensor h;
   {
     ModuleScope scope(fc_scope_);
-    h = at::gelu(fc->forward(x));
+    h = at::gelu(apply_linear(*fc, x));
   }
   ModuleScope scope(proj_scope_);
-  return proj->forward(h);
+  return apply_linear(*proj, h);
 }
 
 GptBlockImpl::GptBlockImpl(int64_t width, int64_t heads, int64_t seq_len, const std::string& path)

@@ -1,7 +1,9 @@
 #pragma once
 // Shared plumbing for the built-in models: a Model that owns a torch::nn::Module,
 // and the helpers their constructors and descriptions use. Internal to engine/models.
+#include <ATen/ATen.h>
 #include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
 
 #include <cstdint>
 #include <memory>
@@ -13,6 +15,13 @@
 #include "engine/models/model.h"
 
 namespace ampscope::engine::models {
+
+// A Linear layer applied as Python's nn.Linear applies it: one aten::linear op.
+// LibTorch's LinearImpl::forward decomposes it (t + matmul + add_), which
+// autocast and profilers would then see as different ops than in PyTorch.
+inline at::Tensor apply_linear(const torch::nn::LinearImpl& layer, const at::Tensor& x) {
+  return at::linear(x, layer.weight, layer.bias);
+}
 
 // "ampscope.module:<path>", the RecordFunction name of a module scope.
 std::string scope_name(const std::string& path);
