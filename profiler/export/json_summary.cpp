@@ -1,0 +1,204 @@
+#include "profiler/export/json_summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "profiler/export/export_util.h"
+
+namespace ampscope::profiler {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json finite_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+double share(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+Json meta_json(const SessionReader& session) {
+  Json m;
+  for (const auto& [key, value] : session.meta_values()) {
+    if (key == "parameter_count") {
+      m[key] = std::strtoll(value.c_str(), nullptr, 10);
+    } else if (key == "scaler_enabled") {
+      m[key] = value == "true";
+    } else {
+      m[key] = value;
+    }
+  }
+  return m;
+}
+
+Json training_json(const std::vector<StepRecord>& steps) {
+  Json t;
+  t["steps"] = steps.size();
+  if (steps.empty()) return t;
+  t["first_step"] = steps.front().step;
+  t["last_step"] = steps.back().step;
+  t["first_loss"] = finite_or_null(steps.front().loss);
+  t["last_loss"] = finite_or_null(steps.back().loss);
+  Json skipped = Json::array();
+  double scale_min = steps.front().loss_scale, scale_max = scale_min, time_ms = 0;
+  for (const auto& s : steps) {
+    if (s.skipped) skipped.push_back(s.step);
+    scale_min = std::min(scale_min, s.loss_scale);
+    scale_max = std::max(scale_max, s.loss_scale);
+    time_ms += s.step_time_ms;
+  }
+  t["skipped_steps"] = skipped.size();
+  t["skipped"] = std::move(skipped);
+  t["loss_scale"] = {{"min", finite_or_null(scale_min)},
+                     {"max", finite_or_null(scale_max)},
+                     {"final", finite_or_null(steps.back().loss_scale)}};
+  t["mean_step_time_ms"] = time_ms / static_cast<double>(steps.size());
+  return t;
+}
+
+// Fractions are over elements: each parameter's fraction weighted by its numel.
+Json gradients_json(const std::vector<GradientSample>& grads) {
+  if (grads.empty()) return nullptr;
+  int64_t numel = 0;
+  double under = 0, sub = 0, over = 0, zero = 0, nonfinite = 0;
+  double min_abs = 0, max_abs = 0;
+  for (const auto& g : grads) {
+    const auto n = static_cast<double>(g.numel);
+    numel += g.numel;
+    under += g.fp16_underflow_fraction * n;
+    sub += g.fp16_subnormal_fraction * n;
+    over += g.fp16_overflow_fraction * n;
+    zero += g.zero_fraction * n;
+    nonfinite += g.nonfinite_fraction * n;
+    if (g.min_abs_nonzero > 0 && (min_abs == 0 || g.min_abs_nonzero < min_abs))
+      min_abs = g.min_abs_nonzero;
+    max_abs = std::max(max_abs, g.max_abs);
+  }
+  const double total = numel > 0 ? static_cast<double>(numel) : 1.0;
+  Json j;
+  j["step"] = grads.front().step;
+  j["parameters"] = grads.size();
+  j["numel"] = numel;
+  j["loss_scale"] = finite_or_null(grads.front().loss_scale);
+  j["fp16_underflow_fraction"] = under / total;
+  j["fp16_subnormal_fraction"] = sub / total;
+  j["fp16_overflow_fraction"] = over / total;
+  j["zero_fraction"] = zero / total;
+  j["nonfinite_fraction"] = nonfinite / total;
+  j["min_abs_nonzero"] = finite_or_null(min_abs);
+  j["max_abs"] = finite_or_null(max_abs);
+  std::vector<const GradientSample*> worst;
+  for (const auto& g : grads) worst.push_back(&g);
+  std::stable_sort(worst.begin(), worst.end(), [](auto* a, auto* b) {
+    return a->fp16_underflow_fraction > b->fp16_underflow_fraction;
+  });
+  Json list = Json::array();
+  for (size_t i = 0; i < worst.size() && i < 5; ++i)
+    list.push_back({{"parameter", worst[i]->parameter},
+                    {"fp16_underflow_fraction", worst[i]->fp16_underflow_fraction}});
+  j["most_underflowing"] = std::move(list);
+  return j;
+}
+
+}  // namespace
+
+Json session_summary(const SessionReader& session, size_t top_n) {
+  Json s;
+  s["format"] = "ampscope-summary";
+  s["summary_version"] = 1;
+  s["session"] = session.path();
+  s["session_format"] = session.format_version();
+  s["meta"] = meta_json(session);
+
+  const auto steps = session.steps();
+  // Top-level op table rows: every nanosecond once, so the category shares add to 1.
+  auto ops = session.op_stats();
+  const auto categories = category_totals(ops);
+  const int64_t unattributed_gpu = session.unattributed_gpu_ns();
+  int64_t cpu = 0, gpu = 0, cast_cpu = 0, cast_gpu = 0;
+  for (const auto& c : categories) {
+    cpu += c.cpu_time_ns;
+    gpu += c.gpu_time_ns;
+    cast_cpu += c.cast_cpu_time_ns;
+    cast_gpu += c.cast_gpu_time_ns;
+  }
+  Json totals;
+  totals["steps"] = steps.size();
+  totals["ops"] = session.op_count();
+  totals["kernels"] = session.kernel_count();
+  totals["cpu_time_ns"] = cpu;
+  totals["gpu_time_ns"] = gpu;
+  totals["cast_cpu_time_ns"] = cast_cpu;
+  totals["cast_gpu_time_ns"] = cast_gpu;
+  totals["unattributed_gpu_ns"] = unattributed_gpu;
+  Json cats = Json::array();
+  for (const auto& c : categories) {
+    cats.push_back({{"category", to_string(c.category)},
+                    {"calls", c.calls},
+                    {"cpu_time_ns", c.cpu_time_ns},
+                    {"cpu_share", share(c.cpu_time_ns, cpu)},
+                    {"gpu_time_ns", c.gpu_time_ns},
+                    {"gpu_share", share(c.gpu_time_ns, gpu)},
+                    {"cast_cpu_time_ns", c.cast_cpu_time_ns},
+                    {"cast_gpu_time_ns", c.cast_gpu_time_ns}});
+  }
+  totals["categories"] = std::move(cats);
+  s["totals"] = std::move(totals);
+
+  std::stable_sort(ops.begin(), ops.end(), [](const OpStats& a, const OpStats& b) {
+    return std::tie(a.gpu_time_ns, a.cpu_time_ns) > std::tie(b.gpu_time_ns, b.cpu_time_ns);
+  });
+  Json top_ops = Json::array();
+  for (size_t i = 0; i < ops.size() && i < top_n; ++i) {
+    const auto& o = ops[i];
+    top_ops.push_back({{"name", o.name},
+                       {"module", o.module},
+                       {"phase", to_string(o.phase)},
+                       {"category", to_string(o.category)},
+                       {"top_level", o.top_level},
+                       {"input_dtypes", o.input_dtypes},
+                       {"output_dtypes", o.output_dtypes},
+                       {"calls", o.calls},
+                       {"cpu_time_ns", o.cpu_time_ns},
+                       {"gpu_time_ns", o.gpu_time_ns},
+                       {"kernels", o.kernels},
+                       {"tensor_core_kernels", o.tensor_core_kernels},
+                       {"cast_calls", o.cast_calls},
+                       {"cast_bytes", o.cast_bytes},
+                       {"cast_cpu_time_ns", o.cast_cpu_time_ns},
+                       {"cast_gpu_time_ns", o.cast_gpu_time_ns},
+                       {"tensor_core_eligible", o.tensor_core_eligible},
+                       {"tensor_core_note", o.tensor_core_note}});
+  }
+  s["top_ops"] = std::move(top_ops);
+
+  Json top_kernels = Json::array();
+  for (const auto& k : session.top_kernels(top_n)) {
+    top_kernels.push_back({{"name", k.name},
+                           {"kind", to_string(k.kind)},
+                           {"calls", k.calls},
+                           {"total_ns", k.total_ns},
+                           {"mean_ns", k.mean_ns},
+                           {"max_ns", k.max_ns},
+                           {"gpu_share", share(k.total_ns, gpu + unattributed_gpu)},
+                           {"grid", k.grid},
+                           {"block", k.block},
+                           {"tensor_core", k.tensor_core},
+                           {"launching_ops", k.launching_ops}});
+  }
+  s["top_kernels"] = std::move(top_kernels);
+  s["training"] = training_json(steps);
+  s["gradients"] = gradients_json(session.latest_gradients());
+  return s;
+}
+
+void export_json_summary(const SessionReader& session, std::ostream& out, size_t top_n) {
+  out << session_summary(session, top_n).dump(2) << '\n';
+}
+
+void export_json_summary(const SessionReader& session, const std::string& path, size_t top_n) {
+  export_detail::write_file_atomically(
+      path, [&](std::ostream& o) { export_json_summary(session, o, top_n); });
+}
+
+}  // namespace ampscope::profiler

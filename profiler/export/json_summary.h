@@ -1,0 +1,19 @@
+#pragma once
+// A JSON summary of a session for scripts and CI: meta, CPU/GPU time and cast tax per
+// autocast category (top-level op calls) with shares, top ops and kernels, the
+// loss / loss-scale story, and the gradient range at the latest sample. Fields are documented in
+// docs/session-format.md; NaN and infinities are written as null.
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "profiler/store/session_reader.h"
+
+namespace ampscope::profiler {
+
+nlohmann::ordered_json session_summary(const SessionReader& session, size_t top_n = 10);
+void export_json_summary(const SessionReader& session, std::ostream& out, size_t top_n = 10);
+// Throws StoreError when the file cannot be written.
+void export_json_summary(const SessionReader& session, const std::string& path, size_t top_n = 10);
+
+}  // namespace ampscope::profiler

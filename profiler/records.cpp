@@ -1,0 +1,63 @@
+#include "profiler/records.h"
+
+#include <array>
+#include <utility>
+
+namespace ampscope::profiler {
+namespace {
+
+constexpr std::array<std::pair<Phase, std::string_view>, 4> kPhases{
+    {{Phase::kForward, "forward"}, {Phase::kBackward, "backward"}, {Phase::kOptimizer, "optimizer"},
+     {Phase::kOther, "other"}}};
+constexpr std::array<std::pair<OpCategory, std::string_view>, 6> kCategories{
+    {{OpCategory::kDemoted, "demoted"},
+     {OpCategory::kKeptFp32, "kept_fp32"},
+     {OpCategory::kPromoted, "promoted"},
+     {OpCategory::kUnchanged, "unchanged"},
+     {OpCategory::kExplicitCast, "explicit_cast"},
+     {OpCategory::kAutocastCast, "autocast_cast"}}};
+constexpr std::array<std::pair<ActivityKind, std::string_view>, 3> kKinds{
+    {{ActivityKind::kKernel, "kernel"}, {ActivityKind::kMemcpy, "memcpy"}, {ActivityKind::kMemset, "memset"}}};
+
+template <typename Table, typename Enum>
+std::string_view name_of(const Table& table, Enum value) {
+  for (const auto& [v, name] : table)
+    if (v == value) return name;
+  return "unknown";
+}
+
+template <typename Enum, typename Table>
+std::optional<Enum> parse(const Table& table, std::string_view text) {
+  for (const auto& [v, name] : table)
+    if (name == text) return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(Phase p) { return name_of(kPhases, p); }
+std::string_view to_string(OpCategory c) { return name_of(kCategories, c); }
+std::string_view to_string(ActivityKind k) { return name_of(kKinds, k); }
+std::optional<Phase> parse_phase(std::string_view s) { return parse<Phase>(kPhases, s); }
+std::optional<OpCategory> parse_category(std::string_view s) { return parse<OpCategory>(kCategories, s); }
+std::optional<ActivityKind> parse_activity_kind(std::string_view s) { return parse<ActivityKind>(kKinds, s); }
+
+std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows) {
+  std::vector<CategoryTotals> totals;
+  for (const auto& [category, name] : kCategories) {
+    CategoryTotals t;
+    t.category = category;
+    for (const OpStats& row : rows) {
+      if (!row.top_level || row.category != category) continue;
+      t.calls += row.calls;
+      t.cpu_time_ns += row.cpu_time_ns;
+      t.gpu_time_ns += row.gpu_time_ns;
+      t.cast_cpu_time_ns += row.cast_cpu_time_ns;
+      t.cast_gpu_time_ns += row.cast_gpu_time_ns;
+    }
+    if (t.calls > 0) totals.push_back(t);
+  }
+  return totals;
+}
+
+}  // namespace ampscope::profiler

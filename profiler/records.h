@@ -1,0 +1,203 @@
+#pragma once
+// What the profiler records, as plain values that cross threads by move and
+// are immutable once published. No LibTorch or Qt types here: the store, the
+// exporters and the GUI's models read these without linking LibTorch.
+//
+// Units: times are nanoseconds on one clock for CPU and GPU alike
+// (CLOCK_MONOTONIC, which std::chrono::steady_clock reads on Linux; the CUPTI
+// tracer registers it as CUPTI's timestamp source). Bytes are bytes.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ampscope::profiler {
+
+// Tensor element types by name ("float32", "float16", "bfloat16", "int64", ...,
+// torch.<name> spellings); "" for a non-tensor argument; a number wrapped in a
+// tensor (`x * 0.5`) is "wrapped:float64" (it takes no part in type promotion).
+using DtypeName = std::string;
+inline constexpr const char* kWrappedNumberPrefix = "wrapped:";
+using Shape = std::vector<int64_t>;
+
+enum class Phase : uint8_t { kForward, kBackward, kOptimizer, kOther };
+
+// What autocast did to an op call, read from its input and output dtypes.
+enum class OpCategory : uint8_t {
+  kDemoted,       // floating inputs wider than the output: fp32 -> fp16/bf16 (the autocast lower-precision list)
+  kKeptFp32,      // reduced-precision inputs, fp32 output (the autocast fp32 list)
+  kPromoted,      // mixed floating inputs, run at the widest type (the autocast promote list)
+  kUnchanged,     // ran in its inputs' precision
+  kExplicitCast,  // a cast the user's code asked for (.to(), .half(), ...)
+  kAutocastCast,  // a cast autocast inserted under an op: the cast tax
+};
+
+struct OpRecord {
+  uint64_t id = 0;          // unique in a session, > 0; also the CUPTI external correlation id
+  uint64_t parent_id = 0;   // the enclosing recorded op; 0 for a top-level op
+  int64_t step = 0;         // the optimizer step it ran in
+  std::string name;         // "aten::linear"
+  Phase phase = Phase::kOther;
+  OpCategory category = OpCategory::kUnchanged;
+  std::string module;       // dotted module path, "blocks.0.attn.qkv"; backward ops inherit their forward op's
+  int64_t sequence_nr = -1; // autograd sequence number linking forward and backward; -1 if none
+  uint64_t forward_op_id = 0;  // backward ops: the forward op with the same sequence_nr, when seen
+  uint32_t depth = 0;       // nesting depth among recorded ops
+  // An autograd backward node ("AddmmBackward0"): a container whose children are
+  // the ops it ran; those children are the top-level ops of the backward pass.
+  bool autograd_node = false;
+  uint64_t thread_id = 0;   // a small number per OS thread (1 = first thread seen)
+  int64_t start_ns = 0, end_ns = 0;
+  std::vector<DtypeName> input_dtypes;
+  std::vector<Shape> input_shapes;
+  std::vector<DtypeName> output_dtypes;
+  int64_t cast_bytes = 0;   // kAutocastCast/kExplicitCast: bytes written by the cast
+};
+
+enum class ActivityKind : uint8_t { kKernel, kMemcpy, kMemset };
+
+struct KernelRecord {
+  ActivityKind kind = ActivityKind::kKernel;
+  uint64_t correlation_id = 0;  // CUPTI's, links the launch (runtime API) to the activity
+  uint64_t op_id = 0;           // the OpRecord that launched it (external correlation); 0 if unknown
+  int64_t step = 0;
+  std::string name;             // demangled kernel name, or "Memcpy HtoD" / "Memset"
+  int32_t device = 0;
+  int32_t stream = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  std::array<int32_t, 3> grid{0, 0, 0};
+  std::array<int32_t, 3> block{0, 0, 0};
+  int32_t registers_per_thread = 0;
+  int32_t shared_memory_bytes = 0;  // static + dynamic
+  int64_t bytes = 0;                // memcpy/memset
+  // From the kernel-name rule table (resources/tensor_core_kernels.txt).
+  bool tensor_core_by_name = false;
+  // From hardware tensor-pipe counters, for sampled kernels where the GPU allows it.
+  std::optional<bool> tensor_core_measured;
+};
+
+// One training step as the engine reported it (engine::StepEvent, flattened).
+struct StepRecord {
+  int64_t step = 0;
+  double loss = 0.0;
+  double lr = 0.0;
+  double loss_scale = 1.0;
+  bool found_inf = false;
+  bool skipped = false;
+  int64_t growth_tracker = 0;
+  double grad_norm = 0.0;
+  double step_time_ms = 0.0;
+  double samples_per_second = 0.0;
+  int64_t mem_allocated_bytes = 0;
+  int64_t mem_reserved_bytes = 0;
+  int64_t mem_peak_bytes = 0;
+  int64_t end_ns = 0;  // when the step ended, on the profiler clock
+};
+
+// log2|g| histogram bins: bin i counts |g| in [2^(kLog2Min + i), 2^(kLog2Min + i + 1)).
+// The range covers fp16's subnormal floor (2^-24), smallest normal (2^-14) and
+// maximum (65504 < 2^16), and most of bf16's range; values outside go to the end bins.
+inline constexpr int kGradLog2Min = -64;
+inline constexpr int kGradLog2Max = 64;
+inline constexpr int kGradBins = kGradLog2Max - kGradLog2Min;
+
+// Range statistics of one parameter's unscaled gradient at one step.
+struct GradientSample {
+  int64_t step = 0;
+  std::string parameter;   // "blocks.0.attn.qkv.weight"
+  double loss_scale = 1.0; // the scale in force: fp16 fractions below are for g * loss_scale
+  int64_t numel = 0;
+  std::array<int64_t, kGradBins> log2_histogram{};  // nonzero finite |g| only
+  double zero_fraction = 0.0;
+  double nonfinite_fraction = 0.0;
+  double fp16_underflow_fraction = 0.0;  // nonzero with |g * scale| < 2^-24: flushes to 0 in fp16
+  double fp16_subnormal_fraction = 0.0;  // 2^-24 <= |g * scale| < 2^-14: loses precision
+  double fp16_overflow_fraction = 0.0;   // |g * scale| > 65504: inf in fp16
+  double min_abs_nonzero = 0.0, max_abs = 0.0, norm = 0.0;
+};
+
+// What a session was: the run's settings and where it ran.
+struct SessionMeta {
+  std::string ampscope_version;
+  std::string created_utc;     // ISO 8601
+  std::string config_json;     // the TrainConfig as JSON
+  std::string device;          // "cpu", "cuda:0"
+  std::string device_name;     // "NVIDIA H100 80GB HBM3", or the CPU model
+  std::string model;           // description
+  std::string data;            // description
+  std::string precision;       // "fp32" | "fp16" | "bf16"
+  int64_t parameter_count = 0;
+  bool scaler_enabled = false;
+  std::string torch_version;
+  std::string gpu_tracing;     // "cupti", or why not ("no GPU", "CUPTI held by another client", ...)
+};
+
+std::string_view to_string(Phase p);
+std::string_view to_string(OpCategory c);
+std::string_view to_string(ActivityKind k);
+std::optional<Phase> parse_phase(std::string_view s);
+std::optional<OpCategory> parse_category(std::string_view s);
+std::optional<ActivityKind> parse_activity_kind(std::string_view s);
+
+}  // namespace ampscope::profiler
+
+namespace ampscope::profiler {
+
+// One row of the op table: the calls of one op with one signature, grouped by
+// what autocast did to them. GPU figures are zero when no GPU was traced.
+struct OpStats {
+  std::string name;
+  std::string module;
+  Phase phase = Phase::kOther;
+  OpCategory category = OpCategory::kUnchanged;
+  // Called by model, loss or optimizer code rather than inside another op; summing
+  // top-level rows counts every microsecond once (nested rows are inclusive).
+  bool top_level = false;
+  std::vector<DtypeName> input_dtypes;
+  std::vector<Shape> input_shapes;
+  std::vector<DtypeName> output_dtypes;
+  int64_t calls = 0;
+  int64_t cpu_time_ns = 0;          // inclusive: the call's whole span
+  int64_t gpu_time_ns = 0;          // kernels launched by the call or anything under it
+  int64_t kernels = 0;
+  int64_t tensor_core_kernels = 0;
+  int64_t tensor_core_gpu_time_ns = 0;
+  int64_t cast_calls = 0;           // autocast casts made under this op: the cast tax
+  int64_t cast_bytes = 0;
+  int64_t cast_cpu_time_ns = 0;
+  int64_t cast_gpu_time_ns = 0;
+  bool tensor_core_eligible = false;  // a lower-precision GEMM/conv on fp16/bf16 inputs
+  std::string tensor_core_note;       // why an eligible op did not use them, when known
+};
+
+
+// One kernel name aggregated over a session (or the live run so far).
+struct KernelSummary {
+  std::string name;
+  ActivityKind kind = ActivityKind::kKernel;
+  int64_t calls = 0;
+  int64_t total_ns = 0, mean_ns = 0, min_ns = 0, max_ns = 0;
+  int64_t tensor_core_calls = 0;  // by the kernel-name rule table
+  int64_t measured_calls = 0, measured_tensor_core_calls = 0;
+  bool tensor_core = false;       // by measurement where measured, else by name
+  std::vector<std::string> launching_ops;  // ops that launched it, most calls first (at most 8)
+  std::array<int32_t, 3> grid{0, 0, 0};   // launch configuration of one call
+  std::array<int32_t, 3> block{0, 0, 0};
+};
+
+// Time per autocast category, summed over top-level op calls only (OpStats.top_level),
+// so a nested op's time is counted once, under the category of the op the model called.
+struct CategoryTotals {
+  OpCategory category = OpCategory::kUnchanged;
+  int64_t calls = 0;
+  int64_t cpu_time_ns = 0;
+  int64_t gpu_time_ns = 0;
+  int64_t cast_cpu_time_ns = 0;  // the cast tax inside those calls
+  int64_t cast_gpu_time_ns = 0;
+};
+
+// Sums top-level rows by category, in OpCategory order; categories without calls are left out.
+std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows);
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,24 @@
+#pragma once
+// What the profiler publishes to a live viewer (the GUI): an immutable snapshot,
+// replaced as a whole. The producer builds a new one off the training thread's
+// hot path and swaps a shared_ptr; readers keep theirs as long as they like.
+#include <memory>
+#include <vector>
+
+#include "profiler/records.h"
+
+namespace ampscope::profiler {
+
+struct ProfileSnapshot {
+  int64_t step = 0;                           // the last step included
+  std::vector<OpStats> op_stats;              // the whole op table so far
+  std::vector<KernelSummary> kernels;         // by total GPU time, descending
+  std::vector<GradientSample> gradients;      // the latest sample, one per parameter
+  std::vector<GradientSample> gradient_history;  // every sample of a bounded set of steps (heatmap over time)
+  std::string gpu_tracing;                    // "cupti" or why GPU tracing is off
+  uint64_t dropped_records = 0;               // anything the capture had to drop
+};
+
+using ProfileSnapshotPtr = std::shared_ptr<const ProfileSnapshot>;
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,438 @@
+#include "profiler/store/session_reader.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "profiler/store/session_schema.h"
+
+namespace ampscope::profiler {
+
+using store_detail::Db;
+using store_detail::quoted;
+using store_detail::Stmt;
+
+namespace {
+
+constexpr const char* kOpColumns =
+    "id,parent_id,step,name,phase,category,module,sequence_nr,forward_op_id,depth,thread_id,"
+    "start_ns,end_ns,input_dtypes,input_shapes,output_dtypes,cast_bytes,autograd_node";
+
+OpRecord read_op(const Stmt& s) {
+  OpRecord op;
+  op.id = s.u64(0);
+  op.parent_id = s.u64(1);
+  op.step = s.i64(2);
+  op.name = s.text(3);
+  op.phase = parse_phase(s.text(4)).value_or(Phase::kOther);
+  op.category = parse_category(s.text(5)).value_or(OpCategory::kUnchanged);
+  op.module = s.text(6);
+  op.sequence_nr = s.i64(7);
+  op.forward_op_id = s.u64(8);
+  op.depth = static_cast<uint32_t>(s.i64(9));
+  op.thread_id = s.u64(10);
+  op.start_ns = s.i64(11);
+  op.end_ns = s.i64(12);
+  op.input_dtypes = store_detail::decode_strings(s.text(13));
+  op.input_shapes = store_detail::decode_shapes(s.text(14));
+  op.output_dtypes = store_detail::decode_strings(s.text(15));
+  op.cast_bytes = s.i64(16);
+  op.autograd_node = s.i64(17) != 0;
+  return op;
+}
+
+constexpr const char* kKernelColumns =
+    "k.kind,k.correlation_id,k.op_id,k.step,n.name,k.device,k.stream,k.start_ns,k.end_ns,"
+    "k.grid_x,k.grid_y,k.grid_z,k.block_x,k.block_y,k.block_z,k.registers_per_thread,"
+    "k.shared_memory_bytes,k.bytes,k.tensor_core_by_name,k.tensor_core_measured "
+    "FROM kernels k JOIN kernel_names n ON n.id = k.name_id ";
+
+KernelRecord read_kernel(const Stmt& s) {
+  KernelRecord k;
+  k.kind = parse_activity_kind(s.text(0)).value_or(ActivityKind::kKernel);
+  k.correlation_id = s.u64(1);
+  k.op_id = s.u64(2);
+  k.step = s.i64(3);
+  k.name = s.text(4);
+  k.device = s.i32(5);
+  k.stream = s.i32(6);
+  k.start_ns = s.i64(7);
+  k.end_ns = s.i64(8);
+  for (int i = 0; i < 3; ++i) {
+    k.grid[static_cast<size_t>(i)] = s.i32(9 + i);
+    k.block[static_cast<size_t>(i)] = s.i32(12 + i);
+  }
+  k.registers_per_thread = s.i32(15);
+  k.shared_memory_bytes = s.i32(16);
+  k.bytes = s.i64(17);
+  k.tensor_core_by_name = s.boolean(18);
+  if (!s.is_null(19)) k.tensor_core_measured = s.boolean(19);
+  return k;
+}
+
+constexpr const char* kGradientColumns =
+    "step,parameter,loss_scale,numel,log2_histogram,zero_fraction,nonfinite_fraction,"
+    "fp16_underflow_fraction,fp16_subnormal_fraction,fp16_overflow_fraction,min_abs_nonzero,"
+    "max_abs,norm FROM gradients ";
+
+GradientSample read_gradient(const Stmt& s) {
+  GradientSample g;
+  g.step = s.i64(0);
+  g.parameter = s.text(1);
+  g.loss_scale = s.real(2);
+  g.numel = s.i64(3);
+  g.log2_histogram = store_detail::decode_histogram(s.blob(4));
+  g.zero_fraction = s.real(5);
+  g.nonfinite_fraction = s.real(6);
+  g.fp16_underflow_fraction = s.real(7);
+  g.fp16_subnormal_fraction = s.real(8);
+  g.fp16_overflow_fraction = s.real(9);
+  g.min_abs_nonzero = s.real(10);
+  g.max_abs = s.real(11);
+  g.norm = s.real(12);
+  return g;
+}
+
+int64_t saturating_sub(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_sub_overflow(a, b, &r) ? std::numeric_limits<int64_t>::min() : r;
+}
+
+int64_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+}
+
+std::string not_a_session(const std::string& path, const std::string& why) {
+  return quoted(path) + " is not an ampscope session file" + (why.empty() ? "" : " (" + why + ")");
+}
+
+// Checks that need no SQLite: missing, a directory, empty, or not SQLite at all.
+void check_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw StoreError("cannot open session " + quoted(path) + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    throw StoreError("cannot open session " + quoted(path) + ": it is a directory");
+  if (st.st_size == 0) throw StoreError(not_a_session(path, "empty file"));
+  std::array<unsigned char, 100> header{};
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw StoreError("cannot open session " + quoted(path) + ": " + std::strerror(errno));
+  const size_t n = std::fread(header.data(), 1, header.size(), f);
+  std::fclose(f);
+  if (n < 16 || std::memcmp(header.data(), "SQLite format 3", 16) != 0)
+    throw StoreError(not_a_session(path, "not an SQLite database"));
+  if (n < header.size())
+    throw StoreError(quoted(path) + " is truncated (" + std::to_string(st.st_size) + " bytes)");
+  // Without a WAL the file alone must hold every page its header counts (the count
+  // is valid when the change counter at 24 matches the one at 92); a shorter file
+  // was cut (interrupted copy, full disk). With a WAL, newer pages may live there.
+  auto be32 = [&](size_t at) {
+    return (uint32_t{header[at]} << 24) | (uint32_t{header[at + 1]} << 16) |
+           (uint32_t{header[at + 2]} << 8) | uint32_t{header[at + 3]};
+  };
+  const uint32_t raw_page = (uint32_t{header[16]} << 8) | header[17];
+  const int64_t page_size = raw_page == 1 ? 65536 : raw_page;
+  if (file_size(path + "-wal") <= 0 && be32(24) == be32(92)) {
+    const int64_t expected = page_size * be32(28);
+    if (st.st_size < expected)
+      throw StoreError(quoted(path) + " is truncated (" + std::to_string(st.st_size) + " of " +
+                       std::to_string(expected) + " bytes)");
+  }
+}
+
+}  // namespace
+
+struct SessionReader::Impl {
+  Db db;
+  int64_t scalar(const char* sql, std::string_view what) const {
+    Stmt s(db, sql, what);
+    return s.step() ? s.i64(0) : 0;
+  }
+};
+
+SessionReader::SessionReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SessionReader::SessionReader(SessionReader&&) noexcept = default;
+SessionReader& SessionReader::operator=(SessionReader&&) noexcept = default;
+SessionReader::~SessionReader() = default;
+
+SessionReader SessionReader::open(const std::string& path) {
+  check_file(path);
+  auto impl = std::make_unique<Impl>();
+  impl->db = Db(path, SQLITE_OPEN_READONLY);
+  sqlite3_busy_timeout(impl->db.get(), 2000);
+  // The magic matched, so a failure here is a damaged SQLite file, reported as corrupt.
+  const int64_t app_id = impl->scalar("PRAGMA application_id", "reading the header");
+  const int64_t version = impl->scalar("PRAGMA user_version", "reading the header");
+  if (app_id != kSessionApplicationId) throw StoreError(not_a_session(path, ""));
+  if (version > kSessionFormatVersion)
+    throw StoreError(quoted(path) + " was written by a newer ampscope (session format " +
+                     std::to_string(version) + "; this build reads up to " +
+                     std::to_string(kSessionFormatVersion) + ")");
+  if (version < 1)
+    throw StoreError(quoted(path) + " has an unknown session format (" + std::to_string(version) +
+                     ")");
+  const int64_t tables = impl->scalar(
+      "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ('meta','steps','ops',"
+      "'kernel_names','kernels','kernel_stats','kernel_ops','gradients','op_stats')",
+      "reading the schema");
+  if (tables != 9) throw StoreError(quoted(path) + " is corrupt: session tables are missing");
+  SessionReader reader(std::move(impl));
+  reader.format_version_ = static_cast<int>(version);
+  reader.meta_values();  // touches the data pages: fails here, not in the caller's first query
+  return reader;
+}
+
+const std::string& SessionReader::path() const { return impl_->db.path(); }
+
+std::map<std::string, std::string> SessionReader::meta_values() const {
+  std::map<std::string, std::string> out;
+  Stmt s(impl_->db, "SELECT key, value FROM meta", "reading meta");
+  while (s.step()) out[s.text(0)] = s.text(1);
+  return out;
+}
+
+std::optional<std::string> SessionReader::meta_value(const std::string& key) const {
+  Stmt s(impl_->db, "SELECT value FROM meta WHERE key=?1", "reading meta");
+  s.bind_text(1, key);
+  if (!s.step()) return std::nullopt;
+  return s.text(0);
+}
+
+SessionMeta SessionReader::meta() const {
+  auto kv = meta_values();
+  auto get = [&](const char* key) {
+    auto it = kv.find(key);
+    return it == kv.end() ? std::string() : it->second;
+  };
+  SessionMeta m;
+  m.ampscope_version = get("ampscope_version");
+  m.created_utc = get("created_utc");
+  m.config_json = get("config_json");
+  m.device = get("device");
+  m.device_name = get("device_name");
+  m.model = get("model");
+  m.data = get("data");
+  m.precision = get("precision");
+  m.parameter_count = std::strtoll(get("parameter_count").c_str(), nullptr, 10);
+  m.scaler_enabled = get("scaler_enabled") == "true";
+  m.torch_version = get("torch_version");
+  m.gpu_tracing = get("gpu_tracing");
+  return m;
+}
+
+std::vector<StepRecord> SessionReader::steps() const {
+  std::vector<StepRecord> out;
+  Stmt s(impl_->db,
+         "SELECT step,loss,lr,loss_scale,found_inf,skipped,growth_tracker,grad_norm,step_time_ms,"
+         "samples_per_second,mem_allocated_bytes,mem_reserved_bytes,mem_peak_bytes,end_ns "
+         "FROM steps ORDER BY step",
+         "reading steps");
+  while (s.step()) {
+    StepRecord r;
+    r.step = s.i64(0);
+    r.loss = s.real(1);
+    r.lr = s.real(2);
+    r.loss_scale = s.real(3);
+    r.found_inf = s.boolean(4);
+    r.skipped = s.boolean(5);
+    r.growth_tracker = s.i64(6);
+    r.grad_norm = s.real(7);
+    r.step_time_ms = s.real(8);
+    r.samples_per_second = s.real(9);
+    r.mem_allocated_bytes = s.i64(10);
+    r.mem_reserved_bytes = s.i64(11);
+    r.mem_peak_bytes = s.i64(12);
+    r.end_ns = s.i64(13);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<OpStats> SessionReader::op_stats() const {
+  std::vector<OpStats> out;
+  Stmt s(impl_->db,
+         "SELECT name,module,phase,category,input_dtypes,input_shapes,output_dtypes,calls,"
+         "cpu_time_ns,gpu_time_ns,kernels,tensor_core_kernels,tensor_core_gpu_time_ns,cast_calls,"
+         "cast_bytes,cast_cpu_time_ns,cast_gpu_time_ns,tensor_core_eligible,tensor_core_note,"
+         "top_level FROM op_stats ORDER BY id",
+         "reading the op table");
+  while (s.step()) {
+    OpStats r;
+    r.name = s.text(0);
+    r.module = s.text(1);
+    r.phase = parse_phase(s.text(2)).value_or(Phase::kOther);
+    r.category = parse_category(s.text(3)).value_or(OpCategory::kUnchanged);
+    r.input_dtypes = store_detail::decode_strings(s.text(4));
+    r.input_shapes = store_detail::decode_shapes(s.text(5));
+    r.output_dtypes = store_detail::decode_strings(s.text(6));
+    r.calls = s.i64(7);
+    r.cpu_time_ns = s.i64(8);
+    r.gpu_time_ns = s.i64(9);
+    r.kernels = s.i64(10);
+    r.tensor_core_kernels = s.i64(11);
+    r.tensor_core_gpu_time_ns = s.i64(12);
+    r.cast_calls = s.i64(13);
+    r.cast_bytes = s.i64(14);
+    r.cast_cpu_time_ns = s.i64(15);
+    r.cast_gpu_time_ns = s.i64(16);
+    r.tensor_core_eligible = s.boolean(17);
+    r.tensor_core_note = s.text(18);
+    r.top_level = s.boolean(19);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void SessionReader::for_each_op(int64_t first_step, int64_t last_step,
+                                const std::function<void(const OpRecord&)>& fn) const {
+  const std::string sql = std::string("SELECT ") + kOpColumns +
+                          " FROM ops WHERE step BETWEEN ?1 AND ?2 ORDER BY start_ns, id";
+  Stmt s(impl_->db, sql.c_str(), "reading ops");
+  s.bind(1, first_step).bind(2, last_step);
+  while (s.step()) fn(read_op(s));
+}
+
+std::vector<OpRecord> SessionReader::ops(int64_t first_step, int64_t last_step) const {
+  std::vector<OpRecord> out;
+  for_each_op(first_step, last_step, [&](const OpRecord& op) { out.push_back(op); });
+  return out;
+}
+
+int64_t SessionReader::op_count() const {
+  return impl_->scalar("SELECT count(*) FROM ops", "reading ops");
+}
+
+void SessionReader::for_each_kernel(int64_t start_ns, int64_t end_ns,
+                                    const std::function<void(const KernelRecord&)>& fn) const {
+  // start_ns is indexed, end_ns is not: a kernel overlapping the window started at
+  // most the longest kernel's duration before it, which kernel_stats knows.
+  const int64_t longest =
+      impl_->scalar("SELECT coalesce(max(max_ns),0) FROM kernel_stats", "reading kernels");
+  const std::string sql = std::string("SELECT ") + kKernelColumns +
+                          "WHERE k.start_ns >= ?1 AND k.start_ns < ?2 AND k.end_ns > ?3 "
+                          "ORDER BY k.start_ns, k.id";
+  Stmt s(impl_->db, sql.c_str(), "reading kernels");
+  s.bind(1, saturating_sub(start_ns, longest + 1)).bind(2, end_ns).bind(3, start_ns);
+  while (s.step()) fn(read_kernel(s));
+}
+
+std::vector<KernelRecord> SessionReader::kernels(int64_t start_ns, int64_t end_ns,
+                                                 size_t limit) const {
+  const int64_t longest =
+      impl_->scalar("SELECT coalesce(max(max_ns),0) FROM kernel_stats", "reading kernels");
+  const std::string sql = std::string("SELECT ") + kKernelColumns +
+                          "WHERE k.start_ns >= ?1 AND k.start_ns < ?2 AND k.end_ns > ?3 "
+                          "ORDER BY k.start_ns, k.id LIMIT ?4";
+  Stmt s(impl_->db, sql.c_str(), "reading kernels");
+  s.bind(1, saturating_sub(start_ns, longest + 1)).bind(2, end_ns).bind(3, start_ns);
+  s.bind(4, limit > static_cast<size_t>(INT64_MAX) ? int64_t{-1} : static_cast<int64_t>(limit));
+  std::vector<KernelRecord> out;
+  while (s.step()) out.push_back(read_kernel(s));
+  return out;
+}
+
+std::vector<KernelRecord> SessionReader::kernels_in_steps(int64_t first_step,
+                                                          int64_t last_step) const {
+  const std::string sql = std::string("SELECT ") + kKernelColumns +
+                          "WHERE k.step BETWEEN ?1 AND ?2 ORDER BY k.start_ns, k.id";
+  Stmt s(impl_->db, sql.c_str(), "reading kernels");
+  s.bind(1, first_step).bind(2, last_step);
+  std::vector<KernelRecord> out;
+  while (s.step()) out.push_back(read_kernel(s));
+  return out;
+}
+
+int64_t SessionReader::kernel_count() const {
+  return impl_->scalar("SELECT coalesce(sum(calls),0) FROM kernel_stats", "reading kernels");
+}
+
+std::vector<KernelRecord> SessionReader::kernels_for_op(uint64_t op_id) const {
+  const std::string sql =
+      std::string("SELECT ") + kKernelColumns + "WHERE k.op_id = ?1 ORDER BY k.start_ns, k.id";
+  Stmt s(impl_->db, sql.c_str(), "reading kernels");
+  s.bind(1, op_id);
+  std::vector<KernelRecord> out;
+  while (s.step()) out.push_back(read_kernel(s));
+  return out;
+}
+
+std::vector<KernelSummary> SessionReader::top_kernels(size_t n) const {
+  std::vector<KernelSummary> out;
+  std::vector<int64_t> ids;
+  Stmt s(impl_->db,
+         "SELECT n.name,s.kind,s.calls,s.total_ns,s.min_ns,s.max_ns,s.tensor_core_calls,"
+         "s.measured_calls,s.measured_tensor_core_calls,s.name_id,s.grid_x,s.grid_y,s.grid_z,"
+         "s.block_x,s.block_y,s.block_z FROM kernel_stats s "
+         "JOIN kernel_names n ON n.id = s.name_id ORDER BY s.total_ns DESC, n.name LIMIT ?1",
+         "reading kernel statistics");
+  s.bind(1, static_cast<int64_t>(std::min<size_t>(n, INT64_MAX)));
+  while (s.step()) {
+    KernelSummary k;
+    k.name = s.text(0);
+    k.kind = parse_activity_kind(s.text(1)).value_or(ActivityKind::kKernel);
+    k.calls = s.i64(2);
+    k.total_ns = s.i64(3);
+    k.mean_ns = k.calls ? k.total_ns / k.calls : 0;
+    k.min_ns = s.i64(4);
+    k.max_ns = s.i64(5);
+    k.tensor_core_calls = s.i64(6);
+    k.measured_calls = s.i64(7);
+    k.measured_tensor_core_calls = s.i64(8);
+    k.tensor_core =
+        k.measured_calls > 0 ? k.measured_tensor_core_calls > 0 : k.tensor_core_calls > 0;
+    for (size_t i = 0; i < 3; ++i) {
+      k.grid[i] = s.i32(10 + static_cast<int>(i));
+      k.block[i] = s.i32(13 + static_cast<int>(i));
+    }
+    out.push_back(std::move(k));
+    ids.push_back(s.i64(9));
+  }
+  Stmt o(impl_->db,
+         "SELECT op_name FROM kernel_ops WHERE name_id=?1 ORDER BY calls DESC, op_name LIMIT 8",
+         "reading kernel statistics");
+  for (size_t i = 0; i < out.size(); ++i) {
+    o.bind(1, ids[i]);
+    while (o.step()) out[i].launching_ops.push_back(o.text(0));
+    o.reset();
+  }
+  return out;
+}
+
+std::vector<GradientSample> SessionReader::gradients(int64_t step) const {
+  const std::string sql =
+      std::string("SELECT ") + kGradientColumns + "WHERE step = ?1 ORDER BY parameter";
+  Stmt s(impl_->db, sql.c_str(), "reading gradients");
+  s.bind(1, step);
+  std::vector<GradientSample> out;
+  while (s.step()) out.push_back(read_gradient(s));
+  return out;
+}
+
+std::vector<int64_t> SessionReader::gradient_steps() const {
+  Stmt s(impl_->db, "SELECT DISTINCT step FROM gradients ORDER BY step", "reading gradients");
+  std::vector<int64_t> out;
+  while (s.step()) out.push_back(s.i64(0));
+  return out;
+}
+
+std::vector<GradientSample> SessionReader::latest_gradients() const {
+  Stmt s(impl_->db, "SELECT max(step) FROM gradients", "reading gradients");
+  if (!s.step() || s.is_null(0)) return {};
+  return gradients(s.i64(0));
+}
+
+std::vector<CategoryTotals> SessionReader::category_totals() const {
+  return profiler::category_totals(op_stats());
+}
+
+int64_t SessionReader::unattributed_gpu_ns() const {
+  return impl_->scalar("SELECT coalesce(sum(end_ns - start_ns),0) FROM kernels WHERE op_id = 0",
+                       "summing kernels");
+}
+
+}  // namespace ampscope::profiler

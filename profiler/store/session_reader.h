@@ -1,0 +1,77 @@
+#pragma once
+// Reads a session file (.ampscope) read-only: a finished one, one a writer is still
+// filling (WAL), or one left by a killed process (its -wal file beside it). Every
+// failure, including a foreign, newer, truncated or corrupt file, is a StoreError
+// with a one-line message. Queries read the writer's aggregates (op_stats,
+// kernel_stats) or use an index, so they stay cheap on sessions with millions of
+// kernels. Const methods may be called from several threads (the connection
+// serializes them).
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profiler/records.h"
+#include "profiler/store/sqlite_util.h"
+
+namespace ampscope::profiler {
+
+class SessionReader {
+ public:
+  static SessionReader open(const std::string& path);
+  SessionReader(SessionReader&&) noexcept;
+  SessionReader& operator=(SessionReader&&) noexcept;
+  ~SessionReader();
+
+  const std::string& path() const;
+  int format_version() const { return format_version_; }
+
+  SessionMeta meta() const;
+  std::optional<std::string> meta_value(const std::string& key) const;
+  std::map<std::string, std::string> meta_values() const;
+
+  std::vector<StepRecord> steps() const;  // by step
+  std::vector<OpStats> op_stats() const;  // in stored order
+  // Ops of steps first_step..last_step (inclusive), by start time.
+  std::vector<OpRecord> ops(int64_t first_step = std::numeric_limits<int64_t>::min(),
+                            int64_t last_step = std::numeric_limits<int64_t>::max()) const;
+  int64_t op_count() const;
+  void for_each_op(int64_t first_step, int64_t last_step,
+                   const std::function<void(const OpRecord&)>& fn) const;
+
+  // Kernels overlapping [start_ns, end_ns), by start time, at most `limit`.
+  std::vector<KernelRecord> kernels(int64_t start_ns = std::numeric_limits<int64_t>::min(),
+                                    int64_t end_ns = std::numeric_limits<int64_t>::max(),
+                                    size_t limit = std::numeric_limits<size_t>::max()) const;
+  void for_each_kernel(int64_t start_ns, int64_t end_ns,
+                       const std::function<void(const KernelRecord&)>& fn) const;
+  // Kernels of steps first_step..last_step (inclusive), by start time.
+  std::vector<KernelRecord> kernels_in_steps(int64_t first_step, int64_t last_step) const;
+  int64_t kernel_count() const;
+  std::vector<KernelRecord> kernels_for_op(uint64_t op_id) const;
+  // By total time, descending. grid/block are those of the first stored call of each name.
+  std::vector<KernelSummary> top_kernels(size_t n) const;
+
+  std::vector<GradientSample> gradients(int64_t step) const;  // by parameter
+  std::vector<int64_t> gradient_steps() const;
+  std::vector<GradientSample> latest_gradients() const;  // of the last sampled step
+
+  // profiler::category_totals(op_stats()): the top-level rows of the stored op table,
+  // so it reads op_stats only and never scans ops or kernels.
+  std::vector<CategoryTotals> category_totals() const;
+  // GPU time of activity that no op launched (kernels rows with op_id 0); from the
+  // kernels_by_op index. Not part of any category.
+  int64_t unattributed_gpu_ns() const;
+
+ private:
+  struct Impl;
+  explicit SessionReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  int format_version_ = 0;
+};
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,152 @@
+#include "profiler/store/session_schema.h"
+
+#include <nlohmann/json.hpp>
+
+namespace ampscope::profiler::store_detail {
+
+// Times are int64 ns on the profiler clock; ids are uint64 stored as int64 (bit
+// pattern kept). Enums are stored by their to_string() names so the file reads
+// without this code. Kernel names repeat millions of times, so kernels refer to
+// kernel_names; kernel_stats and kernel_ops are maintained by the writer in the
+// same transactions as the kernel rows, so top-kernel queries never scan kernels
+// (kernel_stats' grid/block are those of the first call stored for the name).
+const char* const kSchemaSql = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE steps(
+  step INTEGER PRIMARY KEY, loss REAL, lr REAL, loss_scale REAL, found_inf INTEGER,
+  skipped INTEGER, growth_tracker INTEGER, grad_norm REAL, step_time_ms REAL,
+  samples_per_second REAL, mem_allocated_bytes INTEGER, mem_reserved_bytes INTEGER,
+  mem_peak_bytes INTEGER, end_ns INTEGER);
+CREATE TABLE ops(
+  id INTEGER PRIMARY KEY, parent_id INTEGER, step INTEGER, name TEXT, phase TEXT,
+  category TEXT, module TEXT, sequence_nr INTEGER, forward_op_id INTEGER, depth INTEGER,
+  thread_id INTEGER, start_ns INTEGER, end_ns INTEGER, input_dtypes TEXT,
+  input_shapes TEXT, output_dtypes TEXT, cast_bytes INTEGER, autograd_node INTEGER);
+CREATE INDEX ops_by_step ON ops(step);
+CREATE INDEX ops_by_start ON ops(start_ns);
+CREATE TABLE kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE kernels(
+  id INTEGER PRIMARY KEY, kind TEXT, correlation_id INTEGER, op_id INTEGER, step INTEGER,
+  name_id INTEGER REFERENCES kernel_names(id), device INTEGER, stream INTEGER,
+  start_ns INTEGER, end_ns INTEGER, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
+  block_x INTEGER, block_y INTEGER, block_z INTEGER, registers_per_thread INTEGER,
+  shared_memory_bytes INTEGER, bytes INTEGER, tensor_core_by_name INTEGER,
+  tensor_core_measured INTEGER);
+CREATE INDEX kernels_by_start ON kernels(start_ns);
+CREATE INDEX kernels_by_op ON kernels(op_id);
+CREATE INDEX kernels_by_step ON kernels(step);
+CREATE TABLE kernel_stats(
+  name_id INTEGER PRIMARY KEY, kind TEXT, calls INTEGER, total_ns INTEGER, min_ns INTEGER,
+  max_ns INTEGER, tensor_core_calls INTEGER, measured_calls INTEGER,
+  measured_tensor_core_calls INTEGER, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
+  block_x INTEGER, block_y INTEGER, block_z INTEGER);
+CREATE TABLE kernel_ops(
+  name_id INTEGER, op_name TEXT, calls INTEGER, PRIMARY KEY(name_id, op_name)) WITHOUT ROWID;
+CREATE VIEW kernels_named AS
+  SELECT k.*, n.name AS name FROM kernels k JOIN kernel_names n ON n.id = k.name_id;
+CREATE TABLE gradients(
+  step INTEGER, parameter TEXT, loss_scale REAL, numel INTEGER, log2_histogram BLOB,
+  zero_fraction REAL, nonfinite_fraction REAL, fp16_underflow_fraction REAL,
+  fp16_subnormal_fraction REAL, fp16_overflow_fraction REAL, min_abs_nonzero REAL,
+  max_abs REAL, norm REAL, PRIMARY KEY(step, parameter));
+CREATE TABLE op_stats(
+  id INTEGER PRIMARY KEY, name TEXT, module TEXT, phase TEXT, category TEXT,
+  input_dtypes TEXT, input_shapes TEXT, output_dtypes TEXT, calls INTEGER,
+  cpu_time_ns INTEGER, gpu_time_ns INTEGER, kernels INTEGER, tensor_core_kernels INTEGER,
+  tensor_core_gpu_time_ns INTEGER, cast_calls INTEGER, cast_bytes INTEGER,
+  cast_cpu_time_ns INTEGER, cast_gpu_time_ns INTEGER, tensor_core_eligible INTEGER,
+  tensor_core_note TEXT, top_level INTEGER);
+)sql";
+
+namespace {
+
+void append_json_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += '"';
+}
+
+}  // namespace
+
+std::string encode_strings(const std::vector<std::string>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, values[i]);
+  }
+  out += ']';
+  return out;
+}
+
+std::string encode_shapes(const std::vector<Shape>& shapes) {
+  std::string out = "[";
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (i) out += ',';
+    out += '[';
+    for (size_t j = 0; j < shapes[i].size(); ++j) {
+      if (j) out += ',';
+      out += std::to_string(shapes[i][j]);
+    }
+    out += ']';
+  }
+  out += ']';
+  return out;
+}
+
+std::vector<std::string> decode_strings(std::string_view text) {
+  std::vector<std::string> out;
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return out;
+  for (const auto& v : j) out.push_back(v.is_string() ? v.get<std::string>() : std::string());
+  return out;
+}
+
+std::vector<Shape> decode_shapes(std::string_view text) {
+  std::vector<Shape> out;
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return out;
+  for (const auto& s : j) {
+    Shape shape;
+    if (s.is_array())
+      for (const auto& d : s)
+        if (d.is_number_integer()) shape.push_back(d.get<int64_t>());
+    out.push_back(std::move(shape));
+  }
+  return out;
+}
+
+std::string encode_histogram(const std::array<int64_t, kGradBins>& h) {
+  std::string out(kGradBins * 8, '\0');
+  for (int i = 0; i < kGradBins; ++i) {
+    auto v = static_cast<uint64_t>(h[static_cast<size_t>(i)]);
+    for (int b = 0; b < 8; ++b)
+      out[static_cast<size_t>(i * 8 + b)] = static_cast<char>((v >> (8 * b)) & 0xff);
+  }
+  return out;
+}
+
+std::array<int64_t, kGradBins> decode_histogram(std::string_view blob) {
+  std::array<int64_t, kGradBins> h{};
+  size_t n = std::min<size_t>(kGradBins, blob.size() / 8);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t v = 0;
+    for (int b = 7; b >= 0; --b)
+      v = (v << 8) | static_cast<unsigned char>(blob[i * 8 + static_cast<size_t>(b)]);
+    h[i] = static_cast<int64_t>(v);
+  }
+  return h;
+}
+
+}  // namespace ampscope::profiler::store_detail

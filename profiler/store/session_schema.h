@@ -1,0 +1,38 @@
+#pragma once
+// The on-disk layout of a session (.ampscope, one SQLite file), shared by the writer
+// and the reader. docs/session-format.md is the user-facing description; keep both in step.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiler/records.h"
+
+namespace ampscope::profiler {
+
+// PRAGMA application_id: 'AMPS'. Marks the file as a session, so `file(1)` and the
+// reader tell it from other SQLite databases.
+inline constexpr int32_t kSessionApplicationId = 0x414D5053;
+// PRAGMA user_version. Bump on any change an older reader would misread; additive
+// changes (a new table, a new meta key) keep the number.
+inline constexpr int32_t kSessionFormatVersion = 1;
+
+namespace store_detail {
+
+// CREATE statements for format 1, run in one transaction by SessionWriter::create.
+extern const char* const kSchemaSql;
+
+// Compact JSON, e.g. ["float16","float32"] and [[2,8],[8]]: readable in the sqlite3
+// CLI and by json_extract(). Hand-written because the writer thread encodes every op.
+std::string encode_strings(const std::vector<std::string>& values);
+std::string encode_shapes(const std::vector<Shape>& shapes);
+// Lenient: malformed text yields an empty list rather than failing a whole query.
+std::vector<std::string> decode_strings(std::string_view json);
+std::vector<Shape> decode_shapes(std::string_view json);
+
+// The log2 histogram as kGradBins little-endian int64 values (1024 bytes).
+std::string encode_histogram(const std::array<int64_t, kGradBins>& h);
+std::array<int64_t, kGradBins> decode_histogram(std::string_view blob);
+
+}  // namespace store_detail
+}  // namespace ampscope::profiler

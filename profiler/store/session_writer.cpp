@@ -1,0 +1,500 @@
+#include "profiler/store/session_writer.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "profiler/store/session_schema.h"
+
+namespace ampscope::profiler {
+
+using store_detail::Db;
+using store_detail::quoted;
+using store_detail::Stmt;
+
+namespace {
+
+constexpr auto kBusyGiveUp = std::chrono::seconds(30);
+// Kernels whose launching op is not stored yet wait here for later op batches; the
+// bound keeps a run that never stores its ops from growing without limit.
+constexpr size_t kMaxPendingKernelOps = 1 << 20;
+constexpr int kPendingRetries = 16;
+
+std::vector<std::pair<std::string, std::string>> meta_pairs(const SessionMeta& m) {
+  return {{"ampscope_version", m.ampscope_version},
+          {"created_utc", m.created_utc},
+          {"config_json", m.config_json},
+          {"device", m.device},
+          {"device_name", m.device_name},
+          {"model", m.model},
+          {"data", m.data},
+          {"precision", m.precision},
+          {"parameter_count", std::to_string(m.parameter_count)},
+          {"scaler_enabled", m.scaler_enabled ? "true" : "false"},
+          {"torch_version", m.torch_version},
+          {"gpu_tracing", m.gpu_tracing}};
+}
+
+}  // namespace
+
+struct SessionWriter::Statements {
+  explicit Statements(const Db& db)
+      : step(db,
+             "INSERT OR REPLACE INTO steps VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
+             "storing a step"),
+        op(db,
+           "INSERT OR REPLACE INTO ops "
+           "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
+           "?17,?18)",
+           "storing ops"),
+        kernel(db,
+               "INSERT INTO kernels(kind,correlation_id,op_id,step,name_id,device,stream,start_ns,"
+               "end_ns,grid_x,grid_y,grid_z,block_x,block_y,block_z,registers_per_thread,"
+               "shared_memory_bytes,bytes,tensor_core_by_name,tensor_core_measured) VALUES(?1,?2,"
+               "?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)",
+               "storing kernels"),
+        find_name(db, "SELECT id FROM kernel_names WHERE name=?1", "storing kernels"),
+        add_name(db, "INSERT INTO kernel_names(name) VALUES(?1)", "storing kernels"),
+        op_name(db, "SELECT name FROM ops WHERE id=?1", "storing kernels"),
+        kernel_stat(
+            db,
+            "INSERT INTO kernel_stats VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15) "
+            "ON CONFLICT(name_id) "
+            "DO UPDATE SET calls=calls+excluded.calls, total_ns=total_ns+excluded.total_ns, "
+            "min_ns=min(min_ns,excluded.min_ns), max_ns=max(max_ns,excluded.max_ns), "
+            "tensor_core_calls=tensor_core_calls+excluded.tensor_core_calls, "
+            "measured_calls=measured_calls+excluded.measured_calls, "
+            "measured_tensor_core_calls=measured_tensor_core_calls+"
+            "excluded.measured_tensor_core_calls",
+            "storing kernel statistics"),
+        kernel_op(db,
+                  "INSERT INTO kernel_ops VALUES(?1,?2,?3) ON CONFLICT(name_id,op_name) DO UPDATE "
+                  "SET calls=calls+excluded.calls",
+                  "storing kernel statistics"),
+        gradient(
+            db,
+            "INSERT OR REPLACE INTO gradients VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+            "storing gradients"),
+        clear_op_stats(db, "DELETE FROM op_stats", "storing the op table"),
+        op_stat(
+            db,
+            "INSERT INTO op_stats(name,module,phase,category,input_dtypes,input_shapes,"
+            "output_dtypes,calls,cpu_time_ns,gpu_time_ns,kernels,tensor_core_kernels,"
+            "tensor_core_gpu_time_ns,cast_calls,cast_bytes,cast_cpu_time_ns,cast_gpu_time_ns,"
+            "tensor_core_eligible,tensor_core_note,top_level) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
+            "?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)",
+            "storing the op table"),
+        meta(db, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta") {}
+  Stmt step, op, kernel, find_name, add_name, op_name, kernel_stat, kernel_op, gradient,
+      clear_op_stats, op_stat, meta;
+};
+
+// Running sums added to kernel_stats / kernel_ops at each commit. Writer thread only.
+struct SessionWriter::KernelAggregates {
+  struct Stat {
+    std::string kind;
+    int64_t calls = 0, total_ns = 0, min_ns = INT64_MAX, max_ns = INT64_MIN;
+    int64_t tensor_core_calls = 0, measured_calls = 0, measured_tensor_core_calls = 0;
+    // Launch configuration of the first call seen; the stored row keeps its first one.
+    std::array<int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
+  };
+  struct Pending {
+    int64_t name_id;
+    uint64_t op_id;
+    int tries;
+  };
+  std::unordered_map<std::string, int64_t> name_ids;  // a cache of kernel_names
+  std::map<int64_t, Stat> stats;
+  std::map<std::pair<int64_t, std::string>, int64_t> op_calls;
+  std::vector<Pending> pending;
+  uint64_t last_op_id = 0;
+  std::string last_op_name;
+
+  void clear() {
+    name_ids.clear();
+    stats.clear();
+    op_calls.clear();
+    pending.clear();
+    last_op_id = 0;
+  }
+};
+
+std::unique_ptr<SessionWriter> SessionWriter::create(const std::string& path,
+                                                     const SessionMeta& meta, bool overwrite) {
+  SessionWriterOptions options;
+  options.overwrite = overwrite;
+  return create(path, meta, options);
+}
+
+std::unique_ptr<SessionWriter> SessionWriter::create(const std::string& path,
+                                                     const SessionMeta& meta,
+                                                     const SessionWriterOptions& options) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && st.st_size > 0) {
+    if (!options.overwrite)
+      throw StoreError("session file " + quoted(path) + " already exists (not overwriting it)");
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+      if (::unlink((path + suffix).c_str()) != 0 && errno != ENOENT)
+        throw StoreError("cannot replace session file " + quoted(path) + ": " +
+                         std::strerror(errno));
+  }
+  Db db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  sqlite3_busy_timeout(db.get(), 100);
+  // A 64 MiB page cache keeps the kernels indices' hot pages in memory on long runs.
+  db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;",
+          "setting up the file");
+  db.exec("BEGIN IMMEDIATE", "creating the schema");
+  db.exec(store_detail::kSchemaSql, "creating the schema");
+  db.exec(("PRAGMA application_id=" + std::to_string(kSessionApplicationId) +
+           "; PRAGMA user_version=" + std::to_string(kSessionFormatVersion))
+              .c_str(),
+          "creating the schema");
+  {
+    Stmt put(db, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta");
+    for (const auto& [k, v] : meta_pairs(meta)) put.bind_text(1, k).bind_text(2, v).run();
+  }
+  db.exec("COMMIT", "creating the schema");
+  return std::unique_ptr<SessionWriter>(new SessionWriter(path, std::move(db), options));
+}
+
+SessionWriter::SessionWriter(std::string path, Db db, const SessionWriterOptions& options)
+    : path_(std::move(path)),
+      db_(std::move(db)),
+      options_(options),
+      stmts_(std::make_unique<Statements>(db_)),
+      aggregates_(std::make_unique<KernelAggregates>()) {
+  options_.queue_capacity = std::max<size_t>(1, options_.queue_capacity);
+  thread_ = std::thread([this] { run(); });
+}
+
+SessionWriter::~SessionWriter() { close(); }
+
+void SessionWriter::enqueue(Item&& item, bool droppable) {
+  {
+    std::lock_guard lk(mutex_);
+    if (closed_ || (droppable && queue_.size() >= options_.queue_capacity)) {
+      ++dropped_;
+      return;  // `item` dies after the lock is released
+    }
+    queue_.push_back(std::move(item));
+    ++enqueued_seq_;
+  }
+  work_cv_.notify_one();
+}
+
+void SessionWriter::append_step(StepRecord step) { enqueue(Item(std::move(step)), true); }
+void SessionWriter::append_ops(std::vector<OpRecord>&& ops) {
+  if (!ops.empty()) enqueue(Item(std::move(ops)), true);
+}
+void SessionWriter::append_kernels(std::vector<KernelRecord>&& kernels) {
+  if (!kernels.empty()) enqueue(Item(std::move(kernels)), true);
+}
+void SessionWriter::append_gradients(std::vector<GradientSample>&& samples) {
+  if (!samples.empty()) enqueue(Item(std::move(samples)), true);
+}
+// The op table and meta are small and replace earlier values: never dropped, so the
+// final table and state survive a burst that filled the queue.
+void SessionWriter::replace_op_stats(std::vector<OpStats>&& stats) {
+  enqueue(Item(ReplaceOpStats{std::move(stats)}), false);
+}
+void SessionWriter::set_meta_value(std::string key, std::string value) {
+  enqueue(Item(MetaValue{std::move(key), std::move(value)}), false);
+}
+
+void SessionWriter::flush() {
+  std::unique_lock lk(mutex_);
+  if (closed_ && !thread_.joinable()) return;
+  const uint64_t target = enqueued_seq_;
+  if (committed_seq_ >= target) return;
+  ++flush_waiters_;
+  work_cv_.notify_one();
+  flushed_cv_.wait(lk, [&] { return committed_seq_ >= target; });
+  --flush_waiters_;
+}
+
+uint64_t SessionWriter::dropped_batches() const {
+  std::lock_guard lk(mutex_);
+  return dropped_;
+}
+
+std::string SessionWriter::last_error() const {
+  std::lock_guard lk(mutex_);
+  return last_error_;
+}
+
+void SessionWriter::close() {
+  {
+    std::lock_guard lk(mutex_);
+    if (closed_) return;
+    closed_ = true;
+    stopping_ = true;
+  }
+  work_cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+  // The thread is gone: SQLite is ours again. Errors here must not throw (destructor).
+  try {
+    stmts_->meta.bind_text(1, "store_dropped_batches")
+        .bind_text(2, std::to_string(dropped_batches()))
+        .run();
+    stmts_.reset();
+    db_.exec("PRAGMA wal_checkpoint(TRUNCATE)", "closing");
+    // Fails harmlessly (SQLITE_BUSY) while a reader has the file open: it stays WAL.
+    sqlite3_exec(db_.get(), "PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr);
+  } catch (const std::exception& e) {
+    std::lock_guard lk(mutex_);
+    last_error_ = e.what();
+  }
+  stmts_.reset();
+  db_.close();
+}
+
+void SessionWriter::begin() {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    int rc = sqlite3_exec(db_.get(), "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) break;
+    // Another connection holds the write lock (sqlite3 CLI, a stray writer): wait.
+    if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() - start > kBusyGiveUp)
+      db_.fail(rc, "starting a transaction");
+  }
+  in_transaction_ = true;
+}
+
+void SessionWriter::commit() {
+  save_kernel_aggregates();
+  db_.exec("COMMIT", "committing");
+  in_transaction_ = false;
+}
+
+void SessionWriter::run() {
+  using Clock = std::chrono::steady_clock;
+  uint64_t processed_seq = 0;  // items taken from the queue so far
+  uint64_t items_in_txn = 0;
+  Clock::time_point txn_start{};
+  std::unique_lock lk(mutex_);
+  for (;;) {
+    const auto deadline =
+        in_transaction_ ? txn_start + options_.commit_interval : Clock::time_point::max();
+    work_cv_.wait_until(lk, deadline, [&] {
+      return !queue_.empty() || stopping_ ||
+             (flush_waiters_ > 0 && committed_seq_ < enqueued_seq_) ||
+             (in_transaction_ && Clock::now() >= deadline);
+    });
+    std::deque<Item> batch;
+    batch.swap(queue_);
+    processed_seq = enqueued_seq_;
+    lk.unlock();
+
+    std::string error;
+    uint64_t failed = 0;
+    // A failed transaction loses all of its items; later ones get a fresh one.
+    auto abandon = [&](const std::exception& e) {
+      error = e.what();
+      if (!sqlite3_get_autocommit(db_.get()))
+        sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+      in_transaction_ = false;
+      aggregates_->clear();
+      failed += items_in_txn;
+      items_in_txn = 0;
+    };
+    for (auto& item : batch) {
+      try {
+        if (!in_transaction_) {
+          begin();
+          txn_start = Clock::now();
+        }
+        ++items_in_txn;
+        write(item);
+      } catch (const std::exception& e) {
+        if (!in_transaction_) ++failed;  // begin() failed: this item was never written
+        abandon(e);
+      }
+    }
+    batch.clear();  // free the records outside the lock
+    lk.lock();
+    const bool want_commit = flush_waiters_ > 0 || stopping_;
+    lk.unlock();
+    if (in_transaction_ && (want_commit || Clock::now() - txn_start >= options_.commit_interval)) {
+      try {
+        commit();
+        items_in_txn = 0;
+      } catch (const std::exception& e) {
+        abandon(e);
+      }
+    }
+
+    lk.lock();
+    if (!error.empty()) {
+      last_error_ = error;
+      dropped_ += failed;
+    }
+    if (!in_transaction_) committed_seq_ = processed_seq;
+    flushed_cv_.notify_all();
+    if (stopping_ && queue_.empty() && !in_transaction_) break;
+  }
+}
+
+void SessionWriter::write(Item& item) {
+  auto& s = *stmts_;
+  if (auto* step = std::get_if<StepRecord>(&item)) {
+    s.step.bind(1, step->step).bind(2, step->loss).bind(3, step->lr).bind(4, step->loss_scale);
+    s.step.bind(5, step->found_inf).bind(6, step->skipped).bind(7, step->growth_tracker);
+    s.step.bind(8, step->grad_norm).bind(9, step->step_time_ms).bind(10, step->samples_per_second);
+    s.step.bind(11, step->mem_allocated_bytes).bind(12, step->mem_reserved_bytes);
+    s.step.bind(13, step->mem_peak_bytes).bind(14, step->end_ns).run();
+  } else if (auto* ops = std::get_if<std::vector<OpRecord>>(&item)) {
+    for (const auto& op : *ops) {
+      const std::string in_dtypes = store_detail::encode_strings(op.input_dtypes);
+      const std::string in_shapes = store_detail::encode_shapes(op.input_shapes);
+      const std::string out_dtypes = store_detail::encode_strings(op.output_dtypes);
+      s.op.bind(1, op.id).bind(2, op.parent_id).bind(3, op.step).bind_text(4, op.name);
+      s.op.bind_text(5, to_string(op.phase)).bind_text(6, to_string(op.category));
+      s.op.bind_text(7, op.module).bind(8, op.sequence_nr).bind(9, op.forward_op_id);
+      s.op.bind(10, static_cast<int64_t>(op.depth)).bind(11, op.thread_id);
+      s.op.bind(12, op.start_ns).bind(13, op.end_ns).bind_text(14, in_dtypes);
+      s.op.bind_text(15, in_shapes).bind_text(16, out_dtypes).bind(17, op.cast_bytes);
+      s.op.bind(18, static_cast<int64_t>(op.autograd_node)).run();
+    }
+    if (!aggregates_->pending.empty()) resolve_pending_kernel_ops();
+  } else if (auto* kernels = std::get_if<std::vector<KernelRecord>>(&item)) {
+    write_kernels(*kernels);
+  } else if (auto* grads = std::get_if<std::vector<GradientSample>>(&item)) {
+    for (const auto& g : *grads) {
+      const std::string hist = store_detail::encode_histogram(g.log2_histogram);
+      s.gradient.bind(1, g.step).bind_text(2, g.parameter).bind(3, g.loss_scale);
+      s.gradient.bind(4, g.numel).bind_blob(5, hist.data(), hist.size());
+      s.gradient.bind(6, g.zero_fraction).bind(7, g.nonfinite_fraction);
+      s.gradient.bind(8, g.fp16_underflow_fraction).bind(9, g.fp16_subnormal_fraction);
+      s.gradient.bind(10, g.fp16_overflow_fraction).bind(11, g.min_abs_nonzero);
+      s.gradient.bind(12, g.max_abs).bind(13, g.norm).run();
+    }
+  } else if (auto* table = std::get_if<ReplaceOpStats>(&item)) {
+    s.clear_op_stats.run();
+    for (const auto& r : table->stats) {
+      const std::string in_dtypes = store_detail::encode_strings(r.input_dtypes);
+      const std::string in_shapes = store_detail::encode_shapes(r.input_shapes);
+      const std::string out_dtypes = store_detail::encode_strings(r.output_dtypes);
+      s.op_stat.bind_text(1, r.name).bind_text(2, r.module).bind_text(3, to_string(r.phase));
+      s.op_stat.bind_text(4, to_string(r.category)).bind_text(5, in_dtypes);
+      s.op_stat.bind_text(6, in_shapes).bind_text(7, out_dtypes).bind(8, r.calls);
+      s.op_stat.bind(9, r.cpu_time_ns).bind(10, r.gpu_time_ns).bind(11, r.kernels);
+      s.op_stat.bind(12, r.tensor_core_kernels).bind(13, r.tensor_core_gpu_time_ns);
+      s.op_stat.bind(14, r.cast_calls).bind(15, r.cast_bytes).bind(16, r.cast_cpu_time_ns);
+      s.op_stat.bind(17, r.cast_gpu_time_ns).bind(18, r.tensor_core_eligible);
+      s.op_stat.bind_text(19, r.tensor_core_note).bind(20, r.top_level).run();
+    }
+  } else if (auto* kv = std::get_if<MetaValue>(&item)) {
+    s.meta.bind_text(1, kv->key).bind_text(2, kv->value).run();
+  }
+}
+
+void SessionWriter::write_kernels(const std::vector<KernelRecord>& kernels) {
+  auto& s = *stmts_;
+  auto& agg = *aggregates_;
+  for (const auto& k : kernels) {
+    int64_t name_id = 0;
+    if (auto it = agg.name_ids.find(k.name); it != agg.name_ids.end()) {
+      name_id = it->second;
+    } else {
+      s.find_name.bind_text(1, k.name);
+      if (s.find_name.step()) {
+        name_id = s.find_name.i64(0);
+        s.find_name.reset();
+      } else {
+        s.find_name.reset();
+        s.add_name.bind_text(1, k.name).run();
+        name_id = sqlite3_last_insert_rowid(db_.get());
+      }
+      agg.name_ids.emplace(k.name, name_id);
+    }
+    s.kernel.bind_text(1, to_string(k.kind)).bind(2, k.correlation_id).bind(3, k.op_id);
+    s.kernel.bind(4, k.step).bind(5, name_id).bind(6, k.device).bind(7, k.stream);
+    s.kernel.bind(8, k.start_ns).bind(9, k.end_ns);
+    for (int i = 0; i < 3; ++i) {
+      s.kernel.bind(10 + i, k.grid[static_cast<size_t>(i)]);
+      s.kernel.bind(13 + i, k.block[static_cast<size_t>(i)]);
+    }
+    s.kernel.bind(16, k.registers_per_thread).bind(17, k.shared_memory_bytes).bind(18, k.bytes);
+    s.kernel.bind(19, k.tensor_core_by_name);
+    if (k.tensor_core_measured)
+      s.kernel.bind(20, *k.tensor_core_measured);
+    else
+      s.kernel.bind_null(20);
+    s.kernel.run();
+
+    auto& st = agg.stats[name_id];
+    if (st.kind.empty()) {
+      st.kind = std::string(to_string(k.kind));
+      st.grid = k.grid;
+      st.block = k.block;
+    }
+    const int64_t dur = k.end_ns - k.start_ns;
+    ++st.calls;
+    st.total_ns += dur;
+    st.min_ns = std::min(st.min_ns, dur);
+    st.max_ns = std::max(st.max_ns, dur);
+    st.tensor_core_calls += k.tensor_core_by_name ? 1 : 0;
+    st.measured_calls += k.tensor_core_measured ? 1 : 0;
+    st.measured_tensor_core_calls += k.tensor_core_measured.value_or(false) ? 1 : 0;
+
+    if (k.op_id == 0) continue;
+    if (k.op_id != agg.last_op_id) {
+      s.op_name.bind(1, k.op_id);
+      const bool found = s.op_name.step();
+      if (found) {
+        agg.last_op_id = k.op_id;
+        agg.last_op_name = s.op_name.text(0);
+      }
+      s.op_name.reset();
+      if (!found) {
+        if (agg.pending.size() < kMaxPendingKernelOps) agg.pending.push_back({name_id, k.op_id, 0});
+        continue;
+      }
+    }
+    ++agg.op_calls[{name_id, agg.last_op_name}];
+  }
+}
+
+void SessionWriter::resolve_pending_kernel_ops() {
+  auto& s = *stmts_;
+  auto& agg = *aggregates_;
+  std::vector<KernelAggregates::Pending> still;
+  for (auto& p : agg.pending) {
+    s.op_name.bind(1, p.op_id);
+    if (s.op_name.step()) {
+      ++agg.op_calls[{p.name_id, s.op_name.text(0)}];
+    } else if (++p.tries < kPendingRetries) {
+      still.push_back(p);
+    }
+    s.op_name.reset();
+  }
+  agg.pending.swap(still);
+}
+
+void SessionWriter::save_kernel_aggregates() {
+  auto& s = *stmts_;
+  auto& agg = *aggregates_;
+  for (const auto& [name_id, st] : agg.stats) {
+    s.kernel_stat.bind(1, name_id).bind_text(2, st.kind).bind(3, st.calls).bind(4, st.total_ns);
+    s.kernel_stat.bind(5, st.min_ns).bind(6, st.max_ns).bind(7, st.tensor_core_calls);
+    s.kernel_stat.bind(8, st.measured_calls).bind(9, st.measured_tensor_core_calls);
+    for (int i = 0; i < 3; ++i) {
+      s.kernel_stat.bind(10 + i, st.grid[static_cast<size_t>(i)]);
+      s.kernel_stat.bind(13 + i, st.block[static_cast<size_t>(i)]);
+    }
+    s.kernel_stat.run();
+  }
+  for (const auto& [key, calls] : agg.op_calls)
+    s.kernel_op.bind(1, key.first).bind_text(2, key.second).bind(3, calls).run();
+  agg.stats.clear();
+  agg.op_calls.clear();
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,114 @@
+#pragma once
+// Writes one profiling session to an SQLite file (.ampscope) without stalling the
+// profiled program: append_* move the data into a bounded queue under a short lock;
+// the writer's own thread commits it in WAL transactions (at least every
+// commit_interval, and on flush()). A full queue drops the batch and counts it, so
+// a slow disk costs data, never step time. A process killed mid-run leaves a
+// readable file holding everything up to the last commit.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "profiler/records.h"
+#include "profiler/store/sqlite_util.h"
+
+namespace ampscope::profiler {
+
+struct SessionWriterOptions {
+  bool overwrite = false;  // replace an existing non-empty file
+  // Batches waiting for the writer thread; it holds at most as many more while
+  // writing them, so memory stays bounded by twice this many batches.
+  size_t queue_capacity = 4096;
+  std::chrono::milliseconds commit_interval{200};
+};
+
+class SessionWriter {
+ public:
+  // Creates the file with its schema and meta, committed before returning, so the
+  // file is a valid (empty) session from here on. Throws StoreError if the file
+  // exists and is not empty (unless options.overwrite) or cannot be created.
+  static std::unique_ptr<SessionWriter> create(const std::string& path, const SessionMeta& meta,
+                                               const SessionWriterOptions& options = {});
+  static std::unique_ptr<SessionWriter> create(const std::string& path, const SessionMeta& meta,
+                                               bool overwrite);
+  ~SessionWriter();
+  SessionWriter(const SessionWriter&) = delete;
+  SessionWriter& operator=(const SessionWriter&) = delete;
+
+  // Hot path, any thread: a move and a short lock. A step with a number already
+  // stored replaces it.
+  void append_step(StepRecord step);
+  void append_ops(std::vector<OpRecord>&& ops);
+  void append_kernels(std::vector<KernelRecord>&& kernels);
+  void append_gradients(std::vector<GradientSample>&& samples);
+  // The aggregated op table replaces the stored one as a whole.
+  void replace_op_stats(std::vector<OpStats>&& stats);
+  void set_meta_value(std::string key, std::string value);
+
+  // Blocks until everything queued before the call is committed (or failed).
+  void flush();
+  // flush + stop the thread + checkpoint the WAL into the file and leave it in
+  // rollback-journal mode, so a finished session is one self-contained file.
+  // Idempotent; the destructor calls it. Appends after close are dropped.
+  void close();
+
+  const std::string& path() const { return path_; }
+  // Batches not stored: the queue was full, the writer was closed, or a write failed.
+  uint64_t dropped_batches() const;
+  // The last write error, empty if none. Writing goes on after an error.
+  std::string last_error() const;
+
+ private:
+  struct ReplaceOpStats {
+    std::vector<OpStats> stats;
+  };
+  struct MetaValue {
+    std::string key, value;
+  };
+  using Item = std::variant<StepRecord, std::vector<OpRecord>, std::vector<KernelRecord>,
+                            std::vector<GradientSample>, ReplaceOpStats, MetaValue>;
+  struct Statements;
+  struct KernelAggregates;
+
+  SessionWriter(std::string path, store_detail::Db db, const SessionWriterOptions& options);
+  void enqueue(Item&& item, bool droppable);
+  void run();
+  void write(Item& item);
+  void write_kernels(const std::vector<KernelRecord>& kernels);
+  void resolve_pending_kernel_ops();
+  void save_kernel_aggregates();
+  void begin();
+  void commit();
+
+  std::string path_;
+  store_detail::Db db_;
+  SessionWriterOptions options_;
+
+  // Lock order: only mutex_; SQLite is touched by the writer thread alone while it runs.
+  mutable std::mutex mutex_;
+  std::condition_variable work_cv_;     // writer waits: items, flush or stop
+  std::condition_variable flushed_cv_;  // flush() waits: committed_seq_
+  std::deque<Item> queue_;
+  uint64_t enqueued_seq_ = 0;   // items accepted so far
+  uint64_t committed_seq_ = 0;  // items committed (or failed) so far
+  int flush_waiters_ = 0;
+  bool stopping_ = false;
+  bool closed_ = false;
+  uint64_t dropped_ = 0;
+  std::string last_error_;
+
+  // Writer-thread state.
+  std::unique_ptr<Statements> stmts_;
+  std::unique_ptr<KernelAggregates> aggregates_;
+  bool in_transaction_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ampscope::profiler

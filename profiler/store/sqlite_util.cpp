@@ -1,0 +1,130 @@
+#include "profiler/store/sqlite_util.h"
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace ampscope::profiler::store_detail {
+
+std::string quoted(const std::string& path) { return "'" + path + "'"; }
+
+Db::Db(const std::string& path, int flags) : path_(path) {
+  // FULLMUTEX: a reader's const queries may come from several threads (GUI models).
+  int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw StoreError("cannot open session " + quoted(path) + ": " + msg);
+  }
+  sqlite3_extended_result_codes(db_, 1);
+}
+
+Db::~Db() { close(); }
+
+Db::Db(Db&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+
+Db& Db::operator=(Db&& other) noexcept {
+  if (this != &other) {
+    close();
+    db_ = std::exchange(other.db_, nullptr);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+void Db::close() {
+  if (db_) sqlite3_close_v2(db_);
+  db_ = nullptr;
+}
+
+void Db::exec(const char* sql, std::string_view what) const {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errstr(rc);
+    sqlite3_free(err);
+    int primary = rc & 0xff;
+    if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
+      throw StoreError(quoted(path_) + " is corrupt: " + msg + " (" + std::string(what) + ")");
+    throw StoreError("session " + quoted(path_) + ": " + std::string(what) + ": " + msg);
+  }
+}
+
+void Db::fail(int rc, std::string_view what) const {
+  std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  int primary = rc & 0xff;
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
+    throw StoreError(quoted(path_) + " is corrupt: " + msg + " (" + std::string(what) + ")");
+  throw StoreError("session " + quoted(path_) + ": " + std::string(what) + ": " + msg);
+}
+
+Stmt::Stmt(const Db& db, const char* sql, std::string_view what) : db_(&db), what_(what) {
+  int rc = sqlite3_prepare_v3(db.get(), sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+  if (rc != SQLITE_OK) db.fail(rc, what_);
+}
+
+Stmt::~Stmt() { sqlite3_finalize(stmt_); }
+
+Stmt& Stmt::bind(int i, int64_t v) {
+  sqlite3_bind_int64(stmt_, i, v);
+  return *this;
+}
+
+Stmt& Stmt::bind(int i, double v) {
+  sqlite3_bind_double(stmt_, i, v);
+  return *this;
+}
+
+Stmt& Stmt::bind_text(int i, std::string_view v) {
+  sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+  return *this;
+}
+
+Stmt& Stmt::bind_blob(int i, const void* data, size_t bytes) {
+  sqlite3_bind_blob(stmt_, i, data, static_cast<int>(bytes), SQLITE_STATIC);
+  return *this;
+}
+
+Stmt& Stmt::bind_null(int i) {
+  sqlite3_bind_null(stmt_, i);
+  return *this;
+}
+
+bool Stmt::step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  sqlite3_reset(stmt_);
+  db_->fail(rc, what_);
+}
+
+void Stmt::run() {
+  step();
+  reset();
+}
+
+void Stmt::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+double Stmt::real(int col) const {
+  if (is_null(col)) return std::numeric_limits<double>::quiet_NaN();
+  return sqlite3_column_double(stmt_, col);
+}
+
+std::string Stmt::text(int col) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+  if (!p) return {};
+  return std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+std::string_view Stmt::blob(int col) const {
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+  if (!p) return {};
+  return std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+}  // namespace ampscope::profiler::store_detail

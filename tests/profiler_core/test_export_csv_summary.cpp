@@ -1,0 +1,195 @@
+// CSV tables quote what needs quoting and have a row per record; the JSON summary
+// holds the numbers a user would compute by hand from the crafted session.
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "profiler/export/csv_export.h"
+#include "profiler/export/json_summary.h"
+#include "tests/profiler_core/session_fixture.h"
+#include "tests/support/test_support.h"
+
+namespace ampscope::test {
+namespace {
+
+// A minimal RFC 4180 reader, to check the writer from the outside.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false, any = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = any = true;
+    } else if (c == ',') {
+      rows.back().push_back(field);
+      field.clear();
+    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      rows.back().push_back(field);
+      field.clear();
+      rows.emplace_back();
+      ++i;
+    } else {
+      field += c;
+    }
+  }
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+class Exports : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_ / "run.ampscope";
+    fixture_ = make_fixture();
+    write_fixture_file(path_, fixture_);
+  }
+  ScratchDir dir_;
+  std::string path_;
+  Fixture fixture_;
+};
+
+TEST_F(Exports, OpTableCsvQuotesNamesWithCommasAndQuotes) {
+  std::ostringstream out;
+  export_op_table_csv(SessionReader::open(path_), out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find(R"("my_op ""fused, fast""")"), std::string::npos) << text;
+  const auto rows = parse_csv(text);
+  ASSERT_EQ(rows.size(), 1 + fixture_.op_stats.size());
+  for (const auto& r : rows) EXPECT_EQ(r.size(), rows[0].size());
+  EXPECT_EQ(rows[0][0], "name");
+  EXPECT_EQ(rows[2][0], R"(my_op "fused, fast")");
+  EXPECT_EQ(rows[2][18], "fp32 inputs, \"no\" autocast");
+  EXPECT_EQ(rows[1][4], R"(["float32","float32","float32"])");
+  EXPECT_EQ(rows[1][5], "[[32,64],[64,64],[64]]");
+  EXPECT_EQ(rows[1][7], "4");
+  EXPECT_EQ(rows[0][19], "top_level");
+  EXPECT_EQ(rows[1][19], "true");
+  EXPECT_EQ(rows[4][0], "aten::_to_copy");
+  EXPECT_EQ(rows[4][19], "false");  // the nested cast row
+}
+
+TEST_F(Exports, KernelAndStepCsvHaveARowPerRecord) {
+  const auto r = SessionReader::open(path_);
+  std::ostringstream kernels, steps;
+  export_kernels_csv(r, kernels);
+  export_steps_csv(r, steps);
+  const auto k = parse_csv(kernels.str());
+  ASSERT_EQ(k.size(), 1 + fixture_.kernels.size());
+  for (const auto& row : k) EXPECT_EQ(row.size(), k[0].size());
+  EXPECT_EQ(k[3][1], kOddKernel);  // step 1: memcpy, gemm, then the elementwise kernel
+  EXPECT_EQ(k[2][10], "4x2x1");
+  EXPECT_EQ(k[2][16], "");       // not measured
+  EXPECT_EQ(k[11][16], "true");  // step 4's GEMM was measured
+  const auto s = parse_csv(steps.str());
+  ASSERT_EQ(s.size(), 5u);
+  EXPECT_EQ(s[2][0], "2");
+  EXPECT_EQ(s[2][1], "1");
+  EXPECT_EQ(s[2][5], "true");  // skipped
+  EXPECT_EQ(s[1][3], "65536");
+}
+
+TEST_F(Exports, PathExportsReplaceFilesWhole) {
+  const auto r = SessionReader::open(path_);
+  const std::string csv = dir_ / "steps.csv";
+  write_file(csv, "old contents that are longer than nothing at all");
+  export_steps_csv(r, csv);
+  std::string text;
+  ASSERT_EQ(run_command("cat '" + csv + "'", &text), 0);
+  EXPECT_EQ(text.rfind("step,loss,", 0), 0u);
+  EXPECT_FALSE(std::filesystem::exists(csv + ".tmp"));
+  try {
+    export_steps_csv(r, (dir_ / "no-such-dir" / "x.csv").string());
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write"), std::string::npos);
+  }
+}
+
+TEST_F(Exports, JsonSummaryOfACraftedSession) {
+  std::ostringstream out;
+  export_json_summary(SessionReader::open(path_), out, 2);
+  const auto s = nlohmann::json::parse(out.str());
+
+  EXPECT_EQ(s["format"], "ampscope-summary");
+  EXPECT_EQ(s["meta"]["precision"], "fp16");
+  EXPECT_EQ(s["meta"]["parameter_count"], 12345);
+  EXPECT_EQ(s["meta"]["scaler_enabled"], true);
+
+  const auto& totals = s["totals"];
+  EXPECT_EQ(totals["steps"], 4);
+  EXPECT_EQ(totals["ops"], 16);
+  EXPECT_EQ(totals["kernels"], 12);
+  // Top-level op table rows: linear and AddmmBackward0 (demoted), my_op (unchanged),
+  // 1.2 ms GPU and 8 ms CPU each; the nested cast row is left out.
+  EXPECT_EQ(totals["gpu_time_ns"], 3 * 1'200'000);
+  EXPECT_EQ(totals["cpu_time_ns"], 3 * 8'000'000);
+  EXPECT_EQ(totals["cast_cpu_time_ns"], 4 * 300'000);
+  EXPECT_EQ(totals["cast_gpu_time_ns"], 4 * 50'000);
+  EXPECT_EQ(totals["unattributed_gpu_ns"], 0);
+  std::map<std::string, nlohmann::json> cats;
+  for (const auto& c : totals["categories"]) cats[c["category"]] = c;
+  ASSERT_EQ(cats.size(), 2u);
+  EXPECT_EQ(cats.count("autocast_cast"), 0u);
+  EXPECT_EQ(cats["demoted"]["calls"], 8);
+  EXPECT_EQ(cats["demoted"]["gpu_time_ns"], 2 * 1'200'000);
+  EXPECT_DOUBLE_EQ(cats["demoted"]["gpu_share"].get<double>(), 2.0 / 3.0);
+  EXPECT_EQ(cats["demoted"]["cast_cpu_time_ns"], 4 * 300'000);
+  EXPECT_EQ(cats["demoted"]["cast_gpu_time_ns"], 4 * 50'000);
+  EXPECT_EQ(cats["unchanged"]["calls"], 4);
+  EXPECT_EQ(cats["unchanged"]["cast_cpu_time_ns"], 0);
+  double share = 0;
+  for (const auto& [name, c] : cats) share += c["cpu_share"].get<double>();
+  EXPECT_NEAR(share, 1.0, 1e-12);
+
+  ASSERT_EQ(s["top_ops"].size(), 2u);
+  EXPECT_EQ(s["top_ops"][0]["name"], "aten::linear");
+  ASSERT_EQ(s["top_kernels"].size(), 2u);
+  EXPECT_EQ(s["top_kernels"][0]["calls"], 4);
+  EXPECT_EQ(s["top_kernels"][0]["tensor_core"], true);
+  EXPECT_EQ(s["top_kernels"][0]["launching_ops"], nlohmann::json({"aten::addmm"}));
+  EXPECT_EQ(s["top_kernels"][0]["grid"], nlohmann::json({4, 2, 1}));
+  EXPECT_EQ(s["top_kernels"][0]["block"], nlohmann::json({128, 1, 1}));
+  // Of all GPU time: the top-level rows' 3.6 ms plus none unattributed.
+  EXPECT_DOUBLE_EQ(s["top_kernels"][0]["gpu_share"].get<double>(), 1'000'000 / 3'600'000.0);
+
+  const auto& training = s["training"];
+  EXPECT_EQ(training["first_loss"], 2.0);
+  EXPECT_EQ(training["last_loss"], 0.5);
+  EXPECT_EQ(training["skipped_steps"], 1);
+  EXPECT_EQ(training["skipped"], nlohmann::json({2}));
+  EXPECT_EQ(training["loss_scale"]["min"], 32768.0);
+  EXPECT_EQ(training["loss_scale"]["max"], 65536.0);
+  EXPECT_EQ(training["loss_scale"]["final"], 32768.0);
+
+  const auto& g = s["gradients"];
+  EXPECT_EQ(g["step"], 4);
+  EXPECT_EQ(g["parameters"], 2);
+  EXPECT_EQ(g["numel"], 4160);
+  // Weighted by elements: (4096 x 0.25 + 64 x 0.5) / 4160.
+  EXPECT_DOUBLE_EQ(g["fp16_underflow_fraction"].get<double>(), (4096 * 0.25 + 64 * 0.5) / 4160);
+  EXPECT_EQ(g["most_underflowing"][0]["parameter"], "fc1.bias");
+}
+
+TEST_F(Exports, SummaryOfAnEmptySessionHasNulls) {
+  const std::string empty = dir_ / "empty.ampscope";
+  SessionWriter::create(empty, SessionMeta{})->close();
+  const auto s = session_summary(SessionReader::open(empty));
+  EXPECT_EQ(s["totals"]["kernels"], 0);
+  EXPECT_TRUE(s["totals"]["categories"].empty());
+  EXPECT_EQ(s["totals"]["gpu_time_ns"], 0);
+  EXPECT_EQ(s["training"]["steps"], 0);
+  EXPECT_TRUE(s["gradients"].is_null());
+  EXPECT_TRUE(s["top_kernels"].empty());
+}
+
+}  // namespace
+}  // namespace ampscope::test

@@ -1,0 +1,297 @@
+// The store under the conditions a profiler meets: a killed process, a reader
+// beside a live writer, a slow disk, and files that are not (good) sessions.
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "tests/profiler_core/session_fixture.h"
+#include "tests/support/test_support.h"
+
+namespace ampscope::test {
+namespace {
+
+std::string open_error(const std::string& path) {
+  try {
+    SessionReader::open(path);
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+void sql(const std::string& path, const char* statements) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, statements, nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+TEST(StoreRobustness, SessionOfAKilledProcessKeepsEveryFlushedStep) {
+  ScratchDir dir;
+  const std::string path = dir / "killed.ampscope";
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    auto w = SessionWriter::create(path, make_fixture().meta);
+    const Fixture f = make_fixture();
+    for (int64_t step = 1;; ++step) {
+      StepRecord s;
+      s.step = step;
+      s.loss = 1.0 / static_cast<double>(step);
+      w->append_step(s);
+      w->append_kernels(std::vector<KernelRecord>(f.kernels));
+      if (step % 5 == 0) {
+        w->flush();
+        if (write(fds[1], &step, sizeof step) != sizeof step) _exit(3);
+      }
+    }
+  }
+  close(fds[1]);
+  int64_t flushed = 0;
+  while (flushed < 40) ASSERT_EQ(read(fds[0], &flushed, sizeof flushed), ssize_t{sizeof flushed});
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  close(fds[0]);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_TRUE(std::filesystem::exists(path + "-wal"));  // the case under test: WAL not folded in
+
+  const auto r = SessionReader::open(path);
+  const auto steps = r.steps();
+  ASSERT_GE(static_cast<int64_t>(steps.size()), flushed);
+  for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i].step, static_cast<int64_t>(i) + 1);
+  EXPECT_GE(r.kernel_count(), flushed * 12);
+  EXPECT_EQ(r.meta().device_name, "NVIDIA H100 80GB HBM3");
+}
+
+TEST(StoreRobustness, ReaderSeesCommittedDataWhileTheWriterRuns) {
+  ScratchDir dir;
+  const std::string path = dir / "live.ampscope";
+  const Fixture f = make_fixture();
+  auto w = SessionWriter::create(path, f.meta);
+  const auto early = SessionReader::open(path);  // an empty session is already valid
+  EXPECT_TRUE(early.steps().empty());
+
+  w->append_step(f.steps[0]);
+  w->flush();
+  const auto r = SessionReader::open(path);
+  EXPECT_EQ(r.steps().size(), 1u);
+
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0};
+  std::string reader_error;
+  std::thread reader([&] {
+    try {
+      size_t last = 0;
+      while (!done) {
+        const size_t n = r.steps().size();
+        if (n < last) reader_error = "rows went backwards";
+        last = n;
+        r.kernels(0, INT64_MAX, 100);
+        r.top_kernels(5);
+        ++reads;
+      }
+    } catch (const std::exception& e) {
+      reader_error = e.what();
+    }
+  });
+  for (int64_t s = 2; s <= 300; ++s) {
+    StepRecord step = f.steps[0];
+    step.step = s;
+    w->append_step(step);
+    w->append_kernels(std::vector<KernelRecord>(f.kernels));
+    if (s % 50 == 0) w->flush();
+  }
+  w->flush();
+  done = true;
+  reader.join();
+  EXPECT_EQ(reader_error, "");
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(r.steps().size(), 300u);
+  EXPECT_EQ(early.steps().size(), 300u);  // each query is a fresh read transaction
+
+  w->close();  // a reader is open: the file may stay in WAL mode, still readable
+  EXPECT_EQ(r.kernel_count(), 299 * 12);
+  EXPECT_EQ(SessionReader::open(path).steps().size(), 300u);
+}
+
+TEST(StoreRobustness, AppendsNeverBlockAndDropsAreCounted) {
+  ScratchDir dir;
+  const std::string path = dir / "slow.ampscope";
+  SessionWriterOptions options;
+  options.queue_capacity = 2;
+  auto w = SessionWriter::create(path, SessionMeta{}, options);
+
+  // Another connection holds the write lock: the writer thread stalls as on a slow disk.
+  sqlite3* blocker = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &blocker), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(blocker, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+
+  constexpr int kSteps = 200;
+  const Fixture f = make_fixture();
+  auto slowest = std::chrono::nanoseconds::zero();
+  const auto start = std::chrono::steady_clock::now();
+  for (int s = 1; s <= kSteps; ++s) {
+    StepRecord step;
+    step.step = s;
+    const auto t = std::chrono::steady_clock::now();
+    w->append_step(step);
+    slowest = std::max(slowest, std::chrono::steady_clock::now() - t);
+  }
+  const auto total = std::chrono::steady_clock::now() - start;
+  // A blocking append would wait for the lock, which is only released after the loop:
+  // bounds far above a move and a lock, far below the writer's 30 s busy wait.
+  EXPECT_LT(slowest, std::chrono::milliseconds(250));
+  EXPECT_LT(total, std::chrono::seconds(1));
+  // At most the queue (2) plus what the stalled writer took from it (<= 2) are kept.
+  EXPECT_GE(w->dropped_batches(), uint64_t{kSteps - 4});
+
+  sqlite3_exec(blocker, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(blocker);
+  w->flush();
+  const uint64_t dropped = w->dropped_batches();
+  w->close();
+  EXPECT_EQ(w->last_error(), "");
+  const auto r = SessionReader::open(path);
+  EXPECT_EQ(r.steps().size() + dropped, size_t{kSteps});
+  EXPECT_EQ(r.meta_value("store_dropped_batches"), std::to_string(dropped));
+}
+
+TEST(StoreRobustness, ManyProducerThreads) {
+  ScratchDir dir;
+  const std::string path = dir / "threads.ampscope";
+  const Fixture f = make_fixture();
+  auto w = SessionWriter::create(path, f.meta);
+  std::vector<std::thread> producers;
+  for (int t = 0; t < 4; ++t)
+    producers.emplace_back([&, t] {
+      for (int i = 0; i < 100; ++i) {
+        StepRecord s;
+        s.step = t * 1000 + i;
+        w->append_step(s);
+        if (i % 10 == 0) w->flush();
+      }
+    });
+  for (auto& p : producers) p.join();
+  w->close();
+  EXPECT_EQ(w->dropped_batches(), 0u);
+  EXPECT_EQ(SessionReader::open(path).steps().size(), 400u);
+}
+
+TEST(StoreRobustness, MissingForeignAndEmptyFilesAreClearErrors) {
+  ScratchDir dir;
+  const std::string missing = dir / "missing.ampscope";
+  EXPECT_EQ(open_error(missing),
+            "cannot open session '" + missing + "': No such file or directory");
+  EXPECT_EQ(open_error(dir.path()),
+            "cannot open session '" + dir.path().string() + "': it is a directory");
+
+  const std::string text = dir / "notes.ampscope";
+  write_file(text, "step,loss\n1,2.5\n");
+  EXPECT_EQ(open_error(text),
+            "'" + text + "' is not an ampscope session file (not an SQLite database)");
+
+  const std::string empty = dir / "empty.ampscope";
+  write_file(empty, "");
+  EXPECT_EQ(open_error(empty), "'" + empty + "' is not an ampscope session file (empty file)");
+
+  const std::string foreign = dir / "x.db";
+  sql(foreign, "CREATE TABLE t(a); INSERT INTO t VALUES(1);");
+  EXPECT_EQ(open_error(foreign), "'" + foreign + "' is not an ampscope session file");
+}
+
+TEST(StoreRobustness, NewerFormatIsRefusedWithItsVersion) {
+  ScratchDir dir;
+  const std::string path = dir / "future.ampscope";
+  write_fixture_file(path, make_fixture());
+  sql(path, "PRAGMA user_version = 7");
+  EXPECT_EQ(open_error(path), "'" + path +
+                                  "' was written by a newer ampscope (session format 7; this "
+                                  "build reads up to 1)");
+}
+
+// A session large enough to span many pages, closed cleanly (no WAL left).
+std::string big_session(const ScratchDir& dir) {
+  const std::string path = dir / "big.ampscope";
+  const Fixture f = make_fixture();
+  auto w = SessionWriter::create(path, f.meta);
+  for (int i = 0; i < 200; ++i) {
+    w->append_kernels(std::vector<KernelRecord>(f.kernels));
+    w->append_ops(std::vector<OpRecord>(f.ops));
+  }
+  w->close();
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  return path;
+}
+
+TEST(StoreRobustness, TruncatedFilesAreClearErrors) {
+  ScratchDir dir;
+  const std::string path = big_session(dir);
+  const auto size = std::filesystem::file_size(path);
+  ASSERT_GT(size, 64u * 1024);
+  std::filesystem::resize_file(path, size / 2);
+  EXPECT_EQ(open_error(path), "'" + path + "' is truncated (" + std::to_string(size / 2) + " of " +
+                                  std::to_string(size) + " bytes)");
+  std::filesystem::resize_file(path, 50);
+  EXPECT_EQ(open_error(path), "'" + path + "' is truncated (50 bytes)");
+}
+
+TEST(StoreRobustness, CorruptPagesAreErrorsNotCrashes) {
+  ScratchDir dir;
+  const std::string path = big_session(dir);
+  const auto size = std::filesystem::file_size(path);
+  {
+    // Keep page 1 (header and schema), overwrite every other page with garbage.
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    std::string garbage(size - 4096, '\xAB');
+    f.seekp(4096);
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  const std::string error = open_error(path);
+  EXPECT_EQ(error.rfind("'" + path + "' is corrupt: ", 0), 0u) << error;
+
+  // Garbage in the data pages only: whatever the reader touches fails cleanly.
+  const std::string path2 = dir / "big2.ampscope";
+  std::filesystem::remove(path);
+  std::filesystem::rename(big_session(dir), path2);
+  {
+    std::fstream f(path2, std::ios::in | std::ios::out | std::ios::binary);
+    std::string garbage(size / 2, '\x5A');
+    f.seekp(static_cast<std::streamoff>(size / 4));
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  int errors = 0;
+  try {
+    const auto r = SessionReader::open(path2);
+    auto attempt = [&](auto&& fn) {
+      try {
+        fn();
+      } catch (const StoreError& e) {
+        ++errors;
+        EXPECT_NE(std::string(e.what()).find("'" + path2 + "'"), std::string::npos) << e.what();
+      }
+    };
+    attempt([&] { r.ops(); });
+    attempt([&] { r.kernels(); });
+    attempt([&] { r.top_kernels(10); });
+    attempt([&] { r.category_totals(); });
+    attempt([&] { r.steps(); });
+  } catch (const StoreError&) {
+    ++errors;
+  }
+  EXPECT_GT(errors, 0);
+}
+
+}  // namespace
+}  // namespace ampscope::test

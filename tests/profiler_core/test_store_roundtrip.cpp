@@ -1,0 +1,320 @@
+// What is written comes back unchanged, and the aggregate queries agree with the rows.
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "tests/profiler_core/session_fixture.h"
+#include "tests/support/test_support.h"
+
+namespace ampscope::test {
+namespace {
+
+void expect_same(const OpRecord& a, const OpRecord& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.parent_id, b.parent_id);
+  EXPECT_EQ(a.step, b.step);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.phase, b.phase);
+  EXPECT_EQ(a.category, b.category);
+  EXPECT_EQ(a.module, b.module);
+  EXPECT_EQ(a.sequence_nr, b.sequence_nr);
+  EXPECT_EQ(a.forward_op_id, b.forward_op_id);
+  EXPECT_EQ(a.depth, b.depth);
+  EXPECT_EQ(a.thread_id, b.thread_id);
+  EXPECT_EQ(a.start_ns, b.start_ns);
+  EXPECT_EQ(a.end_ns, b.end_ns);
+  EXPECT_EQ(a.input_dtypes, b.input_dtypes);
+  EXPECT_EQ(a.input_shapes, b.input_shapes);
+  EXPECT_EQ(a.output_dtypes, b.output_dtypes);
+  EXPECT_EQ(a.cast_bytes, b.cast_bytes);
+}
+
+void expect_same(const KernelRecord& a, const KernelRecord& b) {
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.correlation_id, b.correlation_id);
+  EXPECT_EQ(a.op_id, b.op_id);
+  EXPECT_EQ(a.step, b.step);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.device, b.device);
+  EXPECT_EQ(a.stream, b.stream);
+  EXPECT_EQ(a.start_ns, b.start_ns);
+  EXPECT_EQ(a.end_ns, b.end_ns);
+  EXPECT_EQ(a.grid, b.grid);
+  EXPECT_EQ(a.block, b.block);
+  EXPECT_EQ(a.registers_per_thread, b.registers_per_thread);
+  EXPECT_EQ(a.shared_memory_bytes, b.shared_memory_bytes);
+  EXPECT_EQ(a.bytes, b.bytes);
+  EXPECT_EQ(a.tensor_core_by_name, b.tensor_core_by_name);
+  EXPECT_EQ(a.tensor_core_measured, b.tensor_core_measured);
+}
+
+void expect_same(const StepRecord& a, const StepRecord& b) {
+  EXPECT_EQ(a.step, b.step);
+  EXPECT_EQ(a.loss, b.loss);
+  EXPECT_EQ(a.lr, b.lr);
+  EXPECT_EQ(a.loss_scale, b.loss_scale);
+  EXPECT_EQ(a.found_inf, b.found_inf);
+  EXPECT_EQ(a.skipped, b.skipped);
+  EXPECT_EQ(a.growth_tracker, b.growth_tracker);
+  EXPECT_EQ(a.grad_norm, b.grad_norm);
+  EXPECT_EQ(a.step_time_ms, b.step_time_ms);
+  EXPECT_EQ(a.samples_per_second, b.samples_per_second);
+  EXPECT_EQ(a.mem_allocated_bytes, b.mem_allocated_bytes);
+  EXPECT_EQ(a.mem_reserved_bytes, b.mem_reserved_bytes);
+  EXPECT_EQ(a.mem_peak_bytes, b.mem_peak_bytes);
+  EXPECT_EQ(a.end_ns, b.end_ns);
+}
+
+void expect_same(const GradientSample& a, const GradientSample& b) {
+  EXPECT_EQ(a.step, b.step);
+  EXPECT_EQ(a.parameter, b.parameter);
+  EXPECT_EQ(a.loss_scale, b.loss_scale);
+  EXPECT_EQ(a.numel, b.numel);
+  EXPECT_EQ(a.log2_histogram, b.log2_histogram);
+  EXPECT_EQ(a.zero_fraction, b.zero_fraction);
+  EXPECT_EQ(a.nonfinite_fraction, b.nonfinite_fraction);
+  EXPECT_EQ(a.fp16_underflow_fraction, b.fp16_underflow_fraction);
+  EXPECT_EQ(a.fp16_subnormal_fraction, b.fp16_subnormal_fraction);
+  EXPECT_EQ(a.fp16_overflow_fraction, b.fp16_overflow_fraction);
+  EXPECT_EQ(a.min_abs_nonzero, b.min_abs_nonzero);
+  EXPECT_EQ(a.max_abs, b.max_abs);
+  EXPECT_EQ(a.norm, b.norm);
+}
+
+void expect_same(const OpStats& a, const OpStats& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.module, b.module);
+  EXPECT_EQ(a.phase, b.phase);
+  EXPECT_EQ(a.category, b.category);
+  EXPECT_EQ(a.top_level, b.top_level);
+  EXPECT_EQ(a.input_dtypes, b.input_dtypes);
+  EXPECT_EQ(a.input_shapes, b.input_shapes);
+  EXPECT_EQ(a.output_dtypes, b.output_dtypes);
+  EXPECT_EQ(a.calls, b.calls);
+  EXPECT_EQ(a.cpu_time_ns, b.cpu_time_ns);
+  EXPECT_EQ(a.gpu_time_ns, b.gpu_time_ns);
+  EXPECT_EQ(a.kernels, b.kernels);
+  EXPECT_EQ(a.tensor_core_kernels, b.tensor_core_kernels);
+  EXPECT_EQ(a.tensor_core_gpu_time_ns, b.tensor_core_gpu_time_ns);
+  EXPECT_EQ(a.cast_calls, b.cast_calls);
+  EXPECT_EQ(a.cast_bytes, b.cast_bytes);
+  EXPECT_EQ(a.cast_cpu_time_ns, b.cast_cpu_time_ns);
+  EXPECT_EQ(a.cast_gpu_time_ns, b.cast_gpu_time_ns);
+  EXPECT_EQ(a.tensor_core_eligible, b.tensor_core_eligible);
+  EXPECT_EQ(a.tensor_core_note, b.tensor_core_note);
+}
+
+template <typename T>
+void expect_same_lists(const std::vector<T>& a, const std::vector<T>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE("row " + std::to_string(i));
+    expect_same(a[i], b[i]);
+  }
+}
+
+TEST(StoreRoundTrip, EverythingWrittenReadsBackEqual) {
+  ScratchDir dir;
+  const std::string path = dir / "run.ampscope";
+  const Fixture f = make_fixture();
+  write_fixture_file(path, f);
+
+  const auto r = SessionReader::open(path);
+  EXPECT_EQ(r.format_version(), 1);
+  const SessionMeta m = r.meta();
+  EXPECT_EQ(m.ampscope_version, f.meta.ampscope_version);
+  EXPECT_EQ(m.created_utc, f.meta.created_utc);
+  EXPECT_EQ(m.config_json, f.meta.config_json);
+  EXPECT_EQ(m.device, f.meta.device);
+  EXPECT_EQ(m.device_name, f.meta.device_name);
+  EXPECT_EQ(m.model, f.meta.model);
+  EXPECT_EQ(m.data, f.meta.data);
+  EXPECT_EQ(m.precision, f.meta.precision);
+  EXPECT_EQ(m.parameter_count, f.meta.parameter_count);
+  EXPECT_EQ(m.scaler_enabled, f.meta.scaler_enabled);
+  EXPECT_EQ(m.torch_version, f.meta.torch_version);
+  EXPECT_EQ(m.gpu_tracing, f.meta.gpu_tracing);
+  EXPECT_EQ(r.meta_value("store_dropped_batches"), "0");
+  EXPECT_EQ(r.meta_value("no such key"), std::nullopt);
+
+  expect_same_lists(r.steps(), f.steps);
+  expect_same_lists(r.ops(), f.ops);  // the fixture is already in start order
+  expect_same_lists(r.kernels(), f.kernels);
+  expect_same_lists(r.op_stats(), f.op_stats);
+  EXPECT_EQ(r.gradient_steps(), (std::vector<int64_t>{2, 4}));
+  auto by_param = [](std::vector<GradientSample> v) {
+    std::sort(v.begin(), v.end(), [](auto& a, auto& b) {
+      return std::tie(a.step, a.parameter) < std::tie(b.step, b.parameter);
+    });
+    return v;
+  };
+  auto g2 = r.gradients(2), g4 = r.latest_gradients();
+  g2.insert(g2.end(), g4.begin(), g4.end());
+  expect_same_lists(g2, by_param(f.gradients));
+  EXPECT_TRUE(r.gradients(3).empty());
+}
+
+TEST(StoreRoundTrip, RangeQueries) {
+  ScratchDir dir;
+  const std::string path = dir / "run.ampscope";
+  const Fixture f = make_fixture();
+  write_fixture_file(path, f);
+  const auto r = SessionReader::open(path);
+
+  EXPECT_EQ(r.op_count(), 16);
+  EXPECT_EQ(r.kernel_count(), 12);
+  const auto step23 = r.ops(2, 3);
+  ASSERT_EQ(step23.size(), 8u);
+  for (const auto& op : step23) EXPECT_TRUE(op.step == 2 || op.step == 3);
+  EXPECT_EQ(r.kernels_in_steps(4, 4).size(), 3u);
+
+  // A window starting inside step 1's GEMM (2.0..2.1 ms) still returns it: overlap, not start.
+  const auto w = r.kernels(kT0 + 2'050'000, kT0 + 5'510'000);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].name, f.kernels[1].name);
+  EXPECT_EQ(w[1].name, kOddKernel);
+  EXPECT_EQ(r.kernels(kT0, kT0 + 4 * kStepNs, 5).size(), 5u);
+  EXPECT_TRUE(r.kernels(kT0 + 4 * kStepNs, kT0 + 5 * kStepNs).empty());
+
+  const auto of_addmm = r.kernels_for_op(f.ops[2].id);
+  ASSERT_EQ(of_addmm.size(), 1u);
+  EXPECT_EQ(of_addmm[0].correlation_id, f.kernels[1].correlation_id);
+}
+
+TEST(StoreRoundTrip, TopKernelsAggregateByName) {
+  ScratchDir dir;
+  const std::string path = dir / "run.ampscope";
+  const Fixture f = make_fixture();
+  write_fixture_file(path, f);
+  const auto top = SessionReader::open(path).top_kernels(2);
+  ASSERT_EQ(top.size(), 2u);
+  const auto& gemm = top[0];
+  EXPECT_EQ(gemm.name, f.kernels[1].name);
+  EXPECT_EQ(gemm.calls, 4);
+  EXPECT_EQ(gemm.total_ns, 1'000'000);  // 100 + 200 + 300 + 400 us
+  EXPECT_EQ(gemm.mean_ns, 250'000);
+  EXPECT_EQ(gemm.min_ns, 100'000);
+  EXPECT_EQ(gemm.max_ns, 400'000);
+  EXPECT_EQ(gemm.tensor_core_calls, 4);
+  EXPECT_EQ(gemm.measured_calls, 1);
+  EXPECT_TRUE(gemm.tensor_core);
+  EXPECT_EQ(gemm.launching_ops, (std::vector<std::string>{"aten::addmm"}));
+  EXPECT_EQ(gemm.grid, (std::array<int32_t, 3>{4, 2, 1}));
+  EXPECT_EQ(gemm.block, (std::array<int32_t, 3>{128, 1, 1}));
+  EXPECT_EQ(top[1].name, "Memcpy DtoD (Device -> Device)");  // 4 x 50 us beats 4 x 20 us
+  EXPECT_EQ(top[1].grid, (std::array<int32_t, 3>{0, 0, 0}));
+  EXPECT_EQ(top[1].kind, ActivityKind::kMemcpy);
+  EXPECT_FALSE(top[1].tensor_core);
+}
+
+TEST(StoreRoundTrip, KernelsArrivingBeforeTheirOpsAreStillAttributed) {
+  ScratchDir dir;
+  const std::string path = dir / "run.ampscope";
+  const Fixture f = make_fixture();
+  {
+    auto w = SessionWriter::create(path, f.meta);
+    w->append_kernels(std::vector<KernelRecord>(f.kernels));
+    w->flush();
+    w->append_ops(std::vector<OpRecord>(f.ops));
+  }
+  const auto top = SessionReader::open(path).top_kernels(10);
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(top[0].launching_ops, (std::vector<std::string>{"aten::addmm"}));
+  EXPECT_EQ(top[2].launching_ops, (std::vector<std::string>{"AddmmBackward0"}));
+}
+
+TEST(StoreRoundTrip, CategoryTotalsSumTopLevelOpStatsRows) {
+  ScratchDir dir;
+  const std::string path = dir / "run.ampscope";
+  const Fixture f = make_fixture();
+  write_fixture_file(path, f);
+  const auto r = SessionReader::open(path);
+  const auto totals = r.category_totals();
+  // The records.h function over the stored table, in OpCategory order.
+  const auto expected = category_totals(f.op_stats);
+  ASSERT_EQ(totals.size(), expected.size());
+  ASSERT_EQ(totals.size(), 2u);  // the nested autocast_cast row is left out
+  EXPECT_EQ(totals[0].category, OpCategory::kDemoted);
+  EXPECT_EQ(totals[0].calls, 8);  // linear + AddmmBackward0
+  EXPECT_EQ(totals[0].cpu_time_ns, 2 * 8'000'000);
+  EXPECT_EQ(totals[0].gpu_time_ns, 2 * 1'200'000);
+  EXPECT_EQ(totals[0].cast_cpu_time_ns, 4 * 300'000);
+  EXPECT_EQ(totals[0].cast_gpu_time_ns, 4 * 50'000);
+  EXPECT_EQ(totals[1].category, OpCategory::kUnchanged);
+  EXPECT_EQ(totals[1].calls, 4);
+  EXPECT_EQ(totals[1].cast_cpu_time_ns, 0);
+  for (size_t i = 0; i < totals.size(); ++i) {
+    EXPECT_EQ(totals[i].category, expected[i].category);
+    EXPECT_EQ(totals[i].calls, expected[i].calls);
+    EXPECT_EQ(totals[i].cpu_time_ns, expected[i].cpu_time_ns);
+    EXPECT_EQ(totals[i].gpu_time_ns, expected[i].gpu_time_ns);
+  }
+}
+
+TEST(StoreRoundTrip, UnattributedGpuTimeIsKernelsWithoutAnOp) {
+  ScratchDir dir;
+  const std::string path = dir / "run.ampscope";
+  Fixture f = make_fixture();
+  write_fixture_file(path, f);
+  EXPECT_EQ(SessionReader::open(path).unattributed_gpu_ns(), 0);
+
+  const std::string orphans = dir / "orphans.ampscope";
+  for (auto& k : f.kernels)
+    if (k.kind == ActivityKind::kMemcpy) k.op_id = 0;  // 4 x 50 us launched by no op
+  write_fixture_file(orphans, f);
+  const auto r = SessionReader::open(orphans);
+  EXPECT_EQ(r.unattributed_gpu_ns(), 4 * 50'000);
+  // The kernel_stats / kernel_ops aggregates are unaffected by the missing op.
+  EXPECT_EQ(r.kernel_count(), 12);
+}
+
+TEST(StoreRoundTrip, NanAndInfSurvive) {
+  ScratchDir dir;
+  const std::string path = dir / "run.ampscope";
+  auto w = SessionWriter::create(path, SessionMeta{});
+  StepRecord s;
+  s.step = 7;
+  s.loss = std::numeric_limits<double>::quiet_NaN();
+  s.grad_norm = std::numeric_limits<double>::infinity();
+  w->append_step(s);
+  w->close();
+  const auto steps = SessionReader::open(path).steps();
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_TRUE(std::isnan(steps[0].loss));
+  EXPECT_EQ(steps[0].grad_norm, std::numeric_limits<double>::infinity());
+}
+
+TEST(StoreRoundTrip, ReplaceOpStatsAndMetaValuesReplace) {
+  ScratchDir dir;
+  const std::string path = dir / "run.ampscope";
+  const Fixture f = make_fixture();
+  auto w = SessionWriter::create(path, f.meta);
+  w->replace_op_stats(std::vector<OpStats>(f.op_stats));
+  w->set_meta_value("state", "running");
+  w->replace_op_stats(std::vector<OpStats>(f.op_stats.begin(), f.op_stats.begin() + 1));
+  w->set_meta_value("state", "finished");
+  w->close();
+  w->close();  // idempotent
+  const auto r = SessionReader::open(path);
+  EXPECT_EQ(r.op_stats().size(), 1u);
+  EXPECT_EQ(r.meta_value("state"), "finished");
+}
+
+TEST(StoreRoundTrip, ExistingFileIsKeptUnlessOverwriteIsAsked) {
+  ScratchDir dir;
+  const std::string path = dir / "run.ampscope";
+  write_file(path, "precious");
+  try {
+    SessionWriter::create(path, SessionMeta{});
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("'" + path + "' already exists"), std::string::npos)
+        << e.what();
+  }
+  auto w = SessionWriter::create(path, SessionMeta{}, /*overwrite=*/true);
+  w->close();
+  EXPECT_NO_THROW(SessionReader::open(path));
+}
+
+}  // namespace
+}  // namespace ampscope::test
