@@ -1,0 +1,230 @@
+#include "profiler/cupti/tensor_core_eligibility.h"
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace ampscope::profiler::cupti {
+namespace {
+
+enum class Family {
+  kNone,
+  kMm,
+  kAddmm,
+  kBmm,
+  kBaddbmm,
+  kMatmul,
+  kLinear,
+  kConv,
+  kConvBackward,
+  kAttention,
+  kScaledMm
+};
+
+std::string_view base_name(std::string_view op) {
+  if (auto p = op.rfind("::"); p != std::string_view::npos) op.remove_prefix(p + 2);
+  // Overload names ("mm.out") do not change the maths.
+  if (auto p = op.find('.'); p != std::string_view::npos) op = op.substr(0, p);
+  return op;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+Family family_of(std::string_view op) {
+  const std::string_view n = base_name(op);
+  if (n == "mm") return Family::kMm;
+  if (n == "addmm" || n == "_addmm_activation") return Family::kAddmm;
+  if (n == "bmm") return Family::kBmm;
+  if (n == "baddbmm" || n == "addbmm") return Family::kBaddbmm;
+  if (n == "matmul") return Family::kMatmul;
+  if (n == "linear") return Family::kLinear;
+  if (n == "_scaled_mm") return Family::kScaledMm;
+  if (n == "convolution_backward" || starts_with(n, "cudnn_convolution_backward") ||
+      starts_with(n, "_convolution_backward")) {
+    return Family::kConvBackward;
+  }
+  if (starts_with(n, "conv") || starts_with(n, "_conv") || starts_with(n, "cudnn_convolution") ||
+      starts_with(n, "_nnpack_spatial_convolution")) {
+    return Family::kConv;
+  }
+  if (starts_with(n, "scaled_dot_product") || starts_with(n, "_scaled_dot_product") ||
+      starts_with(n, "_flash_attention") || starts_with(n, "_efficient_attention")) {
+    return Family::kAttention;
+  }
+  return Family::kNone;
+}
+
+enum class Float { kNone, kHalf, kBf16, kFp8, kFp32, kFp64 };
+
+// Accepts the profiler's names ("float16") and c10's ("c10::Half", "float").
+Float float_kind(std::string_view d) {
+  if (starts_with(d, "c10::")) d.remove_prefix(5);
+  if (d == "float16" || d == "Half" || d == "half") return Float::kHalf;
+  if (d == "bfloat16" || d == "BFloat16") return Float::kBf16;
+  if (starts_with(d, "float8") || starts_with(d, "Float8")) return Float::kFp8;
+  if (d == "float32" || d == "float" || d == "Float") return Float::kFp32;
+  if (d == "float64" || d == "double" || d == "Double") return Float::kFp64;
+  return Float::kNone;
+}
+
+// Which inputs are the multiplied operands (bias and masks don't decide precision).
+std::vector<size_t> operand_indices(Family f, size_t n_inputs) {
+  switch (f) {
+    case Family::kMm:
+    case Family::kBmm:
+    case Family::kMatmul:
+    case Family::kLinear:
+    case Family::kConv:
+    case Family::kScaledMm:
+      return {0, 1};
+    case Family::kAddmm:
+    case Family::kBaddbmm:
+      return {1, 2};
+    case Family::kConvBackward:
+      return {0, 1, 2};
+    case Family::kAttention:
+      return {0, 1, 2};
+    case Family::kNone:
+      break;
+  }
+  std::vector<size_t> all(n_inputs);
+  for (size_t i = 0; i < n_inputs; ++i) all[i] = i;
+  return all;
+}
+
+int64_t product(const Shape& s, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end && i < s.size(); ++i) p *= s[i];
+  return p;
+}
+
+struct Gemm {
+  int64_t m = 0, n = 0, k = 0;
+};
+
+const Shape* shape_at(const std::vector<Shape>& shapes, size_t i) {
+  return i < shapes.size() && !shapes[i].empty() ? &shapes[i] : nullptr;
+}
+
+// The per-GEMM M, N, K (batch dimensions left out), when the shapes say.
+std::optional<Gemm> gemm_dims(Family f, const std::vector<Shape>& shapes) {
+  size_t a = 0, b = 1;
+  if (f == Family::kAddmm || f == Family::kBaddbmm) a = 1, b = 2;
+  const Shape* A = shape_at(shapes, a);
+  const Shape* B = shape_at(shapes, b);
+  if (A == nullptr || B == nullptr) return std::nullopt;
+  switch (f) {
+    case Family::kMm:
+    case Family::kAddmm:
+    case Family::kScaledMm:
+      if (A->size() != 2 || B->size() != 2) return std::nullopt;
+      return Gemm{(*A)[0], (*B)[1], (*A)[1]};
+    case Family::kBmm:
+    case Family::kBaddbmm:
+      if (A->size() != 3 || B->size() != 3) return std::nullopt;
+      return Gemm{(*A)[1], (*B)[2], (*A)[2]};
+    case Family::kLinear:  // input [..., K], weight [N, K]
+      if (B->size() != 2) return std::nullopt;
+      return Gemm{product(*A, 0, A->size() - 1), (*B)[0], A->back()};
+    case Family::kMatmul: {
+      Gemm g;
+      g.k = A->back();
+      // A batched A against a 2-D B folds the batch into M, as matmul does.
+      g.m = A->size() == 1 ? 1
+                           : (B->size() <= 2 ? product(*A, 0, A->size() - 1) : (*A)[A->size() - 2]);
+      g.n = B->size() == 1 ? 1 : B->back();
+      return g;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string not_multiple(const char* what, int64_t value, int multiple) {
+  return std::string(what) + "=" + std::to_string(value) + " is not a multiple of " +
+         std::to_string(multiple);
+}
+
+}  // namespace
+
+bool is_gemm_like(const std::string& op_name) { return family_of(op_name) != Family::kNone; }
+
+TensorCoreEligibility assess(const std::string& op_name, const std::vector<DtypeName>& input_dtypes,
+                             const std::vector<Shape>& input_shapes) {
+  const Family f = family_of(op_name);
+  if (f == Family::kNone) return {};
+
+  bool any_low = false, any_fp8 = false, any_fp32 = false, any_fp64 = false;
+  for (size_t i : operand_indices(f, input_dtypes.size())) {
+    if (i >= input_dtypes.size()) continue;
+    switch (float_kind(input_dtypes[i])) {
+      case Float::kHalf:
+      case Float::kBf16:
+        any_low = true;
+        break;
+      case Float::kFp8:
+        any_fp8 = true;
+        break;
+      case Float::kFp32:
+        any_fp32 = true;
+        break;
+      case Float::kFp64:
+        any_fp64 = true;
+        break;
+      case Float::kNone:
+        break;
+    }
+  }
+  if (any_fp64) return {false, "fp64 inputs (Tensor Core GEMMs need fp16/bf16)"};
+  if (any_fp32) return {false, "fp32 inputs (autocast did not lower this op)"};
+  if (!any_low && !any_fp8) return {};  // dtypes not recorded, or not floating
+
+  TensorCoreEligibility result{true, ""};
+  // Tensor Core tiles want 16-byte aligned rows: 8 elements of 2 bytes, 16 of fp8.
+  const int align = any_fp8 ? 16 : 8;
+
+  if (f == Family::kConv || f == Family::kConvBackward) {
+    const size_t in = f == Family::kConv ? 0 : 1;
+    const Shape* x = shape_at(input_shapes, in);
+    const Shape* w = shape_at(input_shapes, in + 1);
+    if (w == nullptr || w->size() < 3) return result;
+    const int64_t c_out = (*w)[0], c_in = (*w)[1];  // c_in per group
+    if (c_in % align != 0) {
+      result.reason = "conv input channels " + not_multiple("C_in", c_in, align);
+    } else if (c_out % align != 0) {
+      result.reason = "conv output channels " + not_multiple("C_out", c_out, align);
+    } else if (x != nullptr && x->size() >= 3) {
+      // Implicit GEMM: M ~ batch x spatial (stride ignored), N = C_out, K = C_in x kernel.
+      const int64_t m = (*x)[0] * product(*x, 2, x->size());
+      const int64_t k = c_in * product(*w, 2, w->size());
+      if (m * c_out * k < (int64_t{1} << 15)) result.reason = "tiny problem (M*N*K < 2^15)";
+    }
+    return result;
+  }
+  if (f == Family::kAttention) {
+    const Shape* q = shape_at(input_shapes, 0);
+    const Shape* v = shape_at(input_shapes, 2);
+    if (q != nullptr && q->back() % align != 0) {
+      result.reason = "attention " + not_multiple("head dim E", q->back(), align);
+    } else if (v != nullptr && v->back() % align != 0) {
+      result.reason = "attention " + not_multiple("value head dim Ev", v->back(), align);
+    }
+    return result;
+  }
+  const std::optional<Gemm> g = gemm_dims(f, input_shapes);
+  if (!g) return result;
+  // K and N are the leading dimensions of row-major operands and output (M is
+  // not: a ragged M costs a partial tile, not the Tensor Core path).
+  if (g->k % align != 0) {
+    result.reason = "GEMM dimension " + not_multiple("K", g->k, align);
+  } else if (g->n % align != 0) {
+    result.reason = "GEMM dimension " + not_multiple("N", g->n, align);
+  } else if (g->m * g->n * g->k < (int64_t{1} << 15)) {
+    result.reason = "tiny problem (M*N*K < 2^15)";
+  }
+  return result;
+}
+
+}  // namespace ampscope::profiler::cupti

@@ -1,0 +1,122 @@
+#include "profiler/cupti/tensor_core_rules.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace ampscope::profiler::cupti {
+namespace {
+
+// Distinct kernel names in a training run are a few hundred to a few thousand;
+// past this the cache is cleared rather than grown (a name-generating bug, e.g.
+// per-call JIT names, must not eat memory).
+constexpr size_t kMaxCachedNames = 1 << 16;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// Cuts a comment: '#' at the start or after whitespace (a '#' inside a regex
+// token such as "a#b" stays).
+std::string_view strip_comment(std::string_view line) {
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) {
+      return line.substr(0, i);
+    }
+  }
+  return line;
+}
+
+}  // namespace
+
+std::shared_ptr<const TensorCoreRules> TensorCoreRules::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string name = std::filesystem::path(path).filename().string();
+  if (!in) throw std::runtime_error(name + ": cannot open " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), name);
+}
+
+std::shared_ptr<const TensorCoreRules> TensorCoreRules::parse(std::string_view text,
+                                                              const std::string& source_name) {
+  auto table = std::make_shared<TensorCoreRules>();
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::string_view line = trim(strip_comment(text.substr(pos, eol - pos)));
+    pos = eol + 1;
+    ++line_no;
+    if (line.empty()) continue;
+
+    auto fail = [&](const std::string& what) {
+      throw std::runtime_error(source_name + " line " + std::to_string(line_no) + ": " + what);
+    };
+    // pattern, verdict, family (the rest).
+    size_t p_end = line.find_first_of(" \t");
+    if (p_end == std::string_view::npos) {
+      fail("expected '<pattern> <yes|no> <family>', got '" + std::string(line) + "'");
+    }
+    Rule rule;
+    rule.line = line_no;
+    rule.pattern = std::string(line.substr(0, p_end));
+    std::string_view rest = trim(line.substr(p_end));
+    size_t v_end = rest.find_first_of(" \t");
+    std::string_view verdict = rest.substr(0, v_end);
+    if (verdict == "yes") {
+      rule.tensor_core = true;
+    } else if (verdict == "no") {
+      rule.tensor_core = false;
+    } else {
+      fail("second field must be 'yes' or 'no', got '" + std::string(verdict) + "'");
+    }
+    rule.family = v_end == std::string_view::npos ? "" : std::string(trim(rest.substr(v_end)));
+    if (rule.family.empty()) fail("missing family after '" + std::string(verdict) + "'");
+    try {
+      rule.regex = std::regex(rule.pattern,
+                              std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      fail("bad regex '" + rule.pattern + "': " + e.what());
+    }
+    table->rules_.push_back(std::move(rule));
+    if (eol == text.size()) break;
+  }
+  return table;
+}
+
+std::string TensorCoreRules::default_path() {
+  if (const char* env = std::getenv("AMPSCOPE_TENSOR_CORE_RULES"); env != nullptr && *env) {
+    return env;
+  }
+  return std::string(AMPSCOPE_RESOURCE_DIR) + "/tensor_core_kernels.txt";
+}
+
+TensorCoreClass TensorCoreRules::classify(const std::string& kernel_name) const {
+  {
+    std::lock_guard lock(cache_mu_);
+    if (auto it = cache_.find(kernel_name); it != cache_.end()) return it->second;
+  }
+  // Matched outside the lock: two threads may classify the same new name
+  // twice, which is harmless (same answer) and keeps the lock short.
+  TensorCoreClass result;
+  for (const Rule& rule : rules_) {
+    if (std::regex_search(kernel_name, rule.regex)) {
+      result = {rule.tensor_core, rule.family};
+      break;
+    }
+  }
+  std::lock_guard lock(cache_mu_);
+  if (cache_.size() >= kMaxCachedNames) cache_.clear();
+  cache_.emplace(kernel_name, result);
+  return result;
+}
+
+}  // namespace ampscope::profiler::cupti

@@ -1,0 +1,65 @@
+#pragma once
+// Which kernels ran on Tensor Cores, judged from the kernel's (demangled) name
+// with the rule table resources/tensor_core_kernels.txt. Names are all the
+// activity trace gives us; the table encodes the naming conventions of cuBLAS,
+// cuBLASLt, cuDNN, CUTLASS, flash-attention and PyTorch's own kernels.
+//
+// File format, one rule a line:   <pattern> <yes|no> <family...>
+//   pattern: an ECMAScript regex (no spaces; use \s), searched anywhere in the
+//            name, case-insensitively. A plain word is its own substring.
+//   family:  the rest of the line, a short label ("cuBLAS HMMA GEMM").
+//   '#' starts a comment (at line start, or after whitespace). Blank lines ok.
+// The first matching rule wins, so specific exceptions go above general rules.
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace ampscope::profiler::cupti {
+
+struct TensorCoreClass {
+  bool uses_tensor_cores = false;
+  std::string family;  // the matching rule's family; "" when no rule matched
+};
+
+class TensorCoreRules {
+ public:
+  struct Rule {
+    std::string pattern;
+    std::regex regex;
+    bool tensor_core = false;
+    std::string family;
+    int line = 0;
+  };
+
+  // An empty table: classifies everything as {false, ""}.
+  TensorCoreRules() = default;
+  TensorCoreRules(const TensorCoreRules&) = delete;
+  TensorCoreRules& operator=(const TensorCoreRules&) = delete;
+
+  // Throws std::runtime_error naming the file and line:
+  // "tensor_core_kernels.txt line 12: bad regex '(hmma': ...".
+  static std::shared_ptr<const TensorCoreRules> load(const std::string& path);
+  // The same from text; `source_name` is what errors call the file.
+  static std::shared_ptr<const TensorCoreRules> parse(std::string_view text,
+                                                      const std::string& source_name);
+  // AMPSCOPE_RESOURCE_DIR "/tensor_core_kernels.txt", or the AMPSCOPE_TENSOR_CORE_RULES
+  // environment variable when set.
+  static std::string default_path();
+
+  // First matching rule. Thread-safe; results are cached per name (kernel names
+  // repeat every step, and a regex scan over long template names is not cheap).
+  TensorCoreClass classify(const std::string& kernel_name) const;
+
+  const std::vector<Rule>& rules() const { return rules_; }
+
+ private:
+  std::vector<Rule> rules_;
+  mutable std::mutex cache_mu_;  // guards cache_ only; leaf lock
+  mutable std::unordered_map<std::string, TensorCoreClass> cache_;
+};
+
+}  // namespace ampscope::profiler::cupti

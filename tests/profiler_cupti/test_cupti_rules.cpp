@@ -1,0 +1,159 @@
+// The Tensor Core rule table (resources/tensor_core_kernels.txt) against real
+// kernel names from cuBLAS, cuBLASLt, cuDNN, CUTLASS, flash-attention and
+// PyTorch, and the loader's errors.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "profiler/cupti/tensor_core_rules.h"
+#include "tests/support/test_support.h"
+
+namespace ampscope::profiler::cupti {
+namespace {
+
+struct Case {
+  const char* name;
+  bool tensor_core;
+};
+
+// Names as the trace shows them (demangled). Gathered from Nsight/torch.profiler traces.
+const Case kCases[] = {
+    // cuBLAS (Volta .. Ampere), MMA shape in the name
+    {"ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_64x3_tn", true},
+    {"ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3_nn", true},
+    {"ampere_h16816gemm_128x256_ldg8_stages_32x3_tn", true},
+    {"turing_fp16_s1688gemm_fp16_256x128_ldg8_f2f_tn", true},
+    {"volta_h884gemm_64x64_ldg8_nn", true},
+    {"volta_fp16_s884gemm_fp16_128x128_ldg8_f2f_nn", true},
+    {"ampere_tf32_s1688gemm_tf32_128x128_16x3_nt", true},
+    {"turing_int8_i8816gemm_int8_128x128_ldg16_nt", true},
+    // cuBLAS/cuDNN xmma (sm80/sm90), cuBLASLt nvjet
+    {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_"
+     "segment_k_off_kernel__5x_cublas",
+     true},
+    {"sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize96x128x32_stage4_warpsize2x2x1_tensor16x8x16_"
+     "kernel",
+     true},
+    {"nvjet_hsh_256x128_64x4_2x1_v_bz_coopA_NTN", true},
+    {"nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN", true},
+    {"sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_"
+     "warpsize2x2x1_g1_tensor16x8x16_kernel",
+     true},
+    {"volta_fp16_s884cudnn_fp16_256x128_ldg8_splitK_relu_f2f_exp_small_nhwc2nchw_tn_v1", true},
+    // CUTLASS 2 / 3
+    {"cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>", true},
+    {"cutlass::Kernel<cutlass_75_wmma_tensorop_f16_s161616gemm_f16_32x32_128x2_nn_align8>", true},
+    {"void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::collective::"
+     "CollectiveMma<cutlass::gemm::MainloopSm90TmaGmmaWarpSpecialized<4, cute::tuple<>>>>>("
+     "Params)",
+     true},
+    // attention
+    {"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+     "cutlass::half_t>, false, true, false, false, true, true, false>(Flash_fwd_params)",
+     true},
+    {"void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<64>"
+     ">(Flash_bwd_params)",
+     true},
+    {"fmha_cutlassF_f16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::"
+     "half_t, cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)",
+     true},
+    {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128_4x1x1_kernel0_"
+     "0",
+     true},
+    // CUDA cores
+    {"volta_sgemm_128x64_nn", false},
+    {"ampere_sgemm_64x32_sliced1x4_tn", false},
+    {"cutlass_80_simt_sgemm_128x128_8x5_nn_align1", false},
+    {"sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_"
+     "aligna4_alignc4_execute_kernel__5x_cublas",
+     false},
+    {"fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, "
+     "cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)",
+     false},
+    {"void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false>("
+     "cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>>, float, float)",
+     false},
+    {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::Half>, "
+     "std::array<char*, 3ul>>(int, at::native::CUDAFunctor_add<c10::Half>, std::array<char*, 3ul>)",
+     false},
+    {"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::NormOps<"
+     "float, float, float>, unsigned int, float, 4, 4>>(at::native::ReduceOp<float, at::native::"
+     "NormOps<float, float, float>, unsigned int, float, 4, 4>)",
+     false},
+    {"void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, false, true, "
+     "false>(cublasLt::cublasSplitKParams<float>, float const*, float const*, float*)",
+     false},
+    {"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, c10::Half, float, c10::Half, "
+     "at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::Half*, c10::Half const*, "
+     "int)",
+     false},
+    {"void at::native::multi_tensor_apply_kernel<at::native::TensorListMetadata<4>>(...)", false},
+    {"implicit_convolve_sgemm", false},
+};
+
+TEST(TensorCoreRules, ShippedTableClassifiesRealKernelNames) {
+  const auto rules = TensorCoreRules::load(TensorCoreRules::default_path());
+  ASSERT_GT(rules->rules().size(), 20u);
+  for (const Case& c : kCases) {
+    const TensorCoreClass k = rules->classify(c.name);
+    EXPECT_EQ(k.uses_tensor_cores, c.tensor_core) << c.name << "  (family: '" << k.family << "')";
+    EXPECT_FALSE(k.family.empty()) << c.name;
+    // Cached answer is the same.
+    EXPECT_EQ(rules->classify(c.name).family, k.family);
+  }
+  const TensorCoreClass unknown = rules->classify("my_custom_kernel");
+  EXPECT_FALSE(unknown.uses_tensor_cores);
+  EXPECT_EQ(unknown.family, "");
+}
+
+TEST(TensorCoreRules, FirstMatchWinsAndCommentsAreSkipped) {
+  const auto rules = TensorCoreRules::parse(
+      "# comment line\n"
+      "\n"
+      "simt   no   SIMT     # trailing comment\n"
+      "gemm   yes  any GEMM\n",
+      "t.txt");
+  ASSERT_EQ(rules->rules().size(), 2u);
+  EXPECT_EQ(rules->rules()[1].line, 4);
+  EXPECT_FALSE(rules->classify("cutlass_simt_sgemm").uses_tensor_cores);
+  EXPECT_EQ(rules->classify("cutlass_simt_sgemm").family, "SIMT");
+  EXPECT_TRUE(rules->classify("some_GEMM_kernel").uses_tensor_cores);  // case-insensitive
+  EXPECT_EQ(rules->classify("some_gemm_kernel").family, "any GEMM");
+}
+
+std::string load_error(const std::string& text) {
+  test::ScratchDir dir;
+  const auto path = dir / "tensor_core_kernels.txt";
+  test::write_file(path, text);
+  try {
+    TensorCoreRules::load(path.string());
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TensorCoreRules, BadLinesGiveFileAndLine) {
+  const std::string pad = "# rules\nhmma yes HMMA\n";
+  EXPECT_EQ(load_error(pad + "(hmma yes broken\n")
+                .rfind("tensor_core_kernels.txt line 3: bad regex '(hmma'", 0),
+            0u)
+      << load_error(pad + "(hmma yes broken\n");
+  EXPECT_NE(
+      load_error(pad + "xmma maybe XMMA\n").find("line 3: second field must be 'yes' or 'no'"),
+      std::string::npos);
+  EXPECT_NE(load_error(pad + "xmma yes\n").find("line 3: missing family"), std::string::npos);
+  EXPECT_NE(load_error(pad + "lonely\n").find("line 3: expected '<pattern> <yes|no> <family>'"),
+            std::string::npos);
+  test::ScratchDir dir;
+  try {
+    TensorCoreRules::load((dir / "missing.txt").string());
+    FAIL() << "no error for a missing file";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace ampscope::profiler::cupti
