@@ -1,0 +1,127 @@
+#include "profiler/analysis/op_aggregator.h"
+
+#include <string_view>
+
+#include "profiler/analysis/op_classifier.h"
+
+namespace ampscope::profiler {
+namespace {
+
+void append_list(std::string& key, const std::vector<std::string>& values) {
+  for (const auto& v : values) key.append(v).push_back(',');
+  key.push_back('|');
+}
+
+std::string signature_key(const OpRecord& op, bool top_level) {
+  std::string key;
+  key.reserve(128);
+  key.append(op.name).push_back('|');
+  key.append(op.module).push_back('|');
+  key.push_back(static_cast<char>('0' + static_cast<int>(op.phase)));
+  key.push_back(static_cast<char>('0' + static_cast<int>(op.category)));
+  key.push_back(top_level ? 'T' : 'n');
+  key.push_back('|');
+  append_list(key, op.input_dtypes);
+  for (const auto& shape : op.input_shapes) {
+    for (int64_t d : shape) key.append(std::to_string(d)).push_back('x');
+    key.push_back(',');
+  }
+  key.push_back('|');
+  append_list(key, op.output_dtypes);
+  return key;
+}
+
+}  // namespace
+
+size_t OpAggregator::row_for(const OpRecord& op, bool top_level) {
+  const std::string key = signature_key(op, top_level);
+  auto [it, inserted] = row_by_key_.try_emplace(key, rows_.size());
+  if (inserted) {
+    OpStats row;
+    row.name = op.name;
+    row.module = op.module;
+    row.phase = op.phase;
+    row.category = op.category;
+    row.top_level = top_level;
+    row.input_dtypes = op.input_dtypes;
+    row.input_shapes = op.input_shapes;
+    row.output_dtypes = op.output_dtypes;
+    rows_.push_back(std::move(row));
+  }
+  return it->second;
+}
+
+void OpAggregator::add_ops(const std::vector<OpRecord>& ops) {
+  // Parents start before their children, so a pass in start order sees every parent first.
+  for (const OpRecord& op : ops) {
+    const auto parent = ops_.find(op.parent_id);
+    const bool parent_known = op.parent_id != 0 && parent != ops_.end();
+    const bool container = op.autograd_node;
+    const bool top_level = !container && (op.parent_id == 0 || (parent_known && parent->second.container));
+    const size_t row = row_for(op, top_level);
+    OpStats& stats = rows_[row];
+    ++stats.calls;
+    stats.cpu_time_ns += op.end_ns - op.start_ns;
+
+    size_t cast_for = npos;
+    if ((op.category == OpCategory::kAutocastCast) && parent_known && !parent->second.container) {
+      cast_for = parent->second.row;
+      OpStats& owner = rows_[cast_for];
+      ++owner.cast_calls;
+      owner.cast_bytes += op.cast_bytes;
+      owner.cast_cpu_time_ns += op.end_ns - op.start_ns;
+    } else if (parent_known) {
+      cast_for = parent->second.cast_for_row;  // inside a cast: its kernels are cast tax too
+    }
+    ops_[op.id] = OpLink{row, op.parent_id, op.step, cast_for, container};
+    newest_step_ = std::max(newest_step_, op.step);
+  }
+  forget_old_ops(newest_step_);
+}
+
+void OpAggregator::add_kernels(const std::vector<KernelRecord>& kernels) {
+  for (const KernelRecord& k : kernels) {
+    const int64_t duration = k.end_ns - k.start_ns;
+    auto it = ops_.find(k.op_id);
+    if (k.op_id == 0 || it == ops_.end()) {
+      ++unattributed_kernels_;
+      unattributed_gpu_ns_ += duration;
+      continue;
+    }
+    if (it->second.cast_for_row != npos) rows_[it->second.cast_for_row].cast_gpu_time_ns += duration;
+    // Inclusive GPU time: the launching op and each recorded ancestor.
+    for (uint64_t id = k.op_id; id != 0;) {
+      auto link = ops_.find(id);
+      if (link == ops_.end()) break;
+      OpStats& row = rows_[link->second.row];
+      row.gpu_time_ns += duration;
+      if (k.kind == ActivityKind::kKernel) {
+        ++row.kernels;
+        if (k.tensor_core_measured.value_or(k.tensor_core_by_name)) {
+          ++row.tensor_core_kernels;
+          row.tensor_core_gpu_time_ns += duration;
+        }
+      }
+      id = link->second.parent_id;
+    }
+  }
+}
+
+std::optional<int64_t> OpAggregator::step_of(uint64_t op_id) const {
+  const auto it = ops_.find(op_id);
+  return it == ops_.end() ? std::nullopt : std::optional<int64_t>(it->second.step);
+}
+
+std::optional<std::string> OpAggregator::name_of(uint64_t op_id) const {
+  const auto it = ops_.find(op_id);
+  return it == ops_.end() ? std::nullopt : std::optional<std::string>(rows_[it->second.row].name);
+}
+
+void OpAggregator::forget_old_ops(int64_t current_step) {
+  if (ops_.size() < 4096) return;
+  for (auto it = ops_.begin(); it != ops_.end();) {
+    it = it->second.step + op_memory_steps_ < current_step ? ops_.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,59 @@
+#pragma once
+// Builds the op table (OpStats rows) from op records and the kernels they
+// launched. Pure data, no LibTorch: runs on the profiler's worker thread live,
+// and in tests on synthetic records.
+//
+// Kernels may arrive long after their ops (CUPTI delivers buffers late), so the
+// aggregator remembers where each op landed for the last `op_memory_steps` steps.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "profiler/records.h"
+
+namespace ampscope::profiler {
+
+
+class OpAggregator {
+ public:
+  explicit OpAggregator(int64_t op_memory_steps = 64) : op_memory_steps_(op_memory_steps) {}
+
+  // Records of whole steps (every op whose parent is in the batch or earlier).
+  void add_ops(const std::vector<OpRecord>& ops);
+  // Kernels whose op_id was seen (others count as unattributed).
+  void add_kernels(const std::vector<KernelRecord>& kernels);
+
+  const std::vector<OpStats>& op_stats() const { return rows_; }
+  // Of an op seen in the last op_memory_steps steps.
+  std::optional<int64_t> step_of(uint64_t op_id) const;
+  std::optional<std::string> name_of(uint64_t op_id) const;
+  int64_t unattributed_kernels() const { return unattributed_kernels_; }
+  int64_t unattributed_gpu_ns() const { return unattributed_gpu_ns_; }
+
+ private:
+  struct OpLink {
+    size_t row;
+    uint64_t parent_id;
+    int64_t step;
+    // The row of the op a cast was made for (its parent), or npos.
+    size_t cast_for_row;
+    bool container;  // an autograd node record: its children are the top-level ops
+  };
+  static constexpr size_t npos = static_cast<size_t>(-1);
+
+  size_t row_for(const OpRecord& op, bool top_level);
+  void forget_old_ops(int64_t current_step);
+
+  int64_t op_memory_steps_;
+  std::vector<OpStats> rows_;
+  std::unordered_map<std::string, size_t> row_by_key_;
+  std::unordered_map<uint64_t, OpLink> ops_;
+  int64_t newest_step_ = 0;
+  int64_t unattributed_kernels_ = 0;
+  int64_t unattributed_gpu_ns_ = 0;
+};
+
+}  // namespace ampscope::profiler

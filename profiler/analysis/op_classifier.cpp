@@ -1,0 +1,72 @@
+#include "profiler/analysis/op_classifier.h"
+
+#include <algorithm>
+#include <array>
+
+namespace ampscope::profiler {
+
+bool is_cast_op(std::string_view name) {
+  static constexpr std::array<std::string_view, 10> kCasts{
+      "aten::to",   "aten::_to_copy", "aten::type_as", "aten::half",
+      "aten::bfloat16", "aten::float", "aten::double", "aten::_autocast_to_reduced_precision",
+      "aten::_autocast_to_full_precision", "aten::_to_dense"};
+  return std::find(kCasts.begin(), kCasts.end(), name) != kCasts.end();
+}
+
+int floating_width(std::string_view dtype) {
+  if (dtype == "float32") return 32;
+  if (dtype == "float16" || dtype == "bfloat16") return 16;
+  if (dtype == "float64") return 64;
+  return 0;
+}
+
+bool is_floating_dtype(std::string_view dtype) { return floating_width(dtype) > 0; }
+
+bool is_reduced_precision_dtype(std::string_view dtype) {
+  return dtype == "float16" || dtype == "bfloat16";
+}
+
+OpCategory classify_op(std::string_view name, const std::vector<DtypeName>& input_dtypes,
+                       const std::vector<DtypeName>& output_dtypes, const CastContext& context) {
+  // The inner steps of a cast (_to_copy, empty_strided, copy_) are the cast's, not decisions of their own.
+  if (context.inside_cast) return OpCategory::kUnchanged;
+  if (is_cast_op(name)) {
+    // aten::to to the dtype it already has returns its input: no cast happened.
+    const bool converts = !input_dtypes.empty() && !output_dtypes.empty() && input_dtypes.front() != output_dtypes.front();
+    if (!converts) return OpCategory::kUnchanged;
+    return context.parent_entered_under_autocast || context.backward_of_autocast_cast ? OpCategory::kAutocastCast
+                                                                                      : OpCategory::kExplicitCast;
+  }
+  int widest_in = 0, narrowest_in = 1000;
+  bool reduced_in = false, any_in = false;
+  for (const auto& d : input_dtypes) {
+    const int w = floating_width(d);
+    if (w == 0) continue;
+    any_in = true;
+    widest_in = std::max(widest_in, w);
+    narrowest_in = std::min(narrowest_in, w);
+    reduced_in = reduced_in || is_reduced_precision_dtype(d);
+  }
+  const DtypeName* out = nullptr;
+  for (const auto& d : output_dtypes) {
+    if (is_floating_dtype(d)) {
+      out = &d;
+      break;
+    }
+  }
+  if (!any_in || out == nullptr) return OpCategory::kUnchanged;
+  const int out_width = floating_width(*out);
+  // fp16 and bf16 are both 16 bits but different types: inputs mixing them count as mixed.
+  bool mixed_reduced = false;
+  for (const auto& a : input_dtypes)
+    for (const auto& b : input_dtypes)
+      mixed_reduced = mixed_reduced || (is_reduced_precision_dtype(a) && is_reduced_precision_dtype(b) && a != b);
+  // fp16 with bf16 promotes to float32; otherwise to the widest input.
+  const int promoted_width = mixed_reduced ? std::max(widest_in, 32) : widest_in;
+  if ((narrowest_in < widest_in || mixed_reduced) && out_width == promoted_width) return OpCategory::kPromoted;
+  if (widest_in > out_width && is_reduced_precision_dtype(*out)) return OpCategory::kDemoted;
+  if (reduced_in && widest_in == 16 && *out == "float32") return OpCategory::kKeptFp32;
+  return OpCategory::kUnchanged;
+}
+
+}  // namespace ampscope::profiler

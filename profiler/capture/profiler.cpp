@@ -1,0 +1,284 @@
+#include "profiler/capture/profiler.h"
+
+#include <fmt/format.h>
+#include <torch/headeronly/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+#include "engine/config_json.h"
+#include "profiler/analysis/op_classifier.h"
+#include "profiler/capture/gradient_stats.h"
+#include "profiler/cupti/tensor_core_eligibility.h"
+
+namespace ampscope::profiler {
+namespace {
+
+constexpr size_t kGradientHistorySteps = 64;
+constexpr auto kPublishInterval = std::chrono::milliseconds(100);
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+StepRecord to_record(const engine::StepEvent& e) {
+  StepRecord r;
+  r.step = e.step;
+  r.loss = e.loss;
+  r.lr = e.lr;
+  r.loss_scale = e.loss_scale;
+  r.found_inf = e.found_inf;
+  r.skipped = e.skipped;
+  r.growth_tracker = e.growth_tracker;
+  r.grad_norm = e.grad_norm;
+  r.step_time_ms = e.step_time_ms;
+  r.samples_per_second = e.samples_per_second;
+  r.mem_allocated_bytes = e.memory.allocated_bytes;
+  r.mem_reserved_bytes = e.memory.reserved_bytes;
+  r.mem_peak_bytes = e.memory.peak_allocated_bytes;
+  r.end_ns = steady_now_ns();
+  return r;
+}
+
+}  // namespace
+
+Profiler::Profiler(ProfilerOptions options)
+    : options_(std::move(options)), snapshot_(std::make_shared<const ProfileSnapshot>()) {
+  worker_ = std::thread([this] { worker_loop(); });
+}
+
+Profiler::~Profiler() {
+  finish_recording();
+  {
+    std::lock_guard lock(queue_mutex_);
+    stopping_ = true;
+  }
+  queue_changed_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  if (writer_) writer_->close();
+}
+
+ProfileSnapshotPtr Profiler::snapshot() const {
+  std::lock_guard lock(snapshot_mutex_);
+  return snapshot_;
+}
+
+std::string Profiler::gpu_tracing() const { return gpu_tracing_; }
+
+bool Profiler::step_is_sampled(int64_t step) const {
+  if (step < options_.window_start) return false;
+  if (options_.window_steps > 0 && step >= options_.window_start + options_.window_steps) return false;
+  return (step - options_.window_start) % std::max<int64_t>(options_.every_n_steps, 1) == 0;
+}
+
+void Profiler::on_run_start(const engine::RunStartedEvent& run) {
+  const bool on_cuda = run.device.rfind("cuda", 0) == 0;
+  if (!on_cuda) {
+    gpu_tracing_ = "off: training on the CPU (ops are timed on the CPU)";
+  } else if (!options_.trace_gpu) {
+    gpu_tracing_ = "off: disabled by the user";
+  } else {
+    gpu_source_ = cupti::make_activity_source();
+    const cupti::SourceStatus status = gpu_source_->start(*this);
+    gpu_tracing_ = status.available ? "cupti" : status.message;
+    if (status.available) observer_.set_activity_source(gpu_source_.get());
+  }
+  if (options_.session_path.empty()) return;
+  SessionMeta meta;
+  meta.ampscope_version = "0.1.0";
+  meta.created_utc = utc_now_iso8601();
+  meta.config_json = engine::to_json(run.config).dump();
+  meta.device = run.device;
+  meta.device_name = run.device;
+  meta.model = run.model;
+  meta.data = run.data;
+  meta.precision = std::string(engine::to_string(run.config.precision));
+  meta.parameter_count = run.parameter_count;
+  meta.scaler_enabled = run.scaler_enabled;
+  meta.torch_version = fmt::format("{}.{}.{}", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, TORCH_VERSION_PATCH);
+  meta.gpu_tracing = gpu_tracing_;
+  SessionWriterOptions writer_options;
+  writer_options.overwrite = options_.overwrite;
+  writer_ = SessionWriter::create(options_.session_path, meta, writer_options);
+}
+
+void Profiler::on_step_begin(int64_t step) {
+  if (step_is_sampled(step)) observer_.begin_step(step);
+}
+
+bool Profiler::wants_gradients(int64_t step) {
+  return options_.gradient_every > 0 && step % options_.gradient_every == 0;
+}
+
+void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) {
+  enqueue(GradientsJob{gradient_range_stats(step, parameters, loss_scale)});
+}
+
+void Profiler::on_step_end(const engine::StepEvent& step) {
+  if (observer_.recording()) {
+    observer_.end_step();
+    enqueue(OpsJob{observer_.collect()});
+    // The step ended with a device sync, so its kernels are done; CUPTI hands
+    // buffers over when full, so flush now and then for a live view.
+    if (gpu_source_ && ++profiled_steps_since_flush_ >= 10) {
+      gpu_source_->flush();
+      profiled_steps_since_flush_ = 0;
+    }
+  }
+  enqueue(StepJob{to_record(step)});
+}
+
+void Profiler::finish_recording() {
+  if (observer_.recording()) {
+    observer_.end_step();
+    enqueue(OpsJob{observer_.collect()});
+  }
+  if (gpu_source_) gpu_source_->stop();  // delivers the rest and releases CUPTI
+}
+
+void Profiler::on_run_end(engine::RunState final_state, const std::string& message) {
+  finish_recording();
+  // The worker publishes the final snapshot after everything queued so far.
+  enqueue(PublishJob{}, /*may_drop=*/false);
+  {
+    std::unique_lock lock(queue_mutex_);
+    queue_drained_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  }
+  if (writer_) {
+    writer_->replace_op_stats(std::vector<OpStats>(snapshot()->op_stats));
+    writer_->set_meta_value("final_state", std::string(engine::to_string(final_state)));
+    if (!message.empty()) writer_->set_meta_value("final_message", message);
+    writer_->set_meta_value("gpu_tracing", gpu_tracing_);
+    writer_->set_meta_value("profiler_dropped_batches", std::to_string(dropped_.load()));
+    writer_->set_meta_value("recorded_ops", std::to_string(observer_.recorded_ops()));
+    if (gpu_source_) {
+      const auto stats = gpu_source_->stats();
+      writer_->set_meta_value("cupti_dropped_records", std::to_string(stats.dropped_by_cupti));
+      writer_->set_meta_value("cupti_unmapped_records", std::to_string(stats.unmapped));
+    }
+    writer_->close();
+  }
+}
+
+void Profiler::on_kernels(std::vector<KernelRecord>&& batch) { enqueue(KernelsJob{std::move(batch)}); }
+
+void Profiler::enqueue(Job job, bool may_drop) {
+  {
+    std::lock_guard lock(queue_mutex_);
+    if (may_drop && queue_.size() >= options_.queue_capacity) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    queue_.push_back(std::move(job));
+  }
+  queue_changed_.notify_one();
+}
+
+void Profiler::worker_loop() {
+  std::unique_lock lock(queue_mutex_);
+  while (true) {
+    queue_changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty() && stopping_) return;
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    process(job);
+    if (std::chrono::steady_clock::now() - last_publish_ >= kPublishInterval) publish_snapshot();
+    lock.lock();
+    busy_ = false;
+    if (queue_.empty()) queue_drained_.notify_all();
+  }
+}
+
+void Profiler::process(Job& job) {
+  if (auto* ops = std::get_if<OpsJob>(&job)) {
+    aggregator_.add_ops(ops->ops);
+    if (writer_) writer_->append_ops(std::move(ops->ops));
+  } else if (auto* kernels = std::get_if<KernelsJob>(&job)) {
+    for (KernelRecord& k : kernels->kernels) {
+      k.step = aggregator_.step_of(k.op_id).value_or(last_step_);
+      KernelSummary& s = kernel_summaries_[k.name];
+      const int64_t duration = k.end_ns - k.start_ns;
+      if (s.calls == 0) {
+        s.name = k.name;
+        s.kind = k.kind;
+        s.min_ns = duration;
+      }
+      ++s.calls;
+      s.total_ns += duration;
+      s.min_ns = std::min(s.min_ns, duration);
+      s.max_ns = std::max(s.max_ns, duration);
+      s.tensor_core_calls += k.tensor_core_by_name ? 1 : 0;
+      s.tensor_core = k.tensor_core_measured.value_or(k.tensor_core_by_name);
+      s.grid = k.grid;
+      s.block = k.block;
+      if (const auto name = aggregator_.name_of(k.op_id)) ++kernel_launchers_[k.name][*name];
+    }
+    aggregator_.add_kernels(kernels->kernels);
+    if (writer_) writer_->append_kernels(std::move(kernels->kernels));
+  } else if (auto* gradients = std::get_if<GradientsJob>(&job)) {
+    latest_gradients_ = gradients->samples;
+    for (const auto& s : gradients->samples) gradient_history_.push_back(s);
+    // Keep whole steps: drop the oldest step's samples while over budget.
+    const size_t per_step = std::max<size_t>(gradients->samples.size(), 1);
+    while (gradient_history_.size() > kGradientHistorySteps * per_step) gradient_history_.pop_front();
+    if (writer_) writer_->append_gradients(std::move(gradients->samples));
+  } else if (auto* step = std::get_if<StepJob>(&job)) {
+    last_step_ = step->step.step;
+    if (writer_) writer_->append_step(step->step);
+  } else if (std::holds_alternative<PublishJob>(job)) {
+    publish_snapshot();
+  }
+}
+
+void Profiler::publish_snapshot() {
+  auto next = std::make_shared<ProfileSnapshot>();
+  next->step = last_step_;
+  next->op_stats = aggregator_.op_stats();
+  for (OpStats& row : next->op_stats) {
+    // A demoted op computes in its output's dtype: autocast cast its floating inputs to it.
+    std::vector<DtypeName> compute_dtypes = row.input_dtypes;
+    if (row.category == OpCategory::kDemoted && !row.output_dtypes.empty())
+      for (auto& d : compute_dtypes)
+        if (is_floating_dtype(d)) d = row.output_dtypes.front();
+    const auto verdict = cupti::assess(row.name, compute_dtypes, row.input_shapes);
+    row.tensor_core_eligible = verdict.eligible;
+    // Only an op that could and (as far as was traced) did not use Tensor Cores needs a note.
+    const bool missed = row.kernels == 0 || row.tensor_core_kernels < row.kernels;
+    row.tensor_core_note = verdict.eligible && missed ? verdict.reason : std::string();
+  }
+  next->kernels.reserve(kernel_summaries_.size());
+  for (auto& [name, summary] : kernel_summaries_) {
+    KernelSummary s = summary;
+    s.mean_ns = s.calls > 0 ? s.total_ns / s.calls : 0;
+    std::vector<std::pair<std::string, int64_t>> launchers(kernel_launchers_[name].begin(),
+                                                           kernel_launchers_[name].end());
+    std::sort(launchers.begin(), launchers.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (size_t i = 0; i < launchers.size() && i < 8; ++i) s.launching_ops.push_back(launchers[i].first);
+    next->kernels.push_back(std::move(s));
+  }
+  std::sort(next->kernels.begin(), next->kernels.end(),
+            [](const KernelSummary& a, const KernelSummary& b) { return a.total_ns > b.total_ns; });
+  next->gradients = latest_gradients_;
+  next->gradient_history.assign(gradient_history_.begin(), gradient_history_.end());
+  next->gpu_tracing = gpu_tracing_;
+  next->dropped_records = dropped_.load(std::memory_order_relaxed);
+  last_publish_ = std::chrono::steady_clock::now();
+  std::lock_guard lock(snapshot_mutex_);
+  snapshot_ = std::move(next);
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,105 @@
+// The whole profiler on a CPU training run: the session file it leaves and the
+// snapshots a live viewer gets.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "engine/trainer.h"
+#include "profiler/capture/profiler.h"
+#include "profiler/store/session_reader.h"
+#include "tests/support/test_support.h"
+
+namespace ampscope::profiler {
+namespace {
+
+engine::TrainConfig gpt_bf16(int64_t steps) {
+  engine::TrainConfig c;
+  c.model.kind = engine::ModelKind::kGPT;
+  c.model.layers = 1;
+  c.model.width = 32;
+  c.model.heads = 4;
+  c.model.seq_len = 8;
+  c.data.vocab_size = 16;
+  c.data.synthetic_samples = 128;
+  c.batch_size = 4;
+  c.precision = engine::Precision::kBF16;
+  c.device = engine::DeviceChoice::kCPU;
+  c.steps = steps;
+  return c;
+}
+
+TEST(Profiler, SessionHoldsStepsOpsGradientsAndTheOpTable) {
+  test::ScratchDir dir;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.window_start = 2;
+  options.window_steps = 4;
+  options.every_n_steps = 2;  // steps 2 and 4
+  options.gradient_every = 3;
+  {
+    Profiler profiler(options);
+    engine::Trainer trainer(gpt_bf16(7));
+    trainer.add_observer(&profiler);
+    trainer.start();
+    trainer.wait();
+    ASSERT_EQ(trainer.state(), engine::RunState::kFinished) << trainer.error_message();
+    EXPECT_EQ(profiler.gpu_tracing().rfind("off: training on the CPU", 0), 0u) << profiler.gpu_tracing();
+    const auto snap = profiler.snapshot();
+    EXPECT_EQ(snap->step, 7);
+    EXPECT_FALSE(snap->op_stats.empty());
+    EXPECT_FALSE(snap->gradients.empty());
+    EXPECT_EQ(snap->gradients.front().step, 6);
+  }
+  const auto session = SessionReader::open(options.session_path);
+  EXPECT_EQ(session.steps().size(), 7u);
+  EXPECT_EQ(session.meta().precision, "bf16");
+  EXPECT_EQ(session.meta_value("final_state").value_or(""), "finished");
+  std::set<int64_t> op_steps;
+  for (const auto& op : session.ops()) op_steps.insert(op.step);
+  EXPECT_EQ(op_steps, (std::set<int64_t>{2, 4}));
+  const auto rows = session.op_stats();
+  bool demoted_linear = false, kept_loss = false;
+  for (const auto& r : rows) {
+    demoted_linear = demoted_linear || (r.name == "aten::linear" && r.category == OpCategory::kDemoted && r.top_level &&
+                                        r.cast_calls > 0 && r.calls == 2);
+    kept_loss = kept_loss || (r.name == "aten::cross_entropy_loss" && r.category == OpCategory::kKeptFp32);
+    if (r.name == "aten::linear" && r.category == OpCategory::kDemoted) {
+      EXPECT_TRUE(r.tensor_core_eligible) << "bf16 linear is a Tensor Core candidate";
+    }
+  }
+  EXPECT_TRUE(demoted_linear);
+  EXPECT_TRUE(kept_loss);
+  EXPECT_EQ(session.gradient_steps(), (std::vector<int64_t>{3, 6}));
+  const auto grads = session.latest_gradients();
+  ASSERT_FALSE(grads.empty());
+  for (const auto& g : grads) {
+    int64_t in_histogram = 0;
+    for (auto c : g.log2_histogram) in_histogram += c;
+    EXPECT_EQ(in_histogram, g.numel - static_cast<int64_t>(g.zero_fraction * g.numel + 0.5)) << g.parameter;
+  }
+}
+
+TEST(Profiler, AFailedRunStillClosesTheSession) {
+  test::ScratchDir dir;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  engine::TrainConfig c = gpt_bf16(50);
+  c.precision = engine::Precision::kFP32;
+  c.optim.kind = engine::OptimizerKind::kSGD;
+  c.optim.lr = 1e30;
+  {
+    Profiler profiler(options);
+    engine::Trainer trainer(c);
+    trainer.add_observer(&profiler);
+    trainer.start();
+    trainer.wait();
+    ASSERT_EQ(trainer.state(), engine::RunState::kFailed);
+  }
+  const auto session = SessionReader::open(options.session_path);
+  EXPECT_EQ(session.meta_value("final_state").value_or(""), "failed");
+  EXPECT_NE(session.meta_value("final_message").value_or("").find("diverged"), std::string::npos);
+  EXPECT_FALSE(session.steps().empty());
+}
+
+}  // namespace
+}  // namespace ampscope::profiler

@@ -1,0 +1,130 @@
+// Classification and aggregation from dtypes and op trees alone (no LibTorch ops).
+#include <gtest/gtest.h>
+
+#include "profiler/analysis/op_aggregator.h"
+#include "profiler/analysis/op_classifier.h"
+
+namespace ampscope::profiler {
+namespace {
+
+OpCategory classify(const char* name, std::vector<DtypeName> in, std::vector<DtypeName> out,
+                    CastContext context = {}) {
+  return classify_op(name, in, out, context);
+}
+
+TEST(OpClassifier, ReadsAutocastDecisionsFromDtypes) {
+  EXPECT_EQ(classify("aten::linear", {"float32", "float32", "float32"}, {"bfloat16"}),
+            OpCategory::kDemoted);
+  EXPECT_EQ(classify("aten::linear", {"bfloat16", "float32", ""}, {"float16"}),
+            OpCategory::kDemoted);
+  EXPECT_EQ(classify("aten::cross_entropy_loss", {"bfloat16", "int64", "", "", ""}, {"float32"}),
+            OpCategory::kKeptFp32);
+  EXPECT_EQ(classify("aten::cat", {"bfloat16", "float32", ""}, {"float32"}), OpCategory::kPromoted);
+  EXPECT_EQ(classify("aten::stack", {"float16", "bfloat16"}, {"float32"}), OpCategory::kPromoted);
+  EXPECT_EQ(classify("aten::relu", {"bfloat16"}, {"bfloat16"}), OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::add", {"float32", "float32", ""}, {"float32"}), OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::embedding", {"float32", "int64"}, {"float32"}), OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::argmax", {"float16"}, {"int64"}), OpCategory::kUnchanged);
+}
+
+TEST(OpClassifier, CastsUnderAutocastAreTheCastTaxOthersAreExplicit) {
+  EXPECT_EQ(
+      classify("aten::to", {"float32"}, {"bfloat16"}, {.parent_entered_under_autocast = true}),
+      OpCategory::kAutocastCast);
+  EXPECT_EQ(classify("aten::to", {"float32"}, {"bfloat16"}, {}), OpCategory::kExplicitCast);
+  // The inner steps of a cast are part of it, not casts or decisions of their own.
+  EXPECT_EQ(classify("aten::_to_copy", {"float32"}, {"bfloat16"}, {.inside_cast = true}),
+            OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::copy_", {"bfloat16", "float32"}, {"bfloat16"}, {.inside_cast = true}),
+            OpCategory::kUnchanged);
+  // A cast to the dtype it already has is no cast.
+  EXPECT_EQ(classify("aten::to", {"float32"}, {"float32"}, {.parent_entered_under_autocast = true}),
+            OpCategory::kUnchanged);
+  // Casting the gradient back in the backward node of an autocast cast is cast tax too.
+  EXPECT_EQ(classify("aten::to", {"bfloat16"}, {"float32"}, {.backward_of_autocast_cast = true}),
+            OpCategory::kAutocastCast);
+}
+
+OpRecord op(uint64_t id, uint64_t parent, const char* name, OpCategory c, int64_t start,
+            int64_t end, int64_t step = 1) {
+  OpRecord r;
+  r.id = id;
+  r.parent_id = parent;
+  r.name = name;
+  r.category = c;
+  r.start_ns = start;
+  r.end_ns = end;
+  r.step = step;
+  r.module = "fc";
+  r.phase = Phase::kForward;
+  return r;
+}
+
+KernelRecord kernel(uint64_t op_id, int64_t start, int64_t end, bool tc) {
+  KernelRecord k;
+  k.op_id = op_id;
+  k.start_ns = start;
+  k.end_ns = end;
+  k.tensor_core_by_name = tc;
+  return k;
+}
+
+TEST(OpAggregator, GroupsCallsAndAttributesCastTaxAndGpuTime) {
+  OpAggregator agg;
+  std::vector<OpRecord> ops;
+  for (int step = 1; step <= 2; ++step) {
+    const uint64_t base = step * 10;
+    ops.push_back(op(base + 1, 0, "aten::linear", OpCategory::kDemoted, 0, 100, step));
+    OpRecord cast = op(base + 2, base + 1, "aten::to", OpCategory::kAutocastCast, 10, 30, step);
+    cast.cast_bytes = 2048;
+    ops.push_back(cast);
+    ops.push_back(op(base + 3, base + 2, "aten::_to_copy", OpCategory::kUnchanged, 12, 28, step));
+    ops.push_back(op(base + 4, base + 1, "aten::addmm", OpCategory::kUnchanged, 40, 90, step));
+  }
+  agg.add_ops(ops);
+  agg.add_kernels({kernel(13, 0, 5, false), kernel(14, 10, 60, true), kernel(24, 100, 150, true),
+                   kernel(999, 0, 7, false)});
+  const auto rows = agg.op_stats();
+  const OpStats* linear = nullptr;
+  const OpStats* addmm = nullptr;
+  for (const auto& r : rows) {
+    if (r.name == "aten::linear") linear = &r;
+    if (r.name == "aten::addmm") addmm = &r;
+  }
+  ASSERT_NE(linear, nullptr);
+  ASSERT_NE(addmm, nullptr);
+  EXPECT_EQ(linear->calls, 2);
+  EXPECT_EQ(linear->cpu_time_ns, 200);
+  EXPECT_TRUE(linear->top_level);
+  EXPECT_FALSE(addmm->top_level);
+  EXPECT_EQ(linear->cast_calls, 2);
+  EXPECT_EQ(linear->cast_bytes, 4096);
+  EXPECT_EQ(linear->cast_cpu_time_ns, 40);
+  EXPECT_EQ(linear->cast_gpu_time_ns, 5);       // the kernel under the cast's _to_copy
+  EXPECT_EQ(linear->gpu_time_ns, 5 + 50 + 50);  // inclusive of everything under it
+  EXPECT_EQ(linear->kernels, 3);
+  EXPECT_EQ(linear->tensor_core_kernels, 2);
+  EXPECT_EQ(addmm->gpu_time_ns, 100);
+  EXPECT_EQ(agg.unattributed_kernels(), 1);
+  // Category totals count top-level rows only.
+  const auto totals = category_totals(agg.op_stats());
+  ASSERT_EQ(totals.size(), 1u);  // the nested unchanged and cast rows are not counted
+  EXPECT_EQ(totals[0].category, OpCategory::kDemoted);
+  EXPECT_EQ(totals[0].cpu_time_ns, 200);
+  EXPECT_EQ(totals[0].cast_cpu_time_ns, 40);
+}
+
+TEST(OpAggregator, ChildrenOfAutogradNodesAreTopLevel) {
+  OpAggregator agg;
+  OpRecord node = op(1, 0, "autograd::engine::evaluate_function: AddmmBackward0",
+                     OpCategory::kUnchanged, 0, 50);
+  node.phase = Phase::kBackward;
+  node.autograd_node = true;
+  OpRecord mm = op(2, 1, "aten::mm", OpCategory::kUnchanged, 5, 45);
+  mm.phase = Phase::kBackward;
+  agg.add_ops({node, mm});
+  for (const auto& r : agg.op_stats()) EXPECT_EQ(r.top_level, r.name == "aten::mm") << r.name;
+}
+
+}  // namespace
+}  // namespace ampscope::profiler
