@@ -3,6 +3,8 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include "app/cli/profile_command.h"
+#include "app/cli/session_commands.h"
 #include "app/cli/train_command.h"
 #include "engine/errors.h"
 
@@ -14,6 +16,9 @@ int main(int argc, char** argv) {
                  "Read flags from a TOML file: a [train] section with the long flag names "
                  "without '--' as keys (precision = \"bf16\"); flags on the command line win");
   ampscope::cli::TrainCommand train(app);
+  ampscope::cli::ProfileCommand profile(app);
+  ampscope::cli::ExportCommand export_command(app);
+  ampscope::cli::SummaryCommand summary(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -21,6 +26,9 @@ int main(int argc, char** argv) {
   }
   try {
     if (train.selected()) return train.run();
+    if (profile.selected()) return profile.run();
+    if (export_command.selected()) return export_command.run();
+    if (summary.selected()) return summary.run();
   } catch (const ampscope::engine::ConfigError& e) {
     fmt::print(stderr, "ampscope: error: {}\n", e.what());
     return 2;

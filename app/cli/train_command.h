@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "app/cli/run_session.h"
 #include "app/cli/train_options.h"
 
 namespace ampscope::cli {
@@ -19,9 +20,7 @@ class TrainCommand {
  private:
   CLI::App* command_;
   TrainOptions options_;
-  std::string metrics_path_;
-  bool quiet_ = false;
-  int64_t log_every_ = 0;
+  SessionOutput output_;
 };
 
 }  // namespace ampscope::cli

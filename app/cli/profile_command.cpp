@@ -1,0 +1,71 @@
+#include "app/cli/profile_command.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include "engine/errors.h"
+#include "profiler/store/session_reader.h"
+
+namespace ampscope::cli {
+
+ProfileCommand::ProfileCommand(CLI::App& parent) {
+  command_ = parent.add_subcommand(
+      "profile", "Train with the profiler on: autocast decisions per op, CUDA kernels (CUPTI), gradient ranges");
+  command_->fallthrough();
+  command_->footer("Flags can also come from a TOML file (ampscope profile --config FILE, keys in a [profile] section).");
+  options_.add_to(*command_);
+  add_output_flags(*command_, output_);
+  auto& p = profiler_options_;
+  command_->add_option("--out,-o", out_, "The session file to write (.ampscope, one SQLite file)")
+      ->capture_default_str()->group("Profiling");
+  command_->add_flag("--force", force_, "Overwrite --out if it exists")->group("Profiling");
+  command_->add_option("--window-start", p.window_start, "First step whose ops are recorded")
+      ->capture_default_str()->group("Profiling");
+  command_->add_option("--window-steps", p.window_steps, "Steps recorded from --window-start (0 = to the end)")
+      ->capture_default_str()->group("Profiling");
+  command_->add_option("--every", p.every_n_steps, "Inside the window, record every Nth step")
+      ->capture_default_str()->group("Profiling");
+  command_->add_option("--grad-every", p.gradient_every, "Gradient range statistics every K steps (0 = off)")
+      ->capture_default_str()->group("Profiling");
+  command_->add_flag("--no-gpu-trace", no_gpu_trace_, "Do not trace CUDA kernels through CUPTI")->group("Profiling");
+}
+
+int ProfileCommand::run() {
+  const engine::TrainConfig config = options_.finish(*command_);
+  auto& p = profiler_options_;
+  if (p.window_start < 1) throw engine::ConfigError("--window-start must be >= 1");
+  if (p.window_steps < 0) throw engine::ConfigError("--window-steps must be >= 0");
+  if (p.every_n_steps < 1) throw engine::ConfigError("--every must be >= 1");
+  if (p.gradient_every < 0) throw engine::ConfigError("--grad-every must be >= 0");
+  struct stat existing {};
+  if (!force_ && ::stat(out_.c_str(), &existing) == 0)
+    throw engine::ConfigError(fmt::format("--out '{}' exists; add --force to overwrite it", out_));
+  p.session_path = out_;
+  p.overwrite = true;
+  p.trace_gpu = !no_gpu_trace_;
+
+  int exit_code = 0;
+  std::string gpu_tracing;
+  {
+    profiler::Profiler profiler(p);
+    exit_code = run_session(config, {&profiler}, output_);
+    gpu_tracing = profiler.gpu_tracing();
+    if (profiler.dropped_batches() > 0)
+      fmt::print(stderr, "ampscope: warning: the profiler dropped {} batches of records (it could not keep up)\n",
+                 profiler.dropped_batches());
+  }
+  if (!gpu_tracing.empty() && gpu_tracing != "cupti") fmt::print("GPU tracing {}\n", gpu_tracing);
+  // The session is readable whatever happened to the run; say what it holds.
+  if (::stat(out_.c_str(), &existing) != 0) return exit_code;  // the run failed before it started
+  try {
+    const auto session = profiler::SessionReader::open(out_);
+    fmt::print("session {}: {} steps, {} op calls, {} GPU activities\n", out_, session.steps().size(),
+               session.op_count(), session.kernel_count());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ampscope: error: the session file could not be read back: {}\n", e.what());
+    return 1;
+  }
+  return exit_code;
+}
+
+}  // namespace ampscope::cli

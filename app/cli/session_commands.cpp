@@ -1,0 +1,147 @@
+#include "app/cli/session_commands.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "profiler/export/chrome_trace.h"
+#include "profiler/export/csv_export.h"
+#include "profiler/export/json_summary.h"
+#include "profiler/store/session_reader.h"
+
+namespace ampscope::cli {
+namespace {
+
+std::string strip_extension(const std::string& path) {
+  const auto dot = path.rfind('.');
+  const auto slash = path.rfind('/');
+  return dot == std::string::npos || (slash != std::string::npos && dot < slash) ? path : path.substr(0, dot);
+}
+
+std::string ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) {
+    if (!out.empty()) out += ",";
+    out += s.empty() ? "-" : s;
+  }
+  return out;
+}
+
+}  // namespace
+
+ExportCommand::ExportCommand(CLI::App& parent) {
+  command_ = parent.add_subcommand("export", "Export a session: Chrome/Perfetto trace, CSV tables or a JSON summary");
+  command_->add_option("session", session_, "The .ampscope session file")->required();
+  command_->add_option("--format,-f", format_, "chrome | csv | json")
+      ->check(CLI::IsMember({"chrome", "csv", "json"}))->capture_default_str();
+  command_->add_option("--out,-o", out_,
+                       "Output file (csv: a prefix for <prefix>.ops.csv, .kernels.csv, .steps.csv); "
+                       "default: next to the session");
+  command_->add_option("--first-step", first_step_, "chrome: the first step to include (0 = all)");
+  command_->add_option("--last-step", last_step_, "chrome: the last step to include (0 = all)");
+}
+
+int ExportCommand::run() {
+  const auto session = profiler::SessionReader::open(session_);
+  const std::string base = out_.empty() ? strip_extension(session_) : out_;
+  if (format_ == "chrome") {
+    const std::string path = out_.empty() ? base + ".trace.json" : out_;
+    profiler::ChromeTraceOptions options;
+    if (first_step_ > 0) options.first_step = first_step_;
+    if (last_step_ > 0) options.last_step = last_step_;
+    profiler::export_chrome_trace(session, path, options);
+    fmt::print("wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", path);
+  } else if (format_ == "json") {
+    const std::string path = out_.empty() ? base + ".summary.json" : out_;
+    profiler::export_json_summary(session, path);
+    fmt::print("wrote {}\n", path);
+  } else {
+    profiler::export_op_table_csv(session, base + ".ops.csv");
+    profiler::export_kernels_csv(session, base + ".kernels.csv");
+    profiler::export_steps_csv(session, base + ".steps.csv");
+    fmt::print("wrote {0}.ops.csv, {0}.kernels.csv, {0}.steps.csv\n", base);
+  }
+  return 0;
+}
+
+SummaryCommand::SummaryCommand(CLI::App& parent) {
+  command_ = parent.add_subcommand("summary", "Print a session's op table by autocast category, kernels and loss scale");
+  command_->add_option("session", session_, "The .ampscope session file")->required();
+  command_->add_option("--top", top_, "Ops shown per category")->capture_default_str();
+}
+
+int SummaryCommand::run() {
+  const auto session = profiler::SessionReader::open(session_);
+  const auto meta = session.meta();
+  fmt::print("{}\n  model     {}\n  data      {}\n  device    {}   precision {}{}\n  GPU trace {}\n", session_,
+             meta.model, meta.data, meta.device, meta.precision, meta.scaler_enabled ? " + loss scaler" : "",
+             meta.gpu_tracing);
+
+  const auto steps = session.steps();
+  if (!steps.empty()) {
+    int64_t skipped = 0;
+    double min_scale = steps.front().loss_scale, max_scale = min_scale;
+    for (const auto& s : steps) {
+      skipped += s.skipped;
+      min_scale = std::min(min_scale, s.loss_scale);
+      max_scale = std::max(max_scale, s.loss_scale);
+    }
+    fmt::print("  steps     {}   loss {:.4f} -> {:.4f}   skipped {}   loss scale {:g} .. {:g} (last {:g})\n",
+               steps.size(), steps.front().loss, steps.back().loss, skipped, min_scale, max_scale,
+               steps.back().loss_scale);
+  }
+
+  const auto rows = session.op_stats();
+  const auto totals = profiler::category_totals(rows);
+  int64_t all_cpu = 0;
+  for (const auto& t : totals) all_cpu += t.cpu_time_ns;
+  fmt::print("\nTime by what autocast did (top-level ops; CPU ms, share, GPU ms, cast tax CPU ms)\n");
+  for (const auto& t : totals) {
+    fmt::print("  {:<14} {:>8} calls {:>11} {:>6.1f}% {:>11} {:>10}\n", profiler::to_string(t.category), t.calls,
+               ms(t.cpu_time_ns), all_cpu > 0 ? 100.0 * t.cpu_time_ns / all_cpu : 0.0, ms(t.gpu_time_ns),
+               ms(t.cast_cpu_time_ns));
+  }
+
+  std::map<profiler::OpCategory, std::vector<const profiler::OpStats*>> by_category;
+  for (const auto& r : rows)
+    if (r.top_level) by_category[r.category].push_back(&r);
+  for (auto& [category, list] : by_category) {
+    std::sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->cpu_time_ns + a->gpu_time_ns > b->cpu_time_ns + b->gpu_time_ns; });
+    fmt::print("\n{} ({} signatures)\n", profiler::to_string(category), list.size());
+    fmt::print("  {:<28} {:<24} {:<9} {:<30} {:>7} {:>10} {:>10}\n", "op", "module", "phase", "in -> out dtypes",
+               "calls", "CPU ms", "GPU ms");
+    for (size_t i = 0; i < list.size() && i < top_; ++i) {
+      const auto& r = *list[i];
+      fmt::print("  {:<28} {:<24} {:<9} {:<30} {:>7} {:>10} {:>10}{}\n", r.name.substr(0, 28),
+                 r.module.empty() ? "-" : r.module.substr(0, 24), profiler::to_string(r.phase),
+                 (join(r.input_dtypes) + " -> " + join(r.output_dtypes)).substr(0, 30), r.calls, ms(r.cpu_time_ns),
+                 ms(r.gpu_time_ns), r.tensor_core_note.empty() ? "" : "  [" + r.tensor_core_note + "]");
+    }
+  }
+
+  const auto kernels = session.top_kernels(top_);
+  if (!kernels.empty()) {
+    fmt::print("\nTop kernels (GPU ms, calls, Tensor Cores)\n");
+    for (const auto& k : kernels)
+      fmt::print("  {:>10} {:>7} {:<3} {}\n", ms(k.total_ns), k.calls, k.tensor_core ? "TC" : "", k.name.substr(0, 100));
+  }
+
+  const auto gradients = session.latest_gradients();
+  if (!gradients.empty()) {
+    double numel = 0, under = 0, over = 0;
+    for (const auto& g : gradients) {
+      numel += g.numel;
+      under += g.fp16_underflow_fraction * g.numel;
+      over += g.fp16_overflow_fraction * g.numel;
+    }
+    fmt::print("\nGradients at step {} (unscaled, against fp16 at loss scale {:g}): {:.3f}% underflow, {:.3f}% overflow\n",
+               gradients.front().step, gradients.front().loss_scale, 100.0 * under / std::max(numel, 1.0),
+               100.0 * over / std::max(numel, 1.0));
+  }
+  return 0;
+}
+
+}  // namespace ampscope::cli

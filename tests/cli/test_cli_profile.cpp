@@ -1,0 +1,133 @@
+// `ampscope profile`, `export` and `summary` as a user runs them: the profiler
+// issue's acceptance run, a killed run's session, and bad session files.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "tests/support/test_support.h"
+
+namespace {
+
+using ampscope::test::ScratchDir;
+
+struct Result {
+  int exit_code;
+  std::string output;
+};
+
+Result ampscope(const std::string& args) {
+  Result r;
+  r.exit_code = ampscope::test::run_command(fmt::format("'{}' {} 2>&1", AMPSCOPE_CLI, args), &r.output);
+  return r;
+}
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+class ProfiledGptSession : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new ScratchDir();
+    const Result r = ampscope(fmt::format(
+        "profile --model gpt --precision bf16 --device cpu --steps 8 --layers 1 --width 64 --seq-len 16 --out '{}'",
+        session().string()));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::filesystem::path session() { return *dir_ / "s.ampscope"; }
+  static ScratchDir* dir_;
+};
+ScratchDir* ProfiledGptSession::dir_ = nullptr;
+
+TEST_F(ProfiledGptSession, SummaryShowsTheAutocastCategories) {
+  const Result r = ampscope(fmt::format("summary '{}'", session().string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* needle : {"demoted", "kept_fp32", "aten::linear", "aten::cross_entropy_loss", "bfloat16",
+                             "cast tax", "autocast_cast", "steps     8"})
+    EXPECT_NE(r.output.find(needle), std::string::npos) << needle << "\n" << r.output;
+}
+
+TEST_F(ProfiledGptSession, ChromeTraceIsValidWithOpsAndSteps) {
+  const auto trace = *dir_ / "t.json";
+  const Result r = ampscope(fmt::format("export '{}' --format chrome -o '{}'", session().string(), trace.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto json = nlohmann::json::parse(read(trace));
+  ASSERT_TRUE(json.contains("traceEvents"));
+  int cpu_ops = 0, bf16_outputs = 0;
+  double last_ts = -1;
+  for (const auto& e : json["traceEvents"]) {
+    if (e.value("ph", "") != "X") continue;
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+    if (e.value("cat", "") == "cpu_op") {
+      ++cpu_ops;
+      EXPECT_TRUE(e["args"].contains("External id"));
+      if (e["name"] == "aten::linear" && e["args"].contains("Output type") &&
+          e["args"]["Output type"].dump().find("BFloat16") != std::string::npos)
+        ++bf16_outputs;
+    }
+    last_ts = std::max(last_ts, e["ts"].get<double>());
+  }
+  EXPECT_GT(cpu_ops, 100);
+  EXPECT_GT(bf16_outputs, 0);
+}
+
+TEST_F(ProfiledGptSession, CsvAndJsonExports) {
+  const auto prefix = *dir_ / "x";
+  Result r = ampscope(fmt::format("export '{}' --format csv -o '{}'", session().string(), prefix.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(read(prefix.string() + ".ops.csv").find("aten::linear"), std::string::npos);
+  EXPECT_FALSE(read(prefix.string() + ".steps.csv").empty());
+  const auto summary = *dir_ / "summary.json";
+  r = ampscope(fmt::format("export '{}' --format json -o '{}'", session().string(), summary.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NO_THROW((void)nlohmann::json::parse(read(summary)));
+}
+
+TEST(CliProfile, AKilledRunLeavesAReadableSession) {
+  ScratchDir dir;
+  const auto path = dir / "k.ampscope";
+  std::string pid_text;
+  ampscope::test::run_command(
+      fmt::format("'{}' profile --model mlp --device cpu --steps 1000000 --quiet --out '{}' >/dev/null 2>&1 & echo $!",
+                  AMPSCOPE_CLI, path.string()),
+      &pid_text);
+  const pid_t pid = std::stoi(pid_text);
+  // Let it commit a few times (the writer commits at least every 200 ms).
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const Result r = ampscope(fmt::format("summary '{}'", path.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("steps "), std::string::npos) << r.output;
+}
+
+TEST(CliProfile, BadSessionFilesAreClearErrors) {
+  ScratchDir dir;
+  ampscope::test::write_file(dir / "garbage.ampscope", "this is not a database\n");
+  Result r = ampscope(fmt::format("summary '{}'", (dir / "garbage.ampscope").string()));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("garbage.ampscope"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+  r = ampscope(fmt::format("export '{}' --format chrome", (dir / "missing.ampscope").string()));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("missing.ampscope"), std::string::npos) << r.output;
+}
+
+TEST(CliProfile, RefusesToOverwriteWithoutForce) {
+  ScratchDir dir;
+  ampscope::test::write_file(dir / "s.ampscope", "precious");
+  const Result r = ampscope(fmt::format("profile --device cpu --steps 1 --out '{}'", (dir / "s.ampscope").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--force"), std::string::npos) << r.output;
+  EXPECT_EQ(read(dir / "s.ampscope"), "precious");
+}
+
+}  // namespace
