@@ -1,0 +1,224 @@
+// ampscope-ui: the desktop app. With no arguments it opens ready to run a
+// built-in session that needs no GPU and no files (an MLP on a synthetic task,
+// bf16 autocast, device auto). --screenshot runs it (or loads FILE), grabs the
+// window and exits, for docs and CI.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QTimer>
+#include <cstdio>
+#include <memory>
+
+#include <QDateTime>
+#include <QDir>
+#include <QStandardPaths>
+
+// Trainer has a member function named emit, which Qt defines as a macro.
+#pragma push_macro("emit")
+#undef emit
+#include "engine/trainer.h"
+#pragma pop_macro("emit")
+#include "profiler/capture/profiler.h"
+#include "ui/models/run_series.h"
+#include "ui/models/store_session_io.h"
+#include "ui/widgets/live_plots.h"
+#include "ui/widgets/main_window.h"
+#include "ui/widgets/run_panel.h"
+#include "ui/widgets/training_controller.h"
+
+namespace {
+
+using ampscope::engine::RunState;
+using ampscope::engine::TrainConfig;
+using ampscope::ui::MainWindow;
+using ampscope::ui::TrainingController;
+
+TrainConfig defaultSession(int64_t steps) {
+  TrainConfig c;
+  c.model.kind = ampscope::engine::ModelKind::kMLP;
+  c.model.layers = 3;
+  c.model.width = 256;
+  c.data.kind = ampscope::engine::DataKind::kSynthetic;
+  c.precision = ampscope::engine::Precision::kBF16;
+  c.device = ampscope::engine::DeviceChoice::kAuto;
+  c.batch_size = 64;
+  c.optim.kind = ampscope::engine::OptimizerKind::kAdamW;
+  c.optim.lr = 2e-3;
+  c.optim.schedule = ampscope::engine::ScheduleKind::kCosine;
+  c.optim.warmup_steps = std::min<int64_t>(20, steps / 10);
+  c.steps = steps;
+  return c;
+}
+
+// Attaches a profiler to every run the window starts and records it into an
+// autosaved session under the user's cache directory ("Save session as" copies it).
+class LiveProfiling {
+ public:
+  LiveProfiling(MainWindow& window, ampscope::ui::StoreSessionIO& io)
+      : io_(io), controller_(window.controller()), run_panel_(window.runPanel()) {
+    TrainingController* controller = controller_;
+    // The controller ends the previous run (and its trainer) before setting up the next,
+    // so the previous profiler has seen on_run_end when it is replaced here.
+    controller->setTrainerSetup([this](ampscope::engine::Trainer& trainer) {
+      profiler_.reset();
+      ampscope::profiler::ProfilerOptions options;
+      options.session_path = nextSessionPath();
+      // The run panel's Profiling group (defaults: ops and gradients of every 5th step,
+      // a live op table at bounded cost).
+      run_panel_->profilerOptions().applyTo(options);
+      profiler_ = std::make_unique<ampscope::profiler::Profiler>(options);
+      io_.setCurrentSessionPath(options.session_path);
+      trainer.add_observer(profiler_.get());
+    });
+    controller->setProfileSource([this]() -> ampscope::profiler::ProfileSnapshotPtr {
+      return profiler_ ? profiler_->snapshot() : nullptr;
+    });
+  }
+  // The run must end (and call the profiler's on_run_end) before the profiler goes.
+  ~LiveProfiling() { controller_->shutdown(); }
+  LiveProfiling(const LiveProfiling&) = delete;
+  LiveProfiling& operator=(const LiveProfiling&) = delete;
+
+ private:
+  static std::string nextSessionPath() {
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/sessions");
+    QDir().mkpath(dir);
+    return (dir + QStringLiteral("/run-%1.ampscope")
+                      .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"))))
+        .toStdString();
+  }
+
+  ampscope::ui::StoreSessionIO& io_;
+  TrainingController* controller_;
+  ampscope::ui::RunPanel* run_panel_;  // read on the GUI thread when a run starts
+  std::unique_ptr<ampscope::profiler::Profiler> profiler_;
+};
+
+int fail(const QString& message) {
+  std::fprintf(stderr, "ampscope-ui: error: %s\n", qPrintable(message));
+  return 1;
+}
+
+// Runs the event loop until the window is grabbed into `path` after `after_steps`
+// steps (or right after loading a session); returns the exit code.
+int runScreenshot(QApplication& app, MainWindow& window, const QString& path, int after_steps,
+                  bool from_session) {
+  TrainingController* controller = window.controller();
+  bool grabbed = false;
+  int code = 1;
+  auto grab_and_quit = [&] {
+    if (grabbed) return;
+    grabbed = true;
+    // Pausing holds the picture at the step asked for; a few event-loop passes
+    // then let the last steps, the queued replots and the status bar catch up.
+    controller->pause();
+    QTimer::singleShot(300, &window, [&] {
+      const bool ok = window.grab().save(path);
+      if (ok) std::printf("ampscope-ui: wrote %s\n", qPrintable(path));
+      code = ok ? 0 : fail(QStringLiteral("could not write %1").arg(path));
+      controller->shutdown();
+      app.exit(code);
+    });
+  };
+  if (from_session) {
+    grab_and_quit();
+  } else {
+    QObject::connect(controller, &TrainingController::stepsAppended, &window, [&] {
+      if (controller->series().size() >= after_steps) grab_and_quit();
+    });
+    QObject::connect(
+        controller, &TrainingController::stateChanged, &window,
+        [&](RunState state, const QString& message) {
+          if (grabbed || !ampscope::engine::is_terminal(state)) return;
+          grabbed = true;
+          code = fail(state == RunState::kFailed
+                          ? message
+                          : QStringLiteral("the run ended before step %1").arg(after_steps));
+          app.exit(code);
+        });
+    window.startRun();
+  }
+  QTimer::singleShot(10 * 60 * 1000, &app, [&] {
+    if (grabbed) return;
+    grabbed = true;
+    code = fail(QStringLiteral("timed out waiting for step %1").arg(after_steps));
+    controller->shutdown();
+    app.exit(code);
+  });
+  const int loop = app.exec();
+  return loop != 0 ? loop : code;
+}
+
+void describeApp() {
+  QCoreApplication::setOrganizationName(QStringLiteral("ampscope"));
+  QCoreApplication::setApplicationName(QStringLiteral("ampscope-ui"));
+  QCoreApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+}
+
+bool wantsHelpOnly(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const QByteArray a(argv[i]);
+    if (a == "-h" || a == "--help" || a == "-v" || a == "--version" || a == "--help-all")
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // --help must work without a display, so it gets no QApplication.
+  std::unique_ptr<QCoreApplication> app_holder;
+  if (wantsHelpOnly(argc, argv))
+    app_holder = std::make_unique<QCoreApplication>(argc, argv);
+  else
+    app_holder = std::make_unique<QApplication>(argc, argv);
+  describeApp();
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      QStringLiteral("See what mixed-precision training actually did."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument(QStringLiteral("FILE"),
+                               QStringLiteral("A session (.ampscope) to open"),
+                               QStringLiteral("[FILE]"));
+  QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                QStringLiteral("Grab the window into FILE.png and exit"),
+                                QStringLiteral("FILE.png"));
+  QCommandLineOption steps(QStringLiteral("steps"),
+                           QStringLiteral("Steps of the built-in session (default 300)"),
+                           QStringLiteral("N"), QStringLiteral("300"));
+  QCommandLineOption after(QStringLiteral("screenshot-after-steps"),
+                           QStringLiteral("With --screenshot: grab after N steps (default 40)"),
+                           QStringLiteral("N"), QStringLiteral("40"));
+  QCommandLineOption start(QStringLiteral("start"),
+                           QStringLiteral("Start the built-in session at once"));
+  parser.addOptions({screenshot, steps, after, start});
+  parser.process(*app_holder);
+  auto& app = static_cast<QApplication&>(*app_holder);
+
+  bool ok_steps = false, ok_after = false;
+  const int n_steps = parser.value(steps).toInt(&ok_steps);
+  const int n_after = parser.value(after).toInt(&ok_after);
+  if (!ok_steps || n_steps < 1) return fail(QStringLiteral("--steps wants a positive number"));
+  if (!ok_after || n_after < 1)
+    return fail(QStringLiteral("--screenshot-after-steps wants a positive number"));
+  const QString file = parser.positionalArguments().value(0);
+  const bool shooting = parser.isSet(screenshot);
+
+  ampscope::ui::StoreSessionIO session_io;
+  MainWindow window(MainWindow::Options{.restore_layout = !shooting});
+  window.setSessionIO(&session_io);
+  LiveProfiling live_profiling(window, session_io);
+  // A screenshot needs enough steps to reach the grab, with some left to show a live run.
+  window.runPanel()->setConfig(defaultSession(shooting ? std::max(n_steps, n_after * 2) : n_steps));
+  window.show();
+
+  if (!file.isEmpty() && !window.openSession(file) && shooting)
+    return fail(window.bannerText().isEmpty() ? QStringLiteral("cannot open %1").arg(file)
+                                              : window.bannerText());
+  if (shooting)
+    return runScreenshot(app, window, parser.value(screenshot), n_after, !file.isEmpty());
+  if (parser.isSet(start) && file.isEmpty()) window.startRun();
+  return app.exec();
+}

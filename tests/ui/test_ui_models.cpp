@@ -1,0 +1,243 @@
+// The item models and proxies behind the op and kernel tables, and the step
+// series behind the live plots.
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+
+#include "tests/ui/qt_test_env.h"
+#include "tests/ui/ui_test_data.h"
+#include "ui/models/formatting.h"
+#include "ui/models/kernel_model.h"
+#include "ui/models/model_roles.h"
+#include "ui/models/op_stats_model.h"
+#include "ui/models/run_series.h"
+#include "ui/models/table_filter_proxy.h"
+
+namespace ampscope::ui {
+namespace {
+
+using profiler::OpCategory;
+using testing::realisticKernels;
+using testing::realisticOps;
+
+constexpr auto kFatal = QAbstractItemModelTester::FailureReportingMode::Fatal;
+
+QStringList column(const QAbstractItemModel& model, int col, int role = Qt::DisplayRole) {
+  QStringList out;
+  for (int r = 0; r < model.rowCount(); ++r) out << model.index(r, col).data(role).toString();
+  return out;
+}
+
+TEST(OpStatsModel, PassesTheModelTesterThroughResetsAndUpdates) {
+  OpStatsModel model;
+  TableFilterProxy proxy;
+  proxy.setSourceModel(&model);
+  QAbstractItemModelTester model_tester(&model, kFatal);
+  QAbstractItemModelTester proxy_tester(&proxy, kFatal);
+  proxy.sort(OpStatsModel::kCpuTime, Qt::DescendingOrder);
+
+  QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+  QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+  model.setRows(realisticOps());
+  EXPECT_EQ(model.rowCount(), 11);
+  EXPECT_EQ(resets.count(), 1);
+
+  // The same ops with new times: an update in place, so selections survive.
+  auto grown = realisticOps();
+  for (auto& s : grown) s.cpu_time_ns *= 2, s.calls += 40;
+  model.setRows(grown);
+  EXPECT_EQ(resets.count(), 1);
+  EXPECT_EQ(changes.count(), 1);
+  EXPECT_EQ(model.index(0, OpStatsModel::kCalls).data().toString(), QStringLiteral("80"));
+
+  // A new op appears: the rows change, so a reset.
+  grown.push_back(testing::op("aten::gelu", "layers.1", profiler::Phase::kForward,
+                              OpCategory::kUnchanged, {"bfloat16"}, {"bfloat16"}, 40, 100'000));
+  model.setRows(grown);
+  EXPECT_EQ(resets.count(), 2);
+  EXPECT_EQ(proxy.rowCount(), 12);
+
+  proxy.setCategoryFilter({static_cast<int>(OpCategory::kDemoted)});
+  model.setRows(realisticOps());
+  EXPECT_EQ(proxy.rowCount(), 3);
+  model.clear();
+  EXPECT_EQ(model.rowCount(), 0);
+  EXPECT_EQ(proxy.rowCount(), 0);
+}
+
+TEST(OpStatsModel, ShowsDtypesTimesAndMixedPrecisionTerms) {
+  OpStatsModel model;
+  model.setRows(realisticOps());
+  const auto cell = [&](int row, int col, int role = Qt::DisplayRole) {
+    return model.index(row, col).data(role);
+  };
+  EXPECT_EQ(cell(0, OpStatsModel::kOp).toString(), QStringLiteral("aten::linear"));
+  EXPECT_EQ(cell(0, OpStatsModel::kDtypes).toString(), QStringLiteral("fp32 → bf16"));
+  EXPECT_EQ(cell(3, OpStatsModel::kDtypes).toString(), QStringLiteral("bf16 → fp32"));
+  EXPECT_EQ(cell(5, OpStatsModel::kDtypes).toString(), QStringLiteral("bf16,fp32 → fp32"));
+  EXPECT_EQ(cell(0, OpStatsModel::kCategory).toString(), QStringLiteral("demoted"));
+  EXPECT_EQ(cell(0, OpStatsModel::kCpuTime).toString(), QStringLiteral("9.00 ms"));
+  EXPECT_EQ(cell(2, OpStatsModel::kCpuTime).toString(), QStringLiteral("900.0 µs"));
+  EXPECT_EQ(cell(0, OpStatsModel::kCpuTime, SortRole).toLongLong(), 9'000'000);
+  EXPECT_EQ(cell(0, OpStatsModel::kTensorCoreShare).toString(), QStringLiteral("90 %"));
+  EXPECT_EQ(cell(1, OpStatsModel::kCastTax).toString(), QStringLiteral("250.0 µs"));
+  EXPECT_EQ(cell(0, OpStatsModel::kShapes).toString(), QStringLiteral("[64, 256], [256, 256]"));
+  EXPECT_TRUE(cell(0, OpStatsModel::kCategory, Qt::ToolTipRole)
+                  .toString()
+                  .startsWith(QStringLiteral(
+                      "demoted: autocast ran this op in fp16/bf16 although its inputs were fp32")));
+  EXPECT_TRUE(cell(1, OpStatsModel::kCastTax, Qt::ToolTipRole)
+                  .toString()
+                  .contains(QStringLiteral("80 casts")));
+  EXPECT_EQ(cell(0, OpStatsModel::kCategory, CategoryRole).toInt(),
+            static_cast<int>(OpCategory::kDemoted));
+
+  // A CPU-only run has no GPU time: a dash, and it sorts below every measured share.
+  auto cpu_only = realisticOps();
+  for (auto& s : cpu_only) s.gpu_time_ns = 0, s.tensor_core_gpu_time_ns = 0;
+  model.setRows(cpu_only);
+  EXPECT_EQ(cell(0, OpStatsModel::kGpuTime).toString(), QStringLiteral("—"));
+  EXPECT_EQ(cell(0, OpStatsModel::kTensorCoreShare).toString(), QStringLiteral("—"));
+  EXPECT_LT(cell(0, OpStatsModel::kTensorCoreShare, SortRole).toDouble(), 0.0);
+}
+
+TEST(TableFilterProxy, FiltersByCategoryAndTextAndSortsNumerically) {
+  OpStatsModel model;
+  model.setRows(realisticOps());
+  TableFilterProxy proxy;
+  proxy.setSourceModel(&model);
+  QAbstractItemModelTester tester(&proxy, kFatal);
+
+  // "9.00 ms" < "10.00 ms" < "900.0 µs" as text; the raw numbers order them right.
+  proxy.setTextFilter(QStringLiteral("linear"));
+  proxy.sort(OpStatsModel::kCpuTime, Qt::AscendingOrder);
+  EXPECT_EQ(column(proxy, OpStatsModel::kModule),
+            (QStringList{"blocks.0.attn.qkv", "layers.0", "layers.1"}));
+  proxy.sort(OpStatsModel::kCpuTime, Qt::DescendingOrder);
+  EXPECT_EQ(column(proxy, OpStatsModel::kCpuTime), (QStringList{"10.0 ms", "9.00 ms", "900.0 µs"}));
+
+  // Every word must match, case-insensitively, in the op name or the module.
+  proxy.setTextFilter(QStringLiteral("LINEAR layers."));
+  EXPECT_EQ(proxy.rowCount(), 2);
+  proxy.setTextFilter(QStringLiteral("blocks.0"));
+  EXPECT_EQ(proxy.rowCount(), 4);
+  proxy.setCategoryFilter({static_cast<int>(OpCategory::kKeptFp32)});
+  EXPECT_EQ(column(proxy, OpStatsModel::kOp).size(), 2);
+  for (const QString& c : column(proxy, OpStatsModel::kCategory))
+    EXPECT_EQ(c, QStringLiteral("kept fp32"));
+  proxy.setTextFilter({});
+  proxy.setCategoryFilter(
+      {static_cast<int>(OpCategory::kAutocastCast), static_cast<int>(OpCategory::kExplicitCast)});
+  EXPECT_EQ(proxy.rowCount(), 2);
+  proxy.setCategoryFilter({});
+  EXPECT_EQ(proxy.rowCount(), 11);
+
+  proxy.sort(OpStatsModel::kCalls, Qt::DescendingOrder);
+  EXPECT_EQ(proxy.index(0, OpStatsModel::kCalls).data().toString(), QStringLiteral("120"));
+  proxy.sort(OpStatsModel::kCalls, Qt::AscendingOrder);
+  EXPECT_EQ(proxy.index(0, OpStatsModel::kCalls).data().toString(), QStringLiteral("1"));
+}
+
+TEST(KernelModel, PassesTheModelTesterAndSortsByTime) {
+  KernelModel model;
+  TableFilterProxy proxy;
+  proxy.setSourceModel(&model);
+  QAbstractItemModelTester model_tester(&model, kFatal);
+  QAbstractItemModelTester proxy_tester(&proxy, kFatal);
+  model.setRows(realisticKernels());
+  ASSERT_EQ(model.rowCount(), 6);
+  EXPECT_EQ(model.index(0, KernelModel::kTotal).data().toString(), QStringLiteral("9.00 ms"));
+  EXPECT_EQ(model.index(0, KernelModel::kMean).data().toString(), QStringLiteral("75.0 µs"));
+  EXPECT_EQ(model.index(0, KernelModel::kGrid).data().toString(), QStringLiteral("128×2×1"));
+  EXPECT_EQ(model.index(0, KernelModel::kTensorCore).data().toString(), QStringLiteral("yes"));
+  EXPECT_EQ(model.index(0, KernelModel::kShare).data().toString(), QStringLiteral("46.4 %"));
+
+  proxy.sort(KernelModel::kTotal, Qt::AscendingOrder);
+  EXPECT_EQ(proxy.index(0, KernelModel::kName).data().toString(), QStringLiteral("Memcpy HtoD"));
+  proxy.sort(KernelModel::kCalls, Qt::DescendingOrder);
+  EXPECT_EQ(proxy.index(0, KernelModel::kCalls).data().toString(), QStringLiteral("120"));
+
+  proxy.setLaunchedByFilter(QStringLiteral("aten::linear"));
+  EXPECT_EQ(proxy.rowCount(), 1);
+  // A kernel launched by several ops belongs to each of them.
+  auto shared = realisticKernels();
+  shared[1].launching_ops = {"aten::mm", "aten::linear"};
+  model.setRows(shared);
+  EXPECT_EQ(proxy.rowCount(), 2);
+  EXPECT_EQ(model.index(1, KernelModel::kLaunchedBy).data().toString(),
+            QStringLiteral("aten::mm, aten::linear"));
+  model.setRows(realisticKernels());
+  proxy.setLaunchedByFilter({});
+  proxy.setTextFilter(QStringLiteral("elementwise"));
+  EXPECT_EQ(proxy.rowCount(), 2);
+
+  auto updated = realisticKernels();
+  for (auto& k : updated) k.total_ns *= 3;
+  QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+  model.setRows(updated);
+  EXPECT_EQ(resets.count(), 0);
+  updated.pop_back();
+  model.setRows(updated);
+  EXPECT_EQ(resets.count(), 1);
+  model.clear();
+  EXPECT_EQ(proxy.rowCount(), 0);
+}
+
+TEST(CategoryTotals, SplitsTimeByCategoryAndPrecision) {
+  const CategoryTotals t = summarizeByCategory(realisticOps());
+  EXPECT_TRUE(t.gpu);
+  int64_t sum = 0;
+  for (int64_t v : t.time_ns) sum += v;
+  EXPECT_EQ(sum, t.total_ns);
+  EXPECT_EQ(t.time_ns[0], 9'300'000);  // demoted: the three linears' GPU time
+  EXPECT_EQ(t.fp32_ns + t.fp16_ns + t.bf16_ns + t.other_ns, t.total_ns);
+  EXPECT_EQ(t.fp16_ns, 10'000);
+  EXPECT_FALSE(t.top_level_only);
+
+  // With top-level rows marked, nested ops (the casts under a linear) are not counted twice.
+  auto rows = realisticOps();
+  for (auto& s : rows) s.top_level = s.category != OpCategory::kAutocastCast;
+  const CategoryTotals top = summarizeByCategory(rows);
+  EXPECT_TRUE(top.top_level_only);
+  EXPECT_EQ(top.time_ns[5], 0);
+  EXPECT_EQ(top.total_ns, t.total_ns - 700'000);
+}
+
+TEST(RunSeries, SmoothsTheLossAndCollectsSkippedSteps) {
+  RunSeries series(0.9);
+  for (int i = 1; i <= 50; ++i) {
+    profiler::StepRecord r;
+    r.step = i;
+    r.loss = i == 20 ? std::numeric_limits<double>::quiet_NaN() : 2.0 / i;
+    r.loss_scale = i < 10 ? 65536.0 : 32768.0;
+    r.skipped = i == 9 || i == 20;
+    r.step_time_ms = 10.0;
+    r.mem_allocated_bytes = 64ll << 20;
+    series.append(r);
+  }
+  EXPECT_EQ(series.size(), 50);
+  EXPECT_DOUBLE_EQ(series.lossSmoothed().front(), 2.0);  // bias-corrected: starts at the first loss
+  EXPECT_TRUE(std::isfinite(series.lossSmoothed().back()));  // the NaN at step 20 did not poison it
+  EXPECT_GT(series.lossSmoothed()[30], series.loss()[30]);   // lags a falling loss
+  EXPECT_EQ(series.skippedSteps(), (QVector<double>{9, 20}));
+  EXPECT_EQ(series.skippedScales(), (QVector<double>{65536, 32768}));
+  EXPECT_DOUBLE_EQ(series.memAllocatedMiB().front(), 64.0);
+  EXPECT_DOUBLE_EQ(series.recentStepTimeMs(), 10.0);
+  series.clear();
+  EXPECT_TRUE(series.empty());
+  EXPECT_EQ(series.skippedCount(), 0);
+}
+
+TEST(Formatting, WritesUnitsAUserReads) {
+  EXPECT_EQ(formatDuration(850), QStringLiteral("850 ns"));
+  EXPECT_EQ(formatDuration(12'400), QStringLiteral("12.4 µs"));
+  EXPECT_EQ(formatDuration(3'210'000), QStringLiteral("3.21 ms"));
+  EXPECT_EQ(formatDuration(1'500'000'000), QStringLiteral("1.50 s"));
+  EXPECT_EQ(formatBytes(512), QStringLiteral("512 B"));
+  EXPECT_EQ(formatBytes(3 * 1024 * 1024 / 2), QStringLiteral("1.50 MiB"));
+  EXPECT_EQ(shortDtype("bfloat16"), QStringLiteral("bf16"));
+  EXPECT_EQ(dtypeFlow({"float32", "", "float32"}, {"float16"}), QStringLiteral("fp32 → fp16"));
+  EXPECT_EQ(formatCount(12345), QStringLiteral("12.3k"));
+}
+
+}  // namespace
+}  // namespace ampscope::ui

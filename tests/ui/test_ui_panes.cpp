@@ -1,0 +1,153 @@
+// Panes on their own, without a run: the gradients heatmap over time and the run
+// panel's profiling options.
+#include <qcustomplot.h>
+
+#include <QSpinBox>
+#include <cmath>
+
+#include "profiler/capture/profiler.h"
+#include "tests/ui/qt_test_env.h"
+#include "tests/ui/ui_test_data.h"
+#include "ui/widgets/gradients_pane.h"
+#include "ui/widgets/run_panel.h"
+
+namespace ampscope::ui {
+namespace {
+
+using Mode = GradientsPane::HeatmapMode;
+using profiler::kGradBins;
+using profiler::kGradLog2Min;
+using testing::gradientSample;
+
+// Five sampled steps of three parameters; the scale halves at step 30 (an overflow).
+profiler::ProfileSnapshotPtr snapshotWithHistory() {
+  auto snapshot = std::make_shared<profiler::ProfileSnapshot>();
+  const int64_t steps[] = {10, 20, 30, 40, 50};
+  for (int64_t step : steps) {
+    const double scale = step < 30 ? 65536.0 : 32768.0;
+    const int drift = static_cast<int>(step / 10);
+    snapshot->gradient_history.push_back(gradientSample("a.weight", -20 - drift, 4, scale, step));
+    snapshot->gradient_history.push_back(gradientSample("a.bias", -14, 2, scale, step));
+    snapshot->gradient_history.push_back(gradientSample("b.weight", -28 + drift, 6, scale, step));
+  }
+  for (const auto& s : snapshot->gradient_history)
+    if (s.step == 50) snapshot->gradients.push_back(s);
+  snapshot->step = 50;
+  return snapshot;
+}
+
+std::array<int64_t, kGradBins> summed(const profiler::ProfileSnapshot& snapshot, int64_t step,
+                                      const std::string& parameter = {}) {
+  std::array<int64_t, kGradBins> sum{};
+  for (const auto& s : snapshot.gradient_history)
+    if (s.step == step && (parameter.empty() || s.parameter == parameter))
+      for (int b = 0; b < kGradBins; ++b) sum[b] += s.log2_histogram[b];
+  return sum;
+}
+
+TEST(GradientsPane, OverTimeHasOneColumnPerSampledStepWithTheSummedHistograms) {
+  GradientsPane pane;
+  pane.resize(900, 600);
+  pane.show();
+  const auto snapshot = snapshotWithHistory();
+  pane.setSnapshot(snapshot);
+  ASSERT_EQ(pane.heatmapMode(), Mode::kLatest);
+  EXPECT_EQ(pane.heatmapMap()->data()->keySize(), kGradBins);
+  EXPECT_EQ(pane.heatmapMap()->data()->valueSize(), 3);  // one row per parameter
+
+  pane.setHeatmapMode(Mode::kOverTimeAll);
+  const GradientHistoryMap& map = pane.historyMap();
+  ASSERT_EQ(map.steps, (std::vector<int64_t>{10, 20, 30, 40, 50}));
+  QCPColorMapData* data = pane.heatmapMap()->data();
+  ASSERT_EQ(data->keySize(), 5);
+  ASSERT_EQ(data->valueSize(), kGradBins);
+  for (int c = 0; c < 5; ++c) {
+    const auto expected = summed(*snapshot, map.steps[static_cast<size_t>(c)]);
+    EXPECT_EQ(map.counts[static_cast<size_t>(c)], expected) << "column " << c;
+    int64_t total = 0;
+    for (int64_t n : expected) total += n;
+    for (int b = 0; b < kGradBins; ++b) {
+      const double cell = data->cell(c, b);
+      if (expected[b] == 0)
+        EXPECT_TRUE(std::isnan(cell)) << c << "," << b;
+      else
+        EXPECT_NEAR(cell, std::max(0.02, static_cast<double>(expected[b]) / total), 1e-12);
+    }
+  }
+  // The fp16 limits follow each step's scale; the last column is at the current one.
+  EXPECT_EQ(map.loss_scales.front(), 65536.0);
+  EXPECT_EQ(map.loss_scales.back(), 32768.0);
+  const QCPGraph* floor = pane.heatmapPlot()->graph(0);
+  ASSERT_TRUE(floor->visible());
+  EXPECT_DOUBLE_EQ((floor->data()->constEnd() - 1)->value, -24.0 - 15.0);
+  EXPECT_DOUBLE_EQ(floor->data()->constBegin()->value, -24.0 - 16.0);
+
+  pane.selectParameter(1);  // a.bias
+  pane.setHeatmapMode(Mode::kOverTimeSelected);
+  ASSERT_EQ(pane.historyMap().counts.size(), 5u);
+  for (size_t c = 0; c < 5; ++c)
+    EXPECT_EQ(pane.historyMap().counts[c], summed(*snapshot, map.steps[c], "a.bias"));
+  pane.selectParameter(2);  // the heatmap follows the selection
+  EXPECT_EQ(pane.historyMap().counts[0], summed(*snapshot, 10, "b.weight"));
+
+  pane.setHeatmapMode(Mode::kLatest);
+  EXPECT_EQ(pane.heatmapMap()->data()->keySize(), kGradBins);
+  EXPECT_EQ(pane.heatmapMap()->data()->valueSize(), 3);
+  EXPECT_FALSE(pane.heatmapPlot()->graph(0)->visible());
+}
+
+TEST(GradientsPane, OverTimeWithoutHistoryShowsTheLatestSampleAsOneColumn) {
+  GradientsPane pane;
+  pane.setHeatmapMode(Mode::kOverTimeAll);
+  pane.setSnapshot(testing::realisticSnapshot(7));
+  ASSERT_EQ(pane.historyMap().steps, std::vector<int64_t>{7});
+  EXPECT_EQ(pane.heatmapMap()->data()->keySize(), 1);
+}
+
+TEST(GradientHistoryMap, SumsPerStepInStepOrder) {
+  const std::vector<profiler::GradientSample> history = {gradientSample("x", -10, 0, 2.0, 8),
+                                                         gradientSample("x", -10, 0, 2.0, 4),
+                                                         gradientSample("y", -10, 0, 2.0, 4)};
+  const auto map = gradientHistoryMap(history);
+  ASSERT_EQ(map.steps, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(map.counts[0][-10 - kGradLog2Min], 2000);
+  EXPECT_EQ(map.counts[1][-10 - kGradLog2Min], 1000);
+  EXPECT_EQ(gradientHistoryMap(history, "y").counts[1][-10 - kGradLog2Min], 0);
+}
+
+TEST(RunPanel, ProfilingFieldsReachTheProfilerOptions) {
+  RunPanel panel;
+  const ProfilingSettings defaults = panel.profilerOptions();
+  EXPECT_EQ(defaults.every_n_steps, 5);
+  EXPECT_EQ(defaults.gradient_every, 5);
+  EXPECT_EQ(defaults.window_start, 1);
+  EXPECT_EQ(defaults.window_steps, 0);
+
+  auto field = [&](const char* name) {
+    auto* box = panel.findChild<QSpinBox*>(QString::fromLatin1(name));
+    EXPECT_NE(box, nullptr) << name;
+    EXPECT_TRUE(box->isEnabled()) << name;
+    return box;
+  };
+  field("profileEveryNSteps")->setValue(3);
+  field("profileGradientEvery")->setValue(0);
+  field("profileWindowStart")->setValue(100);
+  field("profileWindowSteps")->setValue(50);
+  EXPECT_EQ(field("profileGradientEvery")->text(), QStringLiteral("off"));
+
+  profiler::ProfilerOptions options;
+  options.session_path = "kept.ampscope";
+  panel.profilerOptions().applyTo(options);
+  EXPECT_EQ(options.every_n_steps, 3);
+  EXPECT_EQ(options.gradient_every, 0);
+  EXPECT_EQ(options.window_start, 100);
+  EXPECT_EQ(options.window_steps, 50);
+  EXPECT_EQ(options.session_path, "kept.ampscope");
+
+  panel.setProfilerOptions(ProfilingSettings{});
+  EXPECT_EQ(field("profileEveryNSteps")->value(), 5);
+  EXPECT_EQ(field("profileWindowSteps")->text(), QStringLiteral("to the end"));
+}
+
+}  // namespace
+}  // namespace ampscope::ui

@@ -1,0 +1,167 @@
+#include "ui/models/formatting.h"
+
+#include <QStringList>
+#include <cmath>
+
+namespace ampscope::ui {
+
+using profiler::OpCategory;
+
+QString formatDuration(int64_t ns) {
+  const double v = static_cast<double>(ns);
+  const double a = std::abs(v);
+  if (a < 1e3) return QStringLiteral("%1 ns").arg(ns);
+  if (a < 1e6) return QStringLiteral("%1 µs").arg(v / 1e3, 0, 'f', a < 1e4 ? 2 : 1);
+  if (a < 1e9) return QStringLiteral("%1 ms").arg(v / 1e6, 0, 'f', a < 1e7 ? 2 : 1);
+  return QStringLiteral("%1 s").arg(v / 1e9, 0, 'f', 2);
+}
+
+QString formatBytes(int64_t bytes) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (std::abs(v) >= 1024.0 && unit < 4) {
+    v /= 1024.0;
+    ++unit;
+  }
+  if (unit == 0) return QStringLiteral("%1 B").arg(bytes);
+  return QStringLiteral("%1 %2").arg(v, 0, 'f', std::abs(v) < 10 ? 2 : 1).arg(units[unit]);
+}
+
+QString formatCount(double value) {
+  const double a = std::abs(value);
+  if (a < 1e4) return QString::number(value, 'f', a < 10 && value != std::floor(value) ? 2 : 0);
+  if (a < 1e6) return QStringLiteral("%1k").arg(value / 1e3, 0, 'f', 1);
+  if (a < 1e9) return QStringLiteral("%1M").arg(value / 1e6, 0, 'f', 2);
+  return QStringLiteral("%1G").arg(value / 1e9, 0, 'f', 2);
+}
+
+QString shortDtype(const std::string& dtype) {
+  if (dtype == "float32" || dtype == "float") return QStringLiteral("fp32");
+  if (dtype == "float16" || dtype == "half") return QStringLiteral("fp16");
+  if (dtype == "bfloat16") return QStringLiteral("bf16");
+  if (dtype == "float64" || dtype == "double") return QStringLiteral("fp64");
+  return QString::fromStdString(dtype);
+}
+
+namespace {
+
+QString distinctDtypes(const std::vector<profiler::DtypeName>& dtypes) {
+  QStringList out;
+  for (const auto& d : dtypes) {
+    if (d.empty()) continue;
+    const QString s = shortDtype(d);
+    if (!out.contains(s)) out << s;
+  }
+  return out.join(QLatin1Char(','));
+}
+
+}  // namespace
+
+QString dtypeFlow(const std::vector<profiler::DtypeName>& inputs,
+                  const std::vector<profiler::DtypeName>& outputs) {
+  const QString in = distinctDtypes(inputs);
+  const QString out = distinctDtypes(outputs);
+  if (in.isEmpty()) return out.isEmpty() ? QString() : QStringLiteral("→ ") + out;
+  if (out.isEmpty()) return in;
+  return in + QStringLiteral(" → ") + out;
+}
+
+QString shapesText(const std::vector<profiler::Shape>& shapes) {
+  QStringList parts;
+  for (const auto& shape : shapes) {
+    if (shape.empty()) continue;
+    QStringList dims;
+    for (int64_t d : shape) dims << QString::number(d);
+    parts << QLatin1Char('[') + dims.join(QStringLiteral(", ")) + QLatin1Char(']');
+  }
+  return parts.join(QStringLiteral(", "));
+}
+
+QString gridText(const std::array<int32_t, 3>& dims) {
+  if (dims[0] == 0) return {};
+  return QStringLiteral("%1×%2×%3").arg(dims[0]).arg(dims[1]).arg(dims[2]);
+}
+
+QString categoryLabel(OpCategory category) {
+  switch (category) {
+    case OpCategory::kDemoted:
+      return QStringLiteral("demoted");
+    case OpCategory::kKeptFp32:
+      return QStringLiteral("kept fp32");
+    case OpCategory::kPromoted:
+      return QStringLiteral("promoted");
+    case OpCategory::kUnchanged:
+      return QStringLiteral("unchanged");
+    case OpCategory::kExplicitCast:
+      return QStringLiteral("explicit cast");
+    case OpCategory::kAutocastCast:
+      return QStringLiteral("autocast cast");
+  }
+  return {};
+}
+
+QString categoryTooltip(OpCategory category) {
+  switch (category) {
+    case OpCategory::kDemoted:
+      return QStringLiteral(
+          "demoted: autocast ran this op in fp16/bf16 although its inputs were fp32.");
+    case OpCategory::kKeptFp32:
+      return QStringLiteral(
+          "kept fp32: autocast ran this op in fp32 for accuracy although its inputs were "
+          "fp16/bf16.");
+    case OpCategory::kPromoted:
+      return QStringLiteral(
+          "promoted: the inputs mixed precisions, so autocast ran the op at the widest one.");
+    case OpCategory::kUnchanged:
+      return QStringLiteral("unchanged: the op ran in the precision of its inputs.");
+    case OpCategory::kExplicitCast:
+      return QStringLiteral(
+          "explicit cast: a conversion your code asked for (.to(), .half(), .float()).");
+    case OpCategory::kAutocastCast:
+      return QStringLiteral(
+          "autocast cast: a conversion autocast inserted before an op — the cast tax.");
+  }
+  return {};
+}
+
+QString phaseLabel(profiler::Phase phase) {
+  switch (phase) {
+    case profiler::Phase::kForward:
+      return QStringLiteral("forward");
+    case profiler::Phase::kBackward:
+      return QStringLiteral("backward");
+    case profiler::Phase::kOptimizer:
+      return QStringLiteral("optimizer");
+    case profiler::Phase::kOther:
+      return QStringLiteral("other");
+  }
+  return {};
+}
+
+QColor categoryColor(OpCategory category) {
+  switch (category) {
+    case OpCategory::kDemoted:
+      return QColor(0x2e, 0x9e, 0x5b);  // green: the fast path
+    case OpCategory::kKeptFp32:
+      return QColor(0x3b, 0x7d, 0xd8);  // blue: full precision
+    case OpCategory::kPromoted:
+      return QColor(0x8e, 0x5c, 0xc9);  // violet
+    case OpCategory::kUnchanged:
+      return QColor(0x8a, 0x8f, 0x98);  // grey
+    case OpCategory::kExplicitCast:
+      return QColor(0xd9, 0x8c, 0x1f);  // amber
+    case OpCategory::kAutocastCast:
+      return QColor(0xd6, 0x45, 0x45);  // red: overhead
+  }
+  return Qt::gray;
+}
+
+OpCategory categoryAt(int index) {
+  static constexpr OpCategory order[kCategoryCount] = {
+      OpCategory::kDemoted,   OpCategory::kKeptFp32,     OpCategory::kPromoted,
+      OpCategory::kUnchanged, OpCategory::kExplicitCast, OpCategory::kAutocastCast};
+  return order[index];
+}
+
+}  // namespace ampscope::ui

@@ -1,0 +1,62 @@
+#pragma once
+// How the UI writes profiler values, and the one-sentence explanations of
+// mixed-precision terms that tooltips show. Shared by the models and the panes
+// so a term reads the same everywhere.
+#include <QColor>
+#include <QString>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profiler/records.h"
+
+namespace ampscope::ui {
+
+QString formatDuration(int64_t ns);            // "850 ns", "12.4 µs", "3.21 ms", "1.50 s"
+QString formatBytes(int64_t bytes);            // "512 B", "3.2 KiB", "1.50 GiB"
+QString formatCount(double value);             // "1234", "12.3k", "4.56M"
+QString shortDtype(const std::string& dtype);  // "float16" -> "fp16"
+// Distinct floating dtypes in argument order: "fp32 → bf16"; non-tensor arguments are left out.
+QString dtypeFlow(const std::vector<profiler::DtypeName>& inputs,
+                  const std::vector<profiler::DtypeName>& outputs);
+QString shapesText(const std::vector<profiler::Shape>& shapes);  // "[32, 128], [128]"
+QString gridText(const std::array<int32_t, 3>& dims);            // "128×4×1"
+
+QString categoryLabel(profiler::OpCategory category);    // "demoted"
+QString categoryTooltip(profiler::OpCategory category);  // one sentence
+QString phaseLabel(profiler::Phase phase);
+// Colors readable on light and dark backgrounds alike.
+QColor categoryColor(profiler::OpCategory category);
+
+// The category's place in the filter combo and the summary strip.
+inline constexpr int kCategoryCount = 6;
+profiler::OpCategory categoryAt(int index);
+
+namespace glossary {
+inline constexpr char kLossScale[] =
+    "Loss scale: the loss is multiplied by it before backward so small fp16 gradients do not "
+    "flush to zero; it halves when a gradient overflows and grows after a run of good steps.";
+inline constexpr char kSkippedStep[] =
+    "Skipped step: an inf/NaN gradient was found at this loss scale, so the optimizer step was "
+    "not applied and the scale backed off.";
+inline constexpr char kFp16SubnormalFloor[] =
+    "fp16 subnormal floor 2^-24: scaled gradients smaller than this become zero.";
+inline constexpr char kFp16SmallestNormal[] =
+    "fp16 smallest normal 2^-14: scaled gradients below it are subnormal and lose precision.";
+inline constexpr char kFp16Max[] =
+    "fp16 max 65504: scaled gradients above it overflow to inf and the step is skipped.";
+inline constexpr char kTensorCoreShare[] =
+    "Tensor Core share: the part of this op's GPU time spent in kernels that use Tensor Cores.";
+inline constexpr char kCastTax[] =
+    "Cast tax: time autocast spent converting this op's inputs between fp32 and fp16/bf16.";
+inline constexpr char kBf16[] =
+    "bf16 keeps fp32's 8-bit exponent (same range) with a 7-bit mantissa, so it rarely needs a "
+    "loss scaler.";
+inline constexpr char kFp16[] =
+    "fp16 has a 5-bit exponent (range 2^-24 … 65504), so gradients need a loss scaler to stay "
+    "in range.";
+inline constexpr char kGradNorm[] =
+    "Gradient norm: the L2 norm of all unscaled gradients before clipping.";
+}  // namespace glossary
+
+}  // namespace ampscope::ui

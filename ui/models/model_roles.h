@@ -1,0 +1,15 @@
+#pragma once
+// Roles shared by the ampscope table models: views display Qt::DisplayRole,
+// proxies sort by SortRole (raw numbers, so "9 ms" sorts below "10 ms").
+#include <Qt>
+
+namespace ampscope::ui {
+
+enum ModelRole : int {
+  SortRole = Qt::UserRole + 1,  // raw value: qint64 ns, counts, fractions, or the text
+  CategoryRole,                 // int(profiler::OpCategory); OpStatsModel only
+  FilterTextRole,               // the text a free-text filter matches (name, module, ...)
+  LaunchedByRole,               // KernelModel: QStringList of the ops that launched the kernel
+};
+
+}  // namespace ampscope::ui

@@ -1,0 +1,32 @@
+#pragma once
+// The seam between the UI and session files (.ampscope). The profiler's store
+// (profiler/store, SessionReader/SessionWriter) implements it; the UI only
+// knows this interface, so it builds and runs before the store exists.
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "profiler/records.h"
+#include "profiler/snapshot.h"
+
+namespace ampscope::ui {
+
+struct LoadedSession {
+  profiler::SessionMeta meta;
+  std::vector<profiler::StepRecord> steps;
+  profiler::ProfileSnapshotPtr profile;  // null when the session recorded no profile
+};
+
+class SessionIO {
+ public:
+  virtual ~SessionIO() = default;
+  // Throws std::exception with a one-line, user-readable message on failure.
+  virtual LoadedSession load(const std::string& path) = 0;
+  // Writes the session recorded by the current (or last) run to `path`.
+  virtual void saveCurrent(const std::string& path) = 0;
+};
+
+inline constexpr char kSessionSuffix[] = "ampscope";
+
+}  // namespace ampscope::ui

@@ -1,0 +1,475 @@
+#include "ui/widgets/gradients_pane.h"
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QVBoxLayout>
+#include <cmath>
+#include <map>
+
+#include "ui/models/formatting.h"
+#include "ui/widgets/pane_hint.h"
+#include "ui/widgets/plot_style.h"
+
+namespace ampscope::ui {
+namespace {
+
+using profiler::kGradBins;
+using profiler::kGradLog2Min;
+
+constexpr double kFp16SubnormalFloorLog2 = -24.0;
+constexpr double kFp16SmallestNormalLog2 = -14.0;
+const double kFp16MaxLog2 = std::log2(65504.0);
+
+QCPColorGradient viridis() {
+  QCPColorGradient g;
+  g.clearColorStops();
+  g.setColorStopAt(0.0, QColor(68, 1, 84));
+  g.setColorStopAt(0.25, QColor(59, 82, 139));
+  g.setColorStopAt(0.5, QColor(33, 145, 140));
+  g.setColorStopAt(0.75, QColor(94, 201, 98));
+  g.setColorStopAt(1.0, QColor(253, 231, 37));
+  g.setColorInterpolation(QCPColorGradient::ciRGB);
+  g.setNanHandling(QCPColorGradient::nhTransparent);
+  return g;
+}
+
+using Histogram = std::array<int64_t, kGradBins>;
+
+// The occupied log2 range of the histograms, widened to show fp16's limits at
+// every loss scale in [2^log2_scale_lo, 2^log2_scale_hi].
+QCPRange occupiedRange(const std::vector<Histogram>& histograms, double log2_scale_lo,
+                       double log2_scale_hi) {
+  int lo = kGradBins, hi = -1;
+  for (const auto& h : histograms)
+    for (int b = 0; b < kGradBins; ++b)
+      if (h[b] > 0) {
+        lo = std::min(lo, b);
+        hi = std::max(hi, b);
+      }
+  double lower = kFp16SubnormalFloorLog2 - log2_scale_hi - 2;
+  double upper = kFp16MaxLog2 - log2_scale_lo + 2;
+  if (hi >= 0) {
+    lower = std::min(lower, static_cast<double>(kGradLog2Min + lo) - 1);
+    upper = std::max(upper, static_cast<double>(kGradLog2Min + hi) + 2);
+  }
+  return QCPRange(std::max<double>(lower, kGradLog2Min), std::min<double>(upper, -kGradLog2Min));
+}
+
+QCPRange occupiedRange(const std::vector<profiler::GradientSample>& samples, double log2_scale) {
+  std::vector<Histogram> histograms;
+  histograms.reserve(samples.size());
+  for (const auto& s : samples) histograms.push_back(s.log2_histogram);
+  return occupiedRange(histograms, log2_scale, log2_scale);
+}
+
+double log2Scale(double loss_scale) { return std::log2(std::max(1e-300, loss_scale)); }
+
+// A colour-map cell: the bin's share of the row's (or column's) elements; empty
+// bins stay transparent and tiny shares stay visible.
+double cellShare(int64_t count, int64_t total) {
+  const double share = total > 0 ? static_cast<double>(count) / static_cast<double>(total) : 0.0;
+  return share > 0 ? std::max(share, 0.02) : qQNaN();
+}
+
+QString pct(double f) {
+  return f > 0 && f < 0.001 ? QStringLiteral("<0.1 %")
+                            : QStringLiteral("%1 %").arg(f * 100, 0, 'f', 1);
+}
+
+}  // namespace
+
+GradientHistoryMap gradientHistoryMap(const std::vector<profiler::GradientSample>& history,
+                                      const std::string& parameter) {
+  // Grouped by step rather than trusting the order, so a session's samples work too.
+  std::map<int64_t, std::pair<double, Histogram>> by_step;
+  for (const auto& s : history) {
+    auto it = by_step.try_emplace(s.step, s.loss_scale, Histogram{}).first;
+    if (!parameter.empty() && s.parameter != parameter) continue;
+    for (int b = 0; b < kGradBins; ++b) it->second.second[b] += s.log2_histogram[b];
+  }
+  GradientHistoryMap map;
+  for (const auto& [step, entry] : by_step) {
+    map.steps.push_back(step);
+    map.loss_scales.push_back(entry.first);
+    map.counts.push_back(entry.second);
+  }
+  return map;
+}
+
+GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  stack_ = new QStackedWidget;
+  layout->addWidget(stack_);
+  stack_->addWidget(makeHintLabel(
+      tr("%1\nGradient range statistics (log2|g| per parameter against fp16's limits) are "
+         "sampled by the profiler during the run.")
+          .arg(QString::fromLatin1(kProfilerHint))));
+
+  auto* content = new QWidget;
+  auto* column = new QVBoxLayout(content);
+  column->setContentsMargins(4, 4, 4, 4);
+  auto* bar = new QHBoxLayout;
+  parameter_ = new QComboBox;
+  parameter_->setMinimumContentsLength(28);
+  parameter_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  parameter_->setToolTip(
+      tr("The parameter whose histogram is shown; a click on a heatmap row selects it too"));
+  scale_label_ = new QLabel;
+  scale_label_->setToolTip(QString::fromLatin1(glossary::kLossScale));
+  mode_ = new QComboBox;
+  mode_->setObjectName(QStringLiteral("heatmapMode"));
+  mode_->addItem(tr("latest sample"), static_cast<int>(HeatmapMode::kLatest));
+  mode_->addItem(tr("over time · all parameters"), static_cast<int>(HeatmapMode::kOverTimeAll));
+  mode_->addItem(tr("over time · selected parameter"),
+                 static_cast<int>(HeatmapMode::kOverTimeSelected));
+  mode_->setToolTip(
+      tr("Latest sample: one row per parameter. Over time: one column per sampled step (the "
+         "last 64), summed over all parameters or for the selected one"));
+  bar->addWidget(new QLabel(tr("Heatmap")));
+  bar->addWidget(mode_);
+  bar->addSpacing(12);
+  bar->addWidget(new QLabel(tr("Parameter")));
+  bar->addWidget(parameter_, 1);
+  bar->addSpacing(12);
+  bar->addWidget(scale_label_);
+  column->addLayout(bar);
+
+  auto* split = new QSplitter(Qt::Vertical);
+  heatmap_ = new QCustomPlot;
+  heatmap_->setObjectName(QStringLiteral("gradientHeatmap"));
+  addPlotTitle(heatmap_, tr("Unscaled gradient magnitudes per parameter"));
+  heatmap_->xAxis->setLabel(tr("log₂|g|"));
+  heatmap_->yAxis->setTickLabelRotation(0);
+  map_ = new QCPColorMap(heatmap_->xAxis, heatmap_->yAxis);
+  map_->setInterpolate(false);
+  map_->setTightBoundary(true);
+  auto* scale_bar = new QCPColorScale(heatmap_);
+  heatmap_->plotLayout()->addElement(1, 1, scale_bar);
+  scale_bar->setLabel(tr("share of elements"));
+  scale_bar->setBarWidth(10);
+  // The map takes the scale's gradient when attached, so the gradient goes on the scale.
+  map_->setColorScale(scale_bar);
+  scale_bar->setGradient(viridis());
+  scale_bar->setDataRange(QCPRange(0, 1));
+  // Step lines, because the limits move with the loss scale from one sampled step to the next.
+  for (QCPGraph*& graph : limit_graphs_) {
+    graph = heatmap_->addGraph();
+    graph->setLineStyle(QCPGraph::lsStepLeft);
+    graph->setVisible(false);
+  }
+  heatmap_->setToolTip(QString::fromLatin1(glossary::kFp16SubnormalFloor) + QLatin1Char('\n') +
+                       QString::fromLatin1(glossary::kFp16SmallestNormal) + QLatin1Char('\n') +
+                       QString::fromLatin1(glossary::kFp16Max));
+  connect(heatmap_, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
+    if (heatmapMode() != HeatmapMode::kLatest) return;  // rows are log2 bins there
+    const int row = static_cast<int>(std::lround(heatmap_->yAxis->pixelToCoord(e->pos().y())));
+    if (row >= 0 && row < parameterCount()) selectParameter(row);
+  });
+
+  histogram_ = new QCustomPlot;
+  histogram_->setObjectName(QStringLiteral("gradientHistogram"));
+  addPlotTitle(histogram_, tr("Selected parameter"));
+  histogram_->xAxis->setLabel(tr("log₂|g|"));
+  histogram_->yAxis->setLabel(tr("elements"));
+  bars_ = new QCPBars(histogram_->xAxis, histogram_->yAxis);
+  bars_->setWidth(0.9);
+  split->addWidget(heatmap_);
+  split->addWidget(histogram_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  column->addWidget(split, 1);
+  stack_->addWidget(content);
+
+  connect(parameter_, &QComboBox::currentIndexChanged, this, [this] {
+    if (heatmapMode() == HeatmapMode::kOverTimeSelected) rebuildHeatmap();
+    rebuildHistogram();
+  });
+  connect(mode_, &QComboBox::currentIndexChanged, this, [this] {
+    if (snapshot_ && !snapshot_->gradients.empty()) rebuildHeatmap();
+  });
+  applyPalette();
+}
+
+int GradientsPane::parameterCount() const {
+  return snapshot_ ? static_cast<int>(snapshot_->gradients.size()) : 0;
+}
+
+QString GradientsPane::fractionsText() const { return fractions_; }
+
+void GradientsPane::selectParameter(int index) { parameter_->setCurrentIndex(index); }
+
+void GradientsPane::setHeatmapMode(HeatmapMode mode) {
+  mode_->setCurrentIndex(mode_->findData(static_cast<int>(mode)));
+}
+
+GradientsPane::HeatmapMode GradientsPane::heatmapMode() const {
+  return static_cast<HeatmapMode>(mode_->currentData().toInt());
+}
+
+void GradientsPane::setSnapshot(profiler::ProfileSnapshotPtr snapshot) {
+  snapshot_ = std::move(snapshot);
+  if (!snapshot_ || snapshot_->gradients.empty()) {
+    stack_->setCurrentIndex(0);
+    return;
+  }
+  stack_->setCurrentIndex(1);
+  const QString selected = parameter_->currentText();
+  QSignalBlocker block(parameter_);
+  parameter_->clear();
+  for (const auto& g : snapshot_->gradients)
+    parameter_->addItem(QString::fromStdString(g.parameter));
+  const int keep = parameter_->findText(selected);
+  parameter_->setCurrentIndex(keep >= 0 ? keep : 0);
+  rebuildHeatmap();
+  rebuildHistogram();
+}
+
+void GradientsPane::drawFp16Limits(QCustomPlot* plot, double log2_scale, bool with_labels) {
+  const SeriesColors c = seriesColors(palette());
+  struct Limit {
+    double log2;
+    QString label;
+    const char* tip;
+    QColor color;
+  };
+  const Limit limits[] = {
+      {kFp16SubnormalFloorLog2 - log2_scale, tr("fp16 zero below"), glossary::kFp16SubnormalFloor,
+       c.danger},
+      {kFp16SmallestNormalLog2 - log2_scale, tr("fp16 normal"), glossary::kFp16SmallestNormal,
+       c.warning},
+      {kFp16MaxLog2 - log2_scale, tr("fp16 max"), glossary::kFp16Max, c.danger}};
+  for (const Limit& limit : limits) {
+    auto* line = new QCPItemStraightLine(plot);
+    line->point1->setCoords(limit.log2, 0);
+    line->point2->setCoords(limit.log2, 1);
+    line->setPen(QPen(limit.color, 1.5, Qt::DashLine));
+    if (!with_labels) continue;
+    auto* text = new QCPItemText(plot);
+    text->position->setTypeX(QCPItemPosition::ptPlotCoords);
+    text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    text->position->setCoords(limit.log2, 0.0);
+    text->setPositionAlignment(Qt::AlignTop | Qt::AlignHCenter);
+    text->setText(limit.label);
+    text->setColor(limit.color);
+    text->setBrush(QBrush(palette().color(QPalette::Base)));
+    text->setPadding(QMargins(2, 1, 2, 1));
+    QFont f = text->font();
+    f.setPointSizeF(8);
+    text->setFont(f);
+  }
+}
+
+void GradientsPane::rebuildHeatmap() {
+  heatmap_->clearItems();
+  if (heatmapMode() == HeatmapMode::kLatest)
+    rebuildLatestHeatmap();
+  else
+    rebuildHistoryHeatmap();
+  heatmap_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void GradientsPane::rebuildLatestHeatmap() {
+  history_ = {};
+  for (QCPGraph* graph : limit_graphs_) graph->setVisible(false);
+  const auto& samples = snapshot_->gradients;
+  const int rows = static_cast<int>(samples.size());
+  const double log2_scale = log2Scale(samples.front().loss_scale);
+  map_->data()->setSize(kGradBins, rows);
+  map_->data()->setRange(QCPRange(kGradLog2Min + 0.5, kGradLog2Min + kGradBins - 0.5),
+                         QCPRange(0, std::max(0, rows - 1)));
+  QVector<double> ticks;
+  QVector<QString> labels;
+  const int label_every = std::max(1, rows / 24);
+  for (int r = 0; r < rows; ++r) {
+    const auto& s = samples[static_cast<size_t>(r)];
+    int64_t total = 0;
+    for (int64_t count : s.log2_histogram) total += count;
+    for (int b = 0; b < kGradBins; ++b)
+      map_->data()->setCell(b, r, cellShare(s.log2_histogram[b], total));
+    if (r % label_every == 0) {
+      ticks << r;
+      labels << QString::fromStdString(s.parameter);
+    }
+  }
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  ticker->setTicks(ticks, labels);
+  heatmap_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+  heatmap_->xAxis->setLabel(tr("log₂|g|"));
+  heatmap_->yAxis->setTicker(ticker);
+  heatmap_->yAxis->setLabel(QString());
+  heatmap_->yAxis->setRange(-0.5, rows - 0.5);
+  heatmap_->yAxis->setRangeReversed(true);
+  heatmap_->xAxis->setRange(occupiedRange(samples, log2_scale));
+  drawFp16Limits(heatmap_, log2_scale, true);
+  if (auto* title = qobject_cast<QCPTextElement*>(heatmap_->plotLayout()->element(0, 0)))
+    title->setText(tr("Unscaled gradient magnitudes per parameter"));
+  scale_label_->setText(
+      tr("step %1 · loss scale 2^%2 · fp16 limits drawn at g = limit / scale")
+          .arg(snapshot_->step)
+          .arg(log2_scale, 0, 'f', std::abs(log2_scale - std::round(log2_scale)) < 1e-9 ? 0 : 1));
+}
+
+void GradientsPane::rebuildHistoryHeatmap() {
+  const bool selected = heatmapMode() == HeatmapMode::kOverTimeSelected;
+  const std::string parameter = selected ? parameter_->currentText().toStdString() : std::string();
+  // A snapshot without history (an older producer) still has its latest sample: one column.
+  const auto& source =
+      snapshot_->gradient_history.empty() ? snapshot_->gradients : snapshot_->gradient_history;
+  history_ = gradientHistoryMap(source, parameter);
+  const int columns = static_cast<int>(history_.steps.size());
+  map_->data()->setSize(columns, kGradBins);
+  map_->data()->setRange(QCPRange(0, std::max(0, columns - 1)),
+                         QCPRange(kGradLog2Min + 0.5, kGradLog2Min + kGradBins - 0.5));
+  double lo_scale = 0, hi_scale = 0;
+  QVector<double> ticks;
+  QVector<QString> labels;
+  const int label_every = std::max(1, columns / 12);
+  for (int c = 0; c < columns; ++c) {
+    const auto& counts = history_.counts[static_cast<size_t>(c)];
+    int64_t total = 0;
+    for (int64_t count : counts) total += count;
+    for (int b = 0; b < kGradBins; ++b) map_->data()->setCell(c, b, cellShare(counts[b], total));
+    const double l = log2Scale(history_.loss_scales[static_cast<size_t>(c)]);
+    lo_scale = c == 0 ? l : std::min(lo_scale, l);
+    hi_scale = c == 0 ? l : std::max(hi_scale, l);
+    if (c % label_every == 0) {
+      ticks << c;
+      labels << QString::number(history_.steps[static_cast<size_t>(c)]);
+    }
+  }
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  ticker->setTicks(ticks, labels);
+  heatmap_->xAxis->setTicker(ticker);
+  heatmap_->xAxis->setLabel(tr("sampled step"));
+  heatmap_->xAxis->setRange(-0.5, columns - 0.5);
+  heatmap_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+  heatmap_->yAxis->setLabel(tr("log₂|g|"));
+  heatmap_->yAxis->setRangeReversed(false);
+  heatmap_->yAxis->setRange(occupiedRange(history_.counts, lo_scale, hi_scale));
+
+  // Each limit as a step line over the columns, at that step's scale; labelled at the right
+  // end, i.e. at the current scale.
+  const SeriesColors colors = seriesColors(palette());
+  const double limits[] = {kFp16SubnormalFloorLog2, kFp16SmallestNormalLog2, kFp16MaxLog2};
+  const QString names[] = {tr("fp16 zero below"), tr("fp16 normal"), tr("fp16 max")};
+  const QColor pens[] = {colors.danger, colors.warning, colors.danger};
+  for (int i = 0; i < 3; ++i) {
+    QVector<double> keys, values;
+    for (int c = 0; c < columns; ++c) {
+      keys << c - 0.5;
+      values << limits[i] - log2Scale(history_.loss_scales[static_cast<size_t>(c)]);
+    }
+    if (columns > 0) {
+      keys << columns - 0.5;
+      values << values.back();
+    }
+    limit_graphs_[i]->setData(keys, values, true);
+    limit_graphs_[i]->setPen(QPen(pens[i], 1.5, Qt::DashLine));
+    limit_graphs_[i]->setVisible(columns > 0);
+    if (columns == 0) continue;
+    auto* text = new QCPItemText(heatmap_);
+    text->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+    text->position->setTypeY(QCPItemPosition::ptPlotCoords);
+    text->position->setCoords(1.0, values.back());
+    text->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    text->setText(names[i]);
+    text->setColor(pens[i]);
+    text->setBrush(QBrush(palette().color(QPalette::Base)));
+    text->setPadding(QMargins(2, 1, 2, 1));
+    QFont f = text->font();
+    f.setPointSizeF(8);
+    text->setFont(f);
+  }
+  if (auto* title = qobject_cast<QCPTextElement*>(heatmap_->plotLayout()->element(0, 0)))
+    title->setText(selected
+                       ? tr("Unscaled gradient magnitudes of %1 over sampled steps")
+                             .arg(QString::fromStdString(parameter))
+                       : tr("Unscaled gradient magnitudes over sampled steps, all parameters"));
+  const double current = columns > 0 ? log2Scale(history_.loss_scales.back()) : 0.0;
+  scale_label_->setText(
+      tr("%1 sampled steps up to %2 · loss scale 2^%3 · fp16 limits drawn at g = limit / scale")
+          .arg(columns)
+          .arg(columns > 0 ? history_.steps.back() : snapshot_->step)
+          .arg(current, 0, 'f', std::abs(current - std::round(current)) < 1e-9 ? 0 : 1));
+}
+
+void GradientsPane::rebuildHistogram() {
+  histogram_->clearItems();
+  const int index = parameter_->currentIndex();
+  if (!snapshot_ || index < 0 || index >= parameterCount()) return;
+  const auto& s = snapshot_->gradients[static_cast<size_t>(index)];
+  const double log2_scale = std::log2(std::max(1e-300, s.loss_scale));
+  QVector<double> keys, values;
+  for (int b = 0; b < kGradBins; ++b) {
+    keys << kGradLog2Min + b + 0.5;
+    values << static_cast<double>(s.log2_histogram[b]);
+  }
+  bars_->setData(keys, values, true);
+  const QCPRange range = occupiedRange({s}, log2_scale);
+  histogram_->xAxis->setRange(range);
+  bool ok = false;
+  const QCPRange counts = bars_->getValueRange(ok, QCP::sdBoth, range);
+  histogram_->yAxis->setRange(0, ok ? counts.upper * 1.15 + 1 : 1);
+
+  const SeriesColors c = seriesColors(palette());
+  auto shade = [&](double x0, double x1, QColor color) {
+    auto* rect = new QCPItemRect(histogram_);
+    rect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    rect->topLeft->setCoords(x0, 0);
+    rect->bottomRight->setCoords(x1, 1);
+    color.setAlpha(40);
+    rect->setBrush(color);
+    rect->setPen(Qt::NoPen);
+    rect->setLayer(QStringLiteral("background"));
+  };
+  shade(kGradLog2Min, kFp16SubnormalFloorLog2 - log2_scale, c.danger);
+  shade(kFp16SubnormalFloorLog2 - log2_scale, kFp16SmallestNormalLog2 - log2_scale, c.warning);
+  shade(kFp16MaxLog2 - log2_scale, -kGradLog2Min, c.danger);
+  drawFp16Limits(histogram_, log2_scale, false);
+
+  fractions_ = tr("underflow (→ 0 in fp16) %1 · subnormal %2 · overflow (→ inf) %3 · zeros %4 · "
+                  "non-finite %5 · %6 elements, max |g| %7")
+                   .arg(pct(s.fp16_underflow_fraction), pct(s.fp16_subnormal_fraction),
+                        pct(s.fp16_overflow_fraction), pct(s.zero_fraction),
+                        pct(s.nonfinite_fraction), formatCount(static_cast<double>(s.numel)))
+                   .arg(s.max_abs, 0, 'g', 3);
+  auto* text = new QCPItemText(histogram_);
+  text->position->setType(QCPItemPosition::ptAxisRectRatio);
+  text->position->setCoords(0.01, 0.02);
+  text->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+  text->setTextAlignment(Qt::AlignLeft);
+  text->setText(fractions_);
+  text->setColor(palette().color(QPalette::WindowText));
+  text->setBrush(QBrush(palette().color(QPalette::Base)));
+  text->setPadding(QMargins(3, 2, 3, 2));
+  if (auto* title = qobject_cast<QCPTextElement*>(histogram_->plotLayout()->element(0, 0)))
+    title->setText(tr("%1 at step %2").arg(QString::fromStdString(s.parameter)).arg(s.step));
+  histogram_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void GradientsPane::applyPalette() {
+  applyPlotStyle(heatmap_, palette());
+  applyPlotStyle(histogram_, palette());
+  for (QCPAxis* axis : {map_->colorScale()->axis()}) styleAxis(axis, palette());
+  const SeriesColors c = seriesColors(palette());
+  bars_->setPen(Qt::NoPen);
+  bars_->setBrush(c.primary);
+  if (snapshot_ && !snapshot_->gradients.empty()) {
+    rebuildHeatmap();
+    rebuildHistogram();
+  }
+}
+
+void GradientsPane::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::PaletteChange) applyPalette();
+  QWidget::changeEvent(event);
+}
+
+}  // namespace ampscope::ui

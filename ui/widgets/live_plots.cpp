@@ -1,0 +1,329 @@
+#include "ui/widgets/live_plots.h"
+
+#include <qcustomplot.h>
+
+#include <QGridLayout>
+#include <cmath>
+
+#include "ui/models/formatting.h"
+#include "ui/models/run_series.h"
+#include "ui/widgets/plot_style.h"
+
+namespace ampscope::ui {
+namespace {
+
+// Powers of two written as 2¹⁶, the way loss scales are talked about.
+class Log2Ticker : public QCPAxisTickerLog {
+ public:
+  Log2Ticker() {
+    setLogBase(2);
+    setSubTickCount(0);
+  }
+
+ protected:
+  QString getTickLabel(double tick, const QLocale& locale, QChar format, int precision) override {
+    static const QString digits = QStringLiteral("⁰¹²³⁴⁵⁶⁷⁸⁹");
+    const double e = std::log2(tick);
+    if (std::abs(e - std::round(e)) > 1e-6)
+      return QCPAxisTickerLog::getTickLabel(tick, locale, format, precision);
+    const int n = static_cast<int>(std::lround(e));
+    QString sup = n < 0 ? QStringLiteral("⁻") : QString();
+    for (QChar c : QString::number(std::abs(n))) sup += digits[c.digitValue()];
+    return QStringLiteral("2") + sup;
+  }
+};
+
+// Log axes cannot show zero or negative values; QCustomPlot draws NaN as a gap.
+double positiveOrNan(double v) { return v > 0 && std::isfinite(v) ? v : qQNaN(); }
+
+void appendTail(QCPGraph* graph, const QVector<double>& keys, const QVector<double>& values,
+                int from, bool positive_only = false) {
+  const int n = keys.size() - from;
+  if (n <= 0) return;
+  QVector<double> k(keys.constBegin() + from, keys.constEnd());
+  QVector<double> v(values.constBegin() + from, values.constEnd());
+  if (positive_only)
+    for (double& x : v) x = positiveOrNan(x);
+  graph->addData(k, v, /*alreadySorted=*/true);
+}
+
+}  // namespace
+
+LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nullptr) {
+  auto* grid = new QGridLayout(this);
+  grid->setContentsMargins(4, 4, 4, 4);
+  grid->setSpacing(4);
+
+  QCustomPlot* loss = makePlot(kLoss, tr("Loss"), tr("loss"),
+                               tr("Training loss per optimizer step (unscaled) and its exponential "
+                                  "moving average (smoothing 0.9, bias-corrected)."));
+  loss->addGraph()->setName(tr("raw"));
+  loss->addGraph()->setName(tr("smoothed (EMA)"));
+  loss->legend->setVisible(true);
+  moveLegendToTitleRow(loss);
+
+  QCustomPlot* scale = makePlot(kLossScale, tr("Loss scale"), tr("scale"),
+                                QString::fromLatin1(glossary::kLossScale) + QLatin1Char('\n') +
+                                    QString::fromLatin1(glossary::kSkippedStep));
+  scale->yAxis->setScaleType(QCPAxis::stLogarithmic);
+  scale->yAxis->setTicker(QSharedPointer<Log2Ticker>::create());
+  scale->addGraph()->setName(tr("loss scale"));
+  scale->graph(0)->setLineStyle(QCPGraph::lsStepLeft);
+  QCPGraph* skipped = scale->addGraph();
+  skipped->setName(tr("skipped step"));
+  skipped->setLineStyle(QCPGraph::lsNone);
+  skipped->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, 8));
+  scale->legend->setVisible(true);
+  moveLegendToTitleRow(scale);
+  no_scaler_note_ = new QCPItemText(scale);
+  no_scaler_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  no_scaler_note_->position->setCoords(0.5, 0.2);
+  no_scaler_note_->setText(tr("no loss scaler in this run\n(fp32 and bf16 run at scale 1)"));
+  no_scaler_note_->setVisible(false);
+
+  QCustomPlot* norm = makePlot(kGradNorm, tr("Gradient norm"), tr("‖g‖₂"),
+                               QString::fromLatin1(glossary::kGradNorm));
+  norm->addGraph()->setName(tr("grad norm"));
+
+  QCustomPlot* lr = makePlot(kLearningRate, tr("Learning rate"), tr("lr"),
+                             tr("The learning rate the optimizer used at each step."));
+  lr->yAxis->setNumberFormat(QStringLiteral("gb"));
+  lr->addGraph()->setName(tr("lr"));
+
+  QCustomPlot* time = makePlot(kStepTime, tr("Step time & throughput"), tr("step time (ms)"),
+                               tr("Wall time of each optimizer step (device work included) and "
+                                  "samples per second over the effective batch."));
+  time->addGraph()->setName(tr("step time (ms)"));
+  time->yAxis2->setVisible(true);
+  time->yAxis2->setLabel(tr("samples/s"));
+  time->addGraph(time->xAxis, time->yAxis2)->setName(tr("samples/s"));
+  time->legend->setVisible(true);
+  moveLegendToTitleRow(time);
+
+  QCustomPlot* memory = makePlot(kMemory, tr("Memory"), tr("MiB"),
+                                 tr("CUDA: allocated by live tensors, reserved by the caching "
+                                    "allocator, and the peak. CPU: the process's resident set."));
+  memory->addGraph()->setName(tr("allocated"));
+  memory->addGraph()->setName(tr("reserved"));
+  memory->addGraph()->setName(tr("peak"));
+  memory->legend->setVisible(true);
+  moveLegendToTitleRow(memory);
+
+  const Metric order[kMetricCount] = {kLoss,         kLossScale, kGradNorm,
+                                      kLearningRate, kStepTime,  kMemory};
+  for (int i = 0; i < kMetricCount; ++i) grid->addWidget(plots_[order[i]], i / 2, i % 2);
+  applyPalette();
+}
+
+QCustomPlot* LivePlots::makePlot(Metric metric, const QString& title, const QString& y_label,
+                                 const QString& tooltip) {
+  auto* plot = new QCustomPlot(this);
+  plot->setObjectName(QStringLiteral("plot_%1").arg(static_cast<int>(metric)));
+  plot->setMinimumSize(260, 150);
+  plot->setProperty("explanation", tooltip);
+  plot->setToolTip(tooltip);
+  plot->setNoAntialiasingOnDrag(true);
+  // Pens wider than 1 px over a long run (min/max zigzags per pixel column) make Qt's
+  // polyline stroker cost seconds per replot (bench_ui_replot: 4 s for the six plots
+  // at 1M steps); segment-wise lines cost ~60 ms. PDF export (vectorized) keeps polylines.
+  plot->setPlottingHint(QCP::phFastPolylines, true);
+  plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot->axisRect()->setRangeDrag(Qt::Horizontal);
+  plot->axisRect()->setRangeZoom(Qt::Horizontal);
+  addPlotTitle(plot, title);
+  plot->xAxis->setLabel(tr("step"));
+  plot->yAxis->setLabel(y_label);
+  plot->xAxis->setRange(0, 10);
+  plot->legend->setVisible(false);
+  plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  plot->axisRect()->setAutoMargins(QCP::msLeft | QCP::msBottom | QCP::msRight | QCP::msTop);
+  connect(plot, &QCustomPlot::afterReplot, this, [this] { ++replots_; });
+  connect(plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+          [this, plot] { syncKeyRange(plot); });
+  // A drag or wheel zoom means the user wants to look somewhere: stop following.
+  connect(plot, &QCustomPlot::mousePress, this, [this] { follow_ = false; });
+  connect(plot, &QCustomPlot::mouseWheel, this, [this] { follow_ = false; });
+  connect(plot, &QCustomPlot::mouseDoubleClick, this, &LivePlots::followLatest);
+  connect(plot, &QCustomPlot::mouseMove, this,
+          [this, plot](QMouseEvent* e) { plot->setToolTip(hoverText(plot, e->pos().x())); });
+  plots_[metric] = plot;
+  return plot;
+}
+
+QCPGraph* LivePlots::graph(Metric metric, int g) const { return plots_[metric]->graph(g); }
+
+void LivePlots::setSeries(const RunSeries* series) {
+  series_ = series;
+  resetData();
+}
+
+void LivePlots::setScalerEnabled(bool enabled) {
+  no_scaler_note_->setVisible(!enabled);
+  plots_[kLossScale]->legend->setVisible(enabled);
+  plots_[kLossScale]->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LivePlots::resetData() {
+  points_ = 0;
+  for (QCustomPlot* plot : plots_) {
+    for (int g = 0; g < plot->graphCount(); ++g) plot->graph(g)->data()->clear();
+    plot->xAxis->setRange(0, 10);
+    plot->replot(QCustomPlot::rpQueuedReplot);
+  }
+  follow_ = true;
+}
+
+void LivePlots::appendSteps(int first_new) {
+  if (!series_) return;
+  // first_new is advisory: the graphs take every point they have not seen yet.
+  if (first_new < points_) resetData();  // the series was replaced, not extended
+  const RunSeries& s = *series_;
+  const int start = points_;
+  if (s.size() <= start) return;
+  appendTail(graph(kLoss, 0), s.steps(), s.loss(), start);
+  appendTail(graph(kLoss, 1), s.steps(), s.lossSmoothed(), start);
+  appendTail(graph(kLossScale, 0), s.steps(), s.lossScale(), start, true);
+  // Skipped steps are a sparse series: re-set it whole, it is short.
+  graph(kLossScale, 1)->setData(s.skippedSteps(), s.skippedScales(), true);
+  appendTail(graph(kGradNorm, 0), s.steps(), s.gradNorm(), start, true);
+  appendTail(graph(kLearningRate, 0), s.steps(), s.lr(), start);
+  appendTail(graph(kStepTime, 0), s.steps(), s.stepTimeMs(), start);
+  appendTail(graph(kStepTime, 1), s.steps(), s.samplesPerSecond(), start);
+  appendTail(graph(kMemory, 0), s.steps(), s.memAllocatedMiB(), start);
+  appendTail(graph(kMemory, 1), s.steps(), s.memReservedMiB(), start);
+  appendTail(graph(kMemory, 2), s.steps(), s.memPeakMiB(), start);
+  points_ = s.size();
+  rescale();
+  for (QCustomPlot* plot : plots_) plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LivePlots::rescale() {
+  if (!series_ || series_->empty()) return;
+  for (QCustomPlot* plot : plots_) {
+    if (follow_) {
+      const double last = series_->steps().constLast();
+      plot->xAxis->setRange(0, std::max(10.0, last * 1.03));
+    }
+    bool found = false;
+    const QCPRange keys = plot->xAxis->range();
+    for (QCPAxis* axis : {plot->yAxis, plot->yAxis2}) {
+      if (!axis->visible()) continue;
+      QCPRange range;
+      bool any = false;
+      for (QCPAbstractPlottable* p : axis->plottables()) {
+        bool ok = false;
+        const QCPRange r = p->getValueRange(ok, QCP::sdBoth, keys);
+        if (!ok) continue;
+        range = any ? QCPRange(std::min(range.lower, r.lower), std::max(range.upper, r.upper)) : r;
+        any = true;
+      }
+      if (!any) continue;
+      found = true;
+      if (axis->scaleType() == QCPAxis::stLogarithmic) {
+        axis->setRange(range.lower / 2.0, range.upper * 2.0);
+      } else {
+        const double pad =
+            range.size() > 0 ? range.size() * 0.08 : std::max(1e-9, std::abs(range.upper) * 0.1);
+        const bool non_negative = range.lower >= 0;
+        axis->setRange(non_negative ? std::max(0.0, range.lower - pad) : range.lower - pad,
+                       range.upper + pad);
+      }
+    }
+    Q_UNUSED(found);
+  }
+}
+
+QString LivePlots::hoverText(QCustomPlot* plot, int x) const {
+  const QString explanation = plot->property("explanation").toString();
+  if (!series_ || series_->empty()) return explanation;
+  const RunSeries& s = *series_;
+  const double key = plot->xAxis->pixelToCoord(x);
+  const auto& steps = s.steps();
+  auto it = std::lower_bound(steps.constBegin(), steps.constEnd(), key);
+  if (it == steps.constEnd()) --it;
+  if (it != steps.constBegin() && key - *(it - 1) < *it - key) --it;
+  const int i = static_cast<int>(it - steps.constBegin());
+  auto row = [](const QString& name, const QString& value) {
+    return QStringLiteral("<tr><td>%1</td><td align=right>&nbsp;%2</td></tr>").arg(name, value);
+  };
+  QString rows = row(tr("step"), QString::number(steps[i]));
+  rows += row(tr("loss"), QString::number(s.loss()[i], 'g', 5));
+  rows += row(tr("smoothed"), QString::number(s.lossSmoothed()[i], 'g', 5));
+  rows += row(tr("loss scale"), QString::number(s.lossScale()[i], 'g', 8));
+  rows += row(tr("grad norm"), QString::number(s.gradNorm()[i], 'g', 4));
+  rows += row(tr("lr"), QString::number(s.lr()[i], 'g', 4));
+  rows += row(tr("step time"), QStringLiteral("%1 ms").arg(s.stepTimeMs()[i], 0, 'f', 1));
+  rows += row(tr("samples/s"), formatCount(s.samplesPerSecond()[i]));
+  rows += row(tr("memory"), QStringLiteral("%1 MiB").arg(s.memAllocatedMiB()[i], 0, 'f', 1));
+  if (s.skippedSteps().contains(steps[i])) rows += row(tr("skipped"), tr("yes: inf/NaN gradient"));
+  return QStringLiteral("<table>%1</table><p><i>%2</i></p>").arg(rows, explanation.toHtmlEscaped());
+}
+
+void LivePlots::syncKeyRange(QCustomPlot* source) {
+  if (syncing_) return;
+  syncing_ = true;
+  for (QCustomPlot* plot : plots_) {
+    if (plot == source) continue;
+    plot->xAxis->setRange(source->xAxis->range());
+    plot->replot(QCustomPlot::rpQueuedReplot);
+  }
+  syncing_ = false;
+}
+
+void LivePlots::followLatest() {
+  follow_ = true;
+  rescale();
+  for (QCustomPlot* plot : plots_) plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LivePlots::applyPalette() {
+  const QPalette pal = palette();
+  for (QCustomPlot* plot : plots_) applyPlotStyle(plot, pal);
+  no_scaler_note_->setColor(pal.color(QPalette::PlaceholderText));
+  styleGraphs();
+  for (QCustomPlot* plot : plots_) plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LivePlots::styleGraphs() {
+  const SeriesColors c = seriesColors(palette());
+  QColor raw = c.primary;
+  raw.setAlpha(90);
+  graph(kLoss, 0)->setPen(QPen(raw, 1));
+  graph(kLoss, 1)->setPen(QPen(c.primary, 2));
+  graph(kLossScale, 0)->setPen(QPen(c.tertiary, 2));
+  graph(kLossScale, 1)->setPen(QPen(c.danger, 2));
+  graph(kLossScale, 1)
+      ->setScatterStyle(
+          QCPScatterStyle(QCPScatterStyle::ssCross, QPen(c.danger, 2), Qt::NoBrush, 8));
+  graph(kGradNorm, 0)->setPen(QPen(c.accent, 1.5));
+  graph(kLearningRate, 0)->setPen(QPen(c.warning, 1.5));
+  graph(kStepTime, 0)->setPen(QPen(c.primary, 1.5));
+  graph(kStepTime, 1)->setPen(QPen(c.secondary, 1.5));
+  graph(kMemory, 0)->setPen(QPen(c.primary, 1.5));
+  QColor fill = c.primary;
+  fill.setAlpha(35);
+  graph(kMemory, 0)->setBrush(fill);
+  graph(kMemory, 1)->setPen(QPen(c.tertiary, 1.5));
+  graph(kMemory, 2)->setPen(QPen(c.danger, 1, Qt::DashLine));
+  styleAxis(plots_[kStepTime]->yAxis2, palette());
+  plots_[kStepTime]->yAxis->setLabelColor(c.primary);
+  plots_[kStepTime]->yAxis2->setLabelColor(c.secondary);
+}
+
+void LivePlots::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::PaletteChange) applyPalette();
+  QWidget::changeEvent(event);
+}
+
+bool LivePlots::exportImage(const QString& path) {
+  if (path.endsWith(QStringLiteral(".pdf"), Qt::CaseInsensitive)) {
+    // One page per plot would split the overview; the PDF gets the plot under focus or the loss.
+    QCustomPlot* plot = plots_[kLoss];
+    for (QCustomPlot* p : plots_)
+      if (p->hasFocus()) plot = p;
+    return plot->savePdf(path);
+  }
+  return grab().save(path);
+}
+
+}  // namespace ampscope::ui

@@ -1,0 +1,66 @@
+#pragma once
+// The run's live metrics, one small plot per metric on a shared step axis:
+// loss (raw + smoothed), loss scale (log2, a marker on every skipped step),
+// gradient norm, learning rate, step time & throughput, memory.
+//
+// Repaint rule: appendSteps() only copies the new points into the graphs and
+// asks for a queued replot (QCustomPlot::rpQueuedReplot), which Qt coalesces
+// into one repaint per event-loop pass; the controller calls appendSteps at most
+// once per ~33 ms tick, so the plots never repaint more than ~30 times a second.
+#include <QPalette>
+#include <QVector>
+#include <QWidget>
+
+class QCustomPlot;
+class QCPGraph;
+class QCPItemText;
+
+namespace ampscope::ui {
+
+class RunSeries;
+
+class LivePlots : public QWidget {
+  Q_OBJECT
+ public:
+  enum Metric { kLoss, kLossScale, kGradNorm, kLearningRate, kStepTime, kMemory, kMetricCount };
+
+  explicit LivePlots(QWidget* parent = nullptr);
+
+  // The series the plots read; not owned, lives as long as the controller.
+  void setSeries(const RunSeries* series);
+  QCustomPlot* plot(Metric metric) const { return plots_[metric]; }
+  // Graph g of a metric's plot; for tests and export.
+  QCPGraph* graph(Metric metric, int g) const;
+  // Replots actually drawn since construction, over all plots.
+  int replotCount() const { return replots_; }
+  void setScalerEnabled(bool enabled);
+  bool exportImage(const QString& path);  // .png, .jpg or .pdf (vector)
+
+ public slots:
+  void resetData();
+  void appendSteps(int first_new);
+  void applyPalette();
+  void followLatest();  // back to auto-ranging after a zoom or drag
+
+ protected:
+  void changeEvent(QEvent* event) override;
+
+ private:
+  QCustomPlot* makePlot(Metric metric, const QString& title, const QString& y_label,
+                        const QString& tooltip);
+  void styleGraphs();
+  void rescale();
+  void syncKeyRange(QCustomPlot* source);
+  // The run's values at the step nearest to pixel x, for the plot's tooltip.
+  QString hoverText(QCustomPlot* plot, int x) const;
+
+  const RunSeries* series_ = nullptr;
+  QVector<QCustomPlot*> plots_;
+  QCPItemText* no_scaler_note_ = nullptr;
+  int points_ = 0;  // points already copied into the graphs
+  int replots_ = 0;
+  bool follow_ = true;
+  bool syncing_ = false;
+};
+
+}  // namespace ampscope::ui

@@ -1,0 +1,403 @@
+#include "ui/widgets/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStatusBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "ui/models/formatting.h"
+#include "ui/models/session_io.h"
+#include "ui/widgets/gradients_pane.h"
+#include "ui/widgets/kernel_view.h"
+#include "ui/widgets/live_plots.h"
+#include "ui/widgets/op_explorer.h"
+#include "ui/widgets/run_panel.h"
+#include "ui/widgets/training_controller.h"
+
+namespace ampscope::ui {
+
+using engine::RunState;
+
+namespace {
+
+constexpr int kMaxRecentFiles = 8;
+constexpr char kRecentKey[] = "recentFiles";
+constexpr char kGeometryKey[] = "window/geometry";
+constexpr char kStateKey[] = "window/state";
+// Bump when docks are added or renamed so an old saved layout is not applied.
+constexpr int kLayoutVersion = 1;
+
+QString etaText(double seconds) {
+  if (seconds <= 0 || !std::isfinite(seconds)) return QStringLiteral("—");
+  const qint64 s = static_cast<qint64>(seconds + 0.5);
+  if (s < 60) return QStringLiteral("%1 s").arg(s);
+  if (s < 3600) return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
+  return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
+}
+
+}  // namespace
+
+MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), options_(options) {
+  setWindowTitle(tr("ampscope"));
+  setAcceptDrops(true);
+  setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
+  setTabPosition(Qt::AllDockWidgetAreas, QTabWidget::North);
+  controller_ = new TrainingController(this);
+
+  auto* center = new QWidget;
+  auto* center_layout = new QVBoxLayout(center);
+  center_layout->setContentsMargins(0, 0, 0, 0);
+  center_layout->setSpacing(0);
+  banner_ = new QWidget;
+  banner_->setObjectName(QStringLiteral("errorBanner"));
+  banner_->setAutoFillBackground(true);
+  QPalette banner_palette = banner_->palette();
+  banner_palette.setColor(QPalette::Window, QColor(0xb3, 0x26, 0x1e));
+  banner_palette.setColor(QPalette::WindowText, Qt::white);
+  banner_->setPalette(banner_palette);
+  auto* banner_layout = new QHBoxLayout(banner_);
+  banner_layout->setContentsMargins(10, 6, 6, 6);
+  banner_text_ = new QLabel;
+  banner_text_->setWordWrap(true);
+  banner_text_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* dismiss = new QToolButton;
+  dismiss->setText(tr("Dismiss"));
+  dismiss->setAutoRaise(true);
+  banner_layout->addWidget(banner_text_, 1);
+  banner_layout->addWidget(dismiss);
+  banner_->hide();
+  connect(dismiss, &QToolButton::clicked, banner_, &QWidget::hide);
+  plots_ = new LivePlots;
+  plots_->setSeries(&controller_->series());
+  center_layout->addWidget(banner_);
+  center_layout->addWidget(plots_, 1);
+  setCentralWidget(center);
+
+  buildDocks();
+  buildMenus();
+  buildStatusBar();
+  connectController();
+  resize(1600, 1000);
+  default_state_ = saveState(kLayoutVersion);
+  if (options_.restore_layout) {
+    QSettings settings;
+    restoreGeometry(settings.value(kGeometryKey).toByteArray());
+    restoreState(settings.value(kStateKey).toByteArray(), kLayoutVersion);
+  }
+  onStateChanged(RunState::kIdle, {});
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildDocks() {
+  auto dock = [this](const QString& title, const QString& name, QWidget* widget) {
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(name);  // saveState() keys docks by object name
+    d->setWidget(widget);
+    d->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                   QDockWidget::DockWidgetClosable);
+    return d;
+  };
+  run_panel_ = new RunPanel;
+  QDockWidget* run = dock(tr("Run"), QStringLiteral("runDock"), run_panel_);
+  addDockWidget(Qt::LeftDockWidgetArea, run);
+
+  gradients_ = new GradientsPane;
+  op_explorer_ = new OpExplorer;
+  kernel_view_ = new KernelView;
+  QDockWidget* grads = dock(tr("Gradients"), QStringLiteral("gradientsDock"), gradients_);
+  QDockWidget* ops = dock(tr("Ops"), QStringLiteral("opsDock"), op_explorer_);
+  QDockWidget* kernels = dock(tr("Kernels"), QStringLiteral("kernelsDock"), kernel_view_);
+  addDockWidget(Qt::BottomDockWidgetArea, ops);
+  tabifyDockWidget(ops, kernels);
+  tabifyDockWidget(kernels, grads);
+  ops->raise();
+  resizeDocks({run}, {330}, Qt::Horizontal);
+  resizeDocks({ops}, {300}, Qt::Vertical);
+  setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* open = file->addAction(tr("&Open session…"), this, &MainWindow::openSessionDialog);
+  open->setShortcut(QKeySequence::Open);
+  QAction* save = file->addAction(tr("&Save session as…"), this, &MainWindow::saveSessionDialog);
+  save->setShortcut(QKeySequence::SaveAs);
+  recent_menu_ = file->addMenu(tr("Open &recent"));
+  updateRecentMenu();
+  file->addSeparator();
+  QAction* export_plot = file->addAction(tr("&Export plots…"), this, &MainWindow::exportPlotDialog);
+  export_plot->setShortcut(Qt::CTRL | Qt::Key_E);
+  file->addSeparator();
+  QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+  quit->setShortcut(QKeySequence::Quit);
+
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  start_action_ = run->addAction(tr("&Start"), this, &MainWindow::startRun);
+  start_action_->setShortcut(Qt::Key_F5);
+  pause_action_ = run->addAction(tr("&Pause"), this, &MainWindow::togglePause);
+  pause_action_->setShortcut(Qt::Key_F6);
+  stop_action_ = run->addAction(tr("S&top"), this, &MainWindow::stopRun);
+  stop_action_->setShortcut(Qt::SHIFT | Qt::Key_F5);
+
+  view_menu_ = menuBar()->addMenu(tr("&View"));
+  for (QDockWidget* d : findChildren<QDockWidget*>()) view_menu_->addAction(d->toggleViewAction());
+  view_menu_->addSeparator();
+  QAction* follow =
+      view_menu_->addAction(tr("&Follow latest step"), plots_, &LivePlots::followLatest);
+  follow->setShortcut(Qt::Key_Home);
+  view_menu_->addAction(tr("&Reset layout"), this, &MainWindow::resetLayout);
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Mixed-precision terms"), this, [this] {
+    QMessageBox::information(
+        this, tr("Mixed-precision terms"),
+        QStringList{QString::fromLatin1(glossary::kFp16), QString::fromLatin1(glossary::kBf16),
+                    QString::fromLatin1(glossary::kLossScale),
+                    QString::fromLatin1(glossary::kSkippedStep),
+                    QString::fromLatin1(glossary::kFp16SubnormalFloor),
+                    QString::fromLatin1(glossary::kFp16SmallestNormal),
+                    QString::fromLatin1(glossary::kFp16Max),
+                    categoryTooltip(profiler::OpCategory::kDemoted),
+                    categoryTooltip(profiler::OpCategory::kKeptFp32),
+                    QString::fromLatin1(glossary::kCastTax),
+                    QString::fromLatin1(glossary::kTensorCoreShare)}
+            .join(QStringLiteral("\n\n")));
+  });
+  help->addAction(tr("&About ampscope"), this, [this] {
+    QMessageBox::about(this, tr("About ampscope"),
+                       tr("<b>ampscope</b> — see what mixed-precision training actually did.<br>"
+                          "LibTorch training with live loss, loss scale, gradients, op and kernel "
+                          "profiles."));
+  });
+}
+
+void MainWindow::buildStatusBar() {
+  auto label = [this](const QString& tip) {
+    auto* l = new QLabel;
+    l->setToolTip(tip);
+    l->setContentsMargins(6, 0, 6, 0);
+    statusBar()->addPermanentWidget(l);
+    return l;
+  };
+  status_state_ = new QLabel;
+  statusBar()->addWidget(status_state_, 1);
+  status_step_ = label(tr("Completed optimizer steps"));
+  status_speed_ = label(tr("Samples per second over the last steps"));
+  status_eta_ = label(tr("Estimated time to the last step, from the recent step time"));
+  status_device_ = label(tr("Where the run trains"));
+  status_precision_ = label(QString::fromLatin1(glossary::kFp16) + QLatin1Char('\n') +
+                            QString::fromLatin1(glossary::kBf16));
+}
+
+void MainWindow::connectController() {
+  connect(run_panel_, &RunPanel::startRequested, this, &MainWindow::startRun);
+  connect(run_panel_, &RunPanel::pauseRequested, controller_, &TrainingController::pause);
+  connect(run_panel_, &RunPanel::resumeRequested, controller_, &TrainingController::resume);
+  connect(run_panel_, &RunPanel::stopRequested, controller_, &TrainingController::stop);
+  connect(controller_, &TrainingController::seriesReset, plots_, &LivePlots::resetData);
+  connect(controller_, &TrainingController::stepsAppended, plots_, &LivePlots::appendSteps);
+  connect(controller_, &TrainingController::stepsAppended, this, &MainWindow::updateStatus);
+  connect(controller_, &TrainingController::stateChanged, this, &MainWindow::onStateChanged);
+  connect(controller_, &TrainingController::profileUpdated, this, &MainWindow::onProfile);
+  connect(controller_, &TrainingController::runStarted, this, [this](const RunInfo& info) {
+    plots_->setScalerEnabled(info.scaler_enabled);
+    setWindowTitle(tr("ampscope — %1 · %2 · %3").arg(info.model, info.precision, info.device));
+    updateStatus();
+  });
+  connect(controller_, &TrainingController::runFailed, this,
+          [this](const QString& message) { showError(tr("The run failed"), message); });
+}
+
+void MainWindow::startRun() {
+  banner_->hide();
+  controller_->start(run_panel_->config());
+}
+
+void MainWindow::togglePause() {
+  if (controller_->state() == RunState::kRunning && !controller_->pausePending())
+    controller_->pause();
+  else
+    controller_->resume();
+}
+
+void MainWindow::stopRun() { controller_->stop(); }
+
+void MainWindow::showError(const QString& title, const QString& message) {
+  banner_message_ = title + QStringLiteral(": ") + message;
+  banner_text_->setText(
+      QStringLiteral("<b>%1:</b> %2").arg(title.toHtmlEscaped(), message.toHtmlEscaped()));
+  banner_->show();
+  statusBar()->showMessage(title + QStringLiteral(": ") + message, 10000);
+}
+
+QString MainWindow::bannerText() const { return banner_->isHidden() ? QString() : banner_message_; }
+
+void MainWindow::onStateChanged(RunState state, const QString& message) {
+  run_panel_->setRunState(state, controller_->pausePending());
+  const bool active = state == RunState::kRunning || state == RunState::kPaused;
+  start_action_->setEnabled(!active);
+  pause_action_->setEnabled(active);
+  pause_action_->setText(state == RunState::kPaused ? tr("&Resume") : tr("&Pause"));
+  stop_action_->setEnabled(active);
+  status_state_->setText(runStateLabel(state));
+  updateStatus();
+}
+
+void MainWindow::onProfile(const profiler::ProfileSnapshotPtr& snapshot) {
+  op_explorer_->setSnapshot(snapshot);
+  kernel_view_->setSnapshot(snapshot);
+  gradients_->setSnapshot(snapshot);
+}
+
+void MainWindow::updateStatus() {
+  const RunSeries& s = controller_->series();
+  const RunInfo& info = controller_->runInfo();
+  const qint64 step = s.empty() ? 0 : s.last().step;
+  status_step_->setText(info.total_steps > 0 ? tr("step %1 / %2").arg(step).arg(info.total_steps)
+                                             : tr("step %1").arg(step));
+  status_speed_->setText(s.empty()
+                             ? tr("— samples/s")
+                             : tr("%1 samples/s").arg(formatCount(s.last().samples_per_second)));
+  const bool active = controller_->isActive();
+  const double eta =
+      active ? static_cast<double>(info.total_steps - step) * s.recentStepTimeMs() / 1000.0 : 0.0;
+  status_eta_->setText(tr("ETA %1").arg(active ? etaText(eta) : QStringLiteral("—")));
+  status_device_->setText(info.device.isEmpty() ? tr("device —") : info.device);
+  status_precision_->setText(info.precision.isEmpty() ? QStringLiteral("—") : info.precision);
+}
+
+bool MainWindow::openSession(const QString& path) {
+  if (controller_->isActive()) {
+    showError(tr("Cannot open a session"), tr("a run is in progress; stop it first"));
+    return false;
+  }
+  if (!session_io_) {
+    showError(tr("Cannot open %1").arg(QFileInfo(path).fileName()),
+              tr("this build has no session reader (the profiler store is not attached)"));
+    return false;
+  }
+  try {
+    LoadedSession session = session_io_->load(path.toStdString());
+    RunInfo info;
+    info.device = QString::fromStdString(session.meta.device);
+    info.model = QString::fromStdString(session.meta.model);
+    info.data = QString::fromStdString(session.meta.data);
+    info.precision = QString::fromStdString(session.meta.precision);
+    info.parameter_count = session.meta.parameter_count;
+    info.scaler_enabled = session.meta.scaler_enabled;
+    info.total_steps = session.steps.empty() ? 0 : session.steps.back().step;
+    info.source = path;
+    controller_->showRecorded(info, session.steps, session.profile);
+    setWindowTitle(tr("ampscope — %1").arg(QFileInfo(path).fileName()));
+    banner_->hide();
+    addRecentFile(path);
+    return true;
+  } catch (const std::exception& e) {
+    showError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), QString::fromUtf8(e.what()));
+    return false;
+  }
+}
+
+void MainWindow::openSessionDialog() {
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open session"), {},
+      tr("ampscope sessions (*.%1);;All files (*)").arg(kSessionSuffix));
+  if (!path.isEmpty()) openSession(path);
+}
+
+void MainWindow::saveSessionDialog() {
+  if (!session_io_) {
+    showError(tr("Cannot save the session"),
+              tr("this build has no session writer (the profiler store is not attached)"));
+    return;
+  }
+  QString path = QFileDialog::getSaveFileName(this, tr("Save session as"), {},
+                                              tr("ampscope sessions (*.%1)").arg(kSessionSuffix));
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + QLatin1String(kSessionSuffix);
+  try {
+    session_io_->saveCurrent(path.toStdString());
+    addRecentFile(path);
+    statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+  } catch (const std::exception& e) {
+    showError(tr("Cannot save %1").arg(QFileInfo(path).fileName()), QString::fromUtf8(e.what()));
+  }
+}
+
+void MainWindow::exportPlotDialog() {
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export plots"), QStringLiteral("ampscope-plots.png"),
+                                   tr("PNG image (*.png);;PDF, the focused plot (*.pdf)"));
+  if (path.isEmpty()) return;
+  if (!plots_->exportImage(path))
+    showError(tr("Export failed"), tr("could not write %1").arg(path));
+}
+
+void MainWindow::updateRecentMenu() {
+  recent_menu_->clear();
+  const QStringList files = QSettings().value(kRecentKey).toStringList();
+  for (const QString& f : files)
+    recent_menu_->addAction(QFileInfo(f).fileName(), this, [this, f] { openSession(f); })
+        ->setToolTip(f);
+  recent_menu_->setEnabled(!files.isEmpty());
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+  QSettings settings;
+  QStringList files = settings.value(kRecentKey).toStringList();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  files.removeAll(absolute);
+  files.prepend(absolute);
+  while (files.size() > kMaxRecentFiles) files.removeLast();
+  settings.setValue(kRecentKey, files);
+  updateRecentMenu();
+}
+
+void MainWindow::resetLayout() {
+  restoreState(default_state_, kLayoutVersion);
+  for (QDockWidget* d : findChildren<QDockWidget*>()) d->show();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  // The training thread must end before the window (and the series it feeds) goes away;
+  // shutdown() stops after the step in progress and drains what it recorded.
+  if (controller_->isActive()) {
+    statusBar()->showMessage(tr("Stopping the run…"));
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    controller_->shutdown();
+    QApplication::restoreOverrideCursor();
+  }
+  if (options_.restore_layout) {
+    QSettings settings;
+    settings.setValue(kGeometryKey, saveGeometry());
+    settings.setValue(kStateKey, saveState(kLayoutVersion));
+  }
+  event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  const auto urls = event->mimeData()->urls();
+  if (urls.size() == 1 && urls.front().isLocalFile() &&
+      urls.front().toLocalFile().endsWith(QLatin1Char('.') + QLatin1String(kSessionSuffix)))
+    event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  openSession(event->mimeData()->urls().front().toLocalFile());
+  event->acceptProposedAction();
+}
+
+}  // namespace ampscope::ui

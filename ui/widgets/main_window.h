@@ -1,0 +1,102 @@
+#pragma once
+// The application window: a thin shell that wires the training controller to
+// the panes. Live plots in the middle; the run settings, the gradients, the op
+// table and the kernels are dock widgets whose layout persists (QSettings).
+#include <QMainWindow>
+#include <QStringList>
+
+#include "engine/config.h"
+#include "engine/events.h"
+#include "profiler/snapshot.h"
+
+class QAction;
+class QLabel;
+class QMenu;
+class QToolButton;
+
+namespace ampscope::ui {
+
+class GradientsPane;
+class KernelView;
+class LivePlots;
+class OpExplorer;
+class RunPanel;
+class SessionIO;
+class TrainingController;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  struct Options {
+    bool restore_layout = true;  // off for screenshots and tests: the default layout, always
+  };
+  explicit MainWindow(Options options, QWidget* parent = nullptr);
+  MainWindow() : MainWindow(Options{}) {}
+  ~MainWindow() override;
+
+  // Session files go through this (the profiler store); not owned; null: File→Open explains.
+  void setSessionIO(SessionIO* io) { session_io_ = io; }
+  bool openSession(const QString& path);
+
+  TrainingController* controller() const { return controller_; }
+  RunPanel* runPanel() const { return run_panel_; }
+  LivePlots* livePlots() const { return plots_; }
+  OpExplorer* opExplorer() const { return op_explorer_; }
+  KernelView* kernelView() const { return kernel_view_; }
+  GradientsPane* gradientsPane() const { return gradients_; }
+  // The inline error banner's text; empty while hidden.
+  QString bannerText() const;
+  QAction* startAction() const { return start_action_; }
+
+ public slots:
+  void startRun();
+  void togglePause();
+  void stopRun();
+  void showError(const QString& title, const QString& message);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  void buildDocks();
+  void buildMenus();
+  void buildStatusBar();
+  void connectController();
+  void onStateChanged(engine::RunState state, const QString& message);
+  void onProfile(const profiler::ProfileSnapshotPtr& snapshot);
+  void updateStatus();
+  void updateRecentMenu();
+  void addRecentFile(const QString& path);
+  void openSessionDialog();
+  void saveSessionDialog();
+  void exportPlotDialog();
+  void resetLayout();
+
+  Options options_;
+  SessionIO* session_io_ = nullptr;
+  TrainingController* controller_ = nullptr;
+  RunPanel* run_panel_ = nullptr;
+  LivePlots* plots_ = nullptr;
+  OpExplorer* op_explorer_ = nullptr;
+  KernelView* kernel_view_ = nullptr;
+  GradientsPane* gradients_ = nullptr;
+  QWidget* banner_ = nullptr;
+  QLabel* banner_text_ = nullptr;
+  QString banner_message_;  // the banner's text without markup
+  QLabel* status_state_ = nullptr;
+  QLabel* status_step_ = nullptr;
+  QLabel* status_speed_ = nullptr;
+  QLabel* status_eta_ = nullptr;
+  QLabel* status_device_ = nullptr;
+  QLabel* status_precision_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  QMenu* view_menu_ = nullptr;
+  QAction* start_action_ = nullptr;
+  QAction* pause_action_ = nullptr;
+  QAction* stop_action_ = nullptr;
+  QByteArray default_state_;
+};
+
+}  // namespace ampscope::ui

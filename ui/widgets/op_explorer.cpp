@@ -1,0 +1,144 @@
+#include "ui/widgets/op_explorer.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "ui/models/formatting.h"
+#include "ui/models/kernel_model.h"
+#include "ui/models/op_stats_model.h"
+#include "ui/models/table_filter_proxy.h"
+#include "ui/widgets/category_strip.h"
+#include "ui/widgets/pane_hint.h"
+#include "ui/widgets/table_view.h"
+
+namespace ampscope::ui {
+
+OpExplorer::OpExplorer(QWidget* parent) : QWidget(parent) {
+  model_ = new OpStatsModel(this);
+  proxy_ = new TableFilterProxy(this);
+  proxy_->setSourceModel(model_);
+  kernel_model_ = new KernelModel(this);
+  kernel_proxy_ = new TableFilterProxy(this);
+  kernel_proxy_->setSourceModel(kernel_model_);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  stack_ = new QStackedWidget;
+  layout->addWidget(stack_);
+  stack_->addWidget(makeHintLabel(
+      tr("%1\nThe op table lists every op autocast saw: its category (demoted, kept fp32, "
+         "promoted, cast), input → output dtypes, calls and times.")
+          .arg(QString::fromLatin1(kProfilerHint))));
+
+  auto* content = new QWidget;
+  auto* column = new QVBoxLayout(content);
+  column->setContentsMargins(4, 4, 4, 4);
+  column->setSpacing(4);
+  auto* bar = new QHBoxLayout;
+  category_ = new QComboBox;
+  category_->setObjectName(QStringLiteral("categoryFilter"));
+  category_->addItem(tr("All categories"), -1);
+  for (int i = 0; i < kCategoryCount; ++i) {
+    category_->addItem(categoryLabel(categoryAt(i)), static_cast<int>(categoryAt(i)));
+    category_->setItemData(i + 1, categoryTooltip(categoryAt(i)), Qt::ToolTipRole);
+    category_->setItemData(i + 1, categoryColor(categoryAt(i)), Qt::DecorationRole);
+  }
+  search_ = new QLineEdit;
+  search_->setObjectName(QStringLiteral("opSearch"));
+  search_->setPlaceholderText(tr("Filter by op or module (e.g. linear blocks.0)"));
+  search_->setClearButtonEnabled(true);
+  bar->addWidget(category_);
+  bar->addWidget(search_, 1);
+  column->addLayout(bar);
+  strip_ = new CategoryStrip;
+  column->addWidget(strip_);
+
+  auto* split = new QSplitter(Qt::Vertical);
+  table_ = makeTableView(proxy_);
+  table_->setObjectName(QStringLiteral("opTable"));
+  table_->sortByColumn(OpStatsModel::kCpuTime, Qt::DescendingOrder);
+  split->addWidget(table_);
+  auto* lower = new QWidget;
+  auto* lower_layout = new QVBoxLayout(lower);
+  lower_layout->setContentsMargins(0, 0, 0, 0);
+  kernels_title_ = new QLabel(tr("Kernels of the selected op"));
+  kernels_ = makeTableView(kernel_proxy_);
+  kernels_->sortByColumn(KernelModel::kTotal, Qt::DescendingOrder);
+  kernels_->horizontalHeader()->setStretchLastSection(false);
+  kernels_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  kernels_->horizontalHeader()->setSectionResizeMode(KernelModel::kName, QHeaderView::Stretch);
+  lower_layout->addWidget(kernels_title_);
+  lower_layout->addWidget(kernels_, 1);
+  split->addWidget(lower);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  column->addWidget(split, 1);
+  stack_->addWidget(content);
+
+  // Refiltering thousands of rows on every keystroke stutters; wait for a pause in typing.
+  debounce_ = new QTimer(this);
+  debounce_->setSingleShot(true);
+  debounce_->setInterval(kFilterDebounceMs);
+  connect(search_, &QLineEdit::textChanged, debounce_, qOverload<>(&QTimer::start));
+  connect(debounce_, &QTimer::timeout, this, [this] { proxy_->setTextFilter(search_->text()); });
+  connect(category_, &QComboBox::currentIndexChanged, this, &OpExplorer::applyCategoryFilter);
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          &OpExplorer::showKernelsOfSelection);
+  kernel_proxy_->setLaunchedByFilter(QStringLiteral("\x01"));  // nothing until an op is selected
+}
+
+void OpExplorer::applyCategoryFilter() {
+  const int value = category_->currentData().toInt();
+  proxy_->setCategoryFilter(value < 0 ? QSet<int>{} : QSet<int>{value});
+}
+
+void OpExplorer::showKernelsOfSelection() {
+  const QModelIndex current = table_->currentIndex();
+  if (!current.isValid()) {
+    kernel_proxy_->setLaunchedByFilter(QStringLiteral("\x01"));
+    kernels_title_->setText(tr("Kernels of the selected op"));
+    return;
+  }
+  const QString op = proxy_->index(current.row(), OpStatsModel::kOp).data().toString();
+  kernel_proxy_->setLaunchedByFilter(op);
+  if (kernel_model_->rowCount() == 0)
+    kernels_title_->setText(
+        tr("Kernels of %1: no GPU kernels traced in this run (CPU, or CUPTI off)").arg(op));
+  else
+    kernels_title_->setText(
+        tr("Kernels of %1: %n kernel(s)", nullptr, kernel_proxy_->rowCount()).arg(op));
+}
+
+void OpExplorer::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
+  if (!snapshot || snapshot->op_stats.empty()) {
+    model_->clear();
+    kernel_model_->clear();
+    stack_->setCurrentIndex(0);
+    return;
+  }
+  const bool first = model_->rowCount() == 0;
+  model_->setRows(snapshot->op_stats);
+  kernel_model_->setRows(snapshot->kernels);
+  strip_->setTotals(summarizeByCategory(snapshot->op_stats));
+  stack_->setCurrentIndex(1);
+  if (first) {
+    table_->resizeColumnsToContents();
+    for (int c = 0; c < OpStatsModel::kColumnCount; ++c)
+      table_->setColumnWidth(c, std::min(table_->columnWidth(c), 260));
+    table_->horizontalHeader()->setStretchLastSection(false);
+    table_->horizontalHeader()->setSectionResizeMode(OpStatsModel::kShapes, QHeaderView::Stretch);
+    table_->setCurrentIndex(proxy_->index(0, 0));  // the top op's kernels show at once
+  }
+  showKernelsOfSelection();
+}
+
+}  // namespace ampscope::ui

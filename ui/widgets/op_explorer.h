@@ -1,0 +1,59 @@
+#pragma once
+// The op table: what autocast did to every op (category, input → output
+// dtypes), its calls and times, Tensor Core share and cast tax; filtered by
+// category and by text (debounced), with a summary strip and the kernels the
+// selected op launched.
+#include <QWidget>
+
+#include "profiler/snapshot.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QStackedWidget;
+class QTableView;
+class QTimer;
+
+namespace ampscope::ui {
+
+class CategoryStrip;
+class KernelModel;
+class OpStatsModel;
+class TableFilterProxy;
+
+class OpExplorer : public QWidget {
+  Q_OBJECT
+ public:
+  static constexpr int kFilterDebounceMs = 200;
+
+  explicit OpExplorer(QWidget* parent = nullptr);
+
+  void setSnapshot(const profiler::ProfileSnapshotPtr& snapshot);
+
+  OpStatsModel* model() const { return model_; }
+  TableFilterProxy* proxy() const { return proxy_; }
+  QLineEdit* searchField() const { return search_; }
+  QComboBox* categoryFilter() const { return category_; }
+  QTableView* table() const { return table_; }
+  TableFilterProxy* kernelProxy() const { return kernel_proxy_; }
+  CategoryStrip* summary() const { return strip_; }
+
+ private:
+  void applyCategoryFilter();
+  void showKernelsOfSelection();
+
+  QStackedWidget* stack_ = nullptr;
+  QComboBox* category_ = nullptr;
+  QLineEdit* search_ = nullptr;
+  QTimer* debounce_ = nullptr;
+  CategoryStrip* strip_ = nullptr;
+  QTableView* table_ = nullptr;
+  OpStatsModel* model_ = nullptr;
+  TableFilterProxy* proxy_ = nullptr;
+  QLabel* kernels_title_ = nullptr;
+  QTableView* kernels_ = nullptr;
+  KernelModel* kernel_model_ = nullptr;
+  TableFilterProxy* kernel_proxy_ = nullptr;
+};
+
+}  // namespace ampscope::ui

@@ -1,0 +1,398 @@
+#include "ui/widgets/run_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "ui/models/formatting.h"
+
+namespace ampscope::ui {
+
+using engine::RunState;
+
+namespace {
+
+QSpinBox* spin(int min, int max, const QString& tip, const QString& suffix = {}) {
+  auto* s = new QSpinBox;
+  s->setRange(min, max);
+  s->setToolTip(tip);
+  s->setSuffix(suffix);
+  s->setAccelerated(true);
+  return s;
+}
+
+template <typename Enum>
+QComboBox* combo(std::initializer_list<std::pair<const char*, Enum>> items, const QString& tip) {
+  auto* c = new QComboBox;
+  for (const auto& [label, value] : items)
+    c->addItem(QString::fromUtf8(label), static_cast<int>(value));
+  c->setToolTip(tip);
+  return c;
+}
+
+template <typename Enum>
+Enum current(const QComboBox* c) {
+  return static_cast<Enum>(c->currentData().toInt());
+}
+
+template <typename Enum>
+void select(QComboBox* c, Enum value) {
+  const int i = c->findData(static_cast<int>(value));
+  if (i >= 0) c->setCurrentIndex(i);
+}
+
+QFormLayout* form(QGroupBox* box) {
+  auto* layout = new QFormLayout(box);
+  layout->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  layout->setLabelAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  layout->setContentsMargins(8, 6, 8, 6);
+  layout->setVerticalSpacing(4);
+  return layout;
+}
+
+}  // namespace
+
+RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  outer->setSpacing(0);
+
+  settings_ = new QWidget;
+  auto* column = new QVBoxLayout(settings_);
+  column->setContentsMargins(6, 6, 6, 6);
+  column->setSpacing(6);
+  column->addWidget(buildModelGroup());
+  column->addWidget(buildDataGroup());
+  column->addWidget(buildTrainingGroup());
+  column->addWidget(buildScalerGroup());
+  column->addWidget(buildProfilingGroup());
+  column->addStretch(1);
+
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(settings_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  outer->addWidget(scroll, 1);
+
+  auto* controls = new QWidget;
+  auto* buttons = new QGridLayout(controls);
+  buttons->setContentsMargins(6, 6, 6, 6);
+  start_ = new QPushButton(tr("Start"));
+  pause_ = new QPushButton(tr("Pause"));
+  resume_ = new QPushButton(tr("Resume"));
+  stop_ = new QPushButton(tr("Stop"));
+  start_->setObjectName(QStringLiteral("startButton"));
+  pause_->setObjectName(QStringLiteral("pauseButton"));
+  resume_->setObjectName(QStringLiteral("resumeButton"));
+  stop_->setObjectName(QStringLiteral("stopButton"));
+  start_->setToolTip(tr("Start a new run with these settings (F5)"));
+  pause_->setToolTip(tr("Pause after the step in progress (F6)"));
+  resume_->setToolTip(tr("Resume the paused run (F6)"));
+  stop_->setToolTip(tr("End the run after the step in progress (Shift+F5)"));
+  start_->setDefault(true);
+  state_label_ = new QLabel;
+  state_label_->setObjectName(QStringLiteral("runStateLabel"));
+  state_label_->setAlignment(Qt::AlignCenter);
+  buttons->addWidget(start_, 0, 0);
+  buttons->addWidget(stop_, 0, 1);
+  buttons->addWidget(pause_, 1, 0);
+  buttons->addWidget(resume_, 1, 1);
+  buttons->addWidget(state_label_, 2, 0, 1, 2);
+  outer->addWidget(controls);
+
+  connect(start_, &QPushButton::clicked, this, &RunPanel::startRequested);
+  connect(pause_, &QPushButton::clicked, this, &RunPanel::pauseRequested);
+  connect(resume_, &QPushButton::clicked, this, &RunPanel::resumeRequested);
+  connect(stop_, &QPushButton::clicked, this, &RunPanel::stopRequested);
+
+  setConfig(engine::TrainConfig{});
+  setRunState(RunState::kIdle);
+}
+
+QWidget* RunPanel::buildModelGroup() {
+  auto* box = new QGroupBox(tr("Model"));
+  auto* f = form(box);
+  model_ = combo<engine::ModelKind>({{"MLP", engine::ModelKind::kMLP},
+                                     {"ConvNet (BN + residual)", engine::ModelKind::kConvNet},
+                                     {"GPT decoder", engine::ModelKind::kGPT}},
+                                    tr("The network to train"));
+  layers_ = spin(1, 64, tr("Hidden layers (MLP), residual blocks (ConvNet), decoder blocks (GPT)"));
+  width_ = spin(4, 8192, tr("Hidden width (MLP), channels (ConvNet), embedding size (GPT)"));
+  heads_ = spin(1, 64, tr("GPT attention heads; the width must be a multiple of it"));
+  seq_len_ = spin(2, 8192, tr("GPT context length in tokens"), tr(" tokens"));
+  f->addRow(tr("Model"), model_);
+  f->addRow(tr("Layers"), layers_);
+  f->addRow(tr("Width"), width_);
+  f->addRow(tr("Heads"), heads_);
+  f->addRow(tr("Context"), seq_len_);
+  connect(model_, &QComboBox::currentIndexChanged, this, &RunPanel::updateEnabledFields);
+  return box;
+}
+
+QWidget* RunPanel::buildDataGroup() {
+  auto* box = new QGroupBox(tr("Data"));
+  auto* f = form(box);
+  data_ = combo<engine::DataKind>({{"Synthetic", engine::DataKind::kSynthetic},
+                                   {"MNIST (IDX)", engine::DataKind::kMNIST},
+                                   {"CIFAR-10", engine::DataKind::kCIFAR10},
+                                   {"Text corpus", engine::DataKind::kText},
+                                   {"CSV table", engine::DataKind::kCSV}},
+                                  tr("Where the samples come from; synthetic needs no files"));
+  data_path_ = new QLineEdit;
+  data_path_->setPlaceholderText(tr("file or directory"));
+  browse_ = new QToolButton;
+  browse_->setText(QStringLiteral("…"));
+  browse_->setToolTip(tr("Choose the data file"));
+  auto* row = new QHBoxLayout;
+  row->setSpacing(2);
+  row->addWidget(data_path_, 1);
+  row->addWidget(browse_);
+  f->addRow(tr("Source"), data_);
+  f->addRow(tr("Path"), row);
+  connect(browse_, &QToolButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Data file"), data_path_->text());
+    if (!path.isEmpty()) data_path_->setText(path);
+  });
+  connect(data_, &QComboBox::currentIndexChanged, this, &RunPanel::updateEnabledFields);
+  return box;
+}
+
+QWidget* RunPanel::buildTrainingGroup() {
+  auto* box = new QGroupBox(tr("Training"));
+  auto* f = form(box);
+  precision_ = combo<engine::Precision>({{"fp32", engine::Precision::kFP32},
+                                         {"fp16 autocast", engine::Precision::kFP16},
+                                         {"bf16 autocast", engine::Precision::kBF16}},
+                                        QString::fromLatin1(glossary::kFp16) + QLatin1Char('\n') +
+                                            QString::fromLatin1(glossary::kBf16));
+  device_ =
+      combo<engine::DeviceChoice>({{"auto", engine::DeviceChoice::kAuto},
+                                   {"CPU", engine::DeviceChoice::kCPU},
+                                   {"CUDA", engine::DeviceChoice::kCUDA}},
+                                  tr("auto: the first CUDA GPU if there is one, else the CPU"));
+  batch_ = spin(1, 65536, tr("Samples per micro-batch"));
+  accumulate_ = spin(1, 1024, tr("Micro-batches per optimizer step (gradient accumulation)"));
+  lr_ = new QDoubleSpinBox;
+  lr_->setDecimals(6);
+  lr_->setRange(1e-7, 10.0);
+  lr_->setSingleStep(1e-4);
+  lr_->setToolTip(tr("Peak learning rate"));
+  optimizer_ = combo<engine::OptimizerKind>({{"AdamW", engine::OptimizerKind::kAdamW},
+                                             {"Adam", engine::OptimizerKind::kAdam},
+                                             {"SGD (momentum)", engine::OptimizerKind::kSGD}},
+                                            tr("The optimizer"));
+  schedule_ = combo<engine::ScheduleKind>(
+      {{"constant", engine::ScheduleKind::kConstant}, {"cosine", engine::ScheduleKind::kCosine}},
+      tr("Learning-rate schedule"));
+  steps_ = spin(1, 10'000'000, tr("Optimizer steps"));
+  seed_ = spin(0, 1'000'000, tr("Random seed of the model and the data"));
+  f->addRow(tr("Precision"), precision_);
+  f->addRow(tr("Device"), device_);
+  f->addRow(tr("Batch"), batch_);
+  f->addRow(tr("Accumulate"), accumulate_);
+  f->addRow(tr("LR"), lr_);
+  f->addRow(tr("Optimizer"), optimizer_);
+  f->addRow(tr("Schedule"), schedule_);
+  f->addRow(tr("Steps"), steps_);
+  f->addRow(tr("Seed"), seed_);
+  connect(precision_, &QComboBox::currentIndexChanged, this, &RunPanel::updateEnabledFields);
+  return box;
+}
+
+QWidget* RunPanel::buildScalerGroup() {
+  auto* box = new QGroupBox(tr("Loss scaler"));
+  box->setToolTip(QString::fromLatin1(glossary::kLossScale));
+  auto* f = form(box);
+  scaler_mode_ = new QComboBox;
+  scaler_mode_->addItem(tr("auto (on for fp16)"), -1);
+  scaler_mode_->addItem(tr("on"), 1);
+  scaler_mode_->addItem(tr("off"), 0);
+  scaler_mode_->setToolTip(QString::fromLatin1(glossary::kLossScale));
+  init_scale_ = new QDoubleSpinBox;
+  init_scale_->setDecimals(0);
+  init_scale_->setRange(1, 1e12);
+  init_scale_->setToolTip(tr("The scale of the first step (torch default 65536 = 2^16)"));
+  growth_factor_ = new QDoubleSpinBox;
+  growth_factor_->setRange(1.0, 16.0);
+  growth_factor_->setToolTip(tr("Multiplies the scale after a run of good steps"));
+  backoff_factor_ = new QDoubleSpinBox;
+  backoff_factor_->setRange(0.01, 0.99);
+  backoff_factor_->setToolTip(tr("Multiplies the scale after an overflow"));
+  growth_interval_ = spin(1, 1'000'000, tr("Good steps in a row before the scale grows"));
+  f->addRow(tr("Scaler"), scaler_mode_);
+  f->addRow(tr("Initial scale"), init_scale_);
+  f->addRow(tr("Growth ×"), growth_factor_);
+  f->addRow(tr("Backoff ×"), backoff_factor_);
+  f->addRow(tr("Growth interval"), growth_interval_);
+  connect(scaler_mode_, &QComboBox::currentIndexChanged, this, &RunPanel::updateEnabledFields);
+  return box;
+}
+
+QWidget* RunPanel::buildProfilingGroup() {
+  auto* box = new QGroupBox(tr("Profiling"));
+  auto* f = form(box);
+  every_n_steps_ = spin(1, 1'000'000,
+                        tr("Record the ops of every Nth step inside the window "
+                           "(1 = every step; more steps cost more overhead)"));
+  every_n_steps_->setPrefix(tr("1 step in "));  // reads right for every N, 1 included
+  gradient_every_ = spin(0, 1'000'000,
+                         tr("Sample gradient range statistics (log2|g| against "
+                            "fp16's limits) every K steps; 0 = off"));
+  gradient_every_->setPrefix(tr("every "));
+  gradient_every_->setSuffix(tr(" steps"));
+  gradient_every_->setSpecialValueText(tr("off"));
+  window_start_ = spin(1, 10'000'000, tr("The first step whose ops are recorded"));
+  window_steps_ =
+      spin(0, 10'000'000, tr("How many steps from the first one; 0 = to the end"), tr(" steps"));
+  window_steps_->setSpecialValueText(tr("to the end"));
+  every_n_steps_->setObjectName(QStringLiteral("profileEveryNSteps"));
+  gradient_every_->setObjectName(QStringLiteral("profileGradientEvery"));
+  window_start_->setObjectName(QStringLiteral("profileWindowStart"));
+  window_steps_->setObjectName(QStringLiteral("profileWindowSteps"));
+  f->addRow(tr("Ops"), every_n_steps_);
+  f->addRow(tr("Gradients"), gradient_every_);
+  f->addRow(tr("From step"), window_start_);
+  f->addRow(tr("Window"), window_steps_);
+  setProfilerOptions(ProfilingSettings{});
+  return box;
+}
+
+ProfilingSettings RunPanel::profilerOptions() const {
+  ProfilingSettings s;
+  s.window_start = window_start_->value();
+  s.window_steps = window_steps_->value();
+  s.every_n_steps = every_n_steps_->value();
+  s.gradient_every = gradient_every_->value();
+  return s;
+}
+
+void RunPanel::setProfilerOptions(const ProfilingSettings& s) {
+  auto set = [](QSpinBox* box, int64_t v) {
+    box->setValue(static_cast<int>(std::clamp<int64_t>(v, box->minimum(), box->maximum())));
+  };
+  set(window_start_, s.window_start);
+  set(window_steps_, s.window_steps);
+  set(every_n_steps_, s.every_n_steps);
+  set(gradient_every_, s.gradient_every);
+}
+
+void RunPanel::updateEnabledFields() {
+  const auto model = current<engine::ModelKind>(model_);
+  heads_->setEnabled(model == engine::ModelKind::kGPT);
+  seq_len_->setEnabled(model == engine::ModelKind::kGPT);
+  const bool needs_path = current<engine::DataKind>(data_) != engine::DataKind::kSynthetic;
+  data_path_->setEnabled(needs_path);
+  browse_->setEnabled(needs_path);
+  const int mode = scaler_mode_->currentData().toInt();
+  const bool scaler =
+      mode < 0 ? current<engine::Precision>(precision_) == engine::Precision::kFP16 : mode == 1;
+  for (QWidget* w :
+       {static_cast<QWidget*>(init_scale_), static_cast<QWidget*>(growth_factor_),
+        static_cast<QWidget*>(backoff_factor_), static_cast<QWidget*>(growth_interval_)})
+    w->setEnabled(scaler);
+}
+
+engine::TrainConfig RunPanel::config() const {
+  engine::TrainConfig c = base_;
+  c.model.kind = current<engine::ModelKind>(model_);
+  c.model.layers = layers_->value();
+  c.model.width = width_->value();
+  c.model.heads = heads_->value();
+  c.model.seq_len = seq_len_->value();
+  c.data.kind = current<engine::DataKind>(data_);
+  // The engine rejects a path for synthetic data; the field keeps it for a switch back.
+  c.data.path = c.data.kind == engine::DataKind::kSynthetic
+                    ? std::string()
+                    : data_path_->text().trimmed().toStdString();
+  c.precision = current<engine::Precision>(precision_);
+  c.device = current<engine::DeviceChoice>(device_);
+  c.batch_size = batch_->value();
+  c.accumulation_steps = accumulate_->value();
+  c.optim.lr = lr_->value();
+  c.optim.kind = current<engine::OptimizerKind>(optimizer_);
+  c.optim.schedule = current<engine::ScheduleKind>(schedule_);
+  if (c.optim.schedule != engine::ScheduleKind::kCosine) c.optim.warmup_steps = 0;
+  c.steps = steps_->value();
+  c.seed = static_cast<uint64_t>(seed_->value());
+  const int mode = scaler_mode_->currentData().toInt();
+  c.use_scaler = mode < 0 ? std::nullopt : std::optional<bool>(mode == 1);
+  c.scaler.init_scale = init_scale_->value();
+  c.scaler.growth_factor = growth_factor_->value();
+  c.scaler.backoff_factor = backoff_factor_->value();
+  c.scaler.growth_interval = growth_interval_->value();
+  return c;
+}
+
+void RunPanel::setConfig(const engine::TrainConfig& c) {
+  base_ = c;
+  select(model_, c.model.kind);
+  layers_->setValue(static_cast<int>(c.model.layers));
+  width_->setValue(static_cast<int>(c.model.width));
+  heads_->setValue(static_cast<int>(c.model.heads));
+  seq_len_->setValue(static_cast<int>(c.model.seq_len));
+  select(data_, c.data.kind);
+  data_path_->setText(QString::fromStdString(c.data.path));
+  select(precision_, c.precision);
+  select(device_, c.device);
+  batch_->setValue(static_cast<int>(c.batch_size));
+  accumulate_->setValue(static_cast<int>(c.accumulation_steps));
+  lr_->setValue(c.optim.lr);
+  select(optimizer_, c.optim.kind);
+  select(schedule_, c.optim.schedule);
+  steps_->setValue(static_cast<int>(std::min<int64_t>(c.steps, steps_->maximum())));
+  seed_->setValue(static_cast<int>(c.seed));
+  scaler_mode_->setCurrentIndex(
+      scaler_mode_->findData(c.use_scaler ? (*c.use_scaler ? 1 : 0) : -1));
+  init_scale_->setValue(c.scaler.init_scale);
+  growth_factor_->setValue(c.scaler.growth_factor);
+  backoff_factor_->setValue(c.scaler.backoff_factor);
+  growth_interval_->setValue(static_cast<int>(c.scaler.growth_interval));
+  updateEnabledFields();
+}
+
+void RunPanel::setRunState(RunState state, bool pause_pending) {
+  const bool active = state == RunState::kRunning || state == RunState::kPaused;
+  start_->setEnabled(!active);
+  stop_->setEnabled(active);
+  pause_->setEnabled(state == RunState::kRunning && !pause_pending);
+  resume_->setEnabled(state == RunState::kPaused || pause_pending);
+  settings_->setEnabled(!active);
+  QString text;
+  switch (state) {
+    case RunState::kIdle:
+      text = tr("Ready");
+      break;
+    case RunState::kRunning:
+      text = pause_pending ? tr("Pausing after this step…") : tr("Running");
+      break;
+    case RunState::kPaused:
+      text = tr("Paused");
+      break;
+    case RunState::kFinished:
+      text = tr("Finished — ready for a new run");
+      break;
+    case RunState::kStopped:
+      text = tr("Stopped — ready for a new run");
+      break;
+    case RunState::kFailed:
+      text = tr("Failed — ready for a new run");
+      break;
+  }
+  state_label_->setText(text);
+}
+
+}  // namespace ampscope::ui

@@ -1,0 +1,104 @@
+#pragma once
+// The run's settings and its Start/Pause/Resume/Stop buttons. Reads and writes
+// an engine::TrainConfig; the buttons follow the controller's RunState (the
+// settings are locked while a run is active).
+#include <QWidget>
+
+#include "engine/config.h"
+#include "engine/events.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+class QToolButton;
+
+namespace ampscope::ui {
+
+// What the Profiling group sets: profiler::ProfilerOptions minus the session path.
+// A separate struct so the panel stays free of the profiler's LibTorch headers;
+// applyTo() fills any options type with these field names (the app's ProfilerOptions).
+struct ProfilingSettings {
+  int64_t window_start = 1;    // first step whose ops are recorded
+  int64_t window_steps = 0;    // steps from window_start; 0 = to the end of the run
+  int64_t every_n_steps = 5;   // ops of every Nth step inside the window
+  int64_t gradient_every = 5;  // gradient range statistics every K steps; 0 = off
+
+  template <typename Options>
+  void applyTo(Options& options) const {
+    options.window_start = window_start;
+    options.window_steps = window_steps;
+    options.every_n_steps = every_n_steps;
+    options.gradient_every = gradient_every;
+  }
+};
+
+class RunPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit RunPanel(QWidget* parent = nullptr);
+
+  engine::TrainConfig config() const;
+  void setConfig(const engine::TrainConfig& config);
+  void setRunState(engine::RunState state, bool pause_pending = false);
+  ProfilingSettings profilerOptions() const;
+  void setProfilerOptions(const ProfilingSettings& settings);
+
+  QPushButton* startButton() const { return start_; }
+  QPushButton* pauseButton() const { return pause_; }
+  QPushButton* resumeButton() const { return resume_; }
+  QPushButton* stopButton() const { return stop_; }
+
+ signals:
+  void startRequested();
+  void pauseRequested();
+  void resumeRequested();
+  void stopRequested();
+
+ private:
+  QWidget* buildModelGroup();
+  QWidget* buildDataGroup();
+  QWidget* buildTrainingGroup();
+  QWidget* buildScalerGroup();
+  QWidget* buildProfilingGroup();
+  void updateEnabledFields();
+
+  engine::TrainConfig base_;  // fields the panel does not show keep their values
+  QWidget* settings_ = nullptr;
+  QComboBox* model_ = nullptr;
+  QSpinBox* layers_ = nullptr;
+  QSpinBox* width_ = nullptr;
+  QSpinBox* heads_ = nullptr;
+  QSpinBox* seq_len_ = nullptr;
+  QComboBox* data_ = nullptr;
+  QLineEdit* data_path_ = nullptr;
+  QToolButton* browse_ = nullptr;
+  QComboBox* precision_ = nullptr;
+  QComboBox* device_ = nullptr;
+  QSpinBox* batch_ = nullptr;
+  QSpinBox* accumulate_ = nullptr;
+  QDoubleSpinBox* lr_ = nullptr;
+  QComboBox* optimizer_ = nullptr;
+  QComboBox* schedule_ = nullptr;
+  QSpinBox* steps_ = nullptr;
+  QSpinBox* seed_ = nullptr;
+  QComboBox* scaler_mode_ = nullptr;
+  QDoubleSpinBox* init_scale_ = nullptr;
+  QDoubleSpinBox* growth_factor_ = nullptr;
+  QDoubleSpinBox* backoff_factor_ = nullptr;
+  QSpinBox* growth_interval_ = nullptr;
+  QSpinBox* window_start_ = nullptr;
+  QSpinBox* window_steps_ = nullptr;
+  QSpinBox* every_n_steps_ = nullptr;
+  QSpinBox* gradient_every_ = nullptr;
+  QLabel* state_label_ = nullptr;
+  QPushButton* start_ = nullptr;
+  QPushButton* pause_ = nullptr;
+  QPushButton* resume_ = nullptr;
+  QPushButton* stop_ = nullptr;
+};
+
+}  // namespace ampscope::ui

@@ -1,0 +1,24 @@
+#include "ui/widgets/table_view.h"
+
+#include <QHeaderView>
+
+namespace ampscope::ui {
+
+QTableView* makeTableView(QAbstractItemModel* model, QWidget* parent) {
+  auto* view = new QTableView(parent);
+  view->setModel(model);
+  view->setSortingEnabled(true);
+  view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view->setSelectionMode(QAbstractItemView::SingleSelection);
+  view->setAlternatingRowColors(true);
+  view->setWordWrap(false);
+  view->setTextElideMode(Qt::ElideMiddle);
+  view->verticalHeader()->setVisible(false);
+  view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
+  view->horizontalHeader()->setHighlightSections(false);
+  view->horizontalHeader()->setStretchLastSection(true);
+  view->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+  return view;
+}
+
+}  // namespace ampscope::ui

@@ -1,0 +1,233 @@
+#include "ui/widgets/training_controller.h"
+
+#include <exception>
+
+// Trainer has a member function named emit, which Qt defines as a macro.
+#pragma push_macro("emit")
+#undef emit
+#include "engine/trainer.h"
+#pragma pop_macro("emit")
+
+namespace ampscope::ui {
+
+using engine::RunState;
+
+namespace {
+
+profiler::StepRecord toRecord(const engine::StepEvent& e) {
+  profiler::StepRecord r;
+  r.step = e.step;
+  r.loss = e.loss;
+  r.lr = e.lr;
+  r.loss_scale = e.loss_scale;
+  r.found_inf = e.found_inf;
+  r.skipped = e.skipped;
+  r.growth_tracker = e.growth_tracker;
+  r.grad_norm = e.grad_norm;
+  r.step_time_ms = e.step_time_ms;
+  r.samples_per_second = e.samples_per_second;
+  r.mem_allocated_bytes = e.memory.allocated_bytes;
+  r.mem_reserved_bytes = e.memory.reserved_bytes;
+  r.mem_peak_bytes = e.memory.peak_allocated_bytes;
+  return r;
+}
+
+QString qs(std::string_view s) {
+  return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+
+}  // namespace
+
+QString runStateLabel(RunState state) {
+  switch (state) {
+    case RunState::kIdle:
+      return QStringLiteral("Idle");
+    case RunState::kRunning:
+      return QStringLiteral("Running");
+    case RunState::kPaused:
+      return QStringLiteral("Paused");
+    case RunState::kFinished:
+      return QStringLiteral("Finished");
+    case RunState::kStopped:
+      return QStringLiteral("Stopped");
+    case RunState::kFailed:
+      return QStringLiteral("Failed");
+  }
+  return {};
+}
+
+TrainingController::TrainingController(QObject* parent) : QObject(parent) {
+  qRegisterMetaType<RunState>();
+  qRegisterMetaType<profiler::ProfileSnapshotPtr>();
+  qRegisterMetaType<RunInfo>();
+  tick_timer_.setInterval(kTickIntervalMs);
+  tick_timer_.setTimerType(Qt::CoarseTimer);
+  connect(&tick_timer_, &QTimer::timeout, this, &TrainingController::tick);
+}
+
+TrainingController::~TrainingController() { shutdown(); }
+
+bool TrainingController::isActive() const {
+  return state_ == RunState::kRunning || state_ == RunState::kPaused;
+}
+
+uint64_t TrainingController::droppedEvents() const { return queue_ ? queue_->dropped() : 0; }
+
+bool TrainingController::start(const engine::TrainConfig& config) {
+  if (isActive()) return false;
+  if (trainer_) {
+    trainer_->wait();
+    trainer_.reset();
+  }
+  series_.clear();
+  profile_.reset();
+  profile_step_ = -1;
+  emit seriesReset();
+  emit profileUpdated(nullptr);
+  try {
+    engine::validate(config);
+    auto trainer = std::make_unique<engine::Trainer>(config);
+    // Large enough for several seconds of fast steps between two ticks.
+    queue_ = trainer->subscribe(16384);
+    if (trainer_setup_) trainer_setup_(*trainer);
+    info_ = RunInfo{};
+    info_.precision = qs(engine::to_string(config.precision));
+    info_.model = qs(engine::to_string(config.model.kind));
+    info_.data = qs(engine::to_string(config.data.kind));
+    info_.device = qs(engine::to_string(config.device));
+    info_.total_steps = config.steps;
+    info_.batch_size = config.batch_size * config.accumulation_steps;
+    info_.scaler_enabled = config.scaler_enabled();
+    info_.source = QStringLiteral("live");
+    trainer->start();
+    trainer_ = std::move(trainer);
+  } catch (const std::exception& e) {
+    queue_.reset();
+    finishRun(RunState::kFailed, QString::fromUtf8(e.what()));
+    return false;
+  }
+  pause_pending_ = false;
+  setState(RunState::kRunning);
+  tick_timer_.start();
+  return true;
+}
+
+void TrainingController::pause() {
+  if (!trainer_ || state_ != RunState::kRunning) return;
+  pause_pending_ = true;
+  trainer_->pause();
+  emit stateChanged(state_, {});  // lets the buttons show the pending pause
+}
+
+void TrainingController::resume() {
+  if (!trainer_ || !isActive()) return;
+  pause_pending_ = false;
+  trainer_->resume();
+}
+
+void TrainingController::stop() {
+  if (trainer_ && isActive()) trainer_->request_stop();
+}
+
+void TrainingController::shutdown() {
+  if (!trainer_) return;
+  trainer_->request_stop();
+  trainer_->wait();
+  tick();  // the run's last events, including its final state
+}
+
+void TrainingController::showRecorded(const RunInfo& info,
+                                      const std::vector<profiler::StepRecord>& steps,
+                                      profiler::ProfileSnapshotPtr profile) {
+  if (isActive()) return;
+  series_.clear();
+  emit seriesReset();
+  info_ = info;
+  emit runStarted(info_);
+  for (const auto& s : steps) series_.append(s);
+  if (!steps.empty()) emit stepsAppended(0);
+  profile_ = std::move(profile);
+  profile_step_ = profile_ ? profile_->step : -1;
+  emit profileUpdated(profile_);
+  setState(RunState::kFinished);
+}
+
+void TrainingController::watchQueue(std::shared_ptr<engine::EventQueue> queue) {
+  queue_ = std::move(queue);
+  tick_timer_.start();
+}
+
+void TrainingController::handleEvent(const engine::Event& event) {
+  if (const auto* step = std::get_if<engine::StepEvent>(&event)) {
+    if (pending_first_new_ < 0) pending_first_new_ = series_.size();
+    series_.append(toRecord(*step));
+  } else if (const auto* state = std::get_if<engine::StateEvent>(&event)) {
+    if (engine::is_terminal(state->state)) {
+      finishRun(state->state, QString::fromStdString(state->message));
+    } else {
+      if (state->state == RunState::kPaused || state->state == RunState::kRunning)
+        pause_pending_ = false;
+      setState(state->state);
+    }
+  } else if (const auto* started = std::get_if<engine::RunStartedEvent>(&event)) {
+    info_.device = QString::fromStdString(started->device);
+    info_.model = QString::fromStdString(started->model);
+    info_.data = QString::fromStdString(started->data);
+    info_.precision = qs(engine::to_string(started->config.precision));
+    info_.parameter_count = started->parameter_count;
+    info_.scaler_enabled = started->scaler_enabled;
+    info_.total_steps = started->config.steps;
+    info_.batch_size = started->config.batch_size * started->config.accumulation_steps;
+    emit runStarted(info_);
+  }
+}
+
+void TrainingController::tick() {
+  if (!queue_) return;
+  drained_.clear();
+  queue_->drain(drained_);
+  // Step events are batched into one stepsAppended; a state event flushes the
+  // batch first so listeners see the steps before the state that followed them.
+  for (const auto& event : drained_) {
+    if (std::holds_alternative<engine::StateEvent>(event) && pending_first_new_ >= 0) {
+      emit stepsAppended(std::exchange(pending_first_new_, -1));
+    }
+    handleEvent(event);
+  }
+  if (pending_first_new_ >= 0) emit stepsAppended(std::exchange(pending_first_new_, -1));
+  // The terminal event can only be missing if the queue dropped it.
+  if (trainer_ && isActive() && engine::is_terminal(trainer_->state()) &&
+      queue_->drain(drained_) == 0) {
+    trainer_->wait();
+    finishRun(trainer_->state(), QString::fromStdString(trainer_->error_message()));
+  }
+  if (isActive()) pollProfile(false);
+}
+
+void TrainingController::pollProfile(bool force) {
+  if (!profile_source_) return;
+  profiler::ProfileSnapshotPtr snapshot = profile_source_();
+  if (!snapshot) return;
+  if (!force && snapshot->step == profile_step_) return;
+  if (snapshot == profile_) return;
+  profile_ = std::move(snapshot);
+  profile_step_ = profile_->step;
+  emit profileUpdated(profile_);
+}
+
+void TrainingController::setState(RunState state, const QString& message) {
+  if (state == state_ && message.isEmpty()) return;
+  state_ = state;
+  emit stateChanged(state_, message);
+}
+
+void TrainingController::finishRun(RunState state, const QString& message) {
+  if (trainer_) trainer_->wait();
+  pause_pending_ = false;
+  pollProfile(true);  // whatever the profiler recorded up to the end
+  if (!trainer_ || trainer_->state() == state) tick_timer_.stop();
+  setState(state, message);
+  if (state == RunState::kFailed) emit runFailed(message);
+}
+
+}  // namespace ampscope::ui
