@@ -68,13 +68,13 @@ std::string Trainer::error_message() const {
   return error_message_;
 }
 
-void Trainer::emit(const Event& event) {
+void Trainer::publish(const Event& event) {
   for (auto& queue : subscribers_) queue->try_push(event);
 }
 
 void Trainer::set_state(RunState state, const std::string& message) {
   state_.store(state, std::memory_order_release);
-  emit(StateEvent{state, completed_steps_.load(std::memory_order_relaxed), message});
+  publish(StateEvent{state, completed_steps_.load(std::memory_order_relaxed), message});
 }
 
 bool Trainer::pass_control_gate() {
@@ -134,12 +134,12 @@ void Trainer::run_loop() {
   TrainingRun run(config_);
   const RunStartedEvent started = run.started_event();
   for (auto* o : observers_) o->on_run_start(started);
-  emit(started);
+  publish(started);
   for (int64_t step = 1; step <= config_.steps; ++step) {
     if (!pass_control_gate()) return;
     const StepEvent event = run.step(step, observers_);
     completed_steps_.store(step, std::memory_order_release);
-    emit(event);
+    publish(event);
   }
 }
 

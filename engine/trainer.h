@@ -50,7 +50,7 @@ class Trainer {
   void run();
   void run_loop();
   void set_state(RunState state, const std::string& message = {});
-  void emit(const Event& event);
+  void publish(const Event& event);
   // Returns false when the run should stop; waits while paused.
   bool pass_control_gate();
 

@@ -16,7 +16,7 @@ import json, sys
 cpp = {}
 for b in json.load(open(sys.argv[1]))["benchmarks"]:
     if b.get("aggregate_name") == "median":
-        _, dev, model, prec = b["run_name"].split("/")
+        _, dev, model, prec = b["run_name"].split("/")[:4]
         cpp[(model, prec)] = b["real_time"]
 py = {}
 for line in open(sys.argv[2]):

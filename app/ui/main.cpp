@@ -12,11 +12,7 @@
 #include <QDir>
 #include <QStandardPaths>
 
-// Trainer has a member function named emit, which Qt defines as a macro.
-#pragma push_macro("emit")
-#undef emit
 #include "engine/trainer.h"
-#pragma pop_macro("emit")
 #include "profiler/capture/profiler.h"
 #include "ui/models/run_series.h"
 #include "ui/models/store_session_io.h"

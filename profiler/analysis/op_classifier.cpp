@@ -31,8 +31,12 @@ OpCategory classify_op(std::string_view name, const std::vector<DtypeName>& inpu
   // The inner steps of a cast (_to_copy, empty_strided, copy_) are the cast's, not decisions of their own.
   if (context.inside_cast) return OpCategory::kUnchanged;
   if (is_cast_op(name)) {
-    // aten::to to the dtype it already has returns its input: no cast happened.
-    const bool converts = !input_dtypes.empty() && !output_dtypes.empty() && input_dtypes.front() != output_dtypes.front();
+    // Only a change of floating-point precision is a cast in autocast's sense: aten::to to
+    // the dtype it already has returns its input, and integer or wrapped-number
+    // conversions (optimizer bookkeeping) are no precision decision.
+    const bool converts = !input_dtypes.empty() && !output_dtypes.empty() &&
+                          is_floating_dtype(input_dtypes.front()) && is_floating_dtype(output_dtypes.front()) &&
+                          input_dtypes.front() != output_dtypes.front();
     if (!converts) return OpCategory::kUnchanged;
     return context.parent_entered_under_autocast || context.backward_of_autocast_cast ? OpCategory::kAutocastCast
                                                                                       : OpCategory::kExplicitCast;

@@ -143,7 +143,10 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   r.sequence_nr = fn.seqNr();
   r.thread_id = ts.thread_number;
   r.depth = static_cast<uint32_t>(ts.open.size());
-  op.is_backward_node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
+  // Autograd's engine wraps each node ("AddmmBackward0", scope BACKWARD_FUNCTION) in a
+  // FUNCTION-scope "autograd::engine::evaluate_function: AddmmBackward0": both are containers.
+  op.is_backward_node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION ||
+                        starts_with(r.name, "autograd::engine::evaluate_function");
   r.autograd_node = op.is_backward_node;
   op.is_cast = is_cast_op(r.name);
   op.autocast_on = autocast_enabled_anywhere();

@@ -10,6 +10,7 @@
 #include "engine/config_json.h"
 #include "profiler/analysis/op_classifier.h"
 #include "profiler/capture/gradient_stats.h"
+#include "profiler/capture/step_record.h"
 #include "profiler/cupti/tensor_core_eligibility.h"
 
 namespace ampscope::profiler {
@@ -31,25 +32,6 @@ int64_t steady_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-StepRecord to_record(const engine::StepEvent& e) {
-  StepRecord r;
-  r.step = e.step;
-  r.loss = e.loss;
-  r.lr = e.lr;
-  r.loss_scale = e.loss_scale;
-  r.found_inf = e.found_inf;
-  r.skipped = e.skipped;
-  r.growth_tracker = e.growth_tracker;
-  r.grad_norm = e.grad_norm;
-  r.step_time_ms = e.step_time_ms;
-  r.samples_per_second = e.samples_per_second;
-  r.mem_allocated_bytes = e.memory.allocated_bytes;
-  r.mem_reserved_bytes = e.memory.reserved_bytes;
-  r.mem_peak_bytes = e.memory.peak_allocated_bytes;
-  r.end_ns = steady_now_ns();
-  return r;
 }
 
 }  // namespace
@@ -137,7 +119,7 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
       profiled_steps_since_flush_ = 0;
     }
   }
-  enqueue(StepJob{to_record(step)});
+  enqueue(StepJob{to_step_record(step, steady_now_ns())});
 }
 
 void Profiler::finish_recording() {

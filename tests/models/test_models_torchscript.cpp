@@ -19,25 +19,7 @@
 namespace ampscope::engine {
 namespace {
 
-// A temporary directory removed with `rm -rf`. Not test::ScratchDir: its destructor calls
-// std::filesystem::remove_all, which binds to the copy libtorch.so exports
-// (pytorch/pytorch#133437) and crashes there.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = "/tmp/ampscope-models-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() { ampscope::test::run_command("rm -rf '" + path_ + "'"); }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using test::ScratchDir;
 
 #define EXPECT_CONTAINS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
@@ -106,7 +88,7 @@ class TorchScriptFromPython : public ::testing::Test {
     ampscope::test::write_file(dir_ / "make_models.py", kScript);
     std::string out;
     const int rc = ampscope::test::run_command(
-        fmt::format("'{}' '{}' '{}'", *python, dir_ / "make_models.py", dir_.path()), &out);
+        fmt::format("'{}' '{}' '{}'", *python, (dir_ / "make_models.py").string(), dir_.path().string()), &out);
     ASSERT_EQ(rc, 0) << out;
     std::istringstream lines(out);
     std::string tag;

@@ -40,6 +40,9 @@ TEST(OpClassifier, CastsUnderAutocastAreTheCastTaxOthersAreExplicit) {
   // A cast to the dtype it already has is no cast.
   EXPECT_EQ(classify("aten::to", {"float32"}, {"float32"}, {.parent_entered_under_autocast = true}),
             OpCategory::kUnchanged);
+  // Integer and wrapped-number conversions are bookkeeping, not precision decisions.
+  EXPECT_EQ(classify("aten::to", {"int64"}, {"float64"}, {}), OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::to", {"wrapped:float64"}, {"float32"}, {}), OpCategory::kUnchanged);
   // Casting the gradient back in the backward node of an autocast cast is cast tax too.
   EXPECT_EQ(classify("aten::to", {"bfloat16"}, {"float32"}, {.backward_of_autocast_cast = true}),
             OpCategory::kAutocastCast);

@@ -2,35 +2,14 @@
 
 #include <exception>
 
-// Trainer has a member function named emit, which Qt defines as a macro.
-#pragma push_macro("emit")
-#undef emit
 #include "engine/trainer.h"
-#pragma pop_macro("emit")
+#include "profiler/capture/step_record.h"
 
 namespace ampscope::ui {
 
 using engine::RunState;
 
 namespace {
-
-profiler::StepRecord toRecord(const engine::StepEvent& e) {
-  profiler::StepRecord r;
-  r.step = e.step;
-  r.loss = e.loss;
-  r.lr = e.lr;
-  r.loss_scale = e.loss_scale;
-  r.found_inf = e.found_inf;
-  r.skipped = e.skipped;
-  r.growth_tracker = e.growth_tracker;
-  r.grad_norm = e.grad_norm;
-  r.step_time_ms = e.step_time_ms;
-  r.samples_per_second = e.samples_per_second;
-  r.mem_allocated_bytes = e.memory.allocated_bytes;
-  r.mem_reserved_bytes = e.memory.reserved_bytes;
-  r.mem_peak_bytes = e.memory.peak_allocated_bytes;
-  return r;
-}
 
 QString qs(std::string_view s) {
   return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
@@ -160,7 +139,7 @@ void TrainingController::watchQueue(std::shared_ptr<engine::EventQueue> queue) {
 void TrainingController::handleEvent(const engine::Event& event) {
   if (const auto* step = std::get_if<engine::StepEvent>(&event)) {
     if (pending_first_new_ < 0) pending_first_new_ = series_.size();
-    series_.append(toRecord(*step));
+    series_.append(profiler::to_step_record(*step));
   } else if (const auto* state = std::get_if<engine::StateEvent>(&event)) {
     if (engine::is_terminal(state->state)) {
       finishRun(state->state, QString::fromStdString(state->message));
