@@ -1,5 +1,7 @@
 #include "ui/widgets/live_plots.h"
 
+#include <QSvgGenerator>
+
 #include <qcustomplot.h>
 
 #include <QGridLayout>
@@ -316,12 +318,22 @@ void LivePlots::changeEvent(QEvent* event) {
 }
 
 bool LivePlots::exportImage(const QString& path) {
-  if (path.endsWith(QStringLiteral(".pdf"), Qt::CaseInsensitive)) {
-    // One page per plot would split the overview; the PDF gets the plot under focus or the loss.
-    QCustomPlot* plot = plots_[kLoss];
-    for (QCustomPlot* p : plots_)
-      if (p->hasFocus()) plot = p;
-    return plot->savePdf(path);
+  // One page per plot would split the overview: vector formats get the plot under
+  // focus (or the loss); raster formats get all six as they are on screen.
+  QCustomPlot* plot = plots_[kLoss];
+  for (QCustomPlot* p : plots_)
+    if (p->hasFocus()) plot = p;
+  if (path.endsWith(QStringLiteral(".pdf"), Qt::CaseInsensitive)) return plot->savePdf(path);
+  if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive)) {
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(plot->size());
+    svg.setViewBox(QRect(QPoint(0, 0), plot->size()));
+    svg.setTitle(QStringLiteral("ampscope plot"));
+    QCPPainter painter;
+    if (!painter.begin(&svg)) return false;
+    plot->toPainter(&painter, plot->width(), plot->height());
+    return painter.end();
   }
   return grab().save(path);
 }

@@ -34,7 +34,7 @@ class LivePlots : public QWidget {
   // Replots actually drawn since construction, over all plots.
   int replotCount() const { return replots_; }
   void setScalerEnabled(bool enabled);
-  bool exportImage(const QString& path);  // .png, .jpg or .pdf (vector)
+  bool exportImage(const QString& path);  // .png/.jpg (all plots), .pdf/.svg (vector, the focused plot)
 
  public slots:
   void resetData();

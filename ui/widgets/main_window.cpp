@@ -340,7 +340,7 @@ void MainWindow::saveSessionDialog() {
 void MainWindow::exportPlotDialog() {
   const QString path =
       QFileDialog::getSaveFileName(this, tr("Export plots"), QStringLiteral("ampscope-plots.png"),
-                                   tr("PNG image (*.png);;PDF, the focused plot (*.pdf)"));
+                                   tr("PNG image (*.png);;SVG, the focused plot (*.svg);;PDF, the focused plot (*.pdf)"));
   if (path.isEmpty()) return;
   if (!plots_->exportImage(path))
     showError(tr("Export failed"), tr("could not write %1").arg(path));
