@@ -13,6 +13,7 @@
 #include "profiler/capture/op_observer.h"
 #include "profiler/export/chrome_trace.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny_configs.h"
 
 namespace ampscope::profiler {
 namespace {
@@ -20,21 +21,7 @@ namespace {
 using engine::ModelKind;
 using engine::Precision;
 
-engine::TrainConfig gpt_config(Precision precision) {
-  engine::TrainConfig c;
-  c.model.kind = ModelKind::kGPT;
-  c.model.layers = 1;
-  c.model.width = 32;
-  c.model.heads = 4;
-  c.model.seq_len = 8;
-  c.data.vocab_size = 16;
-  c.data.synthetic_samples = 64;
-  c.batch_size = 4;
-  c.precision = precision;
-  c.device = engine::DeviceChoice::kCPU;
-  c.steps = 2;
-  return c;
-}
+engine::TrainConfig gpt_config(Precision precision) { return test::tiny_gpt(precision, 2); }
 
 std::vector<OpRecord> record_one_step(const engine::TrainConfig& config) {
   engine::TrainingRun run(config);

@@ -8,25 +8,12 @@
 #include "profiler/capture/profiler.h"
 #include "profiler/store/session_reader.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny_configs.h"
 
 namespace ampscope::profiler {
 namespace {
 
-engine::TrainConfig gpt_bf16(int64_t steps) {
-  engine::TrainConfig c;
-  c.model.kind = engine::ModelKind::kGPT;
-  c.model.layers = 1;
-  c.model.width = 32;
-  c.model.heads = 4;
-  c.model.seq_len = 8;
-  c.data.vocab_size = 16;
-  c.data.synthetic_samples = 128;
-  c.batch_size = 4;
-  c.precision = engine::Precision::kBF16;
-  c.device = engine::DeviceChoice::kCPU;
-  c.steps = steps;
-  return c;
-}
+engine::TrainConfig gpt_bf16(int64_t steps) { return test::tiny_gpt(engine::Precision::kBF16, steps); }
 
 TEST(Profiler, SessionHoldsStepsOpsGradientsAndTheOpTable) {
   test::ScratchDir dir;

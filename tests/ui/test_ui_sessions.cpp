@@ -6,6 +6,7 @@
 #include "profiler/capture/profiler.h"
 #include "profiler/store/session_reader.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny_configs.h"
 // Qt from here on.
 #include <qcustomplot.h>
 
@@ -27,18 +28,7 @@ std::string record_session(const test::ScratchDir& dir, int64_t steps) {
   profiler::ProfilerOptions options;
   options.session_path = (dir / "headless.ampscope").string();
   options.gradient_every = 2;
-  engine::TrainConfig c;
-  c.model.kind = engine::ModelKind::kGPT;
-  c.model.layers = 1;
-  c.model.width = 32;
-  c.model.heads = 4;
-  c.model.seq_len = 8;
-  c.data.vocab_size = 16;
-  c.data.synthetic_samples = 64;
-  c.batch_size = 4;
-  c.precision = engine::Precision::kFP16;
-  c.device = engine::DeviceChoice::kCPU;
-  c.steps = steps;
+  const engine::TrainConfig c = test::tiny_gpt(engine::Precision::kFP16, steps);
   profiler::Profiler profiler(options);
   engine::Trainer trainer(c);
   trainer.add_observer(&profiler);
