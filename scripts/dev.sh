@@ -18,8 +18,9 @@ log() { printf '\033[1m[ampscope]\033[0m %s\n' "$*" >&2; }
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 install_debian_packages() {
-  local missing=()
-  for p in $APT_PACKAGES; do
+  local missing=() wanted="$APT_PACKAGES"
+  [ "$preset" = server ] || wanted="$wanted $APT_GUI_PACKAGES"
+  for p in $wanted; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
