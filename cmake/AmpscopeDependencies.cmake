@@ -79,6 +79,10 @@ target_link_options(ampscope_torch INTERFACE "LINKER:--push-state,--no-as-needed
 # Debian's fmt 9 headers; header-only mode keeps the code and the (absent)
 # library from disagreeing on the version.
 target_compile_definitions(ampscope_torch INTERFACE FMT_HEADER_ONLY=1)
+# LibTorch's headers lay out some classes differently without NDEBUG
+# (RecordFunction::inputs_valid_), and the wheel is a release build: code that
+# includes them must define NDEBUG too, also in Debug and sanitizer builds.
+target_compile_definitions(ampscope_torch INTERFACE NDEBUG)
 if(AMPSCOPE_TORCH_HAS_CUDA)
   target_compile_definitions(ampscope_torch INTERFACE AMPSCOPE_TORCH_HAS_CUDA=1)
 endif()
