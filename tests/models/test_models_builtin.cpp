@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/errors.h"
+#include "tests/models/model_errors.h"
 #include "engine/models/gpt.h"
 #include "engine/models/model.h"
 #include "engine/module_scope.h"
@@ -44,17 +45,6 @@ ModelConfig gpt_config(int64_t layers, int64_t width, int64_t heads, int64_t seq
   return c;
 }
 
-// The ModelError's message, or a test failure when none (or another exception) is thrown.
-template <typename F>
-std::string model_error(F&& f) {
-  try {
-    f();
-  } catch (const ModelError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ModelError";
-  return {};
-}
 
 #define EXPECT_CONTAINS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)

@@ -14,6 +14,7 @@
 
 #include "engine/errors.h"
 #include "engine/models/model.h"
+#include "tests/models/model_errors.h"
 #include "tests/support/test_support.h"
 
 namespace ampscope::engine {
@@ -24,16 +25,6 @@ using test::ScratchDir;
 #define EXPECT_CONTAINS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
 
-template <typename F>
-std::string model_error(F&& f) {
-  try {
-    f();
-  } catch (const ModelError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ModelError";
-  return {};
-}
 
 std::unique_ptr<Model> load(const std::string& path) {
   ModelConfig config;
