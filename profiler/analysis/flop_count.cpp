@@ -1,0 +1,268 @@
+#include "profiler/analysis/flop_count.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <tuple>
+
+namespace ampscope::profiler {
+namespace {
+
+std::string_view base_name(std::string_view op) {
+  if (auto p = op.rfind("::"); p != std::string_view::npos) op.remove_prefix(p + 2);
+  // Overload names ("mm.out") do not change the maths.
+  if (auto p = op.find('.'); p != std::string_view::npos) op = op.substr(0, p);
+  return op;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+enum class Family {
+  kNone,
+  kMm,                 // (a[M,K], b[K,N])
+  kAddmm,              // (bias, a[M,K], b[K,N])
+  kBmm,                // (a[B,M,K], b[B,K,N])
+  kBaddbmm,            // (bias, a[B,M,K], b[B,K,N]); addbmm sums over B but does the same work
+  kMatmul,             // (a[..., M, K], b[..., K, N]), broadcast batch, 1-D operands allowed
+  kLinear,             // (x[..., K], w[N, K], bias)
+  kConv,               // (x[N, C, spatial...], w[O, C/groups, k...], ...)
+  kConvTranspose,      // (x[N, C, spatial...], w[C, O/groups, k...], ...)
+  kConvBackward,       // (grad_out[N, O, out spatial...], x, w, ...)
+  kAttention,          // (q[..., Sq, E], k[..., Sk, E], v[..., Sk, Ev], ...)
+  kAttentionBackward,  // (grad_out, q, k, v, ...)
+};
+
+Family family_of(std::string_view op) {
+  const std::string_view n = base_name(op);
+  if (n == "mm" || n == "_scaled_mm") return Family::kMm;
+  if (n == "addmm" || n == "_addmm_activation") return Family::kAddmm;
+  if (n == "bmm") return Family::kBmm;
+  if (n == "baddbmm" || n == "addbmm") return Family::kBaddbmm;
+  if (n == "matmul") return Family::kMatmul;
+  if (n == "linear") return Family::kLinear;
+  if (n == "convolution_backward") return Family::kConvBackward;
+  if (starts_with(n, "conv_transpose") || n == "cudnn_convolution_transpose") {
+    return Family::kConvTranspose;
+  }
+  if (n == "convolution" || n == "_convolution" || n == "conv1d" || n == "conv2d" ||
+      n == "conv3d" || n == "cudnn_convolution" || n == "mkldnn_convolution") {
+    return Family::kConv;
+  }
+  if (n == "scaled_dot_product_attention") return Family::kAttention;
+  if (starts_with(n, "_scaled_dot_product_")) {
+    return ends_with(n, "_backward") ? Family::kAttentionBackward : Family::kAttention;
+  }
+  return Family::kNone;
+}
+
+// The ops that do the arithmetic themselves rather than through other recorded
+// ops: summing these counts every FLOP once. linear, matmul and conv2d are
+// wrappers, and so is the math fallback of attention (it runs bmm underneath).
+bool is_leaf_compute_op(std::string_view op) {
+  const std::string_view n = base_name(op);
+  if (n == "mm" || n == "_scaled_mm" || n == "addmm" || n == "_addmm_activation" || n == "bmm" ||
+      n == "baddbmm" || n == "addbmm" || n == "convolution" || n == "convolution_backward") {
+    return true;
+  }
+  return starts_with(n, "_scaled_dot_product_") && n.find("_math") == std::string_view::npos;
+}
+
+double product(const Shape& s, size_t begin, size_t end) {
+  double p = 1;
+  for (size_t i = begin; i < end && i < s.size(); ++i) p *= static_cast<double>(s[i]);
+  return p;
+}
+
+const Shape* shape_at(const std::vector<Shape>& shapes, size_t i) {
+  return i < shapes.size() && !shapes[i].empty() ? &shapes[i] : nullptr;
+}
+
+double gemm_flops(double batch, double m, double n, double k) { return 2.0 * batch * m * n * k; }
+
+double matmul_flops(const Shape& a, const Shape& b) {
+  // 1-D operands are a row (a) or a column (b) vector, as torch.matmul treats them.
+  const double m = a.size() >= 2 ? static_cast<double>(a[a.size() - 2]) : 1.0;
+  const double k = static_cast<double>(a.back());
+  const double n = b.size() >= 2 ? static_cast<double>(b.back()) : 1.0;
+  // Broadcast batch: the larger of each aligned pair of leading dimensions.
+  const size_t a_batch = a.size() > 2 ? a.size() - 2 : 0;
+  const size_t b_batch = b.size() > 2 ? b.size() - 2 : 0;
+  double batch = 1;
+  for (size_t i = 0; i < std::max(a_batch, b_batch); ++i) {
+    const int64_t da = i < a_batch ? a[a_batch - 1 - i] : 1;
+    const int64_t db = i < b_batch ? b[b_batch - 1 - i] : 1;
+    batch *= static_cast<double>(std::max(da, db));
+  }
+  return gemm_flops(batch, m, n, k);
+}
+
+// A non-transposed convolution: every output element is a dot product of length
+// C/groups x kernel size. The output's spatial extents are those of
+// `out_spatial_source` from index `spatial_begin` on.
+double conv_flops(const Shape& x, const Shape& w, const Shape& out_spatial_source,
+                  size_t spatial_begin) {
+  if (x.size() < 3 || w.size() != x.size()) return 0;
+  const double out_elements = static_cast<double>(x[0]) * static_cast<double>(w[0]) *
+                              product(out_spatial_source, spatial_begin, out_spatial_source.size());
+  return 2.0 * out_elements * product(w, 1, w.size());
+}
+
+// Attention as two batched GEMMs: scores = q k^T and out = softmax(scores) v.
+struct AttentionDims {
+  double batch = 0, sq = 0, sk = 0, e = 0, ev = 0;
+};
+
+std::optional<AttentionDims> attention_dims(const std::vector<Shape>& shapes, size_t first) {
+  const Shape* q = shape_at(shapes, first);
+  const Shape* k = shape_at(shapes, first + 1);
+  const Shape* v = shape_at(shapes, first + 2);
+  if (q == nullptr || k == nullptr || v == nullptr || q->size() < 2 || k->size() < 2 ||
+      v->size() < 2) {
+    return std::nullopt;
+  }
+  return AttentionDims{product(*q, 0, q->size() - 2), static_cast<double>((*q)[q->size() - 2]),
+                       static_cast<double>((*k)[k->size() - 2]), static_cast<double>(q->back()),
+                       static_cast<double>(v->back())};
+}
+
+// `conv_out` overrides a forward convolution's output shape when it is known.
+double flops_of(Family f, const std::vector<Shape>& shapes, const Shape* conv_out) {
+  size_t a_index = 0, b_index = 1;
+  if (f == Family::kAddmm || f == Family::kBaddbmm) a_index = 1, b_index = 2;
+  const Shape* a = shape_at(shapes, a_index);
+  const Shape* b = shape_at(shapes, b_index);
+  switch (f) {
+    case Family::kNone:
+      return 0;
+    case Family::kMm:
+    case Family::kAddmm:
+      if (a == nullptr || b == nullptr || a->size() != 2 || b->size() != 2) return 0;
+      return gemm_flops(1, (*a)[0], (*b)[1], (*a)[1]);
+    case Family::kBmm:
+    case Family::kBaddbmm:
+      if (a == nullptr || b == nullptr || a->size() != 3 || b->size() != 3) return 0;
+      return gemm_flops((*a)[0], (*a)[1], (*b)[2], (*a)[2]);
+    case Family::kMatmul:
+      if (a == nullptr || b == nullptr) return 0;
+      return matmul_flops(*a, *b);
+    case Family::kLinear:
+      if (a == nullptr || b == nullptr || b->size() != 2) return 0;
+      return gemm_flops(1, product(*a, 0, a->size() - 1), (*b)[0], a->back());
+    case Family::kConv:
+      if (a == nullptr || b == nullptr) return 0;
+      // Without the output shape, assume stride 1 and 'same' padding: output
+      // spatial = input spatial (an overestimate for strided convolutions).
+      return conv_out != nullptr ? conv_flops(*a, *b, *conv_out, 2) : conv_flops(*a, *b, *a, 2);
+    case Family::kConvTranspose:
+      // Each input element scatters into C_out/groups x kernel outputs, so the
+      // input's spatial size decides the work: exact without the output shape.
+      if (a == nullptr || b == nullptr || a->size() < 3 || b->size() != a->size()) return 0;
+      return 2.0 * static_cast<double>((*a)[0]) * product(*a, 2, a->size()) *
+             product(*b, 0, b->size());
+    case Family::kConvBackward: {
+      // grad_input and grad_weight each cost one forward pass; see flops_per_step
+      // for when only one of them was computed.
+      const Shape* grad_out = shape_at(shapes, 0);
+      const Shape* x = shape_at(shapes, 1);
+      const Shape* w = shape_at(shapes, 2);
+      if (grad_out == nullptr || x == nullptr || w == nullptr) return 0;
+      return 2.0 * conv_flops(*x, *w, *grad_out, 2);
+    }
+    case Family::kAttention: {
+      const auto d = attention_dims(shapes, 0);
+      if (!d) return 0;
+      return gemm_flops(d->batch, d->sq, d->sk, d->e) + gemm_flops(d->batch, d->sq, d->ev, d->sk);
+    }
+    case Family::kAttentionBackward: {
+      // Recompute scores (q k^T), then grad_v, grad_scores, grad_q and grad_k:
+      // five GEMMs, as torch.utils.flop_counter counts them (2.5x forward when E == Ev).
+      const auto d = attention_dims(shapes, 1);
+      if (!d) return 0;
+      return gemm_flops(d->batch, d->sq, d->sk, 3 * d->e + 2 * d->ev);
+    }
+  }
+  return 0;
+}
+
+// How many of grad_input / grad_weight a convolution_backward row computed. The
+// output_mask argument is not a tensor, so it is not recorded; the outputs are:
+// undefined gradients (the network's input, frozen weights, no bias) leave no
+// output dtype. 3 outputs = input + weight + bias; 2 is taken as input + weight
+// (bias-free convolutions before a norm layer are the common case); 1 is a
+// single gradient. Nothing recorded: assume both.
+double conv_backward_gemms(const OpStats& row) { return row.output_dtypes.size() == 1 ? 1 : 2; }
+
+using ConvKey = std::tuple<std::string, Shape, Shape>;  // module, input shape, weight shape
+
+// Forward convolutions' output shapes, from the grad_output of convolution_backward rows.
+class ConvOutputs {
+ public:
+  explicit ConvOutputs(const std::vector<OpStats>& rows) {
+    for (const OpStats& row : rows) {
+      if (family_of(row.name) != Family::kConvBackward) continue;
+      const Shape* grad_out = shape_at(row.input_shapes, 0);
+      const Shape* x = shape_at(row.input_shapes, 1);
+      const Shape* w = shape_at(row.input_shapes, 2);
+      if (grad_out == nullptr || x == nullptr || w == nullptr) continue;
+      by_module_.emplace(ConvKey{row.module, *x, *w}, *grad_out);
+      auto [it, added] = by_shapes_.emplace(ConvKey{"", *x, *w}, *grad_out);
+      if (!added && it->second != *grad_out) ambiguous_.insert(it->first);
+    }
+  }
+
+  // The same module's backward row; failing that (a backward row may lack its
+  // module), the only output shape seen for these operand shapes.
+  const Shape* find(const OpStats& forward) const {
+    const Shape* x = shape_at(forward.input_shapes, 0);
+    const Shape* w = shape_at(forward.input_shapes, 1);
+    if (x == nullptr || w == nullptr) return nullptr;
+    if (auto it = by_module_.find(ConvKey{forward.module, *x, *w}); it != by_module_.end()) {
+      return &it->second;
+    }
+    const ConvKey key{"", *x, *w};
+    if (auto it = by_shapes_.find(key); it != by_shapes_.end() && !ambiguous_.count(key)) {
+      return &it->second;
+    }
+    return nullptr;
+  }
+
+ private:
+  std::map<ConvKey, Shape> by_module_, by_shapes_;
+  std::set<ConvKey> ambiguous_;  // operand shapes seen with different output shapes (strides)
+};
+
+}  // namespace
+
+double op_flops(const std::string& name, const std::vector<Shape>& input_shapes) {
+  return flops_of(family_of(name), input_shapes, nullptr);
+}
+
+double flops_per_step(const std::vector<OpStats>& rows, int64_t profiled_steps) {
+  if (profiled_steps <= 0) return 0;
+  const ConvOutputs conv_outputs(rows);
+  double total = 0;
+  for (const OpStats& row : rows) {
+    if (row.calls <= 0 || !is_leaf_compute_op(row.name)) continue;
+    const Family f = family_of(row.name);
+    double per_call = 0;
+    if (f == Family::kConv) {
+      per_call = flops_of(f, row.input_shapes, conv_outputs.find(row));
+    } else if (f == Family::kConvBackward) {
+      per_call = flops_of(f, row.input_shapes, nullptr) / 2 * conv_backward_gemms(row);
+    } else {
+      per_call = flops_of(f, row.input_shapes, nullptr);
+    }
+    total += per_call * static_cast<double>(row.calls);
+  }
+  return total / static_cast<double>(profiled_steps);
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,402 @@
+// The rules that read the op table.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "profiler/cupti/tensor_core_eligibility.h"
+#include "profiler/report/recommendation_rules.h"
+#include "profiler/report/recommendation_text.h"
+
+namespace ampscope::profiler::report_rules {
+namespace {
+
+using namespace report_text;
+
+// Tensor Core GEMM/conv kernels read fp16/bf16 operands in rows of 16 bytes: 8 elements.
+constexpr int64_t kTensorCoreMultiple = 8;
+// A dimension under 16 is less than one MMA tile wide whatever its alignment (a
+// 10-class head, an RGB image's 3 channels): the op is cheap along it and padding
+// gains little, so it is not flagged.
+constexpr int64_t kMinFlaggedDimension = 16;
+// Casts are memory-bound copies doing no useful arithmetic: at 5% of op time,
+// removing them is a visible speed-up; below, they are noise next to other overheads.
+constexpr double kCastTaxShare = 0.05;
+// Losses, softmax and norms in fp32 normally take a few percent of a step; past a
+// fifth they shape the step time.
+constexpr double kKeptFp32Share = 0.20;
+
+// Op time, counted once: top-level rows only, GPU time when kernels were traced.
+struct OpTime {
+  bool gpu = false;
+  double total_ns = 0;
+  double steps = 1;  // steps the table covers, for per-step figures
+
+  double of(const OpStats& r) const {
+    return static_cast<double>(gpu ? r.gpu_time_ns : r.cpu_time_ns);
+  }
+  double cast_of(const OpStats& r) const {
+    return static_cast<double>(gpu ? r.cast_gpu_time_ns : r.cast_cpu_time_ns);
+  }
+  double share(double ns) const { return total_ns > 0 ? ns / total_ns : 0; }
+};
+
+OpTime op_time(const RecommendationInput& in) {
+  OpTime t;
+  for (const OpStats& r : in.op_stats) t.gpu = t.gpu || r.gpu_time_ns > 0;
+  for (const OpStats& r : in.op_stats) {
+    if (r.top_level) t.total_ns += t.of(r);
+  }
+  t.steps = in.profiled_steps > 0 ? static_cast<double>(in.profiled_steps) : 1.0;
+  return t;
+}
+
+std::string reduced_precision_name(const RecommendationInput& in) {
+  return in.meta.precision == "fp16" || in.meta.precision == "bf16" ? in.meta.precision
+                                                                    : "fp16/bf16";
+}
+
+bool is_forward_conv(std::string_view base) {
+  return base == "conv1d" || base == "conv2d" || base == "conv3d" || base == "convolution" ||
+         base == "_convolution" || base == "cudnn_convolution" || base == "mkldnn_convolution";
+}
+
+bool is_forward_attention(std::string_view base) {
+  return base == "scaled_dot_product_attention" ||
+         (base.substr(0, 20) == "_scaled_dot_product_" &&
+          base.find("_backward") == std::string_view::npos);
+}
+
+struct Dim {
+  const char* letter;
+  const char* meaning;  // "" when the letter says it all
+  int64_t value;
+};
+
+// The dimensions a Tensor Core kernel wants aligned, N and K (and channels) first.
+std::vector<Dim> aligned_dims(const OpStats& row) {
+  const std::string_view n = base_op_name(row.name);
+  const std::vector<Shape>& s = row.input_shapes;
+  if (n == "linear") {
+    const Shape *x = shape_at(s, 0), *w = shape_at(s, 1);
+    if (x == nullptr || w == nullptr || w->size() != 2) return {};
+    int64_t m = 1;
+    for (size_t i = 0; i + 1 < x->size(); ++i) m *= (*x)[i];
+    return {{"N", "out_features", (*w)[0]},
+            {"K", "in_features", x->back()},
+            {"M", "batch x positions", m}};
+  }
+  if (bias_first(n) || n == "mm" || n == "bmm" || n == "matmul") {
+    const size_t a_index = bias_first(n) ? 1 : 0;
+    const Shape *a = shape_at(s, a_index), *b = shape_at(s, a_index + 1);
+    if (a == nullptr || b == nullptr || a->size() < 2 || b->size() < 2) return {};
+    int64_t m = (*a)[a->size() - 2];
+    if (n == "matmul" && b->size() == 2) {  // a batched a against a matrix folds the batch into M
+      m = 1;
+      for (size_t i = 0; i + 1 < a->size(); ++i) m *= (*a)[i];
+    }
+    return {{"N", "", b->back()}, {"K", "", a->back()}, {"M", "", m}};
+  }
+  if (is_forward_conv(n)) {
+    const Shape* w = shape_at(s, 1);
+    if (w == nullptr || w->size() < 3) return {};
+    return {{"C_out", "output channels", (*w)[0]}, {"C_in", "input channels per group", (*w)[1]}};
+  }
+  if (is_forward_attention(n)) {
+    const Shape *q = shape_at(s, 0), *v = shape_at(s, 2);
+    if (q == nullptr) return {};
+    std::vector<Dim> dims{{"E", "head dim", q->back()}};
+    if (v != nullptr && v->back() != q->back()) dims.push_back({"Ev", "value head dim", v->back()});
+    return dims;
+  }
+  return {};
+}
+
+int64_t round_up(int64_t v, int64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
+
+void gemm_dims_not_multiple_of_8(const RecommendationInput& in, const OpTime& t,
+                                 std::vector<Finding>& out) {
+  std::vector<const OpStats*> rows;
+  for (const OpStats& r : in.op_stats) {
+    if (r.phase == Phase::kBackward || r.phase == Phase::kOptimizer) continue;
+    if (cupti::is_gemm_like(r.name) && runs_in_reduced_precision(r)) rows.push_back(&r);
+  }
+  // The op the model called (linear, conv2d) names the dimension best; nested rows repeat it.
+  std::stable_partition(rows.begin(), rows.end(), [](const OpStats* r) { return r->top_level; });
+
+  struct Offense {
+    const OpStats* row;
+    Dim dim;
+  };
+  std::vector<Offense> offenses;
+  std::set<std::string> layers, offending_layers;
+  std::set<std::tuple<std::string, std::string, int64_t>> seen;
+  std::set<const OpStats*> timed;
+  double offending_ns = 0;
+  for (const OpStats* row : rows) {
+    const std::vector<Dim> dims = aligned_dims(*row);
+    if (dims.empty()) continue;
+    const std::string layer = row->module.empty() ? row->name : row->module;
+    layers.insert(layer);
+    for (const Dim& d : dims) {
+      if (d.value % kTensorCoreMultiple == 0 || d.value < kMinFlaggedDimension) continue;
+      if (!seen.insert({layer, d.letter, d.value}).second) continue;
+      offenses.push_back({row, d});
+      offending_layers.insert(layer);
+      if (row->top_level && timed.insert(row).second) offending_ns += t.of(*row);
+    }
+  }
+  if (offenses.empty()) return;
+  // M is usually the same batch size in every layer: the per-layer N and K come first.
+  std::stable_partition(offenses.begin(), offenses.end(),
+                        [](const Offense& o) { return std::string_view(o.dim.letter) != "M"; });
+
+  const bool on_gpu = in.meta.device.rfind("cuda", 0) == 0;
+  const std::string precision = reduced_precision_name(in);
+  auto describe = [](const Offense& o) {
+    std::string what = o.dim.letter;
+    if (*o.dim.meaning != '\0') what += std::string(" (") + o.dim.meaning + ")";
+    return what + " = " + std::to_string(o.dim.value);
+  };
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "gemm_dims_not_multiple_of_8";
+  r.severity = on_gpu ? Severity::kWarning : Severity::kInfo;
+  r.title = "GEMM/conv sizes that are not multiples of 8 " +
+            std::string(on_gpu ? "keep " : "would keep ") + precision +
+            " ops off the fast Tensor Core kernels";
+  std::string examples;
+  for (size_t i = 0; i < offenses.size() && i < 3; ++i) {
+    const Offense& o = offenses[i];
+    examples += (i > 0 ? "; " : "") + (o.row->module.empty() ? o.row->name : o.row->module) + " " +
+                describe(o);
+  }
+  if (offenses.size() > 3) examples += "; ...";
+  r.detail =
+      std::to_string(offending_layers.size()) + " of " + std::to_string(layers.size()) + " " +
+      precision + " GEMM/conv layers have a dimension that is not a multiple of 8 (" + examples +
+      "). " + precision +
+      " Tensor Core kernels read operands in rows of 16 bytes (8 elements): with a ragged "
+      "N or K (channels, for a convolution), cuBLAS and cuDNN fall back to slower kernels, "
+      "and M (batch x positions) is "
+      "the reduction dimension of the weight-gradient GEMM in backward. Round these sizes "
+      "up to a multiple of 8 (" +
+      std::to_string(offenses.front().dim.value) + " -> " +
+      std::to_string(round_up(offenses.front().dim.value, kTensorCoreMultiple)) +
+      "), or of 64 for the largest tiles; pad a class count or vocabulary and ignore the "
+      "extra outputs; pick a batch size and sequence length (attention GEMMs take it as M, N "
+      "or K) that are multiples of 8.";
+  if (!on_gpu) {
+    r.detail +=
+        " This run was on the CPU, where alignment costs little; on a GPU these ops "
+        "would miss the Tensor Core kernels.";
+  }
+  for (const Offense& o : offenses) {
+    if (r.evidence.size() == kMaxEvidence) break;
+    r.evidence.push_back(op_label(*o.row) + " " + operand_shapes(*o.row) + ": " + describe(o) +
+                         ", next multiple of 8 is " +
+                         std::to_string(round_up(o.dim.value, kTensorCoreMultiple)));
+  }
+  f.impact = t.share(offending_ns);
+  out.push_back(std::move(f));
+}
+
+std::string tensor_core_reason(const OpStats& row) {
+  if (!row.tensor_core_note.empty()) return row.tensor_core_note;
+  return cupti::assess(row.name, row.input_dtypes, row.input_shapes).reason;
+}
+
+void eligible_not_on_tensor_cores(const RecommendationInput& in, const OpTime& t,
+                                  std::vector<Finding>& out) {
+  std::vector<const OpStats*> missed;
+  double gpu_total = 0;
+  for (const OpStats& r : in.op_stats) {
+    if (r.top_level) gpu_total += static_cast<double>(r.gpu_time_ns);
+    if (r.tensor_core_eligible && r.kernels > 0 && r.tensor_core_kernels == 0) missed.push_back(&r);
+  }
+  if (missed.empty()) return;
+  std::stable_sort(missed.begin(), missed.end(), [](const OpStats* a, const OpStats* b) {
+    return a->gpu_time_ns > b->gpu_time_ns;
+  });
+  // Nested rows of one layer's op share its kernels: each (module, phase) counts once, at its
+  // largest.
+  std::map<std::pair<std::string, Phase>, double> by_layer;
+  std::map<std::string, int> reasons;
+  int64_t kernels = 0;
+  for (const OpStats* r : missed) {
+    double& ns = by_layer[{r->module.empty() ? r->name : r->module, r->phase}];
+    ns = std::max(ns, static_cast<double>(r->gpu_time_ns));
+    kernels += r->kernels;
+    if (const std::string reason = tensor_core_reason(*r); !reason.empty()) ++reasons[reason];
+  }
+  double missed_ns = 0;
+  for (const auto& [layer, ns] : by_layer) missed_ns += ns;
+  const double share = gpu_total > 0 ? missed_ns / gpu_total : 0;
+
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "eligible_not_on_tensor_cores";
+  r.severity = Severity::kWarning;
+  r.title = "Ops that could use Tensor Cores ran on CUDA cores";
+  r.detail = std::to_string(missed.size()) + " " + reduced_precision_name(in) +
+             " GEMM/conv/attention op rows launched " + count(static_cast<double>(kernels)) +
+             " kernels, none on Tensor Cores: " + percent(share) + " of GPU op time (" +
+             duration(missed_ns / t.steps) + " per step).";
+  if (!reasons.empty()) {
+    const auto top =
+        std::max_element(reasons.begin(), reasons.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    r.detail += " The most common reason: " + top->first + ".";
+  }
+  r.detail += " Fix the reason given for each op (dimensions to multiples of 8, inputs in " +
+              reduced_precision_name(in) +
+              " rather than fp32); where none is given, the library picked a CUDA-core kernel "
+              "for this shape, or resources/tensor_core_kernels.txt does not know the kernel's "
+              "name: check the kernel view.";
+  for (const OpStats* row : missed) {
+    if (r.evidence.size() == kMaxEvidence) break;
+    const std::string reason = tensor_core_reason(*row);
+    r.evidence.push_back(
+        op_label(*row) + " (" + std::string(to_string(row->phase)) + ") " + operand_shapes(*row) +
+        ": " + std::to_string(row->kernels) + " kernels, " +
+        percent(gpu_total > 0 ? static_cast<double>(row->gpu_time_ns) / gpu_total : 0) +
+        " of GPU time; " + (reason.empty() ? "no reason known from the shapes" : reason));
+  }
+  f.impact = share;
+  out.push_back(std::move(f));
+}
+
+void high_cast_tax(const RecommendationInput& in, const OpTime& t, std::vector<Finding>& out) {
+  double cast_ns = 0, casts = 0, cast_bytes = 0;
+  std::vector<const OpStats*> payers;
+  for (const OpStats& r : in.op_stats) {
+    if (!r.top_level) continue;
+    cast_ns += t.cast_of(r);
+    casts += static_cast<double>(r.cast_calls);
+    cast_bytes += static_cast<double>(r.cast_bytes);
+    if (t.cast_of(r) > 0) payers.push_back(&r);
+  }
+  const double share = t.share(cast_ns);
+  if (share <= kCastTaxShare) return;
+  std::stable_sort(payers.begin(), payers.end(), [&](const OpStats* a, const OpStats* b) {
+    return t.cast_of(*a) > t.cast_of(*b);
+  });
+  const std::string precision = reduced_precision_name(in);
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "high_cast_tax";
+  r.severity = Severity::kWarning;
+  r.title = "Autocast's casts take " + percent(share) + " of op time";
+  r.detail = "The casts autocast inserts cost " + percent(share) + " of " +
+             (t.gpu ? "GPU" : "CPU") + " op time: " + duration(cast_ns / t.steps) + " per step, " +
+             count(casts / t.steps) + " casts writing " + bytes(cast_bytes / t.steps) +
+             " per step. Autocast casts an fp32 weight to " + precision +
+             " every time an op uses it; it caches the cast only inside one autocast region and "
+             "only for leaf weights that require grad, so a weight used in several regions (one "
+             "per micro-batch, or a region per layer), a frozen weight, or a non-leaf weight is "
+             "cast again on every call. Keep the whole forward pass in one region, cast inputs "
+             "once (in the data loader) rather than in every op, and avoid fp32 ops between "
+             "lowered ops: each one costs a cast up and a cast back down.";
+  for (const OpStats* row : payers) {
+    if (r.evidence.size() == kMaxEvidence) break;
+    r.evidence.push_back(op_label(*row) + " (" + std::string(to_string(row->phase)) +
+                         "): " + count(static_cast<double>(row->cast_calls) / t.steps) +
+                         " casts, " + bytes(static_cast<double>(row->cast_bytes) / t.steps) + ", " +
+                         duration(t.cast_of(*row) / t.steps) + " per step (" +
+                         percent(t.share(t.cast_of(*row))) + " of op time)");
+  }
+  f.impact = share;
+  out.push_back(std::move(f));
+}
+
+void kept_fp32_share(const RecommendationInput& in, const OpTime& t, std::vector<Finding>& out) {
+  double kept_ns = 0;
+  std::vector<const OpStats*> kept;
+  for (const OpStats& r : in.op_stats) {
+    if (!r.top_level || r.category != OpCategory::kKeptFp32) continue;
+    kept_ns += t.of(r);
+    kept.push_back(&r);
+  }
+  const double share = t.share(kept_ns);
+  if (share <= kKeptFp32Share) return;
+  std::stable_sort(kept.begin(), kept.end(),
+                   [&](const OpStats* a, const OpStats* b) { return t.of(*a) > t.of(*b); });
+  std::string names;
+  for (size_t i = 0; i < kept.size() && i < 3; ++i) {
+    names += (i > 0 ? ", " : "") + std::string(base_op_name(kept[i]->name));
+  }
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "kept_fp32_share";
+  r.severity = Severity::kInfo;
+  r.title = "Ops autocast keeps in fp32 take " + percent(share) + " of op time";
+  r.detail = "Ops on autocast's fp32 list take " + percent(share) + " of op time (" +
+             duration(kept_ns / t.steps) + " per step), led by " + names +
+             ". Autocast runs these (softmax, log_softmax, layer_norm and other norms, losses, "
+             "exp/log/pow, sums) in fp32 for accuracy, so this is usually intended. If one op "
+             "dominates, look for a fused form (cross_entropy on the logits instead of "
+             "log_softmax + nll_loss, fused attention instead of an explicit softmax) or for a "
+             "large tensor being upcast only to be lowered again.";
+  for (const OpStats* row : kept) {
+    if (r.evidence.size() == kMaxEvidence) break;
+    r.evidence.push_back(op_label(*row) + " (" + std::string(to_string(row->phase)) +
+                         "): " + duration(t.of(*row) / t.steps) + " per step, " +
+                         percent(t.share(t.of(*row))) + " of op time");
+  }
+  f.impact = share;
+  out.push_back(std::move(f));
+}
+
+void no_autocast_effect(const RecommendationInput& in, std::vector<Finding>& out) {
+  if ((in.meta.precision != "fp16" && in.meta.precision != "bf16") || in.op_stats.empty()) return;
+  std::vector<const OpStats*> gemms;
+  for (const OpStats& r : in.op_stats) {
+    if (r.category == OpCategory::kDemoted) return;
+    for (const auto* dtypes : {&r.input_dtypes, &r.output_dtypes}) {
+      for (const DtypeName& d : *dtypes) {
+        if (is_reduced_float(d)) return;  // the model runs in reduced precision by itself
+      }
+    }
+    if (r.top_level && cupti::is_gemm_like(r.name)) gemms.push_back(&r);
+  }
+  std::stable_sort(gemms.begin(), gemms.end(), [](const OpStats* a, const OpStats* b) {
+    return a->cpu_time_ns > b->cpu_time_ns;
+  });
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "no_autocast_effect";
+  r.severity = Severity::kWarning;
+  r.title = "The run asked for " + in.meta.precision + " but autocast lowered no op";
+  r.detail = "The session's precision is " + in.meta.precision + ", yet none of the " +
+             std::to_string(in.op_stats.size()) + " op rows ran in " + in.meta.precision +
+             ": every GEMM ran in fp32, so this run measures fp32 with extra overhead. Autocast "
+             "is per device type (a CUDA autocast region does nothing to CPU tensors, and the "
+             "other way round), applies only to ops run inside the region, and lowers only ops "
+             "on its lower-precision list. Check that the forward pass runs inside an autocast "
+             "region for the device the tensors live on (" +
+             in.meta.device + ").";
+  for (const OpStats* row : gemms) {
+    if (r.evidence.size() == kMaxEvidence) break;
+    std::string dtypes;
+    for (const DtypeName& d : row->input_dtypes) {
+      if (!d.empty()) dtypes += (dtypes.empty() ? "" : ", ") + d;
+    }
+    r.evidence.push_back(op_label(*row) + ": inputs " + dtypes);
+  }
+  f.impact = 1.0;
+  out.push_back(std::move(f));
+}
+
+}  // namespace
+
+void add_op_table_findings(const RecommendationInput& input, std::vector<Finding>& out) {
+  const OpTime t = op_time(input);
+  no_autocast_effect(input, out);
+  gemm_dims_not_multiple_of_8(input, t, out);
+  eligible_not_on_tensor_cores(input, t, out);
+  high_cast_tax(input, t, out);
+  kept_fp32_share(input, t, out);
+}
+
+}  // namespace ampscope::profiler::report_rules

@@ -1,0 +1,224 @@
+// The rules that read steps (loss scale, skipped steps) and gradient samples.
+#include <algorithm>
+#include <cmath>
+
+#include "profiler/report/recommendation_rules.h"
+#include "profiler/report/recommendation_text.h"
+
+namespace ampscope::profiler::report_rules {
+namespace {
+
+using namespace report_text;
+
+// The scaler starts high (65536 by default) and halves on each overflow until
+// gradients fit: a model whose gradients need 2^10 backs off six times at the
+// start. Those skips are calibration, not a problem; a run that starts even
+// higher extends calibration to the end of its first run of skipped steps.
+constexpr size_t kCalibrationSteps = 20;
+// After calibration, GradScaler skips one step per overflow and grows the scale
+// again after growth_interval (2000) clean steps: one skip in hundreds. Past 5%
+// the skipped work is visible and overflow is no longer the scaler probing.
+constexpr double kSkippedStepShare = 0.05;
+// One overflow after calibration is the scaler probing a grown scale.
+constexpr int64_t kMinSkippedSteps = 2;
+// At a scale below 2^4, gradients overflow fp16 with almost no scaling, and any
+// below 2^-24 / 16 ~ 3.7e-9 already flush to zero: scaling no longer helps.
+constexpr double kLowLossScale = 16;
+// "Backing off without growth" is judged over the run's last steps...
+constexpr size_t kStuckWindowSteps = 50;
+// ...where this many overflows without a single growth mean the overflow comes
+// from the values, not from a scale that grew too far.
+constexpr int64_t kStuckBackoffs = 3;
+// A thousandth of the nonzero gradient elements lost to underflow is where
+// updates of small weights visibly go missing; below, it is rounding noise.
+constexpr double kUnderflowShare = 0.001;
+constexpr double kFp16Max = 65504;
+const double kFp16SmallestSubnormal = std::ldexp(1.0, -24);
+
+std::vector<StepRecord> sorted_steps(const RecommendationInput& in) {
+  std::vector<StepRecord> steps = in.steps;
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const StepRecord& a, const StepRecord& b) { return a.step < b.step; });
+  return steps;
+}
+
+// How many leading steps are the scaler's calibration.
+size_t calibration_steps(const std::vector<StepRecord>& steps) {
+  size_t leading_skips = 0;
+  while (leading_skips < steps.size() && steps[leading_skips].skipped) ++leading_skips;
+  return std::max(kCalibrationSteps, leading_skips);
+}
+
+std::string scale_change(const std::vector<StepRecord>& steps, size_t i) {
+  std::string line = "step " + std::to_string(steps[i].step) + ": loss scale ";
+  if (i > 0) line += loss_scale(steps[i - 1].loss_scale) + " -> ";
+  return line + loss_scale(steps[i].loss_scale);
+}
+
+void frequent_skipped_steps(const RecommendationInput& in, const std::vector<StepRecord>& steps,
+                            std::vector<Finding>& out) {
+  if (!in.meta.scaler_enabled) return;
+  const size_t calibration = calibration_steps(steps);
+  if (steps.size() <= calibration) return;
+  std::vector<size_t> skipped;
+  int64_t growths = 0;
+  for (size_t i = calibration; i < steps.size(); ++i) {
+    if (steps[i].skipped) skipped.push_back(i);
+    if (steps[i].loss_scale > steps[i - 1].loss_scale) ++growths;
+  }
+  const double considered = static_cast<double>(steps.size() - calibration);
+  const double share = static_cast<double>(skipped.size()) / considered;
+  if (static_cast<int64_t>(skipped.size()) < kMinSkippedSteps || share <= kSkippedStepShare) return;
+
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "frequent_skipped_steps";
+  r.severity = Severity::kWarning;
+  r.title = percent(share) + " of steps were skipped on gradient overflow";
+  r.detail = std::to_string(skipped.size()) + " of the " + count(considered) +
+             " steps after the first " + std::to_string(calibration) + " (" + percent(share) +
+             ") were skipped because their gradients held inf or NaN; each one wasted a forward "
+             "and a backward pass. The first " +
+             std::to_string(calibration) +
+             " steps are left out: the scaler starts high and halves until gradients fit, which "
+             "is expected. ";
+  if (growths > 0) {
+    r.detail += "In between, the scale grew " + std::to_string(growths) +
+                " times and overflowed again: it oscillates around the largest scale the "
+                "gradients allow, so a longer growth interval (GradScaler's default is 2000 "
+                "steps) would skip fewer steps.";
+  } else {
+    r.detail +=
+        "The scale never grew in between, so gradients overflow whatever the scale: "
+        "look for an op that produces inf in fp16 (exp, pow, a division by a small "
+        "number, large logits), keep it in fp32, or lower the learning rate.";
+  }
+  for (size_t i : skipped) {
+    if (r.evidence.size() == kMaxEvidence) break;
+    r.evidence.push_back(scale_change(steps, i));
+  }
+  f.impact = share;
+  out.push_back(std::move(f));
+}
+
+void loss_scale_stuck_low(const RecommendationInput& in, const std::vector<StepRecord>& steps,
+                          std::vector<Finding>& out) {
+  if (in.meta.precision != "fp16" || !in.meta.scaler_enabled || steps.empty()) return;
+  const size_t calibration = calibration_steps(steps);
+  const size_t window_begin = std::max(
+      calibration, steps.size() > kStuckWindowSteps ? steps.size() - kStuckWindowSteps : 0);
+  std::vector<size_t> backoffs;
+  int64_t growths = 0;
+  for (size_t i = std::max<size_t>(window_begin, 1); i < steps.size(); ++i) {
+    if (steps[i].found_inf) backoffs.push_back(i);
+    if (steps[i].loss_scale > steps[i - 1].loss_scale) ++growths;
+  }
+  const double final_scale = steps.back().loss_scale;
+  const bool low = final_scale < kLowLossScale;
+  const bool stuck = static_cast<int64_t>(backoffs.size()) >= kStuckBackoffs && growths == 0;
+  if (!low && !stuck) return;
+
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "loss_scale_stuck_low";
+  r.severity = Severity::kWarning;
+  r.title = "The fp16 loss scale keeps backing off: gradients overflow";
+  r.detail = low ? "The loss scale ended at " + loss_scale(final_scale) + " (2^" +
+                       number(std::log2(std::max(final_scale, 1e-300))) + ")"
+                 : "The loss scale backed off " + std::to_string(backoffs.size()) +
+                       " times in the last " + std::to_string(steps.size() - window_begin) +
+                       " steps without growing once, to " + loss_scale(final_scale);
+  r.detail +=
+      ". The scaler halves the scale on every step whose gradients overflow, so a "
+      "scale this low means they overflow fp16 even barely scaled: the values blow up, "
+      "not the scale. Likely a numerically unstable op in fp16 (exp or pow of large "
+      "values, a sum of squares, logits or attention scores without scaling) or a "
+      "learning rate high enough that activations explode. Find the first op whose "
+      "output is inf (anomaly detection, or the first skipped step), keep it in fp32, "
+      "or lower the learning rate; bf16, where the hardware has it, has fp32's range. "
+      "Meanwhile gradients below " +
+      number(kFp16SmallestSubnormal / std::max(final_scale, 1e-300)) +
+      " flush to zero at this scale.";
+  for (auto it = backoffs.rbegin(); it != backoffs.rend() && r.evidence.size() < kMaxEvidence;
+       ++it) {
+    r.evidence.push_back(scale_change(steps, *it));
+  }
+  if (r.evidence.empty()) r.evidence.push_back(scale_change(steps, steps.size() - 1));
+  f.impact = 1.0;
+  out.push_back(std::move(f));
+}
+
+void fp16_gradient_underflow(const RecommendationInput& in, std::vector<Finding>& out) {
+  // bf16 has fp32's exponent range and fp32 needs no scaling: underflow at fp16's
+  // range says nothing about those runs, so the rule is for fp16 only.
+  if (in.meta.precision != "fp16" || in.gradients.empty()) return;
+  struct Param {
+    const GradientSample* sample;
+    double nonzero, underflow;
+  };
+  std::vector<Param> params;
+  double nonzero = 0, underflow = 0, max_abs = 0;
+  for (const GradientSample& g : in.gradients) {
+    const double n = static_cast<double>(g.numel);
+    const Param p{&g, std::max(0.0, (1.0 - g.zero_fraction - g.nonfinite_fraction) * n),
+                  g.fp16_underflow_fraction * n};
+    nonzero += p.nonzero;
+    underflow += p.underflow;
+    max_abs = std::max(max_abs, g.max_abs);
+    if (p.underflow > 0 && p.nonzero > 0) params.push_back(p);
+  }
+  const double share = nonzero > 0 ? underflow / nonzero : 0;
+  if (share <= kUnderflowShare) return;
+  std::stable_sort(params.begin(), params.end(), [](const Param& a, const Param& b) {
+    return a.underflow / a.nonzero > b.underflow / b.nonzero;
+  });
+  const double scale = in.gradients.front().loss_scale;
+  const double threshold = kFp16SmallestSubnormal / std::max(scale, 1e-300);
+
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "fp16_gradient_underflow";
+  r.severity = Severity::kWarning;
+  r.title = percent(share) + " of gradient elements underflow fp16 at the current loss scale";
+  r.detail = "At loss scale " + loss_scale(scale) + ", " + percent(share) +
+             " of the nonzero gradient elements (" + count(underflow) + " of " + count(nonzero) +
+             ", step " + std::to_string(in.gradients.front().step) +
+             ") are smaller in magnitude than 2^-24 / scale = " + number(threshold) +
+             ": in fp16 they flush to zero and their updates are lost. ";
+  if (in.meta.scaler_enabled) {
+    r.detail +=
+        "The scaler grows the scale only after growth_interval clean steps (2000 by "
+        "default); a larger initial scale or a shorter interval lets it reach a scale "
+        "where they fit";
+    if (max_abs > 0) {
+      r.detail += ", as long as the largest gradient (|g| = " + number(max_abs) +
+                  ") times the scale stays below 65504, which allows a scale up to " +
+                  loss_scale(std::floor(kFp16Max / max_abs));
+    }
+    r.detail += ". bf16, where the hardware has it, has fp32's range and needs no scaling.";
+  } else {
+    r.detail +=
+        "No loss scaler is on: enable one (GradScaler, --scaler), which multiplies the "
+        "loss so that small gradients stay representable, or train in bf16.";
+  }
+  for (const Param& p : params) {
+    if (r.evidence.size() == kMaxEvidence) break;
+    r.evidence.push_back(p.sample->parameter + ": " + percent(p.underflow / p.nonzero) + " of " +
+                         count(p.nonzero) + " nonzero elements underflow (min |g| " +
+                         number(p.sample->min_abs_nonzero) + ", max |g| " +
+                         number(p.sample->max_abs) + ")");
+  }
+  f.impact = share;
+  out.push_back(std::move(f));
+}
+
+}  // namespace
+
+void add_training_findings(const RecommendationInput& input, std::vector<Finding>& out) {
+  const std::vector<StepRecord> steps = sorted_steps(input);
+  frequent_skipped_steps(input, steps, out);
+  loss_scale_stuck_low(input, steps, out);
+  fp16_gradient_underflow(input, out);
+}
+
+}  // namespace ampscope::profiler::report_rules

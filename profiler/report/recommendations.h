@@ -1,0 +1,43 @@
+#pragma once
+// What to change, read from a session: each rule looks at the op table, the
+// steps or the gradient samples, fires only where its evidence is clear, and
+// says what it saw (with figures) and what to do about it.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiler/records.h"
+
+namespace ampscope::profiler {
+
+enum class Severity { kInfo, kWarning };
+
+struct Recommendation {
+  // Stable ids: gemm_dims_not_multiple_of_8, eligible_not_on_tensor_cores,
+  // high_cast_tax, kept_fp32_share, frequent_skipped_steps, loss_scale_stuck_low,
+  // fp16_gradient_underflow, no_autocast_effect.
+  std::string id;
+  Severity severity = Severity::kInfo;
+  std::string title;                  // one line, plain words
+  std::string detail;                 // what was seen, with figures, and what to do about it
+  std::vector<std::string> evidence;  // up to 8 lines naming ops/modules/shapes/parameters/steps
+};
+
+struct RecommendationInput {
+  SessionMeta
+      meta;  // meta.precision "fp32"|"fp16"|"bf16", meta.device "cpu"/"cuda:0", meta.scaler_enabled
+  std::vector<OpStats> op_stats;  // the op table
+  int64_t profiled_steps = 0;     // steps the op table covers
+  std::vector<StepRecord> steps;  // every step
+  std::vector<GradientSample>
+      gradients;  // the latest gradient sample, one per parameter (may be empty)
+  std::vector<KernelSummary> kernels;  // top kernels (empty on CPU)
+};
+
+// Warnings first, then by impact (the share of step time or of steps concerned).
+std::vector<Recommendation> recommend(const RecommendationInput& input);
+
+std::string_view to_string(Severity s);  // "info" | "warning"
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,408 @@
+// Each recommendation rule fires on a crafted session that shows its problem and
+// stays quiet on one that does not.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profiler/report/recommendations.h"
+
+namespace ampscope::profiler {
+namespace {
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// A copy: recommend() returns a temporary.
+std::optional<Recommendation> find(const std::vector<Recommendation>& recs, const std::string& id) {
+  for (const Recommendation& r : recs) {
+    if (r.id == id) return r;
+  }
+  return std::nullopt;
+}
+
+bool evidence_mentions(const Recommendation& r, const std::string& part) {
+  return std::any_of(r.evidence.begin(), r.evidence.end(),
+                     [&](const std::string& line) { return contains(line, part); });
+}
+
+RecommendationInput session(const std::string& precision, const std::string& device = "cuda:0") {
+  RecommendationInput in;
+  in.meta.precision = precision;
+  in.meta.device = device;
+  in.meta.scaler_enabled = precision == "fp16";
+  in.profiled_steps = 4;
+  return in;
+}
+
+// An autocast linear as the profiler records it: the top-level aten::linear
+// (fp32 in, lowered out) and the addmm it runs on the lowered operands.
+void add_linear(RecommendationInput& in, const std::string& module, int64_t batch,
+                int64_t in_features, int64_t out_features) {
+  const bool lowered = in.meta.precision != "fp32";
+  const std::string low = in.meta.precision == "bf16" ? "bfloat16" : "float16";
+  const std::string op_dtype = lowered ? low : "float32";
+  OpStats linear;
+  linear.name = "aten::linear";
+  linear.module = module;
+  linear.phase = Phase::kForward;
+  linear.category = lowered ? OpCategory::kDemoted : OpCategory::kUnchanged;
+  linear.top_level = true;
+  linear.input_dtypes = {"float32", "float32", "float32"};
+  linear.input_shapes = {{batch, in_features}, {out_features, in_features}, {out_features}};
+  linear.output_dtypes = {op_dtype};
+  linear.calls = in.profiled_steps;
+  linear.cpu_time_ns = 1'000'000;
+  OpStats addmm = linear;
+  addmm.name = "aten::addmm";
+  addmm.top_level = false;
+  addmm.category = OpCategory::kUnchanged;
+  addmm.input_dtypes = {op_dtype, op_dtype, op_dtype, "", ""};
+  addmm.input_shapes = {{out_features}, {batch, in_features}, {in_features, out_features}, {}, {}};
+  addmm.cpu_time_ns = 800'000;
+  in.op_stats.push_back(linear);
+  in.op_stats.push_back(addmm);
+}
+
+OpStats top_level_op(const std::string& name, const std::string& module, OpCategory category,
+                     int64_t time_ns) {
+  OpStats r;
+  r.name = name;
+  r.module = module;
+  r.phase = Phase::kForward;
+  r.category = category;
+  r.top_level = true;
+  r.calls = 4;
+  r.cpu_time_ns = time_ns;
+  r.input_dtypes = {"float32"};
+  r.output_dtypes = {"float32"};
+  return r;
+}
+
+TEST(Recommendations, SeverityNames) {
+  EXPECT_EQ(to_string(Severity::kInfo), "info");
+  EXPECT_EQ(to_string(Severity::kWarning), "warning");
+}
+
+TEST(Recommendations, GemmDimsNotMultipleOf8ForHidden100) {
+  auto in = session("fp16");
+  add_linear(in, "fc1", 64, 784, 100);
+  add_linear(in, "fc2", 64, 100, 10);
+  const auto recs = recommend(in);
+  const auto r = find(recs, "gemm_dims_not_multiple_of_8");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->severity, Severity::kWarning);
+  EXPECT_TRUE(contains(r->detail, "2 of 2 fp16 GEMM/conv layers")) << r->detail;
+  EXPECT_TRUE(contains(r->detail, "100 -> 104")) << r->detail;
+  ASSERT_EQ(r->evidence.size(),
+            2u);  // fc1's N and fc2's K; fc2's N = 10 classes is too small to matter
+  EXPECT_TRUE(contains(r->evidence[0], "fc1 aten::linear")) << r->evidence[0];
+  EXPECT_TRUE(contains(r->evidence[0], "N (out_features) = 100")) << r->evidence[0];
+  EXPECT_TRUE(contains(r->evidence[1], "fc2 aten::linear")) << r->evidence[1];
+  EXPECT_TRUE(contains(r->evidence[1], "K (in_features) = 100")) << r->evidence[1];
+}
+
+TEST(Recommendations, GemmDimsPredictsTheGpuFromACpuRun) {
+  auto in = session("bf16", "cpu");
+  add_linear(in, "fc1", 64, 784, 100);
+  const auto r = find(recommend(in), "gemm_dims_not_multiple_of_8");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->severity, Severity::kInfo);
+  EXPECT_TRUE(contains(r->detail, "bf16"));
+  EXPECT_TRUE(contains(r->detail, "CPU"));
+}
+
+TEST(Recommendations, GemmDimsQuietForHidden128AndForFp32) {
+  auto aligned = session("fp16");
+  add_linear(aligned, "fc1", 64, 784, 128);
+  add_linear(aligned, "fc2", 64, 128, 10);
+  EXPECT_FALSE(find(recommend(aligned), "gemm_dims_not_multiple_of_8"));
+
+  auto fp32 = session("fp32");
+  add_linear(fp32, "fc1", 64, 784, 100);
+  add_linear(fp32, "fc2", 64, 100, 10);
+  EXPECT_FALSE(find(recommend(fp32), "gemm_dims_not_multiple_of_8"));
+}
+
+TEST(Recommendations, GemmDimsNamesARaggedBatchAfterLayerSizes) {
+  auto in = session("fp16");
+  add_linear(in, "fc1", 100, 784, 120);
+  const auto r = find(recommend(in), "gemm_dims_not_multiple_of_8");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->evidence.size(), 1u);
+  EXPECT_TRUE(contains(r->evidence[0], "M (batch x positions) = 100")) << r->evidence[0];
+
+  // Convolutions: channels, with an RGB input left alone.
+  auto conv = session("fp16");
+  OpStats c = top_level_op("aten::conv2d", "stem", OpCategory::kDemoted, 1'000'000);
+  c.input_dtypes = {"float32", "float32", ""};
+  c.input_shapes = {{8, 3, 32, 32}, {20, 3, 3, 3}, {}};
+  c.output_dtypes = {"float16"};
+  conv.op_stats.push_back(c);
+  const auto rc = find(recommend(conv), "gemm_dims_not_multiple_of_8");
+  ASSERT_TRUE(rc);
+  ASSERT_EQ(rc->evidence.size(), 1u);
+  EXPECT_TRUE(contains(rc->evidence[0], "C_out (output channels) = 20")) << rc->evidence[0];
+}
+
+TEST(Recommendations, EvidenceIsCappedAtEightLines) {
+  auto in = session("fp16");
+  for (int i = 0; i < 12; ++i) add_linear(in, "layers." + std::to_string(i), 64, 100, 100);
+  const auto r = find(recommend(in), "gemm_dims_not_multiple_of_8");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->evidence.size(), 8u);
+  EXPECT_TRUE(contains(r->detail, "12 of 12"));
+}
+
+OpStats gpu_gemm(const std::string& module, int64_t k, int64_t kernels, int64_t tc_kernels,
+                 int64_t gpu_ns) {
+  OpStats r;
+  r.name = "aten::addmm";
+  r.module = module;
+  r.phase = Phase::kForward;
+  r.top_level = true;
+  r.input_dtypes = {"float16", "float16", "float16", "", ""};
+  r.input_shapes = {{64}, {128, k}, {k, 64}, {}, {}};
+  r.output_dtypes = {"float16"};
+  r.calls = 4;
+  r.cpu_time_ns = gpu_ns;
+  r.gpu_time_ns = gpu_ns;
+  r.kernels = kernels;
+  r.tensor_core_kernels = tc_kernels;
+  r.tensor_core_eligible = true;
+  return r;
+}
+
+TEST(Recommendations, EligibleNotOnTensorCores) {
+  auto in = session("fp16");
+  in.op_stats.push_back(gpu_gemm("fc1", 100, 4, 0, 3'000'000));  // missed, K = 100
+  in.op_stats.push_back(gpu_gemm("fc2", 128, 4, 4, 1'000'000));  // on Tensor Cores
+  const auto r = find(recommend(in), "eligible_not_on_tensor_cores");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->severity, Severity::kWarning);
+  EXPECT_TRUE(contains(r->detail, "75% of GPU op time")) << r->detail;
+  ASSERT_EQ(r->evidence.size(), 1u);
+  EXPECT_TRUE(contains(r->evidence[0], "fc1 aten::addmm")) << r->evidence[0];
+  EXPECT_TRUE(contains(r->evidence[0], "K=100 is not a multiple of 8")) << r->evidence[0];
+
+  // The recorded note wins over the shape-based guess.
+  in.op_stats[0].tensor_core_note = "tiny problem (M*N*K < 2^15)";
+  EXPECT_TRUE(
+      evidence_mentions(*find(recommend(in), "eligible_not_on_tensor_cores"), "tiny problem"));
+}
+
+TEST(Recommendations, EligibleQuietWithoutGpuTraceOrWhenTensorCoresRan) {
+  auto in = session("fp16");
+  in.op_stats.push_back(gpu_gemm("fc1", 100, 0, 0, 0));  // CPU: no kernels
+  in.op_stats.push_back(gpu_gemm("fc2", 128, 4, 2, 1'000'000));
+  EXPECT_FALSE(find(recommend(in), "eligible_not_on_tensor_cores"));
+}
+
+TEST(Recommendations, HighCastTax) {
+  auto in = session("bf16", "cpu");
+  OpStats linear = top_level_op("aten::linear", "fc1", OpCategory::kDemoted, 10'000'000);
+  linear.output_dtypes = {"bfloat16"};
+  linear.cast_calls = 8;
+  linear.cast_bytes = 8 * 200'000;
+  linear.cast_cpu_time_ns = 1'000'000;
+  in.op_stats.push_back(linear);
+  in.op_stats.push_back(top_level_op("aten::relu", "act", OpCategory::kUnchanged, 5'000'000));
+  const auto r = find(recommend(in), "high_cast_tax");
+  ASSERT_TRUE(r);  // 1 ms of 15 ms: 6.7%
+  EXPECT_EQ(r->severity, Severity::kWarning);
+  EXPECT_TRUE(contains(r->title, "6.7%")) << r->title;
+  EXPECT_TRUE(contains(r->detail, "250 µs per step")) << r->detail;
+  ASSERT_EQ(r->evidence.size(), 1u);
+  EXPECT_TRUE(contains(r->evidence[0], "fc1 aten::linear")) << r->evidence[0];
+
+  in.op_stats[0].cast_cpu_time_ns = 500'000;  // 3.3%
+  EXPECT_FALSE(find(recommend(in), "high_cast_tax"));
+}
+
+TEST(Recommendations, CastTaxUsesGpuTimeWhenTraced) {
+  auto in = session("fp16");
+  OpStats linear = top_level_op("aten::linear", "fc1", OpCategory::kDemoted, 10'000'000);
+  linear.output_dtypes = {"float16"};
+  linear.cast_cpu_time_ns = 5'000'000;  // launch overhead on the CPU side...
+  linear.gpu_time_ns = 2'000'000;
+  linear.cast_gpu_time_ns = 20'000;  // ...but 1% of GPU time
+  in.op_stats.push_back(linear);
+  EXPECT_FALSE(find(recommend(in), "high_cast_tax"));
+  in.op_stats[0].cast_gpu_time_ns = 400'000;  // 20%
+  EXPECT_TRUE(find(recommend(in), "high_cast_tax"));
+}
+
+TEST(Recommendations, KeptFp32Share) {
+  auto in = session("bf16", "cpu");
+  OpStats matmul = top_level_op("aten::linear", "fc", OpCategory::kDemoted, 7'000'000);
+  matmul.output_dtypes = {"bfloat16"};
+  in.op_stats.push_back(matmul);
+  OpStats loss = top_level_op("aten::cross_entropy_loss", "loss", OpCategory::kKeptFp32, 3'000'000);
+  loss.input_dtypes = {"bfloat16", "int64"};
+  in.op_stats.push_back(loss);
+  const auto r = find(recommend(in), "kept_fp32_share");
+  ASSERT_TRUE(r);  // 30%
+  EXPECT_EQ(r->severity, Severity::kInfo);
+  EXPECT_TRUE(contains(r->detail, "cross_entropy_loss")) << r->detail;
+  EXPECT_TRUE(evidence_mentions(*r, "loss aten::cross_entropy_loss"));
+
+  in.op_stats[1].cpu_time_ns = 1'000'000;  // 12.5%
+  EXPECT_FALSE(find(recommend(in), "kept_fp32_share"));
+}
+
+// Steps 1..n with the scale halving on each skipped step and doubling where `grow` says.
+std::vector<StepRecord> steps(int64_t n, const std::vector<int64_t>& skipped,
+                              const std::vector<int64_t>& grow = {}, double scale = 65536) {
+  std::vector<StepRecord> out;
+  for (int64_t s = 1; s <= n; ++s) {
+    StepRecord r;
+    r.step = s;
+    r.skipped = r.found_inf = std::count(skipped.begin(), skipped.end(), s) > 0;
+    if (r.skipped) scale /= 2;
+    if (std::count(grow.begin(), grow.end(), s) > 0) scale *= 2;
+    r.loss_scale = scale;
+    out.push_back(r);
+  }
+  return out;
+}
+
+TEST(Recommendations, FrequentSkippedStepsIgnoresCalibration) {
+  auto in = session("fp16");
+  in.steps = steps(100, {1, 2, 3, 4, 5});  // the initial backoffs from 65536
+  EXPECT_FALSE(find(recommend(in), "frequent_skipped_steps"));
+
+  // A run starting far too high backs off for longer than 20 steps: still calibration.
+  in.steps = steps(100, {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13,
+                         14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25},
+                   {}, 1e12);
+  EXPECT_FALSE(find(recommend(in), "frequent_skipped_steps"));
+
+  in.steps = steps(100, {1, 2, 3, 30, 40, 50, 60, 70, 80}, {35, 45, 55, 65, 75});
+  const auto r = find(recommend(in), "frequent_skipped_steps");
+  ASSERT_TRUE(r);  // 6 of the 80 steps after the first 20
+  EXPECT_EQ(r->severity, Severity::kWarning);
+  EXPECT_TRUE(contains(r->detail, "6 of the 80 steps")) << r->detail;
+  EXPECT_TRUE(contains(r->detail, "grew 5 times")) << r->detail;
+  ASSERT_FALSE(r->evidence.empty());
+  EXPECT_TRUE(contains(r->evidence[0], "step 30")) << r->evidence[0];
+
+  in.meta.scaler_enabled = false;  // no scaler: no scale calibration to judge
+  EXPECT_FALSE(find(recommend(in), "frequent_skipped_steps"));
+  in.meta.scaler_enabled = true;
+  in.steps = steps(100, {1, 2, 3, 50});  // a single overflow is the scaler probing
+  EXPECT_FALSE(find(recommend(in), "frequent_skipped_steps"));
+}
+
+TEST(Recommendations, LossScaleStuckLow) {
+  auto in = session("fp16");
+  std::vector<int64_t> every_third;
+  for (int64_t s = 3; s <= 60; s += 3) every_third.push_back(s);
+  in.steps = steps(60, every_third);  // 65536 / 2^20 ends below 1
+  auto r = find(recommend(in), "loss_scale_stuck_low");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->severity, Severity::kWarning);
+  EXPECT_TRUE(contains(r->detail, "ended at 0.0625")) << r->detail;
+  EXPECT_TRUE(contains(r->evidence[0], "step 60")) << r->evidence[0];  // latest backoff first
+
+  // Not low yet, but backing off with no growth in between.
+  in.steps = steps(100, {1, 2, 60, 70, 80});
+  r = find(recommend(in), "loss_scale_stuck_low");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(contains(r->detail, "backed off 3 times")) << r->detail;
+
+  // A healthy scaler: overflows, grows back, overflows again.
+  in.steps = steps(100, {1, 2, 40, 60, 80}, {50, 70, 90});
+  EXPECT_FALSE(find(recommend(in), "loss_scale_stuck_low"));
+  in.steps = steps(100, {1, 2, 3});
+  EXPECT_FALSE(find(recommend(in), "loss_scale_stuck_low"));
+  // bf16 has no fp16 loss scale to judge.
+  in.meta.precision = "bf16";
+  in.steps = steps(60, every_third);
+  EXPECT_FALSE(find(recommend(in), "loss_scale_stuck_low"));
+}
+
+GradientSample gradient(const std::string& parameter, int64_t numel, double underflow) {
+  GradientSample g;
+  g.step = 40;
+  g.parameter = parameter;
+  g.loss_scale = 1024;
+  g.numel = numel;
+  g.zero_fraction = 0.5;
+  g.fp16_underflow_fraction = underflow;
+  g.min_abs_nonzero = 1e-12;
+  g.max_abs = 0.5;
+  return g;
+}
+
+TEST(Recommendations, Fp16GradientUnderflow) {
+  auto in = session("fp16");
+  in.gradients = {gradient("fc1.weight", 100'000, 0.0005), gradient("fc2.weight", 1'000, 0.2),
+                  gradient("fc2.bias", 10, 0.0)};
+  // (50 + 200) of (50k + 500 + 5) nonzero elements: 0.5%.
+  const auto r = find(recommend(in), "fp16_gradient_underflow");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->severity, Severity::kWarning);
+  EXPECT_TRUE(contains(r->detail, "0.5% of the nonzero gradient elements")) << r->detail;
+  EXPECT_TRUE(contains(r->detail, "loss scale 1024")) << r->detail;
+  ASSERT_EQ(r->evidence.size(), 2u);
+  EXPECT_TRUE(contains(r->evidence[0], "fc2.weight: 40% of 500")) << r->evidence[0];
+  EXPECT_TRUE(contains(r->evidence[1], "fc1.weight")) << r->evidence[1];
+
+  // Weighted by elements: a small parameter's high fraction alone stays under 0.1%.
+  in.gradients = {gradient("big.weight", 1'000'000, 0.0), gradient("small.bias", 100, 0.5)};
+  EXPECT_FALSE(find(recommend(in), "fp16_gradient_underflow"));
+
+  // bf16 has fp32's range: fp16 underflow says nothing about it.
+  in.gradients = {gradient("fc2.weight", 1'000, 0.2)};
+  EXPECT_TRUE(find(recommend(in), "fp16_gradient_underflow"));
+  in.meta.precision = "bf16";
+  EXPECT_FALSE(find(recommend(in), "fp16_gradient_underflow"));
+}
+
+TEST(Recommendations, NoAutocastEffect) {
+  auto in = session("bf16");
+  add_linear(in, "fc1", 64, 784, 128);
+  for (OpStats& r : in.op_stats) {  // as if autocast was off: everything stayed fp32
+    r.category = OpCategory::kUnchanged;
+    r.input_dtypes = {"float32", "float32", "float32"};
+    r.output_dtypes = {"float32"};
+  }
+  const auto r = find(recommend(in), "no_autocast_effect");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->severity, Severity::kWarning);
+  EXPECT_TRUE(evidence_mentions(*r, "fc1 aten::linear: inputs float32"));
+
+  auto working = session("bf16");
+  add_linear(working, "fc1", 64, 784, 128);
+  EXPECT_FALSE(find(recommend(working), "no_autocast_effect"));
+  in.meta.precision = "fp32";
+  EXPECT_FALSE(find(recommend(in), "no_autocast_effect"));
+  EXPECT_TRUE(recommend(session("bf16")).empty());  // nothing recorded: nothing to judge
+}
+
+TEST(Recommendations, WarningsFirstThenByImpact) {
+  auto in = session("fp16", "cpu");
+  OpStats linear = top_level_op("aten::linear", "fc1", OpCategory::kDemoted, 6'000'000);
+  linear.output_dtypes = {"float16"};
+  linear.cast_cpu_time_ns = 600'000;  // 6% cast tax
+  in.op_stats.push_back(linear);
+  OpStats loss = top_level_op("aten::cross_entropy_loss", "loss", OpCategory::kKeptFp32, 4'000'000);
+  in.op_stats.push_back(loss);  // 40% kept fp32: info
+  in.steps = steps(100, {1, 2, 30, 40, 50, 60, 70, 80, 90}, {35, 45, 55, 65, 75, 85, 95});
+  const auto recs = recommend(in);  // skipped 7 of 80 (8.8%) outranks the cast tax (6%)
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[0].id, "frequent_skipped_steps");
+  EXPECT_EQ(recs[1].id, "high_cast_tax");
+  EXPECT_EQ(recs[2].id, "kept_fp32_share");
+  for (const Recommendation& r : recs) {
+    EXPECT_FALSE(r.title.empty());
+    EXPECT_FALSE(r.detail.empty());
+    EXPECT_LE(r.evidence.size(), 8u);
+  }
+}
+
+}  // namespace
+}  // namespace ampscope::profiler
