@@ -58,6 +58,10 @@ struct TrainConfig {
   ModelConfig model;
   DataConfig data;
   Precision precision = Precision::kFP32;
+  // CUDA: fp32 matmuls and convolutions run on TF32 Tensor Cores (10-bit mantissa),
+  // like torch.backends.{cuda.matmul,cudnn}.allow_tf32. Off by default, as in PyTorch
+  // since 1.12 for matmuls. Applied per run, process-wide (LibTorch's global context).
+  bool allow_tf32 = false;
   DeviceChoice device = DeviceChoice::kAuto;
   // std::nullopt: on for fp16, off otherwise (bf16 has fp32's range and rarely needs one).
   std::optional<bool> use_scaler;

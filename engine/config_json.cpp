@@ -34,6 +34,7 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
   j["batch_size"] = c.batch_size;
   j["accumulation_steps"] = c.accumulation_steps;
   j["clip_grad_norm"] = c.clip_grad_norm;
+  j["allow_tf32"] = c.allow_tf32;
   j["seed"] = c.seed;
   j["max_consecutive_skips"] = c.max_consecutive_skips;
   return j;

@@ -47,6 +47,10 @@ TrainingRun::TrainingRun(const TrainConfig& config)
     : config_(config), device_(c10::kCPU), autocast_dtype_(autocast_dtype(config.precision)) {
   validate(config_);
   device_ = resolve_device(config_.device);
+  // Set both ways on every run: the flags are process-wide and the previous run
+  // (a comparison runs several in one process) may have left them on.
+  at::globalContext().setAllowTF32CuBLAS(config_.allow_tf32);
+  at::globalContext().setAllowTF32CuDNN(config_.allow_tf32);
   torch::manual_seed(config_.seed);
   data_generator_ = at::make_generator<at::CPUGeneratorImpl>(config_.seed + 0x9E3779B97F4A7C15ULL);
   data_ = make_data_source(config_.data, config_.model, config_.seed);

@@ -78,6 +78,8 @@ void TrainOptions::add_to(CLI::App& cmd) {
       ->capture_default_str()->group("Optimization");
   cmd.add_option("--min-lr-ratio", c.optim.min_lr_ratio, "Cosine: final lr as a fraction of --lr")
       ->capture_default_str()->group("Optimization");
+  cmd.add_flag("--tf32", c.allow_tf32, "CUDA: let fp32 matmuls and convolutions use TF32 Tensor Cores")
+      ->group("Precision");
   cmd.add_option("--clip-grad-norm", c.clip_grad_norm, "Clip the total norm of the unscaled gradients (0 = off)")
       ->capture_default_str()->group("Optimization");
 

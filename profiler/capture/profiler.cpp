@@ -1,15 +1,13 @@
 #include "profiler/capture/profiler.h"
 
 #include <fmt/format.h>
-#include <torch/headeronly/version.h>
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 
-#include "engine/config_json.h"
 #include "profiler/analysis/op_classifier.h"
 #include "profiler/capture/gradient_stats.h"
+#include "profiler/capture/session_meta.h"
 #include "profiler/capture/step_record.h"
 #include "profiler/cupti/tensor_core_eligibility.h"
 
@@ -18,15 +16,6 @@ namespace {
 
 constexpr size_t kGradientHistorySteps = 64;
 constexpr auto kPublishInterval = std::chrono::milliseconds(100);
-
-std::string utc_now_iso8601() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 int64_t steady_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -78,18 +67,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
     if (status.available) observer_.set_activity_source(gpu_source_.get());
   }
   if (options_.session_path.empty()) return;
-  SessionMeta meta;
-  meta.ampscope_version = "0.1.0";
-  meta.created_utc = utc_now_iso8601();
-  meta.config_json = engine::to_json(run.config).dump();
-  meta.device = run.device;
-  meta.device_name = run.device;
-  meta.model = run.model;
-  meta.data = run.data;
-  meta.precision = std::string(engine::to_string(run.config.precision));
-  meta.parameter_count = run.parameter_count;
-  meta.scaler_enabled = run.scaler_enabled;
-  meta.torch_version = fmt::format("{}.{}.{}", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, TORCH_VERSION_PATCH);
+  SessionMeta meta = make_session_meta(run);
   meta.gpu_tracing = gpu_tracing_;
   SessionWriterOptions writer_options;
   writer_options.overwrite = options_.overwrite;

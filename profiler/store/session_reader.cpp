@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "profiler/store/row_codec.h"
 #include "profiler/store/session_schema.h"
 
 namespace ampscope::profiler {
@@ -227,64 +228,17 @@ SessionMeta SessionReader::meta() const {
 
 std::vector<StepRecord> SessionReader::steps() const {
   std::vector<StepRecord> out;
-  Stmt s(impl_->db,
-         "SELECT step,loss,lr,loss_scale,found_inf,skipped,growth_tracker,grad_norm,step_time_ms,"
-         "samples_per_second,mem_allocated_bytes,mem_reserved_bytes,mem_peak_bytes,end_ns "
-         "FROM steps ORDER BY step",
+  Stmt s(impl_->db, (std::string("SELECT ") + store_detail::kStepColumns + " FROM steps ORDER BY step").c_str(),
          "reading steps");
-  while (s.step()) {
-    StepRecord r;
-    r.step = s.i64(0);
-    r.loss = s.real(1);
-    r.lr = s.real(2);
-    r.loss_scale = s.real(3);
-    r.found_inf = s.boolean(4);
-    r.skipped = s.boolean(5);
-    r.growth_tracker = s.i64(6);
-    r.grad_norm = s.real(7);
-    r.step_time_ms = s.real(8);
-    r.samples_per_second = s.real(9);
-    r.mem_allocated_bytes = s.i64(10);
-    r.mem_reserved_bytes = s.i64(11);
-    r.mem_peak_bytes = s.i64(12);
-    r.end_ns = s.i64(13);
-    out.push_back(r);
-  }
+  while (s.step()) out.push_back(store_detail::read_step(s, 0));
   return out;
 }
 
 std::vector<OpStats> SessionReader::op_stats() const {
   std::vector<OpStats> out;
-  Stmt s(impl_->db,
-         "SELECT name,module,phase,category,input_dtypes,input_shapes,output_dtypes,calls,"
-         "cpu_time_ns,gpu_time_ns,kernels,tensor_core_kernels,tensor_core_gpu_time_ns,cast_calls,"
-         "cast_bytes,cast_cpu_time_ns,cast_gpu_time_ns,tensor_core_eligible,tensor_core_note,"
-         "top_level FROM op_stats ORDER BY id",
+  Stmt s(impl_->db, (std::string("SELECT ") + store_detail::kOpStatsColumns + " FROM op_stats ORDER BY id").c_str(),
          "reading the op table");
-  while (s.step()) {
-    OpStats r;
-    r.name = s.text(0);
-    r.module = s.text(1);
-    r.phase = parse_phase(s.text(2)).value_or(Phase::kOther);
-    r.category = parse_category(s.text(3)).value_or(OpCategory::kUnchanged);
-    r.input_dtypes = store_detail::decode_strings(s.text(4));
-    r.input_shapes = store_detail::decode_shapes(s.text(5));
-    r.output_dtypes = store_detail::decode_strings(s.text(6));
-    r.calls = s.i64(7);
-    r.cpu_time_ns = s.i64(8);
-    r.gpu_time_ns = s.i64(9);
-    r.kernels = s.i64(10);
-    r.tensor_core_kernels = s.i64(11);
-    r.tensor_core_gpu_time_ns = s.i64(12);
-    r.cast_calls = s.i64(13);
-    r.cast_bytes = s.i64(14);
-    r.cast_cpu_time_ns = s.i64(15);
-    r.cast_gpu_time_ns = s.i64(16);
-    r.tensor_core_eligible = s.boolean(17);
-    r.tensor_core_note = s.text(18);
-    r.top_level = s.boolean(19);
-    out.push_back(std::move(r));
-  }
+  while (s.step()) out.push_back(store_detail::read_op_stats(s, 0));
   return out;
 }
 

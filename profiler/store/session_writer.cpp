@@ -11,6 +11,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "profiler/store/row_codec.h"
 #include "profiler/store/session_schema.h"
 
 namespace ampscope::profiler {
@@ -85,11 +86,9 @@ struct SessionWriter::Statements {
         clear_op_stats(db, "DELETE FROM op_stats", "storing the op table"),
         op_stat(
             db,
-            "INSERT INTO op_stats(name,module,phase,category,input_dtypes,input_shapes,"
-            "output_dtypes,calls,cpu_time_ns,gpu_time_ns,kernels,tensor_core_kernels,"
-            "tensor_core_gpu_time_ns,cast_calls,cast_bytes,cast_cpu_time_ns,cast_gpu_time_ns,"
-            "tensor_core_eligible,tensor_core_note,top_level) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
-            "?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)",
+            (std::string("INSERT INTO op_stats(") + store_detail::kOpStatsColumns +
+             ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)")
+                .c_str(),
             "storing the op table"),
         meta(db, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta") {}
   Stmt step, op, kernel, find_name, add_name, op_name, kernel_stat, kernel_op, gradient,
@@ -344,11 +343,8 @@ void SessionWriter::run() {
 void SessionWriter::write(Item& item) {
   auto& s = *stmts_;
   if (auto* step = std::get_if<StepRecord>(&item)) {
-    s.step.bind(1, step->step).bind(2, step->loss).bind(3, step->lr).bind(4, step->loss_scale);
-    s.step.bind(5, step->found_inf).bind(6, step->skipped).bind(7, step->growth_tracker);
-    s.step.bind(8, step->grad_norm).bind(9, step->step_time_ms).bind(10, step->samples_per_second);
-    s.step.bind(11, step->mem_allocated_bytes).bind(12, step->mem_reserved_bytes);
-    s.step.bind(13, step->mem_peak_bytes).bind(14, step->end_ns).run();
+    store_detail::bind_step(s.step, 1, *step);
+    s.step.run();
   } else if (auto* ops = std::get_if<std::vector<OpRecord>>(&item)) {
     for (const auto& op : *ops) {
       const std::string in_dtypes = store_detail::encode_strings(op.input_dtypes);
@@ -377,18 +373,10 @@ void SessionWriter::write(Item& item) {
     }
   } else if (auto* table = std::get_if<ReplaceOpStats>(&item)) {
     s.clear_op_stats.run();
+    store_detail::EncodedOpStats encoded;
     for (const auto& r : table->stats) {
-      const std::string in_dtypes = store_detail::encode_strings(r.input_dtypes);
-      const std::string in_shapes = store_detail::encode_shapes(r.input_shapes);
-      const std::string out_dtypes = store_detail::encode_strings(r.output_dtypes);
-      s.op_stat.bind_text(1, r.name).bind_text(2, r.module).bind_text(3, to_string(r.phase));
-      s.op_stat.bind_text(4, to_string(r.category)).bind_text(5, in_dtypes);
-      s.op_stat.bind_text(6, in_shapes).bind_text(7, out_dtypes).bind(8, r.calls);
-      s.op_stat.bind(9, r.cpu_time_ns).bind(10, r.gpu_time_ns).bind(11, r.kernels);
-      s.op_stat.bind(12, r.tensor_core_kernels).bind(13, r.tensor_core_gpu_time_ns);
-      s.op_stat.bind(14, r.cast_calls).bind(15, r.cast_bytes).bind(16, r.cast_cpu_time_ns);
-      s.op_stat.bind(17, r.cast_gpu_time_ns).bind(18, r.tensor_core_eligible);
-      s.op_stat.bind_text(19, r.tensor_core_note).bind(20, r.top_level).run();
+      store_detail::bind_op_stats(s.op_stat, 1, r, encoded);
+      s.op_stat.run();
     }
   } else if (auto* kv = std::get_if<MetaValue>(&item)) {
     s.meta.bind_text(1, kv->key).bind_text(2, kv->value).run();

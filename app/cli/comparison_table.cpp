@@ -1,0 +1,83 @@
+#include "app/cli/comparison_table.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace ampscope::cli {
+namespace {
+
+std::string speedup_text(const profiler::Spread& s) {
+  if (s.median <= 0.0) return "-";
+  if (s.max - s.min < 0.005) return fmt::format("{:.2f}x", s.median);
+  return fmt::format("{:.2f}x ({:.2f}-{:.2f})", s.median, s.min, s.max);
+}
+
+std::string bytes_text(int64_t bytes) {
+  if (bytes <= 0) return "-";
+  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
+
+std::string flops_text(double flops) { return flops > 0.0 ? fmt::format("{:.2f} TFLOP/s", flops / 1e12) : "-"; }
+
+std::string shapes_text(const std::vector<profiler::Shape>& shapes) {
+  std::string out;
+  for (const auto& shape : shapes) {
+    if (shape.empty()) continue;
+    if (!out.empty()) out += " ";
+    out += "[";
+    for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
+    out += "]";
+  }
+  return out;
+}
+
+}  // namespace
+
+void print_comparison(std::FILE* out, const profiler::Comparison& c, size_t top_ops) {
+  fmt::print(out, "{} on {} ({}), {} warm-up steps excluded, {} repeat{} planned\n", c.meta.model,
+             c.meta.device_name.empty() ? c.meta.device : c.meta.device_name, c.meta.device, c.warmup_steps,
+             c.planned_repeats, c.planned_repeats == 1 ? "" : "s");
+  const auto summaries = profiler::summarize(c);
+  fmt::print(out, "{:<6} {:>7} {:>26} {:>12} {:>20} {:>11} {:>11} {:>7} {:>14} {:>6}\n", "", "repeats",
+             "step ms median (min-max)", "samples/s", "speedup vs fp32", "peak mem", "final loss", "skipped",
+             "achieved", "util");
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    const auto& s = summaries[i];
+    const auto& v = c.variants[i];
+    fmt::print(out, "{:<6} {:>7} {:>26} {:>12.1f} {:>20} {:>11} {:>11.4f} {:>7} {:>14} {:>6}\n", s.variant,
+               s.finished_repeats, fmt::format("{:.3f} ({:.3f}-{:.3f})", s.step_ms.median, s.step_ms.min, s.step_ms.max),
+               s.samples_per_second, speedup_text(s.speedup), bytes_text(s.peak_memory_bytes), s.final_loss,
+               s.skipped_steps, flops_text(s.achieved_flops_per_second),
+               s.utilization > 0.0 ? fmt::format("{:.0f}%", 100.0 * s.utilization) : "-");
+    if (!v.error.empty()) fmt::print(out, "       {} stopped: {}\n", v.variant, v.error);
+  }
+
+  const auto rows = profiler::match_ops(c);
+  if (rows.empty() || top_ops == 0) return;
+  fmt::print(out, "\nops by {} time per step (top {}), speedup vs fp32, cast tax in the variant\n",
+             c.meta.gpu_tracing == "cupti" ? "GPU" : "CPU", std::min(top_ops, rows.size()));
+  std::string header = fmt::format("{:<28} {:<9} {:<24}", "op", "phase", "module");
+  for (const auto& v : c.variants) header += fmt::format(" {:>24}", v.variant + " us (x, cast)");
+  fmt::print(out, "{}  shapes\n", header);
+  for (size_t r = 0; r < std::min(top_ops, rows.size()); ++r) {
+    const auto& row = rows[r];
+    std::string line = fmt::format("{:<28} {:<9} {:<24}", row.name, std::string(profiler::to_string(row.phase)),
+                                   row.module.size() > 24 ? "..." + row.module.substr(row.module.size() - 21) : row.module);
+    for (size_t v = 0; v < row.cells.size(); ++v) {
+      const auto& cell = row.cells[v];
+      if (!cell.present) {
+        line += fmt::format(" {:>24}", "-");
+        continue;
+      }
+      std::string text = fmt::format("{:.1f}", cell.time_ns_per_step / 1e3);
+      if (row.speedup[v] > 0.0 && c.variants[v].variant != profiler::kBaselineVariant)
+        text += fmt::format(" ({:.2f}x", row.speedup[v]) +
+                (cell.cast_ns_per_step > 0.0 ? fmt::format(", {:.1f})", cell.cast_ns_per_step / 1e3) : ")");
+      line += fmt::format(" {:>24}", text);
+    }
+    fmt::print(out, "{}  {}\n", line, shapes_text(row.input_shapes));
+  }
+}
+
+}  // namespace ampscope::cli

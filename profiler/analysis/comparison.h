@@ -1,0 +1,93 @@
+#pragma once
+// A precision comparison: the same model, data, seed and steps trained in each
+// chosen precision variant, several times, interleaved (fp32, bf16, fp32, bf16, ...)
+// so that drift of the machine (clocks, other load) hits every variant alike.
+// Timing runs are never profiled; one extra short profiled pass per variant gives
+// the per-op table. Plain values, no LibTorch: the store, the report and the GUI
+// read these.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profiler/records.h"
+
+namespace ampscope::profiler {
+
+// "fp32", "tf32" (fp32 with TF32 matmuls and convolutions; CUDA only), "fp16"
+// (autocast + GradScaler), "bf16" (autocast, no scaler).
+inline constexpr const char* kBaselineVariant = "fp32";
+
+struct VariantRun {
+  std::string variant;
+  std::string precision;  // the engine's precision: "fp32" | "fp16" | "bf16"
+  bool tf32 = false;
+  bool scaler = false;
+  // Why the variant stopped early (a repeat failed or diverged); "" when every planned repeat finished.
+  std::string error;
+  // Every step of every finished repeat, warm-up included; repeats[r][i].step == i + 1.
+  std::vector<std::vector<StepRecord>> repeats;
+  // The profiled pass: its op table and how many steps it recorded (0 = no pass).
+  std::vector<OpStats> op_stats;
+  int64_t profiled_steps = 0;
+};
+
+struct Comparison {
+  SessionMeta meta;             // of the base configuration; meta.precision is "" (several)
+  int64_t warmup_steps = 0;     // leading steps of each repeat excluded from timing
+  int64_t planned_repeats = 0;
+  int64_t effective_batch = 0;  // samples per optimizer step (batch size x accumulation)
+  std::vector<VariantRun> variants;  // in the order asked for
+};
+
+struct Spread {
+  double median = 0.0, min = 0.0, max = 0.0;
+};
+
+struct VariantSummary {
+  std::string variant;
+  int64_t finished_repeats = 0;
+  int64_t measured_steps = 0;        // over all repeats, warm-up excluded
+  Spread step_ms;                    // over every measured step of every repeat
+  std::vector<double> repeat_median_ms;
+  double samples_per_second = 0.0;   // effective batch / median step time
+  int64_t peak_memory_bytes = 0;     // max over repeats (CUDA: allocator peak; CPU: peak resident set)
+  double final_loss = 0.0;           // median over repeats of the last step's loss (NaN if diverged)
+  int64_t skipped_steps = 0;         // max over repeats
+  // Against the baseline: per repeat r, baseline median_r / this median_r (paired
+  // because repeats are interleaved); median/min/max over the pairs. 0 when not comparable.
+  Spread speedup;
+  double flops_per_step = 0.0;       // from the profiled pass's GEMM/conv shapes; 0 if unknown
+  double achieved_flops_per_second = 0.0;
+  double peak_flops_per_second = 0.0;  // the device's datasheet peak for this precision; 0 if unknown
+  double utilization = 0.0;            // achieved / peak; 0 if unknown
+};
+
+// Ops matched across variants by (name, phase, module, input shapes): dtypes differ
+// by design. Only top-level rows, so a row's time includes its nested ops and the
+// cast tax autocast paid for it.
+struct OpVariantCell {
+  bool present = false;
+  std::string category;              // to_string(OpCategory) of the largest share of calls
+  std::vector<DtypeName> input_dtypes;  // of that share
+  double calls_per_step = 0.0;
+  double time_ns_per_step = 0.0;     // GPU time when traced, else CPU time; cast tax included
+  double cast_ns_per_step = 0.0;     // the cast tax inside it
+};
+
+struct OpComparisonRow {
+  std::string name;
+  std::string module;
+  Phase phase = Phase::kOther;
+  std::vector<Shape> input_shapes;
+  std::vector<OpVariantCell> cells;  // one per Comparison::variants entry, same order
+  std::vector<double> speedup;       // baseline time / variant time per variant; 0 if either is missing
+};
+
+std::vector<VariantSummary> summarize(const Comparison& comparison);
+// Rows by baseline time (or the largest time when the baseline lacks the op), descending.
+std::vector<OpComparisonRow> match_ops(const Comparison& comparison);
+// Index of the baseline variant in comparison.variants, if it is there.
+std::optional<size_t> baseline_index(const Comparison& comparison);
+
+}  // namespace ampscope::profiler

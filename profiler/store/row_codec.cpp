@@ -1,0 +1,77 @@
+#include "profiler/store/row_codec.h"
+
+#include "profiler/store/session_schema.h"
+
+namespace ampscope::profiler::store_detail {
+
+void bind_step(Stmt& s, int first, const StepRecord& r) {
+  const int i = first;
+  s.bind(i, r.step).bind(i + 1, r.loss).bind(i + 2, r.lr).bind(i + 3, r.loss_scale);
+  s.bind(i + 4, r.found_inf).bind(i + 5, r.skipped).bind(i + 6, r.growth_tracker);
+  s.bind(i + 7, r.grad_norm).bind(i + 8, r.step_time_ms).bind(i + 9, r.samples_per_second);
+  s.bind(i + 10, r.mem_allocated_bytes).bind(i + 11, r.mem_reserved_bytes);
+  s.bind(i + 12, r.mem_peak_bytes).bind(i + 13, r.end_ns);
+}
+
+StepRecord read_step(const Stmt& s, int first) {
+  const int i = first;
+  StepRecord r;
+  r.step = s.i64(i);
+  r.loss = s.real(i + 1);
+  r.lr = s.real(i + 2);
+  r.loss_scale = s.real(i + 3);
+  r.found_inf = s.boolean(i + 4);
+  r.skipped = s.boolean(i + 5);
+  r.growth_tracker = s.i64(i + 6);
+  r.grad_norm = s.real(i + 7);
+  r.step_time_ms = s.real(i + 8);
+  r.samples_per_second = s.real(i + 9);
+  r.mem_allocated_bytes = s.i64(i + 10);
+  r.mem_reserved_bytes = s.i64(i + 11);
+  r.mem_peak_bytes = s.i64(i + 12);
+  r.end_ns = s.i64(i + 13);
+  return r;
+}
+
+void bind_op_stats(Stmt& s, int first, const OpStats& r, EncodedOpStats& keep) {
+  keep.input_dtypes = encode_strings(r.input_dtypes);
+  keep.input_shapes = encode_shapes(r.input_shapes);
+  keep.output_dtypes = encode_strings(r.output_dtypes);
+  const int i = first;
+  s.bind_text(i, r.name).bind_text(i + 1, r.module).bind_text(i + 2, to_string(r.phase));
+  s.bind_text(i + 3, to_string(r.category)).bind_text(i + 4, keep.input_dtypes);
+  s.bind_text(i + 5, keep.input_shapes).bind_text(i + 6, keep.output_dtypes).bind(i + 7, r.calls);
+  s.bind(i + 8, r.cpu_time_ns).bind(i + 9, r.gpu_time_ns).bind(i + 10, r.kernels);
+  s.bind(i + 11, r.tensor_core_kernels).bind(i + 12, r.tensor_core_gpu_time_ns);
+  s.bind(i + 13, r.cast_calls).bind(i + 14, r.cast_bytes).bind(i + 15, r.cast_cpu_time_ns);
+  s.bind(i + 16, r.cast_gpu_time_ns).bind(i + 17, r.tensor_core_eligible);
+  s.bind_text(i + 18, r.tensor_core_note).bind(i + 19, r.top_level);
+}
+
+OpStats read_op_stats(const Stmt& s, int first) {
+  const int i = first;
+  OpStats r;
+  r.name = s.text(i);
+  r.module = s.text(i + 1);
+  r.phase = parse_phase(s.text(i + 2)).value_or(Phase::kOther);
+  r.category = parse_category(s.text(i + 3)).value_or(OpCategory::kUnchanged);
+  r.input_dtypes = decode_strings(s.text(i + 4));
+  r.input_shapes = decode_shapes(s.text(i + 5));
+  r.output_dtypes = decode_strings(s.text(i + 6));
+  r.calls = s.i64(i + 7);
+  r.cpu_time_ns = s.i64(i + 8);
+  r.gpu_time_ns = s.i64(i + 9);
+  r.kernels = s.i64(i + 10);
+  r.tensor_core_kernels = s.i64(i + 11);
+  r.tensor_core_gpu_time_ns = s.i64(i + 12);
+  r.cast_calls = s.i64(i + 13);
+  r.cast_bytes = s.i64(i + 14);
+  r.cast_cpu_time_ns = s.i64(i + 15);
+  r.cast_gpu_time_ns = s.i64(i + 16);
+  r.tensor_core_eligible = s.boolean(i + 17);
+  r.tensor_core_note = s.text(i + 18);
+  r.top_level = s.boolean(i + 19);
+  return r;
+}
+
+}  // namespace ampscope::profiler::store_detail

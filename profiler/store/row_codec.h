@@ -1,0 +1,35 @@
+#pragma once
+// Rows that more than one table holds in the same columns: steps (sessions'
+// `steps`, comparisons' `comparison_steps`) and op table rows (`op_stats`,
+// `comparison_op_stats`). One place binds and reads them, so the tables cannot drift.
+#include <string>
+
+#include "profiler/records.h"
+#include "profiler/store/sqlite_util.h"
+
+namespace ampscope::profiler::store_detail {
+
+inline constexpr const char* kStepColumns =
+    "step,loss,lr,loss_scale,found_inf,skipped,growth_tracker,grad_norm,step_time_ms,"
+    "samples_per_second,mem_allocated_bytes,mem_reserved_bytes,mem_peak_bytes,end_ns";
+inline constexpr int kStepColumnCount = 14;
+
+inline constexpr const char* kOpStatsColumns =
+    "name,module,phase,category,input_dtypes,input_shapes,output_dtypes,calls,cpu_time_ns,"
+    "gpu_time_ns,kernels,tensor_core_kernels,tensor_core_gpu_time_ns,cast_calls,cast_bytes,"
+    "cast_cpu_time_ns,cast_gpu_time_ns,tensor_core_eligible,tensor_core_note,top_level";
+inline constexpr int kOpStatsColumnCount = 20;
+
+// Binds kStepColumns to parameters first..first+13.
+void bind_step(Stmt& stmt, int first, const StepRecord& step);
+// Reads kStepColumns from result columns first..first+13.
+StepRecord read_step(const Stmt& stmt, int first);
+
+// Stmt binds text without copying: the encoded lists live here until the statement ran.
+struct EncodedOpStats {
+  std::string input_dtypes, input_shapes, output_dtypes;
+};
+void bind_op_stats(Stmt& stmt, int first, const OpStats& row, EncodedOpStats& keep_alive);
+OpStats read_op_stats(const Stmt& stmt, int first);
+
+}  // namespace ampscope::profiler::store_detail

@@ -1,0 +1,162 @@
+// A real comparison on the CPU (fp32 vs bf16, LibTorch autocast): consistent
+// records in memory and on disk, per-op matching of real op tables, failures and
+// stops that keep what finished, and impossible settings refused up front.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/errors.h"
+#include "profiler/compare/comparison_runner.h"
+#include "profiler/store/comparison_store.h"
+#include "tests/support/test_support.h"
+#include "tests/support/tiny_configs.h"
+
+namespace ampscope::profiler {
+namespace {
+
+ComparisonOptions tiny_options(const std::string& out_path) {
+  ComparisonOptions o;
+  o.base = test::tiny_gpt(engine::Precision::kFP32, 6);
+  o.variants = {"fp32", "bf16"};
+  o.repeats = 2;
+  o.warmup_steps = 2;
+  o.profile_steps = 2;
+  o.out_path = out_path;
+  return o;
+}
+
+TEST(ComparisonRunner, Fp32VersusBf16OnTheCpuGivesConsistentRecords) {
+  test::ScratchDir dir;
+  const std::string path = dir / "c.ampscope";
+  std::vector<std::string> finished;
+  int64_t progress_calls = 0;
+  ComparisonRunner runner(tiny_options(path));
+  const Comparison c = runner.run([&](const ComparisonProgress& p) {
+    ++progress_calls;
+    if (!p.finished_message.empty()) finished.push_back(p.finished_message);
+  });
+
+  ASSERT_EQ(c.variants.size(), 2u);
+  EXPECT_EQ(c.meta.device, "cpu");
+  EXPECT_FALSE(c.meta.model.empty());
+  EXPECT_EQ(c.effective_batch, 4);
+  for (const auto& v : c.variants) {
+    EXPECT_TRUE(v.error.empty()) << v.variant << ": " << v.error;
+    ASSERT_EQ(v.repeats.size(), 2u) << v.variant;
+    for (const auto& steps : v.repeats) {
+      ASSERT_EQ(steps.size(), 6u);
+      for (size_t i = 0; i < steps.size(); ++i) {
+        EXPECT_EQ(steps[i].step, static_cast<int64_t>(i + 1));
+        EXPECT_GT(steps[i].step_time_ms, 0.0);
+        EXPECT_TRUE(std::isfinite(steps[i].loss));
+      }
+    }
+    EXPECT_EQ(v.profiled_steps, 2);
+    EXPECT_FALSE(v.op_stats.empty());
+    EXPECT_FALSE(v.scaler);  // bf16 needs no loss scaling
+  }
+  // Same seed: the same run, so both repeats of fp32 give the same losses...
+  EXPECT_DOUBLE_EQ(c.variants[0].repeats[0].back().loss, c.variants[0].repeats[1].back().loss);
+  // ...and bf16 starts from the same weights and batch: the first loss agrees to bf16's precision.
+  EXPECT_NEAR(c.variants[1].repeats[0][0].loss, c.variants[0].repeats[0][0].loss,
+              0.02 * c.variants[0].repeats[0][0].loss);
+  // Autocast demoted the linears in bf16 and in fp32 nothing was demoted.
+  auto demoted = [](const VariantRun& v) {
+    int64_t n = 0;
+    for (const auto& r : v.op_stats) n += r.category == OpCategory::kDemoted ? r.calls : 0;
+    return n;
+  };
+  EXPECT_EQ(demoted(c.variants[0]), 0);
+  EXPECT_GT(demoted(c.variants[1]), 0);
+
+  const auto summary = summarize(c);
+  EXPECT_EQ(summary[0].measured_steps, 2 * 4);
+  EXPECT_GT(summary[1].speedup.median, 0.0);
+  EXPECT_GT(summary[1].speedup.max, 0.0);
+  EXPECT_LE(summary[1].speedup.min, summary[1].speedup.max);
+  // The model's linears match across precisions, though their dtypes differ.
+  const auto rows = match_ops(c);
+  const auto linear = std::find_if(rows.begin(), rows.end(), [](const OpComparisonRow& r) {
+    return r.name == "aten::linear" && r.phase == Phase::kForward && r.cells[0].present && r.cells[1].present;
+  });
+  ASSERT_NE(linear, rows.end());
+  EXPECT_EQ(linear->cells[0].input_dtypes[0], "float32");
+  EXPECT_EQ(linear->cells[1].category, "demoted");
+  EXPECT_GT(linear->speedup[1], 0.0);
+  // 2 variants x (2 repeats + 1 profiled pass) runs, each reported when it ended.
+  EXPECT_EQ(finished.size(), 6u);
+  EXPECT_GT(progress_calls, 2 * 3 * 6 - 1);
+
+  // The file says the same.
+  const Comparison stored = read_comparison(path);
+  ASSERT_EQ(stored.variants.size(), 2u);
+  EXPECT_EQ(stored.variants[1].repeats.size(), 2u);
+  EXPECT_DOUBLE_EQ(stored.variants[1].repeats[1][3].step_time_ms, c.variants[1].repeats[1][3].step_time_ms);
+  EXPECT_EQ(stored.variants[1].op_stats.size(), c.variants[1].op_stats.size());
+  EXPECT_EQ(stored.warmup_steps, 2);
+  EXPECT_FALSE(stored.meta.gpu_tracing.empty());
+}
+
+TEST(ComparisonRunner, AStopKeepsTheRunsThatFinished) {
+  test::ScratchDir dir;
+  const std::string path = dir / "stopped.ampscope";
+  ComparisonRunner runner(tiny_options(path));
+  const Comparison c = runner.run([&](const ComparisonProgress& p) {
+    if (!p.finished_message.empty()) runner.request_stop();  // after the first run
+  });
+  EXPECT_TRUE(runner.stopped());
+  EXPECT_EQ(c.variants[0].repeats.size(), 1u);
+  EXPECT_TRUE(c.variants[1].repeats.empty());
+  const Comparison stored = read_comparison(path);
+  EXPECT_EQ(stored.variants[0].repeats.size(), 1u);
+  EXPECT_TRUE(stored.variants[1].repeats.empty());
+}
+
+TEST(ComparisonRunner, AFailingVariantIsRecordedAndTheOthersGoOn) {
+  test::ScratchDir dir;
+  const std::string path = dir / "failed.ampscope";
+  ComparisonOptions o = tiny_options(path);
+  // fp16 on the CPU with an absurd learning rate: the loss goes non-finite and
+  // the scaler skips every step until the run is declared diverged.
+  o.base.optim.lr = 1e30;
+  o.base.max_consecutive_skips = 2;
+  o.variants = {"fp32", "fp16"};
+  o.repeats = 1;
+  o.profile_steps = 0;
+  const Comparison c = ComparisonRunner(o).run();
+  ASSERT_EQ(c.variants.size(), 2u);
+  const bool any_failed = !c.variants[0].error.empty() || !c.variants[1].error.empty();
+  ASSERT_TRUE(any_failed) << "expected a diverged run with lr 1e30";
+  const Comparison stored = read_comparison(path);
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(stored.variants[i].error, c.variants[i].error);
+}
+
+TEST(ComparisonRunner, RefusesImpossibleSettingsBeforeTraining) {
+  ComparisonOptions o = tiny_options("");
+  o.variants = {"fp32", "tf32"};
+  EXPECT_THROW(validate(o), engine::ConfigError);  // TF32 on the CPU
+  o = tiny_options("");
+  o.warmup_steps = 6;
+  EXPECT_THROW(validate(o), engine::ConfigError);  // nothing left to time
+  o = tiny_options("");
+  o.repeats = 0;
+  EXPECT_THROW(validate(o), engine::ConfigError);
+  EXPECT_THROW(parse_variants("fp32,fp8"), engine::ConfigError);
+  EXPECT_THROW(parse_variants("fp32, fp32"), engine::ConfigError);
+  EXPECT_THROW(parse_variants(" , "), engine::ConfigError);
+  EXPECT_EQ(parse_variants("fp32, bf16"), (std::vector<std::string>{"fp32", "bf16"}));
+}
+
+TEST(ComparisonRunner, VariantConfigsFollowEachPrecisionsRecipe) {
+  engine::TrainConfig base = test::tiny_gpt(engine::Precision::kBF16, 4);
+  base.use_scaler = true;
+  EXPECT_TRUE(variant_config(base, "fp16").scaler_enabled());
+  EXPECT_FALSE(variant_config(base, "bf16").scaler_enabled());
+  EXPECT_FALSE(variant_config(base, "fp32").scaler_enabled());
+  EXPECT_TRUE(variant_config(base, "tf32").allow_tf32);
+  EXPECT_EQ(variant_config(base, "tf32").precision, engine::Precision::kFP32);
+  EXPECT_FALSE(variant_config(base, "fp32").allow_tf32);
+}
+
+}  // namespace
+}  // namespace ampscope::profiler
