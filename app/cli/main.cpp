@@ -3,7 +3,9 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include "app/cli/compare_command.h"
 #include "app/cli/profile_command.h"
+#include "app/cli/report_command.h"
 #include "app/cli/session_commands.h"
 #include "app/cli/train_command.h"
 #include "engine/errors.h"
@@ -17,8 +19,10 @@ int main(int argc, char** argv) {
                  "without '--' as keys (precision = \"bf16\"); flags on the command line win");
   ampscope::cli::TrainCommand train(app);
   ampscope::cli::ProfileCommand profile(app);
+  ampscope::cli::CompareCommand compare(app);
   ampscope::cli::ExportCommand export_command(app);
   ampscope::cli::SummaryCommand summary(app);
+  ampscope::cli::ReportCommand report(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -27,8 +31,10 @@ int main(int argc, char** argv) {
   try {
     if (train.selected()) return train.run();
     if (profile.selected()) return profile.run();
+    if (compare.selected()) return compare.run();
     if (export_command.selected()) return export_command.run();
     if (summary.selected()) return summary.run();
+    if (report.selected()) return report.run();
   } catch (const ampscope::engine::ConfigError& e) {
     fmt::print(stderr, "ampscope: error: {}\n", e.what());
     return 2;

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <map>
 
+#include "app/cli/comparison_table.h"
 #include "profiler/export/chrome_trace.h"
 #include "profiler/export/csv_export.h"
 #include "profiler/export/json_summary.h"
+#include "profiler/store/comparison_store.h"
 #include "profiler/store/session_reader.h"
 
 namespace ampscope::cli {
@@ -74,6 +76,10 @@ SummaryCommand::SummaryCommand(CLI::App& parent) {
 }
 
 int SummaryCommand::run() {
+  if (profiler::is_comparison_file(session_)) {
+    print_comparison(stdout, profiler::read_comparison(session_), top_);
+    return 0;
+  }
   const auto session = profiler::SessionReader::open(session_);
   const auto meta = session.meta();
   fmt::print("{}\n  model     {}\n  data      {}\n  device    {}   precision {}{}\n  GPU trace {}\n", session_,

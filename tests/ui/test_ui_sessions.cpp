@@ -105,5 +105,24 @@ TEST(Sessions, SaveCurrentWritesACopyThatOpens) {
   EXPECT_EQ(copied.meta().precision, "fp16");
 }
 
+TEST(Sessions, TheShownSessionExportsAsASelfContainedHtmlReport) {
+  test::ScratchDir dir;
+  const std::string path = record_session(dir, 6);
+  StoreSessionIO io;
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.setSessionIO(&io);
+  const QString report = QString::fromStdString((dir / "report.html").string());
+  EXPECT_FALSE(window.exportReport(report));  // nothing shown yet: a message, no file
+  EXPECT_FALSE(window.bannerText().isEmpty());
+  ASSERT_TRUE(window.openSession(QString::fromStdString(path)));
+  ASSERT_TRUE(window.exportReport(report)) << window.bannerText().toStdString();
+  std::ifstream in(report.toStdString());
+  const std::string html{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_NE(html.find("<html"), std::string::npos);
+  EXPECT_NE(html.find("aten::linear"), std::string::npos);  // the op table is in it
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ampscope::ui

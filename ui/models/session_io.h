@@ -25,6 +25,9 @@ class SessionIO {
   virtual LoadedSession load(const std::string& path) = 0;
   // Writes the session recorded by the current (or last) run to `path`.
   virtual void saveCurrent(const std::string& path) = 0;
+  // The session file behind what the window shows: the one opened last, or the
+  // one the current (or last) run records into; "" when there is none yet.
+  virtual std::string shownSessionPath() const = 0;
 };
 
 inline constexpr char kSessionSuffix[] = "ampscope";

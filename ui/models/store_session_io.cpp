@@ -34,6 +34,8 @@ LoadedSession StoreSessionIO::load(const std::string& path) {
   loaded.steps = session.steps();
   const bool has_profile = session.op_count() > 0 || session.kernel_count() > 0 || !session.gradient_steps().empty();
   if (has_profile) loaded.profile = snapshot_from_session(path);
+  std::lock_guard lock(mutex_);
+  shown_ = path;
   return loaded;
 }
 
@@ -49,7 +51,13 @@ void StoreSessionIO::saveCurrent(const std::string& path) {
 
 void StoreSessionIO::setCurrentSessionPath(std::string path) {
   std::lock_guard lock(mutex_);
-  current_ = std::move(path);
+  current_ = path;
+  shown_ = std::move(path);
+}
+
+std::string StoreSessionIO::shownSessionPath() const {
+  std::lock_guard lock(mutex_);
+  return shown_;
 }
 
 }  // namespace ampscope::ui

@@ -15,10 +15,12 @@ class StoreSessionIO final : public SessionIO {
   void saveCurrent(const std::string& path) override;
   // The file the live profiler records into; set by the app for each run.
   void setCurrentSessionPath(std::string path);
+  std::string shownSessionPath() const override;
 
  private:
-  std::mutex mutex_;  // guards current_
+  mutable std::mutex mutex_;  // guards current_ and shown_
   std::string current_;
+  std::string shown_;
 };
 
 // A snapshot of a stored session, as the live views take it. Keeps the last

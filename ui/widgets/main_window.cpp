@@ -17,6 +17,9 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "profiler/report/html_report.h"
+#include "profiler/report/report_data.h"
+#include "profiler/store/comparison_store.h"
 #include "ui/models/formatting.h"
 #include "ui/models/session_io.h"
 #include "ui/widgets/gradients_pane.h"
@@ -140,6 +143,8 @@ void MainWindow::buildMenus() {
   file->addSeparator();
   QAction* export_plot = file->addAction(tr("&Export plots…"), this, &MainWindow::exportPlotDialog);
   export_plot->setShortcut(Qt::CTRL | Qt::Key_E);
+  QAction* report = file->addAction(tr("Export HTML &report…"), this, &MainWindow::exportReportDialog);
+  report->setShortcut(Qt::CTRL | Qt::Key_R);
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
@@ -290,6 +295,16 @@ bool MainWindow::openSession(const QString& path) {
     return false;
   }
   try {
+    if (profiler::is_comparison_file(path.toStdString())) {
+      // The comparison page is not in the GUI yet: its report is (File → Export HTML report).
+      comparison_path_ = path;
+      addRecentFile(path);
+      statusBar()->showMessage(
+          tr("%1 is a precision comparison: File → Export HTML report shows it").arg(QFileInfo(path).fileName()),
+          15000);
+      return true;
+    }
+    comparison_path_.clear();
     LoadedSession session = session_io_->load(path.toStdString());
     RunInfo info;
     info.device = QString::fromStdString(session.meta.device);
@@ -344,6 +359,33 @@ void MainWindow::exportPlotDialog() {
   if (path.isEmpty()) return;
   if (!plots_->exportImage(path))
     showError(tr("Export failed"), tr("could not write %1").arg(path));
+}
+
+bool MainWindow::exportReport(const QString& path) {
+  std::string source = comparison_path_.toStdString();
+  if (source.empty() && session_io_) source = session_io_->shownSessionPath();
+  if (source.empty()) {
+    showError(tr("No report yet"), tr("run a training or open a session first"));
+    return false;
+  }
+  try {
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    profiler::write_html_report(profiler::load_report(source), path.toStdString());
+    QApplication::restoreOverrideCursor();
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+    return true;
+  } catch (const std::exception& e) {
+    QApplication::restoreOverrideCursor();
+    showError(tr("Cannot write the report"), QString::fromUtf8(e.what()));
+    return false;
+  }
+}
+
+void MainWindow::exportReportDialog() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export HTML report"),
+                                                    QStringLiteral("ampscope-report.html"),
+                                                    tr("HTML (*.html)"));
+  if (!path.isEmpty()) exportReport(path);
 }
 
 void MainWindow::updateRecentMenu() {

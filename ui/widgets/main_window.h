@@ -37,6 +37,9 @@ class MainWindow : public QMainWindow {
   // Session files go through this (the profiler store); not owned; null: File→Open explains.
   void setSessionIO(SessionIO* io) { session_io_ = io; }
   bool openSession(const QString& path);
+  // Writes the self-contained HTML report of the session shown (or of the
+  // comparison file opened last) to `path`; false with the banner on failure.
+  bool exportReport(const QString& path);
 
   TrainingController* controller() const { return controller_; }
   RunPanel* runPanel() const { return run_panel_; }
@@ -72,10 +75,12 @@ class MainWindow : public QMainWindow {
   void openSessionDialog();
   void saveSessionDialog();
   void exportPlotDialog();
+  void exportReportDialog();
   void resetLayout();
 
   Options options_;
   SessionIO* session_io_ = nullptr;
+  QString comparison_path_;  // a comparison file opened last; its report is what File→Report writes
   TrainingController* controller_ = nullptr;
   RunPanel* run_panel_ = nullptr;
   LivePlots* plots_ = nullptr;

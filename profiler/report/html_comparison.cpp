@@ -1,0 +1,251 @@
+// The sections of a comparison report: per-variant table, step time bars, loss
+// curves, the per-op comparison, recommendations per reduced-precision variant.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "profiler/report/html_sections.h"
+#include "profiler/report/report_format.h"
+#include "profiler/report/svg_chart.h"
+
+namespace ampscope::profiler::report_detail {
+namespace {
+
+std::string variant_label(const VariantRun& run) {
+  std::string s = run.precision;
+  if (run.tf32) s += " + TF32";
+  if (run.scaler) s += " + loss scaler";
+  return s;
+}
+
+std::string range_text(const Spread& s) { return ms_text(s.min) + " \u2013 " + ms_text(s.max); }
+
+std::string summary_html(const ReportData& d) {
+  const auto& c = *d.comparison;
+  const auto& sums = d.variant_summaries;
+  std::vector<std::pair<std::string, std::string>> f;
+  f.emplace_back("variants", std::to_string(c.variants.size()));
+  f.emplace_back("repeats planned", std::to_string(c.planned_repeats));
+  f.emplace_back("warm-up steps excluded", std::to_string(c.warmup_steps));
+  if (c.effective_batch > 0) f.emplace_back("samples per step", grouped(c.effective_batch));
+  const auto base = baseline_index(c);
+  for (size_t i = 0; i < sums.size(); ++i) {
+    if (base && i != *base && sums[i].speedup.median > 0) {
+      const double sp = sums[i].speedup.median;
+      f.emplace_back(sums[i].variant + " vs " + c.variants[*base].variant,
+                     sp < 1 ? factor(1 / sp) + " slower" : factor(sp) + " faster");
+    } else {
+      f.emplace_back(sums[i].variant + " median step", ms_text(sums[i].step_ms.median));
+    }
+  }
+  return figures_html(f);
+}
+
+std::string variants_html(const ReportData& d) {
+  const auto& c = *d.comparison;
+  const auto& sums = d.variant_summaries;
+  bool flops = false, peak = false;
+  for (const auto& s : sums) {
+    flops = flops || s.achieved_flops_per_second > 0;
+    peak = peak || s.utilization > 0;
+  }
+  std::vector<Column> cols = {{"variant"},
+                              {"runs as"},
+                              {"repeats", true},
+                              {"median step", true},
+                              {"min \u2013 max", true, "over every measured step of every repeat"},
+                              {"samples/s", true},
+                              {"speedup vs fp32", true, "paired by repeat: median of fp32 / this"},
+                              {"spread", true, "min \u2013 max of the per-repeat speedups"},
+                              {"peak memory", true},
+                              {"final loss", true},
+                              {"skipped", true, "most skipped steps in one repeat"}};
+  if (flops) cols.push_back({"FLOP/s", true, "from the GEMM/conv shapes of the profiled pass"});
+  if (peak)
+    cols.push_back({"of peak", true, "achieved / the device's datasheet peak for this precision"});
+  std::vector<std::vector<std::string>> rows;
+  std::vector<svg::Bar> bars;
+  for (size_t i = 0; i < sums.size() && i < c.variants.size(); ++i) {
+    const auto& s = sums[i];
+    const auto& run = c.variants[i];
+    const bool timed = s.step_ms.median > 0;
+    const bool is_base = baseline_index(c) == i;
+    const bool sped = s.speedup.median > 0 && !is_base;
+    std::vector<std::string> row = {
+        "<strong>" + escape(s.variant) + "</strong>" +
+            (run.error.empty()
+                 ? ""
+                 : " <span class=\"bad\" title=\"" + escape(run.error) + "\">stopped early</span>"),
+        escape(variant_label(run)),
+        std::to_string(s.finished_repeats) + "/" + std::to_string(c.planned_repeats),
+        timed ? escape(ms_text(s.step_ms.median)) : "\u2013",
+        timed ? escape(range_text(s.step_ms)) : "\u2013",
+        s.samples_per_second > 0 ? escape(sig3(s.samples_per_second)) : "\u2013",
+        is_base ? std::string("baseline")
+        : sped  ? "<strong>" + escape(factor(s.speedup.median)) + "</strong>"
+                : "\u2013",
+        sped && s.finished_repeats > 1
+            ? escape(factor(s.speedup.min) + " \u2013 " + factor(s.speedup.max))
+            : "\u2013",
+        s.peak_memory_bytes > 0 ? escape(bytes_text(static_cast<double>(s.peak_memory_bytes)))
+                                : "\u2013",
+        std::isfinite(s.final_loss) ? escape(sig3(s.final_loss)) : "<span class=\"bad\">NaN</span>",
+        s.skipped_steps > 0 ? "<span class=\"bad\">" + grouped(s.skipped_steps) + "</span>" : "0"};
+    if (flops) row.push_back(escape(flops_text(s.achieved_flops_per_second)));
+    if (peak) row.push_back(s.utilization > 0 ? escape(percent(s.utilization)) : "\u2013");
+    rows.push_back(std::move(row));
+    bars.push_back({s.variant, timed ? s.step_ms.median : std::nan(""),
+                    svg::palette()[i % svg::palette().size()]});
+  }
+  std::string out = table_html(cols, rows);
+  svg::BarChartOptions bo;
+  bo.title = "Median step time (lower is faster)";
+  bo.unit = "ms";
+  bo.label_width = 90;
+  bo.width = 720;
+  out += svg::bar_chart(bars, bo);
+  return section_html("variants", "Precision variants", out);
+}
+
+std::string curves_html(const ReportData& d) {
+  const auto& c = *d.comparison;
+  std::vector<svg::Series> loss, time;
+  std::vector<double> skipped;
+  for (size_t i = 0; i < c.variants.size(); ++i) {
+    const auto& run = c.variants[i];
+    if (run.repeats.empty()) continue;
+    const auto& color = svg::palette()[i % svg::palette().size()];
+    svg::Series l{run.variant, {}, {}, color, false}, t{run.variant, {}, {}, color, false};
+    for (const auto& s : run.repeats.front()) {
+      const auto x = static_cast<double>(s.step);
+      l.x.push_back(x);
+      l.y.push_back(s.loss);
+      t.x.push_back(x);
+      t.y.push_back(s.step_time_ms);
+      if (s.skipped) skipped.push_back(x);
+    }
+    loss.push_back(std::move(l));
+    time.push_back(std::move(t));
+  }
+  if (loss.empty())
+    return section_html("curves", "Loss", paragraph("No repeat finished.", "muted"));
+  svg::LineChartOptions o;
+  o.width = 560;
+  o.height = 250;
+  o.x_label = "step";
+  o.title = "Loss, first repeat of each variant";
+  o.marker_x = skipped;
+  o.marker_label = "skipped step";
+  std::string s = "<div class=\"charts\">" + svg::line_chart(loss, o);
+  o.title = "Step time, first repeat";
+  o.y_label = "ms";
+  o.marker_x.clear();
+  s += svg::line_chart(time, o) + "</div>";
+  if (c.warmup_steps > 0)
+    s += paragraph("The first " + std::to_string(c.warmup_steps) +
+                       " steps of each repeat are warm-up, left out of " + "the timings.",
+                   "muted");
+  return section_html("curves", "Loss and step time", s);
+}
+
+// One category when every non-baseline variant agrees ("demoted"), else each named
+// ("bf16 demoted, fp16 kept_fp32"): one column instead of one per variant.
+std::string categories_text(const Comparison& c, const OpComparisonRow& row,
+                            std::optional<size_t> base) {
+  std::vector<std::pair<std::string, std::string>> seen;
+  for (size_t v = 0; v < c.variants.size() && v < row.cells.size(); ++v)
+    if ((!base || v != *base) && row.cells[v].present)
+      seen.emplace_back(c.variants[v].variant, row.cells[v].category);
+  if (seen.empty()) return "\u2013";
+  const bool same = std::all_of(seen.begin(), seen.end(),
+                                [&](const auto& p) { return p.second == seen[0].second; });
+  if (same && seen.size() + (base ? 1 : 0) == c.variants.size()) return seen[0].second;
+  std::string s;
+  for (const auto& [variant, category] : seen)
+    s += (s.empty() ? "" : ", ") + variant + " " + category;
+  return s;
+}
+
+std::string ops_html(const ReportData& d) {
+  const auto& c = *d.comparison;
+  const auto base = baseline_index(c);
+  if (d.op_rows.empty())
+    return section_html(
+        "ops", "Ops across variants",
+        paragraph("No variant had a profiled pass, so there is no per-op comparison.", "muted"));
+  std::vector<Column> cols = {{"op and input shapes"}, {"module"}, {"phase"}};
+  for (const auto& run : c.variants)
+    cols.push_back({run.variant + "/step", true, "time per step, cast tax included"});
+  for (size_t v = 0; v < c.variants.size(); ++v)
+    if (base && v != *base)
+      cols.push_back({c.variants[v].variant + " speedup", true, "fp32 time / this time"});
+  for (size_t v = 0; v < c.variants.size(); ++v)
+    if (!base || v != *base)
+      cols.push_back({c.variants[v].variant + " cast tax", true, "per step"});
+  cols.push_back(
+      {"category", false, "what autocast did to the op in each reduced-precision variant"});
+
+  std::vector<std::vector<std::string>> rows;
+  for (size_t r = 0; r < d.op_rows.size() && r < kReportTopOps; ++r) {
+    const auto& row = d.op_rows[r];
+    // Shapes under the name, not in a column of their own: the variant columns need the width.
+    const auto shapes = shapes_text(row.input_shapes);
+    std::vector<std::string> cells = {
+        "<code>" + escape(row.name) + "</code>" +
+            (shapes.empty() ? "" : "<div class=\"shapes\">" + escape(shapes) + "</div>"),
+        escape(row.module.empty() ? "\u2013" : row.module),
+        escape(std::string(to_string(row.phase)))};
+    auto cell = [&](size_t v) -> const OpVariantCell* {
+      return v < row.cells.size() && row.cells[v].present ? &row.cells[v] : nullptr;
+    };
+    for (size_t v = 0; v < c.variants.size(); ++v)
+      cells.push_back(cell(v) ? escape(ns_as_ms(cell(v)->time_ns_per_step)) : "\u2013");
+    for (size_t v = 0; v < c.variants.size(); ++v) {
+      if (!base || v == *base) continue;
+      const double sp = v < row.speedup.size() ? row.speedup[v] : 0.0;
+      // Red only beyond the noise: a few percent either way is the same speed.
+      cells.push_back(sp > 0 ? (sp < 0.95 ? "<span class=\"bad\">" + escape(factor(sp)) + "</span>"
+                                          : escape(factor(sp)))
+                             : "\u2013");
+    }
+    for (size_t v = 0; v < c.variants.size(); ++v)
+      if (!base || v != *base)
+        cells.push_back(cell(v) && cell(v)->cast_ns_per_step > 0
+                            ? escape(ns_as_ms(cell(v)->cast_ns_per_step))
+                            : "\u2013");
+    cells.push_back(escape(categories_text(c, row, base)));
+    rows.push_back(std::move(cells));
+  }
+  std::string s =
+      paragraph("Top-level ops matched across variants by name, phase, module and input shapes, " +
+                std::string(d.op_rows.size() > kReportTopOps
+                                ? "the " + std::to_string(kReportTopOps) + " slowest of " +
+                                      std::to_string(d.op_rows.size())
+                                : "all " + std::to_string(d.op_rows.size())) +
+                ", by fp32 time. A speedup below 0.95× (red) means the op got slower.");
+  s += table_html(cols, rows);
+  return section_html("ops", "Ops across variants", s);
+}
+
+std::string recommendations_section(const ReportData& d) {
+  std::string s;
+  if (d.variant_recommendations.empty())
+    s = paragraph("No reduced-precision variant had a profiled pass to read recommendations from.",
+                  "muted");
+  for (const auto& v : d.variant_recommendations)
+    s += "<h3>" + escape(v.variant) + "</h3>" + recommendations_html(v.recommendations);
+  return section_html("recommendations", "Recommendations", s);
+}
+
+}  // namespace
+
+std::string comparison_body(const ReportData& d) {
+  std::string s = section_html("summary", "Summary", summary_html(d));
+  s += variants_html(d);
+  s += curves_html(d);
+  s += ops_html(d);
+  s += recommendations_section(d);
+  return s;
+}
+
+}  // namespace ampscope::profiler::report_detail

@@ -1,0 +1,365 @@
+// The sections of a session report: summary, training plots, gradient range,
+// op table by autocast category, kernels, recommendations.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "profiler/report/html_sections.h"
+#include "profiler/report/report_format.h"
+#include "profiler/report/svg_chart.h"
+
+namespace ampscope::profiler::report_detail {
+namespace {
+
+constexpr int kChartWidth = 560, kChartHeight = 230;
+constexpr size_t kRowsPerCategory = 10;
+constexpr size_t kWorstParameters = 10;
+// log2 of fp16's limits, for g * loss_scale: subnormal floor, smallest normal, largest finite.
+constexpr double kFp16SubnormalLog2 = -24, kFp16NormalLog2 = -14;
+const double kFp16MaxLog2 = std::log2(65504.0);
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+std::string summary_html(const ReportData& d) {
+  std::vector<std::pair<std::string, std::string>> f;
+  const auto& steps = d.steps;
+  f.emplace_back("steps", grouped(static_cast<int64_t>(steps.size())));
+  if (!steps.empty()) {
+    std::vector<double> times, rates;
+    for (size_t i = steps.size() > 1 ? 1 : 0; i < steps.size(); ++i) {
+      times.push_back(steps[i].step_time_ms);
+      rates.push_back(steps[i].samples_per_second);
+    }
+    f.emplace_back("median step time", ms_text(median(times)));
+    f.emplace_back("samples/s (median)", sig3(median(rates)));
+    f.emplace_back("final loss", sig3(steps.back().loss));
+    int64_t skipped = 0, peak = 0;
+    for (const auto& s : steps) {
+      skipped += s.skipped ? 1 : 0;
+      peak = std::max(peak, s.mem_peak_bytes);
+    }
+    f.emplace_back("skipped steps", grouped(skipped));
+    if (d.meta.scaler_enabled)
+      f.emplace_back("final loss scale", power_of_two_text(steps.back().loss_scale));
+    if (peak > 0) f.emplace_back("peak memory", bytes_text(static_cast<double>(peak)));
+  }
+  f.emplace_back("profiled steps", grouped(d.profiled_steps));
+  return figures_html(f);
+}
+
+std::string training_html(const ReportData& d) {
+  const auto& steps = d.steps;
+  if (steps.empty())
+    return section_html("training", "Training", paragraph("No step was recorded.", "muted"));
+  svg::Series loss{"loss", {}, {}, "", false},
+      scale{"loss scale", {}, {}, svg::palette()[1], false};
+  svg::Series time{"step time", {}, {}, svg::palette()[2], false};
+  std::vector<double> skipped;
+  bool scale_varies = false;
+  for (const auto& s : steps) {
+    const auto x = static_cast<double>(s.step);
+    loss.x.push_back(x);
+    loss.y.push_back(s.loss);
+    scale.x.push_back(x);
+    scale.y.push_back(s.loss_scale);
+    time.x.push_back(x);
+    time.y.push_back(s.step_time_ms);
+    if (s.skipped) skipped.push_back(x);
+    scale_varies = scale_varies || s.loss_scale != steps.front().loss_scale;
+  }
+  std::string s = "<div class=\"charts\">";
+  svg::LineChartOptions o;
+  o.width = kChartWidth;
+  o.height = kChartHeight;
+  o.title = "Loss";
+  o.x_label = "step";
+  o.marker_x = skipped;
+  o.marker_label = "skipped step";
+  s += svg::line_chart({loss}, o);
+  if (d.meta.scaler_enabled || scale_varies) {
+    o.title = "Loss scale";
+    o.log2_y = true;
+    s += svg::line_chart({scale}, o);
+    o.log2_y = false;
+  }
+  o.title = "Step time";
+  o.y_label = "ms";
+  o.marker_x.clear();
+  s += svg::line_chart({time}, o);
+  s += "</div>";
+  if (!skipped.empty())
+    s += paragraph(std::to_string(skipped.size()) + " skipped " +
+                   (skipped.size() == 1 ? "step is" : "steps are") +
+                   " marked in red at the bottom of the plots.");
+  return section_html("training", "Training", s);
+}
+
+// The latest sample's log2|g| histogram over every parameter, against fp16's range at
+// the loss scale in force (the histogram is of unscaled g; fp16 sees g * scale).
+std::string gradient_histogram(const std::vector<GradientSample>& grads) {
+  std::vector<double> counts(kGradBins, 0.0);
+  for (const auto& g : grads)
+    for (int i = 0; i < kGradBins; ++i) counts[i] += static_cast<double>(g.log2_histogram[i]);
+  const double shift = std::log2(std::max(grads.front().loss_scale, 1e-300));
+  const double under = kFp16SubnormalLog2 - shift, normal = kFp16NormalLog2 - shift,
+               over = kFp16MaxLog2 - shift;
+  int first = kGradBins, last = -1;
+  for (int i = 0; i < kGradBins; ++i)
+    if (counts[i] > 0) {
+      first = std::min(first, i);
+      last = i;
+    }
+  double lo = std::min(under, static_cast<double>(kGradLog2Min + first)) - 3;
+  double hi = std::max(over, static_cast<double>(kGradLog2Min + last + 1)) + 3;
+  lo = std::max(lo, static_cast<double>(kGradLog2Min));
+  hi = std::min(hi, static_cast<double>(kGradLog2Max));
+  const int b0 = static_cast<int>(std::floor(lo)) - kGradLog2Min;
+  const int b1 = static_cast<int>(std::ceil(hi)) - kGradLog2Min;
+  const std::vector<double> shown(counts.begin() + b0, counts.begin() + b1);
+
+  svg::HistogramOptions o;
+  o.title = "|g| at step " + std::to_string(grads.front().step) +
+            ", all parameters, against fp16 at scale " +
+            power_of_two_text(grads.front().loss_scale);
+  o.x_label = "|g| (unscaled)";
+  o.width = 1100;
+  o.height = 250;
+  o.log_count = true;
+  o.x_is_log2 = true;
+  o.shaded = {{-1e9, under, "flushes to 0 in fp16", "#d62728"},
+              {under, normal, "fp16 subnormal: loses precision", "#ff7f0e"},
+              {over, 1e9, "overflows fp16 (inf)", "#9467bd"}};
+  return svg::histogram(static_cast<double>(kGradLog2Min + b0), 1.0, shown, o);
+}
+
+std::string gradients_html(const ReportData& d) {
+  const auto& grads = d.latest_gradients;
+  if (grads.empty())
+    return section_html("gradients", "Gradient range",
+                        paragraph("No gradient statistics were sampled in this session.", "muted"));
+  std::string s = gradient_histogram(grads);
+  s += paragraph(
+      "Shaded: where fp16 cannot hold the gradient once multiplied by the loss scale. bf16 holds "
+      "every magnitude "
+      "shown (its normal range is 2^-126 to 2^127) but keeps 8 significant bits to fp16's 11. The "
+      "outermost bars "
+      "also count everything beyond them.",
+      "muted");
+  if (d.gradient_steps.size() > 1) {
+    svg::Series under{"underflow", {}, {}, "#d62728", false},
+        sub{"subnormal", {}, {}, "#ff7f0e", false};
+    for (const auto& g : d.gradient_steps) {
+      under.x.push_back(static_cast<double>(g.step));
+      under.y.push_back(100.0 * g.fp16_underflow_fraction);
+      sub.x.push_back(static_cast<double>(g.step));
+      sub.y.push_back(100.0 * g.fp16_subnormal_fraction);
+    }
+    svg::LineChartOptions o;
+    o.title = "Share of gradient elements outside fp16's normal range, per sample";
+    o.x_label = "step";
+    o.y_label = "% of elements";
+    o.width = 1100;
+    o.height = 220;
+    s += svg::line_chart({under, sub}, o);
+  }
+  std::vector<const GradientSample*> worst;
+  for (const auto& g : grads) worst.push_back(&g);
+  std::stable_sort(worst.begin(), worst.end(), [](auto* a, auto* b) {
+    return a->fp16_underflow_fraction + a->fp16_overflow_fraction >
+           b->fp16_underflow_fraction + b->fp16_overflow_fraction;
+  });
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < worst.size() && i < kWorstParameters; ++i) {
+    const auto& g = *worst[i];
+    rows.push_back({"<code>" + escape(g.parameter) + "</code>", grouped(g.numel),
+                    escape(percent(g.zero_fraction)), escape(percent(g.fp16_underflow_fraction)),
+                    escape(percent(g.fp16_subnormal_fraction)),
+                    escape(percent(g.fp16_overflow_fraction)), escape(sig3(g.min_abs_nonzero)),
+                    escape(sig3(g.max_abs)), escape(sig3(g.norm))});
+  }
+  s += "<h3>Parameters with the most gradient outside fp16's range</h3>";
+  s += table_html({{"parameter"},
+                   {"elements", true},
+                   {"zero", true},
+                   {"underflow", true, "nonzero, |g·scale| < 2^-24: becomes 0 in fp16"},
+                   {"subnormal", true, "2^-24 <= |g·scale| < 2^-14"},
+                   {"overflow", true, "|g·scale| > 65504"},
+                   {"min |g|", true},
+                   {"max |g|", true},
+                   {"norm", true}},
+                  rows);
+  return section_html("gradients", "Gradient range", s);
+}
+
+// Without a GPU trace the GPU columns would be dashes only: leave them out.
+std::string table_without(std::vector<Column> columns, std::vector<std::vector<std::string>> rows,
+                          const std::vector<std::string>& dropped) {
+  for (size_t i = columns.size(); i-- > 0;) {
+    if (std::find(dropped.begin(), dropped.end(), columns[i].header) == dropped.end()) continue;
+    columns.erase(columns.begin() + static_cast<std::ptrdiff_t>(i));
+    for (auto& row : rows)
+      if (i < row.size()) row.erase(row.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  return table_html(columns, rows);
+}
+
+double op_time(const OpStats& r, bool gpu) {
+  return static_cast<double>(gpu ? r.gpu_time_ns : r.cpu_time_ns);
+}
+
+std::string ops_html(const ReportData& d) {
+  if (d.op_stats.empty())
+    return section_html("ops", "Ops", paragraph("No op was recorded in this session.", "muted"));
+  const double per = d.profiled_steps > 0 ? static_cast<double>(d.profiled_steps) : 1.0;
+  bool gpu = false;
+  for (const auto& t : d.category_totals) gpu = gpu || t.gpu_time_ns > 0;
+  double cpu_all = 0, gpu_all = 0;
+  for (const auto& t : d.category_totals) {
+    cpu_all += static_cast<double>(t.cpu_time_ns);
+    gpu_all += static_cast<double>(t.gpu_time_ns);
+  }
+  std::string s =
+      paragraph("Times are per profiled step (" + std::to_string(d.profiled_steps) +
+                " profiled), inclusive, over the calls the model, loss and optimizer made (nested "
+                "calls are inside them). "
+                "The cast tax is the time of the casts autocast inserted for those calls.");
+  std::vector<std::vector<std::string>> rows;
+  std::vector<svg::Bar> bars;
+  auto category_color = [](OpCategory c) {
+    return svg::palette()[static_cast<size_t>(c) % svg::palette().size()];
+  };
+  auto totals = d.category_totals;
+  std::stable_sort(totals.begin(), totals.end(), [&](const auto& a, const auto& b) {
+    return (gpu ? a.gpu_time_ns : a.cpu_time_ns) > (gpu ? b.gpu_time_ns : b.cpu_time_ns);
+  });
+  for (const auto& t : totals) {
+    const auto cpu = static_cast<double>(t.cpu_time_ns), g = static_cast<double>(t.gpu_time_ns);
+    rows.push_back(
+        {escape(std::string(to_string(t.category))),
+         escape(sig3(static_cast<double>(t.calls) / per)), escape(ns_as_ms(cpu / per)),
+         escape(percent(cpu_all > 0 ? cpu / cpu_all : 0)),
+         gpu ? escape(ns_as_ms(g / per)) : "\u2013",
+         gpu ? escape(percent(gpu_all > 0 ? g / gpu_all : 0)) : "\u2013",
+         escape(
+             ns_as_ms(static_cast<double>(gpu ? t.cast_gpu_time_ns : t.cast_cpu_time_ns) / per))});
+    bars.push_back({std::string(to_string(t.category)), (gpu ? g : cpu) / per / 1e6,
+                    category_color(t.category)});
+  }
+  s += "<h3>Time by what autocast did</h3>";
+  const std::vector<std::string> no_gpu_columns =
+      gpu ? std::vector<std::string>{}
+          : std::vector<std::string>{"GPU/step", "GPU share", "Tensor Core kernels"};
+  s += table_without({{"category"},
+                      {"calls/step", true},
+                      {"CPU/step", true},
+                      {"CPU share", true},
+                      {"GPU/step", true},
+                      {"GPU share", true},
+                      {"cast tax/step", true}},
+                     rows, no_gpu_columns);
+  svg::BarChartOptions bo;
+  bo.title = std::string(gpu ? "GPU" : "CPU") + " time per step by category";
+  bo.unit = "ms";
+  bo.width = 720;
+  bo.label_width = 130;
+  s += svg::bar_chart(bars, bo);
+
+  std::map<OpCategory, std::vector<const OpStats*>> by_category;
+  for (const auto& r : d.op_stats)
+    if (r.top_level) by_category[r.category].push_back(&r);
+  for (const auto& t : totals) {
+    auto& list = by_category[t.category];
+    if (list.empty()) continue;
+    std::stable_sort(list.begin(), list.end(), [&](auto* a, auto* b) {
+      return op_time(*a, gpu) + op_time(*a, !gpu) * 1e-9 >
+             op_time(*b, gpu) + op_time(*b, !gpu) * 1e-9;
+    });
+    s += "<h3>" + escape(std::string(to_string(t.category))) + " <span class=\"muted\">(" +
+         std::to_string(list.size()) + (list.size() == 1 ? " signature" : " signatures") +
+         (list.size() > kRowsPerCategory ? ", top " + std::to_string(kRowsPerCategory) + " shown"
+                                         : "") +
+         ")</span></h3>";
+    std::vector<std::vector<std::string>> op_rows;
+    for (size_t i = 0; i < list.size() && i < kRowsPerCategory; ++i) {
+      const auto& r = *list[i];
+      std::string tc = r.kernels > 0
+                           ? std::to_string(r.tensor_core_kernels) + "/" + std::to_string(r.kernels)
+                           : "";
+      if (!r.tensor_core_note.empty()) tc += (tc.empty() ? "" : " ") + r.tensor_core_note;
+      op_rows.push_back(
+          {"<code>" + escape(r.name) + "</code>", escape(r.module.empty() ? "\u2013" : r.module),
+           escape(std::string(to_string(r.phase))),
+           escape(dtypes_text(r.input_dtypes, r.output_dtypes)),
+           "<span class=\"mono\">" + escape(shapes_text(r.input_shapes)) + "</span>",
+           escape(sig3(static_cast<double>(r.calls) / per)),
+           escape(ns_as_ms(static_cast<double>(r.cpu_time_ns) / per)),
+           gpu ? escape(ns_as_ms(static_cast<double>(r.gpu_time_ns) / per)) : "\u2013",
+           escape(
+               ns_as_ms(static_cast<double>(gpu ? r.cast_gpu_time_ns : r.cast_cpu_time_ns) / per)),
+           escape(tc)});
+    }
+    s += table_without({{"op"},
+                        {"module"},
+                        {"phase"},
+                        {"dtypes in \u2192 out"},
+                        {"input shapes"},
+                        {"calls/step", true},
+                        {"CPU/step", true},
+                        {"GPU/step", true},
+                        {"cast tax/step", true},
+                        {"Tensor Core kernels", false,
+                         "kernels on Tensor Cores / kernels, and why not when known"}},
+                       op_rows, no_gpu_columns);
+  }
+  return section_html("ops", "Ops by autocast category", s);
+}
+
+std::string kernels_html(const ReportData& d) {
+  if (d.top_kernels.empty()) {
+    const std::string why = d.meta.gpu_tracing.empty() ? "no reason recorded" : d.meta.gpu_tracing;
+    return section_html("kernels", "GPU kernels",
+                        paragraph("No GPU activity was traced: " + why + "."));
+  }
+  double total = static_cast<double>(d.unattributed_gpu_ns);
+  for (const auto& t : d.category_totals) total += static_cast<double>(t.gpu_time_ns);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& k : d.top_kernels) {
+    std::string tc = k.tensor_core ? "yes" : "no";
+    if (k.measured_calls > 0) tc += " (measured)";
+    std::string ops;
+    for (const auto& o : k.launching_ops) ops += (ops.empty() ? "" : ", ") + o;
+    rows.push_back({"<code>" + escape(k.name) + "</code>", escape(std::string(to_string(k.kind))),
+                    grouped(k.calls), escape(ns_as_ms(static_cast<double>(k.total_ns))),
+                    escape(sig3(static_cast<double>(k.mean_ns) / 1e3) + " \u00b5s"),
+                    escape(total > 0 ? percent(static_cast<double>(k.total_ns) / total) : "\u2013"),
+                    escape(tc), escape(ops)});
+  }
+  std::string s = table_html({{"kernel"},
+                              {"kind"},
+                              {"calls", true},
+                              {"total", true},
+                              {"mean", true},
+                              {"GPU share", true},
+                              {"Tensor Cores"},
+                              {"launched by"}},
+                             rows, "kernels");
+  return section_html("kernels", "Top GPU kernels", s);
+}
+
+}  // namespace
+
+std::string session_body(const ReportData& d) {
+  std::string s = section_html("summary", "Summary", summary_html(d));
+  s += training_html(d);
+  s += gradients_html(d);
+  s += ops_html(d);
+  s += kernels_html(d);
+  s += section_html("recommendations", "Recommendations", recommendations_html(d.recommendations));
+  return s;
+}
+
+}  // namespace ampscope::profiler::report_detail

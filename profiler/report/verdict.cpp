@@ -1,0 +1,291 @@
+#include "profiler/report/verdict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "profiler/report/report_format.h"
+
+namespace ampscope::profiler {
+namespace {
+
+using report_detail::factor;
+using report_detail::ms_text;
+using report_detail::percent;
+using report_detail::power_of_two_text;
+using report_detail::sig3;
+
+// Below this a speed difference is within what repeats of one variant scatter by.
+constexpr double kSameSpeed = 0.05;
+
+bool is_matrix_op(const std::string& name) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  for (const char* key : {"linear", "mm", "matmul", "conv", "scaled_dot_product"})
+    if (lower.find(key) != std::string::npos) return true;
+  return false;
+}
+
+std::string where(const SessionMeta& meta) {
+  return meta.device.rfind("cuda", 0) == 0 ? "this GPU"
+         : meta.device == "cpu"            ? "this CPU"
+                                           : meta.device;
+}
+
+// Time shares of an op table's top-level rows, in GPU time when any was traced.
+struct TableShares {
+  double total = 0, kept_fp32 = 0, demoted = 0, cast_tax = 0, tensor_core = 0;
+  std::set<std::string> kept_names, demoted_names;
+  bool gpu = false;
+};
+
+TableShares shares_of(const std::vector<OpStats>& rows) {
+  TableShares t;
+  for (const auto& r : rows) t.gpu = t.gpu || (r.top_level && r.gpu_time_ns > 0);
+  for (const auto& r : rows) {
+    if (!r.top_level) continue;
+    const double time = static_cast<double>(t.gpu ? r.gpu_time_ns : r.cpu_time_ns);
+    t.total += time;
+    t.cast_tax += static_cast<double>(t.gpu ? r.cast_gpu_time_ns : r.cast_cpu_time_ns);
+    t.tensor_core += static_cast<double>(r.tensor_core_gpu_time_ns);
+    if (r.category == OpCategory::kKeptFp32) {
+      t.kept_fp32 += time;
+      t.kept_names.insert(r.name);
+    } else if (r.category == OpCategory::kDemoted) {
+      t.demoted += time;
+      t.demoted_names.insert(r.name);
+    }
+  }
+  return t;
+}
+
+// "aten::softmax and aten::layer_norm" for a few op names, "5 ops" for more.
+std::string ops_text(const std::set<std::string>& names) {
+  if (names.empty() || names.size() > 3) return std::to_string(names.size()) + " ops";
+  std::string s;
+  size_t i = 0;
+  for (const auto& n : names) {
+    s += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + n;
+    ++i;
+  }
+  return s;
+}
+
+// Why no GPU figures: the tracer's own reason, which may be a sentence of its own.
+std::string no_gpu_sentence(const SessionMeta& meta) {
+  std::string s = "No GPU was traced, so op times are CPU times";
+  if (!meta.gpu_tracing.empty()) s += "; GPU tracing: " + meta.gpu_tracing;
+  return s + ".";
+}
+
+// "; 3 ops kept in fp32 took 12% of op time; autocast's casts cost 4%", or "".
+std::string autocast_costs(const std::vector<OpStats>& rows) {
+  const auto t = shares_of(rows);
+  if (t.total <= 0) return "";
+  std::string s;
+  if (!t.kept_names.empty())
+    s += "; " + ops_text(t.kept_names) + " kept in fp32 took " + percent(t.kept_fp32 / t.total) +
+         " of op time";
+  if (t.cast_tax > 0) s += "; the casts autocast inserted cost " + percent(t.cast_tax / t.total);
+  return s;
+}
+
+// Why a variant ran slower, from the matched op table: the matrix multiplies' share.
+std::string slowdown_reason(const ReportData& d, size_t variant, size_t base) {
+  double v = 0, b = 0;
+  for (const auto& row : d.op_rows) {
+    if (!is_matrix_op(row.name) || variant >= row.cells.size() || base >= row.cells.size())
+      continue;
+    if (!row.cells[variant].present || !row.cells[base].present) continue;
+    v += row.cells[variant].time_ns_per_step;
+    b += row.cells[base].time_ns_per_step;
+  }
+  if (b <= 0 || v <= 1.5 * b) return "";
+  const auto& run = d.comparison->variants[variant];
+  std::string s = ": its matrix multiplies ran " + factor(v / b) + " slower than in fp32";
+  if (d.meta.device == "cpu" && run.precision == "fp16")
+    s += ", as this CPU has no fast fp16 matrix multiply";
+  return s;
+}
+
+std::string repeats_text(const VariantSummary& s, double lo, double hi) {
+  if (s.finished_repeats <= 1) return " (1 repeat)";
+  const std::string n = std::to_string(s.finished_repeats);
+  if (factor(lo) == factor(hi)) return " (" + factor(lo) + " in each of " + n + " repeats)";
+  return " (" + factor(lo) + "\u2013" + factor(hi) + " across " + n + " repeats)";
+}
+
+std::string speed_sentence(const ReportData& d, size_t i, size_t base) {
+  const auto& s = d.variant_summaries[i];
+  const auto& sp = s.speedup;
+  const std::string& name = s.variant;
+  const std::string& base_name = d.comparison->variants[base].variant;
+  if (!(sp.median > 0)) return name + " could not be timed against " + base_name;
+  if (sp.median >= 1 + kSameSpeed) {
+    std::string out = name + " gave " + factor(sp.median) + " over " + base_name +
+                      repeats_text(s, sp.min, sp.max);
+    if (sp.min < 1) out += ", though its slowest repeat was no faster than " + base_name;
+    return out;
+  }
+  if (sp.median <= 1 - kSameSpeed) {
+    // A slowdown reads better as its inverse: "15× slower", and the spread likewise.
+    std::string out = name + " was " + factor(1 / sp.median) + " slower than " + base_name +
+                      " on " + where(d.meta);
+    if (s.finished_repeats > 1) out += repeats_text(s, 1 / sp.max, 1 / sp.min);
+    return out + slowdown_reason(d, i, base);
+  }
+  return name + " ran at " + base_name + "'s speed" + repeats_text(s, sp.min, sp.max);
+}
+
+std::string loss_sentence(const VariantSummary& s, const VariantSummary& b) {
+  if (!std::isfinite(s.final_loss)) return s.variant + " diverged: its final loss is not a number";
+  if (!std::isfinite(b.final_loss)) return "";
+  const double rel =
+      std::fabs(s.final_loss - b.final_loss) / std::max(std::fabs(b.final_loss), 1e-12);
+  const std::string head = s.variant + "'s final loss " + sig3(s.final_loss);
+  const std::string tail = " of " + b.variant + "'s " + sig3(b.final_loss);
+  if (rel <= 0.01) return head + " is within 1%" + tail;
+  if (rel <= 0.05) return head + " is within 5%" + tail;
+  return head + " differs by " + percent(rel) + " from " + b.variant + "'s " + sig3(b.final_loss);
+}
+
+void comparison_verdict(const ReportData& d, std::vector<std::string>& out) {
+  const auto& c = *d.comparison;
+  const auto base = baseline_index(c);
+  const auto& sums = d.variant_summaries;
+  if (sums.size() != c.variants.size()) return;
+
+  // The fastest variant first: it is what a reader came for.
+  std::optional<size_t> fastest;
+  for (size_t i = 0; i < sums.size(); ++i)
+    if (sums[i].step_ms.median > 0 &&
+        (!fastest || sums[i].step_ms.median < sums[*fastest].step_ms.median))
+      fastest = i;
+  if (fastest && sums.size() > 1)
+    out.push_back("Fastest: " + sums[*fastest].variant + ", a median step of " +
+                  ms_text(sums[*fastest].step_ms.median) + " on " +
+                  (d.meta.device_name.empty() ? d.meta.device : d.meta.device_name) + ".");
+  if (!base) out.push_back("No fp32 baseline was run, so no speedup is given.");
+
+  for (size_t i = 0; i < sums.size(); ++i) {
+    const auto& run = c.variants[i];
+    const auto& s = sums[i];
+    if (s.finished_repeats == 0) {
+      out.push_back(run.variant + " finished no repeat" +
+                    (run.error.empty() ? "." : ": " + run.error + "."));
+      continue;
+    }
+    if (base && i != *base) {
+      out.push_back(speed_sentence(d, i, *base) + autocast_costs(run.op_stats) + ".");
+      const auto loss = loss_sentence(s, sums[*base]);
+      if (!loss.empty()) out.push_back(loss + ".");
+    } else if (!base) {
+      const auto costs = autocast_costs(run.op_stats);
+      if (!costs.empty()) out.push_back(run.variant + costs.substr(1) + ".");
+    }
+    if (s.skipped_steps > 0)
+      out.push_back(run.variant + " skipped " + std::to_string(s.skipped_steps) +
+                    (s.skipped_steps == 1 ? " step" : " steps") +
+                    " on inf/NaN gradients (the most in one repeat).");
+    if (!run.error.empty()) out.push_back(run.variant + " stopped early: " + run.error + ".");
+    if (s.utilization > 0)
+      out.push_back(
+          run.variant + " reached " + report_detail::flops_text(s.achieved_flops_per_second) +
+          ", " + percent(s.utilization) + " of " + where(d.meta) + "'s " + run.variant + " peak.");
+  }
+}
+
+double median_step_ms(const std::vector<StepRecord>& steps) {
+  std::vector<double> t;
+  // The first step pays for allocation and kernel selection; leave it out when there are others.
+  for (size_t i = steps.size() > 1 ? 1 : 0; i < steps.size(); ++i)
+    if (std::isfinite(steps[i].step_time_ms)) t.push_back(steps[i].step_time_ms);
+  if (t.empty()) return 0;
+  std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+  return t[t.size() / 2];
+}
+
+void session_verdict(const ReportData& d, std::vector<std::string>& out) {
+  const auto& m = d.meta;
+  const std::string precision = m.precision.empty() ? "this" : m.precision;
+  if (!d.steps.empty()) {
+    std::string s = precision + " run of " + (m.model.empty() ? "the model" : m.model) + " on " +
+                    (m.device_name.empty() ? m.device : m.device_name) + ": " +
+                    std::to_string(d.steps.size()) + (d.steps.size() == 1 ? " step" : " steps");
+    const double median = median_step_ms(d.steps);
+    if (median > 0) s += ", median step " + ms_text(median);
+    out.push_back(s + ".");
+  }
+
+  const auto t = shares_of(d.op_stats);
+  if (t.total > 0) {
+    if (t.demoted_names.empty() && t.kept_names.empty()) {
+      out.push_back("Autocast changed no op's precision" +
+                    std::string(m.precision == "fp32" ? " (an fp32 run)." : "."));
+    } else {
+      std::string s = "Autocast ran " + ops_text(t.demoted_names) + " in " + precision + " (" +
+                      percent(t.demoted / t.total) + " of op time)";
+      out.push_back(s + autocast_costs(d.op_stats) + ".");
+    }
+  }
+
+  if (!d.gpu_traced()) {
+    out.push_back(no_gpu_sentence(m));
+  } else if (t.gpu && t.total > 0) {
+    out.push_back(percent(t.tensor_core / t.total) + " of GPU op time ran in Tensor Core kernels.");
+  }
+
+  if (!d.gradient_steps.empty()) {
+    const auto& g = d.gradient_steps.back();
+    const bool fp16 = m.precision == "fp16";
+    std::string s = percent(g.fp16_underflow_fraction) + " of gradients " +
+                    (fp16 ? "underflow" : "would underflow") + " fp16 at scale " +
+                    power_of_two_text(g.loss_scale);
+    if (g.fp16_overflow_fraction > 0)
+      s += " and " + percent(g.fp16_overflow_fraction) +
+           (fp16 ? " overflow it" : " would overflow it");
+    out.push_back(s + " (step " + std::to_string(g.step) + ").");
+  }
+
+  if (!d.steps.empty()) {
+    int64_t skipped = 0;
+    for (const auto& st : d.steps) skipped += st.skipped ? 1 : 0;
+    if (skipped > 0) {
+      out.push_back(std::to_string(skipped) + " of " + std::to_string(d.steps.size()) +
+                    " steps were skipped on inf/NaN gradients; the loss scale went from " +
+                    power_of_two_text(d.steps.front().loss_scale) + " to " +
+                    power_of_two_text(d.steps.back().loss_scale) + ".");
+    } else if (m.scaler_enabled) {
+      out.push_back("No step was skipped; the loss scale ended at " +
+                    power_of_two_text(d.steps.back().loss_scale) + ".");
+    }
+    const auto bad = std::find_if(d.steps.begin(), d.steps.end(),
+                                  [](const StepRecord& st) { return !std::isfinite(st.loss); });
+    if (bad != d.steps.end()) {
+      out.push_back("The loss stopped being finite at step " + std::to_string(bad->step) + ".");
+    } else if (d.steps.size() > 1) {
+      out.push_back("The loss went from " + sig3(d.steps.front().loss) + " to " +
+                    sig3(d.steps.back().loss) + ".");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> verdict(const ReportData& data) {
+  std::vector<std::string> out;
+  if (data.kind == ReportData::Kind::kComparison && data.comparison) {
+    comparison_verdict(data, out);
+    // Only the profiled passes are traced; without one there are no op times to qualify.
+    const auto& runs = data.comparison->variants;
+    const bool profiled = std::any_of(runs.begin(), runs.end(),
+                                      [](const VariantRun& r) { return r.profiled_steps > 0; });
+    if (profiled && !data.gpu_traced()) out.push_back(no_gpu_sentence(data.meta));
+  } else {
+    session_verdict(data, out);
+  }
+  return out;
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,61 @@
+// `ampscope compare` as a user runs it: the comparison issue's acceptance run on
+// the CPU (smaller, same shape), its file read back by `summary`, and bad flags.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/test_support.h"
+
+namespace {
+
+using ampscope::test::ScratchDir;
+
+struct Result {
+  int exit_code;
+  std::string output;
+};
+
+Result ampscope(const std::string& args) {
+  Result r;
+  r.exit_code = ampscope::test::run_command(fmt::format("'{}' {} 2>&1", AMPSCOPE_CLI, args), &r.output);
+  return r;
+}
+
+constexpr const char* kTinyGpt = "--model gpt --device cpu --layers 1 --width 32 --heads 4 --seq-len 16 --batch-size 8";
+
+TEST(CliCompare, Fp32VersusBf16PrintsSpeedupsAndWritesAComparison) {
+  ScratchDir dir;
+  const std::string out = (dir / "c.ampscope").string();
+  const Result r = ampscope(fmt::format("compare {} --precisions fp32,bf16 --steps 8 --warmup 2 --repeats 2 "
+                                        "--profile-steps 2 --out '{}'",
+                                        kTinyGpt, out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("speedup vs fp32"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[6/6] bf16: op table from 2 profiled steps"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("aten::linear"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1.00x"), std::string::npos) << r.output;  // fp32 against itself
+
+  const Result summary = ampscope(fmt::format("summary '{}'", out));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("bf16"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("2 warm-up steps excluded"), std::string::npos) << summary.output;
+
+  // A second run must not silently replace the first.
+  const Result again = ampscope(fmt::format("compare {} --precisions fp32 --steps 4 --warmup 1 --out '{}'", kTinyGpt, out));
+  EXPECT_EQ(again.exit_code, 2) << again.output;
+  EXPECT_NE(again.output.find("--force"), std::string::npos) << again.output;
+}
+
+TEST(CliCompare, RefusesImpossibleSettingsWithOneLine) {
+  ScratchDir dir;
+  const std::string out = (dir / "c.ampscope").string();
+  for (const std::string& flags : {std::string("--precisions fp32,fp8"), std::string("--precisions fp32,tf32"),
+                                   std::string("--warmup 8"), std::string("--repeats 0"),
+                                   std::string("--precision bf16")}) {
+    const Result r = ampscope(fmt::format("compare {} --steps 8 {} --out '{}'", kTinyGpt, flags, out));
+    EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.output;
+    EXPECT_NE(r.output.find("ampscope: error:"), std::string::npos) << flags << ": " << r.output;
+    EXPECT_FALSE(std::filesystem::exists(out)) << flags;
+  }
+}
+
+}  // namespace

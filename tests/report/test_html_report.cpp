@@ -1,0 +1,235 @@
+// The HTML report: loaded from a real session file or a comparison, it is one
+// well-formed, self-contained page (no URL at all) that shows what a user needs:
+// the verdict and speedups, the op table, skipped steps marked, no "nan" in charts,
+// and a small file for a huge run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "profiler/report/html_report.h"
+#include "profiler/report/report_data.h"
+#include "profiler/report/svg_chart.h"
+#include "profiler/store/comparison_store.h"
+#include "profiler/store/sqlite_util.h"
+#include "tests/profiler_core/session_fixture.h"
+#include "tests/report/report_fixture.h"
+
+namespace ampscope::test {
+namespace {
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool contains(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+ReportData comparison_report(Comparison c) {
+  ReportData d;
+  d.kind = ReportData::Kind::kComparison;
+  d.path = "/tmp/runs/cmp.ampscope";
+  d.comparison = std::move(c);
+  finish_report(d);
+  return d;
+}
+
+TEST(HtmlReport, SessionFileBecomesOneSelfContainedPage) {
+  ScratchDir dir;
+  const auto session = (dir / "run.ampscope").string();
+  write_fixture_file(session, make_fixture());
+  const auto data = load_report(session);
+  EXPECT_EQ(data.kind, ReportData::Kind::kSession);
+  EXPECT_EQ(data.profiled_steps, 4);
+  EXPECT_EQ(data.steps.size(), 4u);
+  ASSERT_EQ(data.gradient_steps.size(), 2u);
+  EXPECT_EQ(data.gradient_steps.back().step, 4);
+  EXPECT_FALSE(data.top_kernels.empty());
+  EXPECT_FALSE(data.verdict.empty());
+
+  const auto out = (dir / "report.html").string();
+  write_html_report(data, out);
+  const auto html = read(out);
+  EXPECT_EQ(html, render_html(data));
+  EXPECT_FALSE(std::filesystem::exists(out + ".tmp"));
+  expect_self_contained(html);
+  expect_python_accepts(out);
+
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_TRUE(contains(html, "prefers-color-scheme: dark"));
+  for (const auto& line : data.verdict) EXPECT_TRUE(contains(html, line.substr(0, 20))) << line;
+  // Header, op table (escaped), kernels with their Tensor Core column, gradients, footer.
+  EXPECT_TRUE(contains(html, "MLP 2x64"));
+  EXPECT_TRUE(contains(html, "NVIDIA H100 80GB HBM3"));
+  EXPECT_TRUE(contains(html, "<code>aten::linear</code>"));
+  EXPECT_TRUE(contains(html, "my_op &quot;fused, fast&quot;"));
+  EXPECT_TRUE(contains(html, "fp32 inputs, &quot;no&quot; autocast"));
+  EXPECT_TRUE(contains(html, "sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64"));
+  EXPECT_TRUE(contains(html, "elementwise_kernel&lt;128, 4, &quot;add,mul&quot;&gt;"));
+  EXPECT_TRUE(contains(html, ">Tensor Cores<"));
+  EXPECT_TRUE(contains(html, "fc1.weight"));
+  EXPECT_TRUE(contains(html, "flushes to 0 in fp16"));
+  EXPECT_TRUE(contains(html, "report by ampscope"));
+  EXPECT_TRUE(contains(html, "run.ampscope"));
+  // Step 2 was skipped: a red tick on the loss plot, listed in its tooltip.
+  EXPECT_TRUE(contains(html, std::string("stroke=\"") + svg::kMarkerColor));
+  EXPECT_TRUE(contains(html, "skipped step (1): 2"));
+  EXPECT_TRUE(contains(html, "1 skipped step is marked"));
+}
+
+TEST(HtmlReport, ASessionWithoutGpuSaysSoInsteadOfAKernelTable) {
+  ScratchDir dir;
+  auto f = make_fixture();
+  f.meta.device = "cpu";
+  f.meta.gpu_tracing = "no GPU";
+  f.kernels.clear();
+  for (auto& r : f.op_stats)
+    r.gpu_time_ns = r.cast_gpu_time_ns = r.tensor_core_gpu_time_ns = r.kernels = 0;
+  const auto session = (dir / "cpu.ampscope").string();
+  write_fixture_file(session, f);
+  const auto html = render_html(load_report(session));
+  EXPECT_TRUE(contains(html, "No GPU activity was traced: no GPU."));
+  EXPECT_FALSE(contains(html, "Top GPU kernels"));
+  expect_self_contained(html);
+}
+
+TEST(HtmlReport, ANanLossLeavesNoNanInTheCharts) {
+  ScratchDir dir;
+  auto f = make_fixture();
+  f.steps[1].loss = std::numeric_limits<double>::quiet_NaN();
+  f.steps[2].loss = std::numeric_limits<double>::infinity();
+  f.steps[3].step_time_ms = std::numeric_limits<double>::quiet_NaN();
+  const auto session = (dir / "diverged.ampscope").string();
+  write_fixture_file(session, f);
+  const auto data = load_report(session);
+  const auto html = render_html(data);
+  const auto out = (dir / "diverged.html").string();
+  write_html_report(data, out);
+  expect_self_contained(html);
+  expect_python_accepts(out);  // also rejects nan/inf inside SVG geometry
+  for (const char* bad : {" nan", "nan ", "\"nan", "nan\"", "\"inf", "inf\"", " inf "})
+    EXPECT_FALSE(contains(html, bad)) << bad;
+}
+
+TEST(HtmlReport, ComparisonShowsSpeedupsLossCurvesAndTheOpTable) {
+  ScratchDir dir;
+  auto c = gpu_comparison();
+  c.variants[2].repeats[0][5].skipped = true;  // the plotted (first) repeat skips step 6 too
+  const auto data = comparison_report(c);
+  const auto out = (dir / "cmp.html").string();
+  write_html_report(data, out);
+  const auto html = read(out);
+  expect_self_contained(html);
+  expect_python_accepts(out);
+  EXPECT_TRUE(contains(html, "Precision comparison, cmp.ampscope"));
+  EXPECT_TRUE(contains(html, "bf16 gave 2.4\u00d7 over fp32"));
+  EXPECT_TRUE(contains(html, "<strong>2.4\u00d7</strong>"));          // the per-variant table
+  EXPECT_TRUE(contains(html, "1.9\u00d7 \u2013 2.6\u00d7"));          // its spread
+  EXPECT_TRUE(contains(html, "Loss, first repeat of each variant"));  // overlaid curves
+  EXPECT_TRUE(contains(html, "<code>aten::softmax</code>"));
+  EXPECT_TRUE(contains(html, "<code>aten::layer_norm</code>"));
+  EXPECT_TRUE(contains(html, ">kept_fp32<"));
+  EXPECT_TRUE(contains(html, ">bf16 speedup<"));
+  EXPECT_TRUE(contains(html, ">3.0\u00d7<")) << "linear: 60 ms in fp32, 20 ms in bf16";
+  EXPECT_TRUE(contains(html, "skipped step (1): 6")) << "fp16's skipped step on the loss plot";
+  EXPECT_TRUE(contains(html, "id=\"recommendations\""));
+}
+
+TEST(HtmlReport, CpuComparisonMarksSlowerOpsAndSaysNoGpuWasTraced) {
+  const auto html = render_html(comparison_report(cpu_comparison()));
+  expect_self_contained(html);
+  EXPECT_TRUE(contains(html, "fp16 was 15\u00d7 slower than fp32 on this CPU"));
+  EXPECT_TRUE(contains(html, "<span class=\"bad\">0.025\u00d7</span>")) << "linear 40x slower";
+  EXPECT_TRUE(contains(html, "No GPU was traced, so op times are CPU times; GPU tracing: no GPU."));
+}
+
+TEST(HtmlReport, AComparisonFileLoadsAsAComparison) {
+  ScratchDir dir;
+  const auto path = (dir / "cmp.ampscope").string();
+  const auto c = gpu_comparison();
+  {
+    auto w = ComparisonWriter::create(path, c, false);
+    for (const auto& v : c.variants) {
+      w->add_variant(v);
+      for (size_t r = 0; r < v.repeats.size(); ++r)
+        w->add_repeat(v.variant, static_cast<int64_t>(r), v.repeats[r]);
+      w->set_profile(v.variant, v.op_stats, v.profiled_steps);
+    }
+  }
+  const auto data = load_report(path);
+  EXPECT_EQ(data.kind, ReportData::Kind::kComparison);
+  ASSERT_TRUE(data.comparison);
+  EXPECT_EQ(data.variant_summaries.size(), 3u);
+  EXPECT_FALSE(data.op_rows.empty());
+  EXPECT_EQ(data.variant_recommendations.size(), 2u) << "bf16 and fp16";
+  EXPECT_TRUE(contains(render_html(data), "bf16 gave 2.4\u00d7 over fp32"));
+}
+
+TEST(HtmlReport, AHugeRunStaysASmallFile) {
+  ReportData d;
+  d.path = "huge.ampscope";
+  d.meta.model = "MLP";
+  d.meta.precision = "fp16";
+  d.meta.scaler_enabled = true;
+  d.meta.gpu_tracing = "no GPU";
+  const int64_t n = 300'000;
+  d.steps.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    auto& s = d.steps[static_cast<size_t>(i)];
+    s.step = i + 1;
+    s.loss = 3.0 / (1.0 + static_cast<double>(i) * 1e-4);
+    s.loss_scale = (i / 1000) % 2 ? 32768 : 65536;
+    s.skipped = i % 1000 == 999;
+    s.step_time_ms = 5 + (i % 7);
+  }
+  finish_report(d);
+  const auto html = render_html(d);
+  EXPECT_LT(html.size(), 400'000u);
+  expect_self_contained(html);
+  EXPECT_TRUE(contains(html, "skipped step (300): 1000, 2000"));
+}
+
+TEST(HtmlReport, BadFilesAreOneLineErrors) {
+  ScratchDir dir;
+  auto one_line = [](const std::string& path, const std::string& expected) {
+    try {
+      load_report(path);
+      ADD_FAILURE() << "no error for " << path;
+    } catch (const StoreError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      EXPECT_NE(what.find(expected), std::string::npos) << what;
+    }
+  };
+  one_line((dir / "missing.ampscope").string(), "no such file");
+  write_file(dir / "text.ampscope", "this is not a session\n");
+  one_line((dir / "text.ampscope").string(), "text.ampscope");
+  one_line(dir.path().string(), "directory");
+}
+
+TEST(HtmlReport, ProfiledStepsCountOnlyStepsWithOps) {
+  ScratchDir dir;
+  auto f = make_fixture();
+  // 60 steps, ops in steps 1..4 (the fixture's) and in step 50.
+  for (int64_t s = 5; s <= 60; ++s) {
+    StepRecord st = f.steps.back();
+    st.step = s;
+    f.steps.push_back(st);
+  }
+  OpRecord late = f.ops.front();
+  late.id = 9999;
+  late.step = 50;
+  f.ops.push_back(late);
+  const auto session = (dir / "window.ampscope").string();
+  write_fixture_file(session, f);
+  EXPECT_EQ(load_report(session).profiled_steps, 5);
+}
+
+}  // namespace
+}  // namespace ampscope::test

@@ -1,0 +1,153 @@
+// The verdict says what the data supports, in plain words: speedups with their
+// spread, slowdowns with their cause when the op table shows it, loss agreement,
+// skipped steps, gradient underflow, and that no GPU was traced when so.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "profiler/report/report_data.h"
+#include "profiler/report/verdict.h"
+#include "tests/profiler_core/session_fixture.h"
+#include "tests/report/report_fixture.h"
+
+namespace ampscope::test {
+namespace {
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
+ReportData comparison_report(Comparison c) {
+  ReportData d;
+  d.kind = ReportData::Kind::kComparison;
+  d.path = "cmp.ampscope";
+  d.comparison = std::move(c);
+  finish_report(d);
+  return d;
+}
+
+ReportData session_report(const Fixture& f) {
+  ReportData d;
+  d.path = "s.ampscope";
+  d.meta = f.meta;
+  d.steps = f.steps;
+  d.op_stats = f.op_stats;
+  d.profiled_steps = 4;
+  for (const auto& g : f.gradients)
+    if (g.step == 4) d.latest_gradients.push_back(g);
+  finish_report(d);
+  return d;
+}
+
+TEST(Verdict, ComparisonGivesTheSpeedupWithItsSpreadAcrossRepeats) {
+  const auto d = comparison_report(gpu_comparison());
+  const auto v = joined(d.verdict);
+  EXPECT_NE(v.find("bf16 gave 2.4\u00d7 over fp32 (1.9\u00d7\u20132.6\u00d7 across 3 repeats)"),
+            std::string::npos)
+      << v;
+  EXPECT_NE(v.find("Fastest: bf16"), std::string::npos) << v;
+  // softmax and layer_norm kept in fp32: 22 of 42 ms of bf16's op time.
+  EXPECT_NE(v.find("aten::layer_norm and aten::softmax kept in fp32 took 52% of op time"),
+            std::string::npos)
+      << v;
+  EXPECT_NE(v.find("the casts autocast inserted cost 4.8%"), std::string::npos) << v;
+  EXPECT_NE(v.find("bf16's final loss 2.31 is within 1% of fp32's 2.30"), std::string::npos) << v;
+  EXPECT_NE(v.find("fp16 skipped 1 step on inf/NaN gradients"), std::string::npos) << v;
+  EXPECT_EQ(v.find("No GPU was traced"), std::string::npos) << v;
+  EXPECT_EQ(v.find("slower"), std::string::npos) << v;
+}
+
+TEST(Verdict, FP16OnACpuIsSlowerAndTheMatrixMultipliesSayWhy) {
+  const auto d = comparison_report(cpu_comparison());
+  const auto v = joined(d.verdict);
+  EXPECT_NE(v.find("fp16 was 15\u00d7 slower than fp32 on this CPU"), std::string::npos) << v;
+  EXPECT_NE(v.find("its matrix multiplies ran 40\u00d7 slower than in fp32, as this CPU has no "
+                   "fast fp16 matrix "
+                   "multiply"),
+            std::string::npos)
+      << v;
+  EXPECT_NE(v.find("No GPU was traced, so op times are CPU times; GPU tracing: no GPU."),
+            std::string::npos)
+      << v;
+  EXPECT_EQ(v.find(" gave "), std::string::npos) << v;
+}
+
+TEST(Verdict, SameSpeedDivergenceAndNoBaselineAreSaidPlainly) {
+  auto c = gpu_comparison();
+  auto& bf16 = c.variants[1];
+  bf16.repeats = c.variants[0].repeats;  // same times as fp32
+  bf16.repeats[2].back().loss = std::numeric_limits<double>::quiet_NaN();
+  auto v = joined(comparison_report(c).verdict);
+  EXPECT_NE(v.find("bf16 ran at fp32's speed (1.00\u00d7 in each of 3 repeats)"), std::string::npos)
+      << v;
+  EXPECT_NE(v.find("bf16 diverged: its final loss is not a number"), std::string::npos) << v;
+
+  c.variants.erase(c.variants.begin());  // no fp32
+  v = joined(comparison_report(c).verdict);
+  EXPECT_NE(v.find("No fp32 baseline was run, so no speedup is given."), std::string::npos) << v;
+  EXPECT_EQ(v.find(" gave "), std::string::npos) << v;
+}
+
+TEST(Verdict, AVariantThatFinishedNothingSaysWhy) {
+  auto c = gpu_comparison();
+  c.variants[2].repeats.clear();
+  c.variants[2].error = "out of memory";
+  const auto v = joined(comparison_report(c).verdict);
+  EXPECT_NE(v.find("fp16 finished no repeat: out of memory."), std::string::npos) << v;
+}
+
+TEST(Verdict, SessionReportsSkippedStepsUnderflowAndTensorCores) {
+  const auto d = session_report(make_fixture());
+  const auto v = joined(d.verdict);
+  EXPECT_NE(v.find("fp16 run of MLP 2x64 on NVIDIA H100 80GB HBM3: 4 steps, median step 9.00 ms."),
+            std::string::npos)
+      << v;
+  EXPECT_NE(
+      v.find(
+          "1 of 4 steps were skipped on inf/NaN gradients; the loss scale went from 2^16 to 2^15."),
+      std::string::npos)
+      << v;
+  // fc1.weight 4096 elements at 25%, fc1.bias 64 at 50%: 25.4% by element.
+  EXPECT_NE(v.find("25% of gradients underflow fp16 at scale 2^15 (step 4)."), std::string::npos)
+      << v;
+  EXPECT_NE(v.find("of GPU op time ran in Tensor Core kernels"), std::string::npos) << v;
+  EXPECT_NE(v.find("Autocast ran AddmmBackward0 and aten::linear in fp16 (67% of op time)"),
+            std::string::npos)
+      << v;
+  EXPECT_NE(v.find("The loss went from 2.00 to 0.500."), std::string::npos) << v;
+  EXPECT_EQ(v.find("No GPU was traced"), std::string::npos) << v;
+}
+
+TEST(Verdict, ACpuSessionSaysNoGpuWasTracedAndWouldUnderflow) {
+  auto f = make_fixture();
+  f.meta.device = "cpu";
+  f.meta.device_name = "";
+  f.meta.precision = "bf16";
+  f.meta.scaler_enabled = false;
+  f.meta.gpu_tracing = "no GPU";
+  for (auto& r : f.op_stats) r.gpu_time_ns = r.cast_gpu_time_ns = r.tensor_core_gpu_time_ns = 0;
+  for (auto& s : f.steps) s.skipped = false, s.loss_scale = 1;
+  for (auto& g : f.gradients) g.loss_scale = 1;
+  f.steps[2].loss = std::numeric_limits<double>::quiet_NaN();
+  const auto v = joined(session_report(f).verdict);
+  EXPECT_NE(v.find("No GPU was traced, so op times are CPU times; GPU tracing: no GPU."),
+            std::string::npos)
+      << v;
+  EXPECT_NE(v.find("of gradients would underflow fp16 at scale 1"), std::string::npos) << v;
+  EXPECT_NE(v.find("The loss stopped being finite at step 3."), std::string::npos) << v;
+  EXPECT_EQ(v.find("skipped"), std::string::npos) << v;
+  EXPECT_EQ(v.find("Tensor Core"), std::string::npos) << v;
+}
+
+TEST(Verdict, AnEmptySessionClaimsNothing) {
+  ReportData d;
+  d.meta.gpu_tracing = "cupti";
+  finish_report(d);
+  EXPECT_TRUE(d.verdict.empty()) << joined(d.verdict);
+}
+
+}  // namespace
+}  // namespace ampscope::test
