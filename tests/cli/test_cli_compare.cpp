@@ -3,22 +3,15 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "tests/cli/cli_runner.h"
 #include "tests/support/test_support.h"
 
 namespace {
 
 using ampscope::test::ScratchDir;
 
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-Result ampscope(const std::string& args) {
-  Result r;
-  r.exit_code = ampscope::test::run_command(fmt::format("'{}' {} 2>&1", AMPSCOPE_CLI, args), &r.output);
-  return r;
-}
+using Result = ampscope::test::CliResult;
+using ampscope::test::ampscope;
 
 constexpr const char* kTinyGpt = "--model gpt --device cpu --layers 1 --width 32 --heads 4 --seq-len 16 --batch-size 8";
 

@@ -10,22 +10,15 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/cli/cli_runner.h"
 #include "tests/support/test_support.h"
 
 namespace {
 
 using ampscope::test::ScratchDir;
 
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-Result ampscope(const std::string& args) {
-  Result r;
-  r.exit_code = ampscope::test::run_command(fmt::format("'{}' {} 2>&1", AMPSCOPE_CLI, args), &r.output);
-  return r;
-}
+using Result = ampscope::test::CliResult;
+using ampscope::test::ampscope;
 
 std::string read(const std::filesystem::path& p) {
   std::ifstream in(p);

@@ -8,22 +8,15 @@
 #include <cmath>
 #include <fstream>
 
+#include "tests/cli/cli_runner.h"
 #include "tests/support/test_support.h"
 
 namespace {
 
 using ampscope::test::ScratchDir;
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-Result ampscope(const std::string& args) {
-  Result r;
-  r.exit_code = ampscope::test::run_command(fmt::format("'{}' {} 2>&1", AMPSCOPE_CLI, args), &r.output);
-  return r;
-}
+using Result = ampscope::test::CliResult;
+using ampscope::test::ampscope;
 
 std::vector<nlohmann::json> read_jsonl(const std::filesystem::path& path) {
   std::vector<nlohmann::json> rows;
