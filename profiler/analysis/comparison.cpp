@@ -37,6 +37,10 @@ std::vector<double> measured_step_times(const std::vector<StepRecord>& steps, in
 
 }  // namespace
 
+double median_step_ms(const std::vector<StepRecord>& steps, int64_t warmup_steps) {
+  return median_of(measured_step_times(steps, warmup_steps));
+}
+
 std::optional<size_t> baseline_index(const Comparison& comparison) {
   for (size_t i = 0; i < comparison.variants.size(); ++i)
     if (comparison.variants[i].variant == kBaselineVariant) return i;

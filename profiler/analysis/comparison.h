@@ -84,6 +84,9 @@ struct OpComparisonRow {
   std::vector<double> speedup;       // baseline time / variant time per variant; 0 if either is missing
 };
 
+// Median step time (ms) of the steps after warm-up; 0 when there are none.
+double median_step_ms(const std::vector<StepRecord>& steps, int64_t warmup_steps);
+
 std::vector<VariantSummary> summarize(const Comparison& comparison);
 // Rows by baseline time (or the largest time when the baseline lacks the op), descending.
 std::vector<OpComparisonRow> match_ops(const Comparison& comparison);

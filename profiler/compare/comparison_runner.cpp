@@ -28,15 +28,6 @@ struct RunOutcome {
   std::string error;
 };
 
-double median_ms(const std::vector<StepRecord>& steps, int64_t warmup) {
-  std::vector<double> t;
-  for (const auto& s : steps)
-    if (s.step > warmup) t.push_back(s.step_time_ms);
-  if (t.empty()) return 0.0;
-  std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
-  return t[t.size() / 2];
-}
-
 }  // namespace
 
 std::vector<std::string> parse_variants(std::string_view list) {
@@ -189,7 +180,7 @@ Comparison ComparisonRunner::run(const std::function<void(const ComparisonProgre
       if (outcome.state == engine::RunState::kFinished) {
         if (writer) writer->add_repeat(v.variant, repeat, outcome.steps);
         report_finished(fmt::format("{} #{}: median {:.3f} ms/step, final loss {:.4f}", v.variant, repeat + 1,
-                                    median_ms(outcome.steps, options_.warmup_steps),
+                                    median_step_ms(outcome.steps, options_.warmup_steps),
                                     outcome.steps.empty() ? std::nan("") : outcome.steps.back().loss));
         v.repeats.push_back(std::move(outcome.steps));
       } else if (outcome.state == engine::RunState::kFailed) {
