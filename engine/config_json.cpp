@@ -1,5 +1,9 @@
 #include "engine/config_json.h"
 
+#include <fmt/format.h>
+
+#include "engine/errors.h"
+
 namespace ampscope::engine {
 
 nlohmann::ordered_json to_json(const TrainConfig& c) {
@@ -38,6 +42,104 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
   j["seed"] = c.seed;
   j["max_consecutive_skips"] = c.max_consecutive_skips;
   return j;
+}
+
+namespace {
+
+using Json = nlohmann::json;
+
+// Copies j[key] into out when present; a value of another type is an error naming the field.
+template <typename T>
+void read(const Json& j, const char* key, T& out, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  try {
+    out = it->get<T>();
+  } catch (const Json::exception&) {
+    throw ConfigError(fmt::format("the saved settings have a malformed '{}{}'", where, key));
+  }
+}
+
+template <typename Enum, typename Parse>
+void read_name(const Json& j, const char* key, Enum& out, Parse parse, const std::string& where) {
+  std::string name;
+  read(j, key, name, where);
+  if (name.empty()) return;
+  const auto parsed = parse(name);
+  if (!parsed) throw ConfigError(fmt::format("the saved settings name an unknown {}{} '{}'", where, key, name));
+  out = *parsed;
+}
+
+const Json& object(const Json& j, const char* key) {
+  static const Json empty = Json::object();
+  const auto it = j.find(key);
+  if (it == j.end()) return empty;
+  if (!it->is_object()) throw ConfigError(fmt::format("the saved settings have a malformed '{}'", key));
+  return *it;
+}
+
+}  // namespace
+
+TrainConfig config_from_json(std::string_view text) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw ConfigError(fmt::format("the saved settings are not valid JSON (byte {})", e.byte));
+  }
+  if (!j.is_object()) throw ConfigError("the saved settings are not a JSON object");
+  TrainConfig c;
+  const Json& model = object(j, "model");
+  read_name(model, "kind", c.model.kind, parse_model, "model.");
+  read(model, "layers", c.model.layers, "model.");
+  read(model, "width", c.model.width, "model.");
+  read(model, "heads", c.model.heads, "model.");
+  read(model, "seq_len", c.model.seq_len, "model.");
+  read(model, "tied_head", c.model.tied_head, "model.");
+  read(model, "torchscript", c.model.torchscript_path, "model.");
+  const Json& data = object(j, "data");
+  read_name(data, "kind", c.data.kind, parse_data, "data.");
+  read(data, "path", c.data.path, "data.");
+  read(data, "labels_path", c.data.labels_path, "data.");
+  read(data, "synthetic_samples", c.data.synthetic_samples, "data.");
+  read(data, "vocab_size", c.data.vocab_size, "data.");
+  read(data, "csv_target_column", c.data.csv_target_column, "data.");
+  read_name(j, "precision", c.precision, parse_precision, "");
+  read_name(j, "device", c.device, parse_device, "");
+  const Json& scaler = object(j, "scaler");
+  if (scaler.contains("enabled")) {
+    bool enabled = false;
+    read(scaler, "enabled", enabled, "scaler.");
+    c.use_scaler = enabled;
+  }
+  read(scaler, "init_scale", c.scaler.init_scale, "scaler.");
+  read(scaler, "growth_factor", c.scaler.growth_factor, "scaler.");
+  read(scaler, "backoff_factor", c.scaler.backoff_factor, "scaler.");
+  read(scaler, "growth_interval", c.scaler.growth_interval, "scaler.");
+  const Json& optim = object(j, "optimizer");
+  read_name(optim, "kind", c.optim.kind, parse_optimizer, "optimizer.");
+  read(optim, "lr", c.optim.lr, "optimizer.");
+  read(optim, "momentum", c.optim.momentum, "optimizer.");
+  read(optim, "weight_decay", c.optim.weight_decay, "optimizer.");
+  std::vector<double> betas;
+  read(optim, "betas", betas, "optimizer.");
+  if (!betas.empty()) {
+    if (betas.size() != 2) throw ConfigError("the saved settings have a malformed 'optimizer.betas'");
+    c.optim.beta1 = betas[0];
+    c.optim.beta2 = betas[1];
+  }
+  read(optim, "eps", c.optim.eps, "optimizer.");
+  read_name(optim, "schedule", c.optim.schedule, parse_schedule, "optimizer.");
+  read(optim, "warmup_steps", c.optim.warmup_steps, "optimizer.");
+  read(optim, "min_lr_ratio", c.optim.min_lr_ratio, "optimizer.");
+  read(j, "steps", c.steps, "");
+  read(j, "batch_size", c.batch_size, "");
+  read(j, "accumulation_steps", c.accumulation_steps, "");
+  read(j, "clip_grad_norm", c.clip_grad_norm, "");
+  read(j, "allow_tf32", c.allow_tf32, "");
+  read(j, "seed", c.seed, "");
+  read(j, "max_consecutive_skips", c.max_consecutive_skips, "");
+  return c;
 }
 
 }  // namespace ampscope::engine

@@ -156,6 +156,7 @@ Comparison ComparisonRunner::run(const std::function<void(const ComparisonProgre
     p.run_index = run_index;
     p.run_count = run_count;
     p.finished_message = message;
+    p.so_far = &result;
     progress(p);
   };
 
@@ -179,10 +180,12 @@ Comparison ComparisonRunner::run(const std::function<void(const ComparisonProgre
       }
       if (outcome.state == engine::RunState::kFinished) {
         if (writer) writer->add_repeat(v.variant, repeat, outcome.steps);
-        report_finished(fmt::format("{} #{}: median {:.3f} ms/step, final loss {:.4f}", v.variant, repeat + 1,
-                                    median_step_ms(outcome.steps, options_.warmup_steps),
-                                    outcome.steps.empty() ? std::nan("") : outcome.steps.back().loss));
+        const std::string message =
+            fmt::format("{} #{}: median {:.3f} ms/step, final loss {:.4f}", v.variant, repeat + 1,
+                        median_step_ms(outcome.steps, options_.warmup_steps),
+                        outcome.steps.empty() ? std::nan("") : outcome.steps.back().loss);
         v.repeats.push_back(std::move(outcome.steps));
+        report_finished(message);
       } else if (outcome.state == engine::RunState::kFailed) {
         fail_variant(v, outcome.error);
         report_finished(fmt::format("{} #{}: failed: {}", v.variant, repeat + 1, outcome.error));

@@ -38,6 +38,9 @@ struct ComparisonProgress {
   int64_t step = 0, steps = 0; // within the current run
   double loss = 0.0;
   std::string finished_message;  // set once when a run ends: "fp32 #1: median 3.1 ms, loss 2.30"
+  // With finished_message: every result so far (the run that just ended included).
+  // Valid only during the callback; copy what is kept.
+  const Comparison* so_far = nullptr;
 };
 
 // "fp32,bf16" -> {"fp32","bf16"}; throws engine::ConfigError for an unknown name or a repeat.

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "engine/config.h"
+#include "engine/config_json.h"
 #include "engine/errors.h"
 #include "engine/events.h"
 #include "engine/optim.h"
@@ -62,6 +63,61 @@ TEST(Config, ContradictionsAreRejectedWithTheFlagName) {
   c.data.kind = DataKind::kCSV;
   expect_error(c, "--data-path");
   validate(TrainConfig{});  // the defaults are valid
+}
+
+// A session's settings come back exactly: the run panel shows them and "Start" re-runs them.
+TEST(Config, JsonRoundTripsEverySetting) {
+  TrainConfig c;
+  c.model.kind = ModelKind::kGPT;
+  c.model.layers = 3;
+  c.model.width = 96;
+  c.model.heads = 6;
+  c.model.seq_len = 32;
+  c.model.tied_head = false;
+  c.data.kind = DataKind::kText;
+  c.data.path = "/data/corpus.txt";
+  c.data.vocab_size = 80;
+  c.precision = Precision::kFP16;
+  c.device = DeviceChoice::kCUDA;
+  c.allow_tf32 = true;
+  c.scaler.init_scale = 1024;
+  c.scaler.growth_interval = 100;
+  c.optim.kind = OptimizerKind::kSGD;
+  c.optim.lr = 0.05;
+  c.optim.beta1 = 0.8;
+  c.optim.beta2 = 0.95;
+  c.optim.schedule = ScheduleKind::kCosine;
+  c.optim.warmup_steps = 7;
+  c.steps = 123;
+  c.batch_size = 17;
+  c.accumulation_steps = 3;
+  c.clip_grad_norm = 1.5;
+  c.seed = 42;
+  const TrainConfig back = config_from_json(to_json(c).dump());
+  EXPECT_EQ(to_json(back), to_json(c));
+  EXPECT_EQ(back.use_scaler, std::optional<bool>(true));  // fp16's default made explicit
+  EXPECT_EQ(back.optim.beta2, 0.95);
+  EXPECT_EQ(back.data.path, "/data/corpus.txt");
+}
+
+TEST(Config, JsonFromAnOlderOrDamagedFileIsDefaultsOrAClearError) {
+  const TrainConfig partial = config_from_json(R"({"model": {"kind": "convnet"}, "steps": 9})");
+  EXPECT_EQ(partial.model.kind, ModelKind::kConvNet);
+  EXPECT_EQ(partial.steps, 9);
+  EXPECT_EQ(partial.batch_size, TrainConfig{}.batch_size);
+  auto message = [](std::string_view json) {
+    try {
+      config_from_json(json);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("{\"steps\": "), "the saved settings are not valid JSON (byte 11)");
+  EXPECT_EQ(message(R"({"model": {"kind": "resnet"}})"), "the saved settings name an unknown model.kind 'resnet'");
+  EXPECT_EQ(message(R"({"steps": "many"})"), "the saved settings have a malformed 'steps'");
+  EXPECT_EQ(message(R"({"optimizer": {"betas": [0.9]}})"), "the saved settings have a malformed 'optimizer.betas'");
+  EXPECT_EQ(message("[1, 2]"), "the saved settings are not a JSON object");
 }
 
 TEST(LearningRateSchedule, CosineWithWarmup) {

@@ -31,10 +31,22 @@ TEST(ComparisonRunner, Fp32VersusBf16OnTheCpuGivesConsistentRecords) {
   std::vector<std::string> finished;
   int64_t progress_calls = 0;
   ComparisonRunner runner(tiny_options(path));
+  std::vector<size_t> repeats_so_far;  // finished timing runs in the partial results
   const Comparison c = runner.run([&](const ComparisonProgress& p) {
     ++progress_calls;
-    if (!p.finished_message.empty()) finished.push_back(p.finished_message);
+    if (!p.finished_message.empty()) {
+      finished.push_back(p.finished_message);
+      ASSERT_NE(p.so_far, nullptr);
+      size_t total = 0;
+      for (const auto& v : p.so_far->variants) total += v.repeats.size();
+      repeats_so_far.push_back(total);
+    } else {
+      EXPECT_EQ(p.so_far, nullptr);
+    }
   });
+  // The partial results grow by one repeat per timing run (the run that just ended
+  // included), then stay put through the profiled passes.
+  EXPECT_EQ(repeats_so_far, (std::vector<size_t>{1, 2, 3, 4, 4, 4}));
 
   ASSERT_EQ(c.variants.size(), 2u);
   EXPECT_EQ(c.meta.device, "cpu");

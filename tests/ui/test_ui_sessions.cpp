@@ -20,6 +20,7 @@
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/op_explorer.h"
+#include "ui/widgets/run_panel.h"
 
 namespace ampscope::ui {
 namespace {
@@ -51,6 +52,12 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
   EXPECT_EQ(window.livePlots()->graph(LivePlots::kLossScale, 0)->data()->at(0)->value, 65536.0);
   EXPECT_GT(window.opExplorer()->model()->rowCount(), 10);
   EXPECT_GT(window.gradientsPane()->parameterCount(), 0);
+  // The run panel shows the settings the session was recorded with, so Start re-runs them.
+  const engine::TrainConfig shown = window.runPanel()->config();
+  EXPECT_EQ(shown.model.kind, engine::ModelKind::kGPT);
+  EXPECT_EQ(shown.model.width, 32);
+  EXPECT_EQ(shown.precision, engine::Precision::kFP16);
+  EXPECT_EQ(shown.steps, 6);
 }
 
 TEST(Sessions, PlotsExportToPngSvgAndPdf) {

@@ -157,6 +157,30 @@ QColor categoryColor(OpCategory category) {
   return Qt::gray;
 }
 
+QColor variantColor(const std::string& variant) {
+  if (variant == "fp32") return QColor(0x6b, 0x7a, 0x90);  // slate: the baseline
+  if (variant == "tf32") return QColor(0x8e, 0x5c, 0xc9);  // violet
+  if (variant == "fp16") return QColor(0xe0, 0x7b, 0x28);  // orange
+  if (variant == "bf16") return QColor(0x2e, 0x9e, 0x5b);  // green
+  return QColor(0x3b, 0x7d, 0xd8);
+}
+
+QString variantDescription(const QString& variant) {
+  if (variant == QLatin1String("fp32")) return QStringLiteral("fp32: full precision, no autocast (the baseline).");
+  if (variant == QLatin1String("tf32"))
+    return QStringLiteral("tf32: fp32 with TF32 matmuls and convolutions on Tensor Cores (CUDA only).");
+  if (variant == QLatin1String("fp16"))
+    return QStringLiteral("fp16: autocast to float16 with a GradScaler (dynamic loss scale).");
+  if (variant == QLatin1String("bf16")) return QStringLiteral("bf16: autocast to bfloat16, no loss scaler.");
+  return variant;
+}
+
+QColor speedupColor(double speedup) {
+  if (speedup > 1.05) return QColor(0x2e, 0x9e, 0x5b);
+  if (speedup < 0.95) return QColor(0xd6, 0x45, 0x45);
+  return QColor(0x8a, 0x8f, 0x98);
+}
+
 OpCategory categoryAt(int index) {
   static constexpr OpCategory order[kCategoryCount] = {
       OpCategory::kDemoted,   OpCategory::kKeptFp32,     OpCategory::kPromoted,

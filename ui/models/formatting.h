@@ -28,6 +28,13 @@ QString phaseLabel(profiler::Phase phase);
 // Colors readable on light and dark backgrounds alike.
 QColor categoryColor(profiler::OpCategory category);
 
+// A precision variant's color in the comparison's tables and loss plot.
+QColor variantColor(const std::string& variant);
+// One sentence: "bf16: autocast to bfloat16, no loss scaler."
+QString variantDescription(const QString& variant);
+// Green for a speedup, red for a slowdown, grey within ±5 % of 1×.
+QColor speedupColor(double speedup);
+
 // The category's place in the filter combo and the summary strip.
 inline constexpr int kCategoryCount = 6;
 profiler::OpCategory categoryAt(int index);

@@ -11,15 +11,19 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "engine/config_json.h"
 #include "profiler/report/html_report.h"
 #include "profiler/report/report_data.h"
 #include "profiler/store/comparison_store.h"
+#include "ui/widgets/comparison_page.h"
 #include "ui/models/formatting.h"
 #include "ui/models/session_io.h"
 #include "ui/widgets/gradients_pane.h"
@@ -84,8 +88,16 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   connect(dismiss, &QToolButton::clicked, banner_, &QWidget::hide);
   plots_ = new LivePlots;
   plots_->setSeries(&controller_->series());
+  comparison_page_ = new ComparisonPage;
+  pages_ = new QTabWidget;
+  pages_->setObjectName(QStringLiteral("pages"));
+  pages_->setDocumentMode(true);
+  pages_->addTab(plots_, tr("Training"));
+  pages_->addTab(comparison_page_, tr("Precision comparison"));
+  pages_->setTabToolTip(1, tr("FP32 vs TF32 vs FP16 vs BF16: the Run panel's training in each precision, "
+                              "repeated, with speedups, per-op times and loss curves"));
   center_layout->addWidget(banner_);
-  center_layout->addWidget(plots_, 1);
+  center_layout->addWidget(pages_, 1);
   setCentralWidget(center);
 
   buildDocks();
@@ -152,6 +164,8 @@ void MainWindow::buildMenus() {
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   start_action_ = run->addAction(tr("&Start"), this, &MainWindow::startRun);
   start_action_->setShortcut(Qt::Key_F5);
+  QAction* compare = run->addAction(tr("&Compare precisions…"), this, &MainWindow::showComparisonPage);
+  compare->setShortcut(Qt::CTRL | Qt::Key_K);
   pause_action_ = run->addAction(tr("&Pause"), this, &MainWindow::togglePause);
   pause_action_->setShortcut(Qt::Key_F6);
   stop_action_ = run->addAction(tr("S&top"), this, &MainWindow::stopRun);
@@ -224,10 +238,30 @@ void MainWindow::connectController() {
   });
   connect(controller_, &TrainingController::runFailed, this,
           [this](const QString& message) { showError(tr("The run failed"), message); });
+
+  comparison_page_->setBaseConfigSource([this] { return run_panel_->config(); });
+  connect(comparison_page_, &ComparisonPage::errorOccurred, this, &MainWindow::showError);
+  connect(comparison_page_, &ComparisonPage::reportRequested, this, &MainWindow::exportReportDialog);
+  connect(comparison_page_, &ComparisonPage::comparisonWritten, this, &MainWindow::addRecentFile);
+  connect(comparison_page_, &ComparisonPage::runningChanged, this, [this](bool running) {
+    if (running) banner_->hide();
+    onStateChanged(controller_->state(), {});
+  });
 }
 
+void MainWindow::showTrainingPage() { pages_->setCurrentWidget(plots_); }
+
+void MainWindow::showComparisonPage() { pages_->setCurrentWidget(comparison_page_); }
+
+bool MainWindow::comparisonPageShown() const { return pages_->currentWidget() == comparison_page_; }
+
 void MainWindow::startRun() {
+  if (comparison_page_->isRunning()) {
+    showError(tr("Cannot start a run"), tr("a precision comparison is running; stop it first"));
+    return;
+  }
   banner_->hide();
+  showTrainingPage();
   controller_->start(run_panel_->config());
 }
 
@@ -253,7 +287,8 @@ QString MainWindow::bannerText() const { return banner_->isHidden() ? QString() 
 void MainWindow::onStateChanged(RunState state, const QString& message) {
   run_panel_->setRunState(state, controller_->pausePending());
   const bool active = state == RunState::kRunning || state == RunState::kPaused;
-  start_action_->setEnabled(!active);
+  comparison_page_->setTrainingActive(active);
+  start_action_->setEnabled(!active && !comparison_page_->isRunning());
   pause_action_->setEnabled(active);
   pause_action_->setText(state == RunState::kPaused ? tr("&Resume") : tr("&Pause"));
   stop_action_->setEnabled(active);
@@ -285,7 +320,7 @@ void MainWindow::updateStatus() {
 }
 
 bool MainWindow::openSession(const QString& path) {
-  if (controller_->isActive()) {
+  if (controller_->isActive() || comparison_page_->isRunning()) {
     showError(tr("Cannot open a session"), tr("a run is in progress; stop it first"));
     return false;
   }
@@ -296,15 +331,14 @@ bool MainWindow::openSession(const QString& path) {
   }
   try {
     if (profiler::is_comparison_file(path.toStdString())) {
-      // The comparison page is not in the GUI yet: its report is (File → Export HTML report).
-      comparison_path_ = path;
+      if (!comparison_page_->openComparison(path)) return false;  // the page showed why
+      applySavedConfig(comparison_page_->results()->report.meta.config_json);
+      showComparisonPage();
+      setWindowTitle(tr("ampscope — %1").arg(QFileInfo(path).fileName()));
+      banner_->hide();
       addRecentFile(path);
-      statusBar()->showMessage(
-          tr("%1 is a precision comparison: File → Export HTML report shows it").arg(QFileInfo(path).fileName()),
-          15000);
       return true;
     }
-    comparison_path_.clear();
     LoadedSession session = session_io_->load(path.toStdString());
     RunInfo info;
     info.device = QString::fromStdString(session.meta.device);
@@ -316,6 +350,8 @@ bool MainWindow::openSession(const QString& path) {
     info.total_steps = session.steps.empty() ? 0 : session.steps.back().step;
     info.source = path;
     controller_->showRecorded(info, session.steps, session.profile);
+    applySavedConfig(session.meta.config_json);
+    showTrainingPage();
     setWindowTitle(tr("ampscope — %1").arg(QFileInfo(path).fileName()));
     banner_->hide();
     addRecentFile(path);
@@ -362,20 +398,29 @@ void MainWindow::exportPlotDialog() {
 }
 
 bool MainWindow::exportReport(const QString& path) {
-  std::string source = comparison_path_.toStdString();
-  if (source.empty() && session_io_) source = session_io_->shownSessionPath();
+  std::string source;
+  if (comparisonPageShown()) {
+    if (comparison_page_->isRunning()) {
+      showError(tr("No report yet"), tr("the comparison is still running; its report follows when it ends"));
+      return false;
+    }
+    source = comparison_page_->comparisonPath().toStdString();
+  } else if (session_io_) {
+    source = session_io_->shownSessionPath();
+  }
   if (source.empty()) {
-    showError(tr("No report yet"), tr("run a training or open a session first"));
+    showError(tr("No report yet"), comparisonPageShown()
+                                       ? tr("run a comparison or open a comparison file first")
+                                       : tr("run a training or open a session first"));
     return false;
   }
+  QApplication::setOverrideCursor(Qt::WaitCursor);
+  const auto restore_cursor = qScopeGuard([] { QApplication::restoreOverrideCursor(); });
   try {
-    QApplication::setOverrideCursor(Qt::WaitCursor);
     profiler::write_html_report(profiler::load_report(source), path.toStdString());
-    QApplication::restoreOverrideCursor();
     statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
     return true;
   } catch (const std::exception& e) {
-    QApplication::restoreOverrideCursor();
     showError(tr("Cannot write the report"), QString::fromUtf8(e.what()));
     return false;
   }
@@ -408,6 +453,16 @@ void MainWindow::addRecentFile(const QString& path) {
   updateRecentMenu();
 }
 
+void MainWindow::applySavedConfig(const std::string& config_json) {
+  if (config_json.empty()) return;
+  try {
+    run_panel_->setConfig(engine::config_from_json(config_json));
+  } catch (const std::exception& e) {
+    // The data opened; only its settings could not be shown. Not worth the banner.
+    statusBar()->showMessage(tr("The run panel keeps its settings: %1").arg(QString::fromUtf8(e.what())), 10000);
+  }
+}
+
 void MainWindow::resetLayout() {
   restoreState(default_state_, kLayoutVersion);
   for (QDockWidget* d : findChildren<QDockWidget*>()) d->show();
@@ -416,10 +471,11 @@ void MainWindow::resetLayout() {
 void MainWindow::closeEvent(QCloseEvent* event) {
   // The training thread must end before the window (and the series it feeds) goes away;
   // shutdown() stops after the step in progress and drains what it recorded.
-  if (controller_->isActive()) {
+  if (controller_->isActive() || comparison_page_->isRunning()) {
     statusBar()->showMessage(tr("Stopping the run…"));
     QApplication::setOverrideCursor(Qt::WaitCursor);
     controller_->shutdown();
+    comparison_page_->shutdown();
     QApplication::restoreOverrideCursor();
   }
   if (options_.restore_layout) {

@@ -1,7 +1,8 @@
 #pragma once
-// The application window: a thin shell that wires the training controller to
-// the panes. Live plots in the middle; the run settings, the gradients, the op
-// table and the kernels are dock widgets whose layout persists (QSettings).
+// The application window: a thin shell that wires the training controller and
+// the comparison page to the panes. In the middle, two tabs: the live plots and
+// the precision comparison page. The run settings, the gradients, the op table
+// and the kernels are dock widgets whose layout persists (QSettings).
 #include <QMainWindow>
 #include <QStringList>
 
@@ -12,10 +13,12 @@
 class QAction;
 class QLabel;
 class QMenu;
+class QTabWidget;
 class QToolButton;
 
 namespace ampscope::ui {
 
+class ComparisonPage;
 class GradientsPane;
 class KernelView;
 class LivePlots;
@@ -37,8 +40,8 @@ class MainWindow : public QMainWindow {
   // Session files go through this (the profiler store); not owned; null: File→Open explains.
   void setSessionIO(SessionIO* io) { session_io_ = io; }
   bool openSession(const QString& path);
-  // Writes the self-contained HTML report of the session shown (or of the
-  // comparison file opened last) to `path`; false with the banner on failure.
+  // Writes the self-contained HTML report to `path`: of the comparison when its
+  // page is in front and has one, else of the session shown; false with the banner on failure.
   bool exportReport(const QString& path);
 
   TrainingController* controller() const { return controller_; }
@@ -47,6 +50,11 @@ class MainWindow : public QMainWindow {
   OpExplorer* opExplorer() const { return op_explorer_; }
   KernelView* kernelView() const { return kernel_view_; }
   GradientsPane* gradientsPane() const { return gradients_; }
+  ComparisonPage* comparisonPage() const { return comparison_page_; }
+  // Brings the training plots or the comparison page to the front.
+  void showTrainingPage();
+  void showComparisonPage();
+  bool comparisonPageShown() const;
   // The inline error banner's text; empty while hidden.
   QString bannerText() const;
   QAction* startAction() const { return start_action_; }
@@ -77,13 +85,16 @@ class MainWindow : public QMainWindow {
   void exportPlotDialog();
   void exportReportDialog();
   void resetLayout();
+  // The run panel shows the settings a session or comparison was recorded with.
+  void applySavedConfig(const std::string& config_json);
 
   Options options_;
   SessionIO* session_io_ = nullptr;
-  QString comparison_path_;  // a comparison file opened last; its report is what File→Report writes
   TrainingController* controller_ = nullptr;
   RunPanel* run_panel_ = nullptr;
   LivePlots* plots_ = nullptr;
+  QTabWidget* pages_ = nullptr;  // the training plots and the comparison page
+  ComparisonPage* comparison_page_ = nullptr;
   OpExplorer* op_explorer_ = nullptr;
   KernelView* kernel_view_ = nullptr;
   GradientsPane* gradients_ = nullptr;

@@ -6,6 +6,11 @@ namespace ampscope::ui {
 
 QTableView* makeTableView(QAbstractItemModel* model, QWidget* parent) {
   auto* view = new QTableView(parent);
+  styleTableView(view, model);
+  return view;
+}
+
+void styleTableView(QTableView* view, QAbstractItemModel* model) {
   view->setModel(model);
   view->setSortingEnabled(true);
   view->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -18,7 +23,6 @@ QTableView* makeTableView(QAbstractItemModel* model, QWidget* parent) {
   view->horizontalHeader()->setHighlightSections(false);
   view->horizontalHeader()->setStretchLastSection(true);
   view->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-  return view;
 }
 
 }  // namespace ampscope::ui

@@ -6,5 +6,7 @@
 namespace ampscope::ui {
 
 QTableView* makeTableView(QAbstractItemModel* model, QWidget* parent = nullptr);
+// The same look for a view made elsewhere (a .ui form).
+void styleTableView(QTableView* view, QAbstractItemModel* model);
 
 }  // namespace ampscope::ui

@@ -1,0 +1,108 @@
+#pragma once
+// The precision comparison page: settings (precisions, repeats, warm-up,
+// profiled steps, results file), run/stop with progress, then the per-variant
+// table, the loss curves of every repeat overlaid, the per-op comparison and
+// the verdict. The model, data, steps, batch and seed are the Run panel's, so a
+// comparison measures exactly the training the user set up. Also shows a
+// comparison file opened from disk (`ampscope compare --out`).
+#include <QWidget>
+#include <functional>
+#include <memory>
+
+#include "engine/config.h"
+#include "profiler/compare/comparison_runner.h"
+#include "ui/widgets/comparison_controller.h"
+
+class QCustomPlot;
+class QTableView;
+
+namespace Ui {
+class ComparisonPage;
+}
+
+namespace ampscope::ui {
+
+class OpComparisonModel;
+class TableFilterProxy;
+class VariantSummaryModel;
+
+class ComparisonPage : public QWidget {
+  Q_OBJECT
+ public:
+  using BaseConfigSource = std::function<engine::TrainConfig()>;
+
+  explicit ComparisonPage(QWidget* parent = nullptr);
+  ~ComparisonPage() override;
+
+  // Where the model, data, steps, batch, seed and device come from (the Run panel).
+  void setBaseConfigSource(BaseConfigSource source);
+  // The comparison the settings describe; throws engine::ConfigError for impossible ones.
+  profiler::ComparisonOptions options() const;
+
+  void setVariants(const QStringList& variants);
+  QStringList variants() const;
+  void setRepeats(int repeats);
+  void setWarmupSteps(int steps);
+  void setProfiledSteps(int steps);
+  void setOutputPath(const QString& path);
+
+  // The Run button; false with errorOccurred when the settings are impossible or a run is active.
+  bool startComparison();
+  void stopComparison();
+  // Shows a comparison file; false with errorOccurred when it cannot be read.
+  bool openComparison(const QString& path);
+  void showResults(const ComparisonResultsPtr& results);
+  // Training and a comparison compete for the same device: the window keeps one at a time.
+  void setTrainingActive(bool active);
+  void shutdown();
+
+  bool isRunning() const;
+  // The file of the comparison shown (or running); empty when none.
+  QString comparisonPath() const;
+  ComparisonResultsPtr results() const { return results_; }
+  ComparisonController* controller() const { return controller_; }
+  VariantSummaryModel* summaryModel() const { return summary_model_; }
+  OpComparisonModel* opModel() const { return op_model_; }
+  TableFilterProxy* opProxy() const { return op_proxy_; }
+  QCustomPlot* lossPlot() const;
+  // The loss plot shows each variant's loss, or its difference to fp32's.
+  void setLossDifference(bool difference);
+  QString progressText() const;
+  QString verdictText() const;  // plain text, one line per verdict sentence
+
+ signals:
+  void errorOccurred(const QString& title, const QString& message);
+  void runningChanged(bool running);
+  void reportRequested();
+  // A comparison file was written (so the window can list it in Open recent).
+  void comparisonWritten(const QString& path);
+
+ protected:
+  void showEvent(QShowEvent* event) override;
+  void changeEvent(QEvent* event) override;
+
+ private:
+  void onProgress(const ComparisonProgressInfo& progress);
+  void onFinished(bool stopped);
+  void onFailed(const QString& message);
+  void updateButtons();
+  void updateBaseLabel();
+  void rebuildLossPlot();
+  void fitSummaryHeight();
+  void browseOutput();
+  QString defaultOutputPath() const;
+
+  std::unique_ptr<::Ui::ComparisonPage> ui_;
+  BaseConfigSource base_source_;
+  ComparisonController* controller_ = nullptr;
+  VariantSummaryModel* summary_model_ = nullptr;
+  TableFilterProxy* summary_proxy_ = nullptr;
+  OpComparisonModel* op_model_ = nullptr;
+  TableFilterProxy* op_proxy_ = nullptr;
+  ComparisonResultsPtr results_;
+  QString running_path_;
+  bool training_active_ = false;
+  QString overwrite_path_;  // a results file the file dialog asked about replacing
+};
+
+}  // namespace ampscope::ui
