@@ -169,6 +169,12 @@ struct OpStats {
   int64_t cast_gpu_time_ns = 0;
   bool tensor_core_eligible = false;  // a lower-precision GEMM/conv on fp16/bf16 inputs
   std::string tensor_core_note;       // why an eligible op did not use them, when known
+  // This row's time in each sampled step (OpAggregator's sampled steps, in order; a
+  // shorter vector means 0 in the steps after). Empty unless the aggregator keeps step
+  // samples, as comparisons' profiled passes do: medians per step shrug off one
+  // preempted step, which the sums above cannot.
+  std::vector<int64_t> step_cpu_time_ns;
+  std::vector<int64_t> step_gpu_time_ns;
 };
 
 

@@ -104,8 +104,15 @@ std::vector<OpComparisonRow> match_ops(const Comparison& comparison) {
     std::string category;
     std::vector<DtypeName> dtypes;
   };
+  // The cell's time in each profiled step, summed over the rows it merges; `complete`
+  // while every merged row carried per-step samples.
+  struct StepSamples {
+    std::vector<double> ns;
+    bool complete = true;
+  };
   std::map<Key, OpComparisonRow> rows;
   std::map<std::pair<Key, size_t>, Share> largest_share;
+  std::map<std::pair<Key, size_t>, StepSamples> step_samples;
   const size_t n = comparison.variants.size();
 
   for (size_t v = 0; v < n; ++v) {
@@ -134,7 +141,23 @@ std::vector<OpComparisonRow> match_ops(const Comparison& comparison) {
       cell.cast_ns_per_step += static_cast<double>(gpu_traced ? op.cast_gpu_time_ns : op.cast_cpu_time_ns) / steps;
       Share& share = largest_share[{key, v}];
       if (op.calls > share.calls) share = {op.calls, std::string(to_string(op.category)), op.input_dtypes};
+      StepSamples& samples = step_samples[{key, v}];
+      const auto& per_step = gpu_traced ? op.step_gpu_time_ns : op.step_cpu_time_ns;
+      if (per_step.empty()) samples.complete = false;
+      if (samples.ns.size() < per_step.size()) samples.ns.resize(per_step.size(), 0.0);
+      for (size_t i = 0; i < per_step.size(); ++i) samples.ns[i] += static_cast<double>(per_step[i]);
     }
+  }
+  // The median step where the op ran in every profiled step: one preempted step then
+  // moves nothing, where the mean would take its whole outlier.
+  for (auto& [key_and_variant, samples] : step_samples) {
+    const auto& run = comparison.variants[key_and_variant.second];
+    const bool every_step = samples.complete && static_cast<int64_t>(samples.ns.size()) == run.profiled_steps &&
+                            std::all_of(samples.ns.begin(), samples.ns.end(), [](double t) { return t > 0.0; });
+    if (!every_step) continue;
+    OpVariantCell& cell = rows[key_and_variant.first].cells[key_and_variant.second];
+    cell.time_ns_per_step = median_of(samples.ns);
+    cell.per_step_median = true;
   }
   for (auto& [key_and_variant, share] : largest_share) {
     OpVariantCell& cell = rows[key_and_variant.first].cells[key_and_variant.second];

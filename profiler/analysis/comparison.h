@@ -71,8 +71,12 @@ struct OpVariantCell {
   std::string category;              // to_string(OpCategory) of the largest share of calls
   std::vector<DtypeName> input_dtypes;  // of that share
   double calls_per_step = 0.0;
-  double time_ns_per_step = 0.0;     // GPU time when traced, else CPU time; cast tax included
-  double cast_ns_per_step = 0.0;     // the cast tax inside it
+  // GPU time when traced, else CPU time; cast tax included. The median over the
+  // profiled steps when the pass kept per-step samples and the op ran in every step
+  // (per_step_median), else the total over the steps' count.
+  double time_ns_per_step = 0.0;
+  bool per_step_median = false;
+  double cast_ns_per_step = 0.0;     // the cast tax inside it (the mean over the steps)
 };
 
 struct OpComparisonRow {

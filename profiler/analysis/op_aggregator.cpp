@@ -31,7 +31,21 @@ std::string signature_key(const OpRecord& op, bool top_level) {
   return key;
 }
 
+void add_at(std::vector<int64_t>& samples, size_t slot, int64_t value) {
+  if (samples.size() <= slot) samples.resize(slot + 1, 0);
+  samples[slot] += value;
+}
+
 }  // namespace
+
+std::optional<size_t> OpAggregator::sample_slot(int64_t step, bool may_add) {
+  if (max_step_samples_ == 0) return std::nullopt;
+  if (auto it = slot_by_step_.find(step); it != slot_by_step_.end()) return it->second;
+  if (!may_add || sampled_steps_.size() >= max_step_samples_) return std::nullopt;
+  slot_by_step_.emplace(step, sampled_steps_.size());
+  sampled_steps_.push_back(step);
+  return sampled_steps_.size() - 1;
+}
 
 size_t OpAggregator::row_for(const OpRecord& op, bool top_level) {
   const std::string key = signature_key(op, top_level);
@@ -62,6 +76,7 @@ void OpAggregator::add_ops(const std::vector<OpRecord>& ops) {
     OpStats& stats = rows_[row];
     ++stats.calls;
     stats.cpu_time_ns += op.end_ns - op.start_ns;
+    if (const auto slot = sample_slot(op.step, true)) add_at(stats.step_cpu_time_ns, *slot, op.end_ns - op.start_ns);
 
     size_t cast_for = npos;
     if ((op.category == OpCategory::kAutocastCast) && parent_known && !parent->second.container) {
@@ -89,12 +104,14 @@ void OpAggregator::add_kernels(const std::vector<KernelRecord>& kernels) {
       continue;
     }
     if (it->second.cast_for_row != npos) rows_[it->second.cast_for_row].cast_gpu_time_ns += duration;
+    const auto slot = sample_slot(it->second.step, false);
     // Inclusive GPU time: the launching op and each recorded ancestor.
     for (uint64_t id = k.op_id; id != 0;) {
       auto link = ops_.find(id);
       if (link == ops_.end()) break;
       OpStats& row = rows_[link->second.row];
       row.gpu_time_ns += duration;
+      if (slot) add_at(row.step_gpu_time_ns, *slot, duration);
       if (k.kind == ActivityKind::kKernel) {
         ++row.kernels;
         if (k.tensor_core_measured.value_or(k.tensor_core_by_name)) {

@@ -19,7 +19,10 @@ namespace ampscope::profiler {
 
 class OpAggregator {
  public:
-  explicit OpAggregator(int64_t op_memory_steps = 64) : op_memory_steps_(op_memory_steps) {}
+  // max_step_samples > 0: the first that many steps seen also get per-step times in
+  // each row (OpStats::step_*_time_ns); bounded so a long live run cannot grow them.
+  explicit OpAggregator(int64_t op_memory_steps = 64, size_t max_step_samples = 0)
+      : op_memory_steps_(op_memory_steps), max_step_samples_(max_step_samples) {}
 
   // Records of whole steps (every op whose parent is in the batch or earlier).
   void add_ops(const std::vector<OpRecord>& ops);
@@ -32,6 +35,8 @@ class OpAggregator {
   std::optional<std::string> name_of(uint64_t op_id) const;
   int64_t unattributed_kernels() const { return unattributed_kernels_; }
   int64_t unattributed_gpu_ns() const { return unattributed_gpu_ns_; }
+  // The steps that have per-step samples, in the order of the rows' sample vectors.
+  const std::vector<int64_t>& sampled_steps() const { return sampled_steps_; }
 
  private:
   struct OpLink {
@@ -45,9 +50,14 @@ class OpAggregator {
   static constexpr size_t npos = static_cast<size_t>(-1);
 
   size_t row_for(const OpRecord& op, bool top_level);
+  // The sample slot of `step`; a new step gets one while there is room.
+  std::optional<size_t> sample_slot(int64_t step, bool may_add);
   void forget_old_ops(int64_t current_step);
 
   int64_t op_memory_steps_;
+  size_t max_step_samples_;
+  std::vector<int64_t> sampled_steps_;
+  std::unordered_map<int64_t, size_t> slot_by_step_;
   std::vector<OpStats> rows_;
   std::unordered_map<std::string, size_t> row_by_key_;
   std::unordered_map<uint64_t, OpLink> ops_;

@@ -26,7 +26,9 @@ int64_t steady_now_ns() {
 }  // namespace
 
 Profiler::Profiler(ProfilerOptions options)
-    : options_(std::move(options)), snapshot_(std::make_shared<const ProfileSnapshot>()) {
+    : options_(std::move(options)),
+      aggregator_(64, options_.op_step_samples),
+      snapshot_(std::make_shared<const ProfileSnapshot>()) {
   worker_ = std::thread([this] { worker_loop(); });
 }
 

@@ -40,6 +40,9 @@ struct ProfilerOptions {
   int64_t gradient_every = 10; // gradient range statistics every K steps; 0 = never
   bool trace_gpu = true;       // CUPTI kernel tracing when training on CUDA
   size_t queue_capacity = 256; // batches waiting for the worker
+  // Per-step op times for the first this many recorded steps (OpStats::step_*_time_ns);
+  // comparisons' profiled passes take medians of them. 0 = totals only.
+  size_t op_step_samples = 0;
 };
 
 class Profiler final : public engine::TrainingObserver, private cupti::ActivitySink {

@@ -208,6 +208,7 @@ Comparison ComparisonRunner::run(const std::function<void(const ComparisonProgre
       profiler_options.window_start = std::min(options_.warmup_steps + 1, config.steps);
       profiler_options.window_steps = options_.profile_steps;
       profiler_options.gradient_every = 0;
+      profiler_options.op_step_samples = static_cast<size_t>(options_.profile_steps);  // per-op medians
       Profiler profiler(profiler_options);
       const RunOutcome outcome = train(config, v.variant, -1, &profiler);
       if (outcome.state == engine::RunState::kFinished) {

@@ -1,5 +1,6 @@
 #include "profiler/store/comparison_store.h"
 
+#include <algorithm>
 #include <map>
 
 #include "profiler/store/row_codec.h"
@@ -31,9 +32,42 @@ CREATE TABLE comparison_op_stats(
   cpu_time_ns INTEGER, gpu_time_ns INTEGER, kernels INTEGER, tensor_core_kernels INTEGER,
   tensor_core_gpu_time_ns INTEGER, cast_calls INTEGER, cast_bytes INTEGER,
   cast_cpu_time_ns INTEGER, cast_gpu_time_ns INTEGER, tensor_core_eligible INTEGER,
-  tensor_core_note TEXT, top_level INTEGER);
+  tensor_core_note TEXT, top_level INTEGER, step_cpu_ns TEXT, step_gpu_ns TEXT);
 CREATE INDEX comparison_op_stats_by_variant ON comparison_op_stats(variant);
 )sql";
+
+// Per-step times as "12,0,15": readable in the sqlite3 shell, and short (a profiled pass has few steps).
+std::string encode_samples(const std::vector<int64_t>& values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out.push_back(',');
+    out += std::to_string(values[i]);
+  }
+  return out;
+}
+
+std::vector<int64_t> decode_samples(const std::string& text) {
+  std::vector<int64_t> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    try {
+      out.push_back(std::stoll(text.substr(start, comma - start)));
+    } catch (const std::exception&) {
+      return {};  // damaged: the reader falls back to the totals
+    }
+    start = comma + 1;
+  }
+  return out;
+}
+
+// Comparison files from before the per-step columns lack them; they read as no samples.
+bool has_column(const Db& db, const char* table, const char* column) {
+  Stmt s(db, (std::string("SELECT 1 FROM pragma_table_info('") + table + "') WHERE name=?1").c_str(),
+         "reading the comparison");
+  s.bind_text(1, column);
+  return s.step();
+}
 
 constexpr const char* kKindKey = "kind";
 constexpr const char* kKindComparison = "comparison";
@@ -119,13 +153,17 @@ void ComparisonWriter::set_profile(const std::string& variant, const std::vector
     clear.bind_text(1, variant).run();
     Stmt s(db_,
            (std::string("INSERT INTO comparison_op_stats(variant,") + store_detail::kOpStatsColumns +
-            ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)")
+            ",step_cpu_ns,step_gpu_ns) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,"
+            "?20,?21,?22,?23)")
                .c_str(),
            "storing a comparison op table");
+    static_assert(store_detail::kOpStatsColumnCount == 20, "the per-step columns follow the op_stats columns");
     store_detail::EncodedOpStats encoded;
     for (const auto& row : op_stats) {
       s.bind_text(1, variant);
       store_detail::bind_op_stats(s, 2, row, encoded);
+      const std::string cpu = encode_samples(row.step_cpu_time_ns), gpu = encode_samples(row.step_gpu_time_ns);
+      s.bind_text(22, cpu).bind_text(23, gpu);
       s.run();
     }
     Stmt steps(db_, "UPDATE comparison_variants SET profiled_steps=?2 WHERE variant=?1",
@@ -183,8 +221,9 @@ Comparison read_comparison(const std::string& path) {
               " FROM comparison_steps WHERE variant=?1 ORDER BY repeat, step")
                  .c_str(),
              "reading the comparison");
+  const bool per_step = has_column(db, "comparison_op_stats", "step_cpu_ns");
   Stmt ops(db,
-           (std::string("SELECT ") + store_detail::kOpStatsColumns +
+           (std::string("SELECT ") + store_detail::kOpStatsColumns + (per_step ? ",step_cpu_ns,step_gpu_ns" : "") +
             " FROM comparison_op_stats WHERE variant=?1 ORDER BY id")
                .c_str(),
            "reading the comparison");
@@ -201,7 +240,13 @@ Comparison read_comparison(const std::string& path) {
     }
     steps.reset();
     ops.bind_text(1, v.variant);
-    while (ops.step()) v.op_stats.push_back(store_detail::read_op_stats(ops, 0));
+    while (ops.step()) {
+      v.op_stats.push_back(store_detail::read_op_stats(ops, 0));
+      if (per_step) {
+        v.op_stats.back().step_cpu_time_ns = decode_samples(ops.text(store_detail::kOpStatsColumnCount));
+        v.op_stats.back().step_gpu_time_ns = decode_samples(ops.text(store_detail::kOpStatsColumnCount + 1));
+      }
+    }
     ops.reset();
   }
   return c;

@@ -95,6 +95,9 @@ TEST(ComparisonRunner, Fp32VersusBf16OnTheCpuGivesConsistentRecords) {
   EXPECT_EQ(linear->cells[0].input_dtypes[0], "float32");
   EXPECT_EQ(linear->cells[1].category, "demoted");
   EXPECT_GT(linear->speedup[1], 0.0);
+  // The profiled pass kept each op's time per step, so its time is a median over the 2 steps.
+  EXPECT_TRUE(linear->cells[0].per_step_median);
+  EXPECT_TRUE(linear->cells[1].per_step_median);
   // 2 variants x (2 repeats + 1 profiled pass) runs, each reported when it ended.
   EXPECT_EQ(finished.size(), 6u);
   EXPECT_GT(progress_calls, 2 * 3 * 6 - 1);
@@ -105,6 +108,8 @@ TEST(ComparisonRunner, Fp32VersusBf16OnTheCpuGivesConsistentRecords) {
   EXPECT_EQ(stored.variants[1].repeats.size(), 2u);
   EXPECT_DOUBLE_EQ(stored.variants[1].repeats[1][3].step_time_ms, c.variants[1].repeats[1][3].step_time_ms);
   EXPECT_EQ(stored.variants[1].op_stats.size(), c.variants[1].op_stats.size());
+  EXPECT_EQ(stored.variants[1].op_stats[0].step_cpu_time_ns, c.variants[1].op_stats[0].step_cpu_time_ns);
+  EXPECT_EQ(stored.variants[1].op_stats[0].step_cpu_time_ns.size(), 2u);
   EXPECT_EQ(stored.warmup_steps, 2);
   EXPECT_FALSE(stored.meta.gpu_tracing.empty());
 }

@@ -1,6 +1,7 @@
 // A comparison's summary (timing without warm-up, paired speedups, losses), its
 // op matching across precisions, and its file round trip.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <cmath>
 
@@ -149,6 +150,31 @@ TEST(ComparisonOps, MatchesTopLevelOpsByNameModulePhaseAndShapesAcrossDtypes) {
   EXPECT_EQ(to->cells[1].category, "explicit_cast");
 }
 
+// One preempted step must not decide an op's speedup: with per-step samples the
+// time per step is the median, where the mean would take the outlier whole.
+TEST(ComparisonOps, PerStepSamplesGiveMediansThatIgnoreOnePreemptedStep) {
+  auto c = two_variant_comparison();
+  c.variants[0].profiled_steps = c.variants[1].profiled_steps = 3;
+  c.variants[0].op_stats[0].step_cpu_time_ns = {1'000'000, 1'000'000, 1'000'000};
+  c.variants[0].op_stats[0].cpu_time_ns = 3'000'000;
+  // bf16's linear: 0.5 ms per step, but step 2 was preempted for 30 ms.
+  c.variants[1].op_stats[0].step_cpu_time_ns = {500'000, 30'500'000, 500'000};
+  c.variants[1].op_stats[0].cpu_time_ns = 31'500'000;
+  // relu ran in one step of three in bf16: no median, the mean stands.
+  c.variants[1].op_stats[1].step_cpu_time_ns = {300'000};
+  const auto rows = match_ops(c);
+  const auto& linear = rows[0];
+  ASSERT_EQ(linear.name, "aten::linear");
+  EXPECT_TRUE(linear.cells[1].per_step_median);
+  EXPECT_DOUBLE_EQ(linear.cells[1].time_ns_per_step, 500'000.0);
+  EXPECT_DOUBLE_EQ(linear.speedup[1], 2.0);  // the mean would say 1/10.5: a slowdown that did not happen
+  const auto relu = std::find_if(rows.begin(), rows.end(), [](const auto& r) { return r.name == "aten::relu"; });
+  ASSERT_NE(relu, rows.end());
+  EXPECT_FALSE(relu->cells[1].per_step_median);
+  EXPECT_DOUBLE_EQ(relu->cells[1].time_ns_per_step, 100'000.0 / 3);
+  EXPECT_FALSE(relu->cells[0].per_step_median);  // fp32's relu has no samples at all
+}
+
 TEST(ComparisonOps, DifferentShapesAreDifferentRows) {
   auto c = two_variant_comparison();
   c.variants[1].op_stats[0].input_shapes[0] = {32, 128};
@@ -161,7 +187,9 @@ TEST(ComparisonOps, DifferentShapesAreDifferentRows) {
 TEST(ComparisonStore, RoundTripsEveryRepeatAndOpTable) {
   ScratchDir dir;
   const std::string path = dir / "c.ampscope";
-  const Comparison original = two_variant_comparison();
+  Comparison original = two_variant_comparison();
+  original.variants[1].op_stats[0].step_cpu_time_ns = {400'000, 600'000};
+  original.variants[1].op_stats[0].step_gpu_time_ns = {0, 12};
   {
     auto writer = ComparisonWriter::create(path, original, false);
     for (const auto& v : original.variants) writer->add_variant(v);
@@ -186,6 +214,9 @@ TEST(ComparisonStore, RoundTripsEveryRepeatAndOpTable) {
   ASSERT_EQ(read.variants[1].op_stats.size(), 3u);
   EXPECT_EQ(read.variants[1].op_stats[0].cast_cpu_time_ns, 500'000);
   EXPECT_EQ(read.variants[1].profiled_steps, 2);
+  EXPECT_EQ(read.variants[1].op_stats[0].step_cpu_time_ns, original.variants[1].op_stats[0].step_cpu_time_ns);
+  EXPECT_EQ(read.variants[1].op_stats[0].step_gpu_time_ns, original.variants[1].op_stats[0].step_gpu_time_ns);
+  EXPECT_TRUE(read.variants[0].op_stats[1].step_cpu_time_ns.empty());
   // What the user sees is the same from the file as from memory.
   const auto a = summarize(original), b = summarize(read);
   EXPECT_DOUBLE_EQ(a[1].speedup.median, b[1].speedup.median);
@@ -209,6 +240,32 @@ TEST(ComparisonStore, KeepsWhatFinishedWhenTheWriterGoesAway) {
   const auto s = summarize(read);
   EXPECT_EQ(s[1].finished_repeats, 0);
   EXPECT_EQ(s[1].speedup.median, 0.0);
+}
+
+// Comparison files written before the per-step columns existed still open.
+TEST(ComparisonStore, AFileWithoutPerStepColumnsReadsAsNoSamples) {
+  ScratchDir dir;
+  const std::string path = dir / "older.ampscope";
+  Comparison original = two_variant_comparison();
+  original.variants[0].op_stats[0].step_cpu_time_ns = {1, 2};
+  {
+    auto writer = ComparisonWriter::create(path, original, false);
+    for (const auto& v : original.variants) writer->add_variant(v);
+    writer->set_profile("fp32", original.variants[0].op_stats, 2);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE comparison_op_stats DROP COLUMN step_cpu_ns;"
+                         "ALTER TABLE comparison_op_stats DROP COLUMN step_gpu_ns;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  const Comparison read = read_comparison(path);
+  ASSERT_EQ(read.variants[0].op_stats.size(), 3u);
+  EXPECT_TRUE(read.variants[0].op_stats[0].step_cpu_time_ns.empty());
+  EXPECT_EQ(read.variants[0].op_stats[0].cpu_time_ns, 2'000'000);
 }
 
 TEST(ComparisonStore, APlainSessionIsNotAComparison) {

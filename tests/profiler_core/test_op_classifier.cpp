@@ -117,6 +117,39 @@ TEST(OpAggregator, GroupsCallsAndAttributesCastTaxAndGpuTime) {
   EXPECT_EQ(totals[0].cast_cpu_time_ns, 40);
 }
 
+// Comparisons keep per-step times so one preempted step can be outvoted by a median.
+TEST(OpAggregator, KeepsPerStepTimesForTheFirstStepsWhenAsked) {
+  OpAggregator agg(64, /*max_step_samples=*/2);
+  std::vector<OpRecord> ops;
+  for (int step = 1; step <= 3; ++step) {
+    const uint64_t base = step * 10;
+    ops.push_back(op(base + 1, 0, "aten::linear", OpCategory::kDemoted, 0, 100 * step, step));
+    ops.push_back(op(base + 4, base + 1, "aten::addmm", OpCategory::kUnchanged, 10, 20, step));
+  }
+  ops.push_back(op(15, 0, "aten::relu", OpCategory::kUnchanged, 0, 7, 1));  // step 1 only
+  agg.add_ops(ops);
+  agg.add_kernels({kernel(14, 0, 30, true), kernel(24, 0, 40, true), kernel(34, 0, 50, true)});
+  EXPECT_EQ(agg.sampled_steps(), (std::vector<int64_t>{1, 2}));  // bounded: step 3 has totals only
+  const OpStats* linear = nullptr;
+  const OpStats* relu = nullptr;
+  for (const auto& r : agg.op_stats()) {
+    if (r.name == "aten::linear") linear = &r;
+    if (r.name == "aten::relu") relu = &r;
+  }
+  ASSERT_NE(linear, nullptr);
+  ASSERT_NE(relu, nullptr);
+  EXPECT_EQ(linear->step_cpu_time_ns, (std::vector<int64_t>{100, 200}));
+  EXPECT_EQ(linear->cpu_time_ns, 600);  // the totals still count every step
+  EXPECT_EQ(linear->step_gpu_time_ns, (std::vector<int64_t>{30, 40}));  // inclusive, by the op's step
+  EXPECT_EQ(linear->gpu_time_ns, 120);
+  EXPECT_EQ(relu->step_cpu_time_ns, (std::vector<int64_t>{7}));  // absent after: 0 there
+  // Off by default: a live session's rows carry no per-step vectors.
+  OpAggregator plain;
+  plain.add_ops(ops);
+  EXPECT_TRUE(plain.op_stats().front().step_cpu_time_ns.empty());
+  EXPECT_TRUE(plain.sampled_steps().empty());
+}
+
 TEST(OpAggregator, ChildrenOfAutogradNodesAreTopLevel) {
   OpAggregator agg;
   OpRecord node = op(1, 0, "autograd::engine::evaluate_function: AddmmBackward0",

@@ -168,8 +168,10 @@ QVariant OpComparisonModel::data(const QModelIndex& index, int role) const {
                  dtypeFlow(cell->input_dtypes, {}));
       }
       if (column.kind == ColumnKind::kTime && cell)
-        return tr("%1 calls per step; per-step time in the profiled pass, cast tax included")
-            .arg(cell->calls_per_step, 0, 'f', 1);
+        return tr("%1 calls per step; %2 in the profiled pass, cast tax included")
+            .arg(cell->calls_per_step, 0, 'f', 1)
+            .arg(cell->per_step_median ? tr("the median over the profiled steps")
+                                       : tr("the mean over the profiled steps (the op did not run in every one)"));
       if (column.kind == ColumnKind::kSpeedup && speedupOf(row, column.variant) > 0)
         return tr("%1's time for this op over %2's (per step, the cast tax included); above 1× %2 gained.")
             .arg(variants_.value(baseline_), variants_.value(column.variant));
