@@ -11,6 +11,16 @@
 namespace ampscope::profiler::report_detail {
 namespace {
 
+// The GUI's colours (ui/models/formatting.cpp, variantColor), so a reader who knows
+// the app reads the report's charts at a glance.
+std::string variant_color(const std::string& variant, size_t index) {
+  if (variant == "fp32") return "#6b7a90";
+  if (variant == "tf32") return "#8e5cc9";
+  if (variant == "fp16") return "#e07b28";
+  if (variant == "bf16") return "#2e9e5b";
+  return svg::palette()[index % svg::palette().size()];
+}
+
 std::string variant_label(const VariantRun& run) {
   std::string s = run.precision;
   if (run.tf32) s += " + TF32";
@@ -95,7 +105,7 @@ std::string variants_html(const ReportData& d) {
     if (peak) row.push_back(s.utilization > 0 ? escape(percent(s.utilization)) : "\u2013");
     rows.push_back(std::move(row));
     bars.push_back({s.variant, timed ? s.step_ms.median : std::nan(""),
-                    svg::palette()[i % svg::palette().size()]});
+                    variant_color(s.variant, i)});
   }
   std::string out = table_html(cols, rows);
   svg::BarChartOptions bo;
@@ -107,39 +117,79 @@ std::string variants_html(const ReportData& d) {
   return section_html("variants", "Precision variants", out);
 }
 
+// The value at each step, as the median over the repeats that reached it: repeats of
+// one seed train alike, so the median is their curve without one repeat's hiccups.
+svg::Series median_curve(const VariantRun& run, const std::string& color, double (*value)(const StepRecord&)) {
+  svg::Series out{run.variant, {}, {}, color, false};
+  size_t longest = 0;
+  for (const auto& rep : run.repeats) longest = std::max(longest, rep.size());
+  std::vector<double> at_step;
+  for (size_t i = 0; i < longest; ++i) {
+    at_step.clear();
+    for (const auto& rep : run.repeats)
+      if (i < rep.size()) at_step.push_back(value(rep[i]));
+    std::sort(at_step.begin(), at_step.end(), [](double a, double b) {
+      return std::isnan(b) ? !std::isnan(a) : (!std::isnan(a) && a < b);  // NaN (diverged) last
+    });
+    const size_t n = at_step.size();
+    const double median = n % 2 ? at_step[n / 2] : 0.5 * (at_step[n / 2 - 1] + at_step[n / 2]);
+    out.x.push_back(static_cast<double>(i + 1));
+    out.y.push_back(median);
+  }
+  return out;
+}
+
 std::string curves_html(const ReportData& d) {
   const auto& c = *d.comparison;
-  std::vector<svg::Series> loss, time;
+  const auto base = baseline_index(c);
+  std::vector<svg::Series> loss, time, difference;
   std::vector<double> skipped;
+  size_t most_repeats = 0;
+  std::optional<svg::Series> base_loss;
   for (size_t i = 0; i < c.variants.size(); ++i) {
     const auto& run = c.variants[i];
     if (run.repeats.empty()) continue;
-    const auto& color = svg::palette()[i % svg::palette().size()];
-    svg::Series l{run.variant, {}, {}, color, false}, t{run.variant, {}, {}, color, false};
-    for (const auto& s : run.repeats.front()) {
-      const auto x = static_cast<double>(s.step);
-      l.x.push_back(x);
-      l.y.push_back(s.loss);
-      t.x.push_back(x);
-      t.y.push_back(s.step_time_ms);
-      if (s.skipped) skipped.push_back(x);
-    }
-    loss.push_back(std::move(l));
-    time.push_back(std::move(t));
+    most_repeats = std::max(most_repeats, run.repeats.size());
+    const std::string color = variant_color(run.variant, i);
+    loss.push_back(median_curve(run, color, [](const StepRecord& s) { return s.loss; }));
+    time.push_back(median_curve(run, color, [](const StepRecord& s) { return s.step_time_ms; }));
+    if (base && *base == i) base_loss = loss.back();
+    for (const auto& rep : run.repeats)
+      for (const auto& s : rep)
+        if (s.skipped) skipped.push_back(static_cast<double>(s.step));
   }
   if (loss.empty())
     return section_html("curves", "Loss", paragraph("No repeat finished.", "muted"));
+  std::sort(skipped.begin(), skipped.end());
+  skipped.erase(std::unique(skipped.begin(), skipped.end()), skipped.end());
+  // Same seed, same data: the curves often lie on top of each other, so the gap to
+  // fp32 is drawn too; it shows how far a lower precision drifts.
+  if (base_loss)
+    for (const auto& l : loss) {
+      if (l.name == c.variants[*base].variant) continue;
+      svg::Series gap{l.name, l.x, {}, l.color, false};
+      for (size_t i = 0; i < l.y.size(); ++i)
+        gap.y.push_back(i < base_loss->y.size() ? l.y[i] - base_loss->y[i] : std::nan(""));
+      difference.push_back(std::move(gap));
+    }
+  const std::string of_repeats =
+      most_repeats > 1 ? ", median of " + std::to_string(most_repeats) + " repeats at each step" : "";
   svg::LineChartOptions o;
   o.width = 560;
   o.height = 250;
   o.x_label = "step";
-  o.title = "Loss, first repeat of each variant";
+  o.title = "Loss" + of_repeats;
   o.marker_x = skipped;
-  o.marker_label = "skipped step";
+  o.marker_label = "skipped step (any repeat)";
   std::string s = "<div class=\"charts\">" + svg::line_chart(loss, o);
-  o.title = "Step time, first repeat";
-  o.y_label = "ms";
   o.marker_x.clear();
+  if (!difference.empty()) {
+    o.title = "Loss minus " + c.variants[*base].variant + "'s loss";
+    o.y_label = "difference";
+    s += svg::line_chart(difference, o);
+  }
+  o.title = "Step time" + of_repeats;
+  o.y_label = "ms";
   s += svg::line_chart(time, o) + "</div>";
   if (c.warmup_steps > 0)
     s += paragraph("The first " + std::to_string(c.warmup_steps) +

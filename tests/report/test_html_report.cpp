@@ -120,7 +120,7 @@ TEST(HtmlReport, ANanLossLeavesNoNanInTheCharts) {
 TEST(HtmlReport, ComparisonShowsSpeedupsLossCurvesAndTheOpTable) {
   ScratchDir dir;
   auto c = gpu_comparison();
-  c.variants[2].repeats[0][5].skipped = true;  // the plotted (first) repeat skips step 6 too
+  c.variants[2].repeats[0][5].skipped = true;  // a second repeat skips step 6 too: one marker
   const auto data = comparison_report(c);
   const auto out = (dir / "cmp.html").string();
   write_html_report(data, out);
@@ -131,13 +131,14 @@ TEST(HtmlReport, ComparisonShowsSpeedupsLossCurvesAndTheOpTable) {
   EXPECT_TRUE(contains(html, "bf16 gave 2.4\u00d7 over fp32"));
   EXPECT_TRUE(contains(html, "<strong>2.4\u00d7</strong>"));          // the per-variant table
   EXPECT_TRUE(contains(html, "1.9\u00d7 \u2013 2.6\u00d7"));          // its spread
-  EXPECT_TRUE(contains(html, "Loss, first repeat of each variant"));  // overlaid curves
+  EXPECT_TRUE(contains(html, "Loss, median of 3 repeats at each step"));  // overlaid curves
+  EXPECT_TRUE(contains(html, "Loss minus fp32&#39;s loss")) << "the gap to fp32, where the curves overlap";
   EXPECT_TRUE(contains(html, "<code>aten::softmax</code>"));
   EXPECT_TRUE(contains(html, "<code>aten::layer_norm</code>"));
   EXPECT_TRUE(contains(html, ">kept_fp32<"));
   EXPECT_TRUE(contains(html, ">bf16 speedup<"));
   EXPECT_TRUE(contains(html, ">3.0\u00d7<")) << "linear: 60 ms in fp32, 20 ms in bf16";
-  EXPECT_TRUE(contains(html, "skipped step (1): 6")) << "fp16's skipped step on the loss plot";
+  EXPECT_TRUE(contains(html, "skipped step (any repeat) (1): 6")) << "fp16's skipped step on the loss plot";
   EXPECT_TRUE(contains(html, "id=\"recommendations\""));
 }
 

@@ -157,6 +157,7 @@ QColor categoryColor(OpCategory category) {
   return Qt::gray;
 }
 
+// Same colours as the HTML report's charts (profiler/report/html_comparison.cpp).
 QColor variantColor(const std::string& variant) {
   if (variant == "fp32") return QColor(0x6b, 0x7a, 0x90);  // slate: the baseline
   if (variant == "tf32") return QColor(0x8e, 0x5c, 0xc9);  // violet
