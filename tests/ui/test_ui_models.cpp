@@ -137,6 +137,28 @@ TEST(TableFilterProxy, FiltersByCategoryAndTextAndSortsNumerically) {
   EXPECT_EQ(proxy.index(0, OpStatsModel::kCalls).data().toString(), QStringLiteral("1"));
 }
 
+TEST(TableFilterProxy, TopLevelOnlyHidesNestedOpsAndAutogradNodes) {
+  std::vector<profiler::OpStats> rows = realisticOps();
+  for (auto& r : rows) r.top_level = r.name != "aten::_to_copy" && r.name != "aten::relu";
+  OpStatsModel model;
+  model.setRows(rows);
+  TableFilterProxy proxy;
+  proxy.setSourceModel(&model);
+  QAbstractItemModelTester tester(&proxy, kFatal);
+  proxy.setTopLevelOnly(true);
+  EXPECT_EQ(proxy.rowCount(), 9);
+  EXPECT_FALSE(column(proxy, OpStatsModel::kOp).contains(QStringLiteral("aten::_to_copy")));
+  proxy.setTopLevelOnly(false);
+  EXPECT_EQ(proxy.rowCount(), 11);
+  // Models without the role (kernels) are not filtered by it.
+  KernelModel kernels;
+  kernels.setRows(realisticKernels());
+  TableFilterProxy kernel_proxy;
+  kernel_proxy.setSourceModel(&kernels);
+  kernel_proxy.setTopLevelOnly(true);
+  EXPECT_EQ(kernel_proxy.rowCount(), kernels.rowCount());
+}
+
 TEST(KernelModel, PassesTheModelTesterAndSortsByTime) {
   KernelModel model;
   TableFilterProxy proxy;

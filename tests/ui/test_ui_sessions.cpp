@@ -13,8 +13,10 @@
 #include <fstream>
 
 #include "tests/ui/qt_test_env.h"
+#include "ui/models/model_roles.h"
 #include "ui/models/op_stats_model.h"
 #include "ui/models/store_session_io.h"
+#include "ui/models/table_filter_proxy.h"
 #include "ui/widgets/gradients_pane.h"
 #include "ui/widgets/kernel_view.h"
 #include "ui/widgets/live_plots.h"
@@ -51,6 +53,13 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
   EXPECT_EQ(window.livePlots()->graph(LivePlots::kLoss, 0)->dataCount(), 6);
   EXPECT_EQ(window.livePlots()->graph(LivePlots::kLossScale, 0)->data()->at(0)->value, 65536.0);
   EXPECT_GT(window.opExplorer()->model()->rowCount(), 10);
+  // By default the table lists top-level ops, largest first: no autograd node or nested op on top.
+  const TableFilterProxy* ops = window.opExplorer()->proxy();
+  EXPECT_LT(ops->rowCount(), window.opExplorer()->model()->rowCount());
+  ASSERT_GT(ops->rowCount(), 0);
+  EXPECT_FALSE(ops->index(0, OpStatsModel::kOp).data().toString().startsWith("autograd::"))
+      << ops->index(0, OpStatsModel::kOp).data().toString().toStdString();
+  for (int r = 0; r < ops->rowCount(); ++r) EXPECT_TRUE(ops->index(r, 0).data(TopLevelRole).toBool());
   EXPECT_GT(window.gradientsPane()->parameterCount(), 0);
   // The run panel shows the settings the session was recorded with, so Start re-runs them.
   const engine::TrainConfig shown = window.runPanel()->config();

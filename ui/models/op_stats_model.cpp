@@ -108,6 +108,8 @@ QVariant OpStatsModel::data(const QModelIndex& index, int role) const {
         default:
           return data(index, Qt::DisplayRole);
       }
+    case TopLevelRole:
+      return s.top_level;
     case CategoryRole:
       return static_cast<int>(s.category);
     case FilterTextRole:

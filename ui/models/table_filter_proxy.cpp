@@ -28,8 +28,18 @@ void TableFilterProxy::setLaunchedByFilter(const QString& op) {
   invalidateRowsFilter();
 }
 
+void TableFilterProxy::setTopLevelOnly(bool on) {
+  if (on == top_level_only_) return;
+  top_level_only_ = on;
+  invalidateRowsFilter();
+}
+
 bool TableFilterProxy::filterAcceptsRow(int source_row, const QModelIndex& source_parent) const {
   const QModelIndex index = sourceModel()->index(source_row, 0, source_parent);
+  if (top_level_only_) {
+    const QVariant top = index.data(TopLevelRole);
+    if (top.isValid() && !top.toBool()) return false;
+  }
   if (!categories_.isEmpty() && !categories_.contains(index.data(CategoryRole).toInt()))
     return false;
   if (!launched_by_.isEmpty() && !index.data(LaunchedByRole).toStringList().contains(launched_by_))

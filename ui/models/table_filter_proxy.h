@@ -19,6 +19,10 @@ class TableFilterProxy : public QSortFilterProxyModel {
   void setCategoryFilter(QSet<int> categories);  // int(profiler::OpCategory)
   // Rows whose LaunchedByRole list holds op exactly; empty: no such filter.
   void setLaunchedByFilter(const QString& op);
+  // Only rows whose TopLevelRole is true (rows without the role pass): hides nested
+  // ops (addmm inside linear) and autograd nodes, whose time the top-level rows hold.
+  void setTopLevelOnly(bool on);
+  bool topLevelOnly() const { return top_level_only_; }
 
  protected:
   bool filterAcceptsRow(int source_row, const QModelIndex& source_parent) const override;
@@ -28,6 +32,7 @@ class TableFilterProxy : public QSortFilterProxyModel {
   QStringList words_;
   QSet<int> categories_;
   QString launched_by_;
+  bool top_level_only_ = false;
 };
 
 }  // namespace ampscope::ui

@@ -1,5 +1,6 @@
 #include "ui/widgets/op_explorer.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -11,6 +12,7 @@
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "ui/models/formatting.h"
 #include "ui/models/kernel_model.h"
@@ -58,6 +60,16 @@ OpExplorer::OpExplorer(QWidget* parent) : QWidget(parent) {
   search_->setClearButtonEnabled(true);
   bar->addWidget(category_);
   bar->addWidget(search_, 1);
+  // On by default: sorted by time, autograd nodes and the ops nested in others would
+  // otherwise fill the top of the table with time that the top-level rows already hold.
+  top_level_ = new QCheckBox(tr("Top-level ops only"));
+  top_level_->setObjectName(QStringLiteral("topLevelOnly"));
+  top_level_->setChecked(true);
+  top_level_->setToolTip(tr("Ops called by the model, loss or optimizer code, or by an autograd node. "
+                            "Unchecked, the table adds the ops nested inside them (addmm inside linear) "
+                            "and the autograd nodes; their time is already inside the top-level rows."));
+  proxy_->setTopLevelOnly(true);
+  bar->addWidget(top_level_);
   column->addLayout(bar);
   strip_ = new CategoryStrip;
   column->addWidget(strip_);
@@ -91,6 +103,7 @@ OpExplorer::OpExplorer(QWidget* parent) : QWidget(parent) {
   connect(search_, &QLineEdit::textChanged, debounce_, qOverload<>(&QTimer::start));
   connect(debounce_, &QTimer::timeout, this, [this] { proxy_->setTextFilter(search_->text()); });
   connect(category_, &QComboBox::currentIndexChanged, this, &OpExplorer::applyCategoryFilter);
+  connect(top_level_, &QCheckBox::toggled, proxy_, &TableFilterProxy::setTopLevelOnly);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           &OpExplorer::showKernelsOfSelection);
   kernel_proxy_->setLaunchedByFilter(QStringLiteral("\x01"));  // nothing until an op is selected
@@ -127,6 +140,11 @@ void OpExplorer::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
   }
   const bool first = model_->rowCount() == 0;
   model_->setRows(snapshot->op_stats);
+  // Sessions recorded before top-level marks have none: the filter would hide every row.
+  const bool marked = std::any_of(snapshot->op_stats.begin(), snapshot->op_stats.end(),
+                                  [](const profiler::OpStats& s) { return s.top_level; });
+  top_level_->setEnabled(marked);
+  proxy_->setTopLevelOnly(marked && top_level_->isChecked());
   kernel_model_->setRows(snapshot->kernels);
   strip_->setTotals(summarizeByCategory(snapshot->op_stats));
   stack_->setCurrentIndex(1);

@@ -7,6 +7,7 @@
 
 #include "profiler/snapshot.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -34,6 +35,7 @@ class OpExplorer : public QWidget {
   TableFilterProxy* proxy() const { return proxy_; }
   QLineEdit* searchField() const { return search_; }
   QComboBox* categoryFilter() const { return category_; }
+  QCheckBox* topLevelOnly() const { return top_level_; }
   QTableView* table() const { return table_; }
   TableFilterProxy* kernelProxy() const { return kernel_proxy_; }
   CategoryStrip* summary() const { return strip_; }
@@ -44,6 +46,7 @@ class OpExplorer : public QWidget {
 
   QStackedWidget* stack_ = nullptr;
   QComboBox* category_ = nullptr;
+  QCheckBox* top_level_ = nullptr;
   QLineEdit* search_ = nullptr;
   QTimer* debounce_ = nullptr;
   CategoryStrip* strip_ = nullptr;
