@@ -16,6 +16,7 @@
 #include "profiler/capture/profiler.h"
 #include "ui/models/run_series.h"
 #include "ui/models/store_session_io.h"
+#include "ui/widgets/color_scheme.h"
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/run_panel.h"
@@ -189,7 +190,10 @@ int main(int argc, char** argv) {
                            QStringLiteral("N"), QStringLiteral("40"));
   QCommandLineOption start(QStringLiteral("start"),
                            QStringLiteral("Start the built-in session at once"));
-  parser.addOptions({screenshot, steps, after, start});
+  QCommandLineOption scheme(QStringLiteral("color-scheme"),
+                            QStringLiteral("light, dark or system (default: the desktop's palette)"),
+                            QStringLiteral("SCHEME"), QStringLiteral("system"));
+  parser.addOptions({screenshot, steps, after, start, scheme});
   parser.process(*app_holder);
   auto& app = static_cast<QApplication&>(*app_holder);
 
@@ -199,6 +203,8 @@ int main(int argc, char** argv) {
   if (!ok_steps || n_steps < 1) return fail(QStringLiteral("--steps wants a positive number"));
   if (!ok_after || n_after < 1)
     return fail(QStringLiteral("--screenshot-after-steps wants a positive number"));
+  if (!ampscope::ui::applyColorScheme(parser.value(scheme)))
+    return fail(QStringLiteral("--color-scheme wants light, dark or system"));
   const QString file = parser.positionalArguments().value(0);
   const bool shooting = parser.isSet(screenshot);
 

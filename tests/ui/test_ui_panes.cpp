@@ -8,7 +8,11 @@
 #include "profiler/capture/profiler.h"
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/ui_test_data.h"
+#include "ui/widgets/color_scheme.h"
+#include "ui/widgets/comparison_page.h"
 #include "ui/widgets/gradients_pane.h"
+#include "ui/widgets/live_plots.h"
+#include "ui/widgets/main_window.h"
 #include "ui/widgets/run_panel.h"
 
 namespace ampscope::ui {
@@ -147,6 +151,44 @@ TEST(RunPanel, ProfilingFieldsReachTheProfilerOptions) {
   panel.setProfilerOptions(ProfilingSettings{});
   EXPECT_EQ(field("profileEveryNSteps")->value(), 5);
   EXPECT_EQ(field("profileWindowSteps")->text(), QStringLiteral("to the end"));
+}
+
+}  // namespace
+}  // namespace ampscope::ui
+
+namespace ampscope::ui {
+namespace {
+
+// `--color-scheme dark`: every plot follows the palette (backgrounds, axis text,
+// legends) when it changes, the live plots and the comparison page alike.
+TEST(ColorScheme, PlotsFollowADarkPaletteAndBack) {
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.show();
+  const QPalette light = window.palette();
+  QCustomPlot* loss = window.livePlots()->plot(LivePlots::kLoss);
+  QCustomPlot* compared = window.comparisonPage()->lossPlot();
+  ASSERT_GT(loss->axisRect()->backgroundBrush().color().lightness(), 128);
+
+  window.setPalette(darkPalette());
+  for (QCustomPlot* plot : {loss, compared}) {
+    EXPECT_LT(plot->axisRect()->backgroundBrush().color().lightness(), 64);
+    EXPECT_GT(plot->xAxis->tickLabelColor().lightness(), 192);
+    EXPECT_GT(plot->legend->textColor().lightness(), 192);
+  }
+  // A grabbed picture is dark too: the mean lightness of the plot's pixels.
+  const QImage image = loss->toPixmap(400, 200).toImage();
+  qint64 sum = 0;
+  for (int y = 0; y < image.height(); y += 4)
+    for (int x = 0; x < image.width(); x += 4) sum += QColor(image.pixel(x, y)).lightness();
+  EXPECT_LT(sum / ((image.height() / 4) * (image.width() / 4)), 80);
+
+  window.setPalette(light);
+  EXPECT_GT(loss->axisRect()->backgroundBrush().color().lightness(), 128);
+}
+
+TEST(ColorScheme, OnlyKnownSchemesAreAccepted) {
+  EXPECT_TRUE(applyColorScheme(QStringLiteral("system")));
+  EXPECT_FALSE(applyColorScheme(QStringLiteral("solarized")));
 }
 
 }  // namespace
