@@ -4,7 +4,11 @@ Same sizes, optimizer (AdamW, lr 1e-3), autocast dtype and loss scaler, data
 drawn from an in-memory set by random indices as ampscope's synthetic sources
 do. Prints one line per case: "<model> <precision> <median step ms>".
 Usage: pytorch_eager_step.py [cpu|cuda] [seconds per case]
+       [--models gpt,convnet] [--precisions fp32,tf32,fp16,bf16]
+       [--layers N --width N --heads N --seq-len N --batch N]  (one model's sizes,
+       as `ampscope compare` takes them; scripts/compare_bench.sh passes them)
 """
+import argparse
 import os
 import statistics
 import sys
@@ -16,18 +20,29 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
 from reference_models import GPT, MLP, ConvNet  # noqa: E402
 
-device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
-seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 2.0
+parser = argparse.ArgumentParser()
+parser.add_argument("device", nargs="?", default="cpu")
+parser.add_argument("seconds", nargs="?", type=float, default=2.0)
+parser.add_argument("--models", default="mlp,convnet,gpt")
+parser.add_argument("--precisions", default="fp32,bf16,fp16")
+for size in ("layers", "width", "heads", "seq-len", "batch"):
+    parser.add_argument("--" + size, type=int)
+args = parser.parse_args()
+device, seconds = args.device, args.seconds
 
 
 def case(model_name):
     n = 8192
     if model_name == "mlp":
-        return MLP(32, 512, 4, 10), torch.randn(n, 32), torch.randint(0, 10, (n,)), 256
+        layers, width, batch = args.layers or 4, args.width or 512, args.batch or 256
+        return MLP(32, width, layers, 10), torch.randn(n, 32), torch.randint(0, 10, (n,)), batch
     if model_name == "convnet":
-        return ConvNet(3, 32, 2, 10), torch.randn(n, 3, 16, 16), torch.randint(0, 10, (n,)), 64
-    tokens = torch.randint(0, 64, (n, 65))
-    return GPT(64, 128, 2, 4, 64), tokens[:, :-1], tokens[:, 1:], 16
+        layers, width, batch = args.layers or 2, args.width or 32, args.batch or 64
+        return ConvNet(3, width, layers, 10), torch.randn(n, 3, 16, 16), torch.randint(0, 10, (n,)), batch
+    layers, width, heads = args.layers or 2, args.width or 128, args.heads or 4
+    seq_len, batch = args.seq_len or 64, args.batch or 16
+    tokens = torch.randint(0, 64, (n, seq_len + 1))
+    return GPT(64, width, layers, heads, seq_len), tokens[:, :-1], tokens[:, 1:], batch
 
 
 def median_step_ms(model_name, precision):
@@ -35,6 +50,8 @@ def median_step_ms(model_name, precision):
     model, inputs, targets, batch = case(model_name)
     model.to(device).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    # tf32: fp32 with TF32 matmuls and convolutions, as ampscope's --tf32 sets per run.
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "tf32"
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision)
     scaler = torch.amp.GradScaler(device, enabled=precision == "fp16")
     gen = torch.Generator().manual_seed(2)
@@ -66,6 +83,6 @@ def median_step_ms(model_name, precision):
     return statistics.median(times)
 
 
-for model_name in ("mlp", "convnet", "gpt"):
-    for precision in ("fp32", "bf16", "fp16"):
+for model_name in args.models.split(","):
+    for precision in args.precisions.split(","):
         print(f"{model_name} {precision} {median_step_ms(model_name, precision):.4f}", flush=True)
