@@ -2,10 +2,27 @@
 // and full capture (ops every step, session file, gradient ranges every 10
 // steps, CUPTI on CUDA). Device: AMPSCOPE_BENCH_DEVICE=cpu|cuda; sizes:
 // AMPSCOPE_BENCH_WIDTH (default 256 on the CPU, 1024 on CUDA).
+//
+// .../observer-alternate, .../full-alternate: the profiler records every second
+// step only, and recorded steps are compared with the unrecorded steps between
+// them (counter recorded_vs_unrecorded): one run, the same moment, so a machine
+// shared with other work moves both alike. The worker's processing of a recorded
+// step overlaps the next (unrecorded) step, so this is a slight underestimate.
+//
+// profiling/.../per_op: what one recorded op costs the training thread, on a
+// GPT too small for its kernels to matter, in thread CPU time (other processes
+// on the machine barely move it): steps without a callback, with one that does
+// nothing but ask for inputs and outputs (recordfunction_ns_per_op: PyTorch's
+// share) and with the observer alternate, so all see the same conditions;
+// to_records_ns_per_op is what the profiler's worker then spends per op.
+// Run it with OMP_NUM_THREADS=1.
+#include <ATen/record_function.h>
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -20,6 +37,12 @@ namespace {
 using namespace ampscope;
 
 enum class Mode { kOff, kObserverOnly, kFullCapture };
+
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 
 engine::TrainConfig gpt_config(engine::DeviceChoice device, int64_t width) {
   engine::TrainConfig c;
@@ -36,7 +59,13 @@ engine::TrainConfig gpt_config(engine::DeviceChoice device, int64_t width) {
   return c;
 }
 
-void step_time(benchmark::State& state, Mode mode, engine::DeviceChoice device, int64_t width) {
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+void step_time(benchmark::State& state, Mode mode, engine::DeviceChoice device, int64_t width, bool alternate) {
   try {
     engine::TrainingRun run(gpt_config(device, width));
     const std::string session = fmt::format("/tmp/ampscope-bench-{}.ampscope", ::getpid());
@@ -44,6 +73,10 @@ void step_time(benchmark::State& state, Mode mode, engine::DeviceChoice device, 
     options.session_path = mode == Mode::kFullCapture ? session : "";
     options.gradient_every = mode == Mode::kFullCapture ? 10 : 0;
     options.trace_gpu = mode == Mode::kFullCapture;
+    if (alternate) {
+      options.window_start = 2;  // even steps, so the gradient steps (every 10) are recorded ones
+      options.every_n_steps = 2;
+    }
     std::unique_ptr<profiler::Profiler> profiler;
     std::vector<engine::TrainingObserver*> observers;
     if (mode != Mode::kOff) {
@@ -52,16 +85,100 @@ void step_time(benchmark::State& state, Mode mode, engine::DeviceChoice device, 
       observers.push_back(profiler.get());
     }
     int64_t step = 1;
-    for (int i = 0; i < 5; ++i) run.step(step++, observers);
+    for (int i = 0; i < 6; ++i) run.step(step++, observers);
+    int64_t thread_ns = 0;
+    std::vector<double> recorded_ms, unrecorded_ms;
     for (auto _ : state) {
+      const bool recorded = profiler && profiler->step_is_sampled(step);
+      const int64_t t0 = thread_cpu_ns();
       const engine::StepEvent e = run.step(step++, observers);
+      thread_ns += thread_cpu_ns() - t0;
       state.SetIterationTime(e.step_time_ms / 1e3);
+      (recorded ? recorded_ms : unrecorded_ms).push_back(e.step_time_ms);
+    }
+    // The training thread's own CPU time: less sensitive to other load than the step's wall time.
+    state.counters["train_thread_cpu_ms"] =
+        benchmark::Counter(static_cast<double>(thread_ns) / 1e6 / static_cast<double>(state.iterations()));
+    if (alternate) {
+      state.counters["recorded_ms"] = benchmark::Counter(median(recorded_ms));
+      state.counters["unrecorded_ms"] = benchmark::Counter(median(unrecorded_ms));
+      state.counters["recorded_vs_unrecorded"] = benchmark::Counter(median(recorded_ms) / median(unrecorded_ms));
     }
     if (profiler) profiler->on_run_end(engine::RunState::kFinished, "");
     ::unlink(session.c_str());
   } catch (const engine::EngineError& e) {
     state.SkipWithError(e.what());
   }
+}
+
+// The training thread's share of the observer: callbacks, then handing the step's ops on.
+template <typename Observer>
+auto take_ops(Observer& observer) {
+  if constexpr (requires { observer.take(); }) {
+    return observer.take();
+  } else {
+    return observer.collect();  // builds of the observer that made OpRecords in the callbacks
+  }
+}
+
+template <typename Batch>
+size_t to_records(Batch&& batch) {
+  if constexpr (requires { std::move(batch).to_records(); }) {
+    return std::move(batch).to_records().size();
+  } else {
+    return batch.size();
+  }
+}
+
+// What RecordFunction itself costs with a callback that wants inputs and outputs
+// (PyTorch boxes them for it): the floor under any op observer.
+std::unique_ptr<at::ObserverContext> ignore_enter(const at::RecordFunction&) { return nullptr; }
+void ignore_exit(const at::RecordFunction&, at::ObserverContext*) {}
+
+void per_op_cost(benchmark::State& state) {
+  engine::TrainConfig config = gpt_config(engine::DeviceChoice::kCPU, 64);
+  config.model.seq_len = 8;
+  config.batch_size = 2;
+  engine::TrainingRun run(config);
+  profiler::OpObserver observer;
+  int64_t step = 1;
+  for (int i = 0; i < 5; ++i) run.step(step++);
+  int64_t off_ns = 0, on_ns = 0, convert_ns = 0, floor_ns = 0;
+  uint64_t ops = 0;
+  for (auto _ : state) {
+    const uint64_t handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(ignore_enter, ignore_exit).needsInputs(true).needsOutputs(true).scopes(
+            {at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
+    const int64_t f0 = thread_cpu_ns();
+    run.step(step++);
+    floor_ns += thread_cpu_ns() - f0;
+    at::removeCallback(handle);
+    const int64_t t0 = thread_cpu_ns();
+    run.step(step++);
+    const int64_t t1 = thread_cpu_ns();
+    observer.begin_step(step);
+    run.step(step++);
+    observer.end_step();
+    auto batch = take_ops(observer);
+    const int64_t t2 = thread_cpu_ns();
+    ops += to_records(std::move(batch));
+    const int64_t t3 = thread_cpu_ns();
+    off_ns += t1 - t0;
+    on_ns += t2 - t1;
+    convert_ns += t3 - t2;
+    state.SetIterationTime(static_cast<double>(t2 - t1) / 1e9);
+  }
+  const auto n = static_cast<double>(state.iterations());
+  state.counters["ops_per_step"] = benchmark::Counter(static_cast<double>(ops) / n);
+  state.counters["off_step_us"] = benchmark::Counter(static_cast<double>(off_ns) / 1e3 / n);
+  state.counters["on_step_us"] = benchmark::Counter(static_cast<double>(on_ns) / 1e3 / n);
+  // Per recorded op: on the training thread, and making OpRecords (the profiler's worker).
+  const auto per_op = [&](int64_t ns) {
+    return benchmark::Counter(static_cast<double>(ns) / static_cast<double>(ops));
+  };
+  state.counters["train_ns_per_op"] = per_op(on_ns - off_ns);
+  state.counters["to_records_ns_per_op"] = per_op(convert_ns);
+  state.counters["recordfunction_ns_per_op"] = per_op(floor_ns - off_ns);
 }
 
 }  // namespace
@@ -72,12 +189,27 @@ int main(int argc, char** argv) {
   const auto device = device_name == "cuda" ? engine::DeviceChoice::kCUDA : engine::DeviceChoice::kCPU;
   const char* width_env = std::getenv("AMPSCOPE_BENCH_WIDTH");
   const int64_t width = width_env ? std::atoll(width_env) : (device_name == "cuda" ? 1024 : 256);
-  for (auto [mode, name] : {std::pair{Mode::kOff, "off"}, std::pair{Mode::kObserverOnly, "observer"},
-                            std::pair{Mode::kFullCapture, "full"}}) {
-    benchmark::RegisterBenchmark(fmt::format("profiling/{}/gpt{}/{}", device_name, width, name).c_str(),
-                                 [=](benchmark::State& s) { step_time(s, mode, device, width); })
+  struct Variant {
+    Mode mode;
+    bool alternate;
+    const char* name;
+  };
+  for (const Variant v : {Variant{Mode::kOff, false, "off"}, Variant{Mode::kObserverOnly, false, "observer"},
+                          Variant{Mode::kFullCapture, false, "full"},
+                          Variant{Mode::kObserverOnly, true, "observer-alternate"},
+                          Variant{Mode::kFullCapture, true, "full-alternate"}}) {
+    benchmark::RegisterBenchmark(fmt::format("profiling/{}/gpt{}/{}", device_name, width, v.name).c_str(),
+                                 [=](benchmark::State& s) { step_time(s, v.mode, device, width, v.alternate); })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)
+        ->MinTime(3.0)
+        ->Repetitions(3)
+        ->ReportAggregatesOnly(true);
+  }
+  if (device == engine::DeviceChoice::kCPU) {
+    benchmark::RegisterBenchmark("profiling/cpu/gpt64-tiny/per_op", per_op_cost)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond)
         ->MinTime(3.0)
         ->Repetitions(3)
         ->ReportAggregatesOnly(true);

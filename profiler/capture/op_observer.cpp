@@ -1,13 +1,19 @@
 #include "profiler/capture/op_observer.h"
 
+#include <ATen/SequenceNumber.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
 #include <c10/core/ScalarType.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
+#include <deque>
+#include <optional>
 #include <string_view>
+#include <unordered_map>
 
 #include "engine/module_scope.h"
 #include "profiler/analysis/op_classifier.h"
@@ -25,165 +31,394 @@ int64_t now_ns() {
       .count();
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
-}
-
-constexpr std::string_view kModulePrefix = "ampscope.module:";
+constexpr std::string_view kModulePrefix = engine::kModuleScopePrefix;
 constexpr std::string_view kPhasePrefix = "ampscope.phase:";
 
 }  // namespace
 
-// One open op on a thread's stack.
+// Types the per-thread state holds (a named namespace: that state is a member of OpObserver).
+namespace observer_detail {
+
+enum NameFlag : uint8_t { kCastOp = 1, kEvaluateFunction = 2 };
+struct NameInfo {
+  uint32_t id = 0;
+  uint8_t flags = 0;  // NameFlag bits, so the hot path never compares names
+};
+
+// Op names and module paths for the whole process. Ids stay valid for every
+// observer and batch, and the strings never move (a deque), so views of them
+// stay valid too. Id 0 is "".
+class NameTable {
+ public:
+  static NameTable& instance() {
+    static NameTable* table = new NameTable;  // never destroyed: callbacks may run during exit
+    return *table;
+  }
+  std::pair<NameInfo, std::string_view> intern(std::string_view text) {
+    std::lock_guard lock(mutex_);
+    if (auto it = ids_.find(text); it != ids_.end()) return {it->second, it->first};
+    const std::string& stored = names_.emplace_back(text);
+    const NameInfo info{static_cast<uint32_t>(names_.size() - 1), flags_of(stored)};
+    ids_.emplace(stored, info);
+    return {info, stored};
+  }
+  std::vector<std::string_view> snapshot() {
+    std::lock_guard lock(mutex_);
+    return {names_.begin(), names_.end()};
+  }
+
+ private:
+  NameTable() { intern(""); }
+  static uint8_t flags_of(std::string_view name) {
+    // Autograd's engine wraps each node ("AddmmBackward0", scope BACKWARD_FUNCTION) in a
+    // FUNCTION-scope "autograd::engine::evaluate_function: AddmmBackward0": both are containers.
+    return (is_cast_op(name) ? kCastOp : 0) |
+           (name.starts_with("autograd::engine::evaluate_function") ? kEvaluateFunction : 0);
+  }
+  std::mutex mutex_;
+  std::deque<std::string> names_;
+  std::unordered_map<std::string_view, NameInfo> ids_;
+};
+
+// One thread's view of the table, so lookups take no lock. Ops named by their
+// schema keep one name address for the process's life: the address finds them
+// (checked against the text, since autograd's node names are strings that come
+// and go). Other names go by their text.
+class NameCache {
+ public:
+  NameInfo lookup(const char* name) {
+    const auto bits = reinterpret_cast<uintptr_t>(name);
+    Slot& slot = slots_[((bits >> 4) ^ (bits >> 13)) & (kSlots - 1)];
+    if (slot.address == name && std::strcmp(name, slot.text) == 0) return slot.info;
+    const auto [info, text] = lookup(std::string_view(name));
+    slot = {name, text.data(), info};
+    return info;
+  }
+  std::pair<NameInfo, std::string_view> lookup(std::string_view text) {
+    if (auto it = by_text_.find(text); it != by_text_.end()) return {it->second, it->first};
+    const auto found = NameTable::instance().intern(text);
+    by_text_.emplace(found.second, found.first);
+    return found;
+  }
+
+ private:
+  static constexpr size_t kSlots = 512;
+  struct Slot {
+    const char* address = nullptr;
+    const char* text = nullptr;  // the table's copy, NUL-terminated
+    NameInfo info;
+  };
+  std::array<Slot, kSlots> slots_{};
+  std::unordered_map<std::string_view, NameInfo> by_text_;  // views into the table
+};
+
+constexpr int8_t kNoTensor = -1;  // a non-tensor argument or an undefined tensor: dtype ""
+
+struct TensorDesc {
+  int8_t dtype = kNoTensor;  // c10::ScalarType
+  bool wrapped = false;      // a number wrapped in a 0-dim tensor
+  uint16_t rank = 0;         // inputs: how many of the op's dims are this tensor's
+};
+
+bool is_floating(const TensorDesc& t) {
+  if (t.wrapped || t.dtype == kNoTensor) return false;
+  const auto type = static_cast<c10::ScalarType>(t.dtype);
+  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble;
+}
+
+struct RawOp {
+  uint64_t id = 0, parent_id = 0, forward_op_id = 0;
+  int64_t step = 0, sequence_nr = -1, start_ns = 0, end_ns = 0;
+  int64_t out_bytes = 0;  // what its outputs take: the cast bytes, if it turns out to be a cast
+  uint32_t name = 0, module = 0, depth = 0;
+  uint32_t first_tensor = 0, n_inputs = 0, n_outputs = 0;  // inputs, then outputs
+  uint32_t first_dim = 0;
+  Phase phase = Phase::kOther;
+  bool autograd_node = false;
+  // The CastContext, fixed when the op is entered; classified by to_records().
+  bool parent_entered_under_autocast = false, inside_cast = false, backward_of_autocast_cast = false;
+};
+
+// A recorded op still running on a thread's stack.
 struct OpenOp {
-  OpRecord record;
+  RawOp raw;
+  uint32_t pending_tensor = 0, pending_dim = 0;  // where its inputs start in the pending arrays
   bool autocast_on = false;  // autocast was enabled for some device when the op was entered
   bool is_cast = false;
   bool is_backward_node = false;
-  bool backward_of_autocast_cast = false;  // a backward node of an autocast-inserted cast
+  bool node_of_autocast_cast = false;  // a backward node of an autocast-inserted cast
 };
 
 // What a user scope on the stack was, so its exit undoes the right thing.
 enum class ScopeKind : uint8_t { kModule, kPhase, kOther };
 
+}  // namespace observer_detail
+
+using namespace observer_detail;
+
+struct OpBatch::Part {
+  uint64_t thread_number = 0;
+  std::vector<RawOp> ops;
+  std::vector<TensorDesc> tensors;
+  std::vector<int64_t> dims;  // input shapes, one op after another
+};
+
 struct OpObserver::ThreadState {
   uint64_t thread_number = 0;
-  std::vector<OpenOp> open;                  // recorded ops currently running, innermost last
-  std::vector<std::string> modules;          // module scopes, innermost last
-  std::vector<Phase> phases;                 // phase scopes, innermost last
-  std::vector<ScopeKind> user_scopes;        // every open USER_SCOPE, to pair exits with entries
-  std::mutex mutex;                          // guards finished
-  std::vector<OpRecord> finished;
+  uint64_t generation = 0;
+  NameCache names;
+  std::vector<OpenOp> open;            // recorded ops currently running, innermost last
+  std::vector<uint32_t> modules;       // module scopes (interned paths), innermost last
+  std::vector<Phase> phases;           // phase scopes, innermost last
+  std::vector<ScopeKind> user_scopes;  // every open USER_SCOPE, to pair exits with entries
+  uint32_t torchscript_frames = 0;     // TorchScript functions running on this thread
+  // Open ops' inputs, innermost last (a stack, as `open` is), reused from op to op.
+  std::vector<TensorDesc> pending_tensors;
+  std::vector<int64_t> pending_dims;
+  std::mutex mutex;  // guards finished
+  OpBatch::Part finished;
+
+  void restart(uint64_t new_generation) {
+    generation = new_generation;
+    open.clear();
+    modules.clear();
+    phases.clear();
+    user_scopes.clear();
+    torchscript_frames = 0;
+    pending_tensors.clear();
+    pending_dims.clear();
+  }
+};
+
+// Forward ops by the sequence number of the autograd node they created (the
+// outermost op around its creation): that op's module is the backward node's.
+// Numbers count up per thread, so a step's nodes from the training thread fill
+// a dense range: a vector from the step's first number, and a map for numbers
+// outside it (other threads' counters).
+struct OpObserver::SequenceTable {
+  struct Origin {
+    uint64_t op_id = 0;
+    uint32_t module = 0;
+    bool autocast_cast = false;  // an autocast cast made it: its backward node casts the gradient back
+    bool set = false;
+  };
+  static constexpr int64_t kDenseSpan = int64_t{1} << 20;
+
+  std::mutex mutex;
+  int64_t base = -1;
+  std::vector<Origin> dense;
+  std::unordered_map<int64_t, Origin> sparse;
+
+  void clear() {
+    std::lock_guard lock(mutex);
+    base = -1;
+    dense.clear();
+    sparse.clear();
+  }
+  // Ops that enclose one another and the node's creation exit inner first: the last wins.
+  void record(int64_t seq, uint64_t op_id, uint32_t module, bool autocast_cast) {
+    std::lock_guard lock(mutex);
+    if (base < 0) base = seq;
+    Origin* o = nullptr;
+    if (seq >= base && seq - base < kDenseSpan) {
+      const auto i = static_cast<size_t>(seq - base);
+      if (i >= dense.size()) dense.resize(std::max(i + 1, dense.size() * 2));
+      o = &dense[i];
+    } else {
+      o = &sparse[seq];
+    }
+    o->op_id = op_id;
+    o->module = module;
+    o->autocast_cast = o->autocast_cast || autocast_cast;
+    o->set = true;
+  }
+  std::optional<Origin> find(int64_t seq) {
+    if (seq < 0) return std::nullopt;
+    std::lock_guard lock(mutex);
+    if (base >= 0 && seq >= base && seq - base < static_cast<int64_t>(dense.size())) {
+      const Origin& o = dense[static_cast<size_t>(seq - base)];
+      return o.set ? std::optional(o) : std::nullopt;
+    }
+    auto it = sparse.find(seq);
+    return it == sparse.end() ? std::nullopt : std::optional(it->second);
+  }
 };
 
 namespace {
 
-void describe_inputs(const at::RecordFunction& fn, OpRecord& r) {
+void describe_inputs(const at::RecordFunction& fn, std::vector<TensorDesc>& tensors, std::vector<int64_t>& dims) {
+  auto add = [&](const at::Tensor& t, bool may_be_wrapped) {
+    if (!t.defined()) {
+      tensors.emplace_back();
+      return;
+    }
+    const c10::IntArrayRef sizes = t.sizes();
+    // A Python or C++ number wrapped in a 0-dim tensor takes no part in type
+    // promotion; marking it keeps it out of the autocast classification.
+    tensors.push_back({static_cast<int8_t>(t.scalar_type()),
+                       may_be_wrapped && t.unsafeGetTensorImpl()->is_wrapped_number(),
+                       static_cast<uint16_t>(sizes.size())});
+    dims.insert(dims.end(), sizes.begin(), sizes.end());
+  };
   for (const c10::IValue& v : fn.inputs()) {
     if (v.isTensor()) {
-      const at::Tensor& t = v.toTensor();
-      if (!t.defined()) {
-        r.input_dtypes.emplace_back();
-        r.input_shapes.emplace_back();
-        continue;
-      }
-      // A Python or C++ number wrapped in a 0-dim tensor takes no part in type
-      // promotion; marking it keeps it out of the autocast classification.
-      const bool wrapped = t.unsafeGetTensorImpl()->is_wrapped_number();
-      r.input_dtypes.emplace_back((wrapped ? kWrappedNumberPrefix : std::string()) + dtype_name(t.scalar_type()));
-      r.input_shapes.emplace_back(t.sizes().begin(), t.sizes().end());
+      add(v.toTensor(), true);
     } else if (v.isTensorList()) {
       // Lists (cat, stack, foreach ops) are flattened: their dtypes decide promotion.
-      for (const at::Tensor& t : v.toTensorList()) {
-        r.input_dtypes.emplace_back(t.defined() ? dtype_name(t.scalar_type()) : "");
-        r.input_shapes.emplace_back(t.defined() ? Shape(t.sizes().begin(), t.sizes().end()) : Shape{});
+      for (const c10::IValue& e : v.toListRef()) {
+        if (e.isTensor()) add(e.toTensor(), false);
+        else tensors.emplace_back();
       }
     } else {
-      r.input_dtypes.emplace_back();
-      r.input_shapes.emplace_back();
+      tensors.emplace_back();
     }
   }
 }
 
-int64_t describe_outputs(const at::RecordFunction& fn, OpRecord& r) {
+int64_t describe_outputs(const at::RecordFunction& fn, std::vector<TensorDesc>& tensors) {
   int64_t bytes = 0;
-  auto add = [&](const at::Tensor& t) {
+  auto add = [&](const c10::IValue& v) {
+    if (!v.isTensor()) return;
+    const at::Tensor& t = v.toTensor();
     if (!t.defined()) return;
-    r.output_dtypes.emplace_back(dtype_name(t.scalar_type()));
+    tensors.push_back({static_cast<int8_t>(t.scalar_type()), false, 0});
     bytes += static_cast<int64_t>(t.numel()) * static_cast<int64_t>(t.element_size());
   };
   for (const c10::IValue& v : fn.outputs()) {
     if (v.isTensor()) {
-      add(v.toTensor());
+      add(v);
     } else if (v.isTensorList()) {
-      for (const at::Tensor& t : v.toTensorList()) add(t);
+      for (const c10::IValue& e : v.toListRef()) add(e);
     } else if (v.isTuple()) {
-      for (const c10::IValue& e : v.toTupleRef().elements())
-        if (e.isTensor()) add(e.toTensor());
+      for (const c10::IValue& e : v.toTupleRef().elements()) add(e);
     }
   }
   return bytes;
 }
 
+// classify_op()'s rule for casts, on dtype codes: whether to_records() will call
+// this op an autocast cast. The backward node it creates then casts a gradient back.
+bool is_autocast_cast(const RawOp& r, const TensorDesc* tensors) {
+  if (r.inside_cast || r.n_inputs == 0 || r.n_outputs == 0) return false;
+  const TensorDesc& in = tensors[0];
+  const TensorDesc& out = tensors[r.n_inputs];
+  if (!is_floating(in) || !is_floating(out) || in.dtype == out.dtype) return false;
+  return r.parent_entered_under_autocast || r.backward_of_autocast_cast;
+}
+
 bool autocast_enabled_anywhere() {
   // The TLS check the autocast kernels themselves use: an op entered while an
   // autocast key is active will have its inputs cast by autocast.
-  return !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutocastCPU) ||
-         !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutocastCUDA);
+  const c10::DispatchKeySet excluded = c10::impl::tls_local_dispatch_key_set().excluded_;
+  return !excluded.has(c10::DispatchKey::AutocastCPU) || !excluded.has(c10::DispatchKey::AutocastCUDA);
+}
+
+// The module path of the TorchScript code this thread is running, as our scopes
+// name modules ("blocks.0.lin"). The interpreter describes its frames and the
+// inlined call stack of the node it runs as "TOP(Net)::forward",
+// "blocks(Sequential)::forward", "0(Inner)::forward", ...: instance names after
+// the top module, without "SELF" (a method of the same module), free functions
+// ("::f", "CALL_FUNCTION::f...") and instances it cannot name. It builds a few
+// strings per frame, so only top-level ops inside TorchScript ask.
+uint32_t torchscript_module(NameCache& names) {
+  const std::vector<std::string> frames = torch::jit::currentModuleHierarchy();
+  std::string path;
+  for (size_t i = 1; i < frames.size(); ++i) {
+    const std::string_view frame = frames[i];
+    const size_t paren = frame.find('(');
+    if (paren == 0 || paren == std::string_view::npos) continue;
+    const std::string_view instance = frame.substr(0, paren);
+    if (instance == "SELF" || instance == "INSTANCE_NAME_UNKNOWN" || instance.starts_with("CALL_FUNCTION::"))
+      continue;
+    if (!path.empty()) path += '.';
+    path += instance;
+  }
+  return path.empty() ? 0 : names.lookup(path).first.id;
+}
+
+void enter_user_scope(OpObserver::ThreadState& ts, std::string_view name) {
+  if (name.starts_with(kModulePrefix)) {
+    ts.modules.push_back(ts.names.lookup(name.substr(kModulePrefix.size())).first.id);
+    ts.user_scopes.push_back(ScopeKind::kModule);
+  } else if (name.starts_with(kPhasePrefix)) {
+    const std::string_view phase = name.substr(kPhasePrefix.size());
+    ts.phases.push_back(phase == "forward"    ? Phase::kForward
+                        : phase == "backward" ? Phase::kBackward
+                        : phase == "optimizer" ? Phase::kOptimizer
+                                               : Phase::kOther);
+    ts.user_scopes.push_back(ScopeKind::kPhase);
+  } else {
+    ts.user_scopes.push_back(ScopeKind::kOther);
+  }
+}
+
+void exit_user_scope(OpObserver::ThreadState& ts) {
+  if (ts.user_scopes.empty()) return;  // entered before the callback was registered
+  const ScopeKind kind = ts.user_scopes.back();
+  ts.user_scopes.pop_back();
+  if (kind == ScopeKind::kModule && !ts.modules.empty()) ts.modules.pop_back();
+  if (kind == ScopeKind::kPhase && !ts.phases.empty()) ts.phases.pop_back();
 }
 
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   OpObserver* self = g_active.load(std::memory_order_acquire);
   if (self == nullptr) return nullptr;
   OpObserver::ThreadState& ts = self->thread_state();
-  const char* name = fn.name();
-  if (fn.scope() == at::RecordScope::USER_SCOPE) {
-    const std::string_view n(name);
-    if (starts_with(n, kModulePrefix)) {
-      ts.modules.emplace_back(n.substr(kModulePrefix.size()));
-      ts.user_scopes.push_back(ScopeKind::kModule);
-    } else if (starts_with(n, kPhasePrefix)) {
-      const std::string_view phase = n.substr(kPhasePrefix.size());
-      ts.phases.push_back(phase == "forward"    ? Phase::kForward
-                          : phase == "backward" ? Phase::kBackward
-                          : phase == "optimizer" ? Phase::kOptimizer
-                                                 : Phase::kOther);
-      ts.user_scopes.push_back(ScopeKind::kPhase);
-    } else {
-      ts.user_scopes.push_back(ScopeKind::kOther);
-    }
+  const at::RecordScope scope = fn.scope();
+  if (scope == at::RecordScope::USER_SCOPE) {
+    enter_user_scope(ts, fn.name());
+    return nullptr;
+  }
+  if (scope == at::RecordScope::TORCHSCRIPT_FUNCTION) {
+    ++ts.torchscript_frames;
     return nullptr;
   }
 
-  OpenOp op;
-  OpRecord& r = op.record;
+  const NameInfo name = ts.names.lookup(fn.name());
+  const size_t depth = ts.open.size();
+  OpenOp& op = ts.open.emplace_back();
+  const OpenOp* parent = depth > 0 ? &ts.open[depth - 1] : nullptr;
+  RawOp& r = op.raw;
   r.id = self->next_id_.fetch_add(1, std::memory_order_relaxed);
   r.step = self->step_.load(std::memory_order_relaxed);
-  r.name = name;
+  r.name = name.id;
   r.sequence_nr = fn.seqNr();
-  r.thread_id = ts.thread_number;
-  r.depth = static_cast<uint32_t>(ts.open.size());
-  // Autograd's engine wraps each node ("AddmmBackward0", scope BACKWARD_FUNCTION) in a
-  // FUNCTION-scope "autograd::engine::evaluate_function: AddmmBackward0": both are containers.
-  op.is_backward_node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION ||
-                        starts_with(r.name, "autograd::engine::evaluate_function");
+  r.depth = static_cast<uint32_t>(depth);
+  op.is_backward_node = scope == at::RecordScope::BACKWARD_FUNCTION || (name.flags & kEvaluateFunction) != 0;
   r.autograd_node = op.is_backward_node;
-  op.is_cast = is_cast_op(r.name);
+  op.is_cast = (name.flags & kCastOp) != 0;
   op.autocast_on = autocast_enabled_anywhere();
-  if (!ts.open.empty()) {
-    const OpenOp& parent = ts.open.back();
-    r.parent_id = parent.record.id;
-    r.module = parent.record.module;
-    r.phase = parent.record.phase;
-    r.forward_op_id = parent.record.forward_op_id;
+  if (parent != nullptr) {
+    r.parent_id = parent->raw.id;
+    r.module = parent->raw.module;
+    r.phase = parent->raw.phase;
+    r.forward_op_id = parent->raw.forward_op_id;
+    r.parent_entered_under_autocast = parent->autocast_on && !parent->is_cast;
+    r.inside_cast = parent->raw.inside_cast || parent->is_cast;
+    // The innermost backward node around the op decides.
+    r.backward_of_autocast_cast =
+        parent->is_backward_node ? parent->node_of_autocast_cast : parent->raw.backward_of_autocast_cast;
   } else {
-    r.module = ts.modules.empty() ? std::string() : ts.modules.back();
+    r.module = ts.modules.empty() ? 0 : ts.modules.back();
     r.phase = ts.phases.empty() ? Phase::kOther : ts.phases.back();
+    // A user's TorchScript model has no scopes of ours: ask its interpreter.
+    if (r.module == 0 && ts.torchscript_frames > 0 && !op.is_backward_node) r.module = torchscript_module(ts.names);
   }
   if (op.is_backward_node) {
-    // Autograd names its node after the forward op's sequence number: that op's module is this one's.
+    // Autograd numbers its node as the forward op that created it: that op's module is this one's.
     r.phase = Phase::kBackward;
-    std::lock_guard lock(self->forward_mutex_);
-    auto it = self->forward_by_sequence_nr_.find(r.sequence_nr);
-    if (it != self->forward_by_sequence_nr_.end()) {
-      r.module = it->second.module;
-      r.forward_op_id = it->second.op_id;
-      op.backward_of_autocast_cast = it->second.autocast_cast;
-    }
-  } else if (r.sequence_nr >= 0 && r.phase != Phase::kBackward) {
-    // Nested ops share their parent's number until one creates an autograd node:
-    // the outermost op (first seen) names the module and the forward op.
-    std::lock_guard lock(self->forward_mutex_);
-    auto [it, inserted] = self->forward_by_sequence_nr_.try_emplace(r.sequence_nr);
-    if (inserted) {
-      it->second.op_id = r.id;
-      it->second.module = r.module;
+    if (const auto origin = self->forward_ops_->find(r.sequence_nr)) {
+      r.module = origin->module;
+      r.forward_op_id = origin->op_id;
+      op.node_of_autocast_cast = origin->autocast_cast;
     }
   }
-  describe_inputs(fn, r);
+  op.pending_tensor = static_cast<uint32_t>(ts.pending_tensors.size());
+  op.pending_dim = static_cast<uint32_t>(ts.pending_dims.size());
+  describe_inputs(fn, ts.pending_tensors, ts.pending_dims);
+  r.n_inputs = static_cast<uint32_t>(ts.pending_tensors.size() - op.pending_tensor);
   if (self->hooks_) self->hooks_->push_external_id(r.id);
   r.start_ns = now_ns();
-  ts.open.push_back(std::move(op));
   return nullptr;
 }
 
@@ -192,77 +427,168 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
   OpObserver* self = g_active.load(std::memory_order_acquire);
   if (self == nullptr) return;
   OpObserver::ThreadState& ts = self->thread_state();
-  if (fn.scope() == at::RecordScope::USER_SCOPE) {
-    if (ts.user_scopes.empty()) return;  // entered before the callback was registered
-    const ScopeKind kind = ts.user_scopes.back();
-    ts.user_scopes.pop_back();
-    if (kind == ScopeKind::kModule && !ts.modules.empty()) ts.modules.pop_back();
-    if (kind == ScopeKind::kPhase && !ts.phases.empty()) ts.phases.pop_back();
+  const at::RecordScope scope = fn.scope();
+  if (scope == at::RecordScope::USER_SCOPE) {
+    exit_user_scope(ts);
+    return;
+  }
+  if (scope == at::RecordScope::TORCHSCRIPT_FUNCTION) {
+    if (ts.torchscript_frames > 0) --ts.torchscript_frames;
     return;
   }
   if (ts.open.empty()) return;  // entered before registration
-  OpenOp op = std::move(ts.open.back());
-  ts.open.pop_back();
   if (self->hooks_) self->hooks_->pop_external_id();
-  OpRecord& r = op.record;
+  OpenOp& op = ts.open.back();
+  RawOp& r = op.raw;
   r.end_ns = end;
-  const int64_t out_bytes = describe_outputs(fn, r);
-  CastContext context;
-  if (!ts.open.empty()) {
-    context.parent_entered_under_autocast = ts.open.back().autocast_on && !ts.open.back().is_cast;
-    for (const OpenOp& o : ts.open) context.inside_cast = context.inside_cast || o.is_cast;
-    for (auto it = ts.open.rbegin(); it != ts.open.rend(); ++it) {
-      if (!it->is_backward_node) continue;
-      context.backward_of_autocast_cast = it->backward_of_autocast_cast;
-      break;
+  r.out_bytes = describe_outputs(fn, ts.pending_tensors);
+  r.n_outputs = static_cast<uint32_t>(ts.pending_tensors.size() - op.pending_tensor - r.n_inputs);
+  // The op (or one inside it) created the autograd node with its number iff the
+  // thread's counter moved past it. Ops that create none (no input needs a
+  // gradient, or TorchScript's differentiable graphs, which run detached) share
+  // the number of a later node and must not claim it.
+  if (!op.is_backward_node && r.phase != Phase::kBackward && r.sequence_nr >= 0 &&
+      at::sequence_number::peek() > static_cast<uint64_t>(r.sequence_nr)) {
+    const bool autocast_cast = op.is_cast && is_autocast_cast(r, ts.pending_tensors.data() + op.pending_tensor);
+    self->forward_ops_->record(r.sequence_nr, r.id, r.module, autocast_cast);
+  }
+  const auto tensors = ts.pending_tensors.begin() + op.pending_tensor;
+  const auto dims = ts.pending_dims.begin() + op.pending_dim;
+  {
+    std::lock_guard lock(ts.mutex);
+    OpBatch::Part& out = ts.finished;
+    r.first_tensor = static_cast<uint32_t>(out.tensors.size());
+    r.first_dim = static_cast<uint32_t>(out.dims.size());
+    out.tensors.insert(out.tensors.end(), tensors, ts.pending_tensors.end());
+    out.dims.insert(out.dims.end(), dims, ts.pending_dims.end());
+    out.ops.push_back(r);
+  }
+  ts.pending_tensors.resize(op.pending_tensor);
+  ts.pending_dims.resize(op.pending_dim);
+  ts.open.pop_back();
+}
+
+// By ScalarType code: the plain name and the wrapped number's.
+const std::string& dtype_text(const TensorDesc& t) {
+  static const auto names = [] {
+    std::vector<std::array<std::string, 2>> v;
+    for (int i = 0; i < static_cast<int>(c10::ScalarType::NumOptions); ++i) {
+      const std::string name = dtype_name(static_cast<c10::ScalarType>(i));
+      v.push_back({name, kWrappedNumberPrefix + name});
     }
-  }
-  r.category = op.is_backward_node ? OpCategory::kUnchanged
-                                   : classify_op(r.name, r.input_dtypes, r.output_dtypes, context);
-  if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast) r.cast_bytes = out_bytes;
-  if (r.category == OpCategory::kAutocastCast && r.phase != Phase::kBackward && r.sequence_nr >= 0) {
-    std::lock_guard lock(self->forward_mutex_);
-    self->forward_by_sequence_nr_[r.sequence_nr].autocast_cast = true;
-  }
-  std::lock_guard lock(ts.mutex);
-  ts.finished.push_back(std::move(r));
+    return v;
+  }();
+  static const std::string none;
+  if (t.dtype < 0 || static_cast<size_t>(t.dtype) >= names.size()) return none;
+  return names[static_cast<size_t>(t.dtype)][t.wrapped ? 1 : 0];
 }
 
 }  // namespace
 
+OpBatch::OpBatch() = default;
+OpBatch::~OpBatch() = default;
+OpBatch::OpBatch(OpBatch&&) noexcept = default;
+OpBatch& OpBatch::operator=(OpBatch&&) noexcept = default;
+
+size_t OpBatch::size() const {
+  size_t n = 0;
+  for (const Part& p : parts_) n += p.ops.size();
+  return n;
+}
+
+std::vector<OpRecord> OpBatch::to_records() && {
+  std::vector<OpRecord> all;
+  if (parts_.empty()) return all;
+  const std::vector<std::string_view> names = NameTable::instance().snapshot();
+  // Sorted before the records are made: moving an OpRecord costs more than a pointer.
+  std::vector<std::pair<const RawOp*, const Part*>> order;
+  order.reserve(size());
+  for (const Part& part : parts_)
+    for (const RawOp& op : part.ops) order.emplace_back(&op, &part);
+  std::sort(order.begin(), order.end(),
+            [](const auto& a, const auto& b) { return a.first->start_ns < b.first->start_ns; });
+  all.reserve(order.size());
+  for (const auto& [raw, part] : order) {
+    const RawOp& op = *raw;
+    OpRecord& r = all.emplace_back();
+    r.id = op.id;
+    r.parent_id = op.parent_id;
+    r.step = op.step;
+    r.name = names[op.name];
+    r.phase = op.phase;
+    r.module = names[op.module];
+    r.sequence_nr = op.sequence_nr;
+    r.forward_op_id = op.forward_op_id;
+    r.depth = op.depth;
+    r.autograd_node = op.autograd_node;
+    r.thread_id = part->thread_number;
+    r.start_ns = op.start_ns;
+    r.end_ns = op.end_ns;
+    const TensorDesc* t = part->tensors.data() + op.first_tensor;
+    const int64_t* d = part->dims.data() + op.first_dim;
+    r.input_dtypes.reserve(op.n_inputs);
+    r.input_shapes.reserve(op.n_inputs);
+    for (uint32_t i = 0; i < op.n_inputs; ++i) {
+      r.input_dtypes.push_back(dtype_text(t[i]));
+      r.input_shapes.emplace_back(d, d + t[i].rank);
+      d += t[i].rank;
+    }
+    r.output_dtypes.reserve(op.n_outputs);
+    for (uint32_t i = 0; i < op.n_outputs; ++i) r.output_dtypes.push_back(dtype_text(t[op.n_inputs + i]));
+    const CastContext context{op.parent_entered_under_autocast, op.inside_cast, op.backward_of_autocast_cast};
+    r.category = op.autograd_node ? OpCategory::kUnchanged
+                                  : classify_op(r.name, r.input_dtypes, r.output_dtypes, context);
+    if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast)
+      r.cast_bytes = op.out_bytes;
+  }
+  parts_.clear();
+  return all;
+}
+
 std::atomic<uint64_t> OpObserver::next_serial_{1};
 
-OpObserver::OpObserver() : serial_(next_serial_.fetch_add(1)) {}
+OpObserver::OpObserver() : forward_ops_(std::make_unique<SequenceTable>()), serial_(next_serial_.fetch_add(1)) {}
 
 OpObserver::~OpObserver() { end_step(); }
 
 OpObserver::ThreadState& OpObserver::thread_state() {
-  // One state per (thread, observer); the registry keeps it alive for collect().
-  thread_local std::unordered_map<uint64_t, std::shared_ptr<ThreadState>> states;
-  auto& slot = states[serial_];
-  if (!slot) {
-    slot = std::make_shared<ThreadState>();
-    std::lock_guard lock(registry_mutex_);
-    slot->thread_number = next_thread_number_++;
-    threads_.push_back(slot);
+  // One state per (thread, observer); the registry keeps it alive for take().
+  // The last one used is remembered: a thread sees one observer at a time.
+  thread_local uint64_t last_serial = 0;
+  thread_local ThreadState* last = nullptr;
+  if (last_serial != serial_) {
+    thread_local std::unordered_map<uint64_t, std::shared_ptr<ThreadState>> states;
+    auto& slot = states[serial_];
+    if (!slot) {
+      slot = std::make_shared<ThreadState>();
+      std::lock_guard lock(registry_mutex_);
+      slot->thread_number = next_thread_number_++;
+      threads_.push_back(slot);
+    }
+    last_serial = serial_;
+    last = slot.get();
   }
-  return *slot;
+  const uint64_t generation = generation_.load(std::memory_order_relaxed);
+  if (last->generation != generation) last->restart(generation);
+  return *last;
 }
 
 void OpObserver::begin_step(int64_t step) {
   step_.store(step, std::memory_order_relaxed);
   if (handle_ != 0) return;
+  // Before publishing `this`: a callback that sees it sees the new generation.
+  generation_.fetch_add(1, std::memory_order_relaxed);
   OpObserver* expected = nullptr;
   if (!g_active.compare_exchange_strong(expected, this)) return;  // another observer is active
-  {
-    std::lock_guard lock(forward_mutex_);
-    forward_by_sequence_nr_.clear();
-  }
+  forward_ops_->clear();
+  // TORCHSCRIPT_FUNCTION: the interpreter opens one per TorchScript function call,
+  // so a thread knows when it runs TorchScript; other models never make one.
   handle_ = at::addGlobalCallback(at::RecordFunctionCallback(on_enter, on_exit)
                                       .needsInputs(true)
                                       .needsOutputs(true)
                                       .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
-                                               at::RecordScope::USER_SCOPE}));
+                                               at::RecordScope::USER_SCOPE,
+                                               at::RecordScope::TORCHSCRIPT_FUNCTION}));
 }
 
 void OpObserver::end_step() {
@@ -272,16 +598,24 @@ void OpObserver::end_step() {
   g_active.store(nullptr, std::memory_order_release);
 }
 
-std::vector<OpRecord> OpObserver::collect() {
-  std::vector<OpRecord> all;
+OpBatch OpObserver::take() {
+  OpBatch batch;
   std::lock_guard registry(registry_mutex_);
   for (auto& ts : threads_) {
-    std::lock_guard lock(ts->mutex);
-    std::move(ts->finished.begin(), ts->finished.end(), std::back_inserter(all));
-    ts->finished.clear();
+    OpBatch::Part part;
+    {
+      std::lock_guard lock(ts->mutex);
+      if (ts->finished.ops.empty()) continue;
+      std::swap(part, ts->finished);
+      // The thread records about as much next step: spare it the regrowth.
+      ts->finished.ops.reserve(part.ops.size());
+      ts->finished.tensors.reserve(part.tensors.size());
+      ts->finished.dims.reserve(part.dims.size());
+    }
+    part.thread_number = ts->thread_number;
+    batch.parts_.push_back(std::move(part));
   }
-  std::sort(all.begin(), all.end(), [](const OpRecord& a, const OpRecord& b) { return a.start_ns < b.start_ns; });
-  return all;
+  return batch;
 }
 
 }  // namespace ampscope::profiler

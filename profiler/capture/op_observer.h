@@ -4,24 +4,52 @@
 //
 // Threads: the callbacks run on whichever thread runs an op. Each thread keeps
 // its open ops on a thread-local stack and appends finished records to its own
-// buffer (its own mutex, uncontended but for collect()). collect() runs on the
+// buffer (its own mutex, uncontended but for take()). take() runs on the
 // training thread at the end of a step. Lock order: registry_mutex_, then a
-// buffer's mutex; the hot path takes only its own buffer's mutex.
+// buffer's mutex. The hot path takes its own buffer's mutex, the sequence
+// table's (ops that create an autograd node, backward nodes) and, for a name
+// its thread has not seen yet, the name table's (and registry_mutex_ once per
+// thread), each alone.
+//
+// Hot path: what an op costs the thread that runs it is kept to copying ids and
+// numbers. Op names and module paths are interned (small ids into a process-wide
+// table that only grows), dtypes stay c10::ScalarType codes and shapes go into
+// one reused array per thread; strings, dtype names and the autocast category
+// are made by OpBatch::to_records(), which the profiler runs on its worker.
 //
 // The callback is registered only for sampled steps (begin_step .. end_step),
 // so unsampled steps pay nothing.
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "profiler/cupti/activity_source.h"
 #include "profiler/records.h"
 
 namespace ampscope::profiler {
+
+// Finished ops from every thread in the compact form the callbacks write. Moving
+// one is cheap, so the training thread hands it on as is.
+class OpBatch {
+ public:
+  OpBatch();
+  ~OpBatch();
+  OpBatch(OpBatch&&) noexcept;
+  OpBatch& operator=(OpBatch&&) noexcept;
+
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+  // The records, by start time.
+  std::vector<OpRecord> to_records() &&;
+
+  struct Part;  // one thread's buffer
+
+ private:
+  friend class OpObserver;
+  std::vector<Part> parts_;
+};
 
 class OpObserver {
  public:
@@ -36,24 +64,24 @@ class OpObserver {
   void begin_step(int64_t step);
   void end_step();
   bool recording() const { return handle_ != 0; }
-  // Every record finished since the last collect(), from every thread, by start time.
-  std::vector<OpRecord> collect();
+  // Every op finished since the last take(), from every thread.
+  OpBatch take();
+  // take().to_records(), on the calling thread.
+  std::vector<OpRecord> collect() { return take().to_records(); }
   uint64_t recorded_ops() const { return next_id_.load(std::memory_order_relaxed) - 1; }
 
   // Public for the C-style RecordFunction callbacks; not for other callers.
   struct ThreadState;
+  struct SequenceTable;
   ThreadState& thread_state();
   std::atomic<uint64_t> next_id_{1};
   std::atomic<int64_t> step_{0};
+  // Bumped by each registration: a thread's state left over from an earlier
+  // registration (an op still open when end_step() ran) is dropped on first use.
+  std::atomic<uint64_t> generation_{0};
   cupti::ActivitySource* hooks_ = nullptr;
   // Forward ops by autograd sequence number, so backward ops can name their module.
-  struct ForwardOrigin {
-    uint64_t op_id = 0;   // the outermost forward op with this sequence number
-    std::string module;
-    bool autocast_cast = false;  // an autocast cast had it: its backward node casts the gradient back
-  };
-  std::mutex forward_mutex_;
-  std::unordered_map<int64_t, ForwardOrigin> forward_by_sequence_nr_;
+  const std::unique_ptr<SequenceTable> forward_ops_;
 
  private:
   static std::atomic<uint64_t> next_serial_;

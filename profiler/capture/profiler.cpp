@@ -91,7 +91,7 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
 void Profiler::on_step_end(const engine::StepEvent& step) {
   if (observer_.recording()) {
     observer_.end_step();
-    enqueue(OpsJob{observer_.collect()});
+    enqueue(OpsJob{observer_.take()});
     // The step ended with a device sync, so its kernels are done; CUPTI hands
     // buffers over when full, so flush now and then for a live view.
     if (gpu_source_ && ++profiled_steps_since_flush_ >= 10) {
@@ -105,7 +105,7 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
 void Profiler::finish_recording() {
   if (observer_.recording()) {
     observer_.end_step();
-    enqueue(OpsJob{observer_.collect()});
+    enqueue(OpsJob{observer_.take()});
   }
   if (gpu_source_) gpu_source_->stop();  // delivers the rest and releases CUPTI
 }
@@ -167,8 +167,9 @@ void Profiler::worker_loop() {
 
 void Profiler::process(Job& job) {
   if (auto* ops = std::get_if<OpsJob>(&job)) {
-    aggregator_.add_ops(ops->ops);
-    if (writer_) writer_->append_ops(std::move(ops->ops));
+    std::vector<OpRecord> records = std::move(ops->ops).to_records();
+    aggregator_.add_ops(records);
+    if (writer_) writer_->append_ops(std::move(records));
   } else if (auto* kernels = std::get_if<KernelsJob>(&job)) {
     for (KernelRecord& k : kernels->kernels) {
       k.step = aggregator_.step_of(k.op_id).value_or(last_step_);

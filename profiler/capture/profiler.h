@@ -67,7 +67,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   void on_run_end(engine::RunState final_state, const std::string& message) override;
 
  private:
-  struct OpsJob { std::vector<OpRecord> ops; };
+  struct OpsJob { OpBatch ops; };  // made into OpRecords on the worker, off the training thread
   struct KernelsJob { std::vector<KernelRecord> kernels; };
   struct GradientsJob { std::vector<GradientSample> samples; };
   struct StepJob { StepRecord step; };

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <set>
 
 #include "engine/autocast_guard.h"
@@ -84,6 +85,23 @@ TEST_P(ObserverOnGpt, ClassifiesAutocastDecisions) {
   for (const auto& op : ops)
     backward_in_qkv = backward_in_qkv || (op.phase == Phase::kBackward && op.module == "blocks.0.attn.qkv");
   EXPECT_TRUE(backward_in_qkv);
+  // A backward node links to the forward op that created it, never to an earlier op that only
+  // shared its sequence number (zero_grad's detach_, a mask's slice: ops that create no node).
+  std::map<uint64_t, const OpRecord*> by_id;
+  for (const auto& op : ops) by_id[op.id] = &op;
+  int64_t linked_nodes = 0;
+  for (const auto& op : ops) {
+    if (!op.autograd_node || op.forward_op_id == 0) continue;
+    ++linked_nodes;
+    const OpRecord* fwd = by_id.at(op.forward_op_id);
+    EXPECT_EQ(fwd->phase, Phase::kForward) << op.name << " -> " << fwd->name;
+    EXPECT_EQ(fwd->sequence_nr, op.sequence_nr) << op.name << " -> " << fwd->name;
+    EXPECT_EQ(fwd->module, op.module) << op.name << " -> " << fwd->name;
+    if (op.name == "EmbeddingBackward0") { EXPECT_EQ(fwd->name, "aten::embedding"); }
+    if (op.name == "MaskedFillBackward0") { EXPECT_EQ(fwd->name, "aten::masked_fill"); }
+  }
+  EXPECT_GT(linked_nodes, 20);
+  EXPECT_NE(find(ops, "EmbeddingBackward0", Phase::kBackward, "tok_emb"), nullptr);
   // The optimizer's ops are recorded in their phase.
   EXPECT_NE(std::find_if(ops.begin(), ops.end(), [](const OpRecord& o) { return o.phase == Phase::kOptimizer; }),
             ops.end());
@@ -175,6 +193,101 @@ TEST_P(MatchesPyTorchProfiler, InputDtypesOfTheSameOps) {
 
 INSTANTIATE_TEST_SUITE_P(Precisions, MatchesPyTorchProfiler, ::testing::Values(Precision::kBF16, Precision::kFP16),
                          [](const auto& info) { return std::string(engine::to_string(info.param)); });
+
+// A user's TorchScript model has no module scopes of ours: the op observer takes
+// the module path from the TorchScript interpreter. Scripted (not traced) nested
+// modules, a helper method on self, and a Sequential.
+constexpr const char* kNestedScript = R"(
+import sys, torch
+class Inner(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(16, 16)
+    def act(self, y):
+        return torch.relu(y)
+    def forward(self, x):
+        return self.act(self.lin(x))
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(32, 16)
+        self.blocks = torch.nn.Sequential(Inner(), Inner())
+        self.out = torch.nn.Linear(16, 10)
+    def forward(self, x):
+        return self.out(self.blocks(torch.tanh(self.fc1(x))))
+torch.jit.script(Net()).save(sys.argv[1])
+)";
+
+std::string top_level_summary(const std::vector<OpRecord>& ops) {
+  std::string seen;
+  for (const auto& op : ops)
+    if (op.depth <= 1)
+      seen += fmt::format("{}{} [{}] {} seq={}\n", op.depth ? "  " : "", op.name, to_string(op.phase), op.module,
+                          op.sequence_nr);
+  return seen;
+}
+
+TEST(OpObserverTorchScript, OpsCarryTheScriptedSubmodulePath) {
+  auto python = test::python_with_torch();
+  if (!python) GTEST_SKIP() << "no Python with torch configured (AMPSCOPE_PYTHON)";
+  test::ScratchDir dir;
+  test::write_file(dir / "make_model.py", kNestedScript);
+  const std::string path = dir / "nested.pt";
+  std::string out;
+  const std::string make = fmt::format("'{}' '{}' '{}' 2>&1", *python, (dir / "make_model.py").string(), path);
+  ASSERT_EQ(test::run_command(make, &out), 0) << out;
+
+  engine::TrainConfig config;
+  config.model.kind = ModelKind::kTorchScript;
+  config.model.torchscript_path = path;
+  config.data.synthetic_samples = 64;
+  config.batch_size = 4;
+  config.device = engine::DeviceChoice::kCPU;
+  config.steps = 4;
+  engine::TrainingRun run(config);
+  const std::set<std::string> linears{"fc1", "blocks.0.lin", "blocks.1.lin", "out"};
+  for (int64_t step = 1; step <= 4; ++step) {
+    SCOPED_TRACE(fmt::format("step {}", step));
+    OpObserver observer;
+    observer.begin_step(step);
+    run.step(step);
+    observer.end_step();
+    const auto ops = observer.collect();
+
+    std::set<std::string> forward_linears;
+    for (const auto& op : ops)
+      if (op.name == "aten::linear" && op.phase == Phase::kForward) forward_linears.insert(op.module);
+    EXPECT_EQ(forward_linears, linears) << top_level_summary(ops);
+    // Ops inside a linear (addmm, t) are its; "SELF" (a method on the same module) adds nothing.
+    for (const auto& op : ops) {
+      if (op.phase != Phase::kForward) continue;
+      if (op.name == "aten::addmm") { EXPECT_TRUE(linears.contains(op.module)) << op.module; }
+      if (op.name == "aten::relu") { EXPECT_TRUE(op.module == "blocks.0" || op.module == "blocks.1") << op.module; }
+      if (op.name == "aten::tanh" || op.name == "aten::cross_entropy_loss") { EXPECT_EQ(op.module, "") << op.name; }
+    }
+
+    // Backward. The first call runs the profiling executor's profiling pass: ops as
+    // written, one autograd node each, linked to the forward op by sequence number.
+    // From then on the optimized graph runs the model's differentiable part as one
+    // prim::DifferentiableGraph whose forward ops run detached and whose backward is
+    // one DifferentiableGraphBackward node running TorchScript's own gradient graph,
+    // which carries no module call stack: its ops stay at the top module.
+    std::set<std::string> backward_addmm;
+    bool differentiable_graph = false;
+    for (const auto& op : ops) {
+      if (op.name == "AddmmBackward0") backward_addmm.insert(op.module);
+      if (op.autograd_node && op.name.find("DifferentiableGraphBackward") != std::string::npos) {
+        differentiable_graph = true;
+        EXPECT_EQ(op.module, "");
+      }
+    }
+    if (step == 1) { EXPECT_FALSE(differentiable_graph) << top_level_summary(ops); }
+    if (!differentiable_graph) { EXPECT_EQ(backward_addmm, linears) << top_level_summary(ops); }
+    if (step == 4) {
+      EXPECT_TRUE(differentiable_graph) << "the optimized graph: update this test's comment" << top_level_summary(ops);
+    }
+  }
+}
 
 }  // namespace
 }  // namespace ampscope::profiler
