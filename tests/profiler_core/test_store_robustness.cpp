@@ -150,10 +150,11 @@ TEST(StoreRobustness, AppendsNeverBlockAndDropsAreCounted) {
     slowest = std::max(slowest, std::chrono::steady_clock::now() - t);
   }
   const auto total = std::chrono::steady_clock::now() - start;
-  // A blocking append would wait for the lock, which is only released after the loop:
-  // bounds far above a move and a lock, far below the writer's 30 s busy wait.
-  EXPECT_LT(slowest, std::chrono::milliseconds(250));
-  EXPECT_LT(total, std::chrono::seconds(1));
+  // A blocking append would wait for the lock, which is only released after the loop,
+  // i.e. the writer's 30 s busy wait: the bounds sit far below that and far above a move
+  // and a lock, with room for a test machine that deschedules us (CI runs tests 2 at a time).
+  EXPECT_LT(slowest, std::chrono::seconds(5));
+  EXPECT_LT(total, std::chrono::seconds(10));
   // At most the queue (2) plus what the stalled writer took from it (<= 2) are kept.
   EXPECT_GE(w->dropped_batches(), uint64_t{kSteps - 4});
 
