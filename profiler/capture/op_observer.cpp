@@ -18,6 +18,7 @@
 #include "engine/module_scope.h"
 #include "profiler/analysis/op_classifier.h"
 #include "profiler/capture/dtype_names.h"
+#include "profiler/capture/interned_names.h"
 
 namespace ampscope::profiler {
 
@@ -38,79 +39,6 @@ constexpr std::string_view kPhasePrefix = "ampscope.phase:";
 
 // Types the per-thread state holds (a named namespace: that state is a member of OpObserver).
 namespace observer_detail {
-
-enum NameFlag : uint8_t { kCastOp = 1, kEvaluateFunction = 2 };
-struct NameInfo {
-  uint32_t id = 0;
-  uint8_t flags = 0;  // NameFlag bits, so the hot path never compares names
-};
-
-// Op names and module paths for the whole process. Ids stay valid for every
-// observer and batch, and the strings never move (a deque), so views of them
-// stay valid too. Id 0 is "".
-class NameTable {
- public:
-  static NameTable& instance() {
-    static NameTable* table = new NameTable;  // never destroyed: callbacks may run during exit
-    return *table;
-  }
-  std::pair<NameInfo, std::string_view> intern(std::string_view text) {
-    std::lock_guard lock(mutex_);
-    if (auto it = ids_.find(text); it != ids_.end()) return {it->second, it->first};
-    const std::string& stored = names_.emplace_back(text);
-    const NameInfo info{static_cast<uint32_t>(names_.size() - 1), flags_of(stored)};
-    ids_.emplace(stored, info);
-    return {info, stored};
-  }
-  std::vector<std::string_view> snapshot() {
-    std::lock_guard lock(mutex_);
-    return {names_.begin(), names_.end()};
-  }
-
- private:
-  NameTable() { intern(""); }
-  static uint8_t flags_of(std::string_view name) {
-    // Autograd's engine wraps each node ("AddmmBackward0", scope BACKWARD_FUNCTION) in a
-    // FUNCTION-scope "autograd::engine::evaluate_function: AddmmBackward0": both are containers.
-    return (is_cast_op(name) ? kCastOp : 0) |
-           (name.starts_with("autograd::engine::evaluate_function") ? kEvaluateFunction : 0);
-  }
-  std::mutex mutex_;
-  std::deque<std::string> names_;
-  std::unordered_map<std::string_view, NameInfo> ids_;
-};
-
-// One thread's view of the table, so lookups take no lock. Ops named by their
-// schema keep one name address for the process's life: the address finds them
-// (checked against the text, since autograd's node names are strings that come
-// and go). Other names go by their text.
-class NameCache {
- public:
-  NameInfo lookup(const char* name) {
-    const auto bits = reinterpret_cast<uintptr_t>(name);
-    Slot& slot = slots_[((bits >> 4) ^ (bits >> 13)) & (kSlots - 1)];
-    if (slot.address == name && std::strcmp(name, slot.text) == 0) return slot.info;
-    const auto [info, text] = lookup(std::string_view(name));
-    slot = {name, text.data(), info};
-    return info;
-  }
-  std::pair<NameInfo, std::string_view> lookup(std::string_view text) {
-    if (auto it = by_text_.find(text); it != by_text_.end()) return {it->second, it->first};
-    const auto found = NameTable::instance().intern(text);
-    by_text_.emplace(found.second, found.first);
-    return found;
-  }
-
- private:
-  static constexpr size_t kSlots = 512;
-  struct Slot {
-    const char* address = nullptr;
-    const char* text = nullptr;  // the table's copy, NUL-terminated
-    NameInfo info;
-  };
-  std::array<Slot, kSlots> slots_{};
-  std::unordered_map<std::string_view, NameInfo> by_text_;  // views into the table
-};
 
 constexpr int8_t kNoTensor = -1;  // a non-tensor argument or an undefined tensor: dtype ""
 

@@ -10,6 +10,7 @@
 #include "profiler/capture/session_meta.h"
 #include "profiler/capture/step_record.h"
 #include "profiler/cupti/tensor_core_eligibility.h"
+#include "profiler/thread_priority.h"
 
 namespace ampscope::profiler {
 namespace {
@@ -29,7 +30,10 @@ Profiler::Profiler(ProfilerOptions options)
     : options_(std::move(options)),
       aggregator_(64, options_.op_step_samples),
       snapshot_(std::make_shared<const ProfileSnapshot>()) {
-  worker_ = std::thread([this] { worker_loop(); });
+  worker_ = std::thread([this] {
+    lower_this_thread_priority();
+    worker_loop();
+  });
 }
 
 Profiler::~Profiler() {

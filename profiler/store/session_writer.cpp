@@ -13,6 +13,7 @@
 
 #include "profiler/store/row_codec.h"
 #include "profiler/store/session_schema.h"
+#include "profiler/thread_priority.h"
 
 namespace ampscope::profiler {
 
@@ -170,7 +171,10 @@ SessionWriter::SessionWriter(std::string path, Db db, const SessionWriterOptions
       stmts_(std::make_unique<Statements>(db_)),
       aggregates_(std::make_unique<KernelAggregates>()) {
   options_.queue_capacity = std::max<size_t>(1, options_.queue_capacity);
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    lower_this_thread_priority();
+    run();
+  });
 }
 
 SessionWriter::~SessionWriter() { close(); }
