@@ -40,36 +40,20 @@ int run_session(const engine::TrainConfig& config, const std::vector<engine::Tra
   std::signal(SIGTERM, on_interrupt);
   trainer.start();
 
-  std::vector<engine::Event> events;
-  std::optional<engine::StateEvent> final_state;
   double first_loss = 0.0, last_loss = 0.0;
   int64_t skipped = 0, steps_seen = 0;
-  bool stop_sent = false;
-  while (!final_state) {
-    queue->wait_for(std::chrono::milliseconds(100));
-    if (g_interrupted.load() && !stop_sent) {
-      trainer.request_stop();
-      stop_sent = true;
-    }
-    events.clear();
-    queue->drain(events);
-    for (const auto& event : events) {
-      if (const auto* step = std::get_if<engine::StepEvent>(&event)) {
-        if (metrics) metrics->write(*step);
-        if (steps_seen++ == 0) first_loss = step->loss;
-        last_loss = step->loss;
-        skipped += step->skipped ? 1 : 0;
-      }
-      if (const auto* state = std::get_if<engine::StateEvent>(&event); state && engine::is_terminal(state->state))
-        final_state = *state;
-      if (!output.quiet) printer.on_event(event);
-    }
-    // The terminal event can only be missing if the queue dropped it.
-    if (!final_state && engine::is_terminal(trainer.state()) && queue->drain(events) == 0) {
-      trainer.wait();
-      final_state = engine::StateEvent{trainer.state(), trainer.completed_steps(), trainer.error_message()};
-    }
-  }
+  const engine::StateEvent final_state = engine::follow_run(
+      trainer, *queue,
+      [&](const engine::Event& event) {
+        if (const auto* step = std::get_if<engine::StepEvent>(&event)) {
+          if (metrics) metrics->write(*step);
+          if (steps_seen++ == 0) first_loss = step->loss;
+          last_loss = step->loss;
+          skipped += step->skipped ? 1 : 0;
+        }
+        if (!output.quiet) printer.on_event(event);
+      },
+      [] { return g_interrupted.load(); }, std::chrono::milliseconds(100));
   trainer.wait();
   printer.finish();
   std::signal(SIGINT, SIG_DFL);
@@ -77,12 +61,12 @@ int run_session(const engine::TrainConfig& config, const std::vector<engine::Tra
 
   if (queue->dropped() > 0)
     fmt::print(stderr, "ampscope: warning: {} events were dropped (the output could not keep up)\n", queue->dropped());
-  if (final_state->state == engine::RunState::kFailed) {
-    fmt::print(stderr, "ampscope: error: {}\n", final_state->message);
+  if (final_state.state == engine::RunState::kFailed) {
+    fmt::print(stderr, "ampscope: error: {}\n", final_state.message);
     return 1;
   }
   fmt::print("{} after {} of {} steps: loss {:.4f} -> {:.4f}, {} skipped step{}\n",
-             final_state->state == engine::RunState::kStopped ? "stopped" : "finished", final_state->step,
+             final_state.state == engine::RunState::kStopped ? "stopped" : "finished", final_state.step,
              config.steps, first_loss, last_loss, skipped, skipped == 1 ? "" : "s");
   return 0;
 }

@@ -7,23 +7,10 @@
 #include <string_view>
 #include <tuple>
 
+#include "profiler/analysis/op_classifier.h"
+
 namespace ampscope::profiler {
 namespace {
-
-std::string_view base_name(std::string_view op) {
-  if (auto p = op.rfind("::"); p != std::string_view::npos) op.remove_prefix(p + 2);
-  // Overload names ("mm.out") do not change the maths.
-  if (auto p = op.find('.'); p != std::string_view::npos) op = op.substr(0, p);
-  return op;
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 enum class Family {
   kNone,
@@ -41,7 +28,7 @@ enum class Family {
 };
 
 Family family_of(std::string_view op) {
-  const std::string_view n = base_name(op);
+  const std::string_view n = op_base_name(op);
   if (n == "mm" || n == "_scaled_mm") return Family::kMm;
   if (n == "addmm" || n == "_addmm_activation") return Family::kAddmm;
   if (n == "bmm") return Family::kBmm;
@@ -49,7 +36,7 @@ Family family_of(std::string_view op) {
   if (n == "matmul") return Family::kMatmul;
   if (n == "linear") return Family::kLinear;
   if (n == "convolution_backward") return Family::kConvBackward;
-  if (starts_with(n, "conv_transpose") || n == "cudnn_convolution_transpose") {
+  if (n.starts_with("conv_transpose") || n == "cudnn_convolution_transpose") {
     return Family::kConvTranspose;
   }
   if (n == "convolution" || n == "_convolution" || n == "conv1d" || n == "conv2d" ||
@@ -57,8 +44,8 @@ Family family_of(std::string_view op) {
     return Family::kConv;
   }
   if (n == "scaled_dot_product_attention") return Family::kAttention;
-  if (starts_with(n, "_scaled_dot_product_")) {
-    return ends_with(n, "_backward") ? Family::kAttentionBackward : Family::kAttention;
+  if (n.starts_with("_scaled_dot_product_")) {
+    return n.ends_with("_backward") ? Family::kAttentionBackward : Family::kAttention;
   }
   return Family::kNone;
 }
@@ -67,12 +54,12 @@ Family family_of(std::string_view op) {
 // ops: summing these counts every FLOP once. linear, matmul and conv2d are
 // wrappers, and so is the math fallback of attention (it runs bmm underneath).
 bool is_leaf_compute_op(std::string_view op) {
-  const std::string_view n = base_name(op);
+  const std::string_view n = op_base_name(op);
   if (n == "mm" || n == "_scaled_mm" || n == "addmm" || n == "_addmm_activation" || n == "bmm" ||
       n == "baddbmm" || n == "addbmm" || n == "convolution" || n == "convolution_backward") {
     return true;
   }
-  return starts_with(n, "_scaled_dot_product_") && n.find("_math") == std::string_view::npos;
+  return n.starts_with("_scaled_dot_product_") && n.find("_math") == std::string_view::npos;
 }
 
 double product(const Shape& s, size_t begin, size_t end) {

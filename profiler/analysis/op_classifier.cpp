@@ -5,6 +5,12 @@
 
 namespace ampscope::profiler {
 
+std::string_view op_base_name(std::string_view op) {
+  if (auto p = op.rfind("::"); p != std::string_view::npos) op.remove_prefix(p + 2);
+  if (auto p = op.find('.'); p != std::string_view::npos) op = op.substr(0, p);
+  return op;
+}
+
 bool is_cast_op(std::string_view name) {
   static constexpr std::array<std::string_view, 10> kCasts{
       "aten::to",   "aten::_to_copy", "aten::type_as", "aten::half",

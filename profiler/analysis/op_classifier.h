@@ -8,6 +8,10 @@
 
 namespace ampscope::profiler {
 
+// The op's name without namespace and overload: "aten::mm.out" -> "mm". Overloads
+// do not change what an op computes, so families of ops are matched on this.
+std::string_view op_base_name(std::string_view op);
+
 // Whether an op converts its input's dtype (aten::to, _to_copy, .half(), ...).
 bool is_cast_op(std::string_view name);
 

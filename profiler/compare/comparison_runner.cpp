@@ -115,30 +115,18 @@ Comparison ComparisonRunner::run(const std::function<void(const ComparisonProgre
     if (observer) trainer.add_observer(observer);
     trainer.start();
     ComparisonProgress p{variant, repeat, run_index, run_count, 0, config.steps, 0.0, {}};
-    std::vector<engine::Event> events;
-    bool stop_sent = false;
-    while (true) {
-      queue->wait_for(std::chrono::milliseconds(50));
-      if (stop_requested_.load() && !stop_sent) {
-        trainer.request_stop();
-        stop_sent = true;
-      }
-      events.clear();
-      queue->drain(events);
-      bool ended = false;
-      for (auto& event : events) {
-        if (auto* started = std::get_if<engine::RunStartedEvent>(&event)) outcome.started = std::move(*started);
-        if (const auto* step = std::get_if<engine::StepEvent>(&event)) {
-          outcome.steps.push_back(to_step_record(*step));
-          p.step = step->step;
-          p.loss = step->loss;
-          if (progress) progress(p);
-        }
-        if (const auto* state = std::get_if<engine::StateEvent>(&event); state && engine::is_terminal(state->state))
-          ended = true;
-      }
-      if (ended || (engine::is_terminal(trainer.state()) && queue->drain(events) == 0)) break;
-    }
+    engine::follow_run(
+        trainer, *queue,
+        [&](const engine::Event& event) {
+          if (const auto* started = std::get_if<engine::RunStartedEvent>(&event)) outcome.started = *started;
+          if (const auto* step = std::get_if<engine::StepEvent>(&event)) {
+            outcome.steps.push_back(to_step_record(*step));
+            p.step = step->step;
+            p.loss = step->loss;
+            if (progress) progress(p);
+          }
+        },
+        [this] { return stop_requested_.load(); });
     trainer.wait();
     outcome.state = trainer.state();
     outcome.error = trainer.error_message();

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string_view>
 
+#include "profiler/analysis/op_classifier.h"
+
 namespace ampscope::profiler::cupti {
 namespace {
 
@@ -21,19 +23,8 @@ enum class Family {
   kScaledMm
 };
 
-std::string_view base_name(std::string_view op) {
-  if (auto p = op.rfind("::"); p != std::string_view::npos) op.remove_prefix(p + 2);
-  // Overload names ("mm.out") do not change the maths.
-  if (auto p = op.find('.'); p != std::string_view::npos) op = op.substr(0, p);
-  return op;
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 Family family_of(std::string_view op) {
-  const std::string_view n = base_name(op);
+  const std::string_view n = op_base_name(op);
   if (n == "mm") return Family::kMm;
   if (n == "addmm" || n == "_addmm_activation") return Family::kAddmm;
   if (n == "bmm") return Family::kBmm;
@@ -41,16 +32,16 @@ Family family_of(std::string_view op) {
   if (n == "matmul") return Family::kMatmul;
   if (n == "linear") return Family::kLinear;
   if (n == "_scaled_mm") return Family::kScaledMm;
-  if (n == "convolution_backward" || starts_with(n, "cudnn_convolution_backward") ||
-      starts_with(n, "_convolution_backward")) {
+  if (n == "convolution_backward" || n.starts_with("cudnn_convolution_backward") ||
+      n.starts_with("_convolution_backward")) {
     return Family::kConvBackward;
   }
-  if (starts_with(n, "conv") || starts_with(n, "_conv") || starts_with(n, "cudnn_convolution") ||
-      starts_with(n, "_nnpack_spatial_convolution")) {
+  if (n.starts_with("conv") || n.starts_with("_conv") || n.starts_with("cudnn_convolution") ||
+      n.starts_with("_nnpack_spatial_convolution")) {
     return Family::kConv;
   }
-  if (starts_with(n, "scaled_dot_product") || starts_with(n, "_scaled_dot_product") ||
-      starts_with(n, "_flash_attention") || starts_with(n, "_efficient_attention")) {
+  if (n.starts_with("scaled_dot_product") || n.starts_with("_scaled_dot_product") ||
+      n.starts_with("_flash_attention") || n.starts_with("_efficient_attention")) {
     return Family::kAttention;
   }
   return Family::kNone;
@@ -60,10 +51,10 @@ enum class Float { kNone, kHalf, kBf16, kFp8, kFp32, kFp64 };
 
 // Accepts the profiler's names ("float16") and c10's ("c10::Half", "float").
 Float float_kind(std::string_view d) {
-  if (starts_with(d, "c10::")) d.remove_prefix(5);
+  if (d.starts_with("c10::")) d.remove_prefix(5);
   if (d == "float16" || d == "Half" || d == "half") return Float::kHalf;
   if (d == "bfloat16" || d == "BFloat16") return Float::kBf16;
-  if (starts_with(d, "float8") || starts_with(d, "Float8")) return Float::kFp8;
+  if (d.starts_with("float8") || d.starts_with("Float8")) return Float::kFp8;
   if (d == "float32" || d == "float" || d == "Float") return Float::kFp32;
   if (d == "float64" || d == "double" || d == "Double") return Float::kFp64;
   return Float::kNone;

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <utility>
 
+#include "profiler/analysis/op_classifier.h"
 #include "profiler/cupti/tensor_core_eligibility.h"
 #include "profiler/report/recommendation_rules.h"
 #include "profiler/report/recommendation_text.h"
@@ -76,7 +77,7 @@ struct Dim {
 
 // The dimensions a Tensor Core kernel wants aligned, N and K (and channels) first.
 std::vector<Dim> aligned_dims(const OpStats& row) {
-  const std::string_view n = base_op_name(row.name);
+  const std::string_view n = op_base_name(row.name);
   const std::vector<Shape>& s = row.input_shapes;
   if (n == "linear") {
     const Shape *x = shape_at(s, 0), *w = shape_at(s, 1);
@@ -324,7 +325,7 @@ void kept_fp32_share(const RecommendationInput& in, const OpTime& t, std::vector
                    [&](const OpStats* a, const OpStats* b) { return t.of(*a) > t.of(*b); });
   std::string names;
   for (size_t i = 0; i < kept.size() && i < 3; ++i) {
-    names += (i > 0 ? ", " : "") + std::string(base_op_name(kept[i]->name));
+    names += (i > 0 ? ", " : "") + std::string(op_base_name(kept[i]->name));
   }
   Finding f;
   Recommendation& r = f.recommendation;

@@ -4,6 +4,8 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "profiler/analysis/op_classifier.h"
+
 namespace ampscope::profiler::report_text {
 
 std::string printf_string(const char* format, ...) {
@@ -68,12 +70,6 @@ std::string op_label(const OpStats& row) {
   return row.module.empty() ? row.name : row.module + " " + row.name;
 }
 
-std::string_view base_op_name(std::string_view op) {
-  if (auto p = op.rfind("::"); p != std::string_view::npos) op.remove_prefix(p + 2);
-  if (auto p = op.find('.'); p != std::string_view::npos) op = op.substr(0, p);
-  return op;
-}
-
 bool is_reduced_float(std::string_view d) {
   if (d.substr(0, 5) == "c10::") d.remove_prefix(5);
   return d == "float16" || d == "Half" || d == "half" || d == "bfloat16" || d == "BFloat16";
@@ -89,7 +85,7 @@ bool bias_first(std::string_view base) {
 
 std::string operand_shapes(const OpStats& row) {
   std::string out;
-  const size_t first = bias_first(base_op_name(row.name)) ? 1 : 0;
+  const size_t first = bias_first(op_base_name(row.name)) ? 1 : 0;
   for (size_t i = first; i < first + 2 && i < row.input_shapes.size(); ++i) {
     if (row.input_shapes[i].empty()) continue;
     if (!out.empty()) out += " x ";
@@ -100,7 +96,7 @@ std::string operand_shapes(const OpStats& row) {
 
 bool runs_in_reduced_precision(const OpStats& row) {
   if (row.category == OpCategory::kDemoted) return true;
-  const size_t first = bias_first(base_op_name(row.name)) ? 1 : 0;
+  const size_t first = bias_first(op_base_name(row.name)) ? 1 : 0;
   for (size_t i = first; i < first + 2 && i < row.input_dtypes.size(); ++i) {
     if (is_reduced_float(row.input_dtypes[i])) return true;
   }

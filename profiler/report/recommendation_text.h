@@ -22,7 +22,6 @@ std::string number(double x);       // up to 3 significant digits, exponent when
 std::string loss_scale(double s);   // whole scales in full ("65536"), others as number()
 std::string shape(const Shape& s);  // "[32, 784]"
 std::string op_label(const OpStats& row);  // "fc1 aten::linear", or the op alone without a module
-std::string_view base_op_name(std::string_view op);  // "aten::mm.out" -> "mm"
 bool is_reduced_float(std::string_view dtype);  // float16 / bfloat16, in profiler or c10 spelling
 
 // The recorded shape of input i, or nullptr when it is missing or not a tensor.

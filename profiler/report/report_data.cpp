@@ -142,20 +142,24 @@ void finish_report(ReportData& d) {
   d.verdict = verdict(d);
 }
 
+ReportData comparison_report(Comparison comparison, std::string path) {
+  ReportData d;
+  d.kind = ReportData::Kind::kComparison;
+  d.path = std::move(path);
+  d.comparison = std::move(comparison);
+  finish_report(d);
+  return d;
+}
+
 ReportData load_report(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     throw StoreError("cannot open '" + path + "': no such file");
   if (std::filesystem::is_directory(path, ec))
     throw StoreError("cannot open '" + path + "': it is a directory, not a session file");
+  if (is_comparison_file(path)) return comparison_report(read_comparison(path), path);
   ReportData d;
   d.path = path;
-  if (is_comparison_file(path)) {
-    d.kind = ReportData::Kind::kComparison;
-    d.comparison = read_comparison(path);
-    finish_report(d);
-    return d;
-  }
   const auto reader = SessionReader::open(path);
   d.kind = ReportData::Kind::kSession;
   d.meta = reader.meta();

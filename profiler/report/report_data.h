@@ -66,6 +66,10 @@ inline constexpr size_t kReportTopKernels = 15;
 // with a one-line message for a missing, foreign, newer or corrupt file.
 ReportData load_report(const std::string& path);
 
+// The report of a comparison held in memory (a finished or still running one):
+// finish_report over it. load_report makes a comparison file's report with it.
+ReportData comparison_report(Comparison comparison, std::string path);
+
 // Completes a ReportData whose inputs were set in memory (a session's steps, op_stats,
 // gradients...; or `comparison`): derived tables, recommendations and the verdict.
 // load_report calls it; tests use it directly.

@@ -102,6 +102,40 @@ TEST(Trainer, AFullQueueDropsEventsInsteadOfBlockingTraining) {
   EXPECT_EQ(drain_all(*small).size(), 4u);
 }
 
+// The CLI and the comparison runner follow a run with follow_run: every step
+// reaches them in order, the end is reported once, and a stop request stops it.
+TEST(Trainer, FollowRunDeliversEveryStepAndTheEnd) {
+  Trainer trainer(tiny(12));
+  auto queue = trainer.subscribe(64);
+  trainer.start();
+  std::vector<int64_t> steps;
+  int terminal_events = 0;
+  const StateEvent end = follow_run(
+      trainer, *queue,
+      [&](const Event& e) {
+        if (const auto* step = std::get_if<StepEvent>(&e)) steps.push_back(step->step);
+        if (const auto* state = std::get_if<StateEvent>(&e); state && is_terminal(state->state)) ++terminal_events;
+      },
+      [] { return false; });
+  trainer.wait();
+  EXPECT_EQ(end.state, RunState::kFinished);
+  EXPECT_EQ(end.step, 12);
+  EXPECT_EQ(terminal_events, 1);
+  ASSERT_EQ(steps.size(), 12u);
+  for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i], static_cast<int64_t>(i + 1));
+
+  Trainer endless(tiny(1'000'000));
+  auto endless_queue = endless.subscribe(64);
+  endless.start();
+  int64_t seen = 0;
+  const StateEvent stopped = follow_run(
+      endless, *endless_queue, [&](const Event& e) { seen += std::holds_alternative<StepEvent>(e) ? 1 : 0; },
+      [&] { return seen >= 3; });
+  endless.wait();
+  EXPECT_EQ(stopped.state, RunState::kStopped);
+  EXPECT_GE(stopped.step, 3);
+}
+
 TEST(Trainer, BadConfigurationFailsWithAMessage) {
   TrainConfig c = tiny(10);
   c.data.kind = DataKind::kMNIST;

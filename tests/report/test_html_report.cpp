@@ -31,14 +31,7 @@ bool contains(const std::string& s, const std::string& what) {
   return s.find(what) != std::string::npos;
 }
 
-ReportData comparison_report(Comparison c) {
-  ReportData d;
-  d.kind = ReportData::Kind::kComparison;
-  d.path = "/tmp/runs/cmp.ampscope";
-  d.comparison = std::move(c);
-  finish_report(d);
-  return d;
-}
+constexpr const char* kComparisonPath = "/tmp/runs/cmp.ampscope";
 
 TEST(HtmlReport, SessionFileBecomesOneSelfContainedPage) {
   ScratchDir dir;
@@ -121,7 +114,7 @@ TEST(HtmlReport, ComparisonShowsSpeedupsLossCurvesAndTheOpTable) {
   ScratchDir dir;
   auto c = gpu_comparison();
   c.variants[2].repeats[0][5].skipped = true;  // a second repeat skips step 6 too: one marker
-  const auto data = comparison_report(c);
+  const auto data = comparison_report(c, kComparisonPath);
   const auto out = (dir / "cmp.html").string();
   write_html_report(data, out);
   const auto html = read(out);
@@ -143,7 +136,7 @@ TEST(HtmlReport, ComparisonShowsSpeedupsLossCurvesAndTheOpTable) {
 }
 
 TEST(HtmlReport, CpuComparisonMarksSlowerOpsAndSaysNoGpuWasTraced) {
-  const auto html = render_html(comparison_report(cpu_comparison()));
+  const auto html = render_html(comparison_report(cpu_comparison(), kComparisonPath));
   expect_self_contained(html);
   EXPECT_TRUE(contains(html, "fp16 was 15\u00d7 slower than fp32 on this CPU"));
   EXPECT_TRUE(contains(html, "<span class=\"bad\">0.025\u00d7</span>")) << "linear 40x slower";

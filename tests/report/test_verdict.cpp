@@ -20,14 +20,7 @@ std::string joined(const std::vector<std::string>& lines) {
   return s;
 }
 
-ReportData comparison_report(Comparison c) {
-  ReportData d;
-  d.kind = ReportData::Kind::kComparison;
-  d.path = "cmp.ampscope";
-  d.comparison = std::move(c);
-  finish_report(d);
-  return d;
-}
+constexpr const char* kComparisonPath = "cmp.ampscope";
 
 ReportData session_report(const Fixture& f) {
   ReportData d;
@@ -43,7 +36,7 @@ ReportData session_report(const Fixture& f) {
 }
 
 TEST(Verdict, ComparisonGivesTheSpeedupWithItsSpreadAcrossRepeats) {
-  const auto d = comparison_report(gpu_comparison());
+  const auto d = comparison_report(gpu_comparison(), kComparisonPath);
   const auto v = joined(d.verdict);
   EXPECT_NE(v.find("bf16 gave 2.4\u00d7 over fp32 (1.9\u00d7\u20132.6\u00d7 across 3 repeats)"),
             std::string::npos)
@@ -61,7 +54,7 @@ TEST(Verdict, ComparisonGivesTheSpeedupWithItsSpreadAcrossRepeats) {
 }
 
 TEST(Verdict, FP16OnACpuIsSlowerAndTheMatrixMultipliesSayWhy) {
-  const auto d = comparison_report(cpu_comparison());
+  const auto d = comparison_report(cpu_comparison(), kComparisonPath);
   const auto v = joined(d.verdict);
   EXPECT_NE(v.find("fp16 was 15\u00d7 slower than fp32 on this CPU"), std::string::npos) << v;
   EXPECT_NE(v.find("its matrix multiplies ran 40\u00d7 slower than in fp32, as this CPU has no "
@@ -80,13 +73,13 @@ TEST(Verdict, SameSpeedDivergenceAndNoBaselineAreSaidPlainly) {
   auto& bf16 = c.variants[1];
   bf16.repeats = c.variants[0].repeats;  // same times as fp32
   bf16.repeats[2].back().loss = std::numeric_limits<double>::quiet_NaN();
-  auto v = joined(comparison_report(c).verdict);
+  auto v = joined(comparison_report(c, kComparisonPath).verdict);
   EXPECT_NE(v.find("bf16 ran at fp32's speed (1.00\u00d7 in each of 3 repeats)"), std::string::npos)
       << v;
   EXPECT_NE(v.find("bf16 diverged: its final loss is not a number"), std::string::npos) << v;
 
   c.variants.erase(c.variants.begin());  // no fp32
-  v = joined(comparison_report(c).verdict);
+  v = joined(comparison_report(c, kComparisonPath).verdict);
   EXPECT_NE(v.find("No fp32 baseline was run, so no speedup is given."), std::string::npos) << v;
   EXPECT_EQ(v.find(" gave "), std::string::npos) << v;
 }
@@ -95,7 +88,7 @@ TEST(Verdict, AVariantThatFinishedNothingSaysWhy) {
   auto c = gpu_comparison();
   c.variants[2].repeats.clear();
   c.variants[2].error = "out of memory";
-  const auto v = joined(comparison_report(c).verdict);
+  const auto v = joined(comparison_report(c, kComparisonPath).verdict);
   EXPECT_NE(v.find("fp16 finished no repeat: out of memory."), std::string::npos) << v;
 }
 

@@ -9,11 +9,7 @@ namespace ampscope::ui {
 
 ComparisonResultsPtr makeComparisonResults(profiler::Comparison comparison, const QString& path, bool complete) {
   auto results = std::make_shared<ComparisonResults>();
-  results->report.kind = profiler::ReportData::Kind::kComparison;
-  results->report.path = path.toStdString();
-  results->report.meta = comparison.meta;
-  results->report.comparison = std::move(comparison);
-  profiler::finish_report(results->report);
+  results->report = profiler::comparison_report(std::move(comparison), path.toStdString());
   results->path = path;
   results->complete = complete;
   return results;
