@@ -32,13 +32,20 @@ install_debian_packages() {
 
 install_torch() {
   if [ -n "${AMPSCOPE_TORCH_PREFIX:-}" ]; then return; fi
-  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import torch,sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH_VERSION')" 2>/dev/null; then
-    return
+  if ! { [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import torch,sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH_VERSION')" 2>/dev/null; }; then
+    log "installing torch==$TORCH_VERSION (LibTorch and the Python reference peer) into $venv"
+    mkdir -p "$cache/wheels"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check --find-links "$cache/wheels" "torch==$TORCH_VERSION"
   fi
-  log "installing torch==$TORCH_VERSION (LibTorch and the Python reference peer) into $venv"
-  mkdir -p "$cache/wheels"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check --find-links "$cache/wheels" "torch==$TORCH_VERSION" numpy
+  # The test peers: installed again only when the list in deps.env changes.
+  local stamp="$venv/.ampscope-test-packages"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$PYTHON_TEST_PACKAGES" ]; then
+    log "installing the Python test peers: $PYTHON_TEST_PACKAGES"
+    # shellcheck disable=SC2086
+    "$venv/bin/pip" install -q --disable-pip-version-check "torch==$TORCH_VERSION" $PYTHON_TEST_PACKAGES
+    printf '%s' "$PYTHON_TEST_PACKAGES" > "$stamp"
+  fi
 }
 
 torch_prefix() {
