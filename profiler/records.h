@@ -71,10 +71,9 @@ struct KernelRecord {
   int32_t registers_per_thread = 0;
   int32_t shared_memory_bytes = 0;  // static + dynamic
   int64_t bytes = 0;                // memcpy/memset
-  // From the kernel-name rule table (resources/tensor_core_kernels.txt).
+  // From the kernel-name rule table (resources/tensor_core_kernels.txt), which is
+  // checked against hardware counters (shared/fixtures/h100-kernels.tsv).
   bool tensor_core_by_name = false;
-  // From hardware tensor-pipe counters, for sampled kernels where the GPU allows it.
-  std::optional<bool> tensor_core_measured;
 };
 
 // One training step as the engine reported it (engine::StepEvent, flattened).
@@ -185,11 +184,22 @@ struct KernelSummary {
   int64_t calls = 0;
   int64_t total_ns = 0, mean_ns = 0, min_ns = 0, max_ns = 0;
   int64_t tensor_core_calls = 0;  // by the kernel-name rule table
-  int64_t measured_calls = 0, measured_tensor_core_calls = 0;
-  bool tensor_core = false;       // by measurement where measured, else by name
+  bool tensor_core = false;       // some call ran on Tensor Cores (by name)
   std::vector<std::string> launching_ops;  // ops that launched it, most calls first (at most 8)
   std::array<int32_t, 3> grid{0, 0, 0};   // launch configuration of one call
   std::array<int32_t, 3> block{0, 0, 0};
+};
+
+// GPU time no op can be named for: activity launched outside any recorded op, or
+// whose op never arrived. Shown with its share of all traced GPU time wherever
+// kernels are shown (summary, GUI, report, JSON), so a profile that cannot say
+// where GPU time went says so instead of hiding it.
+struct GpuAttribution {
+  int64_t unattributed_ns = 0;
+  int64_t traced_ns = 0;  // all traced GPU activity, attributed or not
+  double unattributed_share() const {
+    return traced_ns > 0 ? static_cast<double>(unattributed_ns) / static_cast<double>(traced_ns) : 0.0;
+  }
 };
 
 // Time per autocast category, summed over top-level op calls only (OpStats.top_level),

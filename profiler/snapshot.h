@@ -13,6 +13,9 @@ struct ProfileSnapshot {
   int64_t step = 0;                           // the last step included
   std::vector<OpStats> op_stats;              // the whole op table so far
   std::vector<KernelSummary> kernels;         // by total GPU time, descending
+  // GPU time no op can be named for, against all traced GPU time.
+  GpuAttribution gpu_attribution;
+  int64_t unattributed_kernels = 0;
   std::vector<GradientSample> gradients;      // the latest sample, one per parameter
   std::vector<GradientSample> gradient_history;  // every sample of a bounded set of steps (heatmap over time)
   std::string gpu_tracing;                    // "cupti" or why GPU tracing is off

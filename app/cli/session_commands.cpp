@@ -133,6 +133,10 @@ int SummaryCommand::run() {
     fmt::print("\nTop kernels (GPU ms, calls, Tensor Cores)\n");
     for (const auto& k : kernels)
       fmt::print("  {:>10} {:>7} {:<3} {}\n", ms(k.total_ns), k.calls, k.tensor_core ? "TC" : "", k.name.substr(0, 100));
+    const profiler::GpuAttribution gpu = session.gpu_attribution();
+    fmt::print("  GPU time with no op: {} ms of {} ms traced ({:.1f}%){}\n", ms(gpu.unattributed_ns),
+               ms(gpu.traced_ns), 100.0 * gpu.unattributed_share(),
+               gpu.unattributed_ns > 0 ? ": launched outside any recorded op" : "");
   }
 
   const auto gradients = session.latest_gradients();

@@ -91,37 +91,103 @@ void OpAggregator::add_ops(const std::vector<OpRecord>& ops) {
     ops_[op.id] = OpLink{row, op.parent_id, op.step, cast_for, container};
     newest_step_ = std::max(newest_step_, op.step);
   }
+  // Kernels that came before their ops: every op of the batch is known now, parents included.
+  if (parked_count_ > 0) {
+    for (const OpRecord& op : ops) {
+      auto waiting = parked_.find(op.id);
+      if (waiting == parked_.end()) continue;
+      const OpLink& link = ops_.at(op.id);
+      parked_count_ -= waiting->second.size();
+      for (KernelRecord& k : waiting->second) attribute(std::move(k), link);
+      parked_.erase(waiting);
+    }
+    if (parked_.empty()) parked_order_.clear();
+  }
   forget_old_ops(newest_step_);
 }
 
-void OpAggregator::add_kernels(const std::vector<KernelRecord>& kernels) {
-  for (const KernelRecord& k : kernels) {
-    const int64_t duration = k.end_ns - k.start_ns;
-    auto it = ops_.find(k.op_id);
-    if (k.op_id == 0 || it == ops_.end()) {
-      ++unattributed_kernels_;
-      unattributed_gpu_ns_ += duration;
+void OpAggregator::add_kernels(std::vector<KernelRecord> kernels) {
+  for (KernelRecord& k : kernels) {
+    if (k.op_id == 0) {
+      settle_unattributed(std::move(k));
       continue;
     }
-    if (it->second.cast_for_row != npos) rows_[it->second.cast_for_row].cast_gpu_time_ns += duration;
-    const auto slot = sample_slot(it->second.step, false);
-    // Inclusive GPU time: the launching op and each recorded ancestor.
-    for (uint64_t id = k.op_id; id != 0;) {
-      auto link = ops_.find(id);
-      if (link == ops_.end()) break;
-      OpStats& row = rows_[link->second.row];
-      row.gpu_time_ns += duration;
-      if (slot) add_at(row.step_gpu_time_ns, *slot, duration);
-      if (k.kind == ActivityKind::kKernel) {
-        ++row.kernels;
-        if (k.tensor_core_measured.value_or(k.tensor_core_by_name)) {
-          ++row.tensor_core_kernels;
-          row.tensor_core_gpu_time_ns += duration;
-        }
+    if (auto it = ops_.find(k.op_id); it != ops_.end()) {
+      attribute(std::move(k), it->second);
+      continue;
+    }
+    // The op has not arrived yet (a buffer delivered mid-step): wait for it.
+    auto [slot, first] = parked_.try_emplace(k.op_id);
+    if (first) parked_order_.push_back(k.op_id);
+    slot->second.push_back(std::move(k));
+    ++parked_count_;
+    ++parked_total_;
+    while (parked_count_ > max_parked_ && !parked_order_.empty()) {
+      const uint64_t oldest = parked_order_.front();
+      parked_order_.pop_front();
+      auto victim = parked_.find(oldest);
+      if (victim == parked_.end()) continue;  // already joined
+      for (KernelRecord& v : victim->second) {
+        ++given_up_;
+        settle_unattributed(std::move(v));
       }
-      id = link->second.parent_id;
+      parked_count_ -= victim->second.size();
+      parked_.erase(victim);
     }
   }
+}
+
+void OpAggregator::release_parked() {
+  for (uint64_t id : parked_order_) {
+    auto it = parked_.find(id);
+    if (it == parked_.end()) continue;
+    for (KernelRecord& k : it->second) {
+      ++given_up_;
+      settle_unattributed(std::move(k));
+    }
+    parked_.erase(it);
+  }
+  parked_order_.clear();
+  parked_count_ = 0;
+}
+
+std::vector<OpAggregator::SettledKernel> OpAggregator::take_settled() {
+  std::vector<SettledKernel> out;
+  out.swap(settled_);
+  return out;
+}
+
+void OpAggregator::settle_unattributed(KernelRecord&& k) {
+  const int64_t duration = k.end_ns - k.start_ns;
+  ++unattributed_kernels_;
+  unattributed_gpu_ns_ += duration;
+  k.op_id = 0;  // stored and exported as "no op", whatever id it waited for
+  k.step = newest_step_;
+  settled_.push_back({std::move(k), std::string()});
+}
+
+void OpAggregator::attribute(KernelRecord&& k, const OpLink& link) {
+  const int64_t duration = k.end_ns - k.start_ns;
+  if (link.cast_for_row != npos) rows_[link.cast_for_row].cast_gpu_time_ns += duration;
+  const auto slot = sample_slot(link.step, false);
+  // Inclusive GPU time: the launching op and each recorded ancestor.
+  for (uint64_t id = k.op_id; id != 0;) {
+    auto ancestor = ops_.find(id);
+    if (ancestor == ops_.end()) break;
+    OpStats& row = rows_[ancestor->second.row];
+    row.gpu_time_ns += duration;
+    if (slot) add_at(row.step_gpu_time_ns, *slot, duration);
+    if (k.kind == ActivityKind::kKernel) {
+      ++row.kernels;
+      if (k.tensor_core_by_name) {
+        ++row.tensor_core_kernels;
+        row.tensor_core_gpu_time_ns += duration;
+      }
+    }
+    id = ancestor->second.parent_id;
+  }
+  k.step = link.step;
+  settled_.push_back({std::move(k), rows_[link.row].name});
 }
 
 std::optional<int64_t> OpAggregator::step_of(uint64_t op_id) const {

@@ -5,7 +5,12 @@
 //
 // Kernels may arrive long after their ops (CUPTI delivers buffers late), so the
 // aggregator remembers where each op landed for the last `op_memory_steps` steps.
+// They may also arrive before them: CUPTI hands over a full buffer mid-step,
+// while the step's ops come at its end. Such kernels are parked (bounded) and
+// joined when their op arrives; none is silently dropped. Every kernel comes
+// out exactly once through take_settled(): attributed, or counted unattributed.
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,13 +26,26 @@ class OpAggregator {
  public:
   // max_step_samples > 0: the first that many steps seen also get per-step times in
   // each row (OpStats::step_*_time_ns); bounded so a long live run cannot grow them.
-  explicit OpAggregator(int64_t op_memory_steps = 64, size_t max_step_samples = 0)
-      : op_memory_steps_(op_memory_steps), max_step_samples_(max_step_samples) {}
+  explicit OpAggregator(int64_t op_memory_steps = 64, size_t max_step_samples = 0,
+                        size_t max_parked = kDefaultMaxParked)
+      : op_memory_steps_(op_memory_steps), max_step_samples_(max_step_samples), max_parked_(max_parked) {}
 
   // Records of whole steps (every op whose parent is in the batch or earlier).
   void add_ops(const std::vector<OpRecord>& ops);
-  // Kernels whose op_id was seen (others count as unattributed).
-  void add_kernels(const std::vector<KernelRecord>& kernels);
+  // Kernels of ops seen are attributed; kernels of ops not seen yet are parked
+  // until their op arrives (at most max_parked, the oldest then given up on);
+  // kernels launched outside any op (op_id 0) count as unattributed.
+  void add_kernels(std::vector<KernelRecord> kernels);
+  // Gives up on every parked kernel (the end of a recording): unattributed.
+  void release_parked();
+  // Kernels settled since the last call, in arrival order, with `step` filled in
+  // (their op's step, or the newest step seen when unattributed) and the name of
+  // the op that launched them ("" when unattributed).
+  struct SettledKernel {
+    KernelRecord record;
+    std::string op_name;
+  };
+  std::vector<SettledKernel> take_settled();
 
   const std::vector<OpStats>& op_stats() const { return rows_; }
   // Of an op seen in the last op_memory_steps steps.
@@ -35,6 +53,11 @@ class OpAggregator {
   std::optional<std::string> name_of(uint64_t op_id) const;
   int64_t unattributed_kernels() const { return unattributed_kernels_; }
   int64_t unattributed_gpu_ns() const { return unattributed_gpu_ns_; }
+  // Kernels waiting for their op now, and how many were ever parked / given up on.
+  size_t parked_kernels() const { return parked_count_; }
+  int64_t kernels_parked_total() const { return parked_total_; }
+  int64_t kernels_given_up() const { return given_up_; }
+  static constexpr size_t kDefaultMaxParked = 1 << 20;
   // The steps that have per-step samples, in the order of the rows' sample vectors.
   const std::vector<int64_t>& sampled_steps() const { return sampled_steps_; }
 
@@ -53,6 +76,8 @@ class OpAggregator {
   // The sample slot of `step`; a new step gets one while there is room.
   std::optional<size_t> sample_slot(int64_t step, bool may_add);
   void forget_old_ops(int64_t current_step);
+  void attribute(KernelRecord&& k, const OpLink& link);
+  void settle_unattributed(KernelRecord&& k);
 
   int64_t op_memory_steps_;
   size_t max_step_samples_;
@@ -64,6 +89,14 @@ class OpAggregator {
   int64_t newest_step_ = 0;
   int64_t unattributed_kernels_ = 0;
   int64_t unattributed_gpu_ns_ = 0;
+  // Kernels waiting for their op, by op id; arrival order kept for giving up oldest first.
+  size_t max_parked_;
+  std::unordered_map<uint64_t, std::vector<KernelRecord>> parked_;
+  std::deque<uint64_t> parked_order_;  // op ids in first-parked order (may hold settled ids)
+  size_t parked_count_ = 0;
+  int64_t parked_total_ = 0;
+  int64_t given_up_ = 0;
+  std::vector<SettledKernel> settled_;
 };
 
 }  // namespace ampscope::profiler

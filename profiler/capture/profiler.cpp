@@ -1,5 +1,7 @@
 #include "profiler/capture/profiler.h"
 
+#include <ATen/Context.h>
+#include <ATen/record_function.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -62,15 +64,27 @@ bool Profiler::step_is_sampled(int64_t step) const {
 
 void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   const bool on_cuda = run.device.rfind("cuda", 0) == 0;
-  if (!on_cuda) {
+  // The TF32 switches the run trains with decide whether its fp32 GEMMs and
+  // convolutions could use Tensor Cores.
+  tf32_.matmul = at::globalContext().allowTF32CuBLAS();
+  tf32_.cudnn = at::globalContext().allowTF32CuDNN();
+  if (!on_cuda && !options_.activity_source_factory) {
     gpu_tracing_ = "off: training on the CPU (ops are timed on the CPU)";
   } else if (!options_.trace_gpu) {
     gpu_tracing_ = "off: disabled by the user";
   } else {
-    gpu_source_ = cupti::make_activity_source();
+    gpu_source_ = options_.activity_source_factory ? options_.activity_source_factory()
+                                                   : cupti::make_activity_source();
     const cupti::SourceStatus status = gpu_source_->start(*this);
     gpu_tracing_ = status.available ? "cupti" : status.message;
-    if (status.available) observer_.set_activity_source(gpu_source_.get());
+    if (status.available) {
+      observer_.set_activity_source(gpu_source_.get());
+      // Nothing is traced until the first sampled step.
+      gpu_source_->pause();
+      gpu_tracing_paused_ = true;
+    } else {
+      gpu_source_.reset();
+    }
   }
   if (options_.session_path.empty()) return;
   SessionMeta meta = make_session_meta(run);
@@ -81,7 +95,21 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
 }
 
 void Profiler::on_step_begin(int64_t step) {
-  if (step_is_sampled(step)) observer_.begin_step(step);
+  if (!step_is_sampled(step)) return;
+  observer_.begin_step(step);
+  resume_gpu_tracing();
+}
+
+void Profiler::resume_gpu_tracing() {
+  if (!gpu_source_ || !gpu_tracing_paused_) return;
+  gpu_source_->resume();
+  gpu_tracing_paused_ = false;
+}
+
+void Profiler::pause_gpu_tracing() {
+  if (!gpu_source_ || gpu_tracing_paused_) return;
+  gpu_source_->pause();
+  gpu_tracing_paused_ = true;
 }
 
 bool Profiler::wants_gradients(int64_t step) {
@@ -89,6 +117,11 @@ bool Profiler::wants_gradients(int64_t step) {
 }
 
 void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) {
+  // The profiler must not record itself: the engine calls this after the step's
+  // timed work (device idle); its ops stay out of the op table and its kernels
+  // out of the GPU trace.
+  pause_gpu_tracing();
+  at::DisableRecordFunctionGuard not_recorded;
   enqueue(GradientsJob{gradient_range_stats(step, parameters, loss_scale)});
 }
 
@@ -96,8 +129,10 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
   if (observer_.recording()) {
     observer_.end_step();
     enqueue(OpsJob{observer_.take()});
-    // The step ended with a device sync, so its kernels are done; CUPTI hands
-    // buffers over when full, so flush now and then for a live view.
+    // The step ended with a device sync, so its kernels are done: tracing can
+    // stop until the next sampled step.
+    if (!step_is_sampled(step.step + 1)) pause_gpu_tracing();
+    // CUPTI hands buffers over when full, so flush now and then for a live view.
     if (gpu_source_ && ++profiled_steps_since_flush_ >= 10) {
       gpu_source_->flush();
       profiled_steps_since_flush_ = 0;
@@ -112,6 +147,7 @@ void Profiler::finish_recording() {
     enqueue(OpsJob{observer_.take()});
   }
   if (gpu_source_) gpu_source_->stop();  // delivers the rest and releases CUPTI
+  enqueue(FinishJob{}, /*may_drop=*/false);
 }
 
 void Profiler::on_run_end(engine::RunState final_state, const std::string& message) {
@@ -123,7 +159,7 @@ void Profiler::on_run_end(engine::RunState final_state, const std::string& messa
     queue_drained_.wait(lock, [&] { return queue_.empty() && !busy_; });
   }
   if (writer_) {
-    writer_->replace_op_stats(std::vector<OpStats>(snapshot()->op_stats));
+    // The worker saved the op and kernel tables at FinishJob.
     writer_->set_meta_value("final_state", std::string(engine::to_string(final_state)));
     if (!message.empty()) writer_->set_meta_value("final_message", message);
     writer_->set_meta_value("gpu_tracing", gpu_tracing_);
@@ -162,7 +198,9 @@ void Profiler::worker_loop() {
     busy_ = true;
     lock.unlock();
     process(job);
-    if (std::chrono::steady_clock::now() - last_publish_ >= kPublishInterval) publish_snapshot();
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_publish_ >= kPublishInterval) publish_snapshot();
+    if (tables_dirty_ && now - last_table_save_ >= options_.table_save_interval) save_tables();
     lock.lock();
     busy_ = false;
     if (queue_.empty()) queue_drained_.notify_all();
@@ -174,28 +212,12 @@ void Profiler::process(Job& job) {
     std::vector<OpRecord> records = std::move(ops->ops).to_records();
     aggregator_.add_ops(records);
     if (writer_) writer_->append_ops(std::move(records));
+    take_settled_kernels();  // kernels that came before these ops
+    tables_dirty_ = true;
   } else if (auto* kernels = std::get_if<KernelsJob>(&job)) {
-    for (KernelRecord& k : kernels->kernels) {
-      k.step = aggregator_.step_of(k.op_id).value_or(last_step_);
-      KernelSummary& s = kernel_summaries_[k.name];
-      const int64_t duration = k.end_ns - k.start_ns;
-      if (s.calls == 0) {
-        s.name = k.name;
-        s.kind = k.kind;
-        s.min_ns = duration;
-      }
-      ++s.calls;
-      s.total_ns += duration;
-      s.min_ns = std::min(s.min_ns, duration);
-      s.max_ns = std::max(s.max_ns, duration);
-      s.tensor_core_calls += k.tensor_core_by_name ? 1 : 0;
-      s.tensor_core = k.tensor_core_measured.value_or(k.tensor_core_by_name);
-      s.grid = k.grid;
-      s.block = k.block;
-      if (const auto name = aggregator_.name_of(k.op_id)) ++kernel_launchers_[k.name][*name];
-    }
-    aggregator_.add_kernels(kernels->kernels);
-    if (writer_) writer_->append_kernels(std::move(kernels->kernels));
+    aggregator_.add_kernels(std::move(kernels->kernels));
+    take_settled_kernels();
+    tables_dirty_ = true;
   } else if (auto* gradients = std::get_if<GradientsJob>(&job)) {
     latest_gradients_ = gradients->samples;
     for (const auto& s : gradients->samples) gradient_history_.push_back(s);
@@ -208,37 +230,64 @@ void Profiler::process(Job& job) {
     if (writer_) writer_->append_step(step->step);
   } else if (std::holds_alternative<PublishJob>(job)) {
     publish_snapshot();
+  } else if (std::holds_alternative<FinishJob>(job)) {
+    aggregator_.release_parked();
+    take_settled_kernels();
+    save_tables();
   }
 }
 
-void Profiler::publish_snapshot() {
-  auto next = std::make_shared<ProfileSnapshot>();
-  next->step = last_step_;
-  next->op_stats = aggregator_.op_stats();
-  for (OpStats& row : next->op_stats) {
+void Profiler::take_settled_kernels() {
+  std::vector<OpAggregator::SettledKernel> settled = aggregator_.take_settled();
+  if (settled.empty()) return;
+  std::vector<KernelRecord> records;
+  records.reserve(settled.size());
+  for (auto& k : settled) {
+    kernel_table_.add(k.record, k.op_name);
+    records.push_back(std::move(k.record));
+  }
+  if (writer_) writer_->append_kernels(std::move(records));
+}
+
+void Profiler::save_tables() {
+  last_table_save_ = std::chrono::steady_clock::now();
+  tables_dirty_ = false;
+  if (!writer_) return;
+  writer_->replace_op_stats(annotated_op_stats());
+  auto launchers = kernel_table_.launchers();
+  writer_->replace_kernel_stats(kernel_table_.summaries(),
+                                SessionWriter::KernelLaunchers(launchers.begin(), launchers.end()));
+  writer_->set_meta_value("unattributed_kernels", std::to_string(aggregator_.unattributed_kernels()));
+  writer_->set_meta_value("kernels_parked", std::to_string(aggregator_.kernels_parked_total()));
+  writer_->set_meta_value("kernels_given_up", std::to_string(aggregator_.kernels_given_up()));
+}
+
+std::vector<OpStats> Profiler::annotated_op_stats() const {
+  std::vector<OpStats> rows = aggregator_.op_stats();
+  for (OpStats& row : rows) {
     // A demoted op computes in its output's dtype: autocast cast its floating inputs to it.
     std::vector<DtypeName> compute_dtypes = row.input_dtypes;
     if (row.category == OpCategory::kDemoted && !row.output_dtypes.empty())
       for (auto& d : compute_dtypes)
         if (is_floating_dtype(d)) d = row.output_dtypes.front();
-    const auto verdict = cupti::assess(row.name, compute_dtypes, row.input_shapes);
+    const auto verdict = cupti::assess(row.name, compute_dtypes, row.input_shapes, tf32_);
     row.tensor_core_eligible = verdict.eligible;
-    // Only an op that could and (as far as was traced) did not use Tensor Cores needs a note.
-    const bool missed = row.kernels == 0 || row.tensor_core_kernels < row.kernels;
+    // A row missed Tensor Cores when none of its kernels used them (a split-K
+    // reduction or a cast beside a Tensor Core GEMM is no miss); untraced rows keep
+    // the reason as a hint for a GPU run.
+    const bool missed = row.tensor_core_kernels == 0;
     row.tensor_core_note = verdict.eligible && missed ? verdict.reason : std::string();
   }
-  next->kernels.reserve(kernel_summaries_.size());
-  for (auto& [name, summary] : kernel_summaries_) {
-    KernelSummary s = summary;
-    s.mean_ns = s.calls > 0 ? s.total_ns / s.calls : 0;
-    std::vector<std::pair<std::string, int64_t>> launchers(kernel_launchers_[name].begin(),
-                                                           kernel_launchers_[name].end());
-    std::sort(launchers.begin(), launchers.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    for (size_t i = 0; i < launchers.size() && i < 8; ++i) s.launching_ops.push_back(launchers[i].first);
-    next->kernels.push_back(std::move(s));
-  }
-  std::sort(next->kernels.begin(), next->kernels.end(),
-            [](const KernelSummary& a, const KernelSummary& b) { return a.total_ns > b.total_ns; });
+  return rows;
+}
+
+void Profiler::publish_snapshot() {
+  auto next = std::make_shared<ProfileSnapshot>();
+  next->step = last_step_;
+  next->op_stats = annotated_op_stats();
+  next->kernels = kernel_table_.summaries();
+  next->unattributed_kernels = aggregator_.unattributed_kernels();
+  next->gpu_attribution = {aggregator_.unattributed_gpu_ns(), kernel_table_.total_gpu_ns()};
   next->gradients = latest_gradients_;
   next->gradient_history.assign(gradient_history_.begin(), gradient_history_.end());
   next->gpu_tracing = gpu_tracing_;

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,9 +24,11 @@
 #include <variant>
 
 #include "engine/training_observer.h"
+#include "profiler/analysis/kernel_aggregator.h"
 #include "profiler/analysis/op_aggregator.h"
 #include "profiler/capture/op_observer.h"
 #include "profiler/cupti/activity_source.h"
+#include "profiler/cupti/tensor_core_eligibility.h"
 #include "profiler/snapshot.h"
 #include "profiler/store/session_writer.h"
 
@@ -43,6 +46,12 @@ struct ProfilerOptions {
   // Per-step op times for the first this many recorded steps (OpStats::step_*_time_ns);
   // comparisons' profiled passes take medians of them. 0 = totals only.
   size_t op_step_samples = 0;
+  // The op table and kernel table are stored this often while running, so a killed
+  // run's session has them (up to the last save) as well as the raw records.
+  std::chrono::milliseconds table_save_interval{2000};
+  // Tests: the GPU activity source to trace with, on any device (a synthetic one).
+  // Unset: CUPTI when training on CUDA (make_activity_source), nothing on the CPU.
+  std::function<std::unique_ptr<cupti::ActivitySource>()> activity_source_factory;
 };
 
 class Profiler final : public engine::TrainingObserver, private cupti::ActivitySink {
@@ -72,7 +81,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   struct GradientsJob { std::vector<GradientSample> samples; };
   struct StepJob { StepRecord step; };
   struct PublishJob {};
-  using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob>;
+  struct FinishJob {};  // the recording ended: give up on kernels still waiting, save the tables
+  using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob, FinishJob>;
 
   void on_kernels(std::vector<KernelRecord>&& batch) override;
   void enqueue(Job job, bool may_drop = true);
@@ -80,6 +90,14 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   void process(Job& job);
   void publish_snapshot();
   void finish_recording();
+  // Tracing only on sampled steps (training thread).
+  void resume_gpu_tracing();
+  void pause_gpu_tracing();
+  // Worker: kernels the op aggregator settled go to the kernel table and the store.
+  void take_settled_kernels();
+  // Worker: the op table with Tensor Core eligibility and notes (live and stored alike).
+  std::vector<OpStats> annotated_op_stats() const;
+  void save_tables();
 
   ProfilerOptions options_;
   OpObserver observer_;
@@ -87,11 +105,14 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::unique_ptr<SessionWriter> writer_;
   std::string gpu_tracing_;
   int64_t profiled_steps_since_flush_ = 0;
+  bool gpu_tracing_paused_ = false;   // training thread only
+  cupti::Tf32Settings tf32_;          // in force at run start: decides fp32 ops' eligibility
 
   // Worker state (worker thread only).
   OpAggregator aggregator_;
-  std::unordered_map<std::string, KernelSummary> kernel_summaries_;
-  std::unordered_map<std::string, std::unordered_map<std::string, int64_t>> kernel_launchers_;
+  KernelAggregator kernel_table_;
+  bool tables_dirty_ = false;
+  std::chrono::steady_clock::time_point last_table_save_{};
   std::vector<GradientSample> latest_gradients_;
   std::deque<GradientSample> gradient_history_;
   int64_t last_step_ = 0;

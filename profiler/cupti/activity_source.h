@@ -62,6 +62,14 @@ class ActivitySource {
   // slowed. Call it when no op is in flight. Idempotent.
   virtual void stop() = 0;
 
+  // Tracing only where it is asked for: the profiler resumes at the first sampled
+  // step of a run of sampled steps and pauses after the last one (the device idle:
+  // the step ended with a sync), so unsampled steps produce no records and pay
+  // nothing. A started source is tracing until the first pause(). Records of work
+  // done before a pause are still delivered by the next flush()/stop().
+  virtual void pause() {}
+  virtual void resume() {}
+
   // Per-thread op bracketing, called at op enter/exit on whichever thread runs
   // the op (training thread, autograd workers). Must be cheap and must nest.
   virtual void push_external_id(uint64_t op_id) = 0;

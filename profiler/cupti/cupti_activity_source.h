@@ -54,6 +54,8 @@ class CuptiActivitySource final : public ActivitySource {
   SourceStatus start(ActivitySink& sink) override;
   void flush() override;
   void stop() override;
+  void pause() override;
+  void resume() override;
   void push_external_id(uint64_t op_id) override;
   void pop_external_id() override;
   SourceStatus status() const override;
@@ -72,7 +74,11 @@ class CuptiActivitySource final : public ActivitySource {
   void process_buffer(const Filled& filled);  // under processor_mu_
   void wait_until_drained();
   void release_buffer(uint8_t* buffer);
-  void disable_all();  // disables, force-flushes, drains, finalizes CUPTI
+  // Enables the activity kinds, then narrows the API kinds to launch/copy/set calls.
+  // Returns the first failure (with the call's name in *call), CUPTI_SUCCESS if none.
+  int enable_kinds(const char** call);
+  void disable_kinds();
+  void disable_all();  // disables, syncs the device, force-flushes, drains, unsubscribes, finalizes
   ActivityStats processor_stats() const;
   SourceStatus fail(std::string message);
 
@@ -82,7 +88,12 @@ class CuptiActivitySource final : public ActivitySource {
   mutable std::mutex control_mu_;  // start/flush/stop, status_
   SourceStatus status_{false, "GPU tracing off: not started"};
   bool started_ = false;
-  std::vector<int> enabled_kinds_;  // CUpti_ActivityKind values to disable at stop
+  bool paused_ = false;              // kinds disabled between sampled steps
+  std::vector<int> enabled_kinds_;   // CUpti_ActivityKind values enabled now
+  void* subscriber_ = nullptr;       // our CUpti_SubscriberHandle, claims CUPTI for this process
+  // Added to CUPTI's timestamps: 0 when our CLOCK_MONOTONIC callback is registered,
+  // else the offset measured once at start (a degraded, still usable clock).
+  int64_t timestamp_offset_ns_ = 0;
 
   // Read on every op enter/exit; true only between a successful start and stop.
   std::atomic<bool> tracing_{false};

@@ -186,8 +186,7 @@ std::unordered_map<uint64_t, OpGpuTotals> gpu_totals_by_op(
     t.gpu_time_ns += ns;
     if (r.kind != ActivityKind::kKernel) continue;
     ++t.kernels;
-    const bool tc = r.tensor_core_measured.value_or(r.tensor_core_by_name);
-    if (tc) {
+    if (r.tensor_core_by_name) {
       ++t.tensor_core_kernels;
       t.tensor_core_gpu_time_ns += ns;
     }

@@ -21,9 +21,48 @@ SourceStatus SyntheticActivitySource::start(ActivitySink& sink) {
   return {true, ""};
 }
 
+void SyntheticActivitySource::launch_on_every_push(bool on) {
+  std::lock_guard lock(mu_);
+  launch_on_push_ = on;
+}
+
+void SyntheticActivitySource::deliver_every(size_t records) {
+  std::lock_guard lock(mu_);
+  deliver_every_ = records;
+}
+
+int64_t SyntheticActivitySource::kernels_launched() const {
+  std::lock_guard lock(mu_);
+  return kernels_launched_;
+}
+
+int64_t SyntheticActivitySource::launches_while_paused() const {
+  std::lock_guard lock(mu_);
+  return launches_while_paused_;
+}
+
+void SyntheticActivitySource::pause() {
+  std::lock_guard lock(mu_);
+  tracing_ = false;
+}
+
+void SyntheticActivitySource::resume() {
+  std::lock_guard lock(mu_);
+  tracing_ = true;
+}
+
 void SyntheticActivitySource::push_external_id(uint64_t op_id) {
   std::lock_guard lock(mu_);
   stacks_[std::this_thread::get_id()].push_back(op_id);
+  if (!launch_on_push_) return;
+  DeviceActivity a;
+  a.kind = ActivityKind::kKernel;
+  a.name = "synthetic_kernel";
+  a.start_ns = clock_ns_;
+  a.end_ns = clock_ns_ + 1000;
+  clock_ns_ += 2000;
+  a.stream = 7;
+  launch_locked(std::move(a));
 }
 
 void SyntheticActivitySource::pop_external_id() {
@@ -34,6 +73,11 @@ void SyntheticActivitySource::pop_external_id() {
 
 uint32_t SyntheticActivitySource::launch_locked(DeviceActivity activity) {
   const uint32_t correlation = next_correlation_++;
+  if (!tracing_) {  // CUPTI's kinds are disabled: the work runs, nothing is recorded
+    ++launches_while_paused_;
+    return correlation;
+  }
+  if (activity.kind == ActivityKind::kKernel) ++kernels_launched_;
   const auto tid = std::this_thread::get_id();
   const auto& stack = stacks_[tid];
   // Like CUPTI: the innermost pushed id names the launch; none pushed, no record.
@@ -44,6 +88,10 @@ uint32_t SyntheticActivitySource::launch_locked(DeviceActivity activity) {
                                    activity.start_ns - 1000, activity.start_ns - 500});
   activity.correlation_id = correlation;
   queued_.emplace_back(std::move(activity));
+  if (deliver_every_ > 0 && queued_.size() >= deliver_every_ && processor_) {
+    deliver_locked();
+    processor_->drain();
+  }
   return correlation;
 }
 

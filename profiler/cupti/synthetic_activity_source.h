@@ -30,6 +30,15 @@ class SyntheticActivitySource final : public ActivitySource {
 
   // Deliver records in a random order (deterministic per seed) at flush.
   void shuffle_with_seed(uint64_t seed);
+  // Stand-in for a GPU in whole-profiler tests: every push_external_id launches one
+  // kernel ("synthetic_kernel", 1 us) for that op, as if each op ran on a device.
+  void launch_on_every_push(bool on);
+  // Like CUPTI handing over a full buffer mid-step: deliver everything queued as
+  // soon as `records` are waiting (0 = only at flush/stop).
+  void deliver_every(size_t records);
+  // Kernels launched so far (while tracing), and launches refused while paused.
+  int64_t kernels_launched() const;
+  int64_t launches_while_paused() const;
 
   // Each returns the correlation id it used. `name` may be mangled.
   uint32_t launch_kernel(std::string name, int64_t start_ns, int64_t end_ns, int32_t stream = 7);
@@ -38,6 +47,8 @@ class SyntheticActivitySource final : public ActivitySource {
   SourceStatus start(ActivitySink& sink) override;
   void flush() override;
   void stop() override;
+  void pause() override;
+  void resume() override;
   void push_external_id(uint64_t op_id) override;
   void pop_external_id() override;
   SourceStatus status() const override;
@@ -57,6 +68,12 @@ class SyntheticActivitySource final : public ActivitySource {
   std::vector<Record> queued_;
   uint32_t next_correlation_ = 1;
   std::optional<uint64_t> seed_;
+  bool tracing_ = true;
+  bool launch_on_push_ = false;
+  size_t deliver_every_ = 0;
+  int64_t kernels_launched_ = 0;
+  int64_t launches_while_paused_ = 0;
+  int64_t clock_ns_ = 1'000'000;
 };
 
 }  // namespace ampscope::profiler::cupti

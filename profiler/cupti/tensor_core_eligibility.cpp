@@ -143,7 +143,7 @@ std::string not_multiple(const char* what, int64_t value, int multiple) {
 bool is_gemm_like(const std::string& op_name) { return family_of(op_name) != Family::kNone; }
 
 TensorCoreEligibility assess(const std::string& op_name, const std::vector<DtypeName>& input_dtypes,
-                             const std::vector<Shape>& input_shapes) {
+                             const std::vector<Shape>& input_shapes, Tf32Settings tf32) {
   const Family f = family_of(op_name);
   if (f == Family::kNone) return {};
 
@@ -168,13 +168,28 @@ TensorCoreEligibility assess(const std::string& op_name, const std::vector<Dtype
         break;
     }
   }
-  if (any_fp64) return {false, "fp64 inputs (Tensor Core GEMMs need fp16/bf16)"};
-  if (any_fp32) return {false, "fp32 inputs (autocast did not lower this op)"};
-  if (!any_low && !any_fp8) return {};  // dtypes not recorded, or not floating
+  if (any_fp64) return {false, "fp64 inputs (Tensor Core GEMMs need fp16/bf16, or fp32 as TF32)", ""};
+  if (any_fp32) {
+    // fp32 runs on Tensor Cores as TF32 where the library is allowed to: convolutions
+    // by PyTorch's default, matmuls only when asked for; the memory-efficient attention
+    // kernels for fp32 are 3xTF32 Tensor Core kernels on sm80+ (H100 counters).
+    const bool conv = f == Family::kConv || f == Family::kConvBackward;
+    const bool tf32_ok = f == Family::kAttention || (conv ? tf32.cudnn : tf32.matmul);
+    if (!tf32_ok) {
+      return {false,
+              conv ? "fp32 inputs (autocast did not lower this op; cuDNN TF32 is off)"
+                   : "fp32 inputs (autocast did not lower this op; TF32 is off for matmuls)",
+              ""};
+    }
+  } else if (!any_low && !any_fp8) {
+    return {};  // dtypes not recorded, or not floating
+  }
 
-  TensorCoreEligibility result{true, ""};
-  // Tensor Core tiles want 16-byte aligned rows: 8 elements of 2 bytes, 16 of fp8.
-  const int align = any_fp8 ? 16 : 8;
+  TensorCoreEligibility result{true, "", ""};
+  // Tensor Core tiles are fastest with 16-byte aligned rows: 8 elements of 2 bytes,
+  // 16 of fp8, 4 of fp32 (TF32).
+  const int align = any_fp8 ? 16 : (any_fp32 && !any_low ? 4 : 8);
+  const char* const tiny = "tiny problem (M*N*K < 2^15)";
 
   if (f == Family::kConv || f == Family::kConvBackward) {
     const size_t in = f == Family::kConv ? 0 : 1;
@@ -183,14 +198,15 @@ TensorCoreEligibility assess(const std::string& op_name, const std::vector<Dtype
     if (w == nullptr || w->size() < 3) return result;
     const int64_t c_out = (*w)[0], c_in = (*w)[1];  // c_in per group
     if (c_in % align != 0) {
-      result.reason = "conv input channels " + not_multiple("C_in", c_in, align);
+      result.speed_hint = "conv input channels " + not_multiple("C_in", c_in, align);
     } else if (c_out % align != 0) {
-      result.reason = "conv output channels " + not_multiple("C_out", c_out, align);
-    } else if (x != nullptr && x->size() >= 3) {
+      result.speed_hint = "conv output channels " + not_multiple("C_out", c_out, align);
+    }
+    if (x != nullptr && x->size() >= 3) {
       // Implicit GEMM: M ~ batch x spatial (stride ignored), N = C_out, K = C_in x kernel.
       const int64_t m = (*x)[0] * product(*x, 2, x->size());
       const int64_t k = c_in * product(*w, 2, w->size());
-      if (m * c_out * k < (int64_t{1} << 15)) result.reason = "tiny problem (M*N*K < 2^15)";
+      if (m * c_out * k < (int64_t{1} << 15)) result.reason = tiny;
     }
     return result;
   }
@@ -198,23 +214,22 @@ TensorCoreEligibility assess(const std::string& op_name, const std::vector<Dtype
     const Shape* q = shape_at(input_shapes, 0);
     const Shape* v = shape_at(input_shapes, 2);
     if (q != nullptr && q->back() % align != 0) {
-      result.reason = "attention " + not_multiple("head dim E", q->back(), align);
+      result.speed_hint = "attention " + not_multiple("head dim E", q->back(), align);
     } else if (v != nullptr && v->back() % align != 0) {
-      result.reason = "attention " + not_multiple("value head dim Ev", v->back(), align);
+      result.speed_hint = "attention " + not_multiple("value head dim Ev", v->back(), align);
     }
     return result;
   }
   const std::optional<Gemm> g = gemm_dims(f, input_shapes);
   if (!g) return result;
   // K and N are the leading dimensions of row-major operands and output (M is
-  // not: a ragged M costs a partial tile, not the Tensor Core path).
+  // not: a ragged M costs a partial tile).
   if (g->k % align != 0) {
-    result.reason = "GEMM dimension " + not_multiple("K", g->k, align);
+    result.speed_hint = "GEMM dimension " + not_multiple("K", g->k, align);
   } else if (g->n % align != 0) {
-    result.reason = "GEMM dimension " + not_multiple("N", g->n, align);
-  } else if (g->m * g->n * g->k < (int64_t{1} << 15)) {
-    result.reason = "tiny problem (M*N*K < 2^15)";
+    result.speed_hint = "GEMM dimension " + not_multiple("N", g->n, align);
   }
+  if (g->m * g->n * g->k < (int64_t{1} << 15)) result.reason = tiny;
   return result;
 }
 

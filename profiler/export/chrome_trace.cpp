@@ -113,8 +113,8 @@ Json kernel_event(const KernelRecord& k) {
     a["shared memory"] = k.shared_memory_bytes;
     a["grid"] = k.grid;
     a["block"] = k.block;
-    a["Tensor Cores"] = k.tensor_core_measured.value_or(k.tensor_core_by_name);
-    a["Tensor Cores source"] = k.tensor_core_measured ? "measured" : "kernel name";
+    a["Tensor Cores"] = k.tensor_core_by_name;
+    a["Tensor Cores source"] = "kernel name";
   } else {
     a["bytes"] = k.bytes;
     const int64_t dur = k.end_ns - k.start_ns;

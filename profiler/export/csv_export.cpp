@@ -80,7 +80,7 @@ void export_op_table_csv(const SessionReader& session, std::ostream& out) {
 void export_kernels_csv(const SessionReader& session, std::ostream& out) {
   header(out, {"kind", "name", "op_id", "step", "device", "stream", "start_ns", "end_ns",
                "duration_ns", "correlation_id", "grid", "block", "registers_per_thread",
-               "shared_memory_bytes", "bytes", "tensor_core_by_name", "tensor_core_measured"});
+               "shared_memory_bytes", "bytes", "tensor_core_by_name"});
   session.for_each_kernel(
       std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
       [&](const KernelRecord& k) {
@@ -90,10 +90,6 @@ void export_kernels_csv(const SessionReader& session, std::ostream& out) {
         r.num(k.end_ns - k.start_ns).num(static_cast<int64_t>(k.correlation_id));
         r.text(dims(k.grid)).text(dims(k.block)).num(int64_t{k.registers_per_thread});
         r.num(int64_t{k.shared_memory_bytes}).num(k.bytes).flag(k.tensor_core_by_name);
-        if (k.tensor_core_measured)
-          r.flag(*k.tensor_core_measured);
-        else
-          r.text("");  // not measured
       });
 }
 

@@ -131,6 +131,7 @@ Json session_summary(const SessionReader& session, size_t top_n) {
   totals["cast_cpu_time_ns"] = cast_cpu;
   totals["cast_gpu_time_ns"] = cast_gpu;
   totals["unattributed_gpu_ns"] = unattributed_gpu;
+  totals["unattributed_gpu_share"] = session.gpu_attribution().unattributed_share();
   Json cats = Json::array();
   for (const auto& c : categories) {
     cats.push_back({{"category", to_string(c.category)},

@@ -324,12 +324,14 @@ std::string kernels_html(const ReportData& d) {
     return section_html("kernels", "GPU kernels",
                         paragraph("No GPU activity was traced: " + why + "."));
   }
-  double total = static_cast<double>(d.unattributed_gpu_ns);
-  for (const auto& t : d.category_totals) total += static_cast<double>(t.gpu_time_ns);
+  double total = static_cast<double>(d.gpu_attribution.traced_ns);
+  if (total <= 0) {  // sessions written before the kernel table held every kernel
+    total = static_cast<double>(d.unattributed_gpu_ns);
+    for (const auto& t : d.category_totals) total += static_cast<double>(t.gpu_time_ns);
+  }
   std::vector<std::vector<std::string>> rows;
   for (const auto& k : d.top_kernels) {
     std::string tc = k.tensor_core ? "yes" : "no";
-    if (k.measured_calls > 0) tc += " (measured)";
     std::string ops;
     for (const auto& o : k.launching_ops) ops += (ops.empty() ? "" : ", ") + o;
     rows.push_back({"<code>" + escape(k.name) + "</code>", escape(std::string(to_string(k.kind))),
@@ -347,6 +349,10 @@ std::string kernels_html(const ReportData& d) {
                               {"Tensor Cores"},
                               {"launched by"}},
                              rows, "kernels");
+  const GpuAttribution& a = d.gpu_attribution;
+  s += paragraph("GPU time with no op: " + ns_as_ms(static_cast<double>(a.unattributed_ns)) + " of " +
+                 ns_as_ms(static_cast<double>(a.traced_ns)) + " traced (" + percent(a.unattributed_share()) +
+                 ")" + (a.unattributed_ns > 0 ? ": launched outside any recorded op." : "."));
   return section_html("kernels", "Top GPU kernels", s);
 }
 

@@ -165,8 +165,7 @@ void gemm_dims_not_multiple_of_8(const RecommendationInput& in, const OpTime& t,
   r.id = "gemm_dims_not_multiple_of_8";
   r.severity = on_gpu ? Severity::kWarning : Severity::kInfo;
   r.title = "GEMM/conv sizes that are not multiples of 8 " +
-            std::string(on_gpu ? "keep " : "would keep ") + precision +
-            " ops off the fast Tensor Core kernels";
+            std::string(on_gpu ? "slow " : "would slow ") + precision + " Tensor Core kernels";
   std::string examples;
   for (size_t i = 0; i < offenses.size() && i < 3; ++i) {
     const Offense& o = offenses[i];
@@ -179,8 +178,8 @@ void gemm_dims_not_multiple_of_8(const RecommendationInput& in, const OpTime& t,
       precision + " GEMM/conv layers have a dimension that is not a multiple of 8 (" + examples +
       "). " + precision +
       " Tensor Core kernels read operands in rows of 16 bytes (8 elements): with a ragged "
-      "N or K (channels, for a convolution), cuBLAS and cuDNN fall back to slower kernels, "
-      "and M (batch x positions) is "
+      "N or K (channels, for a convolution), cuBLAS (since 11) and cuDNN still use Tensor "
+      "Cores, but with padding or smaller tiles, so these ops run slower; M (batch x positions) is "
       "the reduction dimension of the weight-gradient GEMM in backward. Round these sizes "
       "up to a multiple of 8 (" +
       std::to_string(offenses.front().dim.value) + " -> " +
@@ -191,7 +190,7 @@ void gemm_dims_not_multiple_of_8(const RecommendationInput& in, const OpTime& t,
   if (!on_gpu) {
     r.detail +=
         " This run was on the CPU, where alignment costs little; on a GPU these ops "
-        "would miss the Tensor Core kernels.";
+        "would run on slower Tensor Core kernels.";
   }
   for (const Offense& o : offenses) {
     if (r.evidence.size() == kMaxEvidence) break;
@@ -250,9 +249,9 @@ void eligible_not_on_tensor_cores(const RecommendationInput& in, const OpTime& t
                          [](const auto& a, const auto& b) { return a.second < b.second; });
     r.detail += " The most common reason: " + top->first + ".";
   }
-  r.detail += " Fix the reason given for each op (dimensions to multiples of 8, inputs in " +
-              reduced_precision_name(in) +
-              " rather than fp32); where none is given, the library picked a CUDA-core kernel "
+  r.detail += " Fix the reason given for each op (inputs in " + reduced_precision_name(in) +
+              " rather than fp32, or TF32 allowed for fp32; a problem too small to fill a tile); "
+              "where none is given, the library picked a CUDA-core kernel "
               "for this shape, or resources/tensor_core_kernels.txt does not know the kernel's "
               "name: check the kernel view.";
   for (const OpStats* row : missed) {

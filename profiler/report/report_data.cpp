@@ -168,6 +168,7 @@ ReportData load_report(const std::string& path) {
   d.profiled_steps = count_profiled_steps(reader, d.steps);
   d.category_totals = category_totals(d.op_stats);
   d.unattributed_gpu_ns = reader.unattributed_gpu_ns();
+  d.gpu_attribution = reader.gpu_attribution();
   if (reader.kernel_count() > 0) d.top_kernels = reader.top_kernels(kReportTopKernels);
   d.latest_gradients = reader.latest_gradients();
   d.gradient_steps = gradient_history(reader);

@@ -41,6 +41,7 @@ struct ReportData {
   int64_t profiled_steps = 0;  // steps whose ops were recorded: op_stats times / this = per step
   std::vector<CategoryTotals> category_totals;
   int64_t unattributed_gpu_ns = 0;
+  GpuAttribution gpu_attribution;
   std::vector<KernelSummary> top_kernels;        // by GPU time; empty when no GPU was traced
   std::vector<GradientSample> latest_gradients;  // of the last sampled step, by parameter
   // One entry per sampled step (at most kMaxGradientSteps, evenly chosen when there are more).

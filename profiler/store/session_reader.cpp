@@ -49,7 +49,7 @@ OpRecord read_op(const Stmt& s) {
 constexpr const char* kKernelColumns =
     "k.kind,k.correlation_id,k.op_id,k.step,n.name,k.device,k.stream,k.start_ns,k.end_ns,"
     "k.grid_x,k.grid_y,k.grid_z,k.block_x,k.block_y,k.block_z,k.registers_per_thread,"
-    "k.shared_memory_bytes,k.bytes,k.tensor_core_by_name,k.tensor_core_measured "
+    "k.shared_memory_bytes,k.bytes,k.tensor_core_by_name "
     "FROM kernels k JOIN kernel_names n ON n.id = k.name_id ";
 
 KernelRecord read_kernel(const Stmt& s) {
@@ -71,7 +71,6 @@ KernelRecord read_kernel(const Stmt& s) {
   k.shared_memory_bytes = s.i32(16);
   k.bytes = s.i64(17);
   k.tensor_core_by_name = s.boolean(18);
-  if (!s.is_null(19)) k.tensor_core_measured = s.boolean(19);
   return k;
 }
 
@@ -335,10 +334,7 @@ std::vector<KernelSummary> SessionReader::top_kernels(size_t n) const {
     k.min_ns = s.i64(4);
     k.max_ns = s.i64(5);
     k.tensor_core_calls = s.i64(6);
-    k.measured_calls = s.i64(7);
-    k.measured_tensor_core_calls = s.i64(8);
-    k.tensor_core =
-        k.measured_calls > 0 ? k.measured_tensor_core_calls > 0 : k.tensor_core_calls > 0;
+    k.tensor_core = k.tensor_core_calls > 0;
     for (size_t i = 0; i < 3; ++i) {
       k.grid[i] = s.i32(10 + static_cast<int>(i));
       k.block[i] = s.i32(13 + static_cast<int>(i));
@@ -382,6 +378,13 @@ std::vector<GradientSample> SessionReader::latest_gradients() const {
 
 std::vector<CategoryTotals> SessionReader::category_totals() const {
   return profiler::category_totals(op_stats());
+}
+
+GpuAttribution SessionReader::gpu_attribution() const {
+  GpuAttribution a;
+  a.unattributed_ns = unattributed_gpu_ns();
+  a.traced_ns = impl_->scalar("SELECT coalesce(sum(total_ns),0) FROM kernel_stats", "summing kernels");
+  return a;
 }
 
 int64_t SessionReader::unattributed_gpu_ns() const {

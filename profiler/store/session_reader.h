@@ -66,6 +66,8 @@ class SessionReader {
   // GPU time of activity that no op launched (kernels rows with op_id 0); from the
   // kernels_by_op index. Not part of any category.
   int64_t unattributed_gpu_ns() const;
+  // That, and all traced GPU time (the kernel table's total).
+  GpuAttribution gpu_attribution() const;
 
  private:
   struct Impl;

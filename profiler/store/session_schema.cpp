@@ -7,9 +7,12 @@ namespace ampscope::profiler::store_detail {
 // Times are int64 ns on the profiler clock; ids are uint64 stored as int64 (bit
 // pattern kept). Enums are stored by their to_string() names so the file reads
 // without this code. Kernel names repeat millions of times, so kernels refer to
-// kernel_names; kernel_stats and kernel_ops are maintained by the writer in the
-// same transactions as the kernel rows, so top-kernel queries never scan kernels
-// (kernel_stats' grid/block are those of the first call stored for the name).
+// kernel_names. kernel_stats and kernel_ops are the profiler's KernelAggregator
+// table, replaced as a whole every few seconds and at the end of a run (the same
+// rows the live view shows), so top-kernel queries never scan kernels
+// (kernel_stats' grid/block are those of the first call of the name).
+// measured_calls, measured_tensor_core_calls and kernels.tensor_core_measured are
+// reserved for hardware-counter confirmation, which is not built: written as 0/NULL.
 const char* const kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE steps(

@@ -24,10 +24,6 @@ using store_detail::Stmt;
 namespace {
 
 constexpr auto kBusyGiveUp = std::chrono::seconds(30);
-// Kernels whose launching op is not stored yet wait here for later op batches; the
-// bound keeps a run that never stores its ops from growing without limit.
-constexpr size_t kMaxPendingKernelOps = 1 << 20;
-constexpr int kPendingRetries = 16;
 
 std::vector<std::pair<std::string, std::string>> meta_pairs(const SessionMeta& m) {
   return {{"ampscope_version", m.ampscope_version},
@@ -64,22 +60,12 @@ struct SessionWriter::Statements {
                "storing kernels"),
         find_name(db, "SELECT id FROM kernel_names WHERE name=?1", "storing kernels"),
         add_name(db, "INSERT INTO kernel_names(name) VALUES(?1)", "storing kernels"),
-        op_name(db, "SELECT name FROM ops WHERE id=?1", "storing kernels"),
-        kernel_stat(
-            db,
-            "INSERT INTO kernel_stats VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15) "
-            "ON CONFLICT(name_id) "
-            "DO UPDATE SET calls=calls+excluded.calls, total_ns=total_ns+excluded.total_ns, "
-            "min_ns=min(min_ns,excluded.min_ns), max_ns=max(max_ns,excluded.max_ns), "
-            "tensor_core_calls=tensor_core_calls+excluded.tensor_core_calls, "
-            "measured_calls=measured_calls+excluded.measured_calls, "
-            "measured_tensor_core_calls=measured_tensor_core_calls+"
-            "excluded.measured_tensor_core_calls",
-            "storing kernel statistics"),
-        kernel_op(db,
-                  "INSERT INTO kernel_ops VALUES(?1,?2,?3) ON CONFLICT(name_id,op_name) DO UPDATE "
-                  "SET calls=calls+excluded.calls",
-                  "storing kernel statistics"),
+        clear_kernel_stats(db, "DELETE FROM kernel_stats", "storing kernel statistics"),
+        clear_kernel_ops(db, "DELETE FROM kernel_ops", "storing kernel statistics"),
+        kernel_stat(db,
+                    "INSERT INTO kernel_stats VALUES(?1,?2,?3,?4,?5,?6,?7,0,0,?8,?9,?10,?11,?12,?13)",
+                    "storing kernel statistics"),
+        kernel_op(db, "INSERT INTO kernel_ops VALUES(?1,?2,?3)", "storing kernel statistics"),
         gradient(
             db,
             "INSERT OR REPLACE INTO gradients VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
@@ -92,38 +78,8 @@ struct SessionWriter::Statements {
                 .c_str(),
             "storing the op table"),
         meta(db, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta") {}
-  Stmt step, op, kernel, find_name, add_name, op_name, kernel_stat, kernel_op, gradient,
-      clear_op_stats, op_stat, meta;
-};
-
-// Running sums added to kernel_stats / kernel_ops at each commit. Writer thread only.
-struct SessionWriter::KernelAggregates {
-  struct Stat {
-    std::string kind;
-    int64_t calls = 0, total_ns = 0, min_ns = INT64_MAX, max_ns = INT64_MIN;
-    int64_t tensor_core_calls = 0, measured_calls = 0, measured_tensor_core_calls = 0;
-    // Launch configuration of the first call seen; the stored row keeps its first one.
-    std::array<int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
-  };
-  struct Pending {
-    int64_t name_id;
-    uint64_t op_id;
-    int tries;
-  };
-  std::unordered_map<std::string, int64_t> name_ids;  // a cache of kernel_names
-  std::map<int64_t, Stat> stats;
-  std::map<std::pair<int64_t, std::string>, int64_t> op_calls;
-  std::vector<Pending> pending;
-  uint64_t last_op_id = 0;
-  std::string last_op_name;
-
-  void clear() {
-    name_ids.clear();
-    stats.clear();
-    op_calls.clear();
-    pending.clear();
-    last_op_id = 0;
-  }
+  Stmt step, op, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops, kernel_stat,
+      kernel_op, gradient, clear_op_stats, op_stat, meta;
 };
 
 std::unique_ptr<SessionWriter> SessionWriter::create(const std::string& path,
@@ -168,8 +124,7 @@ SessionWriter::SessionWriter(std::string path, Db db, const SessionWriterOptions
     : path_(std::move(path)),
       db_(std::move(db)),
       options_(options),
-      stmts_(std::make_unique<Statements>(db_)),
-      aggregates_(std::make_unique<KernelAggregates>()) {
+      stmts_(std::make_unique<Statements>(db_)) {
   options_.queue_capacity = std::max<size_t>(1, options_.queue_capacity);
   thread_ = std::thread([this] {
     lower_this_thread_priority();
@@ -206,6 +161,10 @@ void SessionWriter::append_gradients(std::vector<GradientSample>&& samples) {
 // final table and state survive a burst that filled the queue.
 void SessionWriter::replace_op_stats(std::vector<OpStats>&& stats) {
   enqueue(Item(ReplaceOpStats{std::move(stats)}), false);
+}
+void SessionWriter::replace_kernel_stats(std::vector<KernelSummary>&& rows,
+                                         KernelLaunchers&& launchers) {
+  enqueue(Item(ReplaceKernelStats{std::move(rows), std::move(launchers)}), false);
 }
 void SessionWriter::set_meta_value(std::string key, std::string value) {
   enqueue(Item(MetaValue{std::move(key), std::move(value)}), false);
@@ -271,7 +230,6 @@ void SessionWriter::begin() {
 }
 
 void SessionWriter::commit() {
-  save_kernel_aggregates();
   db_.exec("COMMIT", "committing");
   in_transaction_ = false;
 }
@@ -303,7 +261,7 @@ void SessionWriter::run() {
       if (!sqlite3_get_autocommit(db_.get()))
         sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
       in_transaction_ = false;
-      aggregates_->clear();
+      kernel_name_ids_.clear();  // ids inserted by the rolled-back transaction are gone
       failed += items_in_txn;
       items_in_txn = 0;
     };
@@ -362,7 +320,6 @@ void SessionWriter::write(Item& item) {
       s.op.bind_text(15, in_shapes).bind_text(16, out_dtypes).bind(17, op.cast_bytes);
       s.op.bind(18, static_cast<int64_t>(op.autograd_node)).run();
     }
-    if (!aggregates_->pending.empty()) resolve_pending_kernel_ops();
   } else if (auto* kernels = std::get_if<std::vector<KernelRecord>>(&item)) {
     write_kernels(*kernels);
   } else if (auto* grads = std::get_if<std::vector<GradientSample>>(&item)) {
@@ -382,30 +339,34 @@ void SessionWriter::write(Item& item) {
       store_detail::bind_op_stats(s.op_stat, 1, r, encoded);
       s.op_stat.run();
     }
+  } else if (auto* kernel_table = std::get_if<ReplaceKernelStats>(&item)) {
+    write_kernel_stats(*kernel_table);
   } else if (auto* kv = std::get_if<MetaValue>(&item)) {
     s.meta.bind_text(1, kv->key).bind_text(2, kv->value).run();
   }
 }
 
+int64_t SessionWriter::kernel_name_id(const std::string& name) {
+  auto& s = *stmts_;
+  if (auto it = kernel_name_ids_.find(name); it != kernel_name_ids_.end()) return it->second;
+  int64_t id = 0;
+  s.find_name.bind_text(1, name);
+  if (s.find_name.step()) {
+    id = s.find_name.i64(0);
+    s.find_name.reset();
+  } else {
+    s.find_name.reset();
+    s.add_name.bind_text(1, name).run();
+    id = sqlite3_last_insert_rowid(db_.get());
+  }
+  kernel_name_ids_.emplace(name, id);
+  return id;
+}
+
 void SessionWriter::write_kernels(const std::vector<KernelRecord>& kernels) {
   auto& s = *stmts_;
-  auto& agg = *aggregates_;
   for (const auto& k : kernels) {
-    int64_t name_id = 0;
-    if (auto it = agg.name_ids.find(k.name); it != agg.name_ids.end()) {
-      name_id = it->second;
-    } else {
-      s.find_name.bind_text(1, k.name);
-      if (s.find_name.step()) {
-        name_id = s.find_name.i64(0);
-        s.find_name.reset();
-      } else {
-        s.find_name.reset();
-        s.add_name.bind_text(1, k.name).run();
-        name_id = sqlite3_last_insert_rowid(db_.get());
-      }
-      agg.name_ids.emplace(k.name, name_id);
-    }
+    const int64_t name_id = kernel_name_id(k.name);
     s.kernel.bind_text(1, to_string(k.kind)).bind(2, k.correlation_id).bind(3, k.op_id);
     s.kernel.bind(4, k.step).bind(5, name_id).bind(6, k.device).bind(7, k.stream);
     s.kernel.bind(8, k.start_ns).bind(9, k.end_ns);
@@ -415,78 +376,30 @@ void SessionWriter::write_kernels(const std::vector<KernelRecord>& kernels) {
     }
     s.kernel.bind(16, k.registers_per_thread).bind(17, k.shared_memory_bytes).bind(18, k.bytes);
     s.kernel.bind(19, k.tensor_core_by_name);
-    if (k.tensor_core_measured)
-      s.kernel.bind(20, *k.tensor_core_measured);
-    else
-      s.kernel.bind_null(20);
+    s.kernel.bind_null(20);  // tensor_core_measured: reserved, no hardware counters are read
     s.kernel.run();
-
-    auto& st = agg.stats[name_id];
-    if (st.kind.empty()) {
-      st.kind = std::string(to_string(k.kind));
-      st.grid = k.grid;
-      st.block = k.block;
-    }
-    const int64_t dur = k.end_ns - k.start_ns;
-    ++st.calls;
-    st.total_ns += dur;
-    st.min_ns = std::min(st.min_ns, dur);
-    st.max_ns = std::max(st.max_ns, dur);
-    st.tensor_core_calls += k.tensor_core_by_name ? 1 : 0;
-    st.measured_calls += k.tensor_core_measured ? 1 : 0;
-    st.measured_tensor_core_calls += k.tensor_core_measured.value_or(false) ? 1 : 0;
-
-    if (k.op_id == 0) continue;
-    if (k.op_id != agg.last_op_id) {
-      s.op_name.bind(1, k.op_id);
-      const bool found = s.op_name.step();
-      if (found) {
-        agg.last_op_id = k.op_id;
-        agg.last_op_name = s.op_name.text(0);
-      }
-      s.op_name.reset();
-      if (!found) {
-        if (agg.pending.size() < kMaxPendingKernelOps) agg.pending.push_back({name_id, k.op_id, 0});
-        continue;
-      }
-    }
-    ++agg.op_calls[{name_id, agg.last_op_name}];
   }
 }
 
-void SessionWriter::resolve_pending_kernel_ops() {
+void SessionWriter::write_kernel_stats(const ReplaceKernelStats& table) {
   auto& s = *stmts_;
-  auto& agg = *aggregates_;
-  std::vector<KernelAggregates::Pending> still;
-  for (auto& p : agg.pending) {
-    s.op_name.bind(1, p.op_id);
-    if (s.op_name.step()) {
-      ++agg.op_calls[{p.name_id, s.op_name.text(0)}];
-    } else if (++p.tries < kPendingRetries) {
-      still.push_back(p);
-    }
-    s.op_name.reset();
-  }
-  agg.pending.swap(still);
-}
-
-void SessionWriter::save_kernel_aggregates() {
-  auto& s = *stmts_;
-  auto& agg = *aggregates_;
-  for (const auto& [name_id, st] : agg.stats) {
-    s.kernel_stat.bind(1, name_id).bind_text(2, st.kind).bind(3, st.calls).bind(4, st.total_ns);
-    s.kernel_stat.bind(5, st.min_ns).bind(6, st.max_ns).bind(7, st.tensor_core_calls);
-    s.kernel_stat.bind(8, st.measured_calls).bind(9, st.measured_tensor_core_calls);
+  s.clear_kernel_stats.run();
+  s.clear_kernel_ops.run();
+  for (const KernelSummary& k : table.rows) {
+    const int64_t name_id = kernel_name_id(k.name);
+    s.kernel_stat.bind(1, name_id).bind_text(2, to_string(k.kind)).bind(3, k.calls);
+    s.kernel_stat.bind(4, k.total_ns).bind(5, k.min_ns).bind(6, k.max_ns);
+    s.kernel_stat.bind(7, k.tensor_core_calls);
     for (int i = 0; i < 3; ++i) {
-      s.kernel_stat.bind(10 + i, st.grid[static_cast<size_t>(i)]);
-      s.kernel_stat.bind(13 + i, st.block[static_cast<size_t>(i)]);
+      s.kernel_stat.bind(8 + i, k.grid[static_cast<size_t>(i)]);
+      s.kernel_stat.bind(11 + i, k.block[static_cast<size_t>(i)]);
     }
     s.kernel_stat.run();
   }
-  for (const auto& [key, calls] : agg.op_calls)
-    s.kernel_op.bind(1, key.first).bind_text(2, key.second).bind(3, calls).run();
-  agg.stats.clear();
-  agg.op_calls.clear();
+  for (const auto& [kernel, ops] : table.launchers) {
+    const int64_t name_id = kernel_name_id(kernel);
+    for (const auto& [op_name, calls] : ops) s.kernel_op.bind(1, name_id).bind_text(2, op_name).bind(3, calls).run();
+  }
 }
 
 }  // namespace ampscope::profiler

@@ -9,10 +9,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -50,6 +52,10 @@ class SessionWriter {
   void append_gradients(std::vector<GradientSample>&& samples);
   // The aggregated op table replaces the stored one as a whole.
   void replace_op_stats(std::vector<OpStats>&& stats);
+  // The aggregated kernel table (KernelAggregator) replaces the stored one as a whole:
+  // rows, and every (kernel name -> op name -> calls) pair.
+  using KernelLaunchers = std::unordered_map<std::string, std::map<std::string, int64_t>>;
+  void replace_kernel_stats(std::vector<KernelSummary>&& rows, KernelLaunchers&& launchers);
   void set_meta_value(std::string key, std::string value);
 
   // Blocks until everything queued before the call is committed (or failed).
@@ -69,21 +75,25 @@ class SessionWriter {
   struct ReplaceOpStats {
     std::vector<OpStats> stats;
   };
+  struct ReplaceKernelStats {
+    std::vector<KernelSummary> rows;
+    KernelLaunchers launchers;
+  };
   struct MetaValue {
     std::string key, value;
   };
   using Item = std::variant<StepRecord, std::vector<OpRecord>, std::vector<KernelRecord>,
-                            std::vector<GradientSample>, ReplaceOpStats, MetaValue>;
+                            std::vector<GradientSample>, ReplaceOpStats, ReplaceKernelStats,
+                            MetaValue>;
   struct Statements;
-  struct KernelAggregates;
 
   SessionWriter(std::string path, store_detail::Db db, const SessionWriterOptions& options);
   void enqueue(Item&& item, bool droppable);
   void run();
   void write(Item& item);
   void write_kernels(const std::vector<KernelRecord>& kernels);
-  void resolve_pending_kernel_ops();
-  void save_kernel_aggregates();
+  void write_kernel_stats(const ReplaceKernelStats& table);
+  int64_t kernel_name_id(const std::string& name);
   void begin();
   void commit();
 
@@ -106,7 +116,7 @@ class SessionWriter {
 
   // Writer-thread state.
   std::unique_ptr<Statements> stmts_;
-  std::unique_ptr<KernelAggregates> aggregates_;
+  std::unordered_map<std::string, int64_t> kernel_name_ids_;  // a cache of kernel_names
   bool in_transaction_ = false;
   std::thread thread_;
 };

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <unordered_map>
+
+#include "profiler/analysis/kernel_aggregator.h"
 #include "profiler/records.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_writer.h"
@@ -138,7 +141,6 @@ inline Fixture make_fixture() {
     gemm.registers_per_thread = 168;
     gemm.shared_memory_bytes = 65536;
     gemm.tensor_core_by_name = true;
-    if (s == 4) gemm.tensor_core_measured = true;
     KernelRecord elementwise = gemm;
     elementwise.correlation_id = corr++;
     elementwise.op_id = backward.id;
@@ -146,7 +148,6 @@ inline Fixture make_fixture() {
     elementwise.start_ns = t + 5'500'000;
     elementwise.end_ns = t + 5'520'000;
     elementwise.tensor_core_by_name = false;
-    elementwise.tensor_core_measured.reset();
     for (const auto& k : {copy, gemm, elementwise}) f.kernels.push_back(k);
 
     if (s % 2 == 0) {
@@ -214,10 +215,26 @@ inline Fixture make_fixture() {
   return f;
 }
 
+// The kernel table as the profiler stores it: the one KernelAggregator, fed with
+// each kernel and the name of the op that launched it.
+inline void write_kernel_table(SessionWriter& w, const std::vector<OpRecord>& ops,
+                               const std::vector<KernelRecord>& kernels) {
+  std::unordered_map<uint64_t, std::string> op_names;
+  for (const auto& op : ops) op_names[op.id] = op.name;
+  KernelAggregator table;
+  for (const auto& k : kernels) {
+    const auto it = op_names.find(k.op_id);
+    table.add(k, it == op_names.end() ? std::string() : it->second);
+  }
+  auto launchers = table.launchers();
+  w.replace_kernel_stats(table.summaries(), SessionWriter::KernelLaunchers(launchers.begin(), launchers.end()));
+}
+
 inline void write_fixture(SessionWriter& w, const Fixture& f) {
   for (const auto& s : f.steps) w.append_step(s);
   w.append_ops(std::vector<OpRecord>(f.ops));
   w.append_kernels(std::vector<KernelRecord>(f.kernels));
+  write_kernel_table(w, f.ops, f.kernels);
   w.append_gradients(std::vector<GradientSample>(f.gradients));
   w.replace_op_stats(std::vector<OpStats>(f.op_stats));
 }

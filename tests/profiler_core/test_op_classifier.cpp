@@ -108,13 +108,64 @@ TEST(OpAggregator, GroupsCallsAndAttributesCastTaxAndGpuTime) {
   EXPECT_EQ(linear->kernels, 3);
   EXPECT_EQ(linear->tensor_core_kernels, 2);
   EXPECT_EQ(addmm->gpu_time_ns, 100);
+  // Op 999 has not arrived: its kernel waits for it, and is given up on only at the end.
+  EXPECT_EQ(agg.unattributed_kernels(), 0);
+  EXPECT_EQ(agg.parked_kernels(), 1u);
+  agg.release_parked();
   EXPECT_EQ(agg.unattributed_kernels(), 1);
+  EXPECT_EQ(agg.unattributed_gpu_ns(), 7);
+  EXPECT_EQ(agg.take_settled().size(), 4u);  // every kernel comes out once
   // Category totals count top-level rows only.
   const auto totals = category_totals(agg.op_stats());
   ASSERT_EQ(totals.size(), 1u);  // the nested unchanged and cast rows are not counted
   EXPECT_EQ(totals[0].category, OpCategory::kDemoted);
   EXPECT_EQ(totals[0].cpu_time_ns, 200);
   EXPECT_EQ(totals[0].cast_cpu_time_ns, 40);
+}
+
+// CUPTI hands a full buffer over mid-step, before the step's ops reach the
+// aggregator: those kernels wait for their op and are joined when it arrives.
+TEST(OpAggregator, KernelsBeforeTheirOpsWaitAndAreJoined) {
+  OpAggregator agg;
+  agg.add_kernels({kernel(12, 0, 10, true), kernel(11, 20, 25, false), kernel(0, 30, 33, false)});
+  EXPECT_EQ(agg.parked_kernels(), 2u);
+  auto settled = agg.take_settled();
+  ASSERT_EQ(settled.size(), 1u);  // launched outside any op: settled at once
+  EXPECT_EQ(settled[0].record.op_id, 0u);
+  EXPECT_EQ(settled[0].op_name, "");
+  agg.add_ops({op(11, 0, "aten::linear", OpCategory::kDemoted, 0, 100, 3),
+               op(12, 11, "aten::addmm", OpCategory::kUnchanged, 5, 95, 3)});
+  EXPECT_EQ(agg.parked_kernels(), 0u);
+  settled = agg.take_settled();
+  ASSERT_EQ(settled.size(), 2u);
+  for (const auto& k : settled) EXPECT_EQ(k.record.step, 3);
+  const OpStats* linear = nullptr;
+  for (const auto& r : agg.op_stats())
+    if (r.name == "aten::linear") linear = &r;
+  ASSERT_NE(linear, nullptr);
+  EXPECT_EQ(linear->gpu_time_ns, 15);  // both kernels, inclusive of addmm's
+  EXPECT_EQ(linear->tensor_core_kernels, 1);
+  EXPECT_EQ(agg.unattributed_kernels(), 1);
+  EXPECT_EQ(agg.kernels_parked_total(), 2);
+  EXPECT_EQ(agg.kernels_given_up(), 0);
+}
+
+// Parking is bounded: past the bound the oldest waiting kernels are given up on
+// (counted, stored with no op), never silently dropped.
+TEST(OpAggregator, ParkingIsBoundedAndCounted) {
+  OpAggregator agg(64, 0, /*max_parked=*/2);
+  agg.add_kernels({kernel(101, 0, 1, false), kernel(102, 0, 1, false), kernel(103, 0, 1, false)});
+  EXPECT_EQ(agg.parked_kernels(), 2u);
+  EXPECT_EQ(agg.kernels_given_up(), 1);
+  const auto settled = agg.take_settled();
+  ASSERT_EQ(settled.size(), 1u);
+  EXPECT_EQ(settled[0].record.op_id, 0u);  // stored as "no op"
+  agg.add_ops({op(102, 0, "aten::mm", OpCategory::kUnchanged, 0, 10, 1)});
+  EXPECT_EQ(agg.take_settled().size(), 1u);
+  agg.release_parked();
+  EXPECT_EQ(agg.take_settled().size(), 1u);
+  EXPECT_EQ(agg.kernels_given_up(), 2);
+  EXPECT_EQ(agg.unattributed_kernels(), 2);
 }
 
 // Comparisons keep per-step times so one preempted step can be outvoted by a median.

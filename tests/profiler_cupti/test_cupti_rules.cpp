@@ -3,8 +3,12 @@
 // PyTorch, and the loader's errors.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "profiler/cupti/tensor_core_rules.h"
 #include "tests/support/test_support.h"
@@ -68,9 +72,10 @@ const Case kCases[] = {
     {"sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_"
      "aligna4_alignc4_execute_kernel__5x_cublas",
      false},
-    {"fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, "
-     "cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)",
+    {"fmha_cutlassF_f32_aligned_64x64_rf_sm50(PyTorchMemEffAttention::AttentionKernel<float, "
+     "cutlass::arch::Sm50, true, 64, 64, 64, true, true>::Params)",
      false},
+    {"fmha_cutlassB_f32_aligned_64x64_k64_sm70", false},
     {"void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false>("
      "cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>>, float, float)",
      false},
@@ -105,6 +110,34 @@ TEST(TensorCoreRules, ShippedTableClassifiesRealKernelNames) {
   const TensorCoreClass unknown = rules->classify("my_custom_kernel");
   EXPECT_FALSE(unknown.uses_tensor_cores);
   EXPECT_EQ(unknown.family, "");
+}
+
+// ../shared/fixtures/h100-kernels.tsv: kernel names recorded on an H100 with the
+// op that launched them, labelled yes/no, many of them by the tensor pipe's
+// hardware counter. Every line must be classified as labelled.
+TEST(TensorCoreRules, ClassifiesEveryKernelOfTheH100Fixture) {
+  const std::filesystem::path fixture = AMPSCOPE_FIXTURES_DIR "/h100-kernels.tsv";
+  std::ifstream in(fixture);
+  ASSERT_TRUE(in) << "missing fixture " << fixture << " (shared/ beside the clone)";
+  const auto rules = TensorCoreRules::load(TensorCoreRules::default_path());
+  std::string line;
+  int checked = 0, counter_checked = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> fields;
+    std::stringstream row(line);
+    for (std::string f; std::getline(row, f, '\t');) fields.push_back(f);
+    ASSERT_GE(fields.size(), 4u) << "bad fixture line: " << line;
+    ASSERT_TRUE(fields[1] == "yes" || fields[1] == "no") << line;
+    const TensorCoreClass k = rules->classify(fields[0]);
+    EXPECT_EQ(k.uses_tensor_cores, fields[1] == "yes")
+        << fields[0] << "\n  launched by " << fields[3] << ", evidence: " << fields[2]
+        << ", matched family: '" << k.family << "'";
+    ++checked;
+    counter_checked += fields[2] == "counter" ? 1 : 0;
+  }
+  EXPECT_GE(checked, 20);
+  EXPECT_GE(counter_checked, 5);
 }
 
 TEST(TensorCoreRules, FirstMatchWinsAndCommentsAreSkipped) {

@@ -123,10 +123,8 @@ QVariant KernelModel::data(const QModelIndex& index, int role) const {
       if (col == kTensorCore)
         return QStringLiteral(
                    "Whether the kernel runs on Tensor Cores (matrix units that need "
-                   "fp16/bf16/tf32 inputs); %1.")
-            .arg(k.measured_calls > 0 ? QStringLiteral("measured by hardware counters on %1 calls")
-                                            .arg(k.measured_calls)
-                                      : QStringLiteral("judged by the kernel's name"));
+                   "fp16/bf16/tf32 inputs), judged by the kernel's name with rules checked "
+                   "against an H100's tensor-pipe counters.");
       if (col == kLaunchedBy) return launchingOps(k).join(QLatin1Char('\n'));
       break;
     default:

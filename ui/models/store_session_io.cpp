@@ -16,6 +16,7 @@ profiler::ProfileSnapshotPtr snapshot_from_session(const std::string& path, size
   snapshot->op_stats = session.op_stats();
   // Only the top kernels: a session can hold millions of records (lazily summarised by the store).
   snapshot->kernels = session.top_kernels(top_kernels);
+  snapshot->gpu_attribution = session.gpu_attribution();
   snapshot->gradients = session.latest_gradients();
   const auto gradient_steps = session.gradient_steps();
   const size_t first = gradient_steps.size() > history_steps ? gradient_steps.size() - history_steps : 0;

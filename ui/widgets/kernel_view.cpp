@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <QHeaderView>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -78,6 +79,12 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   column->addWidget(split, 1);
+  attribution_ = new QLabel;
+  attribution_->setObjectName(QStringLiteral("gpuAttribution"));
+  attribution_->setToolTip(
+      tr("GPU activity that no recorded op launched (or whose op never arrived). A high share "
+         "means the op table does not account for that GPU time."));
+  column->addWidget(attribution_);
   stack_->addWidget(content);
 
   debounce_ = new QTimer(this);
@@ -102,6 +109,11 @@ void KernelView::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
   const bool first = model_->rowCount() == 0;
   model_->setRows(snapshot_->kernels);
   stack_->setCurrentIndex(1);
+  const profiler::GpuAttribution& a = snapshot_->gpu_attribution;
+  attribution_->setText(tr("GPU time with no op: %1 ms of %2 ms traced (%3%)")
+                            .arg(static_cast<double>(a.unattributed_ns) / 1e6, 0, 'f', 3)
+                            .arg(static_cast<double>(a.traced_ns) / 1e6, 0, 'f', 3)
+                            .arg(100.0 * a.unattributed_share(), 0, 'f', 1));
   if (first) {
     table_->resizeColumnsToContents();
     table_->setColumnWidth(KernelModel::kName,

@@ -6,6 +6,7 @@
 #include "profiler/snapshot.h"
 
 class QCustomPlot;
+class QLabel;
 class QCPBars;
 class QLineEdit;
 class QStackedWidget;
@@ -46,6 +47,7 @@ class KernelView : public QWidget {
   QCustomPlot* chart_ = nullptr;
   QCPBars* tensor_core_bars_ = nullptr;
   QCPBars* other_bars_ = nullptr;
+  QLabel* attribution_ = nullptr;
 };
 
 }  // namespace ampscope::ui
