@@ -87,8 +87,8 @@ TEST_F(Exports, KernelAndStepCsvHaveARowPerRecord) {
   for (const auto& row : k) EXPECT_EQ(row.size(), k[0].size());
   EXPECT_EQ(k[3][1], kOddKernel);  // step 1: memcpy, gemm, then the elementwise kernel
   EXPECT_EQ(k[2][10], "4x2x1");
-  EXPECT_EQ(k[2][16], "");       // not measured
-  EXPECT_EQ(k[11][16], "true");  // step 4's GEMM was measured
+  EXPECT_EQ(k[2][15], "true");   // the GEMM: Tensor Core by name
+  EXPECT_EQ(k[3][15], "false");  // the elementwise kernel
   const auto s = parse_csv(steps.str());
   ASSERT_EQ(s.size(), 5u);
   EXPECT_EQ(s[2][0], "2");

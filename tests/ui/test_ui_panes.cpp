@@ -2,6 +2,7 @@
 // panel's profiling options.
 #include <qcustomplot.h>
 
+#include <QLabel>
 #include <QSpinBox>
 #include <cmath>
 
@@ -11,6 +12,7 @@
 #include "ui/widgets/color_scheme.h"
 #include "ui/widgets/comparison_page.h"
 #include "ui/widgets/gradients_pane.h"
+#include "ui/widgets/kernel_view.h"
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/run_panel.h"
@@ -184,6 +186,18 @@ TEST(ColorScheme, PlotsFollowADarkPaletteAndBack) {
 
   window.setPalette(light);
   EXPECT_GT(loss->axisRect()->backgroundBrush().color().lightness(), 128);
+}
+
+// GPU time that no op launched is shown with its share, never hidden.
+TEST(KernelView, ShowsTheUnattributedShareOfGpuTime) {
+  KernelView view;
+  auto snapshot = std::make_shared<profiler::ProfileSnapshot>();
+  snapshot->kernels = testing::realisticKernels();
+  snapshot->gpu_attribution = {2'500'000, 10'000'000};
+  view.setSnapshot(snapshot);
+  const auto* label = view.findChild<QLabel*>(QStringLiteral("gpuAttribution"));
+  ASSERT_NE(label, nullptr);
+  EXPECT_EQ(label->text().toStdString(), "GPU time with no op: 2.500 ms of 10.000 ms traced (25.0%)");
 }
 
 TEST(ColorScheme, OnlyKnownSchemesAreAccepted) {
