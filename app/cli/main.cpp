@@ -8,6 +8,7 @@
 #include "app/cli/report_command.h"
 #include "app/cli/session_commands.h"
 #include "app/cli/train_command.h"
+#include "app/cli/version_text.h"
 #include "engine/errors.h"
 
 int main(int argc, char** argv) {
@@ -23,7 +24,7 @@ int main(int argc, char** argv) {
     return fmt::format("ampscope: error: {} (see ampscope{} --help)\n", e.what(),
                        commands.empty() ? "" : " " + commands.front()->get_name());
   });
-  app.set_version_flag("--version", "ampscope 0.1.0");
+  app.set_version_flag("--version", ampscope::cli::version_text);
   app.set_config("--config", "",
                  "Read flags from a TOML file: a [train] section with the long flag names "
                  "without '--' as keys (precision = \"bf16\"); flags on the command line win");
