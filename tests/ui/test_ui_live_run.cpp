@@ -204,7 +204,7 @@ TEST_F(LiveRun, ARunThatEndsDuringATickKeepsEveryStep) {
     t.add_observer(&hold);
   });
   bool waited_for_end = false;
-  connect(&controller(), &TrainingController::stepsAppended, &controller(), [&] {
+  QObject::connect(&controller(), &TrainingController::stepsAppended, &controller(), [&] {
     if (hold.release) return;
     hold.release = true;  // the run's other steps and its end happen now, inside this tick
     waited_for_end = HoldBeforeStepTwo::waitOnAnyThread([&] { return engine::is_terminal(trainer->state()); });
