@@ -16,3 +16,12 @@ if(AMPSCOPE_SANITIZER)
   endforeach()
   add_compile_options(-fno-omit-frame-pointer)
 endif()
+
+# libFuzzer: coverage instrumentation everywhere, the fuzzer's main only in the fuzz_* programs.
+if(AMPSCOPE_BUILD_FUZZERS)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "AMPSCOPE_BUILD_FUZZERS needs clang for libFuzzer: use the fuzz preset "
+                        "(cmake --preset fuzz), or -DCMAKE_CXX_COMPILER=clang++ (apt-get install clang)")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()

@@ -3,8 +3,6 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
-#include <optional>
-#include <variant>
 
 #include "engine/errors.h"
 #include "engine/training_run.h"
@@ -58,7 +56,13 @@ void Trainer::resume() {
 }
 
 void Trainer::request_stop() {
-  stop_requested_.store(true, std::memory_order_release);
+  {
+    // Under the mutex: the pause gate reads the flag and starts waiting with the
+    // mutex held, so a stop stored between the two (without the mutex) would
+    // notify nobody and leave a paused run waiting forever.
+    std::lock_guard lock(control_mutex_);
+    stop_requested_.store(true, std::memory_order_release);
+  }
   control_changed_.notify_all();
 }
 
@@ -143,37 +147,6 @@ void Trainer::run_loop() {
     const StepEvent event = run.step(step, observers_);
     completed_steps_.store(step, std::memory_order_release);
     publish(event);
-  }
-}
-
-StateEvent follow_run(Trainer& trainer, EventQueue& queue, const std::function<void(const Event&)>& on_event,
-                      const std::function<bool()>& stop_requested, std::chrono::milliseconds poll) {
-  std::vector<Event> events;
-  bool stop_sent = false;
-  // Hands on what is queued; the terminal state if it was among it.
-  auto deliver = [&]() -> std::optional<StateEvent> {
-    events.clear();
-    queue.drain(events);
-    for (const Event& event : events) {
-      on_event(event);
-      if (const auto* state = std::get_if<StateEvent>(&event); state && is_terminal(state->state)) return *state;
-    }
-    return std::nullopt;
-  };
-  while (true) {
-    queue.wait_for(poll);
-    if (!stop_sent && stop_requested && stop_requested()) {
-      trainer.request_stop();
-      stop_sent = true;
-    }
-    // Read before draining: the state is set just before its event is published.
-    const bool ended = is_terminal(trainer.state());
-    if (auto terminal = deliver()) return *terminal;
-    if (ended) {
-      trainer.wait();  // every event the run published is queued now
-      if (auto terminal = deliver()) return *terminal;
-      return StateEvent{trainer.state(), trainer.completed_steps(), trainer.error_message()};
-    }
   }
 }
 

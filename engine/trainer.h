@@ -9,7 +9,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -69,15 +68,5 @@ class Trainer {
   bool pause_requested_ = false;
   std::string error_message_;
 };
-
-// Follows a started run from a subscriber's queue until it ends: every event goes
-// to on_event in order, and request_stop() is sent once when stop_requested()
-// turns true (checked every `poll`). Returns the terminal state, made from the
-// trainer (after wait()) if the queue dropped its event; no drained event is
-// lost on the way. For callers on their own thread (the CLI, comparisons); the
-// GUI drains on its timer instead.
-StateEvent follow_run(Trainer& trainer, EventQueue& queue, const std::function<void(const Event&)>& on_event,
-                      const std::function<bool()>& stop_requested,
-                      std::chrono::milliseconds poll = std::chrono::milliseconds(50));
 
 }  // namespace ampscope::engine

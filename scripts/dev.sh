@@ -59,7 +59,17 @@ build() {
   local prefix; prefix="$(torch_prefix)"
   local py=""; [ -x "$venv/bin/python" ] && py="$venv/bin/python"
   cd "$here"
-  if [ ! -f "build/$preset/CMakeCache.txt" ]; then
+  local cache_file="build/$preset/CMakeCache.txt"
+  cached() { sed -n "s/^$1:[A-Z]*=//p" "$cache_file" 2>/dev/null; }
+  # Configure again when the LibTorch or the Python differs from what the build
+  # was configured with (a later AMPSCOPE_TORCH_PREFIX must not be ignored).
+  # Torch_DIR and its friends are cached from the old prefix: a new prefix
+  # starts from a fresh cache (the objects stay, ccache has the rest).
+  if [ -f "$cache_file" ] && [ "$(cached CMAKE_PREFIX_PATH)" != "$prefix" ]; then
+    log "LibTorch changed ($(cached CMAKE_PREFIX_PATH) -> $prefix): configuring build/$preset again"
+    rm -f "$cache_file"
+  fi
+  if [ ! -f "$cache_file" ] || [ "$(cached AMPSCOPE_PYTHON)" != "$py" ]; then
     cmake --preset "$preset" -DCMAKE_PREFIX_PATH="$prefix" -DAMPSCOPE_PYTHON="$py"
   fi
   cmake --build --preset "$preset"

@@ -93,7 +93,11 @@ int CompareCommand::run() {
     return 0;
   }
   bool any_failed = false;
-  for (const auto& v : result.variants) any_failed = any_failed || !v.error.empty();
+  for (const auto& v : result.variants) {
+    if (v.error.empty()) continue;
+    any_failed = true;
+    fmt::print(stderr, "ampscope: error: {}: {}\n", v.variant, v.error);
+  }
   return any_failed ? 1 : 0;
 }
 

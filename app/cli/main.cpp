@@ -8,12 +8,23 @@
 #include "app/cli/report_command.h"
 #include "app/cli/session_commands.h"
 #include "app/cli/train_command.h"
+#include "app/cli/version_text.h"
 #include "engine/errors.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"ampscope: see what mixed-precision training (autocast + loss scaling, fp16/bf16) does"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "ampscope 0.1.0");
+  // One line per parse error, like every other error of ampscope.
+  app.failure_message([](const CLI::App* root, const CLI::Error& e) {
+    const auto commands = root->get_subcommands();
+    if (commands.empty() && !root->remaining().empty())
+      return fmt::format("ampscope: error: unknown command '{}'; the commands are train, profile, compare, "
+                         "summary, export and report (see ampscope --help)\n",
+                         root->remaining().front());
+    return fmt::format("ampscope: error: {} (see ampscope{} --help)\n", e.what(),
+                       commands.empty() ? "" : " " + commands.front()->get_name());
+  });
+  app.set_version_flag("--version", ampscope::cli::version_text);
   app.set_config("--config", "",
                  "Read flags from a TOML file: a [train] section with the long flag names "
                  "without '--' as keys (precision = \"bf16\"); flags on the command line win");
@@ -26,7 +37,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end here with 0. Every other parse or validation
+    // failure is a bad flag: exit 2, as documented (CLI11's own codes, such as
+    // 105 for a failed check, mean nothing to a user's script).
+    return app.exit(e) == 0 ? 0 : 2;
   }
   try {
     if (train.selected()) return train.run();

@@ -46,13 +46,17 @@ int ProfileCommand::run() {
 
   int exit_code = 0;
   std::string gpu_tracing;
+  profiler::RecordingHealth health;
   {
     profiler::Profiler profiler(p);
     exit_code = run_session(config, {&profiler}, output_);
     gpu_tracing = profiler.gpu_tracing();
-    if (profiler.dropped_batches() > 0)
-      fmt::print(stderr, "ampscope: warning: the profiler dropped {} batches of records (it could not keep up)\n",
-                 profiler.dropped_batches());
+    health = profiler.health();
+  }
+  // Nothing lost may go unsaid; a session the writer failed to store is a failed profile.
+  if (const std::string lost = profiler::describe(health); !lost.empty()) {
+    fmt::print(stderr, "ampscope: {}: {}\n", health.store_error.empty() ? "warning" : "error", lost);
+    if (!health.store_error.empty() && exit_code == 0) exit_code = 1;
   }
   if (!gpu_tracing.empty() && gpu_tracing != "cupti") fmt::print("GPU tracing {}\n", gpu_tracing);
   // The session is readable whatever happened to the run; say what it holds.

@@ -9,6 +9,7 @@
 
 #include "app/cli/metrics_writer.h"
 #include "app/cli/progress_printer.h"
+#include "engine/run_follower.h"
 #include "engine/trainer.h"
 
 namespace ampscope::cli {

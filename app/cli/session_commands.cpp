@@ -9,6 +9,7 @@
 #include "profiler/export/chrome_trace.h"
 #include "profiler/export/csv_export.h"
 #include "profiler/export/json_summary.h"
+#include "profiler/recording_health.h"
 #include "profiler/store/comparison_store.h"
 #include "profiler/store/session_reader.h"
 
@@ -99,6 +100,10 @@ int SummaryCommand::run() {
                steps.size(), steps.front().loss, steps.back().loss, skipped, min_scale, max_scale,
                steps.back().loss_scale);
   }
+  // What the recording lost (dropped batches, a failed write, a killed run): never silent.
+  if (const std::string lost = profiler::describe(profiler::recording_health_from_meta(session.meta_values()));
+      !lost.empty())
+    fmt::print("  lost      {}\n", lost);
 
   const auto rows = session.op_stats();
   const auto totals = profiler::category_totals(rows);

@@ -39,6 +39,14 @@ void TrainOptions::add_to(CLI::App& cmd) {
       ->group("Model");
 
   cmd.add_option("--data", data_, "synthetic | mnist | cifar10 | text | csv")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            // `--data train.csv` is a common slip: say where the file goes.
+            if (value.find_first_of("/.") == std::string::npos) return {};
+            return "'" + value + "' is a file; --data takes the kind (synthetic | mnist | cifar10 | text | csv) "
+                   "and --data-path the file";
+          },
+          "", "data kind"))
       ->check(CLI::IsMember({"synthetic", "mnist", "cifar10", "text", "csv"}))
       ->capture_default_str()->group("Data");
   cmd.add_option("--data-path", c.data.path,

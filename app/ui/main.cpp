@@ -69,6 +69,9 @@ class LiveProfiling {
     controller->setProfileSource([this]() -> ampscope::profiler::ProfileSnapshotPtr {
       return profiler_ ? profiler_->snapshot() : nullptr;
     });
+    controller->setHealthSource([this] {
+      return profiler_ ? profiler_->health() : ampscope::profiler::RecordingHealth{};
+    });
   }
   // The run must end (and call the profiler's on_run_end) before the profiler goes.
   ~LiveProfiling() { controller_->shutdown(); }

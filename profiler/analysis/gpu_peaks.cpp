@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "profiler/resource_files.h"
+
 namespace ampscope::profiler {
 namespace {
 
@@ -51,13 +53,17 @@ bool token_match(const std::string& name, const std::string& pattern) {
   return false;
 }
 
-std::string table_path() {
+}  // namespace
+
+std::string gpu_peaks_path() {
   if (const char* env = std::getenv("AMPSCOPE_GPU_PEAKS"); env != nullptr && *env) return env;
-  return std::string(AMPSCOPE_RESOURCE_DIR) + "/gpu_peaks.txt";
+  return resource_path("gpu_peaks.txt");
 }
 
+namespace {
+
 std::vector<GpuPeak> load_table() {
-  const std::string path = table_path();
+  const std::string path = gpu_peaks_path();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("gpu_peaks.txt: cannot open " + path);
   std::ostringstream text;

@@ -19,11 +19,13 @@ struct GpuPeak {
 };
 
 // The entry for a device name as CUDA reports it ("NVIDIA H100 80GB HBM3",
-// "Tesla V100-SXM2-16GB"), from AMPSCOPE_RESOURCE_DIR "/gpu_peaks.txt" or the
+// "Tesla V100-SXM2-16GB"), from resource_path("gpu_peaks.txt") (profiler/resource_files.h) or the
 // file named by the AMPSCOPE_GPU_PEAKS environment variable, read once.
 // std::nullopt for an unknown device or a CPU. Throws std::runtime_error when
 // the table cannot be read or has a bad line.
 std::optional<GpuPeak> find_gpu_peak(std::string_view device_name);
+// The table find_gpu_peak reads: AMPSCOPE_GPU_PEAKS, else resource_path("gpu_peaks.txt").
+std::string gpu_peaks_path();
 
 // Parses the table's text (figures in the text are TFLOPS; the result is FLOP/s).
 // Throws std::runtime_error "gpu_peaks.txt line N: ..." on a bad line.

@@ -92,6 +92,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   SessionWriterOptions writer_options;
   writer_options.overwrite = options_.overwrite;
   writer_ = SessionWriter::create(options_.session_path, meta, writer_options);
+  writer_published_.store(writer_.get(), std::memory_order_release);
 }
 
 void Profiler::on_step_begin(int64_t step) {

@@ -29,6 +29,7 @@
 #include "profiler/capture/op_observer.h"
 #include "profiler/cupti/activity_source.h"
 #include "profiler/cupti/tensor_core_eligibility.h"
+#include "profiler/recording_health.h"
 #include "profiler/snapshot.h"
 #include "profiler/store/session_writer.h"
 
@@ -66,6 +67,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // "cupti", or one line saying why GPU tracing is off. Valid after on_run_start.
   std::string gpu_tracing() const;
   uint64_t dropped_batches() const { return dropped_.load(std::memory_order_relaxed); }
+  // What the recording lost so far: dropped batches, the session writer's
+  // drops and last error. Any thread (the GUI polls it; profiler_health.cpp).
+  RecordingHealth health() const;
   bool step_is_sampled(int64_t step) const;
 
   void on_run_start(const engine::RunStartedEvent& run) override;
@@ -103,6 +107,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   OpObserver observer_;
   std::unique_ptr<cupti::ActivitySource> gpu_source_;
   std::unique_ptr<SessionWriter> writer_;
+  std::atomic<const SessionWriter*> writer_published_{nullptr};  // writer_ for other threads, once created
   std::string gpu_tracing_;
   int64_t profiled_steps_since_flush_ = 0;
   bool gpu_tracing_paused_ = false;   // training thread only

@@ -10,6 +10,7 @@
 
 #include "engine/device.h"
 #include "engine/errors.h"
+#include "engine/run_follower.h"
 #include "engine/trainer.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/capture/session_meta.h"

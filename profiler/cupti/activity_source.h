@@ -97,7 +97,7 @@ class NullActivitySource final : public ActivitySource {
 
 // The best source this build has: CuptiActivitySource when built with CUPTI,
 // else a NullActivitySource saying so. `rules_path` is the Tensor Core rule
-// table ("" = the default under AMPSCOPE_RESOURCE_DIR).
+// table ("" = the default, TensorCoreRules::default_path()).
 std::unique_ptr<ActivitySource> make_activity_source(const std::string& rules_path = "");
 
 // True when this build has the CUPTI-backed source.

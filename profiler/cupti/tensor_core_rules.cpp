@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "profiler/resource_files.h"
+
 namespace ampscope::profiler::cupti {
 namespace {
 
@@ -96,7 +98,7 @@ std::string TensorCoreRules::default_path() {
   if (const char* env = std::getenv("AMPSCOPE_TENSOR_CORE_RULES"); env != nullptr && *env) {
     return env;
   }
-  return std::string(AMPSCOPE_RESOURCE_DIR) + "/tensor_core_kernels.txt";
+  return resource_path("tensor_core_kernels.txt");
 }
 
 TensorCoreClass TensorCoreRules::classify(const std::string& kernel_name) const {

@@ -46,7 +46,7 @@ class TensorCoreRules {
   // The same from text; `source_name` is what errors call the file.
   static std::shared_ptr<const TensorCoreRules> parse(std::string_view text,
                                                       const std::string& source_name);
-  // AMPSCOPE_RESOURCE_DIR "/tensor_core_kernels.txt", or the AMPSCOPE_TENSOR_CORE_RULES
+  // resource_path("tensor_core_kernels.txt") (profiler/resource_files.h), or the AMPSCOPE_TENSOR_CORE_RULES
   // environment variable when set.
   static std::string default_path();
 

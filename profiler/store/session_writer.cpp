@@ -11,6 +11,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "profiler/recording_health.h"
 #include "profiler/store/row_codec.h"
 #include "profiler/store/session_schema.h"
 #include "profiler/thread_priority.h"
@@ -205,6 +206,8 @@ void SessionWriter::close() {
     stmts_->meta.bind_text(1, "store_dropped_batches")
         .bind_text(2, std::to_string(dropped_batches()))
         .run();
+    if (const std::string error = last_error(); !error.empty())
+      stmts_->meta.bind_text(1, kMetaStoreLastError).bind_text(2, error).run();
     stmts_.reset();
     db_.exec("PRAGMA wal_checkpoint(TRUNCATE)", "closing");
     // Fails harmlessly (SQLITE_BUSY) while a reader has the file open: it stays WAL.

@@ -6,9 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <fstream>
-#include <thread>
+#include <regex>
 
 #include "tests/cli/cli_runner.h"
 #include "tests/support/test_support.h"
@@ -84,22 +83,81 @@ TEST_F(ProfiledGptSession, CsvAndJsonExports) {
   EXPECT_NO_THROW((void)nlohmann::json::parse(read(summary)));
 }
 
+// The steps a session (live or finished) holds, as `summary` prints them; -1 if unreadable.
+int64_t summary_steps(const std::filesystem::path& session) {
+  const Result r = ampscope(fmt::format("summary '{}'", session.string()));
+  std::smatch m;
+  static const std::regex steps_line(R"(\n  steps +(\d+) )");
+  if (r.exit_code != 0 || !std::regex_search(r.output, m, steps_line)) return -1;
+  return std::stoll(m[1]);
+}
+
 TEST(CliProfile, AKilledRunLeavesAReadableSession) {
   ScratchDir dir;
   const auto path = dir / "k.ampscope";
-  std::string pid_text;
-  ampscope::test::run_command(
-      fmt::format("'{}' profile --model mlp --device cpu --steps 1000000 --quiet --out '{}' >/dev/null 2>&1 & echo $!",
-                  AMPSCOPE_CLI, path.string()),
-      &pid_text);
-  const pid_t pid = std::stoi(pid_text);
-  // Let it commit a few times (the writer commits at least every 200 ms).
-  std::this_thread::sleep_for(std::chrono::seconds(3));
-  ASSERT_EQ(::kill(pid, SIGKILL), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ampscope::test::BackgroundCli run(
+      fmt::format("profile --model mlp --device cpu --steps 1000000 --quiet --out '{}'", path.string()),
+      dir / "log.txt");
+  ASSERT_TRUE(run.started());
+  // Wait until the live session shows committed steps (the writer commits at least every 200 ms).
+  int64_t committed = -1;
+  ASSERT_TRUE(ampscope::test::wait_for_condition([&] {
+    if (!std::filesystem::exists(path)) return false;
+    committed = summary_steps(path);
+    return committed >= 3;
+  })) << "the live session never showed 3 steps; last read " << committed;
+  ASSERT_TRUE(run.signal(SIGKILL));
+  ASSERT_EQ(run.wait_exit(), 128 + SIGKILL);
+  // The killed run's session opens, with at least every step that was committed before the kill.
+  EXPECT_GE(summary_steps(path), committed);
+  // ... and says it was never closed.
   const Result r = ampscope(fmt::format("summary '{}'", path.string()));
+  EXPECT_NE(r.output.find("lost      the session was not closed"), std::string::npos) << r.output;
+}
+
+// A full disk must not be silent. RLIMIT_FSIZE stands in for it without root:
+// writes past 256 KiB fail (EFBIG) and, with SIGXFSZ ignored, do not kill the program.
+TEST(CliProfile, AFullDiskIsAnErrorNotASilentLoss) {
+  ScratchDir dir;
+  const auto path = dir / "full.ampscope";
+  const std::string script = fmt::format(
+      "trap '' XFSZ; ulimit -f 512 && exec '{}' profile --model mlp --device cpu --steps 400 --quiet --out '{}'",
+      AMPSCOPE_CLI, path.string());
+  ampscope::test::write_file(dir / "full.sh", script);
+  std::string output;
+  const int code = ampscope::test::run_command(fmt::format("sh '{}' 2>&1", (dir / "full.sh").string()), &output);
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find("ampscope: error: the session writer failed ("), std::string::npos) << output;
+  EXPECT_NE(output.find("did not store"), std::string::npos) << output;
+  EXPECT_EQ(output.find("terminate called"), std::string::npos) << output;
+  // What reached the disk still opens, and says what it lost when it could record that.
+  const Result summary = ampscope(fmt::format("summary '{}'", path.string()));
+  EXPECT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("lost "), std::string::npos) << summary.output;
+}
+
+// Dropped records are said by summary, from the counts the session keeps in its meta.
+TEST(CliProfile, DroppedRecordsAreShownBySummary) {
+  ScratchDir dir;
+  const auto path = dir / "ok.ampscope";
+  Result r = ampscope(fmt::format("profile --model mlp --device cpu --steps 3 --quiet --out '{}'", path.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("steps "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("could not keep up"), std::string::npos) << r.output;  // nothing lost, nothing said
+  r = ampscope(fmt::format("summary '{}'", path.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("lost "), std::string::npos) << r.output;
+  // The same session as if the profiler had dropped 7 batches and the writer 2.
+  const int edited = ampscope::test::run_command(fmt::format(
+      "python3 -c \"import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
+      "c.executemany('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)', "
+      "[('profiler_dropped_batches', '7'), ('store_dropped_batches', '2')]); c.commit()\" '{}'",
+      path.string()));
+  ASSERT_EQ(edited, 0);
+  r = ampscope(fmt::format("summary '{}'", path.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the profiler could not keep up and dropped 7 batches of records"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("did not store 2 batches of records"), std::string::npos) << r.output;
 }
 
 TEST(CliProfile, BadSessionFilesAreClearErrors) {

@@ -213,6 +213,13 @@ void MainWindow::buildStatusBar() {
   };
   status_state_ = new QLabel;
   statusBar()->addWidget(status_state_, 1);
+  // Dropped records, a session write that failed (a full disk): never silent.
+  status_recording_ = new QLabel;
+  status_recording_->setObjectName(QStringLiteral("recordingStatus"));
+  status_recording_->setStyleSheet(QStringLiteral("color: #c62828; font-weight: bold"));
+  status_recording_->setMaximumWidth(560);
+  status_recording_->hide();
+  statusBar()->addWidget(status_recording_);
   status_step_ = label(tr("Completed optimizer steps"));
   status_speed_ = label(tr("Samples per second over the last steps"));
   status_eta_ = label(tr("Estimated time to the last step, from the recent step time"));
@@ -231,6 +238,11 @@ void MainWindow::connectController() {
   connect(controller_, &TrainingController::stepsAppended, this, &MainWindow::updateStatus);
   connect(controller_, &TrainingController::stateChanged, this, &MainWindow::onStateChanged);
   connect(controller_, &TrainingController::profileUpdated, this, &MainWindow::onProfile);
+  connect(controller_, &TrainingController::recordingProblemChanged, this, [this](const QString& problem) {
+    status_recording_->setText(problem.isEmpty() ? QString() : tr("Recording: %1").arg(problem));
+    status_recording_->setToolTip(problem);
+    status_recording_->setVisible(!problem.isEmpty());
+  });
   connect(controller_, &TrainingController::runStarted, this, [this](const RunInfo& info) {
     plots_->setScalerEnabled(info.scaler_enabled);
     setWindowTitle(tr("ampscope — %1 · %2 · %3").arg(info.model, info.precision, info.device));
@@ -280,6 +292,10 @@ void MainWindow::showError(const QString& title, const QString& message) {
       QStringLiteral("<b>%1:</b> %2").arg(title.toHtmlEscaped(), message.toHtmlEscaped()));
   banner_->show();
   statusBar()->showMessage(title + QStringLiteral(": ") + message, 10000);
+}
+
+QString MainWindow::recordingStatusText() const {
+  return status_recording_->isHidden() ? QString() : status_recording_->text();
 }
 
 QString MainWindow::bannerText() const { return banner_->isHidden() ? QString() : banner_message_; }

@@ -57,6 +57,8 @@ class MainWindow : public QMainWindow {
   bool comparisonPageShown() const;
   // The inline error banner's text; empty while hidden.
   QString bannerText() const;
+  // The status bar's note of what the run's recording lost; empty while hidden.
+  QString recordingStatusText() const;
   QAction* startAction() const { return start_action_; }
 
  public slots:
@@ -107,6 +109,7 @@ class MainWindow : public QMainWindow {
   QLabel* status_eta_ = nullptr;
   QLabel* status_device_ = nullptr;
   QLabel* status_precision_ = nullptr;
+  QLabel* status_recording_ = nullptr;  // shown only when the recording lost something
   QMenu* recent_menu_ = nullptr;
   QMenu* view_menu_ = nullptr;
   QAction* start_action_ = nullptr;

@@ -63,11 +63,16 @@ bool TrainingController::start(const engine::TrainConfig& config) {
   profile_step_ = -1;
   emit seriesReset();
   emit profileUpdated(nullptr);
+  if (!recording_problem_.isEmpty()) {
+    recording_problem_.clear();
+    emit recordingProblemChanged(recording_problem_);
+  }
   try {
     engine::validate(config);
     auto trainer = std::make_unique<engine::Trainer>(config);
     // Large enough for several seconds of fast steps between two ticks.
     queue_ = trainer->subscribe(16384);
+    follower_ = std::make_unique<engine::RunFollower>(trainer.get(), *queue_);
     if (trainer_setup_) trainer_setup_(*trainer);
     info_ = RunInfo{};
     info_.precision = qs(engine::to_string(config.precision));
@@ -81,6 +86,7 @@ bool TrainingController::start(const engine::TrainConfig& config) {
     trainer->start();
     trainer_ = std::move(trainer);
   } catch (const std::exception& e) {
+    follower_.reset();
     queue_.reset();
     finishRun(RunState::kFailed, QString::fromUtf8(e.what()));
     return false;
@@ -132,7 +138,13 @@ void TrainingController::showRecorded(const RunInfo& info,
 }
 
 void TrainingController::watchQueue(std::shared_ptr<engine::EventQueue> queue) {
+  if (isActive()) return;
+  if (trainer_) {
+    trainer_->wait();
+    trainer_.reset();
+  }
   queue_ = std::move(queue);
+  follower_ = std::make_unique<engine::RunFollower>(nullptr, *queue_);
   tick_timer_.start();
 }
 
@@ -162,25 +174,29 @@ void TrainingController::handleEvent(const engine::Event& event) {
 }
 
 void TrainingController::tick() {
-  if (!queue_) return;
-  drained_.clear();
-  queue_->drain(drained_);
+  if (!follower_) return;
   // Step events are batched into one stepsAppended; a state event flushes the
   // batch first so listeners see the steps before the state that followed them.
-  for (const auto& event : drained_) {
+  follower_->poll([this](const engine::Event& event) {
     if (std::holds_alternative<engine::StateEvent>(event) && pending_first_new_ >= 0) {
       emit stepsAppended(std::exchange(pending_first_new_, -1));
     }
     handleEvent(event);
-  }
+  });
   if (pending_first_new_ >= 0) emit stepsAppended(std::exchange(pending_first_new_, -1));
-  // The terminal event can only be missing if the queue dropped it.
-  if (trainer_ && isActive() && engine::is_terminal(trainer_->state()) &&
-      queue_->drain(drained_) == 0) {
-    trainer_->wait();
-    finishRun(trainer_->state(), QString::fromStdString(trainer_->error_message()));
+  if (isActive()) {
+    pollProfile(false);
+    pollHealth();
   }
-  if (isActive()) pollProfile(false);
+}
+
+void TrainingController::pollHealth() {
+  profiler::RecordingHealth health = health_source_ ? health_source_() : profiler::RecordingHealth{};
+  health.dropped_events = droppedEvents();
+  const QString problem = QString::fromStdString(profiler::describe(health));
+  if (problem == recording_problem_) return;
+  recording_problem_ = problem;
+  emit recordingProblemChanged(recording_problem_);
 }
 
 void TrainingController::pollProfile(bool force) {
@@ -204,6 +220,7 @@ void TrainingController::finishRun(RunState state, const QString& message) {
   if (trainer_) trainer_->wait();
   pause_pending_ = false;
   pollProfile(true);  // whatever the profiler recorded up to the end
+  if (trainer_) pollHealth();  // and what it lost, the session writer's last words included
   if (!trainer_ || trainer_->state() == state) tick_timer_.stop();
   setState(state, message);
   if (state == RunState::kFailed) emit runFailed(message);

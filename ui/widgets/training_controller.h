@@ -3,8 +3,9 @@
 // signals on the GUI thread.
 //
 // Threads: the training thread only pushes into the trainer's bounded event
-// queue (never blocks on us). One QTimer on the GUI thread (~30 Hz) drains the
-// queue, appends to the RunSeries, polls the profile source, and emits at most
+// queue (never blocks on us). One QTimer on the GUI thread (~30 Hz) polls the
+// queue through an engine::RunFollower (the CLI's way too: no drained event is
+// lost at the run's end), appends to the RunSeries, polls the profile source, and emits at most
 // one stepsAppended and one profileUpdated per tick; the plots repaint from
 // those, so their repaint rate is bounded by the tick rate however fast the run
 // produces steps.
@@ -17,6 +18,8 @@
 
 #include "engine/config.h"
 #include "engine/events.h"
+#include "engine/run_follower.h"
+#include "profiler/recording_health.h"
 #include "profiler/snapshot.h"
 #include "ui/models/run_series.h"
 
@@ -44,6 +47,7 @@ class TrainingController : public QObject {
  public:
   using ProfileSource = std::function<profiler::ProfileSnapshotPtr()>;
   using TrainerSetup = std::function<void(engine::Trainer&)>;
+  using HealthSource = std::function<profiler::RecordingHealth()>;
   static constexpr int kTickIntervalMs = 33;
 
   explicit TrainingController(QObject* parent = nullptr);
@@ -68,6 +72,11 @@ class TrainingController : public QObject {
   // The profiler's live snapshot, polled on every tick while a run is active and
   // once more after it ends; a snapshot is handed on when its step changed.
   void setProfileSource(ProfileSource source) { profile_source_ = std::move(source); }
+  // What the recording lost (the profiler's Profiler::health), polled with the
+  // profile; the controller adds the events its own queue dropped.
+  void setHealthSource(HealthSource source) { health_source_ = std::move(source); }
+  // One line saying what the current run's recording lost; empty when nothing.
+  const QString& recordingProblem() const { return recording_problem_; }
   // Called with each new Trainer before start(): attach observers (the profiler) here.
   void setTrainerSetup(TrainerSetup setup) { trainer_setup_ = std::move(setup); }
 
@@ -87,16 +96,19 @@ class TrainingController : public QObject {
   void stateChanged(ampscope::engine::RunState state, const QString& message);
   void runFailed(const QString& message);
   void profileUpdated(ampscope::profiler::ProfileSnapshotPtr snapshot);
+  // recordingProblem() changed (it is empty again when a new run starts).
+  void recordingProblemChanged(const QString& problem);
 
  private:
   void tick();
   void pollProfile(bool force);
+  void pollHealth();
   void setState(engine::RunState state, const QString& message = {});
   void finishRun(engine::RunState state, const QString& message);
 
   std::unique_ptr<engine::Trainer> trainer_;
   std::shared_ptr<engine::EventQueue> queue_;
-  std::vector<engine::Event> drained_;
+  std::unique_ptr<engine::RunFollower> follower_;  // over trainer_ (or none) and queue_
   QTimer tick_timer_;
   RunSeries series_;
   RunInfo info_;
@@ -104,6 +116,8 @@ class TrainingController : public QObject {
   bool pause_pending_ = false;
   ProfileSource profile_source_;
   TrainerSetup trainer_setup_;
+  HealthSource health_source_;
+  QString recording_problem_;
   profiler::ProfileSnapshotPtr profile_;
   int64_t profile_step_ = -1;
   int pending_first_new_ = -1;  // first index appended during this tick, -1 if none

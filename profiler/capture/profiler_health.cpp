@@ -1,0 +1,16 @@
+#include "profiler/capture/profiler.h"
+
+namespace ampscope::profiler {
+
+RecordingHealth Profiler::health() const {
+  RecordingHealth h;
+  h.profiler_dropped_batches = dropped_.load(std::memory_order_relaxed);
+  // Created on the training thread when the run starts, never replaced: once seen it stays valid.
+  if (const SessionWriter* writer = writer_published_.load(std::memory_order_acquire)) {
+    h.store_dropped_batches = writer->dropped_batches();
+    h.store_error = writer->last_error();
+  }
+  return h;
+}
+
+}  // namespace ampscope::profiler

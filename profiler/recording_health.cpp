@@ -1,0 +1,62 @@
+#include "profiler/recording_health.h"
+
+#include <stdexcept>
+#include <vector>
+
+namespace ampscope::profiler {
+namespace {
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+uint64_t count_of(const std::map<std::string, std::string>& meta, const char* key) {
+  const auto it = meta.find(key);
+  if (it == meta.end()) return 0;
+  try {
+    return std::stoull(it->second);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+}  // namespace
+
+std::string describe(const RecordingHealth& h) {
+  std::vector<std::string> parts;
+  if (!h.store_error.empty()) {
+    parts.push_back("the session writer failed (" + h.store_error + ")" +
+                    (h.store_dropped_batches > 0
+                         ? " and did not store " + plural(h.store_dropped_batches, "batch", "batches") + " of records"
+                         : std::string()));
+  } else if (h.store_dropped_batches > 0) {
+    parts.push_back("the session writer could not keep up and did not store " +
+                    plural(h.store_dropped_batches, "batch", "batches") + " of records");
+  }
+  if (h.profiler_dropped_batches > 0)
+    parts.push_back("the profiler could not keep up and dropped " +
+                    plural(h.profiler_dropped_batches, "batch", "batches") + " of records");
+  if (h.cupti_dropped_records > 0)
+    parts.push_back("CUPTI dropped " + plural(h.cupti_dropped_records, "GPU record", "GPU records"));
+  if (h.dropped_events > 0)
+    parts.push_back("the display could not keep up and missed " +
+                    plural(h.dropped_events, "run event", "run events"));
+  if (!h.closed)
+    parts.push_back("the session was not closed (its run is still going, or was killed): it holds what was committed so far");
+  std::string line;
+  for (const auto& p : parts) line += (line.empty() ? "" : "; ") + p;
+  return line;
+}
+
+RecordingHealth recording_health_from_meta(const std::map<std::string, std::string>& meta) {
+  RecordingHealth h;
+  h.profiler_dropped_batches = count_of(meta, "profiler_dropped_batches");
+  h.store_dropped_batches = count_of(meta, "store_dropped_batches");
+  h.cupti_dropped_records = count_of(meta, "cupti_dropped_records");
+  if (const auto it = meta.find(kMetaStoreLastError); it != meta.end()) h.store_error = it->second;
+  // The profiler writes final_state when the run ends; the writer then closes the file.
+  h.closed = meta.count("final_state") > 0;
+  return h;
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,37 @@
+#pragma once
+// What a recording lost, said out loud. Every queue between the training
+// thread and the disk drops rather than waits, and the session writer goes on
+// after a failed write: each of those is a count or an error somewhere. This
+// gathers them into one value and one line, shown at the end of
+// `ampscope profile`, by `ampscope summary` (from the session's meta) and in
+// the GUI's status bar. No LibTorch.
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace ampscope::profiler {
+
+struct RecordingHealth {
+  uint64_t dropped_events = 0;            // run events a follower's queue dropped (the plots miss steps)
+  uint64_t profiler_dropped_batches = 0;  // record batches the profiler's queue dropped
+  uint64_t store_dropped_batches = 0;     // batches the session writer did not store (full queue, failed write)
+  uint64_t cupti_dropped_records = 0;     // GPU activity records CUPTI dropped
+  std::string store_error;                // the session writer's last error ("database or disk is full")
+  bool closed = true;                     // false: the session was never closed (the process was killed)
+
+  bool lost_anything() const {
+    return dropped_events + profiler_dropped_batches + store_dropped_batches + cupti_dropped_records > 0 ||
+           !store_error.empty();
+  }
+};
+
+// One line, empty when nothing was lost: "the session writer failed (database
+// or disk is full) and did not store 12 batches of records; ...".
+std::string describe(const RecordingHealth& health);
+
+// Meta keys a session keeps these under (written by the profiler and the
+// session writer when the session is closed).
+inline constexpr const char* kMetaStoreLastError = "store_last_error";
+RecordingHealth recording_health_from_meta(const std::map<std::string, std::string>& meta);
+
+}  // namespace ampscope::profiler
