@@ -22,8 +22,10 @@
 namespace ampscope::engine {
 namespace {
 
+// Numbers, or strings such as "inf" for the values JSON cannot carry.
 at::Tensor tensor_of(const nlohmann::json& values, const std::vector<int64_t>& shape) {
-  const auto flat = values.get<std::vector<float>>();
+  std::vector<float> flat;
+  for (const auto& v : values) flat.push_back(v.is_string() ? std::stof(v.get<std::string>()) : v.get<float>());
   return at::tensor(flat, at::TensorOptions().dtype(at::kFloat)).reshape(shape);
 }
 

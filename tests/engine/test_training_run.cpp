@@ -156,8 +156,6 @@ TEST(TrainingRun, ImpossibleSettingsAreConfigErrors) {
   EXPECT_THROW(TrainingRun{c}, ConfigError);  // no --data-path
 }
 
-}  // namespace
-}  // namespace ampscope::engine
 
 // Validation: the same batches every time, no training-state change (parameters, gradients,
 // BatchNorm statistics, training mode), its own loss on the steps it is due, none elsewhere.
@@ -192,3 +190,6 @@ TEST(TrainingRunEval, ValidationChangesNothingAndRepeats) {
     }
   }
 }
+
+}  // namespace
+}  // namespace ampscope::engine

@@ -58,6 +58,8 @@ for step in range(6):
         opt.step()
     stepped = any(not torch.equal(b, p.detach()) for b, p in zip(before, params))
     steps.append({"lr": lr, "scale": scale, "stepped": stepped,
-                  "grads": [None if g is None else g.flatten().tolist() for g in grads],
+                  # JSON has no inf: non-finite values are written as strings ("inf").
+                  "grads": [None if g is None else [v if math.isfinite(v) else str(v) for v in g.flatten().tolist()]
+                            for g in grads],
                   "after": [p.detach().flatten().tolist() for p in params]})
 print(json.dumps({"params": initial, "shapes": shapes, "steps": steps}))
