@@ -1,10 +1,12 @@
 """The architectures of bench_step_time.cpp in Python PyTorch eager, as a peer.
 
-Same sizes, optimizer (AdamW, lr 1e-3), autocast dtype and loss scaler, data
-drawn from an in-memory set by random indices as ampscope's synthetic sources
-do. Prints one line per case: "<model> <precision> <median step ms>".
+Same sizes, optimizer (AdamW, lr 1e-3, multi-tensor foreach=True as ampscope's
+default, or fused=True with --fused), attention (--attention sdpa|math), memory
+format (--channels-last), autocast dtype and loss scaler, data drawn from an
+in-memory set by random indices as ampscope's synthetic sources do. Prints one line per case: "<model> <precision> <median step ms>".
 Usage: pytorch_eager_step.py [cpu|cuda] [seconds per case]
        [--models gpt,convnet] [--precisions fp32,tf32,fp16,bf16]
+       [--attention sdpa|math] [--fused] [--channels-last]
        [--layers N --width N --heads N --seq-len N --batch N]  (one model's sizes,
        as `ampscope compare` takes them; scripts/compare_bench.sh passes them)
 """
@@ -25,6 +27,9 @@ parser.add_argument("device", nargs="?", default="cpu")
 parser.add_argument("seconds", nargs="?", type=float, default=2.0)
 parser.add_argument("--models", default="mlp,convnet,gpt")
 parser.add_argument("--precisions", default="fp32,bf16,fp16")
+parser.add_argument("--attention", choices=("sdpa", "math"), default="sdpa")
+parser.add_argument("--fused", action="store_true")
+parser.add_argument("--channels-last", action="store_true")
 for size in ("layers", "width", "heads", "seq-len", "batch"):
     parser.add_argument("--" + size, type=int)
 args = parser.parse_args()
@@ -42,14 +47,19 @@ def case(model_name):
     layers, width, heads = args.layers or 2, args.width or 128, args.heads or 4
     seq_len, batch = args.seq_len or 64, args.batch or 16
     tokens = torch.randint(0, 64, (n, seq_len + 1))
-    return GPT(64, width, layers, heads, seq_len), tokens[:, :-1], tokens[:, 1:], batch
+    return GPT(64, width, layers, heads, seq_len, args.attention), tokens[:, :-1], tokens[:, 1:], batch
 
 
 def median_step_ms(model_name, precision):
     torch.manual_seed(1)
     model, inputs, targets, batch = case(model_name)
     model.to(device).train()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    channels_last = args.channels_last and model_name == "convnet"
+    if channels_last:
+        model.to(memory_format=torch.channels_last)
+    # Explicit: torch.optim's default on the CPU is the per-parameter loop, foreach on CUDA.
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0,
+                            foreach=not args.fused, fused=args.fused or None)
     # tf32: fp32 with TF32 matmuls and convolutions, as ampscope's --tf32 sets per run.
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "tf32"
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision)
@@ -60,6 +70,8 @@ def median_step_ms(model_name, precision):
     def step():
         idx = torch.randint(0, inputs.shape[0], (batch,), generator=gen)
         x, y = inputs[idx].to(device, non_blocking=True), targets[idx].to(device, non_blocking=True)
+        if channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
         opt.zero_grad(set_to_none=True)
         with torch.autocast(device, dtype=dtype or torch.float32, enabled=dtype is not None):
             out = model(x)

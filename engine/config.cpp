@@ -31,6 +31,8 @@ constexpr NameTable<OptimizerKind, 3> kOptimizerNames{
     {{OptimizerKind::kSGD, "sgd"}, {OptimizerKind::kAdam, "adam"}, {OptimizerKind::kAdamW, "adamw"}}};
 constexpr NameTable<ScheduleKind, 2> kScheduleNames{
     {{ScheduleKind::kConstant, "constant"}, {ScheduleKind::kCosine, "cosine"}}};
+constexpr NameTable<AttentionKind, 2> kAttentionNames{
+    {{AttentionKind::kSDPA, "sdpa"}, {AttentionKind::kMath, "math"}}};
 
 template <typename Enum, size_t N>
 std::string_view name_of(const NameTable<Enum, N>& table, Enum value) {
@@ -58,6 +60,7 @@ std::string_view to_string(ModelKind m) { return name_of(kModelNames, m); }
 std::string_view to_string(DataKind d) { return name_of(kDataNames, d); }
 std::string_view to_string(OptimizerKind o) { return name_of(kOptimizerNames, o); }
 std::string_view to_string(ScheduleKind s) { return name_of(kScheduleNames, s); }
+std::string_view to_string(AttentionKind a) { return name_of(kAttentionNames, a); }
 
 std::optional<Precision> parse_precision(std::string_view s) { return parse_name(kPrecisionNames, s); }
 std::optional<DeviceChoice> parse_device(std::string_view s) { return parse_name(kDeviceNames, s); }
@@ -65,6 +68,7 @@ std::optional<ModelKind> parse_model(std::string_view s) { return parse_name(kMo
 std::optional<DataKind> parse_data(std::string_view s) { return parse_name(kDataNames, s); }
 std::optional<OptimizerKind> parse_optimizer(std::string_view s) { return parse_name(kOptimizerNames, s); }
 std::optional<ScheduleKind> parse_schedule(std::string_view s) { return parse_name(kScheduleNames, s); }
+std::optional<AttentionKind> parse_attention(std::string_view s) { return parse_name(kAttentionNames, s); }
 
 void validate(const TrainConfig& c) {
   require(c.steps > 0, "--steps must be > 0");
@@ -72,6 +76,8 @@ void validate(const TrainConfig& c) {
   require(c.accumulation_steps >= 1, "--accumulate must be >= 1");
   require(c.clip_grad_norm >= 0.0 && std::isfinite(c.clip_grad_norm), "--clip-grad-norm must be >= 0");
   require(c.max_consecutive_skips > 0, "--max-consecutive-skips must be > 0");
+  require(c.eval_every >= 0, "--eval-every must be >= 0 (0 = no validation)");
+  require(c.eval_batches > 0, "--eval-batches must be > 0");
   require(c.optim.lr > 0.0 && std::isfinite(c.optim.lr), "--lr must be a positive number");
   require(c.optim.warmup_steps >= 0, "--warmup-steps must be >= 0");
   require(c.optim.schedule == ScheduleKind::kCosine || c.optim.warmup_steps == 0,

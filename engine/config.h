@@ -15,6 +15,10 @@ enum class ModelKind { kMLP, kConvNet, kGPT, kTorchScript };
 enum class DataKind { kSynthetic, kMNIST, kCIFAR10, kText, kCSV };
 enum class OptimizerKind { kSGD, kAdam, kAdamW };
 enum class ScheduleKind { kConstant, kCosine };
+// GPT attention: one scaled_dot_product_attention op (flash/cuDNN/memory-efficient kernels on
+// CUDA, the fused CPU kernel), or written out (matmul, masked_fill, softmax kept in fp32 by
+// autocast, matmul) so the op table shows each autocast decision.
+enum class AttentionKind { kSDPA, kMath };
 
 struct ModelConfig {
   ModelKind kind = ModelKind::kMLP;
@@ -23,6 +27,10 @@ struct ModelConfig {
   int64_t heads = 4;       // GPT attention heads; width must be a multiple of it
   int64_t seq_len = 64;    // GPT context length in tokens
   bool tied_head = true;   // GPT: the output head shares the token embedding's weight
+  AttentionKind attention = AttentionKind::kSDPA;  // GPT only; other models ignore it
+  // ConvNet: weights and input in channels_last (NHWC) memory format, which Tensor Core
+  // convolutions want (cuDNN otherwise transposes NCHW tensors on every call). Other models ignore it.
+  bool channels_last = false;
   std::string torchscript_path;  // kTorchScript: a file saved by torch.jit.save
 };
 
@@ -52,6 +60,9 @@ struct OptimConfig {
   ScheduleKind schedule = ScheduleKind::kConstant;
   int64_t warmup_steps = 0;     // cosine: linear warm-up from 0 to lr
   double min_lr_ratio = 0.0;    // cosine: the lr it decays to, as a fraction of lr
+  // Multi-tensor (foreach) updates are the default, as in torch.optim on CUDA; fused uses
+  // ATen's one-kernel _fused_sgd_/_fused_adam_/_fused_adamw_ (CUDA, and the CPU since torch 2.4).
+  bool fused = false;
 };
 
 struct TrainConfig {
@@ -75,6 +86,10 @@ struct TrainConfig {
   // A run whose loss scale keeps backing off (fp16) is declared diverged after
   // this many consecutive skipped steps.
   int64_t max_consecutive_skips = 50;
+  // Validation every eval_every optimizer steps (0 = never): eval_batches batches of batch_size
+  // in inference mode under the run's autocast, the same batches each time.
+  int64_t eval_every = 0;
+  int64_t eval_batches = 4;
 
   bool scaler_enabled() const { return use_scaler.value_or(precision == Precision::kFP16); }
 };
@@ -88,6 +103,7 @@ std::string_view to_string(ModelKind m);
 std::string_view to_string(DataKind d);
 std::string_view to_string(OptimizerKind o);
 std::string_view to_string(ScheduleKind s);
+std::string_view to_string(AttentionKind a);
 
 // Parse a name as the CLI and config files spell it; std::nullopt if unknown.
 std::optional<Precision> parse_precision(std::string_view s);
@@ -96,5 +112,6 @@ std::optional<ModelKind> parse_model(std::string_view s);
 std::optional<DataKind> parse_data(std::string_view s);
 std::optional<OptimizerKind> parse_optimizer(std::string_view s);
 std::optional<ScheduleKind> parse_schedule(std::string_view s);
+std::optional<AttentionKind> parse_attention(std::string_view s);
 
 }  // namespace ampscope::engine

@@ -11,6 +11,8 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
   j["model"] = {{"kind", to_string(c.model.kind)},     {"layers", c.model.layers},
                 {"width", c.model.width},              {"heads", c.model.heads},
                 {"seq_len", c.model.seq_len},          {"tied_head", c.model.tied_head},
+                {"attention", to_string(c.model.attention)},
+                {"channels_last", c.model.channels_last},
                 {"torchscript", c.model.torchscript_path}};
   j["data"] = {{"kind", to_string(c.data.kind)},
                {"path", c.data.path},
@@ -33,7 +35,8 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
                     {"eps", c.optim.eps},
                     {"schedule", to_string(c.optim.schedule)},
                     {"warmup_steps", c.optim.warmup_steps},
-                    {"min_lr_ratio", c.optim.min_lr_ratio}};
+                    {"min_lr_ratio", c.optim.min_lr_ratio},
+                    {"fused", c.optim.fused}};
   j["steps"] = c.steps;
   j["batch_size"] = c.batch_size;
   j["accumulation_steps"] = c.accumulation_steps;
@@ -41,6 +44,8 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
   j["allow_tf32"] = c.allow_tf32;
   j["seed"] = c.seed;
   j["max_consecutive_skips"] = c.max_consecutive_skips;
+  j["eval_every"] = c.eval_every;
+  j["eval_batches"] = c.eval_batches;
   return j;
 }
 
@@ -96,6 +101,10 @@ TrainConfig config_from_json(std::string_view text) {
   read(model, "heads", c.model.heads, "model.");
   read(model, "seq_len", c.model.seq_len, "model.");
   read(model, "tied_head", c.model.tied_head, "model.");
+  // Settings saved before the field existed come from runs whose attention was written out.
+  if (c.model.kind == ModelKind::kGPT && !model.contains("attention")) c.model.attention = AttentionKind::kMath;
+  read_name(model, "attention", c.model.attention, parse_attention, "model.");
+  read(model, "channels_last", c.model.channels_last, "model.");
   read(model, "torchscript", c.model.torchscript_path, "model.");
   const Json& data = object(j, "data");
   read_name(data, "kind", c.data.kind, parse_data, "data.");
@@ -132,6 +141,7 @@ TrainConfig config_from_json(std::string_view text) {
   read_name(optim, "schedule", c.optim.schedule, parse_schedule, "optimizer.");
   read(optim, "warmup_steps", c.optim.warmup_steps, "optimizer.");
   read(optim, "min_lr_ratio", c.optim.min_lr_ratio, "optimizer.");
+  read(optim, "fused", c.optim.fused, "optimizer.");
   read(j, "steps", c.steps, "");
   read(j, "batch_size", c.batch_size, "");
   read(j, "accumulation_steps", c.accumulation_steps, "");
@@ -139,6 +149,8 @@ TrainConfig config_from_json(std::string_view text) {
   read(j, "allow_tf32", c.allow_tf32, "");
   read(j, "seed", c.seed, "");
   read(j, "max_consecutive_skips", c.max_consecutive_skips, "");
+  read(j, "eval_every", c.eval_every, "");
+  read(j, "eval_batches", c.eval_batches, "");
   return c;
 }
 

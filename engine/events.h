@@ -44,6 +44,9 @@ struct StepEvent {
   double step_time_ms = 0.0;         // wall time of the whole step, device work included
   double samples_per_second = 0.0;   // effective batch / step time
   MemorySample memory;
+  // Validation loss (TrainConfig::eval_every), after this step's update; NaN when the step
+  // ran no validation. Its time is not part of step_time_ms.
+  double eval_loss = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct StateEvent {

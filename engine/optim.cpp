@@ -1,14 +1,13 @@
 #include "engine/optim.h"
 
-#include <torch/optim/adam.h>
-#include <torch/optim/adamw.h>
-#include <torch/optim/sgd.h>
+#include <torch/optim/optimizer.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 
 #include "engine/errors.h"
+#include "engine/multi_tensor_optim.h"
 
 namespace ampscope::engine {
 
@@ -16,31 +15,11 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& c,
                                                         std::vector<at::Tensor> parameters) {
   if (!(c.lr > 0.0) || !std::isfinite(c.lr)) throw ConfigError("the learning rate must be a positive number");
   if (c.weight_decay < 0.0) throw ConfigError("weight decay must be >= 0");
-  switch (c.kind) {
-    case OptimizerKind::kSGD:
-      if (c.momentum < 0.0 || c.momentum >= 1.0) throw ConfigError("SGD momentum must be in [0, 1)");
-      return std::make_unique<torch::optim::SGD>(
-          std::move(parameters),
-          torch::optim::SGDOptions(c.lr).momentum(c.momentum).weight_decay(c.weight_decay));
-    case OptimizerKind::kAdam:
-    case OptimizerKind::kAdamW: {
-      if (c.beta1 < 0.0 || c.beta1 >= 1.0 || c.beta2 < 0.0 || c.beta2 >= 1.0)
-        throw ConfigError("Adam betas must be in [0, 1)");
-      if (c.kind == OptimizerKind::kAdam) {
-        return std::make_unique<torch::optim::Adam>(
-            std::move(parameters), torch::optim::AdamOptions(c.lr)
-                                       .betas({c.beta1, c.beta2})
-                                       .eps(c.eps)
-                                       .weight_decay(c.weight_decay));
-      }
-      return std::make_unique<torch::optim::AdamW>(
-          std::move(parameters), torch::optim::AdamWOptions(c.lr)
-                                     .betas({c.beta1, c.beta2})
-                                     .eps(c.eps)
-                                     .weight_decay(c.weight_decay));
-    }
-  }
-  throw ConfigError("unknown optimizer");
+  if (c.kind == OptimizerKind::kSGD && (c.momentum < 0.0 || c.momentum >= 1.0))
+    throw ConfigError("SGD momentum must be in [0, 1)");
+  if (c.kind != OptimizerKind::kSGD && (c.beta1 < 0.0 || c.beta1 >= 1.0 || c.beta2 < 0.0 || c.beta2 >= 1.0))
+    throw ConfigError("Adam betas must be in [0, 1)");
+  return std::make_unique<MultiTensorOptimizer>(c, std::move(parameters));
 }
 
 LearningRateSchedule::LearningRateSchedule(const OptimConfig& config, int64_t total_steps)

@@ -13,7 +13,8 @@ class Optimizer;
 
 namespace ampscope::engine {
 
-// Throws ConfigError for impossible hyper-parameters.
+// torch.optim's multi-tensor (foreach) SGD/Adam/AdamW, or fused with config.fused (see
+// multi_tensor_optim.h). Throws ConfigError for impossible hyper-parameters.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& config,
                                                         std::vector<at::Tensor> parameters);
 

@@ -4,6 +4,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 #include <ATen/DeviceAccelerator.h>
+#include <ATen/record_function.h>
+#include <c10/core/InferenceMode.h>
 #include <torch/optim/optimizer.h>
 #include <torch/utils.h>
 
@@ -167,6 +169,7 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
   event.samples_per_second =
       seconds > 0.0 ? static_cast<double>(config_.batch_size * micro_batches) / seconds : 0.0;
   event.memory = sample_memory(device_);
+  if (config_.eval_every > 0 && step % config_.eval_every == 0) event.eval_loss = evaluate(config_.eval_batches);
 
   // Gradient observers (the profiler's range statistics) run after the timed step,
   // on the idle device, so their work is neither in the step time nor in the
@@ -196,6 +199,30 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
   }
   for (auto* o : observers) o->on_step_end(event);
   return event;
+}
+
+double TrainingRun::evaluate(int64_t batches) {
+  // Validation is not part of the training step the op table describes: keep its ops out.
+  at::DisableRecordFunctionGuard no_recording;
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(config_.seed + 0x5DEECE66DULL);
+  model_->set_training(false);
+  at::Tensor sum;
+  try {
+    c10::InferenceMode inference;
+    std::optional<AutocastGuard> autocast;
+    if (autocast_dtype_) autocast.emplace(device_.type(), *autocast_dtype_);
+    for (int64_t i = 0; i < batches; ++i) {
+      Batch batch = data_->sample_batch(config_.batch_size, generator);
+      const at::Tensor output = model_->forward(batch.input.to(device_, /*non_blocking=*/true));
+      const at::Tensor loss = compute_loss(output, batch.target.to(device_, /*non_blocking=*/true)).to(at::kFloat);
+      sum = sum.defined() ? sum + loss : loss;
+    }
+  } catch (...) {
+    model_->set_training(true);
+    throw;
+  }
+  model_->set_training(true);
+  return sum.item<double>() / static_cast<double>(batches);
 }
 
 }  // namespace ampscope::engine

@@ -33,6 +33,10 @@ class TrainingRun {
   // Runs optimizer step `step` (1-based) over config.accumulation_steps
   // micro-batches. Throws TrainingError when the run diverges.
   StepEvent step(int64_t step, const std::vector<TrainingObserver*>& observers = {});
+  // Mean loss over `batches` batches in eval mode and inference mode, under the run's
+  // autocast; the same batches on every call (their own generator, reseeded each time).
+  // Leaves the model in training mode. Its ops are not recorded by op observers.
+  double evaluate(int64_t batches);
 
   c10::Device device() const { return device_; }
   Model& model() { return *model_; }

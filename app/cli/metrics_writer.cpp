@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "engine/errors.h"
@@ -11,7 +12,7 @@ namespace ampscope::cli {
 
 nlohmann::json to_json(const engine::StepEvent& e) {
   // Non-finite numbers (an overflowed loss) become null, which JSON can carry.
-  return {{"step", e.step},
+  nlohmann::json j = {{"step", e.step},
           {"loss", e.loss},
           {"lr", e.lr},
           {"loss_scale", e.loss_scale},
@@ -24,6 +25,9 @@ nlohmann::json to_json(const engine::StepEvent& e) {
           {"mem_allocated_bytes", e.memory.allocated_bytes},
           {"mem_reserved_bytes", e.memory.reserved_bytes},
           {"mem_peak_bytes", e.memory.peak_allocated_bytes}};
+  // Only on steps that ran a validation (--eval-every).
+  if (!std::isnan(e.eval_loss)) j["eval_loss"] = e.eval_loss;
+  return j;
 }
 
 MetricsWriter::MetricsWriter(const std::string& path) : path_(path), out_(path, std::ios::trunc) {

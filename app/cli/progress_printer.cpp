@@ -58,12 +58,15 @@ void ProgressPrinter::print_step(const engine::StepEvent& e) {
                "", filled, "", kWidth - filled, e.step, total_steps_, e.loss, scale,
                e.samples_per_second, format_seconds(eta), skipped_ > 0 ? fmt::format("  skipped {}", skipped_) : "");
     line_open_ = true;
-    return;
-  }
-  if (e.step % log_every_ == 0 || e.step == 1 || e.step == total_steps_ || e.skipped) {
+  } else if (e.step % log_every_ == 0 || e.step == 1 || e.step == total_steps_ || e.skipped) {
     fmt::print(out_, "step {}/{}  loss {:.4f}  lr {:.3g}{}  grad-norm {:.3g}  {:.1f} ms  {:.0f} samples/s  mem {}{}\n",
                e.step, total_steps_, e.loss, e.lr, scale, e.grad_norm, e.step_time_ms, e.samples_per_second,
                format_bytes(e.memory.allocated_bytes), skip);
+  }
+  if (!std::isnan(e.eval_loss)) {
+    if (line_open_) fmt::print(out_, "\n");
+    line_open_ = false;
+    fmt::print(out_, "eval after step {}: loss {:.4f}\n", e.step, e.eval_loss);
   }
 }
 

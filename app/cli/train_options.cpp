@@ -37,6 +37,13 @@ void TrainOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--seq-len", c.model.seq_len, "Context length in tokens (gpt)")->capture_default_str()->group("Model");
   cmd.add_flag("--untied-head", untied_head_, "GPT: a separate output head instead of the token embedding's weight")
       ->group("Model");
+  cmd.add_option("--attention", attention_,
+                 "GPT: sdpa (one scaled_dot_product_attention op) | math (written out: matmul, "
+                 "masked_fill, softmax kept in fp32, matmul)")
+      ->check(CLI::IsMember({"sdpa", "math"}))->capture_default_str()->group("Model");
+  cmd.add_flag("--channels-last", c.model.channels_last,
+               "ConvNet: weights and input in channels_last (NHWC) memory format")
+      ->group("Model");
 
   cmd.add_option("--data", data_, "synthetic | mnist | cifar10 | text | csv")
       ->check(CLI::Validator(
@@ -76,6 +83,10 @@ void TrainOptions::add_to(CLI::App& cmd) {
 
   cmd.add_option("--optimizer", optimizer_, "sgd (with momentum) | adam | adamw")
       ->check(CLI::IsMember({"sgd", "adam", "adamw"}))->capture_default_str()->group("Optimization");
+  cmd.add_flag("--fused", c.optim.fused,
+               "One fused kernel per optimizer step (_fused_sgd_/_fused_adam_/_fused_adamw_) "
+               "instead of multi-tensor (foreach) updates")
+      ->group("Optimization");
   cmd.add_option("--lr", c.optim.lr, "Learning rate")->capture_default_str()->group("Optimization");
   cmd.add_option("--momentum", c.optim.momentum, "SGD momentum")->capture_default_str()->group("Optimization");
   cmd.add_option("--weight-decay", c.optim.weight_decay, "Weight decay (decoupled for adamw)")
@@ -97,6 +108,11 @@ void TrainOptions::add_to(CLI::App& cmd) {
       ->capture_default_str()->group("Run");
   cmd.add_option("--seed", c.seed, "Seed for weights and data order (runs are deterministic for a seed)")
       ->capture_default_str()->group("Run");
+  cmd.add_option("--eval-every", c.eval_every,
+                 "Validation loss every N optimizer steps, in inference mode under autocast (0 = off)")
+      ->capture_default_str()->group("Run");
+  cmd.add_option("--eval-batches", c.eval_batches, "Batches per validation (the same ones every time)")
+      ->capture_default_str()->group("Run");
   cmd.add_option("--max-consecutive-skips", c.max_consecutive_skips,
                  "Declare the run diverged after this many skipped steps in a row")
       ->capture_default_str()->group("Run");
@@ -106,6 +122,11 @@ engine::TrainConfig TrainOptions::finish(const CLI::App& cmd) const {
   engine::TrainConfig c = config_;
   c.model.kind = parse_or_throw(engine::parse_model(model_), "--model", model_);
   c.model.tied_head = !untied_head_;
+  c.model.attention = parse_or_throw(engine::parse_attention(attention_), "--attention", attention_);
+  if (c.model.kind != engine::ModelKind::kGPT && cmd.count("--attention") > 0)
+    throw engine::ConfigError("--attention is a GPT setting; use --model gpt");
+  if (c.model.kind != engine::ModelKind::kConvNet && c.model.channels_last)
+    throw engine::ConfigError("--channels-last is a ConvNet setting; use --model convnet");
   c.data.kind = parse_or_throw(engine::parse_data(data_), "--data", data_);
   c.precision = parse_or_throw(engine::parse_precision(precision_), "--precision", precision_);
   c.device = parse_or_throw(engine::parse_device(device_), "--device", device_);

@@ -20,7 +20,7 @@ class TrainOptions {
  private:
   engine::TrainConfig config_;
   std::string model_ = "mlp", data_ = "synthetic", precision_ = "fp32", device_ = "auto";
-  std::string optimizer_ = "adamw", schedule_ = "constant";
+  std::string optimizer_ = "adamw", schedule_ = "constant", attention_ = "sdpa";
   bool scaler_on_ = false, scaler_off_ = false, untied_head_ = false;
 };
 

@@ -1,6 +1,7 @@
 #include "engine/models/convnet.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -70,8 +71,9 @@ at::Tensor ResidualBlockImpl::forward(const at::Tensor& x) {
   return at::relu(x + y);
 }
 
-ConvNetImpl::ConvNetImpl(int64_t in_channels, int64_t layers, int64_t width, int64_t num_classes)
-    : in_channels_(in_channels), stem_scope_(scope_name("stem")), head_scope_(scope_name("head")) {
+ConvNetImpl::ConvNetImpl(int64_t in_channels, int64_t layers, int64_t width, int64_t num_classes,
+                         bool channels_last)
+    : in_channels_(in_channels), channels_last_(channels_last), stem_scope_(scope_name("stem")), head_scope_(scope_name("head")) {
   stem = register_module("stem", ConvStem(in_channels, width, "stem"));
   // Registered through a ModuleList so the names read "blocks.<i>.conv1.weight", as in PyTorch.
   auto list = register_module("blocks", torch::nn::ModuleList());
@@ -82,6 +84,13 @@ ConvNetImpl::ConvNetImpl(int64_t in_channels, int64_t layers, int64_t width, int
     block_scopes_.push_back(scope_name(path));
   }
   head = register_module("head", torch::nn::Linear(width, num_classes));
+  if (channels_last_) {
+    // As Python's module.to(memory_format=torch.channels_last): every 4-D parameter. Module::to
+    // (device) later keeps the layout (Tensor::to preserves the memory format).
+    c10::NoGradGuard no_grad;
+    for (auto& p : parameters())
+      if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
+  }
 }
 
 at::Tensor ConvNetImpl::forward(const at::Tensor& input) {
@@ -89,10 +98,11 @@ at::Tensor ConvNetImpl::forward(const at::Tensor& input) {
     throw ModelError(fmt::format("the ConvNet expects [B, {}, H, W] images, got [{}]", in_channels_,
                                  fmt::join(input.sizes(), ", ")));
   }
-  at::Tensor x;
+  // A copy into NHWC (aten::contiguous) when the batch comes NCHW, as the data readers give it.
+  at::Tensor x = channels_last_ ? input.contiguous(at::MemoryFormat::ChannelsLast) : input;
   {
     ModuleScope scope(stem_scope_);
-    x = stem->forward(input);
+    x = stem->forward(x);
   }
   for (size_t i = 0; i < blocks.size(); ++i) {
     ModuleScope scope(block_scopes_[i]);
@@ -124,11 +134,12 @@ std::unique_ptr<Model> make_convnet(const ModelConfig& config, const SampleSpec&
     throw ModelError(
         fmt::format("the ConvNet needs at least one class, the data gives {}", spec.num_classes));
   }
-  auto module = std::make_shared<ConvNetImpl>(c, config.layers, config.width, spec.num_classes);
+  auto module = std::make_shared<ConvNetImpl>(c, config.layers, config.width, spec.num_classes,
+                                              config.channels_last);
   return std::make_unique<NnModel<ConvNetImpl>>(module, [&](int64_t params) {
-    return fmt::format("ConvNet {}x{}x{}, {} residual blocks, {} channels, {} classes ({} params)",
+    return fmt::format("ConvNet {}x{}x{}, {} residual blocks, {} channels, {} classes{} ({} params)",
                        c, h, w, config.layers, config.width, spec.num_classes,
-                       format_count(params));
+                       config.channels_last ? ", channels_last" : "", format_count(params));
   });
 }
 

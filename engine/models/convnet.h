@@ -42,7 +42,10 @@ TORCH_MODULE(ResidualBlock);
 
 class ConvNetImpl : public torch::nn::Module {
  public:
-  ConvNetImpl(int64_t in_channels, int64_t layers, int64_t width, int64_t num_classes);
+  // channels_last: the 4-D weights are stored NHWC and forward() makes its input NHWC
+  // (Tensor Core convolutions want that layout; cuDNN transposes NCHW on every call).
+  ConvNetImpl(int64_t in_channels, int64_t layers, int64_t width, int64_t num_classes,
+              bool channels_last = false);
   // [B, C, H, W] float -> [B, num_classes] logits.
   at::Tensor forward(const at::Tensor& input);
 
@@ -52,6 +55,7 @@ class ConvNetImpl : public torch::nn::Module {
 
  private:
   int64_t in_channels_;
+  bool channels_last_;
   std::string stem_scope_, head_scope_;
   std::vector<std::string> block_scopes_;
 };

@@ -23,8 +23,9 @@ torch::nn::LayerNorm layer_norm(int64_t width) {
 }  // namespace
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(int64_t width, int64_t heads, int64_t seq_len,
-                                                 const std::string& path)
+                                                 AttentionKind kind, const std::string& path)
     : heads_(heads),
+      kind_(kind),
       qkv_scope_(scope_name(child_path(path, "qkv"))),
       proj_scope_(scope_name(child_path(path, "proj"))) {
   qkv = register_module("qkv", torch::nn::Linear(width, 3 * width));
@@ -44,6 +45,15 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
   // [B, T, C] -> [B, heads, T, head_dim]
   auto to_heads = [&](const at::Tensor& p) { return p.view({b, t, heads_, hd}).transpose(1, 2); };
   at::Tensor q = to_heads(parts[0]), k = to_heads(parts[1]), v = to_heads(parts[2]);
+  if (kind_ == AttentionKind::kSDPA) {
+    // is_causal masks as causal_mask does (q and k have the same length), with no mask tensor.
+    at::Tensor y = at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
+                                                    /*is_causal=*/true)
+                       .transpose(1, 2)
+                       .reshape({b, t, c});
+    ModuleScope scope(proj_scope_);
+    return apply_linear(*proj, y);
+  }
   at::Tensor att = at::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(hd)));
   att = att.masked_fill(causal_mask.slice(0, 0, t).slice(1, 0, t),
                         -std::numeric_limits<double>::infinity());
@@ -70,14 +80,15 @@ at::Tensor GptMlpImpl::forward(const at::Tensor& x) {
   return apply_linear(*proj, h);
 }
 
-GptBlockImpl::GptBlockImpl(int64_t width, int64_t heads, int64_t seq_len, const std::string& path)
+GptBlockImpl::GptBlockImpl(int64_t width, int64_t heads, int64_t seq_len, AttentionKind attention,
+                           const std::string& path)
     : ln1_scope_(scope_name(child_path(path, "ln1"))),
       attn_scope_(scope_name(child_path(path, "attn"))),
       ln2_scope_(scope_name(child_path(path, "ln2"))),
       mlp_scope_(scope_name(child_path(path, "mlp"))) {
   ln1 = register_module("ln1", layer_norm(width));
-  attn =
-      register_module("attn", CausalSelfAttention(width, heads, seq_len, child_path(path, "attn")));
+  attn = register_module(
+      "attn", CausalSelfAttention(width, heads, seq_len, attention, child_path(path, "attn")));
   ln2 = register_module("ln2", layer_norm(width));
   mlp = register_module("mlp", GptMlp(width, child_path(path, "mlp")));
 }
@@ -102,7 +113,7 @@ at::Tensor GptBlockImpl::forward(const at::Tensor& x) {
 }
 
 GptImpl::GptImpl(int64_t vocab, int64_t seq_len, int64_t layers, int64_t width, int64_t heads,
-                 bool tied_head)
+                 bool tied_head, AttentionKind attention)
     : seq_len_(seq_len),
       tok_scope_(scope_name("tok_emb")),
       pos_scope_(scope_name("pos_emb")),
@@ -113,7 +124,7 @@ GptImpl::GptImpl(int64_t vocab, int64_t seq_len, int64_t layers, int64_t width, 
   auto list = register_module("blocks", torch::nn::ModuleList());
   for (int64_t i = 0; i < layers; ++i) {
     const std::string path = fmt::format("blocks.{}", i);
-    blocks.push_back(GptBlock(width, heads, seq_len, path));
+    blocks.push_back(GptBlock(width, heads, seq_len, attention, path));
     list->push_back(blocks.back());
     block_scopes_.push_back(scope_name(path));
   }
@@ -205,11 +216,14 @@ std::unique_ptr<Model> make_gpt(const ModelConfig& config, const SampleSpec& spe
         spec.input_shape[0], config.seq_len));
   }
   auto module = std::make_shared<GptImpl>(spec.num_classes, config.seq_len, config.layers,
-                                          config.width, config.heads, config.tied_head);
+                                          config.width, config.heads, config.tied_head,
+                                          config.attention);
   return std::make_unique<NnModel<GptImpl>>(module, [&](int64_t params) {
-    return fmt::format("GPT {} blocks, d={}, {} heads, T={}, vocab {}, {} head ({} params)",
-                       config.layers, config.width, config.heads, config.seq_len, spec.num_classes,
-                       config.tied_head ? "tied" : "untied", format_count(params));
+    return fmt::format(
+        "GPT {} blocks, d={}, {} heads, T={}, vocab {}, {} head, {} attention ({} params)",
+        config.layers, config.width, config.heads, config.seq_len, spec.num_classes,
+        config.tied_head ? "tied" : "untied",
+        config.attention == AttentionKind::kSDPA ? "sdpa" : "written-out", format_count(params));
   });
 }
 

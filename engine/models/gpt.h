@@ -1,7 +1,8 @@
 #pragma once
-// A GPT-style decoder-only transformer (pre-LayerNorm, learned positions). Attention is
-// written with explicit matmul/masked_fill/softmax rather than scaled_dot_product_attention
-// on purpose: ampscope shows the autocast decision for each of those ops.
+// A GPT-style decoder-only transformer (pre-LayerNorm, learned positions). Attention is one
+// scaled_dot_product_attention op by default (what fast PyTorch code runs), or written out
+// with matmul/masked_fill/softmax (AttentionKind::kMath), so ampscope can show the autocast
+// decision for each of those ops (the softmax autocast keeps in fp32).
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
@@ -11,11 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "engine/config.h"
+
 namespace ampscope::engine::models {
 
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
-  CausalSelfAttentionImpl(int64_t width, int64_t heads, int64_t seq_len, const std::string& path);
+  CausalSelfAttentionImpl(int64_t width, int64_t heads, int64_t seq_len, AttentionKind kind,
+                          const std::string& path);
   // [B, T, width] -> [B, T, width]; position t attends to positions <= t only.
   at::Tensor forward(const at::Tensor& x);
 
@@ -25,6 +29,7 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
 
  private:
   int64_t heads_;
+  AttentionKind kind_;
   std::string qkv_scope_, proj_scope_;
 };
 TORCH_MODULE(CausalSelfAttention);
@@ -44,7 +49,8 @@ TORCH_MODULE(GptMlp);
 // x + attn(ln1(x)), then x + mlp(ln2(x)).
 class GptBlockImpl : public torch::nn::Module {
  public:
-  GptBlockImpl(int64_t width, int64_t heads, int64_t seq_len, const std::string& path);
+  GptBlockImpl(int64_t width, int64_t heads, int64_t seq_len, AttentionKind attention,
+               const std::string& path);
   at::Tensor forward(const at::Tensor& x);
 
   torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
@@ -59,7 +65,7 @@ TORCH_MODULE(GptBlock);
 class GptImpl : public torch::nn::Module {
  public:
   GptImpl(int64_t vocab, int64_t seq_len, int64_t layers, int64_t width, int64_t heads,
-          bool tied_head);
+          bool tied_head, AttentionKind attention = AttentionKind::kSDPA);
   // Tokens [B, T] (int64, T <= seq_len) -> logits [B, T, vocab].
   at::Tensor forward(const at::Tensor& tokens);
   // The weight the head multiplies by: tok_emb->weight itself (same TensorImpl) when tied.

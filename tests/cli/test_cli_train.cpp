@@ -136,8 +136,38 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"fp32_scaler", "--precision fp32 --scaler", "scaler"},
         BadInput{"heads", "--model gpt --width 30 --heads 4", "--heads"},
         BadInput{"fp32_nan", "--optimizer sgd --lr 1e30 --steps 20", "diverged"},
-        BadInput{"unwritable_metrics", "--metrics /nonexistent/dir/m.jsonl", "cannot write"}),
+        BadInput{"unwritable_metrics", "--metrics /nonexistent/dir/m.jsonl", "cannot write"},
+        BadInput{"unknown_attention", "--model gpt --attention flash", "flash"},
+        BadInput{"attention_not_gpt", "--model mlp --attention math", "--attention is a GPT setting"},
+        BadInput{"channels_last_not_convnet", "--model gpt --channels-last", "--channels-last is a ConvNet"},
+        BadInput{"negative_eval_every", "--eval-every -1", "--eval-every"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// The speed options train as the default path does, and validation shows in the metrics on
+// the steps it ran: lower than the first training loss once the model has learnt.
+TEST(CliTrain, AttentionFusedChannelsLastAndValidation) {
+  ScratchDir dir;
+  for (const std::string& args :
+       {std::string("--model gpt --attention math --precision bf16 --fused --lr 0.01"),
+        std::string("--model gpt --attention sdpa --precision fp32 --optimizer sgd --lr 0.1"),
+        std::string("--model convnet --channels-last --precision bf16 --optimizer adam --fused --lr 0.01")}) {
+    SCOPED_TRACE(args);
+    const auto metrics = dir / "m.jsonl";
+    // Small sizes: bf16 is emulated (slow) on CPUs without AVX-512 BF16.
+    const Result r = ampscope(fmt::format("train --device cpu --steps 30 --eval-every 10 --eval-batches 2 "
+                                          "--layers 1 --width 32 --seq-len 16 --batch-size 16 {} --metrics '{}'",
+                                          args, metrics.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("eval after step 30: loss"), std::string::npos) << r.output;
+    const auto rows = read_jsonl(metrics);
+    ASSERT_EQ(rows.size(), 30u);
+    for (const auto& row : rows) {
+      const int64_t step = row["step"].get<int64_t>();
+      EXPECT_EQ(row.contains("eval_loss"), step % 10 == 0) << row.dump();
+    }
+    EXPECT_LT(rows[29]["eval_loss"].get<double>(), rows[0]["loss"].get<double>());
+  }
+}
 
 TEST(CliTrain, CudaWithoutAGpuIsAClearError) {
   const Result probe = ampscope("train --device cuda --steps 1");

@@ -74,6 +74,11 @@ TEST(Config, JsonRoundTripsEverySetting) {
   c.model.heads = 6;
   c.model.seq_len = 32;
   c.model.tied_head = false;
+  c.model.attention = AttentionKind::kMath;
+  c.model.channels_last = true;
+  c.optim.fused = true;
+  c.eval_every = 25;
+  c.eval_batches = 3;
   c.data.kind = DataKind::kText;
   c.data.path = "/data/corpus.txt";
   c.data.vocab_size = 80;
@@ -98,6 +103,22 @@ TEST(Config, JsonRoundTripsEverySetting) {
   EXPECT_EQ(back.use_scaler, std::optional<bool>(true));  // fp16's default made explicit
   EXPECT_EQ(back.optim.beta2, 0.95);
   EXPECT_EQ(back.data.path, "/data/corpus.txt");
+  EXPECT_EQ(back.model.attention, AttentionKind::kMath);
+  EXPECT_TRUE(back.optim.fused);
+  EXPECT_EQ(back.eval_every, 25);
+}
+
+// GPT sessions saved before --attention existed ran the written-out attention: re-running one
+// from the GUI must not switch it to SDPA behind the user's back.
+TEST(Config, OlderGptSettingsMeanWrittenOutAttention) {
+  EXPECT_EQ(config_from_json(R"({"model": {"kind": "gpt"}})").model.attention, AttentionKind::kMath);
+  EXPECT_EQ(config_from_json(R"({"model": {"kind": "gpt", "attention": "sdpa"}})").model.attention,
+            AttentionKind::kSDPA);
+  EXPECT_EQ(config_from_json(R"({"model": {"kind": "mlp"}})").model.attention, AttentionKind::kSDPA);
+  EXPECT_EQ(TrainConfig{}.model.attention, AttentionKind::kSDPA);
+  EXPECT_FALSE(TrainConfig{}.optim.fused);
+  EXPECT_EQ(parse_attention("math"), AttentionKind::kMath);
+  EXPECT_FALSE(parse_attention("flash").has_value());
 }
 
 TEST(Config, JsonFromAnOlderOrDamagedFileIsDefaultsOrAClearError) {

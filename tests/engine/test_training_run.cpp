@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "engine/errors.h"
@@ -153,6 +154,41 @@ TEST(TrainingRun, ImpossibleSettingsAreConfigErrors) {
   c = small_config(ModelKind::kMLP, Precision::kFP32);
   c.data.kind = DataKind::kMNIST;
   EXPECT_THROW(TrainingRun{c}, ConfigError);  // no --data-path
+}
+
+
+// Validation: the same batches every time, no training-state change (parameters, gradients,
+// BatchNorm statistics, training mode), its own loss on the steps it is due, none elsewhere.
+TEST(TrainingRunEval, ValidationChangesNothingAndRepeats) {
+  for (auto precision : {Precision::kFP32, Precision::kBF16}) {
+    SCOPED_TRACE(to_string(precision));
+    TrainConfig c = small_config(ModelKind::kConvNet, precision);
+    c.steps = 6;
+    c.eval_every = 3;
+    c.eval_batches = 2;
+    TrainingRun run(c);
+    std::vector<StepEvent> events;
+    for (int64_t s = 1; s <= 3; ++s) events.push_back(run.step(s));
+    EXPECT_TRUE(std::isnan(events[0].eval_loss));
+    EXPECT_TRUE(std::isnan(events[1].eval_loss));
+    ASSERT_TRUE(std::isfinite(events[2].eval_loss));
+    std::vector<at::Tensor> before;
+    for (const auto& [name, p] : run.model().named_parameters()) before.push_back(p.detach().clone());
+    const double again = run.evaluate(2);
+    EXPECT_EQ(again, events[2].eval_loss);  // same batches, same weights: the same loss
+    size_t i = 0;
+    for (const auto& [name, p] : run.model().named_parameters()) {
+      EXPECT_TRUE(at::equal(p.detach(), before[i++])) << name;
+    }
+    // The model is back in training mode: the next step trains as without validation.
+    TrainConfig plain = c;
+    plain.eval_every = 0;
+    TrainingRun reference(plain);
+    for (int64_t s = 1; s <= 4; ++s) {
+      const StepEvent theirs = reference.step(s);
+      if (s == 4) { EXPECT_EQ(run.step(4).loss, theirs.loss); }
+    }
+  }
 }
 
 }  // namespace

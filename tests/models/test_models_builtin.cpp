@@ -168,6 +168,35 @@ TEST(ConvNet, ParameterNamesAndCount) {
   EXPECT_EQ(net->parameter_count(), expected);
 }
 
+// channels_last keeps the 4-D weights NHWC (also after a move) and computes what NCHW computes.
+TEST(ConvNet, ChannelsLastMatchesContiguous) {
+  auto build = [](bool channels_last) {
+    ModelConfig c = config_of(ModelKind::kConvNet, 2, 8);
+    c.channels_last = channels_last;
+    at::manual_seed(3);
+    return make_model(c, images(3, 8, 8, 10));
+  };
+  auto nhwc = build(true), nchw = build(false);
+  nhwc->to(c10::kCPU);
+  EXPECT_CONTAINS(nhwc->description(), "channels_last");
+  int conv_weights = 0;
+  for (const auto& [name, p] : nhwc->named_parameters()) {
+    if (p.dim() != 4) continue;
+    ++conv_weights;
+    EXPECT_TRUE(p.is_contiguous(at::MemoryFormat::ChannelsLast)) << name;
+    EXPECT_FALSE(p.is_contiguous()) << name;
+  }
+  EXPECT_EQ(conv_weights, 5);
+  const at::Tensor input = at::randn({4, 3, 8, 8});
+  const at::Tensor a = nhwc->forward(input), b = nchw->forward(input);
+  EXPECT_TRUE(at::allclose(a, b, 1e-5, 1e-5)) << (a - b).abs().max().item<double>();
+  a.sum().backward();
+  b.sum().backward();
+  const auto pa = nhwc->named_parameters(), pb = nchw->named_parameters();
+  for (size_t i = 0; i < pa.size(); ++i)
+    EXPECT_TRUE(at::allclose(pa[i].second.grad(), pb[i].second.grad(), 1e-4, 1e-5)) << pa[i].first;
+}
+
 TEST(ConvNet, RejectsNonImagesSayingWhatItGotAndNeeds) {
   const std::string msg =
       model_error([] { make_model(config_of(ModelKind::kConvNet, 1, 8), vectors(16, 4)); });
@@ -292,6 +321,31 @@ TEST(Gpt, AutocastBf16GivesBf16Logits) {
   EXPECT_EQ(out.scalar_type(), at::kBFloat16);
   EXPECT_EQ(out.sizes(), (std::vector<int64_t>{2, 8, 30}));
   EXPECT_TRUE(at::isfinite(out).all().item<bool>());
+}
+
+// The same weights give the same logits and gradients through scaled_dot_product_attention
+// and through the written-out path; a shorter input than the context stays causal in both.
+TEST(Gpt, SdpaAndWrittenOutAttentionAgree) {
+  auto build = [](AttentionKind attention) {
+    ModelConfig c = gpt_config(2, 16, 4, 8, true);
+    c.attention = attention;
+    at::manual_seed(7);
+    return make_model(c, tokens(8, 30));
+  };
+  auto sdpa = build(AttentionKind::kSDPA), math = build(AttentionKind::kMath);
+  EXPECT_CONTAINS(sdpa->description(), "sdpa attention");
+  EXPECT_CONTAINS(math->description(), "written-out attention");
+  for (int64_t t : {8, 5}) {
+    const at::Tensor input = random_tokens(3, t, 30);
+    const at::Tensor a = sdpa->forward(input), b = math->forward(input);
+    EXPECT_TRUE(at::allclose(a, b, 1e-5, 1e-5)) << (a - b).abs().max().item<double>();
+    a.logsumexp(-1).sum().backward();
+    b.logsumexp(-1).sum().backward();
+  }
+  const auto pa = sdpa->named_parameters(), pb = math->named_parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i)
+    EXPECT_TRUE(at::allclose(pa[i].second.grad(), pb[i].second.grad(), 1e-4, 1e-5)) << pa[i].first;
 }
 
 TEST(Gpt, GradientsAreFinite) {

@@ -22,7 +22,13 @@ namespace {
 using engine::ModelKind;
 using engine::Precision;
 
-engine::TrainConfig gpt_config(Precision precision) { return test::tiny_gpt(precision, 2); }
+using engine::AttentionKind;
+
+engine::TrainConfig gpt_config(Precision precision, AttentionKind attention = AttentionKind::kMath) {
+  engine::TrainConfig c = test::tiny_gpt(precision, 2);
+  c.model.attention = attention;
+  return c;
+}
 
 std::vector<OpRecord> record_one_step(const engine::TrainConfig& config) {
   engine::TrainingRun run(config);
@@ -117,6 +123,24 @@ TEST_P(ObserverOnGpt, ClassifiesAutocastDecisions) {
 INSTANTIATE_TEST_SUITE_P(Precisions, ObserverOnGpt, ::testing::Values(Precision::kBF16, Precision::kFP16),
                          [](const auto& info) { return std::string(engine::to_string(info.param)); });
 
+// The default attention is one scaled_dot_product_attention op, demoted as a whole, in the
+// attention module's scope; nothing of the written-out path (softmax kept in fp32) is left.
+TEST_P(ObserverOnGpt, SdpaAttentionIsOneDemotedOp) {
+  const Precision precision = GetParam();
+  const std::string low = precision == Precision::kBF16 ? "bfloat16" : "float16";
+  const auto ops = record_one_step(gpt_config(precision, AttentionKind::kSDPA));
+  const OpRecord* sdpa = find(ops, "aten::scaled_dot_product_attention", Phase::kForward, "blocks.0.attn");
+  ASSERT_NE(sdpa, nullptr);
+  EXPECT_EQ(sdpa->parent_id, 0u);
+  EXPECT_EQ(sdpa->output_dtypes.at(0), low);
+  EXPECT_EQ(find(ops, "aten::softmax", Phase::kForward), nullptr);
+  EXPECT_EQ(find(ops, "aten::masked_fill", Phase::kForward), nullptr);
+  bool backward_kernel = false;
+  for (const auto& op : ops)
+    backward_kernel = backward_kernel || (op.phase == Phase::kBackward && op.name.find("_scaled_dot_product_") != std::string::npos);
+  EXPECT_TRUE(backward_kernel) << "the fused attention's backward";
+}
+
 TEST(OpObserver, Fp32RunHasNoAutocastDecisions) {
   const auto ops = record_one_step(gpt_config(Precision::kFP32));
   for (const auto& op : ops) {
@@ -161,20 +185,23 @@ TEST(OpObserver, UnsampledStepsRecordNothing) {
   for (const auto& op : ops) EXPECT_EQ(op.step, 2);
 }
 
-class MatchesPyTorchProfiler : public ::testing::TestWithParam<Precision> {};
+class MatchesPyTorchProfiler : public ::testing::TestWithParam<std::tuple<Precision, AttentionKind>> {};
 
 TEST_P(MatchesPyTorchProfiler, InputDtypesOfTheSameOps) {
   auto python = test::python_with_torch();
   if (!python) GTEST_SKIP() << "no Python with torch configured (AMPSCOPE_PYTHON)";
-  const Precision precision = GetParam();
+  const auto [precision, attention] = GetParam();
   std::string out;
-  const std::string cmd =
-      fmt::format("'{}' '{}' {} 2>/dev/null", *python,
-                  test::test_source_path("python/profiler_dtypes_reference.py").string(), engine::to_string(precision));
+  const std::string cmd = fmt::format("'{}' '{}' {} {} 2>/dev/null", *python,
+                                      test::test_source_path("python/profiler_dtypes_reference.py").string(),
+                                      engine::to_string(precision), engine::to_string(attention));
   ASSERT_EQ(test::run_command(cmd, &out), 0) << cmd;
   const auto reference = nlohmann::json::parse(out);
+  const bool sdpa = attention == AttentionKind::kSDPA;
+  EXPECT_EQ(reference.contains("aten::scaled_dot_product_attention"), sdpa) << out;
+  EXPECT_EQ(reference.contains("aten::softmax"), !sdpa) << out;
 
-  const auto ops = record_one_step(gpt_config(precision));
+  const auto ops = record_one_step(gpt_config(precision, attention));
   std::map<std::string, std::set<std::vector<std::string>>> ours;
   for (const auto& op : ops) {
     if (op.phase != Phase::kForward || !reference.contains(op.name)) continue;
@@ -191,8 +218,13 @@ TEST_P(MatchesPyTorchProfiler, InputDtypesOfTheSameOps) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Precisions, MatchesPyTorchProfiler, ::testing::Values(Precision::kBF16, Precision::kFP16),
-                         [](const auto& info) { return std::string(engine::to_string(info.param)); });
+INSTANTIATE_TEST_SUITE_P(PrecisionsAndAttention, MatchesPyTorchProfiler,
+                         ::testing::Combine(::testing::Values(Precision::kBF16, Precision::kFP16),
+                                            ::testing::Values(AttentionKind::kSDPA, AttentionKind::kMath)),
+                         [](const auto& info) {
+                           return fmt::format("{}_{}", engine::to_string(std::get<0>(info.param)),
+                                              engine::to_string(std::get<1>(info.param)));
+                         });
 
 // A user's TorchScript model has no module scopes of ours: the op observer takes
 // the module path from the TorchScript interpreter. Scripted (not traced) nested

@@ -1,7 +1,7 @@
 """Reference peer: which input dtypes PyTorch's own profiler (record_shapes=True)
 reports for the ops of ampscope's GPT architecture under CPU autocast.
 
-Usage: profiler_dtypes_reference.py bf16|fp16
+Usage: profiler_dtypes_reference.py bf16|fp16 [sdpa|math]
 Prints JSON {op name: sorted list of input-dtype lists} for forward ops,
 tensor arguments only, in PyTorch profiler's spellings ("float", "c10::BFloat16").
 """
@@ -19,10 +19,12 @@ TENSOR_TYPES = {"float", "c10::Half", "c10::BFloat16", "long int", "int", "bool"
 # Not aten::mul: `tensor * number` is mul.Tensor with a wrapped number from
 # Python but mul.Scalar from C++, so the two record different arguments.
 OPS = {"aten::linear", "aten::matmul", "aten::softmax", "aten::layer_norm", "aten::gelu",
-       "aten::cross_entropy_loss", "aten::embedding", "aten::masked_fill", "aten::add"}
+       "aten::cross_entropy_loss", "aten::embedding", "aten::masked_fill", "aten::add",
+       "aten::scaled_dot_product_attention"}
+attention = sys.argv[2] if len(sys.argv) > 2 else "sdpa"
 
 
-model = GPT(vocab=16, width=32, layers=1, heads=4, seq_len=8)
+model = GPT(vocab=16, width=32, layers=1, heads=4, seq_len=8, attention=attention)
 tokens = torch.randint(0, 16, (4, 9))
 with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
     with torch.autocast("cpu", dtype=dtype):

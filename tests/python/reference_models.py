@@ -1,8 +1,9 @@
 """ampscope's built-in architectures in Python PyTorch, for the reference peers
 (tests/python/*, bench/pytorch_eager_step.py). They call the same ATen ops as
-engine/models: nn.Linear is one aten::linear, attention is written with
-matmul/masked_fill/softmax, and the tied head is F.linear with the token
-embedding's weight."""
+engine/models: nn.Linear is one aten::linear, attention is
+F.scaled_dot_product_attention (attention="sdpa", the default) or written out
+with matmul/masked_fill/softmax ("math"), and the tied head is F.linear with the
+token embedding's weight."""
 import math
 
 import torch
@@ -49,28 +50,31 @@ class ConvNet(nn.Module):
 
 
 class Attention(nn.Module):
-    def __init__(self, width, heads, seq_len):
+    def __init__(self, width, heads, seq_len, attention="sdpa"):
         super().__init__()
-        self.heads = heads
+        self.heads, self.attention = heads, attention
         self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
         self.register_buffer("mask", torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1))
 
     def forward(self, x):
         b, t, c = x.shape
         q, k, v = (p.view(b, t, self.heads, c // self.heads).transpose(1, 2) for p in self.qkv(x).split(c, 2))
+        if self.attention == "sdpa":
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.proj(y.transpose(1, 2).reshape(b, t, c))
         att = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(c // self.heads))
         att = torch.softmax(att.masked_fill(self.mask[:t, :t], float("-inf")), -1)
         return self.proj(torch.matmul(att, v).transpose(1, 2).reshape(b, t, c))
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab, width, layers, heads, seq_len):
+    def __init__(self, vocab, width, layers, heads, seq_len, attention="sdpa"):
         super().__init__()
         self.tok_emb, self.pos_emb = nn.Embedding(vocab, width), nn.Embedding(seq_len, width)
         self.blocks = nn.ModuleList()
         for _ in range(layers):
             blk = nn.Module()
-            blk.ln1, blk.attn, blk.ln2 = nn.LayerNorm(width), Attention(width, heads, seq_len), nn.LayerNorm(width)
+            blk.ln1, blk.attn, blk.ln2 = nn.LayerNorm(width), Attention(width, heads, seq_len, attention), nn.LayerNorm(width)
             blk.fc, blk.proj = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
             self.blocks.append(blk)
         self.ln_f = nn.LayerNorm(width)

@@ -134,11 +134,24 @@ QWidget* RunPanel::buildModelGroup() {
   width_ = spin(4, 8192, tr("Hidden width (MLP), channels (ConvNet), embedding size (GPT)"));
   heads_ = spin(1, 64, tr("GPT attention heads; the width must be a multiple of it"));
   seq_len_ = spin(2, 8192, tr("GPT context length in tokens"), tr(" tokens"));
+  attention_ = combo<engine::AttentionKind>(
+      {{"SDPA (fused)", engine::AttentionKind::kSDPA},
+       {"written out (math)", engine::AttentionKind::kMath}},
+      tr("GPT attention: one scaled_dot_product_attention op (flash / cuDNN / memory-efficient "
+         "kernels on CUDA), or written out as matmul, masked_fill, softmax (kept in fp32 by "
+         "autocast) and matmul, to see each op's autocast decision"));
+  attention_->setObjectName(QStringLiteral("attentionCombo"));
+  channels_last_ = new QCheckBox(tr("channels last (NHWC)"));
+  channels_last_->setObjectName(QStringLiteral("channelsLastCheck"));
+  channels_last_->setToolTip(tr("ConvNet: weights and input in channels_last memory format, "
+                                "which Tensor Core convolutions want"));
   f->addRow(tr("Model"), model_);
   f->addRow(tr("Layers"), layers_);
   f->addRow(tr("Width"), width_);
   f->addRow(tr("Heads"), heads_);
   f->addRow(tr("Context"), seq_len_);
+  f->addRow(tr("Attention"), attention_);
+  f->addRow(tr("Layout"), channels_last_);
   connect(model_, &QComboBox::currentIndexChanged, this, &RunPanel::updateEnabledFields);
   return box;
 }
@@ -195,6 +208,10 @@ QWidget* RunPanel::buildTrainingGroup() {
                                              {"Adam", engine::OptimizerKind::kAdam},
                                              {"SGD (momentum)", engine::OptimizerKind::kSGD}},
                                             tr("The optimizer"));
+  fused_ = new QCheckBox(tr("fused"));
+  fused_->setObjectName(QStringLiteral("fusedOptimizerCheck"));
+  fused_->setToolTip(tr("One fused kernel per step (_fused_adamw_ and kin) instead of "
+                        "multi-tensor (foreach) updates"));
   schedule_ = combo<engine::ScheduleKind>(
       {{"constant", engine::ScheduleKind::kConstant}, {"cosine", engine::ScheduleKind::kCosine}},
       tr("Learning-rate schedule"));
@@ -205,7 +222,11 @@ QWidget* RunPanel::buildTrainingGroup() {
   f->addRow(tr("Batch"), batch_);
   f->addRow(tr("Accumulate"), accumulate_);
   f->addRow(tr("LR"), lr_);
-  f->addRow(tr("Optimizer"), optimizer_);
+  auto* optimizer_row = new QHBoxLayout;
+  optimizer_row->setSpacing(4);
+  optimizer_row->addWidget(optimizer_, 1);
+  optimizer_row->addWidget(fused_);
+  f->addRow(tr("Optimizer"), optimizer_row);
   f->addRow(tr("Schedule"), schedule_);
   f->addRow(tr("Steps"), steps_);
   f->addRow(tr("Seed"), seed_);
@@ -294,6 +315,8 @@ void RunPanel::updateEnabledFields() {
   const auto model = current<engine::ModelKind>(model_);
   heads_->setEnabled(model == engine::ModelKind::kGPT);
   seq_len_->setEnabled(model == engine::ModelKind::kGPT);
+  attention_->setEnabled(model == engine::ModelKind::kGPT);
+  channels_last_->setEnabled(model == engine::ModelKind::kConvNet);
   const bool needs_path = current<engine::DataKind>(data_) != engine::DataKind::kSynthetic;
   data_path_->setEnabled(needs_path);
   browse_->setEnabled(needs_path);
@@ -313,6 +336,8 @@ engine::TrainConfig RunPanel::config() const {
   c.model.width = width_->value();
   c.model.heads = heads_->value();
   c.model.seq_len = seq_len_->value();
+  c.model.attention = current<engine::AttentionKind>(attention_);
+  c.model.channels_last = c.model.kind == engine::ModelKind::kConvNet && channels_last_->isChecked();
   c.data.kind = current<engine::DataKind>(data_);
   // The engine rejects a path for synthetic data; the field keeps it for a switch back.
   c.data.path = c.data.kind == engine::DataKind::kSynthetic
@@ -324,6 +349,7 @@ engine::TrainConfig RunPanel::config() const {
   c.accumulation_steps = accumulate_->value();
   c.optim.lr = lr_->value();
   c.optim.kind = current<engine::OptimizerKind>(optimizer_);
+  c.optim.fused = fused_->isChecked();
   c.optim.schedule = current<engine::ScheduleKind>(schedule_);
   if (c.optim.schedule != engine::ScheduleKind::kCosine) c.optim.warmup_steps = 0;
   c.steps = steps_->value();
@@ -344,6 +370,8 @@ void RunPanel::setConfig(const engine::TrainConfig& c) {
   width_->setValue(static_cast<int>(c.model.width));
   heads_->setValue(static_cast<int>(c.model.heads));
   seq_len_->setValue(static_cast<int>(c.model.seq_len));
+  select(attention_, c.model.attention);
+  channels_last_->setChecked(c.model.channels_last);
   select(data_, c.data.kind);
   data_path_->setText(QString::fromStdString(c.data.path));
   select(precision_, c.precision);
@@ -352,6 +380,7 @@ void RunPanel::setConfig(const engine::TrainConfig& c) {
   accumulate_->setValue(static_cast<int>(c.accumulation_steps));
   lr_->setValue(c.optim.lr);
   select(optimizer_, c.optim.kind);
+  fused_->setChecked(c.optim.fused);
   select(schedule_, c.optim.schedule);
   steps_->setValue(static_cast<int>(std::min<int64_t>(c.steps, steps_->maximum())));
   seed_->setValue(static_cast<int>(c.seed));

@@ -73,6 +73,8 @@ class RunPanel : public QWidget {
   QSpinBox* width_ = nullptr;
   QSpinBox* heads_ = nullptr;
   QSpinBox* seq_len_ = nullptr;
+  QComboBox* attention_ = nullptr;
+  QCheckBox* channels_last_ = nullptr;
   QComboBox* data_ = nullptr;
   QLineEdit* data_path_ = nullptr;
   QToolButton* browse_ = nullptr;
@@ -82,6 +84,7 @@ class RunPanel : public QWidget {
   QSpinBox* accumulate_ = nullptr;
   QDoubleSpinBox* lr_ = nullptr;
   QComboBox* optimizer_ = nullptr;
+  QCheckBox* fused_ = nullptr;
   QComboBox* schedule_ = nullptr;
   QSpinBox* steps_ = nullptr;
   QSpinBox* seed_ = nullptr;
