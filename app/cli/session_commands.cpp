@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "app/cli/comparison_table.h"
+#include "app/cli/rank_summary.h"
 #include "profiler/export/chrome_trace.h"
 #include "profiler/export/csv_export.h"
 #include "profiler/export/json_summary.h"
@@ -132,11 +133,15 @@ void print_optimizer_steps(const std::vector<profiler::OptimizerStepRecord>& row
 
 SummaryCommand::SummaryCommand(CLI::App& parent) {
   command_ = parent.add_subcommand("summary", "Print a session's op table by autocast category, kernels and loss scale");
-  command_->add_option("session", session_, "The .ampscope session file")->required();
+  command_->add_option("session", sessions_,
+                       "The .ampscope session file; several (one per rank under torchrun) are compared by rank")
+      ->required();
   command_->add_option("--top", top_, "Ops shown per category")->capture_default_str();
 }
 
 int SummaryCommand::run() {
+  if (sessions_.size() > 1) return print_rank_summary(sessions_);
+  const std::string& session_ = sessions_.front();
   if (profiler::is_comparison_file(session_)) {
     print_comparison(stdout, profiler::read_comparison(session_), top_);
     return 0;

@@ -281,3 +281,36 @@ TEST_F(PythonExamples, ValidationUnderNoGradAndInferenceModeAddsOpsNotSteps) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(PythonExamples, TorchrunWithGlooWritesOneSessionPerRankAndSummaryComparesThem) {
+  const auto out = dir_ / "ddp.ampscope";
+  std::string log;
+  const int rc = ampscope::test::run_command(
+      fmt::format("PYTHONPATH='{}' '{}' -m torch.distributed.run --standalone --nproc-per-node 2 -m ampscope run "
+                  "--out '{}' '{}/ddp_gloo.py' --steps 6 2>&1",
+                  AMPSCOPE_PYTHON_PACKAGE_DIR, *ampscope::test::python_with_torch(), out.string(),
+                  AMPSCOPE_EXAMPLES_DIR),
+      &log);
+  ASSERT_EQ(rc, 0) << log;
+  const auto rank0 = dir_ / "ddp.rank0.ampscope", rank1 = dir_ / "ddp.rank1.ampscope";
+  for (const auto& path : {rank0, rank1}) {
+    const auto session = SessionReader::open(path.string());
+    EXPECT_EQ(session.steps().size(), 6u) << path;
+    // DDP's wrapper is looked through: its model's paths, and the all-reduce among the ops.
+    const auto table = session.op_stats();
+    EXPECT_FALSE(rows(table, "aten::linear", "0").empty()) << path;
+    bool allreduce = false;
+    for (const auto& r : table) allreduce |= r.name == "c10d::allreduce_";
+    EXPECT_TRUE(allreduce) << path;
+  }
+  const auto summary =
+      ampscope::test::ampscope(fmt::format("summary '{}' '{}'", rank0.string(), rank1.string()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("2 ranks"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("loss scale: the same on every rank at every step"), std::string::npos)
+      << summary.output;
+}
+
+}  // namespace
