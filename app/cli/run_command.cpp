@@ -35,7 +35,6 @@ RunCommand::RunCommand(CLI::App& parent) {
   command_ = parent.add_subcommand(
       "run", "Run a Python training script under capture (autocast per op, loss scale per optimizer, gradients)");
   command_->prefix_command();  // SCRIPT and everything after it belong to the script
-  command_->usage("ampscope run [--out FILE] [--force] [profile flags] SCRIPT [ARGS...]");
   command_->add_option("--out,-o", out_, "The session file (FILE.rank<R>.ampscope per rank under torchrun)")
       ->capture_default_str();
   command_->add_flag("--force", force_, "Overwrite --out if it exists");

@@ -4,6 +4,7 @@
 // GradScaler's rule and its own printed scale, what the script printed) against
 // what the session recorded.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -84,7 +85,9 @@ void expect_gradscaler_rule(const std::vector<StepRecord>& steps, const std::vec
       ++*growths;
     }
     EXPECT_EQ(after, expected) << "step " << s.step << " scale " << s.loss_scale << " tracker " << s.growth_tracker;
-    if (i + 1 < steps.size()) EXPECT_EQ(steps[i + 1].loss_scale, after) << "step " << steps[i + 1].step;
+    if (i + 1 < steps.size()) {
+      EXPECT_EQ(steps[i + 1].loss_scale, after) << "step " << steps[i + 1].step;
+    }
   }
 }
 
@@ -181,7 +184,9 @@ TEST_F(PythonExamples, GradientAccumulationMakesOneStepPerOptimizerStep) {
   for (const auto& op : session.ops())
     if (op.name == "aten::linear" && op.module == "0" && op.depth == 0) ++linears[op.step];
   ASSERT_EQ(linears.size(), 6u);
-  for (const auto& [step, calls] : linears) EXPECT_EQ(calls, 4) << "step " << step;
+  for (const auto& [step, calls] : linears) {
+    EXPECT_EQ(calls, 4) << "step " << step;
+  }
   for (const auto& s : steps) EXPECT_TRUE(std::isfinite(s.loss) || s.skipped);
 }
 
