@@ -264,7 +264,8 @@ TEST_F(PythonExamples, Bf16WithoutScalerHasNoLossScale) {
     EXPECT_FALSE(s.skipped);
   }
   EXPECT_NEAR(steps.back().loss, printed(c.output, "final loss"), 1e-4);
-  const auto linear = rows(session.op_stats(), "aten::linear", "3");
+  const auto table = session.op_stats();
+  const auto linear = rows(table, "aten::linear", "3");
   ASSERT_FALSE(linear.empty());
   EXPECT_EQ(linear.front()->output_dtypes.front(), "bfloat16");
   EXPECT_EQ(linear.front()->category, OpCategory::kDemoted);
@@ -276,7 +277,8 @@ TEST_F(PythonExamples, ValidationUnderNoGradAndInferenceModeAddsOpsNotSteps) {
   const auto session = SessionReader::open(c.session.string());
   EXPECT_EQ(session.steps().size(), 8u);
   // 8 training forwards and 2 validations of 2 forwards each, all demoted by autocast.
-  const auto linear = rows(session.op_stats(), "aten::linear", "0");
+  const auto table = session.op_stats();
+  const auto linear = rows(table, "aten::linear", "0");
   int64_t calls = 0;
   for (const auto* r : linear) {
     EXPECT_EQ(r->category, OpCategory::kDemoted);

@@ -168,6 +168,7 @@ print("losses", " ".join(f"{{x:.6f}}" for x in losses))
 TEST_F(PythonRun, AnotherTorchVersionIsRefusedBeforeTheModuleLoads) {
   // The built package with its recorded torch version changed, as if this torch were another.
   const std::filesystem::path package = dir_ / "pkg";
+  std::filesystem::create_directories(package / "ampscope");
   std::filesystem::copy(std::filesystem::path(AMPSCOPE_PYTHON_PACKAGE_DIR) / "ampscope", package / "ampscope",
                         std::filesystem::copy_options::recursive);
   write_file(package / "ampscope" / "_build_info.py", "TORCH_VERSION = \"2.99.0\"\n");
