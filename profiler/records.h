@@ -94,6 +94,24 @@ struct StepRecord {
   int64_t end_ns = 0;  // when the step ended, on the profiler clock
 };
 
+// One optimizer's part in one step of a training loop captured from Python, where a
+// step may run several optimizers under one torch.amp.GradScaler and GradScaler
+// decides per optimizer: one may skip its step (an inf/NaN in its own gradients)
+// while another does not. Stored in `optimizer_steps`; sessions of the built-in
+// engine (one optimizer) have none.
+struct OptimizerStepRecord {
+  int64_t step = 0;
+  int32_t optimizer = 0;       // 0-based, in the order the optimizers first stepped
+  std::string name;            // the optimizer's class, "SGD", "AdamW"
+  bool stepped = false;        // optimizer.step() ran
+  bool found_inf = false;      // GradScaler found an inf/NaN in this optimizer's gradients
+  bool skipped = false;        // GradScaler.step() skipped optimizer.step() because of it
+  int64_t unscale_calls = 0;   // scaler.unscale_(optimizer) calls by the user's code (clipping)
+  double lr = 0.0;             // param_groups[0]["lr"] when it stepped
+  double loss_scale = 1.0;     // the scale in force at scaler.step (1 without a scaler)
+  double loss_scale_after = 1.0;  // after this step's scaler.update(); NaN when there was none
+};
+
 // log2|g| histogram bins: bin i counts |g| in [2^(kLog2Min + i), 2^(kLog2Min + i + 1)).
 // The range covers fp16's subnormal floor (2^-24), smallest normal (2^-14) and
 // maximum (65504 < 2^16), and most of bf16's range; values outside go to the end bins.

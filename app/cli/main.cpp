@@ -6,6 +6,7 @@
 #include "app/cli/compare_command.h"
 #include "app/cli/profile_command.h"
 #include "app/cli/report_command.h"
+#include "app/cli/run_command.h"
 #include "app/cli/session_commands.h"
 #include "app/cli/train_command.h"
 #include "app/cli/version_text.h"
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   ampscope::cli::ExportCommand export_command(app);
   ampscope::cli::SummaryCommand summary(app);
   ampscope::cli::ReportCommand report(app);
+  ampscope::cli::RunCommand run_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
     if (export_command.selected()) return export_command.run();
     if (summary.selected()) return summary.run();
     if (report.selected()) return report.run();
+    if (run_command.selected()) return run_command.run();
   } catch (const ampscope::engine::ConfigError& e) {
     fmt::print(stderr, "ampscope: error: {}\n", e.what());
     return 2;

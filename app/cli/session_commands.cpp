@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "app/cli/comparison_table.h"
+#include "app/cli/rank_summary.h"
 #include "profiler/export/chrome_trace.h"
 #include "profiler/export/csv_export.h"
 #include "profiler/export/json_summary.h"
@@ -70,13 +72,77 @@ int ExportCommand::run() {
   return 0;
 }
 
+namespace {
+
+// The loss scale each step's backward used, as runs of equal scale: "65536 (1-3) 32768 (4) ...".
+void print_scale_history(const std::vector<profiler::StepRecord>& steps) {
+  std::vector<std::tuple<double, int64_t, int64_t>> runs;
+  for (const auto& s : steps) {
+    if (!runs.empty() && std::get<0>(runs.back()) == s.loss_scale) std::get<2>(runs.back()) = s.step;
+    else runs.emplace_back(s.loss_scale, s.step, s.step);
+  }
+  if (runs.size() < 2) return;
+  constexpr size_t kShown = 12;
+  std::string text;
+  for (size_t i = 0; i < runs.size() && i < kShown; ++i) {
+    const auto& [scale, first, last] = runs[i];
+    text += first == last ? fmt::format(" {:g} ({})", scale, first) : fmt::format(" {:g} ({}-{})", scale, first, last);
+  }
+  if (runs.size() > kShown) text += fmt::format(" ... {} changes in all", runs.size() - 1);
+  fmt::print("  loss scale by step{}\n", text);
+}
+
+// Sessions of Python training loops: GradScaler's decision per optimizer.
+void print_optimizer_steps(const std::vector<profiler::OptimizerStepRecord>& rows) {
+  if (rows.empty()) return;
+  struct PerOptimizer {
+    std::string name;
+    int64_t steps = 0, stepped = 0, skipped = 0, unscale_calls = 0;
+    std::vector<int64_t> skipped_steps;
+  };
+  std::map<int32_t, PerOptimizer> by_optimizer;
+  std::map<int64_t, std::pair<int, int>> per_step;  // step -> (skipped, not skipped)
+  for (const auto& r : rows) {
+    PerOptimizer& o = by_optimizer[r.optimizer];
+    o.name = r.name;
+    ++o.steps;
+    o.stepped += r.stepped;
+    o.unscale_calls += r.unscale_calls;
+    if (r.skipped) {
+      ++o.skipped;
+      o.skipped_steps.push_back(r.step);
+    }
+    (r.skipped ? per_step[r.step].first : per_step[r.step].second) += 1;
+  }
+  fmt::print("\nOptimizers (GradScaler's decision per optimizer)\n");
+  for (const auto& [index, o] : by_optimizer) {
+    std::string skipped_list;
+    for (size_t i = 0; i < o.skipped_steps.size() && i < 10; ++i)
+      skipped_list += (i ? "," : "") + std::to_string(o.skipped_steps[i]);
+    if (o.skipped_steps.size() > 10) skipped_list += ",...";
+    fmt::print("  {} {:<12} steps {:>6}   stepped {:>6}   skipped {:>4}{}   unscale_ calls {}\n", index, o.name,
+               o.steps, o.stepped, o.skipped, skipped_list.empty() ? "" : " (steps " + skipped_list + ")",
+               o.unscale_calls);
+  }
+  int64_t split = 0;
+  for (const auto& [step, counts] : per_step) split += counts.first > 0 && counts.second > 0;
+  if (by_optimizer.size() > 1)
+    fmt::print("  steps where one optimizer skipped and another stepped: {}\n", split);
+}
+
+}  // namespace
+
 SummaryCommand::SummaryCommand(CLI::App& parent) {
   command_ = parent.add_subcommand("summary", "Print a session's op table by autocast category, kernels and loss scale");
-  command_->add_option("session", session_, "The .ampscope session file")->required();
+  command_->add_option("session", sessions_,
+                       "The .ampscope session file; several (one per rank under torchrun) are compared by rank")
+      ->required();
   command_->add_option("--top", top_, "Ops shown per category")->capture_default_str();
 }
 
 int SummaryCommand::run() {
+  if (sessions_.size() > 1) return print_rank_summary(sessions_);
+  const std::string& session_ = sessions_.front();
   if (profiler::is_comparison_file(session_)) {
     print_comparison(stdout, profiler::read_comparison(session_), top_);
     return 0;
@@ -99,7 +165,9 @@ int SummaryCommand::run() {
     fmt::print("  steps     {}   loss {:.4f} -> {:.4f}   skipped {}   loss scale {:g} .. {:g} (last {:g})\n",
                steps.size(), steps.front().loss, steps.back().loss, skipped, min_scale, max_scale,
                steps.back().loss_scale);
+    print_scale_history(steps);
   }
+  print_optimizer_steps(session.optimizer_steps());
   // What the recording lost (dropped batches, a failed write, a killed run): never silent.
   if (const std::string lost = profiler::describe(profiler::recording_health_from_meta(session.meta_values()));
       !lost.empty())

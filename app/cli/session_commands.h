@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace ampscope::cli {
 
@@ -28,7 +29,7 @@ class SummaryCommand {
 
  private:
   CLI::App* command_;
-  std::string session_;
+  std::vector<std::string> sessions_;  // several: one per rank (torchrun), compared side by side
   size_t top_ = 8;
 };
 

@@ -89,6 +89,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   if (options_.session_path.empty()) return;
   SessionMeta meta = make_session_meta(run);
   meta.gpu_tracing = gpu_tracing_;
+  if (options_.describe_session) options_.describe_session(meta);
   SessionWriterOptions writer_options;
   writer_options.overwrite = options_.overwrite;
   writer_ = SessionWriter::create(options_.session_path, meta, writer_options);

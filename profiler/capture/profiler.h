@@ -53,6 +53,9 @@ struct ProfilerOptions {
   // Tests: the GPU activity source to trace with, on any device (a synthetic one).
   // Unset: CUPTI when training on CUDA (make_activity_source), nothing on the CPU.
   std::function<std::unique_ptr<cupti::ActivitySource>()> activity_source_factory;
+  // Callers that are not engine runs (the Python capture) describe the session
+  // themselves: called with the meta made from the run-start event, before the file is created.
+  std::function<void(SessionMeta&)> describe_session;
 };
 
 class Profiler final : public engine::TrainingObserver, private cupti::ActivitySink {
@@ -78,6 +81,13 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   void on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) override;
   void on_step_end(const engine::StepEvent& step) override;
   void on_run_end(engine::RunState final_state, const std::string& message) override;
+
+  // For callers that feed the steps themselves (python/: a user's training loop):
+  // what the engine's events do not carry, written to the session as is. Any
+  // thread, after on_run_start and before on_run_end; without a session, nothing.
+  // Defined in profiler_feed.cpp.
+  void append_optimizer_steps(std::vector<OptimizerStepRecord>&& records);
+  void set_meta_value(std::string key, std::string value);
 
  private:
   struct OpsJob { OpBatch ops; };  // made into OpRecords on the worker, off the training thread

@@ -379,6 +379,31 @@ std::vector<GradientSample> SessionReader::latest_gradients() const {
   return gradients(s.i64(0));
 }
 
+std::vector<OptimizerStepRecord> SessionReader::optimizer_steps() const {
+  std::vector<OptimizerStepRecord> out;
+  if (impl_->scalar("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='optimizer_steps'",
+                    "reading the schema") == 0)
+    return out;
+  Stmt s(impl_->db,
+         "SELECT step,optimizer,name,stepped,found_inf,skipped,unscale_calls,lr,loss_scale,loss_scale_after "
+         "FROM optimizer_steps ORDER BY step, optimizer",
+         "reading optimizer steps");
+  while (s.step()) {
+    OptimizerStepRecord& r = out.emplace_back();
+    r.step = s.i64(0);
+    r.optimizer = s.i32(1);
+    r.name = s.text(2);
+    r.stepped = s.boolean(3);
+    r.found_inf = s.boolean(4);
+    r.skipped = s.boolean(5);
+    r.unscale_calls = s.i64(6);
+    r.lr = s.real(7);
+    r.loss_scale = s.real(8);
+    r.loss_scale_after = s.real(9);
+  }
+  return out;
+}
+
 std::vector<CategoryTotals> SessionReader::category_totals() const {
   return profiler::category_totals(op_stats());
 }

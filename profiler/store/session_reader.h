@@ -59,6 +59,9 @@ class SessionReader {
   std::vector<GradientSample> gradients(int64_t step) const;  // by parameter
   std::vector<int64_t> gradient_steps() const;
   std::vector<GradientSample> latest_gradients() const;  // of the last sampled step
+  // By step, then optimizer. Empty for sessions without the table (written before it
+  // existed) and for the built-in engine's sessions.
+  std::vector<OptimizerStepRecord> optimizer_steps() const;
 
   // profiler::category_totals(op_stats()): the top-level rows of the stored op table,
   // so it reads op_stats only and never scans ops or kernels.

@@ -59,6 +59,10 @@ CREATE TABLE op_stats(
   tensor_core_gpu_time_ns INTEGER, cast_calls INTEGER, cast_bytes INTEGER,
   cast_cpu_time_ns INTEGER, cast_gpu_time_ns INTEGER, tensor_core_eligible INTEGER,
   tensor_core_note TEXT, top_level INTEGER);
+CREATE TABLE optimizer_steps(
+  step INTEGER, optimizer INTEGER, name TEXT, stepped INTEGER, found_inf INTEGER,
+  skipped INTEGER, unscale_calls INTEGER, lr REAL, loss_scale REAL, loss_scale_after REAL,
+  PRIMARY KEY(step, optimizer));
 )sql";
 
 namespace {

@@ -78,9 +78,11 @@ struct SessionWriter::Statements {
              ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)")
                 .c_str(),
             "storing the op table"),
-        meta(db, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta") {}
+        meta(db, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta"),
+        optimizer_step(db, "INSERT OR REPLACE INTO optimizer_steps VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                       "storing optimizer steps") {}
   Stmt step, op, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops, kernel_stat,
-      kernel_op, gradient, clear_op_stats, op_stat, meta;
+      kernel_op, gradient, clear_op_stats, op_stat, meta, optimizer_step;
 };
 
 std::unique_ptr<SessionWriter> SessionWriter::create(const std::string& path,
@@ -157,6 +159,9 @@ void SessionWriter::append_kernels(std::vector<KernelRecord>&& kernels) {
 }
 void SessionWriter::append_gradients(std::vector<GradientSample>&& samples) {
   if (!samples.empty()) enqueue(Item(std::move(samples)), true);
+}
+void SessionWriter::append_optimizer_steps(std::vector<OptimizerStepRecord>&& records) {
+  if (!records.empty()) enqueue(Item(std::move(records)), true);
 }
 // The op table and meta are small and replace earlier values: never dropped, so the
 // final table and state survive a burst that filled the queue.
@@ -346,6 +351,12 @@ void SessionWriter::write(Item& item) {
     write_kernel_stats(*kernel_table);
   } else if (auto* kv = std::get_if<MetaValue>(&item)) {
     s.meta.bind_text(1, kv->key).bind_text(2, kv->value).run();
+  } else if (auto* records = std::get_if<std::vector<OptimizerStepRecord>>(&item)) {
+    for (const auto& r : *records) {
+      s.optimizer_step.bind(1, r.step).bind(2, static_cast<int64_t>(r.optimizer)).bind_text(3, r.name);
+      s.optimizer_step.bind(4, r.stepped).bind(5, r.found_inf).bind(6, r.skipped).bind(7, r.unscale_calls);
+      s.optimizer_step.bind(8, r.lr).bind(9, r.loss_scale).bind(10, r.loss_scale_after).run();
+    }
   }
 }
 

@@ -50,6 +50,8 @@ class SessionWriter {
   void append_ops(std::vector<OpRecord>&& ops);
   void append_kernels(std::vector<KernelRecord>&& kernels);
   void append_gradients(std::vector<GradientSample>&& samples);
+  // Rows of a step already stored (same step and optimizer) replace them.
+  void append_optimizer_steps(std::vector<OptimizerStepRecord>&& records);
   // The aggregated op table replaces the stored one as a whole.
   void replace_op_stats(std::vector<OpStats>&& stats);
   // The aggregated kernel table (KernelAggregator) replaces the stored one as a whole:
@@ -84,7 +86,7 @@ class SessionWriter {
   };
   using Item = std::variant<StepRecord, std::vector<OpRecord>, std::vector<KernelRecord>,
                             std::vector<GradientSample>, ReplaceOpStats, ReplaceKernelStats,
-                            MetaValue>;
+                            MetaValue, std::vector<OptimizerStepRecord>>;
   struct Statements;
 
   SessionWriter(std::string path, store_detail::Db db, const SessionWriterOptions& options);

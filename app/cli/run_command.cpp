@@ -1,0 +1,85 @@
+#include "app/cli/run_command.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace ampscope::cli {
+namespace {
+
+bool is_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string python_to_run() {
+  if (const char* p = std::getenv("AMPSCOPE_PYTHON"); p != nullptr && *p != '\0') return p;
+  if (const char* venv = std::getenv("VIRTUAL_ENV"); venv != nullptr && *venv != '\0') {
+    const std::string python = std::string(venv) + "/bin/python";
+    if (is_file(python)) return python;
+  }
+#if defined(AMPSCOPE_BUILD_PYTHON_EXECUTABLE)
+  if (is_file(AMPSCOPE_BUILD_PYTHON_EXECUTABLE)) return AMPSCOPE_BUILD_PYTHON_EXECUTABLE;
+#endif
+  return "python3";
+}
+
+}  // namespace
+
+RunCommand::RunCommand(CLI::App& parent) {
+  command_ = parent.add_subcommand(
+      "run", "Run a Python training script under capture (autocast per op, loss scale per optimizer, gradients)");
+  command_->prefix_command();  // SCRIPT and everything after it belong to the script
+  command_->add_option("--out,-o", out_, "The session file (FILE.rank<R>.ampscope per rank under torchrun)")
+      ->capture_default_str();
+  command_->add_flag("--force", force_, "Overwrite --out if it exists");
+  command_->add_option("--window-start", window_start_, "First step whose ops are recorded")->capture_default_str();
+  command_->add_option("--window-steps", window_steps_, "Steps recorded from --window-start (0 = to the end)")
+      ->capture_default_str();
+  command_->add_option("--every", every_, "Inside the window, record every Nth step")->capture_default_str();
+  command_->add_option("--grad-every", grad_every_, "Gradient range statistics every K steps (0 = off)")
+      ->capture_default_str();
+  command_->add_flag("--no-gpu-trace", no_gpu_trace_, "Do not trace CUDA kernels through CUPTI");
+  command_->footer("Also: python -m ampscope run ... in an environment where ampscope is installed.");
+}
+
+int RunCommand::run() {
+  const std::vector<std::string> rest = command_->remaining();
+  if (rest.empty()) {
+    fmt::print(stderr, "ampscope: error: run needs the Python script to run (ampscope run [flags] SCRIPT [ARGS...])\n");
+    return 2;
+  }
+  const std::string python = python_to_run();
+  std::vector<std::string> args = {python, "-m", "ampscope", "run", "--out", out_,
+                                   "--window-start", std::to_string(window_start_),
+                                   "--window-steps", std::to_string(window_steps_),
+                                   "--every", std::to_string(every_),
+                                   "--grad-every", std::to_string(grad_every_)};
+  if (force_) args.emplace_back("--force");
+  if (no_gpu_trace_) args.emplace_back("--no-gpu-trace");
+  args.insert(args.end(), rest.begin(), rest.end());
+#if defined(AMPSCOPE_PYTHON_PACKAGE_DIR)
+  // The package built with this program, unless the Python has its own installed.
+  if (is_file(std::string(AMPSCOPE_PYTHON_PACKAGE_DIR) + "/ampscope/__init__.py")) {
+    const char* old = std::getenv("PYTHONPATH");
+    const std::string path = std::string(AMPSCOPE_PYTHON_PACKAGE_DIR) + (old && *old ? std::string(":") + old : "");
+    ::setenv("PYTHONPATH", path.c_str(), 1);
+  }
+#endif
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::execvp(argv[0], argv.data());
+  fmt::print(stderr, "ampscope: error: cannot run Python '{}': {} (set AMPSCOPE_PYTHON to a Python with torch and ampscope)\n",
+             python, std::strerror(errno));
+  return 1;
+}
+
+}  // namespace ampscope::cli

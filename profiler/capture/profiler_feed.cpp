@@ -1,0 +1,15 @@
+// Profiler methods for callers that feed steps themselves (the Python capture),
+// apart from profiler.cpp: the session writer is thread-safe, so these go to it directly.
+#include "profiler/capture/profiler.h"
+
+namespace ampscope::profiler {
+
+void Profiler::append_optimizer_steps(std::vector<OptimizerStepRecord>&& records) {
+  if (writer_) writer_->append_optimizer_steps(std::move(records));
+}
+
+void Profiler::set_meta_value(std::string key, std::string value) {
+  if (writer_) writer_->set_meta_value(std::move(key), std::move(value));
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,112 @@
+"""python -m ampscope run [--out FILE] [profile flags] SCRIPT [ARGS...]
+
+Runs SCRIPT unmodified (as `python SCRIPT ARGS...` would, with sys.argv set) under
+ampscope.capture and exits with the script's exit code. Errors before the script
+starts are one line and exit 2; a script that raises still closes the session.
+"""
+import argparse
+import os
+import runpy
+import sys
+import traceback
+
+
+def _error(message: str) -> None:
+    print(f"ampscope: error: {message}", file=sys.stderr, flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ampscope", description="Capture a PyTorch training script's "
+                                     "mixed-precision behaviour into an .ampscope session")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run a Python script under capture",
+                              usage="ampscope run [--out FILE] [--force] [profile flags] SCRIPT [ARGS...]")
+    run.add_argument("--out", "-o", default="run.ampscope", help="the session file (default: run.ampscope; "
+                     "FILE.rank<R>.ampscope per rank under torchrun)")
+    run.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    run.add_argument("--window-start", type=int, default=1, help="first step whose ops are recorded")
+    run.add_argument("--window-steps", type=int, default=0, help="steps recorded from --window-start (0 = to the end)")
+    run.add_argument("--every", type=int, default=1, help="inside the window, record every Nth step")
+    run.add_argument("--grad-every", type=int, default=10, help="gradient range statistics every K steps (0 = off)")
+    run.add_argument("--no-gpu-trace", action="store_true", help="do not trace CUDA kernels through CUPTI")
+    run.add_argument("script", help="the Python script to run")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    return parser
+
+
+def _exit_code(code) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)  # sys.exit("message"), as Python itself does
+    return 1
+
+
+def run(options) -> int:
+    script = options.script
+    if not os.path.isfile(script):
+        _error(f"script '{script}' not found")
+        return 2
+    for flag, value, least in (("--window-start", options.window_start, 1), ("--window-steps", options.window_steps, 0),
+                               ("--every", options.every, 1), ("--grad-every", options.grad_every, 0)):
+        if value < least:
+            _error(f"{flag} must be >= {least}")
+            return 2
+    try:
+        import ampscope
+    except ImportError as e:
+        _error(str(e))
+        return 1
+    capture = ampscope.Capture(options.out, window_start=options.window_start, window_steps=options.window_steps,
+                               every=options.every, grad_every=options.grad_every,
+                               trace_gpu=not options.no_gpu_trace, overwrite=options.force,
+                               description=f"python {os.path.basename(script)}")
+    if os.path.exists(capture.path) and not options.force:
+        _error(f"--out '{capture.path}' exists; add --force to overwrite it")
+        return 2
+    sys.argv = [script] + list(options.args)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    try:
+        capture.start()
+    except ampscope.CaptureError as e:
+        _error(str(e))
+        return 2
+    code, state, message, failure = 0, "finished", "", None
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        code = _exit_code(e.code)
+        if code != 0:
+            state, message = "failed", f"the script exited with status {code}"
+    except KeyboardInterrupt:
+        code, state, message = 130, "stopped", "interrupted (Ctrl-C)"
+    except BaseException as e:  # the script raised: say so, keep the session
+        code, state = 1, "failed"
+        message = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+        if isinstance(e, ampscope.CaptureError):
+            _error(str(e))
+        else:
+            traceback.print_exc()
+        failure = message
+    finally:
+        capture.stop(state, message)
+    if failure is not None:
+        print(f"ampscope: the script raised {failure}; session {capture.path} closed with {capture.steps} steps",
+              file=sys.stderr)
+    else:
+        tracing = capture.gpu_tracing
+        note = f"; GPU tracing {tracing}" if tracing and tracing != "cupti" else ""
+        print(f"ampscope: session {capture.path}: {capture.steps} steps ({state}){note}", file=sys.stderr)
+    return code
+
+
+def main(argv=None) -> int:
+    options = _parser().parse_args(argv)
+    if options.command == "run":
+        return run(options)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

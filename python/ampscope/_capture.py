@@ -1,0 +1,598 @@
+"""The capture of a Python training loop: PyTorch's global hooks find what the
+built-in engine knows by construction (step boundaries, the GradScaler's
+decisions, module paths, the loss) and hand it to the C++ capture core, which
+records ops, kernels and gradient ranges exactly as for `ampscope profile`.
+
+Where things come from:
+- ops (forward, backward on autograd's threads, optimizer): the core's global
+  RecordFunction callback, for sampled steps only;
+- module paths: global module forward pre/post hooks open a scope named
+  "ampscope.module:<path>" around each module call; the outermost call of a
+  model also opens the forward phase;
+- step boundaries: ampscope.step() when the script calls it; otherwise
+  GradScaler.update(), or, without a scaler, the first module call after an
+  optimizer step (so several optimizers stepping one after another make one step);
+- per optimizer: GradScaler.step/unscale_ (found_inf, skipped), the global
+  optimizer step hooks (stepped, lr);
+- the loss: what the script backpropagates (torch.autograd.backward), unscaled
+  when it came from scaler.scale(); a step's loss is the sum of its backward
+  calls (accumulated micro-batches, several losses), i.e. the objective whose
+  gradient the optimizer used;
+- unscaled gradients: after each unscale_ (GradScaler), else at the optimizer's
+  step, on the steps --grad-every selects.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+import time
+import weakref
+
+import torch
+
+from . import _ampscope_capture as _core
+
+__all__ = ["Capture", "CaptureError", "capture", "step", "watch"]
+
+
+class CaptureError(RuntimeError):
+    """A capture that cannot start or is misused; the message is one line."""
+
+
+_active: "Capture | None" = None
+_watched: "weakref.WeakKeyDictionary[torch.nn.Module, str]" = weakref.WeakKeyDictionary()
+
+_PHASE_FORWARD = _core.intern_scope("ampscope.phase:forward")
+_PHASE_OPTIMIZER = _core.intern_scope("ampscope.phase:optimizer")
+_DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
+
+
+class _Quiet:
+    """The wrapper's own tensor reads (.item()) stay out of the recorded ops."""
+
+    def __enter__(self):
+        self._previous = _core.set_recording_enabled(False)
+
+    def __exit__(self, *exc):
+        _core.set_recording_enabled(self._previous)
+
+
+def rank_path(path: str) -> str:
+    """Under torchrun (WORLD_SIZE > 1) each rank writes FILE.rank<R>.ampscope."""
+    world = int(os.environ.get("WORLD_SIZE", "1") or "1")
+    if world <= 1:
+        return path
+    base, ext = os.path.splitext(path)
+    return f"{base}.rank{int(os.environ.get('RANK', '0') or '0')}{ext or '.ampscope'}"
+
+
+def watch(model: torch.nn.Module, name: str = "") -> torch.nn.Module:
+    """Names a model for module paths: its submodules' ops carry "<name>.blocks.3.attn"
+    ("blocks.3.attn" with the default ""). Models not watched are found by themselves
+    when first called: the first gets no prefix, later ones the script's variable name
+    for them (or their class name)."""
+    if not isinstance(model, torch.nn.Module):
+        raise CaptureError(f"ampscope.watch takes a torch.nn.Module, not {type(model).__name__}")
+    _watched[model] = name
+    if _active is not None:
+        _active._add_root(model, name, explicit=True)
+    return model
+
+
+def step(loss=None) -> None:
+    """Ends the current step (for loops whose optimizer steps ampscope cannot see, or
+    to give the loss); from then on only these calls end steps."""
+    if _active is None:
+        raise CaptureError("ampscope.step() was called outside ampscope.capture()")
+    _active._explicit_step(loss)
+
+
+def capture(path: str = "run.ampscope", **options) -> "Capture":
+    """`with ampscope.capture("run.ampscope", window_start=1, window_steps=0, every=1,
+    grad_every=10, trace_gpu=True, overwrite=False):` records the training inside."""
+    return Capture(path, **options)
+
+
+def _scalar(value) -> float:
+    if isinstance(value, torch.Tensor):
+        return float(value.detach().float().item())
+    return float(value)
+
+
+def _main_global_name(obj) -> str | None:
+    main = sys.modules.get("__main__")
+    for key, value in list(getattr(main, "__dict__", {}).items()):
+        if value is obj and not key.startswith("_"):
+            return key
+    return None
+
+
+class Capture:
+    def __init__(self, path="run.ampscope", *, window_start=1, window_steps=0, every=1, grad_every=10,
+                 trace_gpu=True, overwrite=False, description=None):
+        for name, value, least in (("window_start", window_start, 1), ("window_steps", window_steps, 0),
+                                   ("every", every, 1), ("grad_every", grad_every, 0)):
+            if not isinstance(value, int) or value < least:
+                raise CaptureError(f"ampscope.capture: {name} must be an integer >= {least}, not {value!r}")
+        self.path = rank_path(os.fspath(path))
+        self._options = dict(path=self.path, overwrite=bool(overwrite), window_start=window_start,
+                             window_steps=window_steps, every=every, grad_every=grad_every,
+                             trace_gpu=bool(trace_gpu),
+                             description=description or f"python {os.path.basename(sys.argv[0] or 'script')}")
+        self._state = "new"
+        self._core = None
+        self.steps = 0  # steps recorded so far
+        self.final_state = ""
+
+    # -- lifetime -------------------------------------------------------------------------------
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, etype, error, tb):
+        if etype is None:
+            self.stop("finished")
+        elif issubclass(etype, KeyboardInterrupt):
+            self.stop("stopped", "interrupted (Ctrl-C)")
+        elif issubclass(etype, SystemExit):
+            code = error.code
+            self.stop("finished" if code in (None, 0) else "failed",
+                      "" if code in (None, 0) else f"the script exited with status {code}")
+        else:
+            self.stop("failed", f"{etype.__name__}: {error}".splitlines()[0])
+        return False
+
+    def start(self):
+        global _active
+        if _active is not None:
+            raise CaptureError(f"ampscope.capture is already recording {_active.path}: captures cannot nest")
+        if self._state != "new":
+            raise CaptureError(f"this ampscope.capture ({self.path}) was already used: make a new one")
+        if not self._options["overwrite"] and os.path.exists(self.path) and os.path.getsize(self.path) > 0:
+            raise CaptureError(f"{self.path} exists; overwrite it with overwrite=True (ampscope run --force)")
+        directory = os.path.dirname(os.path.abspath(self.path))
+        if not os.path.isdir(directory):
+            raise CaptureError(f"cannot write the session {self.path}: directory {directory} does not exist")
+        if not os.access(directory, os.W_OK):
+            raise CaptureError(f"cannot write the session {self.path}: directory {directory} is not writable")
+        on_cuda = torch.cuda.is_available()
+        device = f"cuda:{torch.cuda.current_device()}" if on_cuda else "cpu"
+        self._core = _core.Capture(self._options)
+        try:
+            self._core.start(device)
+        except Exception as e:  # the session file could not be created
+            self._state = "failed"
+            raise CaptureError(f"cannot write the session {self.path}: {e}".splitlines()[0]) from None
+        self._state = "running"
+        self._init_state()
+        self._core.set_meta("kind", "python")
+        self._core.set_meta("argv", " ".join(sys.argv))
+        self._install()
+        _active = self
+        for model, name in list(_watched.items()):
+            self._add_root(model, name, explicit=True)
+        return self
+
+    def stop(self, state="finished", message=""):
+        global _active
+        if self._state != "running":
+            return
+        try:
+            if self._has_activity():
+                self._close_step()
+            self._core.set_meta("precision", self._precision())
+            self._core.set_meta("model", self._model_description())
+            self._core.set_meta("parameter_count", str(self._parameter_count))
+            self._core.set_meta("scaler_enabled", "true" if self._scaler_seen else "false")
+        finally:
+            self._uninstall()
+            _active = None
+            self._state = "stopped"
+            self.final_state = state
+            self._core.finish(state, message)
+
+    @property
+    def gpu_tracing(self) -> str:
+        return self._core.gpu_tracing if self._core is not None else ""
+
+    # -- state ----------------------------------------------------------------------------------
+    def _init_state(self):
+        self._tls = threading.local()
+        self._paths = {}         # id(module) -> (weakref, scope id or None)
+        self._param_names = {}   # id(parameter) -> (weakref, name)
+        self._roots = []         # (name, class name, parameters) of models seen
+        self._root_names = set()
+        self._auto_roots = 0
+        self._parameter_count = 0
+        self._device_known = False
+        self._optimizers = {}    # id(optimizer) -> (weakref, index, class name)
+        self._autocast = []      # precisions the script's autocast regions asked for
+        self._scaler_seen = False
+        self._explicit = False   # the script calls ampscope.step()
+        self._last_close_automatic = False
+        self._scaled = {}        # id(scaled loss) -> (weakref, unscaled loss)
+        self._in_scaler_step = 0
+        self._begin_step_state()
+        self._step_t0 = None  # the first step is timed from the first model call, not from start-up
+
+    def _begin_step_state(self):
+        self._step_t0 = time.perf_counter_ns()
+        self._losses = []
+        self._records = {}       # id(optimizer) -> per-optimizer record
+        self._measured = set()   # optimizers whose gradients were measured this step
+        self._grad_norm = None
+        self._scale_used = None
+        self._scale_after = math.nan
+        self._growth_tracker = 0
+        self._close_pending = False
+        self._scaled.clear()
+
+    def _has_activity(self):
+        return bool(self._losses or self._records)
+
+    def _stack(self):
+        stack = getattr(self._tls, "stack", None)
+        if stack is None:
+            stack = self._tls.stack = []
+        return stack
+
+    # -- models ---------------------------------------------------------------------------------
+    def _add_root(self, module, name=None, explicit=False):
+        inner = module
+        # A DistributedDataParallel/DataParallel wrapper: paths are those of the model inside.
+        if isinstance(module, (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)):
+            inner = module.module
+        if name is None:
+            name = _watched.get(module, _watched.get(inner))
+        if name is None:
+            if self._auto_roots == 0:
+                name = ""
+            else:
+                name = _main_global_name(module) or type(inner).__name__
+                base, k = name, 1
+                while name in self._root_names:
+                    k += 1
+                    name = f"{base}{k}"
+            self._auto_roots += 1
+        self._root_names.add(name)
+        if module is not inner:
+            self._paths[id(module)] = (weakref.ref(module), None)
+        for sub_name, sub in inner.named_modules():
+            known = self._paths.get(id(sub))
+            if known is not None and known[0]() is sub and not explicit:
+                continue  # a submodule of a model already mapped (shared), or mapped by watch()
+            path = ".".join(p for p in (name, sub_name) if p)
+            scope = _core.intern_scope("ampscope.module:" + path) if path else None
+            self._paths[id(sub)] = (weakref.ref(sub), scope)
+        count = 0
+        for p_name, p in inner.named_parameters():
+            known = self._param_names.get(id(p))
+            if known is None or known[0]() is not p or explicit:
+                self._param_names[id(p)] = (weakref.ref(p), ".".join(x for x in (name, p_name) if x))
+                count += p.numel()
+            if not self._device_known:
+                self._device_known = True
+                device = str(p.device)
+                self._core.set_meta("device", device)
+                self._core.set_meta("device_name", _core.device_model_name(device))
+                self._core.set_memory_device(device)
+        if count:
+            self._parameter_count += count
+            self._roots.append((name, type(inner).__name__, count))
+
+    def _model_description(self):
+        script = self._options["description"]
+        models = ", ".join(f"{cls}{' ' + repr(name) if name else ''} ({count:,} parameters)"
+                           for name, cls, count in self._roots)
+        return f"{script}: {models}" if models else script
+
+    def _precision(self):
+        return ",".join(self._autocast) if self._autocast else "fp32"
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def _install(self):
+        from torch.nn.modules import module as nn_module
+        from torch.optim import optimizer as optim_module
+
+        self._handles = [
+            nn_module.register_module_forward_pre_hook(self._module_pre),
+            nn_module.register_module_forward_hook(self._module_post, always_call=True),
+            optim_module.register_optimizer_step_pre_hook(self._optimizer_pre),
+            optim_module.register_optimizer_step_post_hook(self._optimizer_post),
+        ]
+        _patches.install()
+
+    def _uninstall(self):
+        for handle in getattr(self, "_handles", []):
+            handle.remove()
+        self._handles = []
+        _patches.uninstall()
+        if not self._stack():
+            _core.unwind_scopes(0)
+
+    def _module_pre(self, module, args):
+        stack = self._stack()
+        pushed = 0
+        if not stack:  # the outermost module call: a model (or a loss module) is called
+            if self._close_pending:
+                self._close_step()
+            if self._step_t0 is None:
+                self._step_t0 = time.perf_counter_ns()
+            entry = self._paths.get(id(module))
+            if entry is None or entry[0]() is not module:
+                self._add_root(module)
+            _core.enter_scope(_PHASE_FORWARD)
+            pushed += 1
+        entry = self._paths.get(id(module))
+        if entry is not None and entry[1] is not None and entry[0]() is module:
+            _core.enter_scope(entry[1])
+            pushed += 1
+        stack.append(pushed)
+
+    def _module_post(self, module, args, output):
+        stack = self._stack()
+        if stack:
+            for _ in range(stack.pop()):
+                _core.exit_scope()
+
+    def _optimizer_entry(self, optimizer):
+        entry = self._optimizers.get(id(optimizer))
+        if entry is None or entry[0]() is not optimizer:
+            entry = (weakref.ref(optimizer), len(self._optimizers), type(optimizer).__name__)
+            self._optimizers[id(optimizer)] = entry
+        return entry
+
+    def _record(self, optimizer):
+        record = self._records.get(id(optimizer))
+        if record is None:
+            _, index, name = self._optimizer_entry(optimizer)
+            with _Quiet():
+                lr = _scalar(optimizer.param_groups[0].get("lr", math.nan)) if optimizer.param_groups else math.nan
+            record = dict(optimizer=index, name=name, stepped=False, found_inf=False, skipped=False,
+                          unscale_calls=0, lr=lr, loss_scale=1.0)
+            self._records[id(optimizer)] = record
+        return record
+
+    def _optimizer_pre(self, optimizer, args, kwargs):
+        self._record(optimizer)
+        self._measure_gradients(optimizer, None)
+        _core.enter_scope(_PHASE_OPTIMIZER)
+
+    def _optimizer_post(self, optimizer, args, kwargs):
+        _core.exit_scope()
+        record = self._record(optimizer)
+        record["stepped"] = True
+        if not self._explicit and not self._scaler_seen:
+            self._close_pending = True
+
+    def _parameter_name(self, p, optimizer, group, index):
+        known = self._param_names.get(id(p))
+        if known is not None and known[0]() is p:
+            return known[1]
+        _, opt_index, name = self._optimizer_entry(optimizer)
+        return f"{name}{opt_index}.group{group}.{index}"
+
+    def _measure_gradients(self, optimizer, scaler):
+        if id(optimizer) in self._measured or not self._core.wants_gradients():
+            return
+        self._measured.add(id(optimizer))
+        parameters = [(self._parameter_name(p, optimizer, g, i), p)
+                      for g, group in enumerate(optimizer.param_groups)
+                      for i, p in enumerate(group["params"])
+                      if p.grad is not None and not p.grad.is_sparse]
+        if not parameters:
+            return
+        with _Quiet():
+            scale = scaler.get_scale() if scaler is not None else 1.0
+        self._core.gradients(parameters, float(scale))
+
+    # -- losses, scaler -------------------------------------------------------------------------
+    def _note_scaled(self, scaled, loss):
+        with _Quiet():
+            self._scaled[id(scaled)] = (weakref.ref(scaled), loss.detach())
+
+    def _note_backward(self, tensors):
+        tensor = tensors[0] if isinstance(tensors, (list, tuple)) and len(tensors) == 1 else tensors
+        if not isinstance(tensor, torch.Tensor) or tensor.numel() != 1:
+            return
+        scaled = self._scaled.get(id(tensor))
+        if scaled is not None and scaled[0]() is tensor:
+            self._losses.append(scaled[1])
+        elif not self._scaler_seen:
+            with _Quiet():
+                self._losses.append(tensor.detach())
+        # else: backpropagating a tensor derived from a scaled loss: its unscaled value is unknown.
+
+    def _on_scaler_step(self, scaler, optimizer):
+        record = self._record(optimizer)
+        with _Quiet():
+            state = scaler._per_optimizer_states.get(id(optimizer), {})
+            found = sum(v.item() for v in state.get("found_inf_per_device", {}).values())
+            record["loss_scale"] = scaler.get_scale()
+        # GradScaler.step runs optimizer.step() only when this optimizer's gradients were finite.
+        record["found_inf"] = record["skipped"] = bool(found)
+
+    def _on_scaler_update(self, scale_before, scale_after, growth_tracker):
+        self._scale_used = scale_before
+        self._scale_after = scale_after
+        self._growth_tracker = growth_tracker
+        if not self._explicit:
+            self._close_step()
+            self._last_close_automatic = True
+
+    def _explicit_step(self, loss):
+        if not self._explicit and self._last_close_automatic and not self._has_activity():
+            # The script calls ampscope.step() right after a step ampscope already ended
+            # (at scaler.update()): that call belongs to the step just ended, whose loss
+            # came from its backward. From here on, only ampscope.step() ends steps.
+            self._explicit = True
+            return
+        self._explicit = True
+        if loss is not None:
+            self._losses = [loss.detach() if isinstance(loss, torch.Tensor) else torch.tensor(float(loss))]
+        self._close_step()
+
+    def _close_step(self):
+        if not self._stack():
+            _core.unwind_scopes(0)  # scopes a raising optimizer step left open
+        records = sorted(self._records.values(), key=lambda r: r["optimizer"])
+        with _Quiet():
+            loss = math.nan
+            if self._losses:
+                loss = float(sum(l.float().sum() for l in self._losses).item())
+            grad_norm = _scalar(self._grad_norm) if self._grad_norm is not None else math.nan
+        scale_used = self._scale_used
+        if scale_used is None:
+            scale_used = records[0]["loss_scale"] if records else 1.0
+        record = dict(loss=loss, lr=records[0]["lr"] if records else math.nan, loss_scale=scale_used,
+                      found_inf=any(r["found_inf"] for r in records),
+                      skipped=any(r["skipped"] for r in records), growth_tracker=self._growth_tracker,
+                      grad_norm=grad_norm,
+                      step_time_ms=(time.perf_counter_ns() - (self._step_t0 or time.perf_counter_ns())) / 1e6)
+        step_number = self._core.step
+        rows = [dict(r, step=step_number, loss_scale_after=self._scale_after) for r in records]
+        self._core.end_step(record)
+        if rows:
+            self._core.optimizer_steps(rows)
+        self.steps += 1
+        self._last_step = record
+        self._last_close_automatic = False
+        self._begin_step_state()
+
+
+class _Patches:
+    """Class-level wrappers (GradScaler, autocast, backward, clip_grad_norm_) while a
+    capture runs; each passes straight through when none is active."""
+
+    def __init__(self):
+        self._originals = []
+
+    def install(self):
+        if self._originals:
+            return
+        scaler_cls = torch.amp.GradScaler
+        autocast_cls = torch.amp.autocast_mode.autocast
+        self._set(scaler_cls, "scale", _wrap_scale(scaler_cls.scale))
+        self._set(scaler_cls, "unscale_", _wrap_unscale(scaler_cls.unscale_))
+        self._set(scaler_cls, "step", _wrap_step(scaler_cls.step))
+        self._set(scaler_cls, "update", _wrap_update(scaler_cls.update))
+        self._set(autocast_cls, "__enter__", _wrap_autocast_enter(autocast_cls.__enter__))
+        self._set(torch.autograd, "backward", _wrap_backward(torch.autograd.backward))
+        self._set(torch.nn.utils, "clip_grad_norm_", _wrap_clip(torch.nn.utils.clip_grad_norm_))
+
+    def _set(self, owner, name, value):
+        self._originals.append((owner, name, owner.__dict__[name]))
+        setattr(owner, name, value)
+
+    def uninstall(self):
+        for owner, name, original in reversed(self._originals):
+            setattr(owner, name, original)
+        self._originals = []
+
+
+_patches = _Patches()
+
+
+def _scaler_on(scaler):
+    return _active is not None and scaler.is_enabled()
+
+
+def _wrap_scale(original):
+    def scale(self, outputs):
+        scaled = original(self, outputs)
+        if _scaler_on(self):
+            _active._scaler_seen = True
+            if isinstance(outputs, torch.Tensor):
+                _active._note_scaled(scaled, outputs)
+        return scaled
+    return scale
+
+
+def _wrap_unscale(original):
+    def unscale_(self, optimizer):
+        if not _scaler_on(self):
+            return original(self, optimizer)
+        cap = _active
+        _core.enter_scope(_PHASE_OPTIMIZER)
+        try:
+            result = original(self, optimizer)
+        finally:
+            _core.exit_scope()
+        if not cap._in_scaler_step:
+            cap._record(optimizer)["unscale_calls"] += 1
+        cap._measure_gradients(optimizer, self)
+        return result
+    return unscale_
+
+
+def _wrap_step(original):
+    def step(self, optimizer, *args, **kwargs):
+        if not _scaler_on(self):
+            return original(self, optimizer, *args, **kwargs)
+        cap = _active
+        cap._scaler_seen = True
+        cap._record(optimizer)
+        cap._in_scaler_step += 1
+        _core.enter_scope(_PHASE_OPTIMIZER)
+        try:
+            result = original(self, optimizer, *args, **kwargs)
+        finally:
+            _core.exit_scope()
+            cap._in_scaler_step -= 1
+        cap._on_scaler_step(self, optimizer)
+        return result
+    return step
+
+
+def _wrap_update(original):
+    def update(self, new_scale=None):
+        if not _scaler_on(self):
+            return original(self, new_scale)
+        cap = _active
+        with _Quiet():
+            before = self.get_scale()
+            tracker = self._growth_tracker
+            tracker = int(tracker.item()) if isinstance(tracker, torch.Tensor) else 0
+        _core.enter_scope(_PHASE_OPTIMIZER)
+        try:
+            result = original(self, new_scale)
+        finally:
+            _core.exit_scope()
+        with _Quiet():
+            after = self.get_scale()
+        cap._on_scaler_update(before, after, tracker)
+        return result
+    return update
+
+
+def _wrap_autocast_enter(original):
+    def __enter__(self):
+        result = original(self)
+        cap = _active
+        if cap is not None and getattr(self, "_enabled", False):
+            precision = _DTYPE_PRECISION.get(getattr(self, "fast_dtype", None))
+            if precision and precision not in cap._autocast:
+                cap._autocast.append(precision)
+                cap._core.set_meta("precision", cap._precision())
+        return result
+    return __enter__
+
+
+def _wrap_backward(original):
+    def backward(tensors, *args, **kwargs):
+        if _active is not None:
+            _active._note_backward(tensors)
+        return original(tensors, *args, **kwargs)
+    return backward
+
+
+def _wrap_clip(original):
+    def clip_grad_norm_(*args, **kwargs):
+        total = original(*args, **kwargs)
+        if _active is not None:
+            with _Quiet():
+                _active._grad_norm = total.detach() if isinstance(total, torch.Tensor) else total
+        return total
+    return clip_grad_norm_

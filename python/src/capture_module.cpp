@@ -1,0 +1,235 @@
+// _ampscope_capture: the profiler's capture core (OpObserver, the op classifier,
+// OpAggregator, SessionWriter, CUPTI, gradient range statistics) for a training
+// loop written in Python. The Python package (python/ampscope) finds the step
+// boundaries, the GradScaler's decisions and the module paths through PyTorch's
+// global hooks and feeds them here; this file only turns them into the
+// TrainingObserver calls the built-in engine makes, so the Profiler and the
+// session are the same.
+//
+// Built against the LibTorch of the torch it is imported with (the wrapper checks
+// the version before loading it), with NDEBUG like LibTorch itself: RecordFunction's
+// layout depends on it.
+#include <ATen/record_function.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/device.h"
+#include "profiler/capture/profiler.h"
+#include "profiler/capture/session_meta.h"
+
+namespace py = pybind11;
+
+namespace ampscope::python {
+namespace {
+
+// Scope names ("ampscope.module:blocks.3.attn", "ampscope.phase:forward") by id.
+// RecordFunction keeps a string_view of its name, so they live as long as the process.
+class ScopeNames {
+ public:
+  static ScopeNames& instance() {
+    static ScopeNames names;
+    return names;
+  }
+  size_t intern(const std::string& name) {
+    std::lock_guard lock(mutex_);
+    auto [it, added] = ids_.try_emplace(name, names_.size());
+    if (added) names_.push_back(name);
+    return it->second;
+  }
+  std::string_view get(size_t id) {
+    std::lock_guard lock(mutex_);
+    return id < names_.size() ? std::string_view(names_[id]) : std::string_view();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::deque<std::string> names_;  // a deque: references stay valid as it grows
+  std::unordered_map<std::string, size_t> ids_;
+};
+
+// The open scopes of this thread, innermost last. A RecordFunction ends when destroyed.
+thread_local std::vector<std::unique_ptr<at::RecordFunction>> t_scopes;
+
+void enter_scope(size_t id) {
+  auto scope = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+  if (scope->isActive()) scope->before(ScopeNames::instance().get(id));
+  t_scopes.push_back(std::move(scope));
+}
+
+void exit_scope() {
+  if (!t_scopes.empty()) t_scopes.pop_back();
+}
+
+// Ends scopes left open by code that raised between enter and exit.
+void unwind_scopes(size_t depth) {
+  while (t_scopes.size() > depth) t_scopes.pop_back();
+}
+
+// RecordFunction on or off for this thread; returns the previous state. The
+// wrapper's own tensor reads (.item() of a loss or a found_inf) run with it off,
+// so they never appear among the script's ops.
+bool set_recording_enabled(bool enabled) {
+  const bool previous = at::isRecordFunctionEnabled();
+  at::enableRecordFunction(enabled);
+  return previous;
+}
+
+double get_double(const py::dict& d, const char* key, double fallback) {
+  if (!d.contains(key) || d[key].is_none()) return fallback;
+  return d[key].cast<double>();
+}
+
+class Capture {
+ public:
+  explicit Capture(const py::dict& o) {
+    profiler::ProfilerOptions options;
+    options.session_path = o["path"].cast<std::string>();
+    options.overwrite = o["overwrite"].cast<bool>();
+    options.window_start = o["window_start"].cast<int64_t>();
+    options.window_steps = o["window_steps"].cast<int64_t>();
+    options.every_n_steps = o["every"].cast<int64_t>();
+    options.gradient_every = o["grad_every"].cast<int64_t>();
+    options.trace_gpu = o["trace_gpu"].cast<bool>();
+    description_ = o["description"].cast<std::string>();
+    options.describe_session = [this](profiler::SessionMeta& meta) {
+      // Not an engine run: no TrainConfig, and the precision is whatever the script's
+      // autocast regions ask for (set when they are entered).
+      meta.config_json.clear();
+      meta.model = description_;
+      meta.data.clear();
+      meta.precision.clear();
+      meta.parameter_count = 0;
+      meta.scaler_enabled = false;
+    };
+    profiler_ = std::make_unique<profiler::Profiler>(std::move(options));
+  }
+
+  void start(const std::string& device) {
+    if (started_) throw std::runtime_error("this capture was already started");
+    started_ = true;
+    device_ = device;
+    engine::RunStartedEvent run;
+    run.device = device;
+    run.model = description_;
+    profiler_->on_run_start(run);
+    step_ = 1;
+    profiler_->on_step_begin(step_);
+  }
+
+  int64_t step() const { return step_; }
+  bool step_is_sampled(int64_t step) const { return profiler_->step_is_sampled(step); }
+  bool wants_gradients() { return profiler_->wants_gradients(step_); }
+
+  // (name, parameter) pairs whose .grad holds the unscaled gradient.
+  void gradients(const std::vector<std::pair<std::string, at::Tensor>>& parameters, double loss_scale) {
+    at::DisableRecordFunctionGuard outside_recording;  // the statistics' own ops are not the script's
+    profiler_->on_unscaled_gradients(step_, parameters, loss_scale);
+  }
+
+  // Ends the current step with what the wrapper saw, and begins the next one.
+  void end_step(const py::dict& d) {
+    engine::StepEvent e;
+    e.step = step_;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    e.loss = get_double(d, "loss", nan);
+    e.lr = get_double(d, "lr", nan);
+    e.loss_scale = get_double(d, "loss_scale", 1.0);
+    e.found_inf = d.contains("found_inf") && d["found_inf"].cast<bool>();
+    e.skipped = d.contains("skipped") && d["skipped"].cast<bool>();
+    e.growth_tracker = d.contains("growth_tracker") ? d["growth_tracker"].cast<int64_t>() : 0;
+    e.grad_norm = get_double(d, "grad_norm", nan);
+    e.step_time_ms = get_double(d, "step_time_ms", nan);
+    e.samples_per_second = nan;  // the script's batch size is not known
+    {
+      at::DisableRecordFunctionGuard outside_recording;
+      e.memory = engine::sample_memory(c10::Device(memory_device_));
+    }
+    profiler_->on_step_end(e);
+    ++step_;
+    profiler_->on_step_begin(step_);
+  }
+
+  void optimizer_steps(const py::list& rows) {
+    std::vector<profiler::OptimizerStepRecord> records;
+    for (const auto& item : rows) {
+      const py::dict d = item.cast<py::dict>();
+      profiler::OptimizerStepRecord& r = records.emplace_back();
+      r.step = d["step"].cast<int64_t>();
+      r.optimizer = d["optimizer"].cast<int32_t>();
+      r.name = d["name"].cast<std::string>();
+      r.stepped = d["stepped"].cast<bool>();
+      r.found_inf = d["found_inf"].cast<bool>();
+      r.skipped = d["skipped"].cast<bool>();
+      r.unscale_calls = d["unscale_calls"].cast<int64_t>();
+      r.lr = get_double(d, "lr", std::numeric_limits<double>::quiet_NaN());
+      r.loss_scale = get_double(d, "loss_scale", 1.0);
+      r.loss_scale_after = get_double(d, "loss_scale_after", std::numeric_limits<double>::quiet_NaN());
+    }
+    profiler_->append_optimizer_steps(std::move(records));
+  }
+
+  void set_meta(std::string key, std::string value) { profiler_->set_meta_value(std::move(key), std::move(value)); }
+  // Where step memory is read: the device the model's parameters are on, once known.
+  void set_memory_device(const std::string& device) { memory_device_ = device; }
+
+  // Closes the session; the current step's ops are kept. Waits for the writer.
+  void finish(const std::string& state, const std::string& message) {
+    if (finished_ || !started_) return;
+    finished_ = true;
+    const engine::RunState s = state == "finished" ? engine::RunState::kFinished
+                               : state == "stopped" ? engine::RunState::kStopped
+                                                    : engine::RunState::kFailed;
+    py::gil_scoped_release release;
+    profiler_->on_run_end(s, message);
+  }
+
+  std::string gpu_tracing() const { return profiler_->gpu_tracing(); }
+  uint64_t dropped_batches() const { return profiler_->dropped_batches(); }
+
+ private:
+  std::unique_ptr<profiler::Profiler> profiler_;
+  std::string description_;
+  std::string device_ = "cpu";
+  std::string memory_device_ = "cpu";
+  int64_t step_ = 0;
+  bool started_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace
+}  // namespace ampscope::python
+
+PYBIND11_MODULE(_ampscope_capture, m) {
+  using namespace ampscope::python;
+  m.doc() = "ampscope's capture core for Python training loops (use the ampscope package)";
+  m.def("intern_scope", [](const std::string& name) { return ScopeNames::instance().intern(name); });
+  m.def("enter_scope", &enter_scope);
+  m.def("exit_scope", &exit_scope);
+  m.def("scope_depth", [] { return t_scopes.size(); });
+  m.def("unwind_scopes", &unwind_scopes);
+  m.def("set_recording_enabled", &set_recording_enabled);
+  m.def("device_model_name", &ampscope::profiler::device_model_name);
+  py::class_<Capture>(m, "Capture")
+      .def(py::init<const py::dict&>())
+      .def("start", &Capture::start)
+      .def_property_readonly("step", &Capture::step)
+      .def("step_is_sampled", &Capture::step_is_sampled)
+      .def("wants_gradients", &Capture::wants_gradients)
+      .def("gradients", &Capture::gradients)
+      .def("end_step", &Capture::end_step)
+      .def("optimizer_steps", &Capture::optimizer_steps)
+      .def("set_meta", &Capture::set_meta)
+      .def("set_memory_device", &Capture::set_memory_device)
+      .def("finish", &Capture::finish)
+      .def_property_readonly("gpu_tracing", &Capture::gpu_tracing)
+      .def_property_readonly("dropped_batches", &Capture::dropped_batches);
+}

@@ -1,0 +1,87 @@
+"""Training with models nobody here wrote, on the CPU, for ampscope's checks against
+PyTorch's own profiler: torchvision's resnet18(num_classes=10) and transformers'
+GPT2LMHeadModel built from a GPT2Config (no download).
+
+    peer_training.py resnet18|gpt2 [--steps N]                  the training script (for `ampscope run`)
+    peer_training.py resnet18|gpt2 --torch-profiler OUT.json    the same training under
+        torch.profiler.profile(record_shapes=True); OUT.json: {op name: [input dtypes of a call, ...]}
+        (distinct lists, tensor arguments only, in the profiler's spellings: "float", "c10::Half")
+
+resnet18 trains under bfloat16 autocast without a scaler (float16 convolutions are not
+what CPUs run well); GPT-2 under float16 autocast with torch.amp.GradScaler.
+"""
+import argparse
+import json
+import tempfile
+
+import torch
+import torch.nn.functional as F
+
+TENSOR_TYPES = {"float", "c10::Half", "c10::BFloat16", "long int", "int", "bool", "double"}
+
+parser = argparse.ArgumentParser()
+parser.add_argument("model", choices=["resnet18", "gpt2"])
+parser.add_argument("--steps", type=int, default=2)
+parser.add_argument("--torch-profiler", metavar="JSON")
+args = parser.parse_args()
+torch.manual_seed(0)
+
+if args.model == "resnet18":
+    from torchvision.models import resnet18
+
+    model = resnet18(num_classes=10)
+    dtype, scaler = torch.bfloat16, None
+
+    def batch():
+        return torch.randn(4, 3, 32, 32), torch.randint(0, 10, (4,))
+
+    def loss_of(x, y):
+        return F.cross_entropy(model(x), y)
+else:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=256, n_positions=32))
+    dtype, scaler = torch.float16, torch.amp.GradScaler("cpu")
+
+    def batch():
+        tokens = torch.randint(0, 256, (4, 16))
+        return tokens, tokens
+
+    def loss_of(x, y):
+        return model(input_ids=x, labels=y).loss
+
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+
+def train():
+    for _ in range(args.steps):
+        x, y = batch()
+        optimizer.zero_grad()
+        with torch.autocast("cpu", dtype=dtype):
+            loss = loss_of(x, y)
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            loss.backward()
+            optimizer.step()
+    return loss.item()
+
+
+if args.torch_profiler:
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        train()
+    # The input types are in the exported trace's "Input type" args (FunctionEvent has no field for them).
+    with tempfile.NamedTemporaryFile(suffix=".json") as trace:
+        prof.export_chrome_trace(trace.name)
+        events = json.load(open(trace.name))["traceEvents"]
+    seen = {}
+    for evt in events:
+        if evt.get("cat") == "cpu_op":
+            types = tuple(t for t in evt["args"].get("Input type", []) if t in TENSOR_TYPES)
+            seen.setdefault(evt["name"], set()).add(types)
+    with open(args.torch_profiler, "w") as out:
+        json.dump({k: sorted(list(v) for v in s) for k, s in seen.items()}, out)
+else:
+    print(f"final loss {train():.6f}")

@@ -1,0 +1,323 @@
+// `ampscope run` on examples/: PyTorch's AMP example loops, run unmodified under
+// capture on the CPU, and their sessions read back as `summary` reads them. Each
+// check is a fact about the script that PyTorch decides (autocast's op lists, the
+// GradScaler's rule and its own printed scale, what the script printed) against
+// what the session recorded.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "profiler/store/session_reader.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+using ampscope::profiler::OpCategory;
+using ampscope::profiler::OpStats;
+using ampscope::profiler::OptimizerStepRecord;
+using ampscope::profiler::Phase;
+using ampscope::profiler::SessionReader;
+using ampscope::profiler::StepRecord;
+using ampscope::test::ScratchDir;
+
+struct Captured {
+  int exit_code = -1;
+  std::string output;
+  std::filesystem::path session;
+};
+
+Captured capture(const ScratchDir& dir, const std::string& example, const std::string& script_args,
+                 const std::string& flags = "") {
+  Captured c;
+  c.session = dir / (example + ".ampscope");
+  const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' {} '{}/{}.py' {}", c.session.string(), flags,
+                                                      AMPSCOPE_EXAMPLES_DIR, example, script_args));
+  c.exit_code = r.exit_code;
+  c.output = r.output;
+  return c;
+}
+
+double printed(const std::string& output, const std::string& label) {
+  std::smatch m;
+  if (!std::regex_search(output, m, std::regex(label + " ([-0-9.e+]+)"))) return NAN;
+  return std::stod(m[1]);
+}
+
+std::vector<const OpStats*> rows(const std::vector<OpStats>& table, const std::string& name, const std::string& module) {
+  std::vector<const OpStats*> out;
+  for (const auto& r : table)
+    if (r.top_level && r.name == name && r.module == module) out.push_back(&r);
+  return out;
+}
+
+// GradScaler's rule (torch.amp.GradScaler.update): an inf/NaN anywhere backs the
+// scale off; otherwise the growth_interval-th clean step in a row grows it.
+void expect_gradscaler_rule(const std::vector<StepRecord>& steps, const std::vector<OptimizerStepRecord>& rows,
+                            double growth_interval, int* backoffs, int* growths) {
+  std::map<int64_t, std::vector<OptimizerStepRecord>> by_step;
+  for (const auto& r : rows) by_step[r.step].push_back(r);
+  ASSERT_EQ(by_step.size(), steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepRecord& s = steps[i];
+    const auto& opt = by_step[s.step];
+    ASSERT_FALSE(opt.empty());
+    bool any_inf = false;
+    for (const auto& r : opt) {
+      any_inf |= r.found_inf;
+      EXPECT_EQ(r.skipped, r.found_inf) << "step " << s.step;
+      EXPECT_EQ(r.stepped, !r.skipped) << "step " << s.step << " optimizer " << r.optimizer;
+      EXPECT_EQ(r.loss_scale, s.loss_scale) << "step " << s.step;
+    }
+    EXPECT_EQ(s.found_inf, any_inf);
+    const double after = opt.front().loss_scale_after;
+    double expected = s.loss_scale;
+    if (any_inf) {
+      expected = s.loss_scale * 0.5;
+      ++*backoffs;
+    } else if (s.growth_tracker + 1 == growth_interval) {
+      expected = s.loss_scale * 2.0;
+      ++*growths;
+    }
+    EXPECT_EQ(after, expected) << "step " << s.step << " scale " << s.loss_scale << " tracker " << s.growth_tracker;
+    if (i + 1 < steps.size()) {
+      EXPECT_EQ(steps[i + 1].loss_scale, after) << "step " << steps[i + 1].step;
+    }
+  }
+}
+
+class PythonExamples : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  }
+  ScratchDir dir_;
+};
+
+TEST_F(PythonExamples, TypicalFp16LoopHasDemotedKeptAndPromotedOpsWithModulePathsAndTheScaleHistory) {
+  const Captured c = capture(dir_, "amp_typical", "--steps 20 --init-scale 1048576 --growth-interval 4",
+                             "--grad-every 5");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const auto session = SessionReader::open(c.session.string());
+  const auto meta = session.meta();
+  EXPECT_EQ(meta.precision, "fp16");
+  EXPECT_TRUE(meta.scaler_enabled);
+  EXPECT_EQ(session.meta_value("final_state").value_or(""), "finished");
+
+  const auto table = session.op_stats();
+  // nn.Linear is on autocast's lower-precision list: float32 in, float16 out, in each module.
+  for (const std::string module : {"embed", "blocks.0.fc", "blocks.2.fc", "head"}) {
+    const auto linear = rows(table, "aten::linear", module);
+    ASSERT_FALSE(linear.empty()) << module;
+    EXPECT_EQ(linear.front()->category, OpCategory::kDemoted) << module;
+    EXPECT_EQ(linear.front()->input_dtypes.front(), "float32");
+    EXPECT_EQ(linear.front()->output_dtypes.front(), "float16");
+    EXPECT_EQ(linear.front()->calls, 20);
+  }
+  // x (float32) + relu(fc(x)) (float16): type promotion runs it in float32.
+  const auto add = rows(table, "aten::add", "blocks.1");
+  ASSERT_FALSE(add.empty());
+  EXPECT_EQ(add.front()->category, OpCategory::kPromoted);
+  // cross_entropy is on autocast's float32 list: the float16 logits are computed on in float32.
+  bool kept_cross_entropy = false;
+  for (const auto& r : table)
+    kept_cross_entropy |= r.top_level && r.name == "aten::cross_entropy_loss" && r.category == OpCategory::kKeptFp32 &&
+                          r.input_dtypes.front() == "float16" && r.output_dtypes.front() == "float32";
+  EXPECT_TRUE(kept_cross_entropy);
+  // Backward ops carry their forward op's module.
+  bool backward_in_module = false;
+  for (const auto& r : table) backward_in_module |= r.phase == Phase::kBackward && r.module == "blocks.2.fc";
+  EXPECT_TRUE(backward_in_module);
+
+  const auto steps = session.steps();
+  ASSERT_EQ(steps.size(), 20u);
+  int backoffs = 0, growths = 0;
+  expect_gradscaler_rule(steps, session.optimizer_steps(), 4, &backoffs, &growths);
+  EXPECT_GT(backoffs, 0);
+  EXPECT_GT(growths, 0);
+  // The script's own GradScaler, after the loop, and its last loss.
+  EXPECT_EQ(session.optimizer_steps().back().loss_scale_after, printed(c.output, "scale"));
+  EXPECT_NEAR(steps.back().loss, printed(c.output, "final loss"), 1e-4);
+
+  const auto grad_steps = session.gradient_steps();
+  EXPECT_EQ(grad_steps, (std::vector<int64_t>{5, 10, 15, 20}));
+  const auto grads = session.gradients(20);
+  std::set<std::string> names;
+  for (const auto& g : grads) {
+    names.insert(g.parameter);
+    EXPECT_EQ(g.loss_scale, steps.back().loss_scale);
+  }
+  EXPECT_TRUE(names.count("blocks.0.fc.weight") && names.count("head.bias")) << fmt::format("{}", fmt::join(names, " "));
+
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", c.session.string()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  for (const char* text : {"demoted", "kept_fp32", "promoted", "blocks.0.fc", "loss scale by step", "Gradients at step 20",
+                           "Optimizers"})
+    EXPECT_NE(summary.output.find(text), std::string::npos) << text << "\n" << summary.output;
+}
+
+TEST_F(PythonExamples, ClippingAfterUnscaleRecordsTheUnscaleCallAndTheUnclippedNorm) {
+  const Captured c = capture(dir_, "amp_clipping", "--steps 10");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const auto session = SessionReader::open(c.session.string());
+  const auto opt = session.optimizer_steps();
+  ASSERT_EQ(opt.size(), 10u);
+  for (const auto& r : opt) EXPECT_EQ(r.unscale_calls, 1) << "step " << r.step;
+  const auto steps = session.steps();
+  ASSERT_EQ(steps.size(), 10u);
+  EXPECT_NEAR(steps.back().grad_norm, printed(c.output, "last unclipped norm"), 1e-4);
+}
+
+TEST_F(PythonExamples, GradientAccumulationMakesOneStepPerOptimizerStep) {
+  const Captured c = capture(dir_, "amp_accumulation", "--steps 6 --accumulate 4");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const auto session = SessionReader::open(c.session.string());
+  const auto steps = session.steps();
+  ASSERT_EQ(steps.size(), 6u);
+  // Four micro-batches per step: each module's linear ran four times in every step.
+  std::map<int64_t, int> linears;
+  for (const auto& op : session.ops())
+    if (op.name == "aten::linear" && op.module == "0" && op.depth == 0) ++linears[op.step];
+  ASSERT_EQ(linears.size(), 6u);
+  for (const auto& [step, calls] : linears) {
+    EXPECT_EQ(calls, 4) << "step " << step;
+  }
+  for (const auto& s : steps) EXPECT_TRUE(std::isfinite(s.loss) || s.skipped);
+}
+
+TEST_F(PythonExamples, GradientPenaltyOnTheScaledLossKeepsTheLossTheScriptBackpropagated) {
+  const Captured c = capture(dir_, "amp_gradient_penalty", "--steps 8");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const auto session = SessionReader::open(c.session.string());
+  const auto steps = session.steps();
+  ASSERT_EQ(steps.size(), 8u);
+  EXPECT_NEAR(steps.back().loss, printed(c.output, "final loss"), 1e-3);
+  int backoffs = 0, growths = 0;
+  expect_gradscaler_rule(steps, session.optimizer_steps(), 2000, &backoffs, &growths);
+}
+
+TEST_F(PythonExamples, TwoOptimizersOneScalerSkipPerOptimizer) {
+  const Captured c = capture(dir_, "amp_two_optimizers",
+                             "--steps 16 --grad-gain1 16 --init-scale 65536 --growth-interval 2");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const auto session = SessionReader::open(c.session.string());
+  const auto steps = session.steps();
+  const auto opt = session.optimizer_steps();
+  ASSERT_EQ(steps.size(), 16u);
+  ASSERT_EQ(opt.size(), 32u);
+  int split = 0, both_ran = 0;
+  for (size_t i = 0; i + 1 < opt.size(); i += 2) {
+    ASSERT_EQ(opt[i].step, opt[i + 1].step);
+    EXPECT_EQ(opt[i].name, "SGD");
+    EXPECT_EQ(opt[i + 1].name, "Adam");
+    EXPECT_EQ(opt[i].unscale_calls, 1);      // the script unscales optimizer0 itself
+    EXPECT_EQ(opt[i + 1].unscale_calls, 0);  // scaler.step unscales optimizer1
+    split += !opt[i].skipped && opt[i + 1].skipped;
+    both_ran += !opt[i].skipped && !opt[i + 1].skipped;
+  }
+  EXPECT_GT(split, 0);
+  EXPECT_GT(both_ran, 0);
+  int backoffs = 0, growths = 0;
+  expect_gradscaler_rule(steps, opt, 2, &backoffs, &growths);
+  EXPECT_EQ(opt.back().loss_scale_after, printed(c.output, "scale"));
+  // Two models: the second one's paths carry the script's name for it.
+  const auto table = session.op_stats();
+  EXPECT_FALSE(rows(table, "aten::linear", "0").empty());
+  EXPECT_FALSE(rows(table, "aten::linear", "model1.0").empty());
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", c.session.string()));
+  EXPECT_NE(summary.output.find(fmt::format("steps where one optimizer skipped and another stepped: {}", split)),
+            std::string::npos)
+      << summary.output;
+}
+
+TEST_F(PythonExamples, CustomFunctionWithCastInputsFloat32RunsInFloat32) {
+  const Captured c = capture(dir_, "amp_custom_function", "--steps 6");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const auto table = SessionReader::open(c.session.string()).op_stats();
+  const auto linear = rows(table, "aten::linear", "0");
+  ASSERT_FALSE(linear.empty());
+  EXPECT_EQ(linear.front()->category, OpCategory::kDemoted);
+  const auto mm = rows(table, "aten::mm", "2");
+  ASSERT_FALSE(mm.empty());
+  for (const auto* r : mm) {
+    if (r->phase != Phase::kForward) continue;
+    EXPECT_EQ(r->input_dtypes, (std::vector<std::string>{"float32", "float32"}));
+    EXPECT_EQ(r->category, OpCategory::kUnchanged);
+  }
+}
+
+TEST_F(PythonExamples, Bf16WithoutScalerHasNoLossScale) {
+  const Captured c = capture(dir_, "bf16_no_scaler", "--steps 10");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const auto session = SessionReader::open(c.session.string());
+  EXPECT_EQ(session.meta().precision, "bf16");
+  EXPECT_FALSE(session.meta().scaler_enabled);
+  const auto steps = session.steps();
+  ASSERT_EQ(steps.size(), 10u);
+  for (const auto& s : steps) {
+    EXPECT_EQ(s.loss_scale, 1.0);
+    EXPECT_FALSE(s.skipped);
+  }
+  EXPECT_NEAR(steps.back().loss, printed(c.output, "final loss"), 1e-4);
+  const auto table = session.op_stats();
+  const auto linear = rows(table, "aten::linear", "3");
+  ASSERT_FALSE(linear.empty());
+  EXPECT_EQ(linear.front()->output_dtypes.front(), "bfloat16");
+  EXPECT_EQ(linear.front()->category, OpCategory::kDemoted);
+}
+
+TEST_F(PythonExamples, ValidationUnderNoGradAndInferenceModeAddsOpsNotSteps) {
+  const Captured c = capture(dir_, "amp_validation", "--steps 8 --validate-every 4");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const auto session = SessionReader::open(c.session.string());
+  EXPECT_EQ(session.steps().size(), 8u);
+  // 8 training forwards and 2 validations of 2 forwards each, all demoted by autocast.
+  const auto table = session.op_stats();
+  const auto linear = rows(table, "aten::linear", "0");
+  int64_t calls = 0;
+  for (const auto* r : linear) {
+    EXPECT_EQ(r->category, OpCategory::kDemoted);
+    calls += r->calls;
+  }
+  EXPECT_EQ(calls, 8 + 2 * 2);
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(PythonExamples, TorchrunWithGlooWritesOneSessionPerRankAndSummaryComparesThem) {
+  const auto out = dir_ / "ddp.ampscope";
+  std::string log;
+  const int rc = ampscope::test::run_command(
+      fmt::format("PYTHONPATH='{}' '{}' -m torch.distributed.run --standalone --nproc-per-node 2 -m ampscope run "
+                  "--out '{}' '{}/ddp_gloo.py' --steps 6 2>&1",
+                  AMPSCOPE_PYTHON_PACKAGE_DIR, *ampscope::test::python_with_torch(), out.string(),
+                  AMPSCOPE_EXAMPLES_DIR),
+      &log);
+  ASSERT_EQ(rc, 0) << log;
+  const auto rank0 = dir_ / "ddp.rank0.ampscope", rank1 = dir_ / "ddp.rank1.ampscope";
+  for (const auto& path : {rank0, rank1}) {
+    const auto session = SessionReader::open(path.string());
+    EXPECT_EQ(session.steps().size(), 6u) << path;
+    // DDP's wrapper is looked through: its model's paths, and the all-reduce among the ops.
+    const auto table = session.op_stats();
+    EXPECT_FALSE(rows(table, "aten::linear", "0").empty()) << path;
+    bool allreduce = false;
+    for (const auto& r : table) allreduce |= r.name == "c10d::allreduce_";
+    EXPECT_TRUE(allreduce) << path;
+  }
+  const auto summary =
+      ampscope::test::ampscope(fmt::format("summary '{}' '{}'", rank0.string(), rank1.string()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("2 ranks"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("loss scale: the same on every rank at every step"), std::string::npos)
+      << summary.output;
+}
+
+}  // namespace

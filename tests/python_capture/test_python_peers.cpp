@@ -1,0 +1,109 @@
+// Models nobody here wrote (torchvision resnet18, transformers GPT-2 from a config),
+// trained on the CPU by tests/python/peer_training.py: `ampscope run`'s op table has
+// the input dtypes PyTorch's own profiler (record_shapes=True) records for the same
+// script, and the module paths of the models' own submodules.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "profiler/store/session_reader.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+using ampscope::profiler::OpCategory;
+using ampscope::profiler::SessionReader;
+using ampscope::test::ScratchDir;
+using Signatures = std::map<std::string, std::set<std::vector<std::string>>>;
+
+// ampscope's dtype names in the profiler's spellings; "" (not a tensor) and lists' own
+// entries are dropped as the peer drops them.
+std::optional<std::string> profiler_spelling(std::string dtype) {
+  if (dtype.rfind("wrapped:", 0) == 0) dtype = dtype.substr(8);
+  static const std::map<std::string, std::string> names{{"float32", "float"}, {"float16", "c10::Half"},
+                                                        {"bfloat16", "c10::BFloat16"}, {"int64", "long int"},
+                                                        {"int32", "int"}, {"bool", "bool"}, {"float64", "double"}};
+  const auto it = names.find(dtype);
+  if (it == names.end()) return std::nullopt;
+  return it->second;
+}
+
+bool peers_installed() {
+  return ampscope::test::python_with_torch() &&
+         ampscope::test::run_command(fmt::format("'{}' -c 'import torchvision, transformers' >/dev/null 2>&1",
+                                                 *ampscope::test::python_with_torch())) == 0;
+}
+
+void compare_with_torch_profiler(const std::string& model, const std::set<std::string>& ops,
+                                 const std::map<std::string, std::string>& demoted_in_module) {
+  ScratchDir dir;
+  const auto script = ampscope::test::test_source_path("python/peer_training.py");
+  const auto session = dir / "s.ampscope";
+  const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' --grad-every 1 '{}' {} --steps 2",
+                                                      session.string(), script.string(), model));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto peer_json = dir / "peer.json";
+  std::string out;
+  ASSERT_EQ(ampscope::test::run_command(fmt::format("'{}' '{}' {} --steps 2 --torch-profiler '{}' 2>&1",
+                                                    *ampscope::test::python_with_torch(), script.string(), model,
+                                                    peer_json.string()),
+                                        &out),
+            0)
+      << out;
+  std::ifstream in(peer_json);
+  const auto peer_all = nlohmann::json::parse(in);
+
+  const auto reader = SessionReader::open(session.string());
+  Signatures ours, peer;
+  for (const auto& op : reader.ops()) {
+    if (!ops.count(op.name)) continue;
+    std::vector<std::string> types;
+    for (const auto& d : op.input_dtypes)
+      if (auto t = profiler_spelling(d)) types.push_back(*t);
+    ours[op.name].insert(types);
+  }
+  for (const auto& name : ops) {
+    ASSERT_TRUE(peer_all.contains(name)) << name << " not in the torch.profiler trace";
+    for (const auto& call : peer_all[name]) peer[name].insert(call.get<std::vector<std::string>>());
+    EXPECT_EQ(ours[name], peer[name]) << name;
+  }
+  const auto table = reader.op_stats();
+  for (const auto& [op, module] : demoted_in_module) {
+    bool found = false;
+    for (const auto& row : table)
+      found |= row.top_level && row.name == op && row.module == module && row.category == OpCategory::kDemoted;
+    EXPECT_TRUE(found) << op << " demoted in " << module;
+  }
+  EXPECT_EQ(reader.steps().size(), 2u);
+  EXPECT_FALSE(reader.latest_gradients().empty());
+}
+
+class PeerModels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!peers_installed()) GTEST_SKIP() << "torchvision and transformers are not installed (PYTHON_TEST_PACKAGES)";
+  }
+};
+
+TEST_F(PeerModels, TorchvisionResnet18Bf16OpDtypesEqualTorchProfilers) {
+  compare_with_torch_profiler("resnet18",
+                              {"aten::conv2d", "aten::batch_norm", "aten::relu_", "aten::max_pool2d", "aten::add_",
+                               "aten::adaptive_avg_pool2d", "aten::linear", "aten::cross_entropy_loss",
+                               "aten::convolution_backward", "aten::native_batch_norm_backward"},
+                              {{"aten::conv2d", "layer1.0.conv1"}, {"aten::linear", "fc"}});
+}
+
+TEST_F(PeerModels, TransformersGpt2Fp16OpDtypesEqualTorchProfilers) {
+  compare_with_torch_profiler("gpt2",
+                              {"aten::addmm", "aten::embedding", "aten::layer_norm", "aten::linear",
+                               "aten::scaled_dot_product_attention", "aten::cross_entropy_loss", "aten::tanh",
+                               "aten::mm"},
+                              {{"aten::addmm", "transformer.h.0.attn.c_attn"}, {"aten::linear", "lm_head"}});
+}
+
+}  // namespace

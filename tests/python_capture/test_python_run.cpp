@@ -1,0 +1,191 @@
+// `ampscope run` and `import ampscope` when things go wrong, and the explicit API:
+// one-line errors, the script's exit code, and a readable session whatever happened.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "profiler/store/session_reader.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+using ampscope::profiler::SessionReader;
+using ampscope::test::ScratchDir;
+using ampscope::test::write_file;
+
+// A few optimizer steps of a small fp16 loop; the tail decides how the script ends.
+std::string loop_script(const std::string& tail, int steps = 3) {
+  return fmt::format(R"(import sys, torch
+from torch import nn
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu")
+for i in range({}):
+    with torch.autocast("cpu", dtype=torch.float16):
+        loss = model(torch.randn(4, 8)).float().pow(2).mean()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    opt.zero_grad()
+{}
+)",
+                     steps, tail);
+}
+
+size_t lines(const std::string& text) {
+  size_t n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
+class PythonRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  }
+  ampscope::test::CliResult run(const std::string& script_text, const std::string& flags = "") {
+    write_file(dir_ / "train.py", script_text);
+    return ampscope::test::ampscope(
+        fmt::format("run --out '{}' {} '{}'", session().string(), flags, (dir_ / "train.py").string()));
+  }
+  std::filesystem::path session() const { return dir_ / "s.ampscope"; }
+  ScratchDir dir_;
+};
+
+TEST_F(PythonRun, ReturnsTheScriptsExitCodeAndKeepsItsSteps) {
+  const auto r = run(loop_script("sys.exit(3)"));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  const auto s = SessionReader::open(session().string());
+  EXPECT_EQ(s.steps().size(), 3u);
+  EXPECT_EQ(s.meta_value("final_state").value_or(""), "failed");
+}
+
+TEST_F(PythonRun, AScriptThatRaisesClosesTheSessionAndSaysSoInOneLine) {
+  const auto r = run(loop_script("raise ValueError('bad batch')"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("Traceback"), std::string::npos);  // the script's own traceback, as Python prints it
+  EXPECT_NE(r.output.find("ampscope: the script raised ValueError: bad batch; session"), std::string::npos) << r.output;
+  const auto s = SessionReader::open(session().string());
+  EXPECT_EQ(s.steps().size(), 3u);
+  EXPECT_GT(s.op_count(), 0);
+  EXPECT_EQ(s.meta_value("final_state").value_or(""), "failed");
+  EXPECT_EQ(s.meta_value("final_message").value_or(""), "ValueError: bad batch");
+}
+
+TEST_F(PythonRun, KeyboardInterruptStopsTheSession) {
+  const auto r = run(loop_script("raise KeyboardInterrupt"));
+  EXPECT_EQ(r.exit_code, 130) << r.output;
+  EXPECT_EQ(SessionReader::open(session().string()).meta_value("final_state").value_or(""), "stopped");
+}
+
+TEST_F(PythonRun, MissingScriptIsAOneLineError) {
+  const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' '{}'", session().string(),
+                                                      (dir_ / "nope.py").string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(lines(r.output), 1u) << r.output;
+  EXPECT_NE(r.output.find("nope.py' not found"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(session()));
+}
+
+TEST_F(PythonRun, UnwritableOrExistingOutIsAOneLineError) {
+  write_file(dir_ / "train.py", loop_script(""));
+  const auto unwritable = ampscope::test::ampscope(
+      fmt::format("run --out '{}' '{}'", (dir_ / "no/such/dir/s.ampscope").string(), (dir_ / "train.py").string()));
+  EXPECT_EQ(unwritable.exit_code, 2);
+  EXPECT_EQ(lines(unwritable.output), 1u) << unwritable.output;
+  EXPECT_NE(unwritable.output.find("does not exist"), std::string::npos) << unwritable.output;
+
+  ASSERT_EQ(run(loop_script("")).exit_code, 0);
+  const auto again = run(loop_script(""));
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.output.find("exists; add --force"), std::string::npos) << again.output;
+  EXPECT_EQ(SessionReader::open(session().string()).steps().size(), 3u);  // the earlier session is intact
+  EXPECT_EQ(run(loop_script(""), "--force").exit_code, 0);
+}
+
+TEST_F(PythonRun, NestedCaptureIsAOneLineErrorAndTheOuterSessionSurvives) {
+  const auto r = run(loop_script(fmt::format("import ampscope\nwith ampscope.capture('{}'):\n    pass",
+                                             (dir_ / "inner.ampscope").string())));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("captures cannot nest"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("Traceback"), std::string::npos) << r.output;
+  EXPECT_EQ(SessionReader::open(session().string()).steps().size(), 3u);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "inner.ampscope"));
+}
+
+TEST_F(PythonRun, ExplicitApiWithWatchAndStep) {
+  // ampscope.step() ends steps (a hand-written SGD update: no torch.optim to hook) and
+  // watch() names the model in module paths.
+  write_file(dir_ / "explicit.py", fmt::format(R"(import torch, ampscope
+from torch import nn
+model = ampscope.watch(nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1)), name="net")
+losses = []
+with ampscope.capture("{0}", grad_every=2) as capture:
+    for i in range(5):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(torch.randn(4, 8)).float().pow(2).mean()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= 0.1 * p.grad
+                p.grad = None
+        ampscope.step(loss=loss)
+        losses.append(loss.item())
+try:
+    capture.start()
+except ampscope.CaptureError as e:
+    print("again:", e)
+print("losses", " ".join(f"{{x:.6f}}" for x in losses))
+)",
+                                               session().string()));
+  std::string out;
+  const int rc = ampscope::test::run_command(
+      fmt::format("PYTHONPATH='{}' '{}' '{}' 2>&1", AMPSCOPE_PYTHON_PACKAGE_DIR,
+                  *ampscope::test::python_with_torch(), (dir_ / "explicit.py").string()),
+      &out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("again: this ampscope.capture"), std::string::npos) << out;
+  const auto s = SessionReader::open(session().string());
+  const auto steps = s.steps();
+  ASSERT_EQ(steps.size(), 5u);
+  const auto printed = out.substr(out.find("losses ") + 7);
+  std::istringstream in(printed);
+  for (const auto& step : steps) {
+    double loss = 0;
+    in >> loss;
+    EXPECT_NEAR(step.loss, loss, 1e-5) << "step " << step.step;
+  }
+  EXPECT_EQ(s.meta().precision, "bf16");
+  bool named = false;
+  for (const auto& r : s.op_stats()) named |= r.name == "aten::linear" && r.module == "net.2";
+  EXPECT_TRUE(named);
+}
+
+TEST_F(PythonRun, AnotherTorchVersionIsRefusedBeforeTheModuleLoads) {
+  // The built package with its recorded torch version changed, as if this torch were another.
+  const std::filesystem::path package = dir_ / "pkg";
+  std::filesystem::create_directories(package / "ampscope");
+  std::filesystem::copy(std::filesystem::path(AMPSCOPE_PYTHON_PACKAGE_DIR) / "ampscope", package / "ampscope",
+                        std::filesystem::copy_options::recursive);
+  write_file(package / "ampscope" / "_build_info.py", "TORCH_VERSION = \"2.99.0\"\n");
+  write_file(dir_ / "train.py", loop_script(""));
+  std::string out;
+  const int rc = ampscope::test::run_command(
+      fmt::format("PYTHONPATH='{}' '{}' -m ampscope run --out '{}' '{}' 2>&1", package.string(),
+                  *ampscope::test::python_with_torch(), session().string(), (dir_ / "train.py").string()),
+      &out);
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(lines(out), 1u) << out;
+  EXPECT_NE(out.find("ampscope was built for torch 2.99.0 but this Python has torch"), std::string::npos) << out;
+  std::string imported;
+  ampscope::test::run_command(fmt::format("PYTHONPATH='{}' '{}' -c 'import ampscope' 2>&1", package.string(),
+                                          *ampscope::test::python_with_torch()),
+                              &imported);
+  EXPECT_NE(imported.find("ImportError: ampscope was built for torch 2.99.0"), std::string::npos) << imported;
+}
+
+}  // namespace
