@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,6 +27,7 @@
 #include "profiler/analysis/op_aggregator.h"
 #include "profiler/capture/op_observer.h"
 #include "profiler/cupti/activity_source.h"
+#include "profiler/capture/activation_stats.h"
 #include "profiler/snapshot.h"
 #include "profiler/store/session_writer.h"
 
@@ -71,8 +73,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   struct KernelsJob { std::vector<KernelRecord> kernels; };
   struct GradientsJob { std::vector<GradientSample> samples; };
   struct StepJob { StepRecord step; };
+  struct ActivationsJob { std::vector<ActivationSample> samples; };
   struct PublishJob {};
-  using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob>;
+  using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob, ActivationsJob>;
 
   void on_kernels(std::vector<KernelRecord>&& batch) override;
   void enqueue(Job job, bool may_drop = true);
@@ -87,6 +90,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::unique_ptr<SessionWriter> writer_;
   std::string gpu_tracing_;
   int64_t profiled_steps_since_flush_ = 0;
+  ActivationRecorder activations_;  // training thread: module outputs of gradient-sampled steps
 
   // Worker state (worker thread only).
   OpAggregator aggregator_;
@@ -94,6 +98,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::unordered_map<std::string, std::unordered_map<std::string, int64_t>> kernel_launchers_;
   std::vector<GradientSample> latest_gradients_;
   std::deque<GradientSample> gradient_history_;
+  std::vector<ActivationSample> latest_activations_;
+  std::optional<ActivationSample> first_fp16_overflow_;
   int64_t last_step_ = 0;
   std::chrono::steady_clock::time_point last_publish_{};
 

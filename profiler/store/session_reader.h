@@ -59,6 +59,12 @@ class SessionReader {
   std::vector<GradientSample> gradients(int64_t step) const;  // by parameter
   std::vector<int64_t> gradient_steps() const;
   std::vector<GradientSample> latest_gradients() const;  // of the last sampled step
+  // Module outputs of one sampled step, in forward completion order (none in
+  // sessions recorded before activation ranges were).
+  std::vector<ActivationSample> activations(int64_t step) const;
+  std::vector<int64_t> activation_steps() const;
+  // The first module whose output overflowed fp16, at the earliest sampled step with one.
+  std::optional<ActivationSample> first_fp16_overflow() const;
 
   // profiler::category_totals(op_stats()): the top-level rows of the stored op table,
   // so it reads op_stats only and never scans ops or kernels.

@@ -48,6 +48,7 @@ class SessionWriter {
   void append_ops(std::vector<OpRecord>&& ops);
   void append_kernels(std::vector<KernelRecord>&& kernels);
   void append_gradients(std::vector<GradientSample>&& samples);
+  void append_activations(std::vector<ActivationSample>&& samples);
   // The aggregated op table replaces the stored one as a whole.
   void replace_op_stats(std::vector<OpStats>&& stats);
   void set_meta_value(std::string key, std::string value);
@@ -73,7 +74,8 @@ class SessionWriter {
     std::string key, value;
   };
   using Item = std::variant<StepRecord, std::vector<OpRecord>, std::vector<KernelRecord>,
-                            std::vector<GradientSample>, ReplaceOpStats, MetaValue>;
+                            std::vector<GradientSample>, ReplaceOpStats, MetaValue,
+                            std::vector<ActivationSample>>;
   struct Statements;
   struct KernelAggregates;
 
