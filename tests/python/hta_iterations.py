@@ -7,7 +7,9 @@ import sys
 logging.disable(logging.WARNING)
 from hta.trace_analysis import TraceAnalysis  # noqa: E402
 
-analyzer = TraceAnalysis(trace_dir=sys.argv[1])
+# HTA leaves out the last ProfilerStep by default (torch.profiler's last one is
+# often cut short); ampscope's steps are whole, so count them all.
+analyzer = TraceAnalysis(trace_dir=sys.argv[1], include_last_profiler_step=True)
 trace = analyzer.t.get_trace(0)
 iterations = sorted(int(i) for i in trace["iteration"].unique() if i >= 0)
 print(len(iterations), *iterations)
