@@ -38,6 +38,8 @@ message(STATUS "ampscope: LibTorch ${Torch_VERSION} (CUDA build: ${AMPSCOPE_TORC
 ampscope_require(SQLite3 "${_apt_hint} libsqlite3-dev")
 ampscope_require(nlohmann_json "${_apt_hint} nlohmann-json3-dev")
 ampscope_require(CLI11 "${_apt_hint} libcli11-dev")
+# TensorBoard event files (profiler/export/tensorboard): protoc and libprotobuf.
+ampscope_require(Protobuf "${_apt_hint} libprotobuf-dev protobuf-compiler")
 # fmt: the headers LibTorch ships are used, header-only (see ampscope_torch below).
 
 set(AMPSCOPE_HAVE_CUPTI OFF)

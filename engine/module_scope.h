@@ -2,7 +2,10 @@
 // Marks a module boundary for RecordFunction observers (ampscope's op observer,
 // and PyTorch's own profiler, which shows it like torch.profiler.record_function).
 // Costs one thread-local check when no observer is registered.
+#include <ATen/core/Tensor.h>
 #include <ATen/record_function.h>
+
+#include <string>
 
 namespace ampscope::engine {
 
@@ -10,18 +13,39 @@ namespace ampscope::engine {
 // dotted path, e.g. "ampscope.module:blocks.1.attn".
 inline constexpr const char* kModuleScopePrefix = "ampscope.module:";
 
+// Receives module outputs (forward activations) on the thread that set it, e.g.
+// the profiler on sampled steps. It must not synchronise with the device.
+class ActivationSink {
+ public:
+  virtual ~ActivationSink() = default;
+  // `scope_name` is the ModuleScope's name ("ampscope.module:<path>").
+  virtual void on_module_output(const std::string& scope_name, const at::Tensor& output) = 0;
+};
+
+// The calling thread's sink (null: none, the common case). Set around a step's
+// forward by whoever wants activations; ModuleScope::output reads it.
+ActivationSink*& activation_sink();
+
 class ModuleScope {
  public:
   // `name` is the full RecordFunction name ("ampscope.module:<path>"); it must
   // outlive the scope: models keep their scope names as members.
-  explicit ModuleScope(const std::string& name) : guard_(at::RecordScope::USER_SCOPE) {
+  explicit ModuleScope(const std::string& name) : guard_(at::RecordScope::USER_SCOPE), name_(name) {
     if (guard_.isActive()) guard_.before(name);
   }
   ModuleScope(const ModuleScope&) = delete;
   ModuleScope& operator=(const ModuleScope&) = delete;
 
+  // The module's output, passed through; an activation sink, if one is set on
+  // this thread, sees it. Models return `scope.output(y)`.
+  at::Tensor output(at::Tensor y) const {
+    if (ActivationSink* sink = activation_sink()) sink->on_module_output(name_, y);
+    return y;
+  }
+
  private:
   at::RecordFunction guard_;
+  const std::string& name_;
 };
 
 }  // namespace ampscope::engine

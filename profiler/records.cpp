@@ -42,6 +42,63 @@ std::optional<Phase> parse_phase(std::string_view s) { return parse<Phase>(kPhas
 std::optional<OpCategory> parse_category(std::string_view s) { return parse<OpCategory>(kCategories, s); }
 std::optional<ActivityKind> parse_activity_kind(std::string_view s) { return parse<ActivityKind>(kKinds, s); }
 
+FormatRangeShares range_shares(const GradientSample& s, FloatFormat f) {
+  switch (f) {
+    case FloatFormat::fp16: return {s.fp16_underflow_fraction, s.fp16_subnormal_fraction, s.fp16_overflow_fraction};
+    case FloatFormat::bf16: return s.bf16;
+    case FloatFormat::fp8_e4m3fn: return s.fp8_e4m3;
+    case FloatFormat::fp8_e5m2: return s.fp8_e5m2;
+  }
+  return {};
+}
+
+void set_range_shares(GradientSample& s, FloatFormat f, const FormatRangeShares& shares) {
+  switch (f) {
+    case FloatFormat::fp16:
+      s.fp16_underflow_fraction = shares.underflow;
+      s.fp16_subnormal_fraction = shares.subnormal;
+      s.fp16_overflow_fraction = shares.overflow;
+      return;
+    case FloatFormat::bf16: s.bf16 = shares; return;
+    case FloatFormat::fp8_e4m3fn: s.fp8_e4m3 = shares; return;
+    case FloatFormat::fp8_e5m2: s.fp8_e5m2 = shares; return;
+  }
+}
+
+FormatRangeShares total_range_shares(const std::vector<GradientSample>& samples, FloatFormat f) {
+  FormatRangeShares sum;
+  double numel = 0;
+  for (const GradientSample& s : samples) {
+    const FormatRangeShares r = range_shares(s, f);
+    const auto n = static_cast<double>(s.numel);
+    sum.underflow += r.underflow * n;  // NaN (not measured) propagates
+    sum.subnormal += r.subnormal * n;
+    sum.overflow += r.overflow * n;
+    numel += n;
+  }
+  if (numel == 0) return sum;
+  return {sum.underflow / numel, sum.subnormal / numel, sum.overflow / numel};
+}
+
+bool overflows_fp16(const ActivationSample& a) { return a.nonfinite_fraction > 0 || a.fp16.overflow > 0; }
+
+const ActivationSample* first_fp16_overflow(const std::vector<ActivationSample>& step_samples) {
+  const ActivationSample* first = nullptr;
+  for (const ActivationSample& a : step_samples)
+    if (overflows_fp16(a) && (first == nullptr || a.order < first->order)) first = &a;
+  return first;
+}
+
+FormatRangeShares range_shares(const ActivationSample& a, FloatFormat f) {
+  switch (f) {
+    case FloatFormat::fp16: return a.fp16;
+    case FloatFormat::bf16: return a.bf16;
+    case FloatFormat::fp8_e4m3fn: return a.fp8_e4m3;
+    case FloatFormat::fp8_e5m2: return a.fp8_e5m2;
+  }
+  return {};
+}
+
 std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows) {
   std::vector<CategoryTotals> totals;
   for (const auto& [category, name] : kCategories) {

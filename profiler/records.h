@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "profiler/float_formats.h"
+
 namespace ampscope::profiler {
 
 // Tensor element types by name ("float32", "float16", "bfloat16", "int64", ...,
@@ -119,6 +121,12 @@ inline constexpr int kGradLog2Min = -64;
 inline constexpr int kGradLog2Max = 64;
 inline constexpr int kGradBins = kGradLog2Max - kGradLog2Min;
 
+// Shares of a tensor's elements that a cast to one format flushes to zero,
+// leaves subnormal, or overflows (inf; NaN for fp8 e4m3fn).
+struct FormatRangeShares {
+  double underflow = 0.0, subnormal = 0.0, overflow = 0.0;
+};
+
 // Range statistics of one parameter's unscaled gradient at one step.
 struct GradientSample {
   int64_t step = 0;
@@ -128,11 +136,46 @@ struct GradientSample {
   std::array<int64_t, kGradBins> log2_histogram{};  // nonzero finite |g| only
   double zero_fraction = 0.0;
   double nonfinite_fraction = 0.0;
-  double fp16_underflow_fraction = 0.0;  // nonzero with |g * scale| < 2^-24: flushes to 0 in fp16
-  double fp16_subnormal_fraction = 0.0;  // 2^-24 <= |g * scale| < 2^-14: loses precision
-  double fp16_overflow_fraction = 0.0;   // |g * scale| > 65504: inf in fp16
+  // Shares of all elements of g * scale that a cast to fp16 (round to nearest
+  // even, float_formats.h cast_outcome) would flush to 0 (nonzero, |g * scale| <=
+  // 2^-25), leave subnormal (loses precision), or overflow to inf (|g * scale| >= 65520).
+  double fp16_underflow_fraction = 0.0;
+  double fp16_subnormal_fraction = 0.0;
+  double fp16_overflow_fraction = 0.0;
   double min_abs_nonzero = 0.0, max_abs = 0.0, norm = 0.0;
+  // The same shares, at the same scale, for the other formats. NaN when not
+  // measured (sessions recorded before ampscope measured them).
+  FormatRangeShares bf16, fp8_e4m3, fp8_e5m2;
 };
+
+// A sample's shares for any format (fp16's from its own fields).
+FormatRangeShares range_shares(const GradientSample& s, FloatFormat f);
+void set_range_shares(GradientSample& s, FloatFormat f, const FormatRangeShares& shares);
+// Shares over all elements of the samples (each weighted by its numel); NaN when
+// any sample lacks them.
+FormatRangeShares total_range_shares(const std::vector<GradientSample>& samples, FloatFormat f);
+
+// Range statistics of one module's forward output at one sampled step (the
+// module's ModuleScope::output; with gradient accumulation, all micro-batches).
+struct ActivationSample {
+  int64_t step = 0;
+  int64_t order = 0;         // completion order in the forward: inner modules finish before outer ones
+  std::string module;        // "blocks.2.mlp"
+  DtypeName dtype;           // of the output as computed ("float16" under fp16 autocast)
+  int64_t numel = 0;
+  double nonfinite_fraction = 0.0;  // inf/NaN in the output as computed
+  double max_abs = 0.0;             // largest finite |x|
+  // Shares of all elements a cast of the finite values to each format would flush
+  // to zero, leave subnormal, or overflow (no loss scale: activations are not scaled).
+  FormatRangeShares fp16, bf16, fp8_e4m3, fp8_e5m2;
+};
+
+// Whether the output overflowed fp16: inf/NaN in it, or finite values beyond fp16's range.
+bool overflows_fp16(const ActivationSample& a);
+// The first module, in forward completion order, whose output overflowed fp16: where
+// the overflow started (later modules inherit the inf). Null when none did.
+const ActivationSample* first_fp16_overflow(const std::vector<ActivationSample>& step_samples);
+FormatRangeShares range_shares(const ActivationSample& a, FloatFormat f);
 
 // What a session was: the run's settings and where it ran.
 struct SessionMeta {

@@ -3,6 +3,7 @@
 // replaced as a whole. The producer builds a new one off the training thread's
 // hot path and swaps a shared_ptr; readers keep theirs as long as they like.
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "profiler/records.h"
@@ -18,6 +19,9 @@ struct ProfileSnapshot {
   int64_t unattributed_kernels = 0;
   std::vector<GradientSample> gradients;      // the latest sample, one per parameter
   std::vector<GradientSample> gradient_history;  // every sample of a bounded set of steps (heatmap over time)
+  std::vector<ActivationSample> activations;  // module outputs of the latest sampled step, in completion order
+  // The first module whose output overflowed fp16, at the earliest sampled step with one.
+  std::optional<ActivationSample> first_fp16_overflow;
   std::string gpu_tracing;                    // "cupti" or why GPU tracing is off
   uint64_t dropped_records = 0;               // anything the capture had to drop
 };

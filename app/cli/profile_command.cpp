@@ -25,7 +25,7 @@ ProfileCommand::ProfileCommand(CLI::App& parent) {
       ->capture_default_str()->group("Profiling");
   command_->add_option("--every", p.every_n_steps, "Inside the window, record every Nth step")
       ->capture_default_str()->group("Profiling");
-  command_->add_option("--grad-every", p.gradient_every, "Gradient range statistics every K steps (0 = off)")
+  command_->add_option("--grad-every", p.gradient_every, "Gradient and activation range statistics every K steps (0 = off)")
       ->capture_default_str()->group("Profiling");
   command_->add_flag("--no-gpu-trace", no_gpu_trace_, "Do not trace CUDA kernels through CUPTI")->group("Profiling");
 }
@@ -49,7 +49,7 @@ int ProfileCommand::run() {
   profiler::RecordingHealth health;
   {
     profiler::Profiler profiler(p);
-    exit_code = run_session(config, {&profiler}, output_);
+    exit_code = run_session(config, {&profiler}, output_, [&profiler] { return profiler.snapshot(); });
     gpu_tracing = profiler.gpu_tracing();
     health = profiler.health();
   }

@@ -5,12 +5,17 @@
 
 #include <atomic>
 #include <csignal>
+#include <map>
 #include <optional>
 
 #include "app/cli/metrics_writer.h"
 #include "app/cli/progress_printer.h"
 #include "engine/run_follower.h"
+#include "engine/errors.h"
 #include "engine/trainer.h"
+#include "profiler/capture/step_record.h"
+#include "profiler/export/tensorboard/tensorboard_export.h"
+#include "profiler/store/sqlite_util.h"
 
 namespace ampscope::cli {
 namespace {
@@ -23,15 +28,37 @@ extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 void add_output_flags(CLI::App& command, SessionOutput& output) {
   command.add_option("--metrics", output.metrics_path, "Write one JSON object per step to FILE (JSON Lines)")
       ->group("Output");
+  command.add_option("--tensorboard", output.tensorboard_dir,
+                     "Log scalars (and, with the profiler, gradient histograms) to a TensorBoard event file in DIR")
+      ->group("Output");
   command.add_flag("--quiet,-q", output.quiet, "Print only the summary and errors")->group("Output");
   command.add_option("--log-every", output.log_every, "Plain-line output interval in steps (default: ~20 lines)")
       ->group("Output");
 }
 
 int run_session(const engine::TrainConfig& config, const std::vector<engine::TrainingObserver*>& observers,
-                const SessionOutput& output) {
+                const SessionOutput& output, const GradientSource& gradients) {
   std::optional<MetricsWriter> metrics;
   if (!output.metrics_path.empty()) metrics.emplace(output.metrics_path);
+  std::optional<profiler::tensorboard::TensorBoardLogger> tensorboard;
+  if (!output.tensorboard_dir.empty()) {
+    try {
+      tensorboard.emplace(output.tensorboard_dir);
+    } catch (const profiler::StoreError& e) {
+      throw engine::ConfigError(fmt::format("--tensorboard: {}", e.what()));
+    }
+  }
+  // Gradient samples reach the profiler's snapshot after their step: every sampled
+  // step still in its history and not yet written goes out, oldest first.
+  const auto log_gradients = [&] {
+    if (!tensorboard || !gradients) return;
+    const profiler::ProfileSnapshotPtr snapshot = gradients();
+    if (!snapshot) return;
+    std::map<int64_t, std::vector<profiler::GradientSample>> by_step;
+    for (const auto& g : snapshot->gradient_history) by_step[g.step].push_back(g);
+    if (by_step.empty() && !snapshot->gradients.empty()) by_step[snapshot->gradients.front().step] = snapshot->gradients;
+    for (const auto& [step, samples] : by_step) tensorboard->on_gradients(samples);
+  };
 
   engine::Trainer trainer(config);
   auto queue = trainer.subscribe(16384);
@@ -48,6 +75,10 @@ int run_session(const engine::TrainConfig& config, const std::vector<engine::Tra
       [&](const engine::Event& event) {
         if (const auto* step = std::get_if<engine::StepEvent>(&event)) {
           if (metrics) metrics->write(*step);
+          if (tensorboard) {
+            tensorboard->on_step(profiler::to_step_record(*step));
+            log_gradients();
+          }
           if (steps_seen++ == 0) first_loss = step->loss;
           last_loss = step->loss;
           skipped += step->skipped ? 1 : 0;
@@ -56,6 +87,10 @@ int run_session(const engine::TrainConfig& config, const std::vector<engine::Tra
       },
       [] { return g_interrupted.load(); }, std::chrono::milliseconds(100));
   trainer.wait();
+  if (tensorboard) {
+    log_gradients();
+    tensorboard->flush();
+  }
   printer.finish();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);

@@ -4,16 +4,19 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "engine/config.h"
 #include "engine/training_observer.h"
+#include "profiler/snapshot.h"
 
 namespace ampscope::cli {
 
 struct SessionOutput {
   std::string metrics_path;  // JSON Lines, one object per step; "" = none
+  std::string tensorboard_dir;  // TensorBoard event file directory; "" = none
   bool quiet = false;
   int64_t log_every = 0;
 };
@@ -21,8 +24,12 @@ struct SessionOutput {
 // Adds --metrics, --quiet and --log-every to a command.
 void add_output_flags(CLI::App& command, SessionOutput& output);
 
+// Where --tensorboard finds gradient samples during a run (the profiler's
+// snapshot); null when nothing samples them (`train`).
+using GradientSource = std::function<profiler::ProfileSnapshotPtr()>;
+
 // Returns the process exit code: 0 finished or stopped by Ctrl-C/SIGTERM, 1 failed.
 int run_session(const engine::TrainConfig& config, const std::vector<engine::TrainingObserver*>& observers,
-                const SessionOutput& output);
+                const SessionOutput& output, const GradientSource& gradients = {});
 
 }  // namespace ampscope::cli

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -11,6 +12,7 @@
 #include "profiler/export/chrome_trace.h"
 #include "profiler/export/csv_export.h"
 #include "profiler/export/json_summary.h"
+#include "profiler/export/tensorboard/tensorboard_export.h"
 #include "profiler/recording_health.h"
 #include "profiler/store/comparison_store.h"
 #include "profiler/store/session_reader.h"
@@ -38,13 +40,14 @@ std::string join(const std::vector<std::string>& v) {
 }  // namespace
 
 ExportCommand::ExportCommand(CLI::App& parent) {
-  command_ = parent.add_subcommand("export", "Export a session: Chrome/Perfetto trace, CSV tables or a JSON summary");
+  command_ = parent.add_subcommand(
+      "export", "Export a session: Chrome/Perfetto trace, CSV tables, a JSON summary or TensorBoard events");
   command_->add_option("session", session_, "The .ampscope session file")->required();
-  command_->add_option("--format,-f", format_, "chrome | csv | json")
-      ->check(CLI::IsMember({"chrome", "csv", "json"}))->capture_default_str();
+  command_->add_option("--format,-f", format_, "chrome | csv | json | tensorboard")
+      ->check(CLI::IsMember({"chrome", "csv", "json", "tensorboard"}))->capture_default_str();
   command_->add_option("--out,-o", out_,
-                       "Output file (csv: a prefix for <prefix>.ops.csv, .kernels.csv, .steps.csv); "
-                       "default: next to the session");
+                       "Output file (csv: a prefix for <prefix>.ops.csv, .kernels.csv, .steps.csv, .gradients.csv; "
+                       "tensorboard: a log directory); default: next to the session");
   command_->add_option("--first-step", first_step_, "chrome: the first step to include (0 = all)");
   command_->add_option("--last-step", last_step_, "chrome: the last step to include (0 = all)");
 }
@@ -59,6 +62,10 @@ int ExportCommand::run() {
     if (last_step_ > 0) options.last_step = last_step_;
     profiler::export_chrome_trace(session, path, options);
     fmt::print("wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", path);
+  } else if (format_ == "tensorboard") {
+    const std::string dir = out_.empty() ? base + ".tensorboard" : out_;
+    const std::string path = profiler::tensorboard::export_session(session, dir);
+    fmt::print("wrote {} (tensorboard --logdir {})\n", path, dir);
   } else if (format_ == "json") {
     const std::string path = out_.empty() ? base + ".summary.json" : out_;
     profiler::export_json_summary(session, path);
@@ -67,7 +74,8 @@ int ExportCommand::run() {
     profiler::export_op_table_csv(session, base + ".ops.csv");
     profiler::export_kernels_csv(session, base + ".kernels.csv");
     profiler::export_steps_csv(session, base + ".steps.csv");
-    fmt::print("wrote {0}.ops.csv, {0}.kernels.csv, {0}.steps.csv\n", base);
+    profiler::export_gradients_csv(session, base + ".gradients.csv");
+    fmt::print("wrote {0}.ops.csv, {0}.kernels.csv, {0}.steps.csv, {0}.gradients.csv\n", base);
   }
   return 0;
 }
@@ -214,15 +222,26 @@ int SummaryCommand::run() {
 
   const auto gradients = session.latest_gradients();
   if (!gradients.empty()) {
-    double numel = 0, under = 0, over = 0;
-    for (const auto& g : gradients) {
-      numel += g.numel;
-      under += g.fp16_underflow_fraction * g.numel;
-      over += g.fp16_overflow_fraction * g.numel;
+    fmt::print("\nGradients at step {} (unscaled g; shares of g * loss scale {:g} cast to each format)\n",
+               gradients.front().step, gradients.front().loss_scale);
+    fmt::print("  {:<9} {:>11} {:>11} {:>11}\n", "format", "to zero", "subnormal", "overflow");
+    for (const auto& f : profiler::kFloatFormats) {
+      const auto r = profiler::total_range_shares(gradients, f.format);
+      if (std::isnan(r.underflow)) continue;  // a session recorded before these were measured
+      fmt::print("  {:<9} {:>10.3f}% {:>10.3f}% {:>10.3f}%\n", f.name, 100 * r.underflow, 100 * r.subnormal,
+                 100 * r.overflow);
     }
-    fmt::print("\nGradients at step {} (unscaled, against fp16 at loss scale {:g}): {:.3f}% underflow, {:.3f}% overflow\n",
-               gradients.front().step, gradients.front().loss_scale, 100.0 * under / std::max(numel, 1.0),
-               100.0 * over / std::max(numel, 1.0));
+  }
+
+  if (!session.activation_steps().empty()) {
+    if (const auto first = session.first_fp16_overflow()) {
+      fmt::print("\nActivations: the first module whose output overflowed fp16 is {} at step {} ({} output, "
+                 "{:.3f}% inf/NaN, max finite |x| {:g})\n",
+                 first->module, first->step, first->dtype, 100 * first->nonfinite_fraction, first->max_abs);
+    } else {
+      fmt::print("\nActivations: no module output overflowed fp16 at the {} sampled steps\n",
+                 session.activation_steps().size());
+    }
   }
   return 0;
 }

@@ -30,11 +30,11 @@ at::Tensor ConvStemImpl::forward(const at::Tensor& x) {
   at::Tensor y;
   {
     ModuleScope scope(conv_scope_);
-    y = conv->forward(x);
+    y = scope.output(conv->forward(x));
   }
   {
     ModuleScope scope(bn_scope_);
-    y = bn->forward(y);
+    y = scope.output(bn->forward(y));
   }
   return at::relu(y);
 }
@@ -54,19 +54,19 @@ at::Tensor ResidualBlockImpl::forward(const at::Tensor& x) {
   at::Tensor y;
   {
     ModuleScope scope(conv1_scope_);
-    y = conv1->forward(x);
+    y = scope.output(conv1->forward(x));
   }
   {
     ModuleScope scope(bn1_scope_);
-    y = at::relu(bn1->forward(y));
+    y = scope.output(at::relu(bn1->forward(y)));
   }
   {
     ModuleScope scope(conv2_scope_);
-    y = conv2->forward(y);
+    y = scope.output(conv2->forward(y));
   }
   {
     ModuleScope scope(bn2_scope_);
-    y = bn2->forward(y);
+    y = scope.output(bn2->forward(y));
   }
   return at::relu(x + y);
 }
@@ -102,15 +102,15 @@ at::Tensor ConvNetImpl::forward(const at::Tensor& input) {
   at::Tensor x = channels_last_ ? input.contiguous(at::MemoryFormat::ChannelsLast) : input;
   {
     ModuleScope scope(stem_scope_);
-    x = stem->forward(x);
+    x = scope.output(stem->forward(x));
   }
   for (size_t i = 0; i < blocks.size(); ++i) {
     ModuleScope scope(block_scopes_[i]);
-    x = blocks[i]->forward(x);
+    x = scope.output(blocks[i]->forward(x));
   }
   x = x.mean({2, 3});  // global average pool: [B, width, H, W] -> [B, width]
   ModuleScope scope(head_scope_);
-  return apply_linear(*head, x);
+  return scope.output(apply_linear(*head, x));
 }
 
 std::unique_ptr<Model> make_convnet(const ModelConfig& config, const SampleSpec& spec) {

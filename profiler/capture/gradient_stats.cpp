@@ -5,16 +5,32 @@
 #include <cmath>
 #include <limits>
 
+#include "profiler/capture/format_counts.h"
+
 namespace ampscope::profiler {
 namespace {
 
-// fp16 landmarks, in absolute value.
-constexpr double kFp16SubnormalFloor = 5.960464477539063e-08;  // 2^-24, smallest positive subnormal
-constexpr double kFp16SmallestNormal = 6.103515625e-05;         // 2^-14
-constexpr double kFp16Max = 65504.0;
+// Scalars per parameter: counts, then three counts per format (FloatFormat
+// order), then min/max/norm, then kGradBins histogram counts.
+enum Slot { kNumel, kZeros, kNonfinite, kFormatCounts };
+constexpr int kMinNonzero = kFormatCounts + kCountsPerFormat * kFloatFormatCount;
+constexpr int kMaxAbs = kMinNonzero + 1, kNorm = kMinNonzero + 2, kScalars = kMinNonzero + 3;
 
-// Scalars per parameter, followed by kGradBins histogram counts.
-enum Slot { kNumel, kZeros, kNonfinite, kUnderflow, kSubnormal, kOverflow, kMinNonzero, kMaxAbs, kNorm, kScalars };
+// log2 histogram of the nonzero finite |g| without a host sync: at::bincount
+// reads its input's max on the host (a device-to-host copy per call on CUDA);
+// index_add_ into a fixed-size zero tensor does not. Counts are float64, exact
+// below 2^53.
+at::Tensor log2_histogram(const at::Tensor& a, const at::Tensor& nonzero) {
+  // frexp: |x| = m * 2^e with m in [0.5, 1), so floor(log2|x|) = e - 1, exactly
+  // (log2 can round up just below a power of two).
+  const at::Tensor exponents = std::get<1>(at::frexp(at::where(nonzero, a, 1.0))).to(at::kLong) - 1;
+  const at::Tensor in_range = exponents.clamp(kGradLog2Min, kGradLog2Max - 1) - kGradLog2Min;
+  // Zeros and non-finite values go to an extra last bin, dropped below.
+  const at::Tensor bins = at::where(nonzero, in_range, static_cast<int64_t>(kGradBins));
+  return at::zeros({kGradBins + 1}, a.options())
+      .index_add_(0, bins, at::ones_like(a))
+      .slice(0, 0, kGradBins);
+}
 
 at::Tensor stats_row(const at::Tensor& grad, double loss_scale) {
   // float64 keeps counts exact and the tiny magnitudes representable.
@@ -24,19 +40,15 @@ at::Tensor stats_row(const at::Tensor& grad, double loss_scale) {
   const at::Tensor nonzero = (a > 0) & finite;
   const at::Tensor scaled = a * loss_scale;
   const auto count = [](const at::Tensor& mask) { return mask.sum().to(at::kDouble).reshape({1}); };
+  std::vector<at::Tensor> parts{at::full({1}, static_cast<double>(g.numel()), g.options()),
+                                count((a == 0) & finite), count(~finite)};
+  for (at::Tensor& c : format_counts(scaled, finite, nonzero)) parts.push_back(std::move(c));
   const double inf = std::numeric_limits<double>::infinity();
-  const at::Tensor min_nonzero = at::where(nonzero, a, inf).min().reshape({1});
-  const at::Tensor max_abs = at::where(finite, a, 0.0).max().reshape({1});
-  const at::Tensor norm = at::linalg_vector_norm(at::where(finite, g, 0.0), 2).reshape({1});
-  // log2 bins of nonzero finite values; out-of-range values land in the end bins.
-  const at::Tensor exponents =
-      at::floor(at::log2(at::where(nonzero, a, 1.0))).clamp(kGradLog2Min, kGradLog2Max - 1) - kGradLog2Min;
-  const at::Tensor bins = at::where(nonzero, exponents, static_cast<double>(kGradBins)).to(at::kLong);
-  const at::Tensor histogram = at::bincount(bins, {}, kGradBins + 1).slice(0, 0, kGradBins).to(at::kDouble);
-  return at::cat({at::full({1}, static_cast<double>(g.numel()), g.options()), count((a == 0) & finite),
-                  count(~finite), count(nonzero & (scaled < kFp16SubnormalFloor)),
-                  count(nonzero & (scaled >= kFp16SubnormalFloor) & (scaled < kFp16SmallestNormal)),
-                  count(finite & (scaled > kFp16Max)), min_nonzero, max_abs, norm, histogram});
+  parts.push_back(at::where(nonzero, a, inf).min().reshape({1}));
+  parts.push_back(at::where(finite, a, 0.0).max().reshape({1}));
+  parts.push_back(at::linalg_vector_norm(at::where(finite, g, 0.0), 2).reshape({1}));
+  parts.push_back(log2_histogram(a, nonzero));
+  return at::cat(parts);
 }
 
 }  // namespace
@@ -64,9 +76,10 @@ std::vector<GradientSample> gradient_range_stats(
     const double n = std::max(1.0, acc[i][kNumel]);
     s.zero_fraction = acc[i][kZeros] / n;
     s.nonfinite_fraction = acc[i][kNonfinite] / n;
-    s.fp16_underflow_fraction = acc[i][kUnderflow] / n;
-    s.fp16_subnormal_fraction = acc[i][kSubnormal] / n;
-    s.fp16_overflow_fraction = acc[i][kOverflow] / n;
+    for (const FloatFormatLimits& f : kFloatFormats) {
+      const int base = kFormatCounts + kCountsPerFormat * static_cast<int>(f.format);
+      set_range_shares(s, f.format, {acc[i][base] / n, acc[i][base + 1] / n, acc[i][base + 2] / n});
+    }
     s.min_abs_nonzero = std::isfinite(acc[i][kMinNonzero]) ? acc[i][kMinNonzero] : 0.0;
     s.max_abs = acc[i][kMaxAbs];
     s.norm = acc[i][kNorm];

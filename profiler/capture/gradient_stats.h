@@ -1,6 +1,6 @@
 #pragma once
-// Range statistics of unscaled gradients against fp16's range (records.h
-// GradientSample). Everything is computed on the gradients' device; the results
+// Range statistics of unscaled gradients against the ranges of fp16, bf16 and
+// fp8 (records.h GradientSample, float_formats.h). Everything is computed on the gradients' device; the results
 // of all parameters come back in one device-to-host transfer.
 #include <ATen/core/Tensor.h>
 
@@ -14,8 +14,9 @@ namespace ampscope::profiler {
 
 // `parameters`: (name, parameter) pairs whose .grad() holds the unscaled
 // gradient; parameters without a gradient are skipped. `loss_scale` is the
-// scale in force (1 without a scaler): fp16 fractions are for g * loss_scale,
-// the values the fp16 backward actually carried.
+// scale in force (1 without a scaler): the format shares are for g * loss_scale,
+// the values the fp16 backward actually carried. No host sync but the one
+// transfer of all parameters' results.
 std::vector<GradientSample> gradient_range_stats(
     int64_t step, const std::vector<std::pair<std::string, at::Tensor>>& parameters, double loss_scale);
 

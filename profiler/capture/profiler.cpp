@@ -97,6 +97,9 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
 }
 
 void Profiler::on_step_begin(int64_t step) {
+  // Activation ranges on the gradient-sampled steps: the models' module outputs
+  // reach activations_ during this step's forward (training thread only).
+  if (wants_gradients(step)) engine::activation_sink() = &activations_;
   if (!step_is_sampled(step)) return;
   observer_.begin_step(step);
   resume_gpu_tracing();
@@ -128,6 +131,10 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
 }
 
 void Profiler::on_step_end(const engine::StepEvent& step) {
+  if (engine::activation_sink() == &activations_) {
+    engine::activation_sink() = nullptr;
+    if (!activations_.empty()) enqueue(ActivationsJob{activations_.take(step.step)});
+  }
   if (observer_.recording()) {
     observer_.end_step();
     enqueue(OpsJob{observer_.take()});
@@ -153,6 +160,7 @@ void Profiler::finish_recording() {
 }
 
 void Profiler::on_run_end(engine::RunState final_state, const std::string& message) {
+  if (engine::activation_sink() == &activations_) engine::activation_sink() = nullptr;  // a step that failed
   finish_recording();
   // The worker publishes the final snapshot after everything queued so far.
   enqueue(PublishJob{}, /*may_drop=*/false);
@@ -227,6 +235,11 @@ void Profiler::process(Job& job) {
     const size_t per_step = std::max<size_t>(gradients->samples.size(), 1);
     while (gradient_history_.size() > kGradientHistorySteps * per_step) gradient_history_.pop_front();
     if (writer_) writer_->append_gradients(std::move(gradients->samples));
+  } else if (auto* activations = std::get_if<ActivationsJob>(&job)) {
+    latest_activations_ = activations->samples;
+    if (!first_fp16_overflow_)
+      if (const ActivationSample* first = first_fp16_overflow(activations->samples)) first_fp16_overflow_ = *first;
+    if (writer_) writer_->append_activations(std::move(activations->samples));
   } else if (auto* step = std::get_if<StepJob>(&job)) {
     last_step_ = step->step.step;
     if (writer_) writer_->append_step(step->step);
@@ -292,6 +305,8 @@ void Profiler::publish_snapshot() {
   next->gpu_attribution = {aggregator_.unattributed_gpu_ns(), kernel_table_.total_gpu_ns()};
   next->gradients = latest_gradients_;
   next->gradient_history.assign(gradient_history_.begin(), gradient_history_.end());
+  next->activations = latest_activations_;
+  next->first_fp16_overflow = first_fp16_overflow_;
   next->gpu_tracing = gpu_tracing_;
   next->dropped_records = dropped_.load(std::memory_order_relaxed);
   last_publish_ = std::chrono::steady_clock::now();

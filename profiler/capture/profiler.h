@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,6 +31,7 @@
 #include "profiler/cupti/activity_source.h"
 #include "profiler/cupti/tensor_core_eligibility.h"
 #include "profiler/recording_health.h"
+#include "profiler/capture/activation_stats.h"
 #include "profiler/snapshot.h"
 #include "profiler/store/session_writer.h"
 
@@ -94,9 +96,10 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   struct KernelsJob { std::vector<KernelRecord> kernels; };
   struct GradientsJob { std::vector<GradientSample> samples; };
   struct StepJob { StepRecord step; };
+  struct ActivationsJob { std::vector<ActivationSample> samples; };
   struct PublishJob {};
   struct FinishJob {};  // the recording ended: give up on kernels still waiting, save the tables
-  using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob, FinishJob>;
+  using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob, ActivationsJob, FinishJob>;
 
   void on_kernels(std::vector<KernelRecord>&& batch) override;
   void enqueue(Job job, bool may_drop = true);
@@ -122,6 +125,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   int64_t profiled_steps_since_flush_ = 0;
   bool gpu_tracing_paused_ = false;   // training thread only
   cupti::Tf32Settings tf32_;          // in force at run start: decides fp32 ops' eligibility
+  ActivationRecorder activations_;  // training thread: module outputs of gradient-sampled steps
 
   // Worker state (worker thread only).
   OpAggregator aggregator_;
@@ -130,6 +134,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::chrono::steady_clock::time_point last_table_save_{};
   std::vector<GradientSample> latest_gradients_;
   std::deque<GradientSample> gradient_history_;
+  std::vector<ActivationSample> latest_activations_;
+  std::optional<ActivationSample> first_fp16_overflow_;
   int64_t last_step_ = 0;
   std::chrono::steady_clock::time_point last_publish_{};
 

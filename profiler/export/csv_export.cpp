@@ -105,6 +105,32 @@ void export_steps_csv(const SessionReader& session, std::ostream& out) {
   }
 }
 
+void export_gradients_csv(const SessionReader& session, std::ostream& out) {
+  {
+    Row h(out);
+    for (const char* n : {"step", "parameter", "loss_scale", "numel", "zero_fraction", "nonfinite_fraction"}) h.text(n);
+    for (const FloatFormatLimits& f : kFloatFormats)
+      for (const char* share : {"_underflow_fraction", "_subnormal_fraction", "_overflow_fraction"})
+        h.text(std::string(f.key) + share);
+    for (const char* n : {"min_abs_nonzero", "max_abs", "norm"}) h.text(n);
+  }
+  for (int64_t step : session.gradient_steps()) {
+    for (const GradientSample& g : session.gradients(step)) {
+      Row r(out);
+      r.num(g.step).text(g.parameter).num(g.loss_scale).num(g.numel).num(g.zero_fraction).num(g.nonfinite_fraction);
+      for (const FloatFormatLimits& f : kFloatFormats) {
+        const FormatRangeShares s = range_shares(g, f.format);
+        r.num(s.underflow).num(s.subnormal).num(s.overflow);
+      }
+      r.num(g.min_abs_nonzero).num(g.max_abs).num(g.norm);
+    }
+  }
+}
+
+void export_gradients_csv(const SessionReader& session, const std::string& path) {
+  export_detail::write_file_atomically(path, [&](std::ostream& o) { export_gradients_csv(session, o); });
+}
+
 void export_op_table_csv(const SessionReader& session, const std::string& path) {
   export_detail::write_file_atomically(path,
                                        [&](std::ostream& o) { export_op_table_csv(session, o); });

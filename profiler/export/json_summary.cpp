@@ -60,14 +60,11 @@ Json training_json(const std::vector<StepRecord>& steps) {
 Json gradients_json(const std::vector<GradientSample>& grads) {
   if (grads.empty()) return nullptr;
   int64_t numel = 0;
-  double under = 0, sub = 0, over = 0, zero = 0, nonfinite = 0;
+  double zero = 0, nonfinite = 0;
   double min_abs = 0, max_abs = 0;
   for (const auto& g : grads) {
     const auto n = static_cast<double>(g.numel);
     numel += g.numel;
-    under += g.fp16_underflow_fraction * n;
-    sub += g.fp16_subnormal_fraction * n;
-    over += g.fp16_overflow_fraction * n;
     zero += g.zero_fraction * n;
     nonfinite += g.nonfinite_fraction * n;
     if (g.min_abs_nonzero > 0 && (min_abs == 0 || g.min_abs_nonzero < min_abs))
@@ -80,9 +77,23 @@ Json gradients_json(const std::vector<GradientSample>& grads) {
   j["parameters"] = grads.size();
   j["numel"] = numel;
   j["loss_scale"] = finite_or_null(grads.front().loss_scale);
-  j["fp16_underflow_fraction"] = under / total;
-  j["fp16_subnormal_fraction"] = sub / total;
-  j["fp16_overflow_fraction"] = over / total;
+  const FormatRangeShares fp16 = total_range_shares(grads, FloatFormat::fp16);
+  j["fp16_underflow_fraction"] = fp16.underflow;
+  j["fp16_subnormal_fraction"] = fp16.subnormal;
+  j["fp16_overflow_fraction"] = fp16.overflow;
+  // Every format, with its limits (null shares: not measured in this session).
+  Json formats = Json::object();
+  for (const FloatFormatLimits& f : kFloatFormats) {
+    const FormatRangeShares r = total_range_shares(grads, f.format);
+    formats[std::string(f.key)] = {{"max", f.max},
+                                   {"min_normal", f.min_normal},
+                                   {"min_subnormal", f.min_subnormal},
+                                   {"has_inf", f.has_inf},
+                                   {"underflow_fraction", finite_or_null(r.underflow)},
+                                   {"subnormal_fraction", finite_or_null(r.subnormal)},
+                                   {"overflow_fraction", finite_or_null(r.overflow)}};
+  }
+  j["formats"] = std::move(formats);
   j["zero_fraction"] = zero / total;
   j["nonfinite_fraction"] = nonfinite / total;
   j["min_abs_nonzero"] = finite_or_null(min_abs);
@@ -97,6 +108,37 @@ Json gradients_json(const std::vector<GradientSample>& grads) {
     list.push_back({{"parameter", worst[i]->parameter},
                     {"fp16_underflow_fraction", worst[i]->fp16_underflow_fraction}});
   j["most_underflowing"] = std::move(list);
+  return j;
+}
+
+Json activation_json(const ActivationSample& a) {
+  Json j{{"step", a.step},
+         {"module", a.module},
+         {"dtype", a.dtype},
+         {"numel", a.numel},
+         {"nonfinite_fraction", finite_or_null(a.nonfinite_fraction)},
+         {"max_abs", finite_or_null(a.max_abs)}};
+  for (const FloatFormatLimits& f : kFloatFormats) {
+    const FormatRangeShares r = range_shares(a, f.format);
+    j[std::string(f.key) + "_underflow_fraction"] = finite_or_null(r.underflow);
+    j[std::string(f.key) + "_overflow_fraction"] = finite_or_null(r.overflow);
+  }
+  return j;
+}
+
+// Module outputs of the last sampled step, and where an fp16 overflow started; null
+// when the session sampled none.
+Json activations_json(const SessionReader& session) {
+  const auto steps = session.activation_steps();
+  if (steps.empty()) return nullptr;
+  Json j;
+  j["step"] = steps.back();
+  j["sampled_steps"] = steps.size();
+  Json modules = Json::array();
+  for (const auto& a : session.activations(steps.back())) modules.push_back(activation_json(a));
+  j["modules"] = std::move(modules);
+  const auto first = session.first_fp16_overflow();
+  j["first_fp16_overflow"] = first ? activation_json(*first) : Json(nullptr);
   return j;
 }
 
@@ -190,6 +232,7 @@ Json session_summary(const SessionReader& session, size_t top_n) {
   s["top_kernels"] = std::move(top_kernels);
   s["training"] = training_json(steps);
   s["gradients"] = gradients_json(session.latest_gradients());
+  s["activations"] = activations_json(session);
   return s;
 }
 

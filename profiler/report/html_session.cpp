@@ -14,9 +14,7 @@ namespace {
 constexpr int kChartWidth = 560, kChartHeight = 230;
 constexpr size_t kRowsPerCategory = 10;
 constexpr size_t kWorstParameters = 10;
-// log2 of fp16's limits, for g * loss_scale: subnormal floor, smallest normal, largest finite.
-constexpr double kFp16SubnormalLog2 = -24, kFp16NormalLog2 = -14;
-const double kFp16MaxLog2 = std::log2(65504.0);
+const FloatFormatLimits& kFp16 = float_format(FloatFormat::fp16);
 
 double median(std::vector<double> v) {
   if (v.empty()) return std::nan("");
@@ -105,8 +103,8 @@ std::string gradient_histogram(const std::vector<GradientSample>& grads) {
   for (const auto& g : grads)
     for (int i = 0; i < kGradBins; ++i) counts[i] += static_cast<double>(g.log2_histogram[i]);
   const double shift = std::log2(std::max(grads.front().loss_scale, 1e-300));
-  const double under = kFp16SubnormalLog2 - shift, normal = kFp16NormalLog2 - shift,
-               over = kFp16MaxLog2 - shift;
+  const double under = log2_min_subnormal(kFp16) - shift, normal = log2_min_normal(kFp16) - shift,
+               over = log2_max(kFp16) - shift;
   int first = kGradBins, last = -1;
   for (int i = 0; i < kGradBins; ++i)
     if (counts[i] > 0) {
@@ -136,6 +134,31 @@ std::string gradient_histogram(const std::vector<GradientSample>& grads) {
   return svg::histogram(static_cast<double>(kGradLog2Min + b0), 1.0, shown, o);
 }
 
+// One row per format: its limits and the shares of all elements of g * scale a
+// cast to it would flush to 0, leave subnormal, or overflow.
+std::string format_shares_table(const std::vector<GradientSample>& grads) {
+  std::vector<std::vector<std::string>> rows;
+  for (const FloatFormatLimits& f : kFloatFormats) {
+    const FormatRangeShares r = total_range_shares(grads, f.format);
+    const bool measured = !std::isnan(r.underflow);
+    const auto share = [&](double v) { return measured ? escape(percent(v)) : std::string("—"); };
+    rows.push_back({escape(std::string(f.name)), escape(sig3(f.max)), escape(power_of_two_text(f.min_normal)),
+                    escape(power_of_two_text(f.min_subnormal)), f.has_inf ? "inf" : "NaN (no inf)",
+                    share(r.underflow), share(r.subnormal), share(r.overflow)});
+  }
+  return "<h3>Every element of g·scale at step " + std::to_string(grads.front().step) +
+         ", cast to each format</h3>" +
+         table_html({{"format"},
+                     {"max", true},
+                     {"min normal", true},
+                     {"min subnormal", true},
+                     {"above max", false, "what a plain cast gives; fp8 recipes clamp to ±max first"},
+                     {"flushed to 0", true, "nonzero, <= half the min subnormal"},
+                     {"subnormal", true, "below the min normal: fewer significant bits"},
+                     {"overflow", true, "beyond max by more than half a step"}},
+                    rows);
+}
+
 std::string gradients_html(const ReportData& d) {
   const auto& grads = d.latest_gradients;
   if (grads.empty())
@@ -143,12 +166,11 @@ std::string gradients_html(const ReportData& d) {
                         paragraph("No gradient statistics were sampled in this session.", "muted"));
   std::string s = gradient_histogram(grads);
   s += paragraph(
-      "Shaded: where fp16 cannot hold the gradient once multiplied by the loss scale. bf16 holds "
-      "every magnitude "
-      "shown (its normal range is 2^-126 to 2^127) but keeps 8 significant bits to fp16's 11. The "
-      "outermost bars "
-      "also count everything beyond them.",
+      "Shaded: where fp16 cannot hold the gradient once multiplied by the loss scale. The "
+      "outermost bars also count everything beyond them. The table gives the same shares for "
+      "every format a cast could put the scaled gradient in.",
       "muted");
+  s += format_shares_table(grads);
   if (d.gradient_steps.size() > 1) {
     svg::Series under{"underflow", {}, {}, "#d62728", false},
         sub{"subnormal", {}, {}, "#ff7f0e", false};
@@ -185,14 +207,56 @@ std::string gradients_html(const ReportData& d) {
   s += table_html({{"parameter"},
                    {"elements", true},
                    {"zero", true},
-                   {"underflow", true, "nonzero, |g·scale| < 2^-24: becomes 0 in fp16"},
-                   {"subnormal", true, "2^-24 <= |g·scale| < 2^-14"},
-                   {"overflow", true, "|g·scale| > 65504"},
+                   {"underflow", true, "nonzero, |g·scale| <= 2^-25: a cast to fp16 makes it 0"},
+                   {"subnormal", true, "2^-25 < |g·scale| < 2^-14 - 2^-25: fp16 subnormal"},
+                   {"overflow", true, "|g·scale| >= 65520: a cast to fp16 makes it infinite"},
                    {"min |g|", true},
                    {"max |g|", true},
                    {"norm", true}},
                   rows);
   return section_html("gradients", "Gradient range", s);
+}
+
+// Forward outputs per module at the last sampled step, against the formats, and
+// the module where an fp16 overflow started.
+std::string activations_html(const ReportData& d) {
+  if (d.latest_activations.empty() && !d.first_fp16_overflow) return {};
+  std::string s;
+  if (const auto& first = d.first_fp16_overflow) {
+    s += paragraph("The first module whose output overflowed fp16: " + first->module + " at step " +
+                       std::to_string(first->step) + " (" + first->dtype + " output, " +
+                       percent(first->nonfinite_fraction) + " inf/NaN, " + percent(first->fp16.overflow) +
+                       " of finite values beyond fp16's max). Modules after it inherit the inf; keep this one in "
+                       "fp32 or rescale its input.",
+                   "rec warning");
+  } else {
+    s += paragraph("No module output overflowed fp16 at the sampled steps.", "muted");
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const ActivationSample& a : d.latest_activations) {
+    rows.push_back({"<code>" + escape(a.module) + "</code>", escape(a.dtype), grouped(a.numel),
+                    escape(sig3(a.max_abs)), escape(percent(a.nonfinite_fraction)),
+                    escape(percent(a.fp16.overflow)), escape(percent(a.fp16.underflow)),
+                    escape(percent(a.fp8_e4m3.overflow)), escape(percent(a.fp8_e4m3.underflow)),
+                    escape(percent(a.fp8_e5m2.overflow)), escape(percent(a.fp8_e5m2.underflow))});
+  }
+  if (!rows.empty()) {
+    s += "<h3>Module outputs at step " + std::to_string(d.latest_activations.front().step) +
+         ", in the order modules finished</h3>";
+    s += table_html({{"module"},
+                     {"dtype"},
+                     {"elements", true},
+                     {"max |x|", true},
+                     {"inf/NaN", true, "non-finite in the output as computed"},
+                     {"fp16 over", true, "finite values a cast to fp16 makes infinite"},
+                     {"fp16 → 0", true},
+                     {"e4m3 over", true, "finite values a cast to fp8 e4m3fn makes NaN (it has no inf)"},
+                     {"e4m3 → 0", true},
+                     {"e5m2 over", true},
+                     {"e5m2 → 0", true}},
+                    rows);
+  }
+  return section_html("activations", "Activation range", s);
 }
 
 // Without a GPU trace the GPU columns would be dashes only: leave them out.
@@ -362,6 +426,7 @@ std::string session_body(const ReportData& d) {
   std::string s = section_html("summary", "Summary", summary_html(d));
   s += training_html(d);
   s += gradients_html(d);
+  s += activations_html(d);
   s += ops_html(d);
   s += kernels_html(d);
   s += section_html("recommendations", "Recommendations", recommendations_html(d.recommendations));

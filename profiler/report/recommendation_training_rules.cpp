@@ -32,8 +32,8 @@ constexpr int64_t kStuckBackoffs = 3;
 // A thousandth of the nonzero gradient elements lost to underflow is where
 // updates of small weights visibly go missing; below, it is rounding noise.
 constexpr double kUnderflowShare = 0.001;
-constexpr double kFp16Max = 65504;
-const double kFp16SmallestSubnormal = std::ldexp(1.0, -24);
+constexpr double kFp16Max = float_format(FloatFormat::fp16).max;
+constexpr double kFp16SmallestSubnormal = float_format(FloatFormat::fp16).min_subnormal;
 
 std::vector<StepRecord> sorted_steps(const RecommendationInput& in) {
   std::vector<StepRecord> steps = in.steps;

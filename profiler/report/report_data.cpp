@@ -97,20 +97,11 @@ GradientStepSummary summarize_gradients(const std::vector<GradientSample>& sampl
   if (samples.empty()) return s;
   s.step = samples.front().step;
   s.loss_scale = samples.front().loss_scale;
-  double under = 0, sub = 0, over = 0;
-  for (const auto& g : samples) {
-    const auto n = static_cast<double>(g.numel);
-    s.numel += g.numel;
-    under += g.fp16_underflow_fraction * n;
-    sub += g.fp16_subnormal_fraction * n;
-    over += g.fp16_overflow_fraction * n;
-  }
-  if (s.numel > 0) {
-    const auto total = static_cast<double>(s.numel);
-    s.fp16_underflow_fraction = under / total;
-    s.fp16_subnormal_fraction = sub / total;
-    s.fp16_overflow_fraction = over / total;
-  }
+  for (const auto& g : samples) s.numel += g.numel;
+  const FormatRangeShares fp16 = total_range_shares(samples, FloatFormat::fp16);
+  s.fp16_underflow_fraction = fp16.underflow;
+  s.fp16_subnormal_fraction = fp16.subnormal;
+  s.fp16_overflow_fraction = fp16.overflow;
   return s;
 }
 
@@ -172,6 +163,8 @@ ReportData load_report(const std::string& path) {
   if (reader.kernel_count() > 0) d.top_kernels = reader.top_kernels(kReportTopKernels);
   d.latest_gradients = reader.latest_gradients();
   d.gradient_steps = gradient_history(reader);
+  if (const auto steps = reader.activation_steps(); !steps.empty()) d.latest_activations = reader.activations(steps.back());
+  d.first_fp16_overflow = reader.first_fp16_overflow();
   finish_report(d);
   return d;
 }

@@ -46,6 +46,10 @@ struct ReportData {
   std::vector<GradientSample> latest_gradients;  // of the last sampled step, by parameter
   // One entry per sampled step (at most kMaxGradientSteps, evenly chosen when there are more).
   std::vector<GradientStepSummary> gradient_steps;
+  // Module outputs of the last sampled step (completion order), and the first
+  // module whose output overflowed fp16 at the earliest sampled step with one.
+  std::vector<ActivationSample> latest_activations;
+  std::optional<ActivationSample> first_fp16_overflow;
   std::vector<Recommendation> recommendations;
 
   // A comparison (kind == kComparison).

@@ -12,6 +12,7 @@ namespace ampscope::profiler {
 using store_detail::Db;
 using store_detail::quoted;
 using store_detail::Stmt;
+using store_detail::has_column;
 
 namespace {
 
@@ -61,13 +62,6 @@ std::vector<int64_t> decode_samples(const std::string& text) {
   return out;
 }
 
-// Comparison files from before the per-step columns lack them; they read as no samples.
-bool has_column(const Db& db, const char* table, const char* column) {
-  Stmt s(db, (std::string("SELECT 1 FROM pragma_table_info('") + table + "') WHERE name=?1").c_str(),
-         "reading the comparison");
-  s.bind_text(1, column);
-  return s.step();
-}
 
 constexpr const char* kKindKey = "kind";
 constexpr const char* kKindComparison = "comparison";
@@ -221,6 +215,7 @@ Comparison read_comparison(const std::string& path) {
               " FROM comparison_steps WHERE variant=?1 ORDER BY repeat, step")
                  .c_str(),
              "reading the comparison");
+  // Comparison files from before the per-step columns lack them; they read as no samples.
   const bool per_step = has_column(db, "comparison_op_stats", "step_cpu_ns");
   Stmt ops(db,
            (std::string("SELECT ") + store_detail::kOpStatsColumns + (per_step ? ",step_cpu_ns,step_gpu_ns" : "") +

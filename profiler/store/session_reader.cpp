@@ -77,7 +77,14 @@ KernelRecord read_kernel(const Stmt& s) {
 constexpr const char* kGradientColumns =
     "step,parameter,loss_scale,numel,log2_histogram,zero_fraction,nonfinite_fraction,"
     "fp16_underflow_fraction,fp16_subnormal_fraction,fp16_overflow_fraction,min_abs_nonzero,"
-    "max_abs,norm FROM gradients ";
+    "max_abs,norm,";
+// Added to format 1 with the fp8 shares; sessions from before read them as NULL (NaN).
+constexpr const char* kGradientFormatColumns =
+    "bf16_underflow_fraction,bf16_subnormal_fraction,bf16_overflow_fraction,"
+    "fp8_e4m3_underflow_fraction,fp8_e4m3_subnormal_fraction,fp8_e4m3_overflow_fraction,"
+    "fp8_e5m2_underflow_fraction,fp8_e5m2_subnormal_fraction,fp8_e5m2_overflow_fraction FROM gradients ";
+constexpr const char* kGradientFormatColumnsAbsent =
+    "NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL FROM gradients ";
 
 GradientSample read_gradient(const Stmt& s) {
   GradientSample g;
@@ -94,6 +101,9 @@ GradientSample read_gradient(const Stmt& s) {
   g.min_abs_nonzero = s.real(10);
   g.max_abs = s.real(11);
   g.norm = s.real(12);
+  g.bf16 = {s.real(13), s.real(14), s.real(15)};
+  g.fp8_e4m3 = {s.real(16), s.real(17), s.real(18)};
+  g.fp8_e5m2 = {s.real(19), s.real(20), s.real(21)};
   return g;
 }
 
@@ -358,12 +368,77 @@ std::vector<KernelSummary> SessionReader::top_kernels(size_t n) const {
 
 std::vector<GradientSample> SessionReader::gradients(int64_t step) const {
   const std::string sql =
-      std::string("SELECT ") + kGradientColumns + "WHERE step = ?1 ORDER BY parameter";
+      std::string("SELECT ") + kGradientColumns +
+      (store_detail::has_column(impl_->db, "gradients", "bf16_underflow_fraction") ? kGradientFormatColumns
+                                                                                   : kGradientFormatColumnsAbsent) +
+      "WHERE step = ?1 ORDER BY parameter";
   Stmt s(impl_->db, sql.c_str(), "reading gradients");
   s.bind(1, step);
   std::vector<GradientSample> out;
   while (s.step()) out.push_back(read_gradient(s));
   return out;
+}
+
+namespace {
+
+constexpr const char* kActivationColumns =
+    "SELECT step,ord,module,dtype,numel,nonfinite_fraction,max_abs,fp16_underflow_fraction,"
+    "fp16_subnormal_fraction,fp16_overflow_fraction,bf16_underflow_fraction,bf16_subnormal_fraction,"
+    "bf16_overflow_fraction,fp8_e4m3_underflow_fraction,fp8_e4m3_subnormal_fraction,"
+    "fp8_e4m3_overflow_fraction,fp8_e5m2_underflow_fraction,fp8_e5m2_subnormal_fraction,"
+    "fp8_e5m2_overflow_fraction FROM activations ";
+
+ActivationSample read_activation(const Stmt& s) {
+  ActivationSample a;
+  a.step = s.i64(0);
+  a.order = s.i64(1);
+  a.module = s.text(2);
+  a.dtype = s.text(3);
+  a.numel = s.i64(4);
+  a.nonfinite_fraction = s.real(5);
+  a.max_abs = s.real(6);
+  int column = 7;
+  for (FormatRangeShares* r : {&a.fp16, &a.bf16, &a.fp8_e4m3, &a.fp8_e5m2}) {
+    *r = {s.real(column), s.real(column + 1), s.real(column + 2)};
+    column += 3;
+  }
+  return a;
+}
+
+bool has_table(const Db& db, const char* name) {
+  Stmt s(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1", "reading the schema");
+  s.bind_text(1, name);
+  return s.step();
+}
+
+}  // namespace
+
+std::vector<ActivationSample> SessionReader::activations(int64_t step) const {
+  std::vector<ActivationSample> out;
+  if (!has_table(impl_->db, "activations")) return out;  // recorded before activation ranges
+  Stmt s(impl_->db, (std::string(kActivationColumns) + "WHERE step = ?1 ORDER BY ord").c_str(),
+         "reading activations");
+  s.bind(1, step);
+  while (s.step()) out.push_back(read_activation(s));
+  return out;
+}
+
+std::vector<int64_t> SessionReader::activation_steps() const {
+  std::vector<int64_t> out;
+  if (!has_table(impl_->db, "activations")) return out;
+  Stmt s(impl_->db, "SELECT DISTINCT step FROM activations ORDER BY step", "reading activations");
+  while (s.step()) out.push_back(s.i64(0));
+  return out;
+}
+
+std::optional<ActivationSample> SessionReader::first_fp16_overflow() const {
+  if (!has_table(impl_->db, "activations")) return std::nullopt;
+  Stmt s(impl_->db, (std::string(kActivationColumns) + "ORDER BY step, ord").c_str(), "reading activations");
+  while (s.step()) {
+    ActivationSample a = read_activation(s);
+    if (overflows_fp16(a)) return a;
+  }
+  return std::nullopt;
 }
 
 std::vector<int64_t> SessionReader::gradient_steps() const {

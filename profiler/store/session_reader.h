@@ -62,6 +62,12 @@ class SessionReader {
   // By step, then optimizer. Empty for sessions without the table (written before it
   // existed) and for the built-in engine's sessions.
   std::vector<OptimizerStepRecord> optimizer_steps() const;
+  // Module outputs of one sampled step, in forward completion order (none in
+  // sessions recorded before activation ranges were).
+  std::vector<ActivationSample> activations(int64_t step) const;
+  std::vector<int64_t> activation_steps() const;
+  // The first module whose output overflowed fp16, at the earliest sampled step with one.
+  std::optional<ActivationSample> first_fp16_overflow() const;
 
   // profiler::category_totals(op_stats()): the top-level rows of the stored op table,
   // so it reads op_stats only and never scans ops or kernels.

@@ -51,7 +51,17 @@ CREATE TABLE gradients(
   step INTEGER, parameter TEXT, loss_scale REAL, numel INTEGER, log2_histogram BLOB,
   zero_fraction REAL, nonfinite_fraction REAL, fp16_underflow_fraction REAL,
   fp16_subnormal_fraction REAL, fp16_overflow_fraction REAL, min_abs_nonzero REAL,
-  max_abs REAL, norm REAL, PRIMARY KEY(step, parameter));
+  max_abs REAL, norm REAL, bf16_underflow_fraction REAL, bf16_subnormal_fraction REAL,
+  bf16_overflow_fraction REAL, fp8_e4m3_underflow_fraction REAL, fp8_e4m3_subnormal_fraction REAL,
+  fp8_e4m3_overflow_fraction REAL, fp8_e5m2_underflow_fraction REAL,
+  fp8_e5m2_subnormal_fraction REAL, fp8_e5m2_overflow_fraction REAL, PRIMARY KEY(step, parameter));
+CREATE TABLE activations(
+  step INTEGER, ord INTEGER, module TEXT, dtype TEXT, numel INTEGER, nonfinite_fraction REAL,
+  max_abs REAL, fp16_underflow_fraction REAL, fp16_subnormal_fraction REAL,
+  fp16_overflow_fraction REAL, bf16_underflow_fraction REAL, bf16_subnormal_fraction REAL,
+  bf16_overflow_fraction REAL, fp8_e4m3_underflow_fraction REAL, fp8_e4m3_subnormal_fraction REAL,
+  fp8_e4m3_overflow_fraction REAL, fp8_e5m2_underflow_fraction REAL,
+  fp8_e5m2_subnormal_fraction REAL, fp8_e5m2_overflow_fraction REAL, PRIMARY KEY(step, module));
 CREATE TABLE op_stats(
   id INTEGER PRIMARY KEY, name TEXT, module TEXT, phase TEXT, category TEXT,
   input_dtypes TEXT, input_shapes TEXT, output_dtypes TEXT, calls INTEGER,

@@ -69,8 +69,13 @@ struct SessionWriter::Statements {
         kernel_op(db, "INSERT INTO kernel_ops VALUES(?1,?2,?3)", "storing kernel statistics"),
         gradient(
             db,
-            "INSERT OR REPLACE INTO gradients VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+            "INSERT OR REPLACE INTO gradients VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
+            "?14,?15,?16,?17,?18,?19,?20,?21,?22)",
             "storing gradients"),
+        activation(db,
+                   "INSERT OR REPLACE INTO activations VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
+                   "?14,?15,?16,?17,?18,?19)",
+                   "storing activations"),
         clear_op_stats(db, "DELETE FROM op_stats", "storing the op table"),
         op_stat(
             db,
@@ -82,7 +87,7 @@ struct SessionWriter::Statements {
         optimizer_step(db, "INSERT OR REPLACE INTO optimizer_steps VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
                        "storing optimizer steps") {}
   Stmt step, op, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops, kernel_stat,
-      kernel_op, gradient, clear_op_stats, op_stat, meta, optimizer_step;
+      kernel_op, gradient, activation, clear_op_stats, op_stat, meta, optimizer_step;
 };
 
 std::unique_ptr<SessionWriter> SessionWriter::create(const std::string& path,
@@ -162,6 +167,9 @@ void SessionWriter::append_gradients(std::vector<GradientSample>&& samples) {
 }
 void SessionWriter::append_optimizer_steps(std::vector<OptimizerStepRecord>&& records) {
   if (!records.empty()) enqueue(Item(std::move(records)), true);
+}
+void SessionWriter::append_activations(std::vector<ActivationSample>&& samples) {
+  if (!samples.empty()) enqueue(Item(std::move(samples)), true);
 }
 // The op table and meta are small and replace earlier values: never dropped, so the
 // final table and state survive a burst that filled the queue.
@@ -338,7 +346,24 @@ void SessionWriter::write(Item& item) {
       s.gradient.bind(6, g.zero_fraction).bind(7, g.nonfinite_fraction);
       s.gradient.bind(8, g.fp16_underflow_fraction).bind(9, g.fp16_subnormal_fraction);
       s.gradient.bind(10, g.fp16_overflow_fraction).bind(11, g.min_abs_nonzero);
-      s.gradient.bind(12, g.max_abs).bind(13, g.norm).run();
+      s.gradient.bind(12, g.max_abs).bind(13, g.norm);
+      int column = 14;
+      for (const FormatRangeShares& r : {g.bf16, g.fp8_e4m3, g.fp8_e5m2}) {
+        s.gradient.bind(column, r.underflow).bind(column + 1, r.subnormal).bind(column + 2, r.overflow);
+        column += 3;
+      }
+      s.gradient.run();
+    }
+  } else if (auto* activations = std::get_if<std::vector<ActivationSample>>(&item)) {
+    for (const auto& a : *activations) {
+      s.activation.bind(1, a.step).bind(2, a.order).bind_text(3, a.module).bind_text(4, a.dtype);
+      s.activation.bind(5, a.numel).bind(6, a.nonfinite_fraction).bind(7, a.max_abs);
+      int column = 8;
+      for (const FormatRangeShares& r : {a.fp16, a.bf16, a.fp8_e4m3, a.fp8_e5m2}) {
+        s.activation.bind(column, r.underflow).bind(column + 1, r.subnormal).bind(column + 2, r.overflow);
+        column += 3;
+      }
+      s.activation.run();
     }
   } else if (auto* table = std::get_if<ReplaceOpStats>(&item)) {
     s.clear_op_stats.run();

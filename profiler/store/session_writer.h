@@ -52,6 +52,7 @@ class SessionWriter {
   void append_gradients(std::vector<GradientSample>&& samples);
   // Rows of a step already stored (same step and optimizer) replace them.
   void append_optimizer_steps(std::vector<OptimizerStepRecord>&& records);
+  void append_activations(std::vector<ActivationSample>&& samples);
   // The aggregated op table replaces the stored one as a whole.
   void replace_op_stats(std::vector<OpStats>&& stats);
   // The aggregated kernel table (KernelAggregator) replaces the stored one as a whole:
@@ -86,7 +87,7 @@ class SessionWriter {
   };
   using Item = std::variant<StepRecord, std::vector<OpRecord>, std::vector<KernelRecord>,
                             std::vector<GradientSample>, ReplaceOpStats, ReplaceKernelStats,
-                            MetaValue, std::vector<OptimizerStepRecord>>;
+                            MetaValue, std::vector<OptimizerStepRecord>, std::vector<ActivationSample>>;
   struct Statements;
 
   SessionWriter(std::string path, store_detail::Db db, const SessionWriterOptions& options);

@@ -110,6 +110,13 @@ void Stmt::reset() {
   sqlite3_clear_bindings(stmt_);
 }
 
+bool has_column(const Db& db, const char* table, const char* column) {
+  Stmt s(db, (std::string("SELECT 1 FROM pragma_table_info('") + table + "') WHERE name=?1").c_str(),
+         "reading the table layout");
+  s.bind_text(1, column);
+  return s.step();
+}
+
 double Stmt::real(int col) const {
   if (is_null(col)) return std::numeric_limits<double>::quiet_NaN();
   return sqlite3_column_double(stmt_, col);

@@ -87,5 +87,8 @@ class Stmt {
   std::string what_;
 };
 
+// Whether `table` has `column`: files from before an additive column lack it.
+bool has_column(const Db& db, const char* table, const char* column);
+
 }  // namespace store_detail
 }  // namespace ampscope::profiler

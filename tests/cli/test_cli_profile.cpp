@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "tests/cli/cli_runner.h"
+#include "tests/support/tensorboard_reader.h"
 #include "tests/support/test_support.h"
 
 namespace {
@@ -69,6 +70,39 @@ TEST_F(ProfiledGptSession, ChromeTraceIsValidWithOpsAndSteps) {
   }
   EXPECT_GT(cpu_ops, 100);
   EXPECT_GT(bf16_outputs, 0);
+}
+
+// --tensorboard logs while the run goes; the export of its session afterwards
+// writes the same steps, values and gradient histograms.
+TEST(ProfileTensorBoard, LiveLogAndExportAgreeWithTheSession) {
+  ScratchDir dir;
+  const auto session = dir / "s.ampscope";
+  Result r = ampscope(fmt::format(
+      "profile --model mlp --precision fp16 --device cpu --steps 9 --grad-every 4 --out '{}' --tensorboard '{}' -q",
+      session.string(), (dir / "live").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = ampscope(fmt::format("export '{}' --format tensorboard -o '{}'", session.string(), (dir / "exported").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("tfevents"), std::string::npos) << r.output;
+  const auto live = ampscope::test::read_with_tensorboard(dir / "live");
+  if (!live) GTEST_SKIP() << "no Python configured (AMPSCOPE_PYTHON)";
+  const auto exported = ampscope::test::read_with_tensorboard(dir / "exported");
+  ASSERT_TRUE(exported);
+  const auto& loss = (*live)["scalars"]["train/loss"];
+  ASSERT_EQ(loss.size(), 9u) << live->dump();
+  for (size_t i = 0; i < 9; ++i) EXPECT_EQ(loss[i][0], i + 1);
+  EXPECT_EQ((*exported)["scalars"]["train/loss"], loss);
+  EXPECT_EQ((*exported)["scalars"]["amp/loss_scale"], (*live)["scalars"]["amp/loss_scale"]);
+  // Gradient samples at steps 4 and 8, one histogram per parameter, same counts live and exported.
+  const auto& histograms = (*live)["histograms"];
+  ASSERT_FALSE(histograms.empty()) << live->dump();
+  for (const auto& [tag, events] : histograms.items()) {
+    ASSERT_EQ(events.size(), 2u) << tag;
+    EXPECT_EQ(events[0][0], 4);
+    EXPECT_EQ(events[1][0], 8);
+    EXPECT_EQ((*exported)["histograms"][tag], events) << tag;
+  }
+  EXPECT_EQ((*exported)["histograms"].size(), histograms.size());
 }
 
 TEST_F(ProfiledGptSession, CsvAndJsonExports) {

@@ -39,6 +39,19 @@ TEST(Profiler, SessionHoldsStepsOpsGradientsAndTheOpTable) {
   }
   const auto session = SessionReader::open(options.session_path);
   EXPECT_EQ(session.steps().size(), 7u);
+  // Activation ranges at the gradient-sampled steps (3, 6): the GPT's module
+  // outputs in the order they finished, the first block's layer norm first.
+  EXPECT_EQ(session.activation_steps(), (std::vector<int64_t>{3, 6}));
+  const auto activations = session.activations(6);
+  ASSERT_FALSE(activations.empty());
+  EXPECT_EQ(activations.front().module, "tok_emb");
+  EXPECT_EQ(activations.back().module, "head");
+  bool block_after_its_mlp = false;
+  for (size_t i = 1; i < activations.size(); ++i)
+    block_after_its_mlp = block_after_its_mlp ||
+                          (activations[i].module == "blocks.0" && activations[i - 1].module == "blocks.0.mlp");
+  EXPECT_TRUE(block_after_its_mlp);
+  EXPECT_FALSE(session.first_fp16_overflow());  // a healthy bf16 run
   EXPECT_EQ(session.meta().precision, "bf16");
   EXPECT_EQ(session.meta_value("final_state").value_or(""), "finished");
   std::set<int64_t> op_steps;

@@ -163,6 +163,9 @@ inline Fixture make_fixture() {
         g.zero_fraction = 0.01;
         g.fp16_underflow_fraction = p == std::string("fc1.weight") ? 0.25 : 0.5;
         g.fp16_subnormal_fraction = 0.125;
+        g.bf16 = {0.0, 0.001, 0.0};
+        g.fp8_e4m3 = {0.5, 0.25, 0.0625};
+        g.fp8_e5m2 = {0.375, 0.125, 0.03125};
         g.min_abs_nonzero = 1e-30;
         g.max_abs = 3.5;
         g.norm = 7.25;

@@ -1,4 +1,5 @@
 // The Chrome trace opens in trace viewers and looks like a torch.profiler trace.
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -172,6 +173,28 @@ TEST_F(ChromeTrace, StepRangeLimitsTheTrace) {
   EXPECT_EQ(ops, 4);
   EXPECT_EQ(kernels, 2);
   EXPECT_EQ(steps, 1);
+}
+
+// Holistic Trace Analysis reads the trace as it reads PyTorch's: rank 0 from
+// distributedInfo, one iteration per ProfilerStep#N span, i.e. every step.
+TEST_F(ChromeTrace, HolisticTraceAnalysisFindsEveryStep) {
+  const auto python = python_with_torch();
+  if (!python) GTEST_SKIP() << "no Python configured (AMPSCOPE_PYTHON)";
+  const json t = trace_of(SessionReader::open(path_));
+  EXPECT_EQ(t["distributedInfo"]["rank"], 0);
+  EXPECT_EQ(t["distributedInfo"]["world_size"], 1);
+  const auto traces = dir_ / "traces";
+  std::filesystem::create_directories(traces);
+  export_chrome_trace(SessionReader::open(path_), (traces / "rank-0.json").string());
+  std::string out;
+  const std::string cmd = "'" + *python + "' '" + test_source_path("python/hta_iterations.py").string() + "' '" +
+                          traces.string() + "' 2>&1";
+  ASSERT_EQ(run_command(cmd, &out), 0) << cmd << "\n" << out << "\n(is HolisticTraceAnalysis installed? scripts/deps.env)";
+  // The last line: "count n1 n2 ...".
+  const auto last = out.substr(out.find_last_of('\n', out.size() - 2) + 1);
+  std::string expected = std::to_string(fixture_.steps.size());
+  for (const auto& s : fixture_.steps) expected += " " + std::to_string(s.step);
+  EXPECT_EQ(last, expected + "\n") << out;
 }
 
 TEST_F(ChromeTrace, PythonReadsItAndTorchUsesTheSameNames) {

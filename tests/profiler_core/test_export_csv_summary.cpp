@@ -1,6 +1,8 @@
 // CSV tables quote what needs quoting and have a row per record; the JSON summary
 // holds the numbers a user would compute by hand from the crafted session.
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <sstream>
 
 #include "profiler/export/csv_export.h"
@@ -97,6 +99,26 @@ TEST_F(Exports, KernelAndStepCsvHaveARowPerRecord) {
   EXPECT_EQ(s[1][3], "65536");
 }
 
+TEST_F(Exports, GradientCsvHasARowPerSampledParameterWithEveryFormat) {
+  std::ostringstream out;
+  export_gradients_csv(SessionReader::open(path_), out);
+  const auto rows = parse_csv(out.str());
+  ASSERT_EQ(rows.size(), 1 + fixture_.gradients.size());
+  for (const auto& row : rows) EXPECT_EQ(row.size(), rows[0].size());
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    EXPECT_NE(it, rows[0].end()) << name;
+    return static_cast<size_t>(it - rows[0].begin());
+  };
+  // Sorted by step, then parameter: step 2's fc1.bias first.
+  EXPECT_EQ(rows[1][column("step")], "2");
+  EXPECT_EQ(rows[1][column("parameter")], "fc1.bias");
+  EXPECT_EQ(rows[1][column("fp16_underflow_fraction")], "0.5");
+  EXPECT_EQ(rows[1][column("fp8_e4m3_underflow_fraction")], "0.5");
+  EXPECT_EQ(rows[1][column("fp8_e5m2_overflow_fraction")], "0.03125");
+  EXPECT_EQ(rows[1][column("bf16_subnormal_fraction")], "0.001");
+}
+
 TEST_F(Exports, PathExportsReplaceFilesWhole) {
   const auto r = SessionReader::open(path_);
   const std::string csv = dir_ / "steps.csv";
@@ -177,6 +199,15 @@ TEST_F(Exports, JsonSummaryOfACraftedSession) {
   // Weighted by elements: (4096 x 0.25 + 64 x 0.5) / 4160.
   EXPECT_DOUBLE_EQ(g["fp16_underflow_fraction"].get<double>(), (4096 * 0.25 + 64 * 0.5) / 4160);
   EXPECT_EQ(g["most_underflowing"][0]["parameter"], "fc1.bias");
+  // Every format with its limits and shares (the fixture gives fp8 e4m3 0.5 / 0.25 / 0.0625).
+  const auto& e4m3 = g["formats"]["fp8_e4m3"];
+  EXPECT_EQ(e4m3["max"], 448.0);
+  EXPECT_EQ(e4m3["has_inf"], false);
+  EXPECT_DOUBLE_EQ(e4m3["underflow_fraction"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(e4m3["overflow_fraction"].get<double>(), 0.0625);
+  EXPECT_DOUBLE_EQ(g["formats"]["fp16"]["underflow_fraction"].get<double>(),
+                   g["fp16_underflow_fraction"].get<double>());
+  EXPECT_EQ(g["formats"].size(), 4u);
 }
 
 TEST_F(Exports, SummaryOfAnEmptySessionHasNulls) {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -220,6 +221,25 @@ TEST(StoreRobustness, NewerFormatIsRefusedWithItsVersion) {
   EXPECT_EQ(open_error(path), "'" + path +
                                   "' was written by a newer ampscope (session format 7; this "
                                   "build reads up to 1)");
+}
+
+// Sessions recorded before the fp8/bf16 shares lack their columns (an additive
+// change within format 1): they still open, the fp16 figures read back, the new
+// shares read as not measured (NaN).
+TEST(StoreRobustness, GradientsWithoutTheFormatColumnsReadAsNotMeasured) {
+  ScratchDir dir;
+  const std::string path = dir / "old.ampscope";
+  write_fixture_file(path, make_fixture());
+  for (const char* format : {"bf16", "fp8_e4m3", "fp8_e5m2"})
+    for (const char* share : {"underflow", "subnormal", "overflow"})
+      sql(path, (std::string("ALTER TABLE gradients DROP COLUMN ") + format + "_" + share + "_fraction").c_str());
+  const auto r = SessionReader::open(path);
+  const auto grads = r.latest_gradients();
+  ASSERT_FALSE(grads.empty());
+  EXPECT_EQ(grads.front().fp16_subnormal_fraction, 0.125);
+  EXPECT_TRUE(std::isnan(grads.front().fp8_e4m3.underflow));
+  EXPECT_TRUE(std::isnan(total_range_shares(grads, FloatFormat::bf16).overflow));
+  EXPECT_FALSE(std::isnan(total_range_shares(grads, FloatFormat::fp16).overflow));
 }
 
 // A session large enough to span many pages, closed cleanly (no WAL left).

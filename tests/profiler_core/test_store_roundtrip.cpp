@@ -75,6 +75,11 @@ void expect_same(const GradientSample& a, const GradientSample& b) {
   EXPECT_EQ(a.fp16_underflow_fraction, b.fp16_underflow_fraction);
   EXPECT_EQ(a.fp16_subnormal_fraction, b.fp16_subnormal_fraction);
   EXPECT_EQ(a.fp16_overflow_fraction, b.fp16_overflow_fraction);
+  for (const FloatFormatLimits& f : kFloatFormats) {
+    EXPECT_EQ(range_shares(a, f.format).underflow, range_shares(b, f.format).underflow) << f.name;
+    EXPECT_EQ(range_shares(a, f.format).subnormal, range_shares(b, f.format).subnormal) << f.name;
+    EXPECT_EQ(range_shares(a, f.format).overflow, range_shares(b, f.format).overflow) << f.name;
+  }
   EXPECT_EQ(a.min_abs_nonzero, b.min_abs_nonzero);
   EXPECT_EQ(a.max_abs, b.max_abs);
   EXPECT_EQ(a.norm, b.norm);

@@ -76,6 +76,38 @@ TEST(HtmlReport, SessionFileBecomesOneSelfContainedPage) {
   EXPECT_TRUE(contains(html, "1 skipped step is marked"));
 }
 
+TEST(HtmlReport, EveryFormatsSharesAndTheModuleWhereAnFp16OverflowStarted) {
+  ScratchDir dir;
+  const auto session = (dir / "act.ampscope").string();
+  const Fixture f = make_fixture();
+  {
+    auto w = SessionWriter::create(session, f.meta);
+    write_fixture(*w, f);
+    std::vector<ActivationSample> acts(3);
+    for (int i = 0; i < 3; ++i) {
+      acts[i].step = 4;
+      acts[i].order = i;
+      acts[i].module = "blocks." + std::to_string(i);
+      acts[i].dtype = "float16";
+      acts[i].numel = 64;
+    }
+    acts[1].nonfinite_fraction = 0.5;  // blocks.1 overflowed; blocks.2 inherits it
+    acts[2].nonfinite_fraction = 1.0;
+    w->append_activations(std::move(acts));
+    w->close();
+  }
+  const auto data = load_report(session);
+  ASSERT_TRUE(data.first_fp16_overflow);
+  EXPECT_EQ(data.first_fp16_overflow->module, "blocks.1");
+  const auto html = render_html(data);
+  expect_self_contained(html);
+  // The formats table: every format with its limits and the fixture's shares.
+  for (const char* format : {">fp16<", ">bf16<", ">fp8 e4m3<", ">fp8 e5m2<", ">448<", "NaN (no inf)"})
+    EXPECT_TRUE(contains(html, format)) << format;
+  EXPECT_TRUE(contains(html, "The first module whose output overflowed fp16: blocks.1 at step 4"));
+  EXPECT_TRUE(contains(html, "<code>blocks.2</code>"));
+}
+
 TEST(HtmlReport, ASessionWithoutGpuSaysSoInsteadOfAKernelTable) {
   ScratchDir dir;
   auto f = make_fixture();

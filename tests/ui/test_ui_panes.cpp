@@ -110,6 +110,29 @@ TEST(GradientsPane, OverTimeWithoutHistoryShowsTheLatestSampleAsOneColumn) {
   EXPECT_EQ(pane.heatmapMap()->data()->keySize(), 1);
 }
 
+TEST(GradientsPane, FormatComboMovesTheLimitsAndTheTextNamesEveryFormat) {
+  GradientsPane pane;
+  pane.resize(900, 600);
+  pane.show();
+  pane.setHeatmapMode(Mode::kOverTimeAll);
+  pane.setSnapshot(snapshotWithHistory());
+  ASSERT_EQ(pane.shownFormat(), profiler::FloatFormat::fp16);
+  // At the last step's scale 2^15: fp16's floor 2^-24 sits at 2^-39, fp8 e4m3's 2^-9 at 2^-24.
+  EXPECT_DOUBLE_EQ((pane.heatmapPlot()->graph(0)->data()->constEnd() - 1)->value, -24.0 - 15.0);
+  EXPECT_DOUBLE_EQ((pane.heatmapPlot()->graph(2)->data()->constEnd() - 1)->value, std::log2(65504.0) - 15.0);
+  pane.setShownFormat(profiler::FloatFormat::fp8_e4m3fn);
+  EXPECT_DOUBLE_EQ((pane.heatmapPlot()->graph(0)->data()->constEnd() - 1)->value, -9.0 - 15.0);
+  EXPECT_DOUBLE_EQ((pane.heatmapPlot()->graph(1)->data()->constEnd() - 1)->value, -6.0 - 15.0);
+  EXPECT_DOUBLE_EQ((pane.heatmapPlot()->graph(2)->data()->constEnd() - 1)->value, std::log2(448.0) - 15.0);
+  EXPECT_TRUE(pane.heatmapPlot()->toolTip().contains(QStringLiteral("fp8 e4m3 max 448")))
+      << pane.heatmapPlot()->toolTip().toStdString();
+  const QString text = pane.fractionsText();
+  EXPECT_TRUE(text.contains(QStringLiteral("underflow (→ 0 in fp8 e4m3) 50.0 %"))) << text.toStdString();
+  EXPECT_TRUE(text.contains(QStringLiteral("overflow (→ NaN)"))) << text.toStdString();  // e4m3 has no inf
+  EXPECT_TRUE(text.contains(QStringLiteral("fp8 e5m2: → 0 7.0 % · subnormal 12.5 %"))) << text.toStdString();
+  EXPECT_TRUE(text.contains(QStringLiteral("fp16: → 0 3.1 %"))) << text.toStdString();
+}
+
 TEST(GradientHistoryMap, SumsPerStepInStepOrder) {
   const std::vector<profiler::GradientSample> history = {gradientSample("x", -10, 0, 2.0, 8),
                                                          gradientSample("x", -10, 0, 2.0, 4),

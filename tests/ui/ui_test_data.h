@@ -104,6 +104,8 @@ inline profiler::GradientSample gradientSample(std::string parameter, int center
   for (int64_t c : g.log2_histogram) g.numel += c;
   g.fp16_underflow_fraction = 0.031;
   g.fp16_subnormal_fraction = 0.12;
+  g.fp8_e4m3 = {0.5, 0.25, 0.0};
+  g.fp8_e5m2 = {0.07, 0.125, 0.0};
   g.max_abs = std::ldexp(1.0, center_log2 + spread);
   return g;
 }

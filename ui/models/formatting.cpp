@@ -189,4 +189,57 @@ OpCategory categoryAt(int index) {
   return order[index];
 }
 
+QString powerOfTwoText(double v) {
+  int exponent = 0;
+  if (v > 0 && std::frexp(v, &exponent) == 0.5) return QStringLiteral("2^%1").arg(exponent - 1);
+  return QString::number(v, 'g', 6);
+}
+
+namespace glossary {
+
+using profiler::float_format;
+using profiler::FloatFormat;
+
+namespace {
+QString name(FloatFormat f) { return QString::fromLatin1(float_format(f).name.data(), float_format(f).name.size()); }
+}  // namespace
+
+QString formatDescription(FloatFormat f) {
+  const auto& l = float_format(f);
+  QString why;
+  switch (f) {
+    case FloatFormat::fp16: why = QStringLiteral("so gradients need a loss scaler to stay in range."); break;
+    case FloatFormat::bf16: why = QStringLiteral("fp32's range with fewer digits, so it rarely needs a loss scaler."); break;
+    case FloatFormat::fp8_e4m3fn:
+      why = QStringLiteral("no inf: a cast above the max gives NaN, fp8 recipes clamp (saturate) first.");
+      break;
+    case FloatFormat::fp8_e5m2: why = QStringLiteral("fp16's exponent range with 2 mantissa bits."); break;
+  }
+  return QStringLiteral("%1 has a %2-bit exponent and %3-bit mantissa (range %4 … %5): %6")
+      .arg(name(f))
+      .arg(l.exponent_bits)
+      .arg(l.mantissa_bits)
+      .arg(powerOfTwoText(l.min_subnormal), QString::number(l.max, 'g', 5), why);
+}
+
+QString subnormalFloor(FloatFormat f) {
+  const auto& l = float_format(f);
+  return QStringLiteral("%1 smallest subnormal %2: scaled gradients at or below half of it become zero.")
+      .arg(name(f), powerOfTwoText(l.min_subnormal));
+}
+
+QString smallestNormal(FloatFormat f) {
+  return QStringLiteral("%1 smallest normal %2: scaled gradients below it are subnormal and lose precision.")
+      .arg(name(f), powerOfTwoText(float_format(f).min_normal));
+}
+
+QString formatMax(FloatFormat f) {
+  const auto& l = float_format(f);
+  return QStringLiteral("%1 max %2: scaled gradients beyond it become %3%4.")
+      .arg(name(f), QString::number(l.max, 'g', 6), l.has_inf ? QStringLiteral("inf") : QStringLiteral("NaN"),
+           f == FloatFormat::fp16 ? QStringLiteral(" and the step is skipped") : QString());
+}
+
+}  // namespace glossary
+
 }  // namespace ampscope::ui

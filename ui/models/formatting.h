@@ -46,24 +46,20 @@ inline constexpr char kLossScale[] =
 inline constexpr char kSkippedStep[] =
     "Skipped step: an inf/NaN gradient was found at this loss scale, so the optimizer step was "
     "not applied and the scale backed off.";
-inline constexpr char kFp16SubnormalFloor[] =
-    "fp16 subnormal floor 2^-24: scaled gradients smaller than this become zero.";
-inline constexpr char kFp16SmallestNormal[] =
-    "fp16 smallest normal 2^-14: scaled gradients below it are subnormal and lose precision.";
-inline constexpr char kFp16Max[] =
-    "fp16 max 65504: scaled gradients above it overflow to inf and the step is skipped.";
 inline constexpr char kTensorCoreShare[] =
     "Tensor Core share: the part of this op's GPU time spent in kernels that use Tensor Cores.";
 inline constexpr char kCastTax[] =
     "Cast tax: time autocast spent converting this op's inputs between fp32 and fp16/bf16.";
-inline constexpr char kBf16[] =
-    "bf16 keeps fp32's 8-bit exponent (same range) with a 7-bit mantissa, so it rarely needs a "
-    "loss scaler.";
-inline constexpr char kFp16[] =
-    "fp16 has a 5-bit exponent (range 2^-24 … 65504), so gradients need a loss scaler to stay "
-    "in range.";
 inline constexpr char kGradNorm[] =
     "Gradient norm: the L2 norm of all unscaled gradients before clipping.";
+// Built from profiler/float_formats.h, so tooltips quote the numbers the statistics use.
+QString formatDescription(profiler::FloatFormat f);  // "fp16: 5-bit exponent, 10-bit mantissa, ..."
+QString subnormalFloor(profiler::FloatFormat f);     // "fp16 smallest subnormal 2^-24: ..."
+QString smallestNormal(profiler::FloatFormat f);
+QString formatMax(profiler::FloatFormat f);
 }  // namespace glossary
+
+// "2^-24" for powers of two, else the number ("65504").
+QString powerOfTwoText(double v);
 
 }  // namespace ampscope::ui

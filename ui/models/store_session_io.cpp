@@ -24,6 +24,9 @@ profiler::ProfileSnapshotPtr snapshot_from_session(const std::string& path, size
     const auto samples = session.gradients(gradient_steps[i]);
     snapshot->gradient_history.insert(snapshot->gradient_history.end(), samples.begin(), samples.end());
   }
+  if (const auto activation_steps = session.activation_steps(); !activation_steps.empty())
+    snapshot->activations = session.activations(activation_steps.back());
+  snapshot->first_fp16_overflow = session.first_fp16_overflow();
   snapshot->gpu_tracing = session.meta().gpu_tracing;
   return snapshot;
 }

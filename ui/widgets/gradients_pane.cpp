@@ -21,9 +21,11 @@ namespace {
 using profiler::kGradBins;
 using profiler::kGradLog2Min;
 
-constexpr double kFp16SubnormalFloorLog2 = -24.0;
-constexpr double kFp16SmallestNormalLog2 = -14.0;
-const double kFp16MaxLog2 = std::log2(65504.0);
+using profiler::FloatFormatLimits;
+
+QString formatName(const FloatFormatLimits& f) {
+  return QString::fromLatin1(f.name.data(), static_cast<qsizetype>(f.name.size()));
+}
 
 QCPColorGradient viridis() {
   QCPColorGradient g;
@@ -40,10 +42,10 @@ QCPColorGradient viridis() {
 
 using Histogram = std::array<int64_t, kGradBins>;
 
-// The occupied log2 range of the histograms, widened to show fp16's limits at
+// The occupied log2 range of the histograms, widened to show the format's limits at
 // every loss scale in [2^log2_scale_lo, 2^log2_scale_hi].
-QCPRange occupiedRange(const std::vector<Histogram>& histograms, double log2_scale_lo,
-                       double log2_scale_hi) {
+QCPRange occupiedRange(const std::vector<Histogram>& histograms, const FloatFormatLimits& format,
+                       double log2_scale_lo, double log2_scale_hi) {
   int lo = kGradBins, hi = -1;
   for (const auto& h : histograms)
     for (int b = 0; b < kGradBins; ++b)
@@ -51,8 +53,8 @@ QCPRange occupiedRange(const std::vector<Histogram>& histograms, double log2_sca
         lo = std::min(lo, b);
         hi = std::max(hi, b);
       }
-  double lower = kFp16SubnormalFloorLog2 - log2_scale_hi - 2;
-  double upper = kFp16MaxLog2 - log2_scale_lo + 2;
+  double lower = profiler::log2_min_subnormal(format) - log2_scale_hi - 2;
+  double upper = profiler::log2_max(format) - log2_scale_lo + 2;
   if (hi >= 0) {
     lower = std::min(lower, static_cast<double>(kGradLog2Min + lo) - 1);
     upper = std::max(upper, static_cast<double>(kGradLog2Min + hi) + 2);
@@ -60,11 +62,12 @@ QCPRange occupiedRange(const std::vector<Histogram>& histograms, double log2_sca
   return QCPRange(std::max<double>(lower, kGradLog2Min), std::min<double>(upper, -kGradLog2Min));
 }
 
-QCPRange occupiedRange(const std::vector<profiler::GradientSample>& samples, double log2_scale) {
+QCPRange occupiedRange(const std::vector<profiler::GradientSample>& samples, const FloatFormatLimits& format,
+                       double log2_scale) {
   std::vector<Histogram> histograms;
   histograms.reserve(samples.size());
   for (const auto& s : samples) histograms.push_back(s.log2_histogram);
-  return occupiedRange(histograms, log2_scale, log2_scale);
+  return occupiedRange(histograms, format, log2_scale, log2_scale);
 }
 
 double log2Scale(double loss_scale) { return std::log2(std::max(1e-300, loss_scale)); }
@@ -77,6 +80,7 @@ double cellShare(int64_t count, int64_t total) {
 }
 
 QString pct(double f) {
+  if (std::isnan(f)) return QStringLiteral("—");  // not measured (an older session)
   return f > 0 && f < 0.001 ? QStringLiteral("<0.1 %")
                             : QStringLiteral("%1 %").arg(f * 100, 0, 'f', 1);
 }
@@ -131,14 +135,33 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
   mode_->setToolTip(
       tr("Latest sample: one row per parameter. Over time: one column per sampled step (the "
          "last 64), summed over all parameters or for the selected one"));
+  format_ = new QComboBox;
+  format_->setObjectName(QStringLiteral("rangeFormat"));
+  for (const FloatFormatLimits& f : profiler::kFloatFormats) {
+    format_->addItem(formatName(f), static_cast<int>(f.format));
+    format_->setItemData(format_->count() - 1, glossary::formatDescription(f.format), Qt::ToolTipRole);
+  }
+  format_->setToolTip(tr("The format whose limits are drawn: where g * loss scale would flush to zero, "
+                         "turn subnormal or overflow if cast to it"));
   bar->addWidget(new QLabel(tr("Heatmap")));
   bar->addWidget(mode_);
+  bar->addSpacing(12);
+  bar->addWidget(new QLabel(tr("Limits of")));
+  bar->addWidget(format_);
   bar->addSpacing(12);
   bar->addWidget(new QLabel(tr("Parameter")));
   bar->addWidget(parameter_, 1);
   bar->addSpacing(12);
   bar->addWidget(scale_label_);
   column->addLayout(bar);
+  activation_label_ = new QLabel;
+  activation_label_->setObjectName(QStringLiteral("activationOverflow"));
+  activation_label_->setWordWrap(true);
+  activation_label_->setToolTip(
+      tr("Forward activations: each module's output at the sampled steps, against fp16's range. The first "
+         "module to overflow is where the inf starts; the modules after it inherit it."));
+  activation_label_->setVisible(false);
+  column->addWidget(activation_label_);
 
   auto* split = new QSplitter(Qt::Vertical);
   heatmap_ = new QCustomPlot;
@@ -163,9 +186,7 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
     graph->setLineStyle(QCPGraph::lsStepLeft);
     graph->setVisible(false);
   }
-  heatmap_->setToolTip(QString::fromLatin1(glossary::kFp16SubnormalFloor) + QLatin1Char('\n') +
-                       QString::fromLatin1(glossary::kFp16SmallestNormal) + QLatin1Char('\n') +
-                       QString::fromLatin1(glossary::kFp16Max));
+  updateLimitTooltips();
   connect(heatmap_, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
     if (heatmapMode() != HeatmapMode::kLatest) return;  // rows are log2 bins there
     const int row = static_cast<int>(std::lround(heatmap_->yAxis->pixelToCoord(e->pos().y())));
@@ -193,6 +214,12 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
   connect(mode_, &QComboBox::currentIndexChanged, this, [this] {
     if (snapshot_ && !snapshot_->gradients.empty()) rebuildHeatmap();
   });
+  connect(format_, &QComboBox::currentIndexChanged, this, [this] {
+    updateLimitTooltips();
+    if (!snapshot_ || snapshot_->gradients.empty()) return;
+    rebuildHeatmap();
+    rebuildHistogram();
+  });
   applyPalette();
 }
 
@@ -201,6 +228,8 @@ int GradientsPane::parameterCount() const {
 }
 
 QString GradientsPane::fractionsText() const { return fractions_; }
+
+QString GradientsPane::activationText() const { return activation_label_->text(); }
 
 void GradientsPane::selectParameter(int index) { parameter_->setCurrentIndex(index); }
 
@@ -212,6 +241,20 @@ GradientsPane::HeatmapMode GradientsPane::heatmapMode() const {
   return static_cast<HeatmapMode>(mode_->currentData().toInt());
 }
 
+void GradientsPane::setShownFormat(profiler::FloatFormat format) {
+  format_->setCurrentIndex(format_->findData(static_cast<int>(format)));
+}
+
+profiler::FloatFormat GradientsPane::shownFormat() const {
+  return static_cast<profiler::FloatFormat>(format_->currentData().toInt());
+}
+
+void GradientsPane::updateLimitTooltips() {
+  const profiler::FloatFormat f = shownFormat();
+  heatmap_->setToolTip(glossary::subnormalFloor(f) + QLatin1Char('\n') + glossary::smallestNormal(f) +
+                       QLatin1Char('\n') + glossary::formatMax(f));
+}
+
 void GradientsPane::setSnapshot(profiler::ProfileSnapshotPtr snapshot) {
   snapshot_ = std::move(snapshot);
   if (!snapshot_ || snapshot_->gradients.empty()) {
@@ -219,6 +262,21 @@ void GradientsPane::setSnapshot(profiler::ProfileSnapshotPtr snapshot) {
     return;
   }
   stack_->setCurrentIndex(1);
+  if (const auto& first = snapshot_->first_fp16_overflow) {
+    activation_label_->setText(tr("Activations: the first module whose output overflowed fp16 is %1 (step %2, "
+                                  "%3 output, %4 inf/NaN)")
+                                   .arg(QString::fromStdString(first->module))
+                                   .arg(first->step)
+                                   .arg(shortDtype(first->dtype), pct(first->nonfinite_fraction)));
+  } else {
+    activation_label_->setText(
+        snapshot_->activations.empty()
+            ? QString()
+            : tr("Activations: no module output overflowed fp16 (%1 modules at step %2)")
+                  .arg(snapshot_->activations.size())
+                  .arg(snapshot_->activations.front().step));
+  }
+  activation_label_->setVisible(!activation_label_->text().isEmpty());
   const QString selected = parameter_->currentText();
   QSignalBlocker block(parameter_);
   parameter_->clear();
@@ -230,20 +288,20 @@ void GradientsPane::setSnapshot(profiler::ProfileSnapshotPtr snapshot) {
   rebuildHistogram();
 }
 
-void GradientsPane::drawFp16Limits(QCustomPlot* plot, double log2_scale, bool with_labels) {
+void GradientsPane::drawFormatLimits(QCustomPlot* plot, double log2_scale, bool with_labels) {
   const SeriesColors c = seriesColors(palette());
+  const profiler::FloatFormat format = shownFormat();
+  const FloatFormatLimits& f = profiler::float_format(format);
+  const QString name = formatName(f);
   struct Limit {
     double log2;
     QString label;
-    const char* tip;
     QColor color;
   };
   const Limit limits[] = {
-      {kFp16SubnormalFloorLog2 - log2_scale, tr("fp16 zero below"), glossary::kFp16SubnormalFloor,
-       c.danger},
-      {kFp16SmallestNormalLog2 - log2_scale, tr("fp16 normal"), glossary::kFp16SmallestNormal,
-       c.warning},
-      {kFp16MaxLog2 - log2_scale, tr("fp16 max"), glossary::kFp16Max, c.danger}};
+      {profiler::log2_min_subnormal(f) - log2_scale, tr("%1 zero below").arg(name), c.danger},
+      {profiler::log2_min_normal(f) - log2_scale, tr("%1 normal").arg(name), c.warning},
+      {profiler::log2_max(f) - log2_scale, tr("%1 max").arg(name), c.danger}};
   for (const Limit& limit : limits) {
     auto* line = new QCPItemStraightLine(plot);
     line->point1->setCoords(limit.log2, 0);
@@ -305,14 +363,16 @@ void GradientsPane::rebuildLatestHeatmap() {
   heatmap_->yAxis->setLabel(QString());
   heatmap_->yAxis->setRange(-0.5, rows - 0.5);
   heatmap_->yAxis->setRangeReversed(true);
-  heatmap_->xAxis->setRange(occupiedRange(samples, log2_scale));
-  drawFp16Limits(heatmap_, log2_scale, true);
+  const FloatFormatLimits& format = profiler::float_format(shownFormat());
+  heatmap_->xAxis->setRange(occupiedRange(samples, format, log2_scale));
+  drawFormatLimits(heatmap_, log2_scale, true);
   if (auto* title = qobject_cast<QCPTextElement*>(heatmap_->plotLayout()->element(0, 0)))
     title->setText(tr("Unscaled gradient magnitudes per parameter"));
   scale_label_->setText(
-      tr("step %1 · loss scale 2^%2 · fp16 limits drawn at g = limit / scale")
+      tr("step %1 · loss scale 2^%2 · %3 limits drawn at g = limit / scale")
           .arg(snapshot_->step)
-          .arg(log2_scale, 0, 'f', std::abs(log2_scale - std::round(log2_scale)) < 1e-9 ? 0 : 1));
+          .arg(log2_scale, 0, 'f', std::abs(log2_scale - std::round(log2_scale)) < 1e-9 ? 0 : 1)
+          .arg(formatName(format)));
 }
 
 void GradientsPane::rebuildHistoryHeatmap() {
@@ -351,13 +411,16 @@ void GradientsPane::rebuildHistoryHeatmap() {
   heatmap_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
   heatmap_->yAxis->setLabel(tr("log₂|g|"));
   heatmap_->yAxis->setRangeReversed(false);
-  heatmap_->yAxis->setRange(occupiedRange(history_.counts, lo_scale, hi_scale));
+  const FloatFormatLimits& format = profiler::float_format(shownFormat());
+  heatmap_->yAxis->setRange(occupiedRange(history_.counts, format, lo_scale, hi_scale));
 
   // Each limit as a step line over the columns, at that step's scale; labelled at the right
   // end, i.e. at the current scale.
   const SeriesColors colors = seriesColors(palette());
-  const double limits[] = {kFp16SubnormalFloorLog2, kFp16SmallestNormalLog2, kFp16MaxLog2};
-  const QString names[] = {tr("fp16 zero below"), tr("fp16 normal"), tr("fp16 max")};
+  const double limits[] = {profiler::log2_min_subnormal(format), profiler::log2_min_normal(format),
+                           profiler::log2_max(format)};
+  const QString name = formatName(format);
+  const QString names[] = {tr("%1 zero below").arg(name), tr("%1 normal").arg(name), tr("%1 max").arg(name)};
   const QColor pens[] = {colors.danger, colors.warning, colors.danger};
   for (int i = 0; i < 3; ++i) {
     QVector<double> keys, values;
@@ -393,10 +456,11 @@ void GradientsPane::rebuildHistoryHeatmap() {
                        : tr("Unscaled gradient magnitudes over sampled steps, all parameters"));
   const double current = columns > 0 ? log2Scale(history_.loss_scales.back()) : 0.0;
   scale_label_->setText(
-      tr("%1 sampled steps up to %2 · loss scale 2^%3 · fp16 limits drawn at g = limit / scale")
+      tr("%1 sampled steps up to %2 · loss scale 2^%3 · %4 limits drawn at g = limit / scale")
           .arg(columns)
           .arg(columns > 0 ? history_.steps.back() : snapshot_->step)
-          .arg(current, 0, 'f', std::abs(current - std::round(current)) < 1e-9 ? 0 : 1));
+          .arg(current, 0, 'f', std::abs(current - std::round(current)) < 1e-9 ? 0 : 1)
+          .arg(name));
 }
 
 void GradientsPane::rebuildHistogram() {
@@ -411,7 +475,8 @@ void GradientsPane::rebuildHistogram() {
     values << static_cast<double>(s.log2_histogram[b]);
   }
   bars_->setData(keys, values, true);
-  const QCPRange range = occupiedRange({s}, log2_scale);
+  const FloatFormatLimits& format = profiler::float_format(shownFormat());
+  const QCPRange range = occupiedRange({s}, format, log2_scale);
   histogram_->xAxis->setRange(range);
   bool ok = false;
   const QCPRange counts = bars_->getValueRange(ok, QCP::sdBoth, range);
@@ -429,17 +494,26 @@ void GradientsPane::rebuildHistogram() {
     rect->setPen(Qt::NoPen);
     rect->setLayer(QStringLiteral("background"));
   };
-  shade(kGradLog2Min, kFp16SubnormalFloorLog2 - log2_scale, c.danger);
-  shade(kFp16SubnormalFloorLog2 - log2_scale, kFp16SmallestNormalLog2 - log2_scale, c.warning);
-  shade(kFp16MaxLog2 - log2_scale, -kGradLog2Min, c.danger);
-  drawFp16Limits(histogram_, log2_scale, false);
+  const double floor_log2 = profiler::log2_min_subnormal(format) - log2_scale;
+  shade(kGradLog2Min, floor_log2, c.danger);
+  shade(floor_log2, profiler::log2_min_normal(format) - log2_scale, c.warning);
+  shade(profiler::log2_max(format) - log2_scale, -kGradLog2Min, c.danger);
+  drawFormatLimits(histogram_, log2_scale, false);
 
-  fractions_ = tr("underflow (→ 0 in fp16) %1 · subnormal %2 · overflow (→ inf) %3 · zeros %4 · "
-                  "non-finite %5 · %6 elements, max |g| %7")
-                   .arg(pct(s.fp16_underflow_fraction), pct(s.fp16_subnormal_fraction),
-                        pct(s.fp16_overflow_fraction), pct(s.zero_fraction),
-                        pct(s.nonfinite_fraction), formatCount(static_cast<double>(s.numel)))
+  // The shown format in words, then every format's shares, one line each.
+  const profiler::FormatRangeShares shown = profiler::range_shares(s, format.format);
+  fractions_ = tr("underflow (→ 0 in %1) %2 · subnormal %3 · overflow (→ %4) %5 · zeros %6 · "
+                  "non-finite %7 · %8 elements, max |g| %9")
+                   .arg(formatName(format), pct(shown.underflow), pct(shown.subnormal),
+                        format.has_inf ? QStringLiteral("inf") : QStringLiteral("NaN"), pct(shown.overflow),
+                        pct(s.zero_fraction), pct(s.nonfinite_fraction),
+                        formatCount(static_cast<double>(s.numel)))
                    .arg(s.max_abs, 0, 'g', 3);
+  for (const FloatFormatLimits& f : profiler::kFloatFormats) {
+    const profiler::FormatRangeShares r = profiler::range_shares(s, f.format);
+    fractions_ += tr("\n%1: → 0 %2 · subnormal %3 · overflow %4")
+                      .arg(formatName(f), pct(r.underflow), pct(r.subnormal), pct(r.overflow));
+  }
   auto* text = new QCPItemText(histogram_);
   text->position->setType(QCPItemPosition::ptAxisRectRatio);
   text->position->setCoords(0.01, 0.02);

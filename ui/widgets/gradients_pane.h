@@ -1,5 +1,6 @@
 #pragma once
-// Where the unscaled gradients lie against fp16's range, from the profiler's
+// Where the unscaled gradients lie against the range of fp16 (or bf16, fp8 e4m3,
+// fp8 e5m2: a combo picks whose limits are drawn), from the profiler's
 // GradientSample statistics:
 //  - a heatmap: parameters (rows) × log2|g| bins (columns), each row normalized
 //    to its own element count, with fp16's subnormal floor 2^-24, smallest normal
@@ -51,12 +52,17 @@ class GradientsPane : public QWidget {
   int parameterCount() const;
   void setHeatmapMode(HeatmapMode mode);
   HeatmapMode heatmapMode() const;
+  // The format whose limits the plots draw (fp16 at first); the text lists every format.
+  void setShownFormat(profiler::FloatFormat format);
+  profiler::FloatFormat shownFormat() const;
   QCustomPlot* heatmapPlot() const { return heatmap_; }
   QCPColorMap* heatmapMap() const { return map_; }
   // What the over-time heatmap shows (empty in the latest-sample mode).
   const GradientHistoryMap& historyMap() const { return history_; }
   QCustomPlot* histogramPlot() const { return histogram_; }
   QString fractionsText() const;  // what the histogram writes about the selected parameter
+  // Where forward activations overflowed fp16 (the first module), or that none did.
+  QString activationText() const;
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -66,17 +72,20 @@ class GradientsPane : public QWidget {
   void rebuildLatestHeatmap();
   void rebuildHistoryHeatmap();
   void rebuildHistogram();
-  void drawFp16Limits(QCustomPlot* plot, double log2_scale, bool with_labels);
+  void drawFormatLimits(QCustomPlot* plot, double log2_scale, bool with_labels);
+  void updateLimitTooltips();
   void applyPalette();
 
   profiler::ProfileSnapshotPtr snapshot_;
   QStackedWidget* stack_ = nullptr;
   QComboBox* parameter_ = nullptr;
   QComboBox* mode_ = nullptr;
+  QComboBox* format_ = nullptr;  // whose limits are drawn
   QLabel* scale_label_ = nullptr;
+  QLabel* activation_label_ = nullptr;
   QCustomPlot* heatmap_ = nullptr;
   QCPColorMap* map_ = nullptr;
-  QCPGraph* limit_graphs_[3] = {};  // fp16 limits per step, over-time mode only
+  QCPGraph* limit_graphs_[3] = {};  // the shown format's limits per step, over-time mode only
   GradientHistoryMap history_;
   QCustomPlot* histogram_ = nullptr;
   QCPBars* bars_ = nullptr;

@@ -183,12 +183,15 @@ void MainWindow::buildMenus() {
   help->addAction(tr("&Mixed-precision terms"), this, [this] {
     QMessageBox::information(
         this, tr("Mixed-precision terms"),
-        QStringList{QString::fromLatin1(glossary::kFp16), QString::fromLatin1(glossary::kBf16),
+        QStringList{glossary::formatDescription(profiler::FloatFormat::fp16),
+                    glossary::formatDescription(profiler::FloatFormat::bf16),
+                    glossary::formatDescription(profiler::FloatFormat::fp8_e4m3fn),
+                    glossary::formatDescription(profiler::FloatFormat::fp8_e5m2),
                     QString::fromLatin1(glossary::kLossScale),
                     QString::fromLatin1(glossary::kSkippedStep),
-                    QString::fromLatin1(glossary::kFp16SubnormalFloor),
-                    QString::fromLatin1(glossary::kFp16SmallestNormal),
-                    QString::fromLatin1(glossary::kFp16Max),
+                    glossary::subnormalFloor(profiler::FloatFormat::fp16),
+                    glossary::smallestNormal(profiler::FloatFormat::fp16),
+                    glossary::formatMax(profiler::FloatFormat::fp16),
                     categoryTooltip(profiler::OpCategory::kDemoted),
                     categoryTooltip(profiler::OpCategory::kKeptFp32),
                     QString::fromLatin1(glossary::kCastTax),
@@ -224,8 +227,8 @@ void MainWindow::buildStatusBar() {
   status_speed_ = label(tr("Samples per second over the last steps"));
   status_eta_ = label(tr("Estimated time to the last step, from the recent step time"));
   status_device_ = label(tr("Where the run trains"));
-  status_precision_ = label(QString::fromLatin1(glossary::kFp16) + QLatin1Char('\n') +
-                            QString::fromLatin1(glossary::kBf16));
+  status_precision_ = label(glossary::formatDescription(profiler::FloatFormat::fp16) + QLatin1Char('\n') +
+                            glossary::formatDescription(profiler::FloatFormat::bf16));
 }
 
 void MainWindow::connectController() {

@@ -190,8 +190,9 @@ QWidget* RunPanel::buildTrainingGroup() {
   precision_ = combo<engine::Precision>({{"fp32", engine::Precision::kFP32},
                                          {"fp16 autocast", engine::Precision::kFP16},
                                          {"bf16 autocast", engine::Precision::kBF16}},
-                                        QString::fromLatin1(glossary::kFp16) + QLatin1Char('\n') +
-                                            QString::fromLatin1(glossary::kBf16));
+                                        glossary::formatDescription(profiler::FloatFormat::fp16) +
+                                            QLatin1Char('\n') +
+                                            glossary::formatDescription(profiler::FloatFormat::bf16));
   device_ =
       combo<engine::DeviceChoice>({{"auto", engine::DeviceChoice::kAuto},
                                    {"CPU", engine::DeviceChoice::kCPU},
