@@ -1,6 +1,7 @@
 #include "profiler/capture/activation_stats.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/record_function.h>
 
 #include <algorithm>
