@@ -39,7 +39,14 @@ ampscope_require(SQLite3 "${_apt_hint} libsqlite3-dev")
 ampscope_require(nlohmann_json "${_apt_hint} nlohmann-json3-dev")
 ampscope_require(CLI11 "${_apt_hint} libcli11-dev")
 # TensorBoard event files (profiler/export/tensorboard): protoc and libprotobuf.
-ampscope_require(Protobuf "${_apt_hint} libprotobuf-dev protobuf-compiler")
+# Optional: a build without it (a GPU server set up without libprotobuf-dev) refuses
+# TensorBoard output with a one-line message and has everything else.
+find_package(Protobuf QUIET)
+set(AMPSCOPE_HAVE_PROTOBUF ${Protobuf_FOUND})
+if(NOT Protobuf_FOUND)
+  message(STATUS "ampscope: protobuf not found (${_apt_hint} libprotobuf-dev protobuf-compiler): "
+                 "no TensorBoard output in this build")
+endif()
 # fmt: the headers LibTorch ships are used, header-only (see ampscope_torch below).
 
 set(AMPSCOPE_HAVE_CUPTI OFF)
