@@ -2,6 +2,10 @@
 // built-in session that needs no GPU and no files (an MLP on a synthetic task,
 // bf16 autocast, device auto). --screenshot runs it (or loads FILE), grabs the
 // window and exits, for docs and CI.
+// LibTorch before Qt: Qt's `slots`/`signals` macros break LibTorch's headers.
+#include "engine/trainer.h"
+#include "profiler/capture/profiler.h"
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -12,8 +16,6 @@
 #include <QDir>
 #include <QStandardPaths>
 
-#include "engine/trainer.h"
-#include "profiler/capture/profiler.h"
 #include "ui/models/run_series.h"
 #include "ui/models/store_session_io.h"
 #include "ui/widgets/color_scheme.h"
