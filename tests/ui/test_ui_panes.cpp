@@ -1,12 +1,14 @@
 // Panes on their own, without a run: the gradients heatmap over time and the run
 // panel's profiling options.
+// LibTorch before Qt: Qt's `slots` macro breaks LibTorch's headers.
+#include "profiler/capture/profiler.h"
+
 #include <qcustomplot.h>
 
 #include <QLabel>
 #include <QSpinBox>
 #include <cmath>
 
-#include "profiler/capture/profiler.h"
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/ui_test_data.h"
 #include "ui/widgets/color_scheme.h"
