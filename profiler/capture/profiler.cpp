@@ -133,7 +133,13 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
 void Profiler::on_step_end(const engine::StepEvent& step) {
   if (engine::activation_sink() == &activations_) {
     engine::activation_sink() = nullptr;
-    if (!activations_.empty()) enqueue(ActivationsJob{activations_.take(step.step)});
+    if (!activations_.empty()) {
+      // The one transfer of the activation statistics is the profiler's own work:
+      // not the user's ops, not in the GPU trace (the step's work is done).
+      pause_gpu_tracing();
+      at::DisableRecordFunctionGuard not_recorded;
+      enqueue(ActivationsJob{activations_.take(step.step)});
+    }
   }
   if (observer_.recording()) {
     observer_.end_step();
