@@ -33,6 +33,10 @@ constexpr NameTable<ScheduleKind, 2> kScheduleNames{
     {{ScheduleKind::kConstant, "constant"}, {ScheduleKind::kCosine, "cosine"}}};
 constexpr NameTable<AttentionKind, 2> kAttentionNames{
     {{AttentionKind::kSDPA, "sdpa"}, {AttentionKind::kMath, "math"}}};
+constexpr NameTable<RecipeKind, 4> kRecipeNames{{{RecipeKind::kStandard, "standard"},
+                                                 {RecipeKind::kMultiLoss, "multi-loss"},
+                                                 {RecipeKind::kGradientPenalty, "gradient-penalty"},
+                                                 {RecipeKind::kCustomFunction, "custom-function"}}};
 
 template <typename Enum, size_t N>
 std::string_view name_of(const NameTable<Enum, N>& table, Enum value) {
@@ -61,6 +65,7 @@ std::string_view to_string(DataKind d) { return name_of(kDataNames, d); }
 std::string_view to_string(OptimizerKind o) { return name_of(kOptimizerNames, o); }
 std::string_view to_string(ScheduleKind s) { return name_of(kScheduleNames, s); }
 std::string_view to_string(AttentionKind a) { return name_of(kAttentionNames, a); }
+std::string_view to_string(RecipeKind r) { return name_of(kRecipeNames, r); }
 
 std::optional<Precision> parse_precision(std::string_view s) { return parse_name(kPrecisionNames, s); }
 std::optional<DeviceChoice> parse_device(std::string_view s) { return parse_name(kDeviceNames, s); }
@@ -69,6 +74,7 @@ std::optional<DataKind> parse_data(std::string_view s) { return parse_name(kData
 std::optional<OptimizerKind> parse_optimizer(std::string_view s) { return parse_name(kOptimizerNames, s); }
 std::optional<ScheduleKind> parse_schedule(std::string_view s) { return parse_name(kScheduleNames, s); }
 std::optional<AttentionKind> parse_attention(std::string_view s) { return parse_name(kAttentionNames, s); }
+std::optional<RecipeKind> parse_recipe(std::string_view s) { return parse_name(kRecipeNames, s); }
 
 void validate(const TrainConfig& c) {
   require(c.steps > 0, "--steps must be > 0");
@@ -103,6 +109,21 @@ void validate(const TrainConfig& c) {
   require(d.kind != DataKind::kSynthetic || d.path.empty(), "--data-path needs --data mnist|cifar10|text|csv");
   require(d.synthetic_samples > 0, "--synthetic-samples must be > 0");
   require(d.vocab_size >= 2, "--vocab-size must be >= 2");
+
+  const int64_t models = c.recipe == RecipeKind::kMultiLoss ? 2 : 1;
+  for (const InfInjection& inject : c.inject_inf) {
+    require(inject.step >= 1 && inject.step <= c.steps,
+            fmt::format("--inject-inf step {} is not a step of this run (1 to {})", inject.step, c.steps));
+    require(inject.model >= 0 && inject.model < models,
+            models == 2 ? "--inject-inf model must be a or b" : "--inject-inf STEP:b needs --recipe multi-loss");
+  }
+  if (c.recipe == RecipeKind::kGradientPenalty) {
+    // The penalty differentiates the backward pass, so every op must have a double backward;
+    // the fused attention kernels (flash, memory-efficient, the CPU's) have none.
+    require(m.kind != ModelKind::kGPT || m.attention == AttentionKind::kMath,
+            "--recipe gradient-penalty differentiates the backward, which fused attention cannot: "
+            "add --attention math");
+  }
 
   if (c.scaler_enabled()) {
     require(c.precision != Precision::kFP32,

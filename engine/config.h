@@ -19,6 +19,17 @@ enum class ScheduleKind { kConstant, kCosine };
 // CUDA, the fused CPU kernel), or written out (matmul, masked_fill, softmax kept in fp32 by
 // autocast, matmul) so the op table shows each autocast decision.
 enum class AttentionKind { kSDPA, kMath };
+// The training step's pattern, after the AMP examples of PyTorch's documentation:
+// - standard: one model, one loss, one optimizer;
+// - multi-loss: two models (A and B), two losses mixing both outputs, two optimizers, one
+//   scaler: scale each loss, unscale_ A's optimizer (for its clipping), step each, one update;
+//   each optimizer's found-inf and skip decision is its own;
+// - gradient-penalty: autograd::grad of the scaled loss with create_graph, unscaled by hand,
+//   the gradient norm added to the loss under autocast, then the usual scaled backward;
+// - custom-function: the model's output goes through two custom autograd Functions, one
+//   that needs fp32 (autocast off inside, inputs cast to fp32, as custom_fwd(cast_inputs=
+//   torch.float32)) and one that follows the surrounding autocast state (custom_fwd()).
+enum class RecipeKind { kStandard, kMultiLoss, kGradientPenalty, kCustomFunction };
 
 struct ModelConfig {
   ModelKind kind = ModelKind::kMLP;
@@ -65,6 +76,12 @@ struct OptimConfig {
   bool fused = false;
 };
 
+struct InfInjection {
+  int64_t step = 0;   // 1-based optimizer step
+  int64_t model = 0;  // 0 = A, 1 = B
+  bool operator==(const InfInjection&) const = default;
+};
+
 struct TrainConfig {
   ModelConfig model;
   DataConfig data;
@@ -90,6 +107,11 @@ struct TrainConfig {
   // in inference mode under the run's autocast, the same batches each time.
   int64_t eval_every = 0;
   int64_t eval_batches = 4;
+  RecipeKind recipe = RecipeKind::kStandard;
+  // Fault injection, to see (and test) the skip path: at each listed optimizer step one
+  // element of the first gradient of the listed model (0 = A, 1 = B in multi-loss) is set to
+  // +inf after the backward, before any unscale_, as an fp16 overflow would leave it.
+  std::vector<InfInjection> inject_inf;
 
   bool scaler_enabled() const { return use_scaler.value_or(precision == Precision::kFP16); }
 };
@@ -104,6 +126,7 @@ std::string_view to_string(DataKind d);
 std::string_view to_string(OptimizerKind o);
 std::string_view to_string(ScheduleKind s);
 std::string_view to_string(AttentionKind a);
+std::string_view to_string(RecipeKind r);
 
 // Parse a name as the CLI and config files spell it; std::nullopt if unknown.
 std::optional<Precision> parse_precision(std::string_view s);
@@ -113,5 +136,6 @@ std::optional<DataKind> parse_data(std::string_view s);
 std::optional<OptimizerKind> parse_optimizer(std::string_view s);
 std::optional<ScheduleKind> parse_schedule(std::string_view s);
 std::optional<AttentionKind> parse_attention(std::string_view s);
+std::optional<RecipeKind> parse_recipe(std::string_view s);
 
 }  // namespace ampscope::engine

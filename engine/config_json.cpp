@@ -46,6 +46,9 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
   j["max_consecutive_skips"] = c.max_consecutive_skips;
   j["eval_every"] = c.eval_every;
   j["eval_batches"] = c.eval_batches;
+  j["recipe"] = to_string(c.recipe);
+  j["inject_inf"] = nlohmann::ordered_json::array();
+  for (const InfInjection& i : c.inject_inf) j["inject_inf"].push_back({{"step", i.step}, {"model", i.model}});
   return j;
 }
 
@@ -151,6 +154,15 @@ TrainConfig config_from_json(std::string_view text) {
   read(j, "max_consecutive_skips", c.max_consecutive_skips, "");
   read(j, "eval_every", c.eval_every, "");
   read(j, "eval_batches", c.eval_batches, "");
+  read_name(j, "recipe", c.recipe, parse_recipe, "");
+  if (const auto inject = j.find("inject_inf"); inject != j.end() && inject->is_array()) {
+    for (const auto& item : *inject) {
+      InfInjection i;
+      read(item, "step", i.step, "inject_inf.");
+      read(item, "model", i.model, "inject_inf.");
+      c.inject_inf.push_back(i);
+    }
+  }
   return c;
 }
 

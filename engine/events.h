@@ -32,6 +32,16 @@ struct RunStartedEvent {
   bool scaler_enabled = false;
 };
 
+// One optimizer's part in a step. A step of the multi-loss recipe steps two optimizers under
+// one GradScaler, and GradScaler decides per optimizer: one may skip while the other steps.
+struct OptimizerOutcome {
+  std::string name;            // the optimizer, and in multi-loss its model: "adamw (model B)"
+  bool found_inf = false;      // an inf/NaN in this optimizer's own gradients (scaler on)
+  bool skipped = false;        // its step() was skipped because of it
+  int64_t unscale_calls = 0;   // explicit unscale_ calls (1 for the one clipped), 0 otherwise
+  double lr = 0.0;
+};
+
 struct StepEvent {
   int64_t step = 0;                  // 1-based optimizer step
   double loss = 0.0;                 // unscaled, mean over the effective batch
@@ -47,6 +57,10 @@ struct StepEvent {
   // Validation loss (TrainConfig::eval_every), after this step's update; NaN when the step
   // ran no validation. Its time is not part of step_time_ms.
   double eval_loss = std::numeric_limits<double>::quiet_NaN();
+  // Every optimizer of the step, in a fixed order; found_inf/skipped above are any-of.
+  std::vector<OptimizerOutcome> optimizers;
+  // The scale after this step's update(), read for runs of several optimizers only (NaN otherwise).
+  double loss_scale_after = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct StateEvent {

@@ -47,6 +47,25 @@ at::Tensor clip_grads_(std::vector<at::Tensor>& grads, const at::Tensor& total_n
 
 }  // namespace
 
+Trainee::Trainee() = default;
+Trainee::~Trainee() = default;
+Trainee::Trainee(Trainee&&) noexcept = default;
+Trainee& Trainee::operator=(Trainee&&) noexcept = default;
+
+at::Tensor Trainee::forward(const at::Tensor& input) const {
+  const at::Tensor output = model->forward(input);
+  return head ? head->forward(output) : output;
+}
+
+NamedTensors Trainee::named_parameters() const {
+  NamedTensors named = model->named_parameters();
+  if (head)
+    for (auto& p : head->named_parameters()) named.push_back(std::move(p));
+  if (!module_prefix.empty())
+    for (auto& [name, tensor] : named) name = module_prefix + name;
+  return named;
+}
+
 TrainingRun::TrainingRun(const TrainConfig& config)
     : config_(config), device_(c10::kCPU), autocast_dtype_(autocast_dtype(config.precision)) {
   validate(config_);
@@ -61,14 +80,28 @@ TrainingRun::TrainingRun(const TrainConfig& config)
   torch::manual_seed(config_.seed);
   data_generator_ = at::make_generator<at::CPUGeneratorImpl>(config_.seed + 0x9E3779B97F4A7C15ULL);
   data_ = make_data_source(config_.data, config_.model, config_.seed);
-  model_ = make_model(config_.model, data_->spec());
-  model_->to(device_);
-  model_->set_training(true);
-  parameters_ = model_->parameters();
-  if (parameters_.empty()) throw ModelError("the model has no trainable parameters");
-  optimizer_ = make_optimizer(config_.optim, parameters_);
+  const bool two_models = config_.recipe == RecipeKind::kMultiLoss;
+  for (const char* name : two_models ? std::vector<const char*>{"A", "B"} : std::vector<const char*>{"A"}) {
+    Trainee t;
+    t.name = name;
+    t.module_prefix = two_models ? fmt::format("model_{}.", name[0] == 'A' ? 'a' : 'b') : std::string();
+    // Model B draws its initial weights after A's from the same seeded generator: the two differ.
+    t.model = make_model(config_.model, data_->spec(), t.module_prefix);
+    t.model->to(device_);
+    t.model->set_training(true);
+    t.parameters = t.model->parameters();
+    if (t.parameters.empty()) throw ModelError("the model has no trainable parameters");
+    if (config_.recipe == RecipeKind::kCustomFunction) {
+      const SampleSpec& spec = data_->spec();
+      const int64_t features = spec.task == TaskKind::kRegression ? spec.target_dim : spec.num_classes;
+      t.head = std::make_unique<CustomFunctionHead>(features, device_);
+      for (const auto& [n, p] : t.head->named_parameters()) t.parameters.push_back(p);
+    }
+    t.optimizer = make_optimizer(config_.optim, t.parameters);
+    t.schedule = std::make_unique<LearningRateSchedule>(config_.optim, config_.steps);
+    trainees_.push_back(std::move(t));
+  }
   scaler_ = std::make_unique<GradScaler>(config_.scaler, device_, config_.scaler_enabled());
-  schedule_ = std::make_unique<LearningRateSchedule>(config_.optim, config_.steps);
   reset_peak_memory(device_);
 }
 
@@ -78,9 +111,11 @@ RunStartedEvent TrainingRun::started_event() const {
   RunStartedEvent e;
   e.config = config_;
   e.device = device_name(device_);
-  e.model = model_->description();
+  const std::string description = trainees_.front().model->description();
+  e.model = trainees_.size() > 1 ? fmt::format("{}, twice (models A and B)", description) : description;
   e.data = data_->description();
-  e.parameter_count = model_->parameter_count();
+  for (const Trainee& t : trainees_)
+    for (const auto& p : t.parameters) e.parameter_count += p.numel();
   e.scaler_enabled = scaler_->enabled();
   return e;
 }
@@ -100,46 +135,36 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
   const auto started = Clock::now();
   for (auto* o : observers) o->on_step_begin(step);
 
-  const double lr = schedule_->apply(*optimizer_, step - 1);
-  optimizer_->zero_grad(/*set_to_none=*/true);
+  StepEvent event;
+  event.step = step;
+  for (Trainee& t : trainees_) {
+    const double lr = t.schedule->apply(*t.optimizer, step - 1);
+    if (&t == &trainees_.front()) event.lr = lr;
+    t.optimizer->zero_grad(/*set_to_none=*/true);
+  }
   const int64_t micro_batches = config_.accumulation_steps;
   at::Tensor loss_sum;
   for (int64_t micro = 0; micro < micro_batches; ++micro) {
     Batch batch = data_->sample_batch(config_.batch_size, data_generator_);
     const at::Tensor input = batch.input.to(device_, /*non_blocking=*/true);
     const at::Tensor target = batch.target.to(device_, /*non_blocking=*/true);
-    at::Tensor loss;
-    {
-      // Forward and loss inside the autocast region, backward outside (as PyTorch recommends).
-      PhaseScope phase(kPhaseForward);
-      std::optional<AutocastGuard> autocast;
-      if (autocast_dtype_) autocast.emplace(device_.type(), *autocast_dtype_);
-      const at::Tensor output = model_->forward(input);
-      loss = compute_loss(output, target);
-    }
-    {
-      PhaseScope phase(kPhaseBackward);
-      // Each micro-batch contributes 1/N so the accumulated gradient is the effective batch's mean.
-      const at::Tensor scaled =
-          scaler_->scale(micro_batches > 1 ? loss / static_cast<double>(micro_batches) : loss);
-      scaled.backward();
-    }
-    const at::Tensor detached = loss.detach().to(at::kFloat);
-    loss_sum = loss_sum.defined() ? loss_sum + detached : detached;
+    const at::Tensor loss = forward_backward(input, target, micro_batches);
+    loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
   }
+  for (const InfInjection& inject : config_.inject_inf)
+    if (inject.step == step) inject_inf_gradient(inject.model);
 
-  StepEvent event;
-  event.step = step;
-  event.lr = lr;
+  Trainee& first = trainees_.front();
   std::vector<at::Tensor> grads;
   at::Tensor clip_coefficient;
   {
     PhaseScope phase(kPhaseOptimizer);
-    // Unscale once, at effective-batch granularity, so the norm, clipping and
-    // observers all see true gradients.
+    // Unscale the first optimizer explicitly, at effective-batch granularity, so the norm,
+    // clipping and observers see true gradients. A second optimizer (multi-loss) is
+    // unscaled inside its step(), as in the recipe PyTorch documents.
     const at::Tensor scale_used = scaler_->enabled() ? scaler_->scale_tensor().clone() : at::Tensor();
-    scaler_->unscale_(*optimizer_);
-    grads = defined_grads(parameters_);
+    scaler_->unscale_(*first.optimizer);
+    grads = defined_grads(first.parameters);
     const at::Tensor norm = total_grad_norm(grads, device_);
     // One device-to-host transfer for everything the event reports.
     std::vector<at::Tensor> readings = {(loss_sum / static_cast<double>(micro_batches)).reshape({1}),
@@ -152,18 +177,34 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
     if (config_.clip_grad_norm > 0.0) clip_coefficient = clip_grads_(grads, norm, config_.clip_grad_norm);
     // Read back before step(): its found-inf check then finds the device idle.
     const at::Tensor host = at::cat(readings).to(at::kDouble).cpu();
-    const bool stepped = scaler_->step(*optimizer_);
     const double* values = host.const_data_ptr<double>();
     event.loss = values[0];
     event.grad_norm = values[1];
     event.loss_scale = scaler_->enabled() ? values[2] : 1.0;
     event.growth_tracker = scaler_->enabled() ? static_cast<int64_t>(values[3]) : 0;
-    event.found_inf = scaler_->enabled() && scaler_->last_step_found_inf();
-    event.skipped = !stepped;
+    for (Trainee& t : trainees_) {
+      OptimizerOutcome outcome;
+      outcome.name = trainees_.size() > 1 ? fmt::format("{} (model {})", to_string(config_.optim.kind), t.name)
+                                          : std::string(to_string(config_.optim.kind));
+      outcome.lr = event.lr;
+      outcome.unscale_calls = scaler_->enabled() && &t == &first ? 1 : 0;
+      outcome.skipped = !scaler_->step(*t.optimizer);
+      outcome.found_inf = scaler_->enabled() && scaler_->last_step_found_inf();
+      event.found_inf = event.found_inf || outcome.found_inf;
+      event.skipped = event.skipped || outcome.skipped;
+      event.optimizers.push_back(std::move(outcome));
+    }
     scaler_->update();
+  }
+  // The other models' gradients were unscaled inside step(); the reported norm covers them all.
+  for (size_t i = 1; i < trainees_.size(); ++i) {
+    const double other = total_grad_norm(defined_grads(trainees_[i].parameters), device_).item<double>();
+    event.grad_norm = std::hypot(event.grad_norm, other);
   }
   // The step's time includes its device work.
   if (device_.is_cuda()) at::accelerator::synchronizeDevice(device_.index());
+  // Per-optimizer records carry the scale update() left (the device is idle: a cheap read).
+  if (trainees_.size() > 1) event.loss_scale_after = scaler_->scale_value();
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
   event.step_time_ms = seconds * 1e3;
   event.samples_per_second =
@@ -179,7 +220,9 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
   for (auto* o : observers) wants = o->wants_gradients(step) || wants;
   if (wants) {
     if (clip_coefficient.defined()) at::_foreach_div_(grads, clip_coefficient);
-    const auto named = model_->named_parameters();
+    NamedTensors named;
+    for (const Trainee& t : trainees_)
+      for (auto& p : t.named_parameters()) named.push_back(std::move(p));
     for (auto* o : observers)
       if (o->wants_gradients(step)) o->on_unscaled_gradients(step, named, event.loss_scale);
   }
@@ -205,7 +248,9 @@ double TrainingRun::evaluate(int64_t batches) {
   // Validation is not part of the training step the op table describes: keep its ops out.
   at::DisableRecordFunctionGuard no_recording;
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(config_.seed + 0x5DEECE66DULL);
-  model_->set_training(false);
+  // Validation follows the recipe's forward: model A (with the custom-function head, if any).
+  Trainee& t = trainees_.front();
+  t.model->set_training(false);
   at::Tensor sum;
   try {
     c10::InferenceMode inference;
@@ -213,15 +258,15 @@ double TrainingRun::evaluate(int64_t batches) {
     if (autocast_dtype_) autocast.emplace(device_.type(), *autocast_dtype_);
     for (int64_t i = 0; i < batches; ++i) {
       Batch batch = data_->sample_batch(config_.batch_size, generator);
-      const at::Tensor output = model_->forward(batch.input.to(device_, /*non_blocking=*/true));
+      const at::Tensor output = t.forward(batch.input.to(device_, /*non_blocking=*/true));
       const at::Tensor loss = compute_loss(output, batch.target.to(device_, /*non_blocking=*/true)).to(at::kFloat);
       sum = sum.defined() ? sum + loss : loss;
     }
   } catch (...) {
-    model_->set_training(true);
+    t.model->set_training(true);
     throw;
   }
-  model_->set_training(true);
+  t.model->set_training(true);
   return sum.item<double>() / static_cast<double>(batches);
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/config.h"
+#include "engine/custom_function_head.h"
 #include "engine/data/data_source.h"
 #include "engine/events.h"
 #include "engine/grad_scaler.h"
@@ -21,6 +22,26 @@ class Optimizer;
 }
 
 namespace ampscope::engine {
+
+// One model and the optimizer that updates it. A run has one; the multi-loss recipe two.
+struct Trainee {
+  Trainee();
+  ~Trainee();  // out of line: Optimizer is only declared here
+  Trainee(Trainee&&) noexcept;
+  Trainee& operator=(Trainee&&) noexcept;
+
+  std::string name;           // "A", "B"
+  std::string module_prefix;  // before its module and parameter names: "", or "model_a." in multi-loss
+  std::unique_ptr<Model> model;
+  std::unique_ptr<CustomFunctionHead> head;  // the custom-function recipe's head, else null
+  std::vector<at::Tensor> parameters;        // the model's, then the head's
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<LearningRateSchedule> schedule;
+
+  at::Tensor forward(const at::Tensor& input) const;
+  // Dotted names with the prefix ("model_b.hidden.0.weight"), the head's included.
+  NamedTensors named_parameters() const;
+};
 
 class TrainingRun {
  public:
@@ -39,23 +60,31 @@ class TrainingRun {
   double evaluate(int64_t batches);
 
   c10::Device device() const { return device_; }
-  Model& model() { return *model_; }
+  // The first (or only) model and its optimizer.
+  Model& model() { return *trainees_.front().model; }
+  torch::optim::Optimizer& optimizer() { return *trainees_.front().optimizer; }
+  const std::vector<Trainee>& trainees() const { return trainees_; }
   DataSource& data() { return *data_; }
-  torch::optim::Optimizer& optimizer() { return *optimizer_; }
   GradScaler& scaler() { return *scaler_; }
 
  private:
   at::Tensor compute_loss(const at::Tensor& output, const at::Tensor& target) const;
+  // One micro-batch's forward and backward in the recipe's pattern, the loss scaled and
+  // divided by `micro_batches`; returns the unscaled loss (detached, fp32) it reports.
+  at::Tensor forward_backward(const at::Tensor& input, const at::Tensor& target, int64_t micro_batches);
+  at::Tensor forward_backward_multi_loss(const at::Tensor& input, const at::Tensor& target,
+                                         int64_t micro_batches);
+  at::Tensor forward_backward_gradient_penalty(const at::Tensor& input, const at::Tensor& target,
+                                               int64_t micro_batches);
+  // --inject-inf: one gradient element of model `model` (0 = A) set to +inf.
+  void inject_inf_gradient(int64_t model);
 
   TrainConfig config_;
   c10::Device device_;
   std::optional<c10::ScalarType> autocast_dtype_;
   std::unique_ptr<DataSource> data_;
-  std::unique_ptr<Model> model_;
-  std::vector<at::Tensor> parameters_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::vector<Trainee> trainees_;
   std::unique_ptr<GradScaler> scaler_;
-  std::unique_ptr<LearningRateSchedule> schedule_;
   at::Generator data_generator_;
   int64_t consecutive_skips_ = 0;
 };

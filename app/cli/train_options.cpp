@@ -102,6 +102,17 @@ void TrainOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--clip-grad-norm", c.clip_grad_norm, "Clip the total norm of the unscaled gradients (0 = off)")
       ->capture_default_str()->group("Optimization");
 
+  cmd.add_option("--recipe", recipe_,
+                 "The step's AMP pattern: standard | multi-loss (two models, losses and optimizers, one "
+                 "scaler) | gradient-penalty (autograd::grad of the scaled loss) | custom-function "
+                 "(custom autograd Functions, one forced to fp32)")
+      ->check(CLI::IsMember({"standard", "multi-loss", "gradient-penalty", "custom-function"}))
+      ->capture_default_str()->group("Optimization");
+  cmd.add_option("--inject-inf", inject_inf_,
+                 "Fault injection: STEP[:a|b][,...] sets one gradient element of model A (or B, "
+                 "multi-loss) to inf at those steps, as an fp16 overflow would, to see the skip path")
+      ->group("Optimization");
+
   cmd.add_option("--steps", c.steps, "Optimizer steps")->capture_default_str()->group("Run");
   cmd.add_option("--batch-size", c.batch_size, "Samples per micro-batch")->capture_default_str()->group("Run");
   cmd.add_option("--accumulate", c.accumulation_steps, "Micro-batches accumulated per optimizer step")
@@ -128,6 +139,28 @@ engine::TrainConfig TrainOptions::finish(const CLI::App& cmd) const {
   if (c.model.kind != engine::ModelKind::kConvNet && c.model.channels_last)
     throw engine::ConfigError("--channels-last is a ConvNet setting; use --model convnet");
   c.data.kind = parse_or_throw(engine::parse_data(data_), "--data", data_);
+  c.recipe = parse_or_throw(engine::parse_recipe(recipe_), "--recipe", recipe_);
+  // --inject-inf 3,5:b,7:a
+  for (size_t start = 0; start < inject_inf_.size();) {
+    const size_t comma = std::min(inject_inf_.find(',', start), inject_inf_.size());
+    const std::string item = inject_inf_.substr(start, comma - start);
+    start = comma + 1;
+    const size_t colon = item.find(':');
+    const std::string step = item.substr(0, colon);
+    const std::string model = colon == std::string::npos ? "a" : item.substr(colon + 1);
+    engine::InfInjection inject;
+    size_t used = 0;
+    try {
+      inject.step = std::stoll(step, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != step.size() || inject.step < 1 || (model != "a" && model != "b"))
+      throw engine::ConfigError(fmt::format(
+          "--inject-inf '{}': expected STEP[:a|b] items separated by commas, STEP >= 1", inject_inf_));
+    inject.model = model == "b" ? 1 : 0;
+    c.inject_inf.push_back(inject);
+  }
   c.precision = parse_or_throw(engine::parse_precision(precision_), "--precision", precision_);
   c.device = parse_or_throw(engine::parse_device(device_), "--device", device_);
   c.optim.kind = parse_or_throw(engine::parse_optimizer(optimizer_), "--optimizer", optimizer_);

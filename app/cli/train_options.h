@@ -21,6 +21,7 @@ class TrainOptions {
   engine::TrainConfig config_;
   std::string model_ = "mlp", data_ = "synthetic", precision_ = "fp32", device_ = "auto";
   std::string optimizer_ = "adamw", schedule_ = "constant", attention_ = "sdpa";
+  std::string recipe_ = "standard", inject_inf_;
   bool scaler_on_ = false, scaler_off_ = false, untied_head_ = false;
 };
 

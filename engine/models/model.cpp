@@ -16,7 +16,20 @@ std::vector<at::Tensor> Model::parameters() {
 
 int64_t Model::parameter_count() { return models::count_parameters(named_parameters()); }
 
-std::unique_ptr<Model> make_model(const ModelConfig& config, const SampleSpec& spec) {
+namespace {
+
+// The prefix scope_name() puts before module paths while make_model builds a model. The
+// models name their scopes in their constructors, several levels down; a construction-time
+// setting spares every constructor a parameter only the multi-loss recipe uses.
+thread_local std::string module_prefix_in_construction;
+
+class ModulePrefixDuringConstruction {
+ public:
+  explicit ModulePrefixDuringConstruction(const std::string& prefix) { module_prefix_in_construction = prefix; }
+  ~ModulePrefixDuringConstruction() { module_prefix_in_construction.clear(); }
+};
+
+std::unique_ptr<Model> build_model(const ModelConfig& config, const SampleSpec& spec) {
   if (config.layers < 0) {
     throw ModelError(fmt::format("model layers must be >= 0, got {}", config.layers));
   }
@@ -36,9 +49,19 @@ std::unique_ptr<Model> make_model(const ModelConfig& config, const SampleSpec& s
   throw ModelError("unknown model kind");
 }
 
+}  // namespace
+
+std::unique_ptr<Model> make_model(const ModelConfig& config, const SampleSpec& spec,
+                                  const std::string& module_prefix) {
+  const ModulePrefixDuringConstruction prefix(module_prefix);
+  return build_model(config, spec);
+}
+
 namespace models {
 
-std::string scope_name(const std::string& path) { return kModuleScopePrefix + path; }
+std::string scope_name(const std::string& path) {
+  return kModuleScopePrefix + module_prefix_in_construction + path;
+}
 
 std::string child_path(const std::string& parent, const std::string& child) {
   return parent.empty() ? child : parent + "." + child;

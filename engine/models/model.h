@@ -31,6 +31,9 @@ class Model {
 
 // Builds the model a config asks for, shaped for the data. Throws ModelError when
 // the model cannot take this data (a GPT on images) or a file cannot be loaded.
-std::unique_ptr<Model> make_model(const ModelConfig& config, const SampleSpec& spec);
+// `module_prefix` ("model_b.") goes before every module path the model's scopes record, so
+// two models of one run (the multi-loss recipe) stay apart in the op table.
+std::unique_ptr<Model> make_model(const ModelConfig& config, const SampleSpec& spec,
+                                  const std::string& module_prefix = {});
 
 }  // namespace ampscope::engine
