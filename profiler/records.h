@@ -99,8 +99,8 @@ struct StepRecord {
 // One optimizer's part in one step of a training loop captured from Python, where a
 // step may run several optimizers under one torch.amp.GradScaler and GradScaler
 // decides per optimizer: one may skip its step (an inf/NaN in its own gradients)
-// while another does not. Stored in `optimizer_steps`; sessions of the built-in
-// engine (one optimizer) have none.
+// while another does not. Stored in `optimizer_steps`, for Python loops and the built-in
+// engine's multi-loss recipe; runs of one optimizer have none (the step row says it all).
 struct OptimizerStepRecord {
   int64_t step = 0;
   int32_t optimizer = 0;       // 0-based, in the order the optimizers first stepped

@@ -27,6 +27,12 @@ nlohmann::json to_json(const engine::StepEvent& e) {
           {"mem_peak_bytes", e.memory.peak_allocated_bytes}};
   // Only on steps that ran a validation (--eval-every).
   if (!std::isnan(e.eval_loss)) j["eval_loss"] = e.eval_loss;
+  // GradScaler's decision per optimizer, when the step has several (--recipe multi-loss).
+  if (e.optimizers.size() > 1) {
+    for (const auto& o : e.optimizers)
+      j["optimizers"].push_back({{"name", o.name}, {"found_inf", o.found_inf}, {"skipped", o.skipped},
+                                 {"unscale_calls", o.unscale_calls}});
+  }
   return j;
 }
 

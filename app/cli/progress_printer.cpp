@@ -49,7 +49,14 @@ void ProgressPrinter::print_step(const engine::StepEvent& e) {
   smoothed_step_ms_ = smoothed_step_ms_ == 0.0 ? e.step_time_ms : 0.9 * smoothed_step_ms_ + 0.1 * e.step_time_ms;
   if (e.skipped) ++skipped_;
   const std::string scale = e.loss_scale != 1.0 || e.found_inf ? fmt::format("  scale {:g}", e.loss_scale) : "";
-  const std::string skip = e.skipped ? "  SKIPPED (inf/NaN grads)" : "";
+  std::string skip = e.skipped ? "  SKIPPED (inf/NaN grads)" : "";
+  if (e.skipped && e.optimizers.size() > 1) {
+    // GradScaler decides per optimizer: name the ones that skipped.
+    std::string which;
+    for (const auto& o : e.optimizers)
+      if (o.skipped) which += (which.empty() ? "" : ", ") + o.name;
+    skip = fmt::format("  SKIPPED {} (inf/NaN in its gradients)", which);
+  }
   if (interactive_) {
     constexpr int kWidth = 24;
     const int filled = static_cast<int>(kWidth * e.step / std::max<int64_t>(total_steps_, 1));

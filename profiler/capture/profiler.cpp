@@ -154,6 +154,8 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
     }
   }
   enqueue(StepJob{to_step_record(step, steady_now_ns())});
+  if (auto per_optimizer = to_optimizer_step_records(step); !per_optimizer.empty())
+    append_optimizer_steps(std::move(per_optimizer));
 }
 
 void Profiler::finish_recording() {

@@ -3,6 +3,8 @@
 #include "engine/events.h"
 #include "profiler/records.h"
 
+#include <vector>
+
 namespace ampscope::profiler {
 
 inline StepRecord to_step_record(const engine::StepEvent& e, int64_t end_ns = 0) {
@@ -22,6 +24,28 @@ inline StepRecord to_step_record(const engine::StepEvent& e, int64_t end_ns = 0)
   r.mem_peak_bytes = e.memory.peak_allocated_bytes;
   r.end_ns = end_ns;
   return r;
+}
+
+// GradScaler's decision per optimizer, for steps of several optimizers (the multi-loss
+// recipe); empty for one optimizer, whose decision the step record already is.
+inline std::vector<OptimizerStepRecord> to_optimizer_step_records(const engine::StepEvent& e) {
+  std::vector<OptimizerStepRecord> out;
+  if (e.optimizers.size() < 2) return out;
+  for (size_t i = 0; i < e.optimizers.size(); ++i) {
+    const engine::OptimizerOutcome& o = e.optimizers[i];
+    OptimizerStepRecord& r = out.emplace_back();
+    r.step = e.step;
+    r.optimizer = static_cast<int32_t>(i);
+    r.name = o.name;
+    r.stepped = !o.skipped;
+    r.found_inf = o.found_inf;
+    r.skipped = o.skipped;
+    r.unscale_calls = o.unscale_calls;
+    r.lr = o.lr;
+    r.loss_scale = e.loss_scale;
+    r.loss_scale_after = e.loss_scale_after;
+  }
+  return out;
 }
 
 }  // namespace ampscope::profiler

@@ -49,6 +49,36 @@ std::string summary_html(const ReportData& d) {
   return figures_html(f);
 }
 
+// GradScaler decides per optimizer: one may skip (an inf/NaN in its own gradients) while
+// another steps. One row per optimizer, with the steps it skipped.
+std::string optimizers_html(const std::vector<OptimizerStepRecord>& rows) {
+  struct PerOptimizer {
+    std::string name;
+    int64_t steps = 0, skipped = 0, unscale_calls = 0;
+    std::string skipped_at;
+  };
+  std::map<int32_t, PerOptimizer> by_optimizer;
+  constexpr int64_t kListed = 20;
+  for (const auto& r : rows) {
+    PerOptimizer& o = by_optimizer[r.optimizer];
+    o.name = r.name;
+    ++o.steps;
+    o.unscale_calls += r.unscale_calls;
+    if (!r.skipped) continue;
+    if (o.skipped < kListed) o.skipped_at += (o.skipped ? ", " : "") + std::to_string(r.step);
+    if (o.skipped == kListed) o.skipped_at += ", …";
+    ++o.skipped;
+  }
+  std::vector<std::vector<std::string>> table;
+  for (const auto& [index, o] : by_optimizer)
+    table.push_back({std::to_string(index), escape(o.name), grouped(o.steps), grouped(o.steps - o.skipped),
+                     grouped(o.skipped), escape(o.skipped_at), grouped(o.unscale_calls)});
+  return "<h3>Optimizers: GradScaler's decision per optimizer</h3>" +
+         table_html({{"#", true}, {"optimizer"}, {"steps", true}, {"stepped", true}, {"skipped", true},
+                     {"skipped at steps"}, {"unscale_ calls", true, "explicit scaler.unscale_(optimizer) calls"}},
+                    table);
+}
+
 std::string training_html(const ReportData& d) {
   const auto& steps = d.steps;
   if (steps.empty())
@@ -93,6 +123,7 @@ std::string training_html(const ReportData& d) {
     s += paragraph(std::to_string(skipped.size()) + " skipped " +
                    (skipped.size() == 1 ? "step is" : "steps are") +
                    " marked in red at the bottom of the plots.");
+  if (!d.optimizer_steps.empty()) s += optimizers_html(d.optimizer_steps);
   return section_html("training", "Training", s);
 }
 

@@ -155,6 +155,7 @@ ReportData load_report(const std::string& path) {
   d.kind = ReportData::Kind::kSession;
   d.meta = reader.meta();
   d.steps = reader.steps();
+  d.optimizer_steps = reader.optimizer_steps();
   d.op_stats = reader.op_stats();
   d.profiled_steps = count_profiled_steps(reader, d.steps);
   d.category_totals = category_totals(d.op_stats);

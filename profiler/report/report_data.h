@@ -37,6 +37,8 @@ struct ReportData {
 
   // A session (kind == kSession); a comparison leaves these empty.
   std::vector<StepRecord> steps;
+  // GradScaler's decision per optimizer, for steps of several optimizers (multi-loss, Python loops).
+  std::vector<OptimizerStepRecord> optimizer_steps;
   std::vector<OpStats> op_stats;
   int64_t profiled_steps = 0;  // steps whose ops were recorded: op_stats times / this = per step
   std::vector<CategoryTotals> category_totals;

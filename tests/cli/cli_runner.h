@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "tests/support/test_support.h"
+#include "tests/support/wait_until.h"
 
 extern char** environ;
 
@@ -30,16 +31,11 @@ inline CliResult ampscope(const std::string& args) {
   return r;
 }
 
-// Checks `done` until it holds; false once `bound` passed. The bound only turns
-// a hang into a failure: what the caller waits for is the condition.
+// Checks `done` until it holds; false once `bound` passed (tests/support/wait_until.h).
 inline bool wait_for_condition(const std::function<bool()>& done,
                                std::chrono::seconds bound = std::chrono::seconds(120)) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a polling interval, not a guess
-  }
-  return true;
+  // Checks read files and processes: every 20 ms is often enough and leaves the CPU to the run.
+  return wait_until(done, bound, std::chrono::milliseconds(20));
 }
 
 // `ampscope ARGS` running in the background, its output going to `log`.

@@ -87,6 +87,20 @@ INSTANTIATE_TEST_SUITE_P(AllRecipes, RecipeTrains,
                            return name;
                          });
 
+TEST(Recipes, CombineWithAccumulationAndClipping) {
+  for (const RecipeKind recipe : {RecipeKind::kMultiLoss, RecipeKind::kGradientPenalty, RecipeKind::kCustomFunction}) {
+    TrainConfig c = recipe_config(recipe, Precision::kFP16);
+    c.accumulation_steps = 2;
+    c.clip_grad_norm = 1.0;
+    c.steps = 40;
+    const auto events = train(c);
+    const double first = mean_loss(events, 0, 5);
+    const double last = mean_loss(events, events.size() - 5, events.size());
+    EXPECT_LT(last, 0.95 * first) << to_string(recipe) << ": " << first << " -> " << last;
+    for (const auto& e : events) ASSERT_FALSE(e.skipped) << to_string(recipe) << " step " << e.step;
+  }
+}
+
 TEST(MultiLoss, AnOverflowInOneModelSkipsOnlyItsOptimizer) {
   TrainConfig c = recipe_config(RecipeKind::kMultiLoss, Precision::kFP16);
   c.steps = 4;

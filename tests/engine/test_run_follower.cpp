@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "engine/run_follower.h"
+#include "tests/support/tiny_configs.h"
+#include "tests/support/wait_until.h"
 #include "engine/trainer.h"
 
 namespace ampscope::engine {
@@ -17,27 +19,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TrainConfig tiny(int64_t steps) {
-  TrainConfig c;
-  c.model.kind = ModelKind::kMLP;
-  c.model.width = 16;
-  c.device = DeviceChoice::kCPU;
-  c.batch_size = 8;
-  c.steps = steps;
-  c.data.synthetic_samples = 64;
-  return c;
-}
-
-// Waits (bounded: the bound is a failure, not the synchronisation) until pred holds.
-template <typename Pred>
-bool wait_until(Pred pred, std::chrono::seconds bound = 30s) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
+TrainConfig tiny(int64_t steps) { return test::tiny_mlp(steps); }
+using test::wait_until;
 
 // What a follower handed on.
 struct Seen {

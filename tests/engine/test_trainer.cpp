@@ -7,31 +7,19 @@
 #include <thread>
 
 #include "engine/trainer.h"
+#include "tests/support/tiny_configs.h"
+#include "tests/support/wait_until.h"
 
 namespace ampscope::engine {
 namespace {
 
 using namespace std::chrono_literals;
 
-TrainConfig tiny(int64_t steps) {
-  TrainConfig c;
-  c.model.kind = ModelKind::kMLP;
-  c.model.width = 32;
-  c.device = DeviceChoice::kCPU;
-  c.batch_size = 16;
-  c.steps = steps;
-  c.data.synthetic_samples = 256;
-  return c;
-}
+TrainConfig tiny(int64_t steps) { return test::tiny_mlp(steps, /*width=*/32, /*batch=*/16, /*samples=*/256); }
 
 template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(2ms);
-  }
-  return true;
+bool eventually(Pred pred, std::chrono::milliseconds bound = 20s) {
+  return test::wait_until(pred, bound, 2ms);
 }
 
 std::vector<Event> drain_all(EventQueue& q) {

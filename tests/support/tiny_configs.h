@@ -4,6 +4,18 @@
 
 namespace ampscope::test {
 
+// An MLP of width `width` on synthetic vectors, batch `batch`, on the CPU.
+inline engine::TrainConfig tiny_mlp(int64_t steps, int64_t width = 16, int64_t batch = 8, int64_t samples = 64) {
+  engine::TrainConfig c;
+  c.model.kind = engine::ModelKind::kMLP;
+  c.model.width = width;
+  c.device = engine::DeviceChoice::kCPU;
+  c.batch_size = batch;
+  c.steps = steps;
+  c.data.synthetic_samples = samples;
+  return c;
+}
+
 // 1 decoder block, d=32, 4 heads, T=8, vocabulary 16, batch 4, synthetic tokens, on the CPU.
 inline engine::TrainConfig tiny_gpt(engine::Precision precision, int64_t steps) {
   engine::TrainConfig c;

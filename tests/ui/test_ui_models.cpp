@@ -249,6 +249,36 @@ TEST(RunSeries, SmoothsTheLossAndCollectsSkippedSteps) {
   EXPECT_EQ(series.skippedCount(), 0);
 }
 
+TEST(RunSeries, APartlySkippedStepNamesTheOptimizerThatSkipped) {
+  // Two optimizers under one scaler: B skips at step 2, both at step 3, neither at 1.
+  RunSeries series;
+  std::vector<profiler::OptimizerStepRecord> per_optimizer;
+  for (int step = 1; step <= 3; ++step) {
+    profiler::StepRecord r;
+    r.step = step;
+    r.loss = 1.0;
+    r.loss_scale = 1024.0 / step;
+    r.skipped = step >= 2;
+    series.append(r);
+    for (int i = 0; i < 2; ++i) {
+      profiler::OptimizerStepRecord o;
+      o.step = step;
+      o.optimizer = i;
+      o.name = i == 0 ? "adamw (model A)" : "adamw (model B)";
+      o.skipped = step == 3 || (step == 2 && i == 1);
+      o.stepped = !o.skipped;
+      per_optimizer.push_back(o);
+    }
+  }
+  series.appendOptimizerSteps(per_optimizer);
+  EXPECT_EQ(series.skippedSteps(), (QVector<double>{3}));
+  EXPECT_EQ(series.partlySkippedSteps(), (QVector<double>{2}));
+  EXPECT_EQ(series.partlySkippedScales(), (QVector<double>{512}));
+  EXPECT_EQ(series.skippedOptimizers(2), QStringLiteral("adamw (model B)"));
+  EXPECT_EQ(series.skippedOptimizers(3), QStringLiteral("adamw (model A), adamw (model B)"));
+  EXPECT_TRUE(series.skippedOptimizers(1).isEmpty());
+}
+
 TEST(Formatting, WritesUnitsAUserReads) {
   EXPECT_EQ(formatDuration(850), QStringLiteral("850 ns"));
   EXPECT_EQ(formatDuration(12'400), QStringLiteral("12.4 µs"));

@@ -6,6 +6,7 @@
 #include <qcustomplot.h>
 
 #include <QLabel>
+#include <QComboBox>
 #include <QSpinBox>
 #include <cmath>
 
@@ -144,6 +145,19 @@ TEST(GradientHistoryMap, SumsPerStepInStepOrder) {
   EXPECT_EQ(map.counts[0][-10 - kGradLog2Min], 2000);
   EXPECT_EQ(map.counts[1][-10 - kGradLog2Min], 1000);
   EXPECT_EQ(gradientHistoryMap(history, "y").counts[1][-10 - kGradLog2Min], 0);
+}
+
+TEST(RunPanel, TheRecipeComboReachesTheConfigAndBack) {
+  RunPanel panel;
+  auto* recipe = panel.findChild<QComboBox*>(QStringLiteral("recipeCombo"));
+  ASSERT_NE(recipe, nullptr);
+  EXPECT_EQ(panel.config().recipe, engine::RecipeKind::kStandard);
+  recipe->setCurrentIndex(recipe->findData(static_cast<int>(engine::RecipeKind::kMultiLoss)));
+  EXPECT_EQ(panel.config().recipe, engine::RecipeKind::kMultiLoss);
+  engine::TrainConfig saved = panel.config();
+  saved.recipe = engine::RecipeKind::kCustomFunction;
+  panel.setConfig(saved);  // a session's saved settings, opened again
+  EXPECT_EQ(panel.config().recipe, engine::RecipeKind::kCustomFunction);
 }
 
 TEST(RunPanel, ProfilingFieldsReachTheProfilerOptions) {

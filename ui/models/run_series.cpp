@@ -37,6 +37,35 @@ void RunSeries::append(const profiler::StepRecord& r) {
   last_ = r;
 }
 
+void RunSeries::appendOptimizerSteps(const std::vector<profiler::OptimizerStepRecord>& records) {
+  for (size_t begin = 0; begin < records.size();) {
+    size_t end = begin;
+    int skipped = 0;
+    QString names;
+    while (end < records.size() && records[end].step == records[begin].step) {
+      if (records[end].skipped) {
+        ++skipped;
+        names += (names.isEmpty() ? QString() : QStringLiteral(", ")) + QString::fromStdString(records[end].name);
+      }
+      ++end;
+    }
+    const double step = static_cast<double>(records[begin].step);
+    const auto count = static_cast<int>(end - begin);
+    if (skipped > 0) skipped_optimizers_.insert(step, names);
+    if (skipped > 0 && skipped < count) {
+      const auto it = std::lower_bound(skipped_steps_.begin(), skipped_steps_.end(), step);
+      if (it != skipped_steps_.end() && *it == step) {
+        const auto i = static_cast<int>(it - skipped_steps_.begin());
+        partly_skipped_steps_.append(step);
+        partly_skipped_scales_.append(skipped_scales_[i]);
+        skipped_steps_.remove(i);
+        skipped_scales_.remove(i);
+      }
+    }
+    begin = end;
+  }
+}
+
 double RunSeries::recentStepTimeMs(int window) const {
   const int n = std::min(window, size());
   if (n == 0) return 0.0;

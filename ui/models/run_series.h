@@ -3,6 +3,8 @@
 // GUI thread touches it: the controller appends what it drained from the event
 // queue, and the plots read the columns (each remembers how many points it has
 // already taken, so an update costs only the new points).
+#include <QHash>
+#include <QString>
 #include <QVector>
 #include <cstdint>
 #include <vector>
@@ -19,6 +21,10 @@ class RunSeries {
 
   void clear();
   void append(const profiler::StepRecord& record);
+  // GradScaler's per-optimizer decisions, for steps of several optimizers (multi-loss, Python
+  // loops), after those steps' records: a step where some optimizers skipped and others
+  // stepped moves from the skipped series to the partly skipped one.
+  void appendOptimizerSteps(const std::vector<profiler::OptimizerStepRecord>& records);
 
   int size() const { return static_cast<int>(steps_.size()); }
   bool empty() const { return steps_.isEmpty(); }
@@ -40,6 +46,11 @@ class RunSeries {
   // Steps whose optimizer update was skipped (an inf/NaN gradient), with the scale they used.
   const QVector<double>& skippedSteps() const { return skipped_steps_; }
   const QVector<double>& skippedScales() const { return skipped_scales_; }
+  // Steps where only some of the optimizers skipped, with the scale they used.
+  const QVector<double>& partlySkippedSteps() const { return partly_skipped_steps_; }
+  const QVector<double>& partlySkippedScales() const { return partly_skipped_scales_; }
+  // The optimizers that skipped at `step` ("adamw (model B)"), when the step had several; else empty.
+  QString skippedOptimizers(double step) const { return skipped_optimizers_.value(step); }
   // Mean step time over the last `window` steps, in ms; 0 when empty.
   double recentStepTimeMs(int window = 20) const;
 
@@ -50,7 +61,8 @@ class RunSeries {
   profiler::StepRecord last_;
   QVector<double> steps_, loss_, loss_smoothed_, loss_scale_, lr_, grad_norm_, step_time_ms_,
       samples_per_second_, mem_allocated_mib_, mem_reserved_mib_, mem_peak_mib_, skipped_steps_,
-      skipped_scales_;
+      skipped_scales_, partly_skipped_steps_, partly_skipped_scales_;
+  QHash<double, QString> skipped_optimizers_;
 };
 
 }  // namespace ampscope::ui

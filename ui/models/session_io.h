@@ -15,6 +15,7 @@ namespace ampscope::ui {
 struct LoadedSession {
   profiler::SessionMeta meta;
   std::vector<profiler::StepRecord> steps;
+  std::vector<profiler::OptimizerStepRecord> optimizer_steps;  // steps of several optimizers only
   profiler::ProfileSnapshotPtr profile;  // null when the session recorded no profile
 };
 

@@ -36,6 +36,7 @@ LoadedSession StoreSessionIO::load(const std::string& path) {
   LoadedSession loaded;
   loaded.meta = session.meta();
   loaded.steps = session.steps();
+  loaded.optimizer_steps = session.optimizer_steps();
   const bool has_profile = session.op_count() > 0 || session.kernel_count() > 0 || !session.gradient_steps().empty();
   if (has_profile) loaded.profile = snapshot_from_session(path);
   std::lock_guard lock(mutex_);

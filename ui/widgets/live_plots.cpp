@@ -75,6 +75,11 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nu
   skipped->setName(tr("skipped step"));
   skipped->setLineStyle(QCPGraph::lsNone);
   skipped->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, 8));
+  // GradScaler decides per optimizer: with several, one may skip while another steps.
+  QCPGraph* partly = scale->addGraph();
+  partly->setName(tr("some optimizers skipped"));
+  partly->setLineStyle(QCPGraph::lsNone);
+  partly->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangle, 8));
   scale->legend->setVisible(true);
   moveLegendToTitleRow(scale);
   no_scaler_note_ = new QCPItemText(scale);
@@ -187,6 +192,7 @@ void LivePlots::appendSteps(int first_new) {
   appendTail(graph(kLossScale, 0), s.steps(), s.lossScale(), start, true);
   // Skipped steps are a sparse series: re-set it whole, it is short.
   graph(kLossScale, 1)->setData(s.skippedSteps(), s.skippedScales(), true);
+  graph(kLossScale, 2)->setData(s.partlySkippedSteps(), s.partlySkippedScales(), true);
   appendTail(graph(kGradNorm, 0), s.steps(), s.gradNorm(), start, true);
   appendTail(graph(kLearningRate, 0), s.steps(), s.lr(), start);
   appendTail(graph(kStepTime, 0), s.steps(), s.stepTimeMs(), start);
@@ -257,7 +263,10 @@ QString LivePlots::hoverText(QCustomPlot* plot, int x) const {
   rows += row(tr("step time"), QStringLiteral("%1 ms").arg(s.stepTimeMs()[i], 0, 'f', 1));
   rows += row(tr("samples/s"), formatCount(s.samplesPerSecond()[i]));
   rows += row(tr("memory"), QStringLiteral("%1 MiB").arg(s.memAllocatedMiB()[i], 0, 'f', 1));
-  if (s.skippedSteps().contains(steps[i])) rows += row(tr("skipped"), tr("yes: inf/NaN gradient"));
+  if (const QString which = s.skippedOptimizers(steps[i]); !which.isEmpty())
+    rows += row(tr("skipped"), tr("%1: inf/NaN in its gradients").arg(which));
+  else if (s.skippedSteps().contains(steps[i]))
+    rows += row(tr("skipped"), tr("yes: inf/NaN gradient"));
   return QStringLiteral("<table>%1</table><p><i>%2</i></p>").arg(rows, explanation.toHtmlEscaped());
 }
 
@@ -297,6 +306,10 @@ void LivePlots::styleGraphs() {
   graph(kLossScale, 1)
       ->setScatterStyle(
           QCPScatterStyle(QCPScatterStyle::ssCross, QPen(c.danger, 2), Qt::NoBrush, 8));
+  graph(kLossScale, 2)->setPen(QPen(c.warning, 2));
+  graph(kLossScale, 2)
+      ->setScatterStyle(
+          QCPScatterStyle(QCPScatterStyle::ssTriangle, QPen(c.warning, 2), Qt::NoBrush, 8));
   graph(kGradNorm, 0)->setPen(QPen(c.accent, 1.5));
   graph(kLearningRate, 0)->setPen(QPen(c.warning, 1.5));
   graph(kStepTime, 0)->setPen(QPen(c.primary, 1.5));

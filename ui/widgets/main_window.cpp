@@ -368,7 +368,7 @@ bool MainWindow::openSession(const QString& path) {
     info.scaler_enabled = session.meta.scaler_enabled;
     info.total_steps = session.steps.empty() ? 0 : session.steps.back().step;
     info.source = path;
-    controller_->showRecorded(info, session.steps, session.profile);
+    controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps);
     applySavedConfig(session.meta.config_json);
     showTrainingPage();
     setWindowTitle(tr("ampscope — %1").arg(QFileInfo(path).fileName()));

@@ -216,6 +216,15 @@ QWidget* RunPanel::buildTrainingGroup() {
   schedule_ = combo<engine::ScheduleKind>(
       {{"constant", engine::ScheduleKind::kConstant}, {"cosine", engine::ScheduleKind::kCosine}},
       tr("Learning-rate schedule"));
+  recipe_ = combo<engine::RecipeKind>(
+      {{"standard", engine::RecipeKind::kStandard},
+       {"multi-loss (2 models, 1 scaler)", engine::RecipeKind::kMultiLoss},
+       {"gradient penalty", engine::RecipeKind::kGradientPenalty},
+       {"custom autograd functions", engine::RecipeKind::kCustomFunction}},
+      tr("The step's AMP pattern, after PyTorch's AMP examples: two models, losses and optimizers "
+         "under one scaler (each optimizer skips on its own); a gradient penalty from the scaled "
+         "loss; custom autograd Functions, one forced to fp32 (custom_fwd(cast_inputs=float32))"));
+  recipe_->setObjectName(QStringLiteral("recipeCombo"));
   steps_ = spin(1, 10'000'000, tr("Optimizer steps"));
   seed_ = spin(0, 1'000'000, tr("Random seed of the model and the data"));
   f->addRow(tr("Precision"), precision_);
@@ -229,6 +238,7 @@ QWidget* RunPanel::buildTrainingGroup() {
   optimizer_row->addWidget(fused_);
   f->addRow(tr("Optimizer"), optimizer_row);
   f->addRow(tr("Schedule"), schedule_);
+  f->addRow(tr("Recipe"), recipe_);
   f->addRow(tr("Steps"), steps_);
   f->addRow(tr("Seed"), seed_);
   connect(precision_, &QComboBox::currentIndexChanged, this, &RunPanel::updateEnabledFields);
@@ -353,6 +363,7 @@ engine::TrainConfig RunPanel::config() const {
   c.optim.fused = fused_->isChecked();
   c.optim.schedule = current<engine::ScheduleKind>(schedule_);
   if (c.optim.schedule != engine::ScheduleKind::kCosine) c.optim.warmup_steps = 0;
+  c.recipe = current<engine::RecipeKind>(recipe_);
   c.steps = steps_->value();
   c.seed = static_cast<uint64_t>(seed_->value());
   const int mode = scaler_mode_->currentData().toInt();
@@ -372,6 +383,7 @@ void RunPanel::setConfig(const engine::TrainConfig& c) {
   heads_->setValue(static_cast<int>(c.model.heads));
   seq_len_->setValue(static_cast<int>(c.model.seq_len));
   select(attention_, c.model.attention);
+  select(recipe_, c.recipe);
   channels_last_->setChecked(c.model.channels_last);
   select(data_, c.data.kind);
   data_path_->setText(QString::fromStdString(c.data.path));

@@ -84,6 +84,7 @@ class RunPanel : public QWidget {
   QSpinBox* accumulate_ = nullptr;
   QDoubleSpinBox* lr_ = nullptr;
   QComboBox* optimizer_ = nullptr;
+  QComboBox* recipe_ = nullptr;
   QCheckBox* fused_ = nullptr;
   QComboBox* schedule_ = nullptr;
   QSpinBox* steps_ = nullptr;

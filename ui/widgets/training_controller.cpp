@@ -123,13 +123,15 @@ void TrainingController::shutdown() {
 
 void TrainingController::showRecorded(const RunInfo& info,
                                       const std::vector<profiler::StepRecord>& steps,
-                                      profiler::ProfileSnapshotPtr profile) {
+                                      profiler::ProfileSnapshotPtr profile,
+                                      const std::vector<profiler::OptimizerStepRecord>& optimizer_steps) {
   if (isActive()) return;
   series_.clear();
   emit seriesReset();
   info_ = info;
   emit runStarted(info_);
   for (const auto& s : steps) series_.append(s);
+  series_.appendOptimizerSteps(optimizer_steps);
   if (!steps.empty()) emit stepsAppended(0);
   profile_ = std::move(profile);
   profile_step_ = profile_ ? profile_->step : -1;
@@ -152,6 +154,7 @@ void TrainingController::handleEvent(const engine::Event& event) {
   if (const auto* step = std::get_if<engine::StepEvent>(&event)) {
     if (pending_first_new_ < 0) pending_first_new_ = series_.size();
     series_.append(profiler::to_step_record(*step));
+    series_.appendOptimizerSteps(profiler::to_optimizer_step_records(*step));
   } else if (const auto* state = std::get_if<engine::StateEvent>(&event)) {
     if (engine::is_terminal(state->state)) {
       finishRun(state->state, QString::fromStdString(state->message));
