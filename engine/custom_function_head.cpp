@@ -1,7 +1,9 @@
 #include "engine/custom_function_head.h"
 
 #include <ATen/ATen.h>
+#include <ATen/SequenceNumber.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <optional>
@@ -90,13 +92,21 @@ CustomFunctionHead::CustomFunctionHead(int64_t features, c10::Device device)
       fp32_scope_(std::string(kModuleScopePrefix) + kFp32Path),
       autocast_scope_(std::string(kModuleScopePrefix) + kAutocastPath) {}
 
+// Python's Function.apply records the call under the class name with the sequence number
+// of the node it creates; C++'s apply records nothing. Recording the same way lets op
+// observers (ampscope's, torch.profiler) join the function's backward to its module.
+#define AMPSCOPE_RECORD_CUSTOM_FUNCTION(name, x, w) \
+  RECORD_FUNCTION(name, std::vector<c10::IValue>({x, w}), at::sequence_number::peek())
+
 at::Tensor CustomFunctionHead::forward(const at::Tensor& x) const {
   at::Tensor y;
   {
     ModuleScope scope(fp32_scope_);
+    AMPSCOPE_RECORD_CUSTOM_FUNCTION("Fp32Matmul", x, fp32_weight_);
     y = scope.output(Fp32Matmul::apply(x, fp32_weight_));
   }
   ModuleScope scope(autocast_scope_);
+  AMPSCOPE_RECORD_CUSTOM_FUNCTION("AutocastMatmul", y, autocast_weight_);
   return scope.output(AutocastMatmul::apply(y, autocast_weight_));
 }
 
