@@ -1,5 +1,7 @@
 #include "profiler/records.h"
 
+#include <algorithm>
+
 #include <array>
 #include <utility>
 
@@ -100,12 +102,15 @@ FormatRangeShares range_shares(const ActivationSample& a, FloatFormat f) {
 }
 
 std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows) {
+  // Sessions recorded before rows were marked top-level have no mark at all: sum every row
+  // then (nested ops count twice, the best such a file allows).
+  const bool marked = std::any_of(rows.begin(), rows.end(), [](const OpStats& r) { return r.top_level; });
   std::vector<CategoryTotals> totals;
   for (const auto& [category, name] : kCategories) {
     CategoryTotals t;
     t.category = category;
     for (const OpStats& row : rows) {
-      if (!row.top_level || row.category != category) continue;
+      if ((marked && !row.top_level) || row.category != category) continue;
       t.calls += row.calls;
       t.cpu_time_ns += row.cpu_time_ns;
       t.gpu_time_ns += row.gpu_time_ns;

@@ -275,6 +275,7 @@ struct CategoryTotals {
 };
 
 // Sums top-level rows by category, in OpCategory order; categories without calls are left out.
+// The one aggregation by category: the CLI summary, the report and the GUI's strip use it.
 std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows);
 
 }  // namespace ampscope::profiler

@@ -193,11 +193,15 @@ CategoryTotals summarizeByCategory(const std::vector<profiler::OpStats>& rows) {
     totals.gpu = totals.gpu || s.gpu_time_ns > 0;
     totals.top_level_only = totals.top_level_only || s.top_level;
   }
+  // Per category: profiler::category_totals, the one aggregation the CLI and report use too.
+  for (const profiler::CategoryTotals& c : profiler::category_totals(rows)) {
+    for (int i = 0; i < kCategoryCount; ++i)
+      if (categoryAt(i) == c.category) totals.time_ns[i] += totals.gpu ? c.gpu_time_ns : c.cpu_time_ns;
+  }
+  // By output dtype, over the same rows.
   for (const auto& s : rows) {
     if (totals.top_level_only && !s.top_level) continue;
     const int64_t t = totals.gpu ? s.gpu_time_ns : s.cpu_time_ns;
-    for (int i = 0; i < kCategoryCount; ++i)
-      if (categoryAt(i) == s.category) totals.time_ns[i] += t;
     totals.total_ns += t;
     const std::string out = s.output_dtypes.empty() ? std::string() : s.output_dtypes.front();
     if (out == "float32")

@@ -45,7 +45,8 @@ class OpStatsModel : public QAbstractTableModel {
   std::vector<profiler::OpStats> rows_;
 };
 
-// Time spent per autocast category and per compute precision, for the summary strip.
+// The summary strip's view: profiler::category_totals in the strip's order, as one time per
+// category (GPU when traced, else CPU), and the same time split by output dtype.
 struct CategoryTotals {
   int64_t time_ns[6] = {};  // indexed like categoryAt(); GPU time when any, else CPU time
   int64_t total_ns = 0;
