@@ -40,6 +40,9 @@ class RunSeries {
   // Steps whose optimizer update was skipped (an inf/NaN gradient), with the scale they used.
   const QVector<double>& skippedSteps() const { return skipped_steps_; }
   const QVector<double>& skippedScales() const { return skipped_scales_; }
+  // Steps after which validation ran (--eval-every), with their eval loss: a sparse series.
+  const QVector<double>& evalSteps() const { return eval_steps_; }
+  const QVector<double>& evalLoss() const { return eval_loss_; }
   // Mean step time over the last `window` steps, in ms; 0 when empty.
   double recentStepTimeMs(int window = 20) const;
 
@@ -50,7 +53,7 @@ class RunSeries {
   profiler::StepRecord last_;
   QVector<double> steps_, loss_, loss_smoothed_, loss_scale_, lr_, grad_norm_, step_time_ms_,
       samples_per_second_, mem_allocated_mib_, mem_reserved_mib_, mem_peak_mib_, skipped_steps_,
-      skipped_scales_;
+      skipped_scales_, eval_steps_, eval_loss_;
 };
 
 }  // namespace ampscope::ui
