@@ -175,8 +175,7 @@ int SummaryCommand::run() {
                steps.back().loss_scale);
     if (const auto last_eval = std::find_if(steps.rbegin(), steps.rend(), profiler::has_eval_loss);
         last_eval != steps.rend())
-      fmt::print("  eval      loss {:.4f} after step {} ({} validations)
-", last_eval->eval_loss, last_eval->step,
+      fmt::print("  eval      loss {:.4f} after step {} ({} validations)\n", last_eval->eval_loss, last_eval->step,
                  std::count_if(steps.begin(), steps.end(), profiler::has_eval_loss));
     print_scale_history(steps);
   }
