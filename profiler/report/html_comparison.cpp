@@ -178,7 +178,7 @@ std::string curves_html(const ReportData& d) {
       difference.push_back(std::move(gap));
     }
   const std::string of_repeats =
-      most_repeats > 1 ? ", median of " + std::to_string(most_repeats) + " repeats at each step" : "";
+      most_repeats > 1 ? ", median of " + std::to_string(most_repeats) + " repeats at each " + timed_unit(c) : "";
   svg::LineChartOptions o;
   o.width = 560;
   o.height = 250;
