@@ -64,7 +64,9 @@ void expect_same(const StepRecord& a, const StepRecord& b) {
   EXPECT_EQ(a.end_ns, b.end_ns);
   // NaN (no validation after the step) must come back as NaN, a value as itself.
   EXPECT_EQ(has_eval_loss(a), has_eval_loss(b)) << "step " << a.step;
-  if (has_eval_loss(a) && has_eval_loss(b)) EXPECT_EQ(a.eval_loss, b.eval_loss);
+  if (has_eval_loss(a) && has_eval_loss(b)) {
+    EXPECT_EQ(a.eval_loss, b.eval_loss);
+  }
 }
 
 void expect_same(const GradientSample& a, const GradientSample& b) {
