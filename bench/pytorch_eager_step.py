@@ -4,9 +4,12 @@ Same sizes, optimizer (AdamW, lr 1e-3, multi-tensor foreach=True as ampscope's
 default, or fused=True with --fused), attention (--attention sdpa|math), memory
 format (--channels-last), autocast dtype and loss scaler, data drawn from an
 in-memory set by random indices as ampscope's synthetic sources do. Prints one line per case: "<model> <precision> <median step ms>".
+With --inference, the peer of `ampscope compare --inference`: the model in eval mode, each
+batch's forward under torch.inference_mode() and the autocast, timed from the input on the
+device to the output (device synchronised on CUDA); prints the median ms per batch.
 Usage: pytorch_eager_step.py [cpu|cuda] [seconds per case]
        [--models gpt,convnet] [--precisions fp32,tf32,fp16,bf16]
-       [--attention sdpa|math] [--fused] [--channels-last]
+       [--attention sdpa|math] [--fused] [--channels-last] [--inference]
        [--layers N --width N --heads N --seq-len N --batch N]  (one model's sizes,
        as `ampscope compare` takes them; scripts/compare_bench.sh passes them)
 """
@@ -30,6 +33,7 @@ parser.add_argument("--precisions", default="fp32,bf16,fp16")
 parser.add_argument("--attention", choices=("sdpa", "math"), default="sdpa")
 parser.add_argument("--fused", action="store_true")
 parser.add_argument("--channels-last", action="store_true")
+parser.add_argument("--inference", action="store_true")
 for size in ("layers", "width", "heads", "seq-len", "batch"):
     parser.add_argument("--" + size, type=int)
 args = parser.parse_args()
@@ -95,6 +99,42 @@ def median_step_ms(model_name, precision):
     return statistics.median(times)
 
 
+def median_inference_ms(model_name, precision):
+    torch.manual_seed(1)
+    model, inputs, _, batch = case(model_name)
+    model.to(device).eval()
+    channels_last = args.channels_last and model_name == "convnet"
+    if channels_last:
+        model.to(memory_format=torch.channels_last)
+    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    torch.backends.cudnn.allow_tf32 = True  # PyTorch's default, as ampscope keeps it
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision)
+    gen = torch.Generator().manual_seed(2)
+
+    def batch_ms():
+        idx = torch.randint(0, inputs.shape[0], (batch,), generator=gen)
+        x = inputs[idx].to(device)
+        if channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        with torch.inference_mode(), torch.autocast(device, dtype=dtype or torch.float32, enabled=dtype is not None):
+            model(x)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        return (time.perf_counter() - t0) * 1e3
+
+    for _ in range(5):
+        batch_ms()
+    times = []
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline or len(times) < 10:
+        times.append(batch_ms())
+    return statistics.median(times)
+
+
 for model_name in args.models.split(","):
     for precision in args.precisions.split(","):
-        print(f"{model_name} {precision} {median_step_ms(model_name, precision):.4f}", flush=True)
+        ms = median_inference_ms(model_name, precision) if args.inference else median_step_ms(model_name, precision)
+        print(f"{model_name} {precision} {ms:.4f}", flush=True)

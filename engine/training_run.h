@@ -58,6 +58,14 @@ class TrainingRun {
   // autocast; the same batches on every call (their own generator, reseeded each time).
   // Leaves the model in training mode. Its ops are not recorded by op observers.
   double evaluate(int64_t batches);
+  // One timed inference batch (`ampscope compare --inference`): the model in eval mode
+  // under c10::InferenceMode and the run's autocast, as torch.inference_mode() with
+  // torch.autocast runs it. A new batch each call, moved to the device before the clock
+  // starts; the device is synchronised before it stops (CUDA). step_time_ms is the
+  // batch's latency, samples_per_second the batch over it, loss the batch's loss
+  // (computed after the clock stopped); no gradients, so grad_norm is NaN. Leaves the
+  // model in training mode. (engine/inference_step.cpp)
+  StepEvent infer(int64_t batch_index);
 
   c10::Device device() const { return device_; }
   // The first (or only) model and its optimizer.

@@ -64,8 +64,9 @@ with tempfile.TemporaryDirectory() as tmp:
     db.executescript(schema)
     db.executemany("INSERT INTO meta VALUES (?, ?)", [("ampscope_version", "0.1.0"), ("precision", "bf16"),
                                                       ("device", "cpu"), ("final_state", "finished")])
-    db.executemany("INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                   [(s, 2.0 / s, 1e-3, 65536.0, 0, 0, s, 1.0, 5.0, 1000.0, 1 << 20, 2 << 20, 3 << 20, s * 1000) for s in (1, 2)])
+    db.executemany("INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   [(s, 2.0 / s, 1e-3, 65536.0, 0, 0, s, 1.0, 5.0, 1000.0, 1 << 20, 2 << 20, 3 << 20, s * 1000,
+                     None if s == 1 else 1.5) for s in (1, 2)])
     db.execute("INSERT INTO ops VALUES (1, 0, 1, 'aten::linear', 'forward', 'demoted', 'fc1', 7, 0, 0, 1, 100, 900, "
                "'float,float,float', '[[8,16],[32,16],[32]]', 'c10::BFloat16', 0, 0)")
     db.execute("INSERT INTO op_stats VALUES (1, 'aten::linear', 'fc1', 'forward', 'demoted', 'float', '[[8,16]]', "

@@ -7,7 +7,9 @@
 // (CLOCK_MONOTONIC, which std::chrono::steady_clock reads on Linux; the CUPTI
 // tracer registers it as CUPTI's timestamp source). Bytes are bytes.
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,7 +96,13 @@ struct StepRecord {
   int64_t mem_reserved_bytes = 0;
   int64_t mem_peak_bytes = 0;
   int64_t end_ns = 0;  // when the step ended, on the profiler clock
+  // Validation loss after this step (--eval-every); NaN on steps without validation,
+  // and in sessions recorded before ampscope stored it.
+  double eval_loss = std::numeric_limits<double>::quiet_NaN();
 };
+
+// Whether validation ran after the step.
+inline bool has_eval_loss(const StepRecord& s) { return !std::isnan(s.eval_loss); }
 
 // One optimizer's part in one step of a training loop captured from Python, where a
 // step may run several optimizers under one torch.amp.GradScaler and GradScaler

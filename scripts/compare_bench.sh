@@ -3,6 +3,8 @@
 # the same architectures, sizes and precisions in Python PyTorch eager, in one go
 # on one device. Prints the markdown table docs/performance.md takes.
 #   scripts/compare_bench.sh [cpu|cuda] [build dir]
+# AMPSCOPE_BENCH_INFERENCE=1: `compare --inference` and the eager peer's inference
+# (torch.inference_mode + autocast, forward only) instead, with fp16 on the CPU too.
 # CPU: the bench_step_time sizes, fp32 and bf16. CUDA: sizes that fill a GPU
 # (GPT 12 x 768, T=1024; ConvNet 8 x 256 channels, batch 512), all four precisions.
 set -euo pipefail
@@ -13,19 +15,27 @@ source "$here/scripts/deps.env"
 python="${AMPSCOPE_BENCH_PYTHON:-$HOME/.cache/ampscope/torch-$TORCH_VERSION/bin/python}"
 ampscope="$build/app/cli/ampscope"
 out="$(mktemp -d)"
+inference="${AMPSCOPE_BENCH_INFERENCE:-0}"
 
 if [[ "$device" == cuda ]]; then
   precisions=fp32,tf32,fp16,bf16
   gpt=(--layers 12 --width 768 --heads 12 --seq-len 1024 --batch 8)
   convnet=(--layers 8 --width 256 --batch 512)
-  run=(--steps 60 --warmup 15 --repeats 3 --profile-steps 3)
+  run=(--steps 60 --warmup 15 --repeats 3)
   eager_seconds=5
 else
   precisions=fp32,bf16
   gpt=(--layers 2 --width 128 --heads 4 --seq-len 64 --batch 16)
   convnet=(--layers 2 --width 32 --batch 64)
-  run=(--steps 40 --warmup 10 --repeats 3 --profile-steps 3)
+  run=(--steps 40 --warmup 10 --repeats 3)
   eager_seconds=3
+fi
+eager_mode=() what=step
+if [[ "$inference" == 1 ]]; then
+  [[ "$device" == cuda ]] || precisions=fp32,fp16,bf16
+  run+=(--inference) eager_mode=(--inference) what=batch
+else
+  run+=(--profile-steps 3)
 fi
 
 for model in gpt convnet; do
@@ -35,14 +45,14 @@ for model in gpt convnet; do
   "$ampscope" compare --model "$model" --device "$device" --precisions "$precisions" --seed 1 \
     "${amp_sizes[@]}" "${run[@]}" --out "$out/$model.ampscope" >"$out/$model.log"
   "$python" "$here/bench/pytorch_eager_step.py" "$device" "$eager_seconds" --models "$model" \
-    --precisions "$precisions" "${sizes[@]}" >"$out/$model.eager"
+    --precisions "$precisions" "${sizes[@]}" "${eager_mode[@]}" >"$out/$model.eager"
 done
 
-"$python" - "$out" "$precisions" <<'PY'
+"$python" - "$out" "$precisions" "$what" <<'PY'
 import sqlite3, statistics, sys
-out, precisions = sys.argv[1], sys.argv[2].split(",")
-print("| model | precision | ampscope median step (min–max) | speedup vs fp32 (per-repeat range) "
-      "| PyTorch eager step | eager speedup | ampscope / eager |")
+out, precisions, what = sys.argv[1], sys.argv[2].split(","), sys.argv[3]
+print(f"| model | precision | ampscope median {what} (min–max) | speedup vs fp32 (per-repeat range) "
+      f"| PyTorch eager {what} | eager speedup | ampscope / eager |")
 print("|---|---|---|---|---|---|---|")
 for model in ("gpt", "convnet"):
     db = sqlite3.connect(f"file:{out}/{model}.ampscope?mode=ro", uri=True)

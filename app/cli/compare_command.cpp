@@ -20,6 +20,14 @@ extern "C" void on_compare_interrupt(int) {
   if (auto* runner = g_runner.load()) runner->request_stop();
 }
 
+// Settings of the backward pass, the optimizer, loss scaling or validation: an inference
+// comparison has none of them, and silently ignoring one would mislabel the result.
+constexpr const char* kTrainingOnlyFlags[] = {
+    "--scaler",        "--no-scaler",   "--init-scale",     "--growth-factor",  "--backoff-factor",
+    "--growth-interval", "--optimizer", "--fused",          "--lr",             "--momentum",
+    "--weight-decay",  "--schedule",    "--warmup-steps",   "--min-lr-ratio",   "--clip-grad-norm",
+    "--accumulate",    "--eval-every",  "--eval-batches",   "--max-consecutive-skips", "--profile-steps"};
+
 }  // namespace
 
 CompareCommand::CompareCommand(CLI::App& parent) {
@@ -45,6 +53,11 @@ CompareCommand::CompareCommand(CLI::App& parent) {
   command_->add_option("--out,-o", c.out_path, "The comparison file to write (.ampscope)")
       ->capture_default_str()->group("Comparison");
   command_->add_flag("--force", c.overwrite, "Overwrite --out if it exists")->group("Comparison");
+  command_->add_flag("--inference", c.inference,
+                     "Compare inference instead of training: per precision, --steps timed batches of the "
+                     "model in eval mode under InferenceMode and the precision's autocast (the first --warmup "
+                     "left out); latency per batch, samples/s and speedup vs fp32")
+      ->group("Comparison");
   command_->add_flag("--quiet,-q", quiet_, "Print only the result tables and errors")->group("Output");
 }
 
@@ -52,6 +65,11 @@ int CompareCommand::run() {
   if (command_->count("--precision") > 0)
     throw engine::ConfigError("compare takes --precisions (a list, e.g. fp32,bf16), not --precision");
   auto& c = comparison_;
+  if (c.inference)
+    for (const char* flag : kTrainingOnlyFlags)
+      if (command_->count(flag) > 0)
+        throw engine::ConfigError(fmt::format(
+            "{} is a training flag; --inference times the forward pass only (leave {} out)", flag, flag));
   c.base = options_.finish(*command_);
   if (variants_.empty())
     variants_ = engine::resolve_device(c.base.device).is_cuda() ? "fp32,tf32,fp16,bf16" : "fp32,bf16";

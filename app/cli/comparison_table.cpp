@@ -35,13 +35,15 @@ std::string shapes_text(const std::vector<profiler::Shape>& shapes) {
 }  // namespace
 
 void print_comparison(std::FILE* out, const profiler::Comparison& c, size_t top_ops) {
-  fmt::print(out, "{} on {} ({}), {} warm-up steps excluded, {} repeat{} planned\n", c.meta.model,
+  const std::string unit = profiler::timed_unit(c);
+  fmt::print(out, "{}{} on {} ({}), {} warm-up {} excluded, {} repeat{} planned\n",
+             c.inference ? fmt::format("inference, batch of {}: ", c.effective_batch) : "", c.meta.model,
              c.meta.device_name.empty() ? c.meta.device : c.meta.device_name, c.meta.device, c.warmup_steps,
-             c.planned_repeats, c.planned_repeats == 1 ? "" : "s");
+             profiler::timed_units(c), c.planned_repeats, c.planned_repeats == 1 ? "" : "s");
   const auto summaries = profiler::summarize(c);
   fmt::print(out, "{:<6} {:>7} {:>26} {:>12} {:>20} {:>11} {:>11} {:>7} {:>14} {:>6}\n", "", "repeats",
-             "step ms median (min-max)", "samples/s", "speedup vs fp32", "peak mem", "final loss", "skipped",
-             "achieved", "util");
+             unit + " ms median (min-max)", "samples/s", "speedup vs fp32", "peak mem",
+             c.inference ? "last loss" : "final loss", "skipped", "achieved", "util");
   for (size_t i = 0; i < summaries.size(); ++i) {
     const auto& s = summaries[i];
     const auto& v = c.variants[i];

@@ -173,6 +173,10 @@ int SummaryCommand::run() {
     fmt::print("  steps     {}   loss {:.4f} -> {:.4f}   skipped {}   loss scale {:g} .. {:g} (last {:g})\n",
                steps.size(), steps.front().loss, steps.back().loss, skipped, min_scale, max_scale,
                steps.back().loss_scale);
+    if (const auto last_eval = std::find_if(steps.rbegin(), steps.rend(), profiler::has_eval_loss);
+        last_eval != steps.rend())
+      fmt::print("  eval      loss {:.4f} after step {} ({} validations)\n", last_eval->eval_loss, last_eval->step,
+                 std::count_if(steps.begin(), steps.end(), profiler::has_eval_loss));
     print_scale_history(steps);
   }
   print_optimizer_steps(session.optimizer_steps());

@@ -34,7 +34,12 @@ struct VariantRun {
 
 struct Comparison {
   SessionMeta meta;             // of the base configuration; meta.precision is "" (several)
-  int64_t warmup_steps = 0;     // leading steps of each repeat excluded from timing
+  // An inference comparison (`compare --inference`): each record of a repeat is one
+  // timed inference batch (step = batch index, step_time_ms = its latency, loss = its
+  // loss; the model in eval mode under InferenceMode and the variant's autocast), not a
+  // training step; warm-up counts batches. No profiled pass, no loss scaler.
+  bool inference = false;
+  int64_t warmup_steps = 0;     // leading steps (batches) of each repeat excluded from timing
   int64_t planned_repeats = 0;
   int64_t effective_batch = 0;  // samples per optimizer step (batch size x accumulation)
   std::vector<VariantRun> variants;  // in the order asked for
@@ -87,6 +92,10 @@ struct OpComparisonRow {
   std::vector<OpVariantCell> cells;  // one per Comparison::variants entry, same order
   std::vector<double> speedup;       // baseline time / variant time per variant; 0 if either is missing
 };
+
+// What one timed record of the comparison is, for labels: "step" or "batch".
+inline const char* timed_unit(const Comparison& c) { return c.inference ? "batch" : "step"; }
+inline const char* timed_units(const Comparison& c) { return c.inference ? "batches" : "steps"; }
 
 // Median step time (ms) of the steps after warm-up; 0 when there are none.
 double median_step_ms(const std::vector<StepRecord>& steps, int64_t warmup_steps);

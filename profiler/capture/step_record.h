@@ -23,6 +23,7 @@ inline StepRecord to_step_record(const engine::StepEvent& e, int64_t end_ns = 0)
   r.mem_reserved_bytes = e.memory.reserved_bytes;
   r.mem_peak_bytes = e.memory.peak_allocated_bytes;
   r.end_ns = end_ns;
+  r.eval_loss = e.eval_loss;
   return r;
 }
 

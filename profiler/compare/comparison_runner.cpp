@@ -8,10 +8,13 @@
 #include <optional>
 #include <set>
 
+#include <c10/util/Exception.h>
+
 #include "engine/device.h"
 #include "engine/errors.h"
 #include "engine/run_follower.h"
 #include "engine/trainer.h"
+#include "engine/training_run.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/capture/session_meta.h"
 #include "profiler/capture/step_record.h"
@@ -28,6 +31,8 @@ struct RunOutcome {
   engine::RunState state = engine::RunState::kIdle;
   std::string error;
 };
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
 
@@ -88,21 +93,23 @@ Comparison ComparisonRunner::run(const std::function<void(const ComparisonProgre
   base.device = engine::resolve_device(base.device).is_cuda() ? engine::DeviceChoice::kCUDA : engine::DeviceChoice::kCPU;
 
   Comparison result;
+  result.inference = options_.inference;
   result.warmup_steps = options_.warmup_steps;
   result.planned_repeats = options_.repeats;
-  result.effective_batch = base.batch_size * base.accumulation_steps;
+  result.effective_batch = base.batch_size * (options_.inference ? 1 : base.accumulation_steps);
   for (const auto& name : options_.variants) {
     VariantRun v;
     v.variant = name;
     const auto c = variant_config(base, name);
     v.precision = std::string(engine::to_string(c.precision));
     v.tf32 = c.allow_tf32;
-    v.scaler = c.scaler_enabled();
+    v.scaler = c.scaler_enabled() && !options_.inference;  // inference has no backward to scale
     result.variants.push_back(std::move(v));
   }
 
   std::unique_ptr<ComparisonWriter> writer;
-  const int64_t profile_runs = options_.profile_steps > 0 ? 1 : 0;
+  const bool profile = options_.profile_steps > 0 && !options_.inference;
+  const int64_t profile_runs = profile ? 1 : 0;
   const int64_t run_count = static_cast<int64_t>(result.variants.size()) * (options_.repeats + profile_runs);
   int64_t run_index = 0;
 
@@ -134,6 +141,43 @@ Comparison ComparisonRunner::run(const std::function<void(const ComparisonProgre
     return outcome;
   };
 
+  // One inference run on this thread: base.steps timed batches of a freshly built model.
+  auto infer = [&](const engine::TrainConfig& config, const std::string& variant, int64_t repeat) {
+    RunOutcome outcome;
+    try {
+      engine::TrainingRun run(config);
+      outcome.started = run.started_event();
+      ComparisonProgress p{variant, repeat, run_index, run_count, 0, config.steps, 0.0, {}};
+      for (int64_t batch = 1; batch <= config.steps; ++batch) {
+        if (stop_requested_.load()) {
+          outcome.state = engine::RunState::kStopped;
+          return outcome;
+        }
+        const engine::StepEvent event = run.infer(batch);
+        outcome.steps.push_back(to_step_record(event));
+        p.step = batch;
+        p.loss = event.loss;
+        if (progress) progress(p);
+      }
+      outcome.state = engine::RunState::kFinished;
+    } catch (const engine::EngineError& e) {
+      outcome.state = engine::RunState::kFailed;
+      outcome.error = e.what();
+    } catch (const c10::OutOfMemoryError& e) {
+      outcome.state = engine::RunState::kFailed;
+      outcome.error = fmt::format("out of memory at inference batch {}: {} (lower --batch-size or the model size)",
+                                  outcome.steps.size() + 1, first_line(e.what_without_backtrace()));
+    } catch (const c10::Error& e) {
+      outcome.state = engine::RunState::kFailed;
+      outcome.error = fmt::format("LibTorch error at inference batch {}: {}", outcome.steps.size() + 1,
+                                  first_line(e.what_without_backtrace()));
+    } catch (const std::exception& e) {
+      outcome.state = engine::RunState::kFailed;
+      outcome.error = e.what();
+    }
+    return outcome;
+  };
+
   auto fail_variant = [&](VariantRun& v, const std::string& error) {
     v.error = error;
     if (writer) writer->set_error(v.variant, error);
@@ -156,7 +200,8 @@ Comparison ComparisonRunner::run(const std::function<void(const ComparisonProgre
         ++run_index;
         continue;
       }
-      RunOutcome outcome = train(variant_config(base, v.variant), v.variant, repeat, nullptr);
+      RunOutcome outcome = options_.inference ? infer(variant_config(base, v.variant), v.variant, repeat)
+                                              : train(variant_config(base, v.variant), v.variant, repeat, nullptr);
       if (!writer && outcome.started) {
         // The first run that started describes the comparison: model, data, device.
         result.meta = make_session_meta(*outcome.started);
@@ -170,8 +215,9 @@ Comparison ComparisonRunner::run(const std::function<void(const ComparisonProgre
       if (outcome.state == engine::RunState::kFinished) {
         if (writer) writer->add_repeat(v.variant, repeat, outcome.steps);
         const std::string message =
-            fmt::format("{} #{}: median {:.3f} ms/step, final loss {:.4f}", v.variant, repeat + 1,
-                        median_step_ms(outcome.steps, options_.warmup_steps),
+            fmt::format("{} #{}: median {:.3f} ms/{}, {} loss {:.4f}", v.variant, repeat + 1,
+                        median_step_ms(outcome.steps, options_.warmup_steps), timed_unit(result),
+                        options_.inference ? "last batch's" : "final",
                         outcome.steps.empty() ? std::nan("") : outcome.steps.back().loss);
         v.repeats.push_back(std::move(outcome.steps));
         report_finished(message);
@@ -184,7 +230,7 @@ Comparison ComparisonRunner::run(const std::function<void(const ComparisonProgre
     }
   }
 
-  if (options_.profile_steps > 0) {
+  if (profile) {
     for (auto& v : result.variants) {
       if (stop_requested_.load()) break;
       if (!v.error.empty()) {

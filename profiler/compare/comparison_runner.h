@@ -26,6 +26,10 @@ struct ComparisonOptions {
   int64_t repeats = 3;
   int64_t warmup_steps = 5;   // leading steps of each run left out of the timing
   int64_t profile_steps = 3;  // steps recorded by the profiled pass, after warm-up; 0 = no pass
+  // Inference instead of training (Comparison::inference): per repeat and variant,
+  // base.steps timed batches (the first warmup_steps left out of the timing) on the
+  // calling thread; profile_steps is not used.
+  bool inference = false;
   std::string out_path;       // "" = keep nothing on disk
   bool overwrite = false;
 };

@@ -53,6 +53,12 @@ Json training_json(const std::vector<StepRecord>& steps) {
                      {"max", finite_or_null(scale_max)},
                      {"final", finite_or_null(steps.back().loss_scale)}};
   t["mean_step_time_ms"] = time_ms / static_cast<double>(steps.size());
+  // Validation (--eval-every): every step after which it ran; null when none did.
+  Json eval = Json::array();
+  for (const auto& s : steps)
+    if (has_eval_loss(s)) eval.push_back({{"step", s.step}, {"loss", finite_or_null(s.eval_loss)}});
+  t["last_eval_loss"] = eval.empty() ? Json(nullptr) : eval.back()["loss"];
+  t["eval"] = eval.empty() ? Json(nullptr) : std::move(eval);
   return t;
 }
 

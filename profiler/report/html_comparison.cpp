@@ -34,10 +34,12 @@ std::string summary_html(const ReportData& d) {
   const auto& c = *d.comparison;
   const auto& sums = d.variant_summaries;
   std::vector<std::pair<std::string, std::string>> f;
+  const std::string unit = timed_unit(c);
+  if (c.inference) f.emplace_back("compares", "inference (forward only)");
   f.emplace_back("variants", std::to_string(c.variants.size()));
   f.emplace_back("repeats planned", std::to_string(c.planned_repeats));
-  f.emplace_back("warm-up steps excluded", std::to_string(c.warmup_steps));
-  if (c.effective_batch > 0) f.emplace_back("samples per step", grouped(c.effective_batch));
+  f.emplace_back(std::string("warm-up ") + timed_units(c) + " excluded", std::to_string(c.warmup_steps));
+  if (c.effective_batch > 0) f.emplace_back("samples per " + unit, grouped(c.effective_batch));
   const auto base = baseline_index(c);
   for (size_t i = 0; i < sums.size(); ++i) {
     if (base && i != *base && sums[i].speedup.median > 0) {
@@ -45,7 +47,7 @@ std::string summary_html(const ReportData& d) {
       f.emplace_back(sums[i].variant + " vs " + c.variants[*base].variant,
                      sp < 1 ? factor(1 / sp) + " slower" : factor(sp) + " faster");
     } else {
-      f.emplace_back(sums[i].variant + " median step", ms_text(sums[i].step_ms.median));
+      f.emplace_back(sums[i].variant + " median " + unit, ms_text(sums[i].step_ms.median));
     }
   }
   return figures_html(f);
@@ -59,16 +61,18 @@ std::string variants_html(const ReportData& d) {
     flops = flops || s.achieved_flops_per_second > 0;
     peak = peak || s.utilization > 0;
   }
+  const std::string unit = timed_unit(c);
   std::vector<Column> cols = {{"variant"},
                               {"runs as"},
                               {"repeats", true},
-                              {"median step", true},
+                              {"median " + unit, true, c.inference ? "latency of one inference batch" : ""},
                               {"min \u2013 max", true, "over every measured step of every repeat"},
                               {"samples/s", true},
                               {"speedup vs fp32", true, "paired by repeat: median of fp32 / this"},
                               {"spread", true, "min \u2013 max of the per-repeat speedups"},
                               {"peak memory", true},
-                              {"final loss", true},
+                              {c.inference ? "loss" : "final loss", true,
+                               c.inference ? "the last batch's loss, median over repeats" : ""},
                               {"skipped", true, "most skipped steps in one repeat"}};
   if (flops) cols.push_back({"FLOP/s", true, "from the GEMM/conv shapes of the profiled pass"});
   if (peak)
@@ -109,7 +113,8 @@ std::string variants_html(const ReportData& d) {
   }
   std::string out = table_html(cols, rows);
   svg::BarChartOptions bo;
-  bo.title = "Median step time (lower is faster)";
+  bo.title = c.inference ? "Median latency per inference batch (lower is faster)"
+                         : "Median step time (lower is faster)";
   bo.unit = "ms";
   bo.label_width = 90;
   bo.width = 720;
@@ -173,12 +178,12 @@ std::string curves_html(const ReportData& d) {
       difference.push_back(std::move(gap));
     }
   const std::string of_repeats =
-      most_repeats > 1 ? ", median of " + std::to_string(most_repeats) + " repeats at each step" : "";
+      most_repeats > 1 ? ", median of " + std::to_string(most_repeats) + " repeats at each " + timed_unit(c) : "";
   svg::LineChartOptions o;
   o.width = 560;
   o.height = 250;
-  o.x_label = "step";
-  o.title = "Loss" + of_repeats;
+  o.x_label = timed_unit(c);
+  o.title = (c.inference ? "Loss per batch" : "Loss") + of_repeats;
   o.marker_x = skipped;
   o.marker_label = "skipped step (any repeat)";
   std::string s = "<div class=\"charts\">" + svg::line_chart(loss, o);
@@ -188,14 +193,14 @@ std::string curves_html(const ReportData& d) {
     o.y_label = "difference";
     s += svg::line_chart(difference, o);
   }
-  o.title = "Step time" + of_repeats;
+  o.title = (c.inference ? "Latency per batch" : "Step time") + of_repeats;
   o.y_label = "ms";
   s += svg::line_chart(time, o) + "</div>";
   if (c.warmup_steps > 0)
-    s += paragraph("The first " + std::to_string(c.warmup_steps) +
-                       " steps of each repeat are warm-up, left out of " + "the timings.",
+    s += paragraph("The first " + std::to_string(c.warmup_steps) + " " + timed_units(c) +
+                       " of each repeat are warm-up, left out of " + "the timings.",
                    "muted");
-  return section_html("curves", "Loss and step time", s);
+  return section_html("curves", c.inference ? "Loss and latency" : "Loss and step time", s);
 }
 
 // One category when every non-baseline variant agrees ("demoted"), else each named

@@ -35,6 +35,9 @@ std::string summary_html(const ReportData& d) {
     f.emplace_back("median step time", ms_text(median(times)));
     f.emplace_back("samples/s (median)", sig3(median(rates)));
     f.emplace_back("final loss", sig3(steps.back().loss));
+    const auto last_eval = std::find_if(steps.rbegin(), steps.rend(), has_eval_loss);
+    if (last_eval != steps.rend())
+      f.emplace_back("eval loss (step " + grouped(last_eval->step) + ")", sig3(last_eval->eval_loss));
     int64_t skipped = 0, peak = 0;
     for (const auto& s : steps) {
       skipped += s.skipped ? 1 : 0;
@@ -86,12 +89,17 @@ std::string training_html(const ReportData& d) {
   svg::Series loss{"loss", {}, {}, "", false},
       scale{"loss scale", {}, {}, svg::palette()[1], false};
   svg::Series time{"step time", {}, {}, svg::palette()[2], false};
+  svg::Series eval{"eval loss", {}, {}, svg::palette()[3], false, true};
   std::vector<double> skipped;
   bool scale_varies = false;
   for (const auto& s : steps) {
     const auto x = static_cast<double>(s.step);
     loss.x.push_back(x);
     loss.y.push_back(s.loss);
+    if (has_eval_loss(s)) {
+      eval.x.push_back(x);
+      eval.y.push_back(s.eval_loss);
+    }
     scale.x.push_back(x);
     scale.y.push_back(s.loss_scale);
     time.x.push_back(x);
@@ -107,7 +115,7 @@ std::string training_html(const ReportData& d) {
   o.x_label = "step";
   o.marker_x = skipped;
   o.marker_label = "skipped step";
-  s += svg::line_chart({loss}, o);
+  s += eval.x.empty() ? svg::line_chart({loss}, o) : svg::line_chart({loss, eval}, o);
   if (d.meta.scaler_enabled || scale_varies) {
     o.title = "Loss scale";
     o.log2_y = true;

@@ -340,6 +340,10 @@ std::string line_chart(const std::vector<Series>& series, const LineChartOptions
          "\" stroke-width=\"1.5\" stroke-linejoin=\"round\" stroke-linecap=\"round\"" +
          (ser.dashed ? " stroke-dasharray=\"5 3\"" : "") + "><title>" + escape(ser.name) +
          "</title></path>";
+    if (ser.dots && reduced.size() <= 500)
+      for (const auto& p : reduced)
+        if (std::isfinite(p.y))
+          s += "<circle cx=\"" + num(p.x) + "\" cy=\"" + num(p.y) + "\" r=\"2.5\" fill=\"" + color + "\"/>";
   }
 
   if (!o.marker_x.empty()) {

@@ -20,6 +20,7 @@ struct Series {
   std::vector<double> y;  // NaN or ±inf breaks the line (and so does <= 0 on a log axis)
   std::string color;      // "" = palette()[index]
   bool dashed = false;
+  bool dots = false;      // also a dot at each point (sparse series: validation steps)
 };
 
 struct LineChartOptions {

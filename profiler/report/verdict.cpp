@@ -138,12 +138,13 @@ std::string speed_sentence(const ReportData& d, size_t i, size_t base) {
   return name + " ran at " + base_name + "'s speed" + repeats_text(s, sp.min, sp.max);
 }
 
-std::string loss_sentence(const VariantSummary& s, const VariantSummary& b) {
-  if (!std::isfinite(s.final_loss)) return s.variant + " diverged: its final loss is not a number";
+// `which`: "final" for training, "last batch's" for inference.
+std::string loss_sentence(const VariantSummary& s, const VariantSummary& b, const std::string& which) {
+  if (!std::isfinite(s.final_loss)) return s.variant + " diverged: its " + which + " loss is not a number";
   if (!std::isfinite(b.final_loss)) return "";
   const double rel =
       std::fabs(s.final_loss - b.final_loss) / std::max(std::fabs(b.final_loss), 1e-12);
-  const std::string head = s.variant + "'s final loss " + sig3(s.final_loss);
+  const std::string head = s.variant + "'s " + which + " loss " + sig3(s.final_loss);
   const std::string tail = " of " + b.variant + "'s " + sig3(b.final_loss);
   if (rel <= 0.01) return head + " is within 1%" + tail;
   if (rel <= 0.05) return head + " is within 5%" + tail;
@@ -163,7 +164,8 @@ void comparison_verdict(const ReportData& d, std::vector<std::string>& out) {
         (!fastest || sums[i].step_ms.median < sums[*fastest].step_ms.median))
       fastest = i;
   if (fastest && sums.size() > 1)
-    out.push_back("Fastest: " + sums[*fastest].variant + ", a median step of " +
+    out.push_back(std::string(c.inference ? "Fastest inference: " : "Fastest: ") + sums[*fastest].variant +
+                  ", a median " + timed_unit(c) + " of " +
                   ms_text(sums[*fastest].step_ms.median) + " on " +
                   (d.meta.device_name.empty() ? d.meta.device : d.meta.device_name) + ".");
   if (!base) out.push_back("No fp32 baseline was run, so no speedup is given.");
@@ -178,7 +180,7 @@ void comparison_verdict(const ReportData& d, std::vector<std::string>& out) {
     }
     if (base && i != *base) {
       out.push_back(speed_sentence(d, i, *base) + autocast_costs(run.op_stats) + ".");
-      const auto loss = loss_sentence(s, sums[*base]);
+      const auto loss = loss_sentence(s, sums[*base], c.inference ? "last batch's" : "final");
       if (!loss.empty()) out.push_back(loss + ".");
     } else if (!base) {
       const auto costs = autocast_costs(run.op_stats);

@@ -26,7 +26,7 @@ CREATE TABLE comparison_steps(
   step INTEGER NOT NULL, loss REAL, lr REAL, loss_scale REAL, found_inf INTEGER,
   skipped INTEGER, growth_tracker INTEGER, grad_norm REAL, step_time_ms REAL,
   samples_per_second REAL, mem_allocated_bytes INTEGER, mem_reserved_bytes INTEGER,
-  mem_peak_bytes INTEGER, end_ns INTEGER, PRIMARY KEY(variant, repeat, step)) WITHOUT ROWID;
+  mem_peak_bytes INTEGER, end_ns INTEGER, eval_loss REAL, PRIMARY KEY(variant, repeat, step)) WITHOUT ROWID;
 CREATE TABLE comparison_op_stats(
   id INTEGER PRIMARY KEY, variant TEXT NOT NULL, name TEXT, module TEXT, phase TEXT,
   category TEXT, input_dtypes TEXT, input_shapes TEXT, output_dtypes TEXT, calls INTEGER,
@@ -65,6 +65,9 @@ std::vector<int64_t> decode_samples(const std::string& text) {
 
 constexpr const char* kKindKey = "kind";
 constexpr const char* kKindComparison = "comparison";
+constexpr const char* kModeKey = "mode";
+constexpr const char* kModeTraining = "training";
+constexpr const char* kModeInference = "inference";
 
 // One transaction per call: a reader sees a repeat whole or not at all.
 template <typename F>
@@ -109,6 +112,8 @@ std::unique_ptr<ComparisonWriter> ComparisonWriter::create(const std::string& pa
     put.bind_text(1, "warmup_steps").bind_text(2, warmup).run();
     put.bind_text(1, "planned_repeats").bind_text(2, repeats).run();
     put.bind_text(1, "effective_batch").bind_text(2, batch).run();
+    // Absent in files from before inference comparisons: they read as training.
+    put.bind_text(1, kModeKey).bind_text(2, comparison.inference ? kModeInference : kModeTraining).run();
   });
   return writer;
 }
@@ -129,7 +134,7 @@ void ComparisonWriter::add_repeat(const std::string& variant, int64_t repeat, co
   in_transaction(db_, "storing a comparison run", [&] {
     Stmt s(db_,
            (std::string("INSERT OR REPLACE INTO comparison_steps(variant,repeat,") + store_detail::kStepColumns +
-            ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)")
+            ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)")
                .c_str(),
            "storing a comparison run");
     for (const auto& step : steps) {
@@ -193,6 +198,7 @@ Comparison read_comparison(const std::string& path) {
   c.warmup_steps = to_int(kv, "warmup_steps");
   c.planned_repeats = to_int(kv, "planned_repeats");
   c.effective_batch = to_int(kv, "effective_batch");
+  if (auto it = kv.find(kModeKey); it != kv.end()) c.inference = it->second == kModeInference;
 
   Db db(path, SQLITE_OPEN_READONLY);
   sqlite3_busy_timeout(db.get(), 2000);
@@ -211,7 +217,7 @@ Comparison read_comparison(const std::string& path) {
     }
   }
   Stmt steps(db,
-             (std::string("SELECT repeat,") + store_detail::kStepColumns +
+             ("SELECT repeat," + store_detail::step_select_columns(db, "comparison_steps") +
               " FROM comparison_steps WHERE variant=?1 ORDER BY repeat, step")
                  .c_str(),
              "reading the comparison");

@@ -10,7 +10,7 @@ void bind_step(Stmt& s, int first, const StepRecord& r) {
   s.bind(i + 4, r.found_inf).bind(i + 5, r.skipped).bind(i + 6, r.growth_tracker);
   s.bind(i + 7, r.grad_norm).bind(i + 8, r.step_time_ms).bind(i + 9, r.samples_per_second);
   s.bind(i + 10, r.mem_allocated_bytes).bind(i + 11, r.mem_reserved_bytes);
-  s.bind(i + 12, r.mem_peak_bytes).bind(i + 13, r.end_ns);
+  s.bind(i + 12, r.mem_peak_bytes).bind(i + 13, r.end_ns).bind(i + 14, r.eval_loss);
 }
 
 StepRecord read_step(const Stmt& s, int first) {
@@ -30,7 +30,14 @@ StepRecord read_step(const Stmt& s, int first) {
   r.mem_reserved_bytes = s.i64(i + 11);
   r.mem_peak_bytes = s.i64(i + 12);
   r.end_ns = s.i64(i + 13);
+  r.eval_loss = s.real(i + 14);
   return r;
+}
+
+std::string step_select_columns(const Db& db, const char* table) {
+  std::string columns = kStepColumns;
+  if (!has_column(db, table, "eval_loss")) columns.replace(columns.rfind("eval_loss"), 9, "NULL");
+  return columns;
 }
 
 void bind_op_stats(Stmt& s, int first, const OpStats& r, EncodedOpStats& keep) {

@@ -11,8 +11,11 @@ namespace ampscope::profiler::store_detail {
 
 inline constexpr const char* kStepColumns =
     "step,loss,lr,loss_scale,found_inf,skipped,growth_tracker,grad_norm,step_time_ms,"
-    "samples_per_second,mem_allocated_bytes,mem_reserved_bytes,mem_peak_bytes,end_ns";
-inline constexpr int kStepColumnCount = 14;
+    "samples_per_second,mem_allocated_bytes,mem_reserved_bytes,mem_peak_bytes,end_ns,eval_loss";
+inline constexpr int kStepColumnCount = 15;
+// kStepColumns to SELECT from `table`: files written before eval_loss existed read it
+// as NULL (NaN: no validation).
+std::string step_select_columns(const Db& db, const char* table);
 
 inline constexpr const char* kOpStatsColumns =
     "name,module,phase,category,input_dtypes,input_shapes,output_dtypes,calls,cpu_time_ns,"
@@ -20,9 +23,9 @@ inline constexpr const char* kOpStatsColumns =
     "cast_cpu_time_ns,cast_gpu_time_ns,tensor_core_eligible,tensor_core_note,top_level";
 inline constexpr int kOpStatsColumnCount = 20;
 
-// Binds kStepColumns to parameters first..first+13.
+// Binds kStepColumns to parameters first..first+14.
 void bind_step(Stmt& stmt, int first, const StepRecord& step);
-// Reads kStepColumns from result columns first..first+13.
+// Reads kStepColumns from result columns first..first+14.
 StepRecord read_step(const Stmt& stmt, int first);
 
 // Stmt binds text without copying: the encoded lists live here until the statement ran.

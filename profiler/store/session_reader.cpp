@@ -237,7 +237,8 @@ SessionMeta SessionReader::meta() const {
 
 std::vector<StepRecord> SessionReader::steps() const {
   std::vector<StepRecord> out;
-  Stmt s(impl_->db, (std::string("SELECT ") + store_detail::kStepColumns + " FROM steps ORDER BY step").c_str(),
+  Stmt s(impl_->db,
+         ("SELECT " + store_detail::step_select_columns(impl_->db, "steps") + " FROM steps ORDER BY step").c_str(),
          "reading steps");
   while (s.step()) out.push_back(store_detail::read_step(s, 0));
   return out;

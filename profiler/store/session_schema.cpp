@@ -13,13 +13,14 @@ namespace ampscope::profiler::store_detail {
 // (kernel_stats' grid/block are those of the first call of the name).
 // measured_calls, measured_tensor_core_calls and kernels.tensor_core_measured are
 // reserved for hardware-counter confirmation, which is not built: written as 0/NULL.
+// steps.eval_loss came later (additive): older files lack the column, readers read NULL.
 const char* const kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE steps(
   step INTEGER PRIMARY KEY, loss REAL, lr REAL, loss_scale REAL, found_inf INTEGER,
   skipped INTEGER, growth_tracker INTEGER, grad_norm REAL, step_time_ms REAL,
   samples_per_second REAL, mem_allocated_bytes INTEGER, mem_reserved_bytes INTEGER,
-  mem_peak_bytes INTEGER, end_ns INTEGER);
+  mem_peak_bytes INTEGER, end_ns INTEGER, eval_loss REAL);
 CREATE TABLE ops(
   id INTEGER PRIMARY KEY, parent_id INTEGER, step INTEGER, name TEXT, phase TEXT,
   category TEXT, module TEXT, sequence_nr INTEGER, forward_op_id INTEGER, depth INTEGER,

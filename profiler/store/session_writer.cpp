@@ -46,7 +46,9 @@ std::vector<std::pair<std::string, std::string>> meta_pairs(const SessionMeta& m
 struct SessionWriter::Statements {
   explicit Statements(const Db& db)
       : step(db,
-             "INSERT OR REPLACE INTO steps VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
+             (std::string("INSERT OR REPLACE INTO steps(") + store_detail::kStepColumns +
+              ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)")
+                 .c_str(),
              "storing a step"),
         op(db,
            "INSERT OR REPLACE INTO ops "

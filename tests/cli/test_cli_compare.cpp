@@ -40,6 +40,58 @@ TEST(CliCompare, Fp32VersusBf16PrintsSpeedupsAndWritesAComparison) {
   EXPECT_NE(again.output.find("--force"), std::string::npos) << again.output;
 }
 
+// The table's row for a variant: the line that starts with its name and a space.
+std::string row_of(const std::string& output, const std::string& variant) {
+  for (size_t at = 0; at < output.size();) {
+    const size_t end = std::min(output.find('\n', at), output.size());
+    const std::string line = output.substr(at, end - at);
+    if (line.rfind(variant + " ", 0) == 0) return line;
+    at = end + 1;
+  }
+  return "";
+}
+
+TEST(CliCompare, InferenceOfATinyMlpGivesOneRowPerPrecisionAndSummaryReadsItBack) {
+  ScratchDir dir;
+  const std::string out = (dir / "inference.ampscope").string();
+  const Result r = ampscope(fmt::format("compare --inference --model mlp --device cpu --batch-size 32 --width 64 "
+                                        "--precisions fp32,fp16,bf16 --steps 12 --warmup 2 --repeats 2 --out '{}'",
+                                        out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("inference, batch of 32: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2 warm-up batches excluded"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("batch ms median (min-max)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("op table from"), std::string::npos) << "no profiled pass: " << r.output;
+  for (const char* variant : {"fp32", "fp16", "bf16"}) {
+    const std::string row = row_of(r.output, variant);
+    ASSERT_FALSE(row.empty()) << variant << " has no row in: " << r.output;
+    EXPECT_NE(row.find("      2 "), std::string::npos) << "2 repeats: " << row;
+  }
+  EXPECT_NE(row_of(r.output, "fp32").find(" 1.00x "), std::string::npos) << "fp32 against itself: " << r.output;
+
+  const Result summary = ampscope(fmt::format("summary '{}'", out));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("inference, batch of 32: "), std::string::npos) << summary.output;
+  for (const char* variant : {"fp32", "fp16", "bf16"})
+    EXPECT_EQ(row_of(summary.output, variant), row_of(r.output, variant)) << "summary shows what compare printed";
+}
+
+TEST(CliCompare, InferenceRefusesTrainingFlagsInOneLine) {
+  ScratchDir dir;
+  const std::string out = (dir / "c.ampscope").string();
+  for (const std::string& flag : {std::string("--scaler"), std::string("--accumulate 2"),
+                                  std::string("--clip-grad-norm 1"), std::string("--eval-every 2"),
+                                  std::string("--profile-steps 2")}) {
+    const Result r = ampscope(fmt::format("compare --inference --model mlp --device cpu --steps 4 --warmup 1 {} --out '{}'",
+                                          flag, out));
+    EXPECT_EQ(r.exit_code, 2) << flag << ": " << r.output;
+    const std::string name = flag.substr(0, flag.find(' '));
+    EXPECT_EQ(r.output, "ampscope: error: " + name + " is a training flag; --inference times the forward pass only "
+                        "(leave " + name + " out)\n");
+    EXPECT_FALSE(std::filesystem::exists(out)) << flag;
+  }
+}
+
 TEST(CliCompare, RefusesImpossibleSettingsWithOneLine) {
   ScratchDir dir;
   const std::string out = (dir / "c.ampscope").string();

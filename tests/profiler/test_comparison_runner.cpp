@@ -2,6 +2,7 @@
 // records in memory and on disk, per-op matching of real op tables, failures and
 // stops that keep what finished, and impossible settings refused up front.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <cmath>
 
@@ -112,6 +113,86 @@ TEST(ComparisonRunner, Fp32VersusBf16OnTheCpuGivesConsistentRecords) {
   EXPECT_EQ(stored.variants[1].op_stats[0].step_cpu_time_ns.size(), 2u);
   EXPECT_EQ(stored.warmup_steps, 2);
   EXPECT_FALSE(stored.meta.gpu_tracing.empty());
+}
+
+// compare --inference: per precision, timed forward batches of a freshly built model in
+// eval mode under InferenceMode and the precision's autocast. Its first batch is the
+// training run's first batch through the same initial weights, so its loss must equal
+// that training step's forward loss in the same precision (the GPT has no dropout or
+// BatchNorm): the same model, data and autocast, with only the backward left out.
+TEST(ComparisonRunner, InferenceTimesForwardBatchesUnderEachPrecisionsAutocast) {
+  test::ScratchDir dir;
+  const std::string path = dir / "inference.ampscope";
+  ComparisonOptions o = tiny_options(path);
+  o.inference = true;
+  o.variants = {"fp32", "fp16", "bf16"};
+  std::vector<std::string> finished;
+  const Comparison c = ComparisonRunner(o).run([&](const ComparisonProgress& p) {
+    if (!p.finished_message.empty()) finished.push_back(p.finished_message);
+  });
+  EXPECT_TRUE(c.inference);
+  EXPECT_EQ(finished.size(), 3u * 2u) << "3 precisions x 2 repeats, no profiled pass";
+  EXPECT_NE(finished[0].find("ms/batch"), std::string::npos) << finished[0];
+  EXPECT_EQ(c.effective_batch, 4);
+  ASSERT_EQ(c.variants.size(), 3u);
+  for (const auto& v : c.variants) {
+    EXPECT_TRUE(v.error.empty()) << v.variant << ": " << v.error;
+    EXPECT_FALSE(v.scaler) << v.variant << ": no backward, nothing to scale";
+    EXPECT_TRUE(v.op_stats.empty());
+    EXPECT_EQ(v.profiled_steps, 0);
+    ASSERT_EQ(v.repeats.size(), 2u) << v.variant;
+    for (const auto& batches : v.repeats) {
+      ASSERT_EQ(batches.size(), 6u);
+      for (size_t i = 0; i < batches.size(); ++i) {
+        EXPECT_EQ(batches[i].step, static_cast<int64_t>(i + 1));
+        EXPECT_GT(batches[i].step_time_ms, 0.0);
+        EXPECT_NEAR(batches[i].samples_per_second, 4.0 / (batches[i].step_time_ms / 1e3),
+                    1e-9 * batches[i].samples_per_second);
+        EXPECT_TRUE(std::isfinite(batches[i].loss));
+        EXPECT_TRUE(std::isnan(batches[i].grad_norm)) << "no gradients in inference";
+      }
+    }
+    // Each repeat rebuilds the same model and draws the same batches.
+    EXPECT_EQ(v.repeats[0][3].loss, v.repeats[1][3].loss) << v.variant;
+  }
+
+  // The training comparison's first step, same seed: its loss is the forward's.
+  ComparisonOptions t = tiny_options("");
+  t.variants = o.variants;
+  t.repeats = 1;
+  t.profile_steps = 0;
+  const Comparison trained = ComparisonRunner(t).run();
+  for (size_t v = 0; v < 3; ++v) {
+    const double inferred = c.variants[v].repeats[0][0].loss, train = trained.variants[v].repeats[0][0].loss;
+    EXPECT_NEAR(inferred, train, 1e-6 * std::fabs(train)) << c.variants[v].variant;
+  }
+  // Autocast was on: fp16 and bf16 losses differ from fp32's, within their precision.
+  const double fp32 = c.variants[0].repeats[0][0].loss;
+  for (size_t v = 1; v < 3; ++v) {
+    EXPECT_NE(c.variants[v].repeats[0][0].loss, fp32) << c.variants[v].variant;
+    EXPECT_NEAR(c.variants[v].repeats[0][0].loss, fp32, 0.02 * fp32) << c.variants[v].variant;
+  }
+
+  const auto summary = summarize(c);
+  EXPECT_EQ(summary[0].speedup.median, 1.0);
+  EXPECT_EQ(summary[0].measured_steps, 2 * 4);
+  EXPECT_GT(summary[2].speedup.median, 0.0);
+
+  // On disk: flagged as inference, with every batch; a file without the flag (written
+  // before inference comparisons) reads as a training comparison.
+  const Comparison stored = read_comparison(path);
+  EXPECT_TRUE(stored.inference);
+  ASSERT_EQ(stored.variants.size(), 3u);
+  EXPECT_FALSE(stored.variants[1].scaler);
+  ASSERT_EQ(stored.variants[2].repeats.size(), 2u);
+  EXPECT_EQ(stored.variants[2].repeats[1][5].step_time_ms, c.variants[2].repeats[1][5].step_time_ms);
+  EXPECT_TRUE(std::isnan(stored.variants[2].repeats[1][5].grad_norm));
+  EXPECT_EQ(summarize(stored)[2].speedup.median, summary[2].speedup.median);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, "DELETE FROM meta WHERE key='mode'", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_FALSE(read_comparison(path).inference);
 }
 
 TEST(ComparisonRunner, AStopKeepsTheRunsThatFinished) {

@@ -2,8 +2,8 @@
 // A small crafted session shared by the store and exporter tests: 4 steps (step 2
 // skipped on inf with the scale halved), an autocast linear per step with a cast
 // and a GEMM under it, a backward op on another thread, GEMM / elementwise kernels
-// and a memcpy, gradient samples at steps 2 and 4, and a 4-row op table (three
-// top-level rows, one nested cast row).
+// and a memcpy, gradient samples at steps 2 and 4, validation after steps 2 and 4
+// (eval loss 1.25, 0.75), and a 4-row op table (three top-level rows, one nested cast row).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -65,6 +65,7 @@ inline Fixture make_fixture() {
     st.mem_reserved_bytes = 2 << 20;
     st.mem_peak_bytes = 3 << 20;
     st.end_ns = t + 9'500'000;
+    if (s % 2 == 0) st.eval_loss = s == 2 ? 1.25 : 0.75;  // --eval-every 2
     f.steps.push_back(st);
 
     OpRecord linear;

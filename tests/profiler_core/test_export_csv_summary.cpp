@@ -97,6 +97,12 @@ TEST_F(Exports, KernelAndStepCsvHaveARowPerRecord) {
   EXPECT_EQ(s[2][1], "1");
   EXPECT_EQ(s[2][5], "true");  // skipped
   EXPECT_EQ(s[1][3], "65536");
+  // Validation after steps 2 and 4 only: the other rows leave eval_loss empty.
+  EXPECT_EQ(s[0].back(), "eval_loss");
+  EXPECT_EQ(s[1].back(), "");
+  EXPECT_EQ(s[2].back(), "1.25");
+  EXPECT_EQ(s[3].back(), "");
+  EXPECT_EQ(s[4].back(), "0.75");
 }
 
 TEST_F(Exports, GradientCsvHasARowPerSampledParameterWithEveryFormat) {
@@ -191,6 +197,8 @@ TEST_F(Exports, JsonSummaryOfACraftedSession) {
   EXPECT_EQ(training["loss_scale"]["min"], 32768.0);
   EXPECT_EQ(training["loss_scale"]["max"], 65536.0);
   EXPECT_EQ(training["loss_scale"]["final"], 32768.0);
+  EXPECT_EQ(training["last_eval_loss"], 0.75);
+  EXPECT_EQ(training["eval"], nlohmann::json::parse(R"([{"step":2,"loss":1.25},{"step":4,"loss":0.75}])"));
 
   const auto& g = s["gradients"];
   EXPECT_EQ(g["step"], 4);

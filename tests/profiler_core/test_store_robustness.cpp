@@ -242,6 +242,25 @@ TEST(StoreRobustness, GradientsWithoutTheFormatColumnsReadAsNotMeasured) {
   EXPECT_FALSE(std::isnan(total_range_shares(grads, FloatFormat::fp16).overflow));
 }
 
+// Sessions recorded before the eval loss was stored lack steps.eval_loss (an additive
+// change within format 1): they open, every other column reads back, and no step has
+// a validation.
+TEST(StoreRobustness, StepsWithoutTheEvalLossColumnReadAsNoValidation) {
+  ScratchDir dir;
+  const std::string path = dir / "old.ampscope";
+  const Fixture f = make_fixture();
+  write_fixture_file(path, f);
+  ASSERT_TRUE(has_eval_loss(SessionReader::open(path).steps()[1])) << "the fixture validates after step 2";
+  sql(path, "ALTER TABLE steps DROP COLUMN eval_loss");
+  const auto steps = SessionReader::open(path).steps();
+  ASSERT_EQ(steps.size(), f.steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_FALSE(has_eval_loss(steps[i])) << "step " << steps[i].step;
+    EXPECT_EQ(steps[i].loss, f.steps[i].loss);
+    EXPECT_EQ(steps[i].end_ns, f.steps[i].end_ns);
+  }
+}
+
 // A session large enough to span many pages, closed cleanly (no WAL left).
 std::string big_session(const ScratchDir& dir) {
   const std::string path = dir / "big.ampscope";

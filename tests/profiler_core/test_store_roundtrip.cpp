@@ -62,6 +62,11 @@ void expect_same(const StepRecord& a, const StepRecord& b) {
   EXPECT_EQ(a.mem_reserved_bytes, b.mem_reserved_bytes);
   EXPECT_EQ(a.mem_peak_bytes, b.mem_peak_bytes);
   EXPECT_EQ(a.end_ns, b.end_ns);
+  // NaN (no validation after the step) must come back as NaN, a value as itself.
+  EXPECT_EQ(has_eval_loss(a), has_eval_loss(b)) << "step " << a.step;
+  if (has_eval_loss(a) && has_eval_loss(b)) {
+    EXPECT_EQ(a.eval_loss, b.eval_loss);
+  }
 }
 
 void expect_same(const GradientSample& a, const GradientSample& b) {
@@ -142,6 +147,9 @@ TEST(StoreRoundTrip, EverythingWrittenReadsBackEqual) {
   EXPECT_EQ(r.meta_value("no such key"), std::nullopt);
 
   expect_same_lists(r.steps(), f.steps);
+  ASSERT_EQ(r.steps().size(), 4u);
+  EXPECT_FALSE(has_eval_loss(r.steps()[0]));
+  EXPECT_EQ(r.steps()[1].eval_loss, 1.25);
   expect_same_lists(r.ops(), f.ops);  // the fixture is already in start order
   expect_same_lists(r.kernels(), f.kernels);
   expect_same_lists(r.op_stats(), f.op_stats);

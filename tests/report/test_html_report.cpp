@@ -74,6 +74,13 @@ TEST(HtmlReport, SessionFileBecomesOneSelfContainedPage) {
   EXPECT_TRUE(contains(html, std::string("stroke=\"") + svg::kMarkerColor));
   EXPECT_TRUE(contains(html, "skipped step (1): 2"));
   EXPECT_TRUE(contains(html, "1 skipped step is marked"));
+  // Validation after steps 2 and 4: the last eval loss in the figures, a second series
+  // on the loss chart with a dot at each of the two validations.
+  EXPECT_TRUE(contains(html, "eval loss (step 4)"));
+  EXPECT_TRUE(contains(html, "<title>eval loss</title></path>"));
+  size_t dots = 0;
+  for (size_t at = html.find("<circle"); at != std::string::npos; at = html.find("<circle", at + 1)) ++dots;
+  EXPECT_EQ(dots, 2u);
 }
 
 TEST(HtmlReport, EveryFormatsSharesAndTheModuleWhereAnFp16OverflowStarted) {

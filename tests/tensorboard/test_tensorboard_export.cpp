@@ -59,6 +59,9 @@ TEST(TensorBoardExport, ReaderFindsEveryStepScalarAndGradientHistogram) {
     EXPECT_EQ(scalars["amp/skipped_steps"][i][1].get<double>(), static_cast<double>(skipped));
   }
   EXPECT_GT(skipped, 0) << "the fixture should skip a step";
+  // The validation loss only at the steps after which validation ran (fixture: 2 and 4).
+  ASSERT_TRUE(scalars.contains("eval/loss")) << scalars.dump();
+  EXPECT_EQ(scalars["eval/loss"], nlohmann::json::parse("[[2, 1.25], [4, 0.75]]"));
 
   // One histogram per parameter per sampled step, with the session's counts.
   const auto& histograms = (*read)["histograms"];

@@ -329,6 +329,40 @@ TEST(ComparisonWindow, OpensComparisonFilesOntoThePageAndReportsThem) {
   EXPECT_EQ(window.comparisonPage()->summaryModel()->rowCount(), 2);
 }
 
+// An inference comparison (compare --inference) opens as one: its table says batches,
+// not steps, and the training file opened after it says steps again.
+TEST(ComparisonWindow, AnInferenceComparisonSaysBatches) {
+  test::ScratchDir dir;
+  profiler::ComparisonOptions o;
+  o.base = test::tiny_gpt(engine::Precision::kFP32, 5);
+  o.variants = {"fp32", "bf16"};
+  o.repeats = 1;
+  o.warmup_steps = 1;
+  o.inference = true;
+  o.out_path = (dir / "inference.ampscope").string();
+  profiler::ComparisonRunner(o).run();
+
+  StoreSessionIO io;
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.setSessionIO(&io);
+  window.show();
+  ASSERT_TRUE(window.openSession(QString::fromStdString(o.out_path))) << window.bannerText().toStdString();
+  const VariantSummaryModel& summary = *window.comparisonPage()->summaryModel();
+  EXPECT_EQ(summary.rowCount(), 2);
+  EXPECT_EQ(summary.headerData(VariantSummaryModel::kMedianStep, Qt::Horizontal).toString(),
+            QStringLiteral("Median batch"));
+  EXPECT_EQ(summary.summary(0).finished_repeats, 1);
+  EXPECT_EQ(summary.summary(0).measured_steps, 4);
+
+  o.inference = false;
+  o.profile_steps = 0;
+  o.out_path = (dir / "training.ampscope").string();
+  profiler::ComparisonRunner(o).run();
+  ASSERT_TRUE(window.openSession(QString::fromStdString(o.out_path))) << window.bannerText().toStdString();
+  EXPECT_EQ(summary.headerData(VariantSummaryModel::kMedianStep, Qt::Horizontal).toString(),
+            QStringLiteral("Median step"));
+}
+
 TEST(ComparisonWindow, TrainingAndAComparisonNeverRunTogetherAndClosingStopsIt) {
   test::ScratchDir dir;
   auto window = std::make_unique<MainWindow>(MainWindow::Options{.restore_layout = false});

@@ -277,6 +277,20 @@ TEST(RunSeries, APartlySkippedStepNamesTheOptimizerThatSkipped) {
   EXPECT_EQ(series.skippedOptimizers(2), QStringLiteral("adamw (model B)"));
   EXPECT_EQ(series.skippedOptimizers(3), QStringLiteral("adamw (model A), adamw (model B)"));
   EXPECT_TRUE(series.skippedOptimizers(1).isEmpty());
+TEST(RunSeries, CollectsTheEvalLossOfValidatedStepsOnly) {
+  RunSeries series;
+  for (int i = 1; i <= 10; ++i) {
+    profiler::StepRecord r;  // eval_loss NaN: no validation after the step
+    r.step = i;
+    r.loss = 1.0;
+    if (i % 4 == 0) r.eval_loss = 0.1 * i;
+    series.append(r);
+  }
+  EXPECT_EQ(series.evalSteps(), (QVector<double>{4, 8}));
+  EXPECT_EQ(series.evalLoss(), (QVector<double>{0.4, 0.8}));
+  EXPECT_EQ(series.loss().size(), 10);
+  series.clear();
+  EXPECT_TRUE(series.evalSteps().isEmpty());
 }
 
 TEST(Formatting, WritesUnitsAUserReads) {

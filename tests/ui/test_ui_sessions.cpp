@@ -27,11 +27,13 @@
 namespace ampscope::ui {
 namespace {
 
-std::string record_session(const test::ScratchDir& dir, int64_t steps) {
+std::string record_session(const test::ScratchDir& dir, int64_t steps, int64_t eval_every = 0) {
   profiler::ProfilerOptions options;
   options.session_path = (dir / "headless.ampscope").string();
   options.gradient_every = 2;
-  const engine::TrainConfig c = test::tiny_gpt(engine::Precision::kFP16, steps);
+  engine::TrainConfig c = test::tiny_gpt(engine::Precision::kFP16, steps);
+  c.eval_every = eval_every;
+  c.eval_batches = 2;
   profiler::Profiler profiler(options);
   engine::Trainer trainer(c);
   trainer.add_observer(&profiler);
@@ -67,6 +69,37 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
   EXPECT_EQ(shown.model.width, 32);
   EXPECT_EQ(shown.precision, engine::Precision::kFP16);
   EXPECT_EQ(shown.steps, 6);
+}
+
+// Validation every 3 steps of 7: the loss plot's eval series has exactly steps 3 and 6,
+// with the losses the session stored (engine -> profiler -> store -> plot), in the legend.
+TEST(Sessions, TheEvalLossIsASeriesAtTheValidatedStepsOnly) {
+  test::ScratchDir dir;
+  const std::string path = record_session(dir, 7, 3);
+  const auto stored = profiler::SessionReader::open(path).steps();
+  ASSERT_EQ(stored.size(), 7u);
+  StoreSessionIO io;
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.setSessionIO(&io);
+  window.show();
+  ASSERT_TRUE(window.openSession(QString::fromStdString(path))) << window.bannerText().toStdString();
+  QCPGraph* eval = window.livePlots()->graph(LivePlots::kLoss, LivePlots::kEvalLossGraph);
+  EXPECT_EQ(eval->name(), QStringLiteral("eval loss"));
+  ASSERT_EQ(eval->dataCount(), 2);
+  EXPECT_EQ(eval->data()->at(0)->key, 3.0);
+  EXPECT_EQ(eval->data()->at(1)->key, 6.0);
+  ASSERT_TRUE(profiler::has_eval_loss(stored[2]));
+  EXPECT_EQ(eval->data()->at(0)->value, stored[2].eval_loss);
+  EXPECT_EQ(eval->data()->at(1)->value, stored[5].eval_loss);
+  EXPECT_TRUE(std::isfinite(eval->data()->at(1)->value));
+  EXPECT_TRUE(window.livePlots()->plot(LivePlots::kLoss)->legend->hasItemWithPlottable(eval));
+  EXPECT_EQ(window.livePlots()->graph(LivePlots::kLoss, 0)->dataCount(), 7);
+
+  // A session without validation: no eval points, no legend entry.
+  test::ScratchDir other;
+  ASSERT_TRUE(window.openSession(QString::fromStdString(record_session(other, 3))));
+  EXPECT_EQ(eval->dataCount(), 0);
+  EXPECT_FALSE(window.livePlots()->plot(LivePlots::kLoss)->legend->hasItemWithPlottable(eval));
 }
 
 TEST(Sessions, PlotsExportToPngSvgAndPdf) {

@@ -34,6 +34,10 @@ void RunSeries::append(const profiler::StepRecord& r) {
     skipped_steps_.append(step);
     skipped_scales_.append(r.loss_scale);
   }
+  if (profiler::has_eval_loss(r)) {
+    eval_steps_.append(step);
+    eval_loss_.append(r.eval_loss);
+  }
   last_ = r;
 }
 

@@ -51,6 +51,9 @@ class RunSeries {
   const QVector<double>& partlySkippedScales() const { return partly_skipped_scales_; }
   // The optimizers that skipped at `step` ("adamw (model B)"), when the step had several; else empty.
   QString skippedOptimizers(double step) const { return skipped_optimizers_.value(step); }
+  // Steps after which validation ran (--eval-every), with their eval loss: a sparse series.
+  const QVector<double>& evalSteps() const { return eval_steps_; }
+  const QVector<double>& evalLoss() const { return eval_loss_; }
   // Mean step time over the last `window` steps, in ms; 0 when empty.
   double recentStepTimeMs(int window = 20) const;
 
@@ -61,7 +64,7 @@ class RunSeries {
   profiler::StepRecord last_;
   QVector<double> steps_, loss_, loss_smoothed_, loss_scale_, lr_, grad_norm_, step_time_ms_,
       samples_per_second_, mem_allocated_mib_, mem_reserved_mib_, mem_peak_mib_, skipped_steps_,
-      skipped_scales_, partly_skipped_steps_, partly_skipped_scales_;
+      skipped_scales_, partly_skipped_steps_, partly_skipped_scales_, eval_steps_, eval_loss_;
   QHash<double, QString> skipped_optimizers_;
 };
 

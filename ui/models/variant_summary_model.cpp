@@ -56,6 +56,10 @@ void VariantSummaryModel::setComparison(const profiler::Comparison& comparison,
                          std::equal(rows.begin(), rows.end(), rows_.begin(), [](const Row& a, const Row& b) {
                            return a.summary.variant == b.summary.variant;
                          });
+  if (comparison.inference != inference_) {
+    inference_ = comparison.inference;
+    emit headerDataChanged(Qt::Horizontal, 0, kColumnCount - 1);
+  }
   if (same_rows) {
     rows_ = std::move(rows);
     has_baseline_ = base.has_value();
@@ -216,10 +220,15 @@ QVariant VariantSummaryModel::headerData(int section, Qt::Orientation orientatio
     static const char* const names[kColumnCount] = {
         "Variant", "Repeats", "Median step", "Step min – max", "Samples/s", "Speedup vs fp32",
         "Peak memory", "Final loss", "Skipped steps", "FLOP/s", "Utilization", "Status"};
-    return section >= 0 && section < kColumnCount ? tr(names[section]) : QVariant();
+    static const char* const inference_names[kColumnCount] = {
+        "Variant", "Repeats", "Median batch", "Batch min – max", "Samples/s", "Speedup vs fp32",
+        "Peak memory", "Last loss", "Skipped steps", "FLOP/s", "Utilization", "Status"};
+    return section >= 0 && section < kColumnCount ? tr((inference_ ? inference_names : names)[section]) : QVariant();
   }
   if (role == Qt::ToolTipRole && section == kMedianStep)
-    return tr("Median over every measured step of every repeat; warm-up steps excluded.");
+    return inference_ ? tr("Median latency of one inference batch over every measured batch of every repeat; "
+                           "warm-up batches excluded.")
+                      : tr("Median over every measured step of every repeat; warm-up steps excluded.");
   return {};
 }
 

@@ -57,6 +57,7 @@ class VariantSummaryModel : public QAbstractTableModel {
   QVariant sortValue(const Row& row, int column) const;
   std::vector<Row> rows_;
   bool has_baseline_ = false;
+  bool inference_ = false;  // an inference comparison: batches, not steps
 };
 
 }  // namespace ampscope::ui

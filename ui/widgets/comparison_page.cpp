@@ -211,7 +211,9 @@ bool ComparisonPage::openComparison(const QString& path) {
     setOutputPath({});
     showResults(results);
     ui_->progressBar->setValue(0);
-    ui_->progressLabel->setText(tr("Opened %1").arg(QFileInfo(path).fileName()));
+    ui_->progressLabel->setText(c.inference ? tr("Opened %1: an inference comparison (latency per batch)")
+                                                  .arg(QFileInfo(path).fileName())
+                                            : tr("Opened %1").arg(QFileInfo(path).fileName()));
     return true;
   } catch (const std::exception& e) {
     emit errorOccurred(tr("Cannot open %1").arg(QFileInfo(path).fileName()), QString::fromUtf8(e.what()));
@@ -351,8 +353,10 @@ void ComparisonPage::rebuildLossPlot() {
   plot->clearItems();
   const bool difference = ui_->lossModeCombo->currentIndex() == 1;
   plot->yAxis->setLabel(difference ? tr("loss − fp32 loss") : tr("loss"));
+  plot->xAxis->setLabel(tr("step"));
   if (results_ && results_->report.comparison) {
     const profiler::Comparison& c = *results_->report.comparison;
+    if (c.inference) plot->xAxis->setLabel(tr("inference batch"));
     const auto base = profiler::baseline_index(c);
     for (size_t v = 0; v < c.variants.size(); ++v) {
       const auto& run = c.variants[v];

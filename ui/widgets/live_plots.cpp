@@ -58,9 +58,15 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nu
 
   QCustomPlot* loss = makePlot(kLoss, tr("Loss"), tr("loss"),
                                tr("Training loss per optimizer step (unscaled) and its exponential "
-                                  "moving average (smoothing 0.9, bias-corrected)."));
+                                  "moving average (smoothing 0.9, bias-corrected); with --eval-every, "
+                                  "the validation loss at the steps after which it ran."));
   loss->addGraph()->setName(tr("raw"));
   loss->addGraph()->setName(tr("smoothed (EMA)"));
+  QCPGraph* eval = loss->addGraph();
+  eval->setName(tr("eval loss"));
+  eval->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
+  // Shown in the legend only once a validation ran: most runs have none.
+  eval->removeFromLegend();
   loss->legend->setVisible(true);
   moveLegendToTitleRow(loss);
 
@@ -172,6 +178,7 @@ void LivePlots::setScalerEnabled(bool enabled) {
 
 void LivePlots::resetData() {
   points_ = 0;
+  graph(kLoss, kEvalLossGraph)->removeFromLegend();
   for (QCustomPlot* plot : plots_) {
     for (int g = 0; g < plot->graphCount(); ++g) plot->graph(g)->data()->clear();
     plot->xAxis->setRange(0, 10);
@@ -190,9 +197,11 @@ void LivePlots::appendSteps(int first_new) {
   appendTail(graph(kLoss, 0), s.steps(), s.loss(), start);
   appendTail(graph(kLoss, 1), s.steps(), s.lossSmoothed(), start);
   appendTail(graph(kLossScale, 0), s.steps(), s.lossScale(), start, true);
-  // Skipped steps are a sparse series: re-set it whole, it is short.
+  // Skipped steps and validations are sparse series: re-set them whole, they are short.
   graph(kLossScale, 1)->setData(s.skippedSteps(), s.skippedScales(), true);
   graph(kLossScale, 2)->setData(s.partlySkippedSteps(), s.partlySkippedScales(), true);
+  graph(kLoss, kEvalLossGraph)->setData(s.evalSteps(), s.evalLoss(), true);
+  if (!s.evalSteps().isEmpty()) graph(kLoss, kEvalLossGraph)->addToLegend();
   appendTail(graph(kGradNorm, 0), s.steps(), s.gradNorm(), start, true);
   appendTail(graph(kLearningRate, 0), s.steps(), s.lr(), start);
   appendTail(graph(kStepTime, 0), s.steps(), s.stepTimeMs(), start);
@@ -257,6 +266,8 @@ QString LivePlots::hoverText(QCustomPlot* plot, int x) const {
   QString rows = row(tr("step"), QString::number(steps[i]));
   rows += row(tr("loss"), QString::number(s.loss()[i], 'g', 5));
   rows += row(tr("smoothed"), QString::number(s.lossSmoothed()[i], 'g', 5));
+  if (const qsizetype e = s.evalSteps().indexOf(steps[i]); e >= 0)
+    rows += row(tr("eval loss"), QString::number(s.evalLoss()[e], 'g', 5));
   rows += row(tr("loss scale"), QString::number(s.lossScale()[i], 'g', 8));
   rows += row(tr("grad norm"), QString::number(s.gradNorm()[i], 'g', 4));
   rows += row(tr("lr"), QString::number(s.lr()[i], 'g', 4));
@@ -301,6 +312,9 @@ void LivePlots::styleGraphs() {
   raw.setAlpha(90);
   graph(kLoss, 0)->setPen(QPen(raw, 1));
   graph(kLoss, 1)->setPen(QPen(c.primary, 2));
+  graph(kLoss, kEvalLossGraph)->setPen(QPen(c.secondary, 1.5));
+  graph(kLoss, kEvalLossGraph)
+      ->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(c.secondary, 1.5), c.secondary, 6));
   graph(kLossScale, 0)->setPen(QPen(c.tertiary, 2));
   graph(kLossScale, 1)->setPen(QPen(c.danger, 2));
   graph(kLossScale, 1)

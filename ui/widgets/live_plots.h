@@ -1,6 +1,6 @@
 #pragma once
 // The run's live metrics, one small plot per metric on a shared step axis:
-// loss (raw + smoothed), loss scale (log2, a marker on every skipped step),
+// loss (raw + smoothed, the eval loss where validation ran), loss scale (log2, a marker on every skipped step),
 // gradient norm, learning rate, step time & throughput, memory.
 //
 // Repaint rule: appendSteps() only copies the new points into the graphs and
@@ -23,6 +23,9 @@ class LivePlots : public QWidget {
   Q_OBJECT
  public:
   enum Metric { kLoss, kLossScale, kGradNorm, kLearningRate, kStepTime, kMemory, kMetricCount };
+  // The loss plot's graphs: 0 raw, 1 smoothed, then the validation loss (points at the
+  // steps after which validation ran, joined by a line).
+  static constexpr int kEvalLossGraph = 2;
 
   explicit LivePlots(QWidget* parent = nullptr);
 

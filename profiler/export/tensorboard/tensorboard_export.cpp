@@ -32,6 +32,8 @@ std::vector<Scalar> step_scalars(const StepRecord& s, int64_t skipped_steps_so_f
                           {"amp/skipped_steps", static_cast<double>(skipped_steps_so_far)},
                           {"perf/step_time_ms", s.step_time_ms},
                           {"perf/samples_per_second", s.samples_per_second}};
+  // Only on steps after which validation ran: TensorBoard draws its points joined.
+  if (has_eval_loss(s)) out.push_back({"eval/loss", s.eval_loss});
   // The CPU reports no memory: zeros would read as a measurement.
   if (s.mem_allocated_bytes > 0 || s.mem_reserved_bytes > 0 || s.mem_peak_bytes > 0) {
     out.push_back({"memory/allocated_bytes", static_cast<double>(s.mem_allocated_bytes)});

@@ -5,8 +5,8 @@
 //
 // Scalars per step: train/loss, train/lr, train/grad_norm (unscaled),
 // amp/loss_scale, amp/skipped_steps (running count), perf/step_time_ms,
-// perf/samples_per_second, and memory/{allocated,reserved,peak}_bytes when the
-// device reports memory (CUDA).
+// perf/samples_per_second, memory/{allocated,reserved,peak}_bytes when the
+// device reports memory (CUDA), and eval/loss on steps after which validation ran.
 // Per sampled gradient step: a histogram per parameter, grad_log2_abs/<name>, of
 // log2|g| of the UNSCALED gradient (nonzero finite elements; bucket k counts
 // log2|g| in [k, k+1), the session's own bins, so counts are exact; TensorBoard
