@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/record_function.h>
 #include <c10/core/InferenceMode.h>
@@ -45,6 +46,15 @@ at::Tensor clip_grads_(std::vector<at::Tensor>& grads, const at::Tensor& total_n
   return coefficient;
 }
 
+// Refuses what would not fit in the host memory left now, naming the settings to lower.
+void require_memory(double bytes, const std::string& what, ModelKind model) {
+  const int64_t available = available_host_memory_bytes();
+  if (available < 0 || bytes <= static_cast<double>(available)) return;
+  throw TrainingError(fmt::format("out of memory: {} need {} but only {} of memory is free; {}", what,
+                                  format_bytes(bytes), format_bytes(static_cast<double>(available)),
+                                  model_size_advice(model)));
+}
+
 }  // namespace
 
 TrainingRun::TrainingRun(const TrainConfig& config)
@@ -61,11 +71,19 @@ TrainingRun::TrainingRun(const TrainConfig& config)
   torch::manual_seed(config_.seed);
   data_generator_ = at::make_generator<at::CPUGeneratorImpl>(config_.seed + 0x9E3779B97F4A7C15ULL);
   data_ = make_data_source(config_.data, config_.model, config_.seed);
+  require_memory(estimated_weight_bytes(config_.model, data_->spec()), "the model's weights", config_.model.kind);
   model_ = make_model(config_.model, data_->spec());
   model_->to(device_);
   model_->set_training(true);
   parameters_ = model_->parameters();
   if (parameters_.empty()) throw ModelError("the model has no trainable parameters");
+  if (device_.is_cpu()) {
+    // Gradients and the optimizer's state (momentum; Adam's two moments) come at the first
+    // step, one fp32 copy of the weights each: refused now rather than OOM-killed then.
+    const int64_t states = config_.optim.kind == OptimizerKind::kSGD ? (config_.optim.momentum != 0 ? 1 : 0) : 2;
+    require_memory(4.0 * static_cast<double>(model_->parameter_count()) * static_cast<double>(1 + states),
+                   fmt::format("its gradients and {} state", to_string(config_.optim.kind)), config_.model.kind);
+  }
   optimizer_ = make_optimizer(config_.optim, parameters_);
   scaler_ = std::make_unique<GradScaler>(config_.scaler, device_, config_.scaler_enabled());
   schedule_ = std::make_unique<LearningRateSchedule>(config_.optim, config_.steps);
@@ -86,7 +104,18 @@ RunStartedEvent TrainingRun::started_event() const {
 }
 
 at::Tensor TrainingRun::compute_loss(const at::Tensor& output, const at::Tensor& target) const {
-  switch (data_->spec().task) {
+  // A user's model (TorchScript) may not fit the data: said in its terms, not the loss's.
+  const SampleSpec& spec = data_->spec();
+  const bool sequences = spec.task == TaskKind::kLanguageModel;
+  const int64_t width = spec.task == TaskKind::kRegression ? spec.target_dim : spec.num_classes;
+  if (output.dim() != (sequences ? 3 : 2) || output.size(-1) != width) {
+    const std::string sizes = fmt::format("[{}]", fmt::join(output.sizes(), ", "));
+    throw ModelError(fmt::format(
+        "the model's output is {} but the data has {} {}: its last layer must give {}", sizes, width,
+        spec.task == TaskKind::kRegression ? "targets" : sequences ? "token kinds" : "classes",
+        sequences ? fmt::format("[batch, tokens, {}]", width) : fmt::format("[batch, {}]", width)));
+  }
+  switch (spec.task) {
     case TaskKind::kClassification: return at::cross_entropy_loss(output, target);
     case TaskKind::kLanguageModel:
       return at::cross_entropy_loss(output.reshape({-1, output.size(-1)}), target.reshape({-1}));
