@@ -53,7 +53,8 @@ inline std::string cifar_records(size_t n, unsigned char label) {
 inline void save_torchscript(const fs::path& path, const std::string& forward, int64_t out = 10,
                              bool with_weight = true) {
   torch::jit::Module module("__torch__.BadInputModel");
-  if (with_weight) module.register_parameter("weight", torch::randn({out, 32}), /*is_buffer=*/false);
+  // Trainable, as an nn.Parameter saved from Python is.
+  if (with_weight) module.register_parameter("weight", torch::randn({out, 32}).requires_grad_(), /*is_buffer=*/false);
   module.define(forward);
   module.save(path.string());
 }
