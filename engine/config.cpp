@@ -109,6 +109,8 @@ void validate(const TrainConfig& c) {
   require(d.kind != DataKind::kSynthetic || d.path.empty(), "--data-path needs --data mnist|cifar10|text|csv");
   require(d.synthetic_samples > 0, "--synthetic-samples must be > 0");
   require(d.vocab_size >= 2, "--vocab-size must be >= 2");
+  require(d.csv_target_column >= -1,
+          "--csv-target-column must be a 0-based column index, or -1 for the last column");
 
   const int64_t models = c.recipe == RecipeKind::kMultiLoss ? 2 : 1;
   for (const InfInjection& inject : c.inject_inf) {

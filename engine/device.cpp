@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -84,6 +85,49 @@ void reset_peak_memory(c10::Device device) {
   // (a comparison runs several). Where it is refused, the peak stays process-wide.
   std::ofstream clear_refs("/proc/self/clear_refs");
   if (clear_refs) clear_refs << "5";
+}
+
+int64_t available_host_memory_bytes() {
+  int64_t available = -1;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  while (meminfo >> key >> kb) {
+    if (key == "MemAvailable:") {
+      available = kb * 1024;
+      break;
+    }
+    meminfo.ignore(64, '\n');
+  }
+  // cgroup v2: memory.max is "max" when unlimited.
+  std::ifstream max_file("/sys/fs/cgroup/memory.max"), current_file("/sys/fs/cgroup/memory.current");
+  std::string max_text;
+  int64_t current = 0;
+  if (max_file >> max_text && max_text != "max" && current_file >> current) {
+    const int64_t left = std::max<int64_t>(0, std::stoll(max_text) - current);
+    available = available < 0 ? left : std::min(available, left);
+  }
+  return available;
+}
+
+std::string model_size_advice(ModelKind model) {
+  switch (model) {
+    case ModelKind::kGPT: return "lower --width, --layers or --seq-len";
+    case ModelKind::kTorchScript: return "train a smaller TorchScript model or use --device cuda";
+    case ModelKind::kMLP:
+    case ModelKind::kConvNet: break;
+  }
+  return "lower --width or --layers";
+}
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
+  size_t unit = 0;
+  while (bytes >= 1000.0 && unit + 1 < std::size(units)) {
+    bytes /= 1000.0;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{:.0f} bytes", bytes) : fmt::format("{:.1f} {}", bytes, units[unit]);
 }
 
 }  // namespace ampscope::engine

@@ -25,4 +25,15 @@ struct MemorySample {
 MemorySample sample_memory(c10::Device device);
 void reset_peak_memory(c10::Device device);
 
+// Host memory this process can still take before the kernel's OOM killer ends it: the
+// smaller of /proc/meminfo's MemAvailable and what the cgroup (container) limit leaves.
+// -1 where neither can be read.
+int64_t available_host_memory_bytes();
+
+// What to lower when a model does not fit in memory, for a message.
+std::string model_size_advice(ModelKind model);
+
+// "4.0 TB", "512.0 MB": a size for a message.
+std::string format_bytes(double bytes);
+
 }  // namespace ampscope::engine

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 
+#include "engine/device.h"
 #include "engine/errors.h"
 #include "engine/training_run.h"
 
@@ -14,6 +15,25 @@ namespace {
 std::string first_line(const std::string& text) {
   const auto end = text.find('\n');
   return end == std::string::npos ? text : text.substr(0, end);
+}
+
+// LibTorch's CPU allocator reports a failed allocation as a plain c10::Error
+// ("DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes").
+bool is_allocation_failure(const std::string& what) {
+  return what.find("DefaultCPUAllocator") != std::string::npos &&
+         what.find("allocate") != std::string::npos;
+}
+
+// " (one allocation of 4.0 TB)", from the allocator's message; empty if it names no size.
+std::string requested_size(const std::string& what) {
+  const std::string marker = "tried to allocate ";
+  const auto at = what.find(marker);
+  if (at == std::string::npos) return {};
+  try {
+    return fmt::format(" (one allocation of {})", format_bytes(std::stod(what.substr(at + marker.size()))));
+  } catch (const std::exception&) {
+    return {};
+  }
 }
 
 }  // namespace
@@ -117,8 +137,12 @@ void Trainer::run() {
                           completed_steps_.load() + 1, first_line(e.what_without_backtrace()));
   } catch (const c10::Error& e) {
     final_state = RunState::kFailed;
-    message = fmt::format("LibTorch error at step {}: {}", completed_steps_.load() + 1,
-                          first_line(e.what_without_backtrace()));
+    const std::string what = first_line(e.what_without_backtrace());
+    message = is_allocation_failure(what) ? out_of_host_memory(requested_size(what))
+                                          : fmt::format("LibTorch error at step {}: {}", completed_steps_.load() + 1, what);
+  } catch (const std::bad_alloc&) {
+    final_state = RunState::kFailed;
+    message = out_of_host_memory("");
   } catch (const std::exception& e) {
     final_state = RunState::kFailed;
     message = e.what();
@@ -137,8 +161,17 @@ void Trainer::run() {
   set_state(final_state, message);
 }
 
+std::string Trainer::out_of_host_memory(const std::string& size) const {
+  if (!prepared_)
+    return fmt::format("out of memory before the first step, loading the data or building the model{}; {}", size,
+                       model_size_advice(config_.model.kind));
+  return fmt::format("out of memory at step {}{}; lower --batch-size, or the model's size ({})",
+                     completed_steps_.load() + 1, size, model_size_advice(config_.model.kind));
+}
+
 void Trainer::run_loop() {
   TrainingRun run(config_);
+  prepared_ = true;
   const RunStartedEvent started = run.started_event();
   for (auto* o : observers_) o->on_run_start(started);
   publish(started);

@@ -48,6 +48,8 @@ class Trainer {
   const TrainConfig& config() const { return config_; }
 
  private:
+  // A failed host allocation as a user reads it: where, and which setting to lower.
+  std::string out_of_host_memory(const std::string& size) const;
   void run();
   void run_loop();
   void set_state(RunState state, const std::string& message = {});
@@ -61,6 +63,7 @@ class Trainer {
   std::thread thread_;
   std::atomic<RunState> state_{RunState::kIdle};
   std::atomic<int64_t> completed_steps_{0};
+  bool prepared_ = false;  // data loaded and model built; the training thread's own
   std::atomic<bool> stop_requested_{false};
 
   mutable std::mutex control_mutex_;  // guards pause_requested_ and error_message_

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/record_function.h>
 #include <c10/core/InferenceMode.h>
@@ -45,6 +46,15 @@ at::Tensor clip_grads_(std::vector<at::Tensor>& grads, const at::Tensor& total_n
   return coefficient;
 }
 
+// Refuses what would not fit in the host memory left now, naming the settings to lower.
+void require_memory(double bytes, const std::string& what, ModelKind model) {
+  const int64_t available = available_host_memory_bytes();
+  if (available < 0 || bytes <= static_cast<double>(available)) return;
+  throw TrainingError(fmt::format("out of memory: {} need {} but only {} of memory is free; {}", what,
+                                  format_bytes(bytes), format_bytes(static_cast<double>(available)),
+                                  model_size_advice(model)));
+}
+
 }  // namespace
 
 Trainee::Trainee() = default;
@@ -81,6 +91,10 @@ TrainingRun::TrainingRun(const TrainConfig& config)
   data_generator_ = at::make_generator<at::CPUGeneratorImpl>(config_.seed + 0x9E3779B97F4A7C15ULL);
   data_ = make_data_source(config_.data, config_.model, config_.seed);
   const bool two_models = config_.recipe == RecipeKind::kMultiLoss;
+  const double models = two_models ? 2.0 : 1.0;
+  require_memory(models * estimated_weight_bytes(config_.model, data_->spec()),
+                 two_models ? "the two models' weights" : "the model's weights", config_.model.kind);
+  int64_t parameter_count = 0;
   for (const char* name : two_models ? std::vector<const char*>{"A", "B"} : std::vector<const char*>{"A"}) {
     Trainee t;
     t.name = name;
@@ -97,9 +111,17 @@ TrainingRun::TrainingRun(const TrainConfig& config)
       t.head = std::make_unique<CustomFunctionHead>(features, device_);
       for (const auto& [n, p] : t.head->named_parameters()) t.parameters.push_back(p);
     }
+    for (const auto& p : t.parameters) parameter_count += p.numel();
     t.optimizer = make_optimizer(config_.optim, t.parameters);
     t.schedule = std::make_unique<LearningRateSchedule>(config_.optim, config_.steps);
     trainees_.push_back(std::move(t));
+  }
+  if (device_.is_cpu()) {
+    // Gradients and the optimizer's state (momentum; Adam's two moments) come at the first
+    // step, one fp32 copy of the weights each: refused now rather than OOM-killed then.
+    const int64_t states = config_.optim.kind == OptimizerKind::kSGD ? (config_.optim.momentum != 0 ? 1 : 0) : 2;
+    require_memory(4.0 * static_cast<double>(parameter_count) * static_cast<double>(1 + states),
+                   fmt::format("its gradients and {} state", to_string(config_.optim.kind)), config_.model.kind);
   }
   scaler_ = std::make_unique<GradScaler>(config_.scaler, device_, config_.scaler_enabled());
   reset_peak_memory(device_);
@@ -121,7 +143,18 @@ RunStartedEvent TrainingRun::started_event() const {
 }
 
 at::Tensor TrainingRun::compute_loss(const at::Tensor& output, const at::Tensor& target) const {
-  switch (data_->spec().task) {
+  // A user's model (TorchScript) may not fit the data: said in its terms, not the loss's.
+  const SampleSpec& spec = data_->spec();
+  const bool sequences = spec.task == TaskKind::kLanguageModel;
+  const int64_t width = spec.task == TaskKind::kRegression ? spec.target_dim : spec.num_classes;
+  if (output.dim() != (sequences ? 3 : 2) || output.size(-1) != width) {
+    const std::string sizes = fmt::format("[{}]", fmt::join(output.sizes(), ", "));
+    throw ModelError(fmt::format(
+        "the model's output is {} but the data has {} {}: its last layer must give {}", sizes, width,
+        spec.task == TaskKind::kRegression ? "targets" : sequences ? "token kinds" : "classes",
+        sequences ? fmt::format("[batch, tokens, {}]", width) : fmt::format("[batch, {}]", width)));
+  }
+  switch (spec.task) {
     case TaskKind::kClassification: return at::cross_entropy_loss(output, target);
     case TaskKind::kLanguageModel:
       return at::cross_entropy_loss(output.reshape({-1, output.size(-1)}), target.reshape({-1}));

@@ -8,6 +8,7 @@
 #include <csignal>
 
 #include "app/cli/comparison_table.h"
+#include "app/cli/output_path.h"
 #include "engine/device.h"
 #include "engine/errors.h"
 
@@ -74,9 +75,8 @@ int CompareCommand::run() {
   if (variants_.empty())
     variants_ = engine::resolve_device(c.base.device).is_cuda() ? "fp32,tf32,fp16,bf16" : "fp32,bf16";
   c.variants = profiler::parse_variants(variants_);
+  if (!c.out_path.empty()) check_output_file("--out", c.out_path, c.overwrite);
   struct stat existing {};
-  if (!c.overwrite && !c.out_path.empty() && ::stat(c.out_path.c_str(), &existing) == 0)
-    throw engine::ConfigError(fmt::format("--out '{}' exists; add --force to overwrite it", c.out_path));
   profiler::validate(c);
 
   profiler::ComparisonRunner runner(c);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/compare_command.h"
+#include "app/cli/config_file_check.h"
 #include "app/cli/profile_command.h"
 #include "app/cli/report_command.h"
 #include "app/cli/run_command.h"
@@ -37,12 +38,16 @@ int main(int argc, char** argv) {
   ampscope::cli::ReportCommand report(app);
   ampscope::cli::RunCommand run_command(app);
   try {
+    ampscope::cli::check_config_file(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version end here with 0. Every other parse or validation
     // failure is a bad flag: exit 2, as documented (CLI11's own codes, such as
     // 105 for a failed check, mean nothing to a user's script).
     return app.exit(e) == 0 ? 0 : 2;
+  } catch (const ampscope::engine::ConfigError& e) {
+    fmt::print(stderr, "ampscope: error: {}\n", e.what());
+    return 2;
   }
   try {
     if (train.selected()) return train.run();

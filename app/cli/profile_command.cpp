@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "app/cli/output_path.h"
 #include "engine/errors.h"
 #include "profiler/store/session_reader.h"
 
@@ -37,9 +38,8 @@ int ProfileCommand::run() {
   if (p.window_steps < 0) throw engine::ConfigError("--window-steps must be >= 0");
   if (p.every_n_steps < 1) throw engine::ConfigError("--every must be >= 1");
   if (p.gradient_every < 0) throw engine::ConfigError("--grad-every must be >= 0");
+  check_output_file("--out", out_, force_);
   struct stat existing {};
-  if (!force_ && ::stat(out_.c_str(), &existing) == 0)
-    throw engine::ConfigError(fmt::format("--out '{}' exists; add --force to overwrite it", out_));
   p.session_path = out_;
   p.overwrite = true;
   p.trace_gpu = !no_gpu_trace_;

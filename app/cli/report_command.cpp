@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "app/cli/output_path.h"
 #include "engine/errors.h"
 #include "profiler/report/html_report.h"
 #include "profiler/report/report_data.h"
@@ -31,8 +32,7 @@ ReportCommand::ReportCommand(CLI::App& parent) {
 int ReportCommand::run() {
   const std::string out = out_.empty() ? default_output(input_) : out_;
   // Refused before the work, so a typo in -o costs nothing and overwrites nothing.
-  if (!force_ && std::filesystem::exists(out))
-    throw engine::ConfigError(fmt::format("--out '{}' exists; add --force to overwrite it", out));
+  check_output_file("--out", out, force_);
   if (std::filesystem::weakly_canonical(out) == std::filesystem::weakly_canonical(input_))
     throw engine::ConfigError("the report would overwrite its own input; choose another --out");
   const auto data = profiler::load_report(input_);

@@ -8,7 +8,9 @@
 #include <tuple>
 
 #include "app/cli/comparison_table.h"
+#include "app/cli/output_path.h"
 #include "app/cli/rank_summary.h"
+#include "engine/errors.h"
 #include "profiler/export/chrome_trace.h"
 #include "profiler/export/csv_export.h"
 #include "profiler/export/json_summary.h"
@@ -53,8 +55,15 @@ ExportCommand::ExportCommand(CLI::App& parent) {
 }
 
 int ExportCommand::run() {
+  if (first_step_ > 0 && last_step_ > 0 && first_step_ > last_step_)
+    throw engine::ConfigError(fmt::format("--first-step {} is after --last-step {}; swap them", first_step_, last_step_));
   const auto session = profiler::SessionReader::open(session_);
   const std::string base = out_.empty() ? strip_extension(session_) : out_;
+  // Export has always replaced its outputs; what it refuses is a place it cannot write.
+  const std::string out_flag = out_.empty() ? "the output next to the session" : "--out";
+  if (format_ == "tensorboard") check_output_directory(out_flag, out_.empty() ? base + ".tensorboard" : out_);
+  else if (format_ == "csv") check_output_file(out_flag, base + ".ops.csv", true);
+  else check_output_file(out_flag, out_.empty() ? base + (format_ == "chrome" ? ".trace.json" : ".summary.json") : out_, true);
   if (format_ == "chrome") {
     const std::string path = out_.empty() ? base + ".trace.json" : out_;
     profiler::ChromeTraceOptions options;
@@ -145,7 +154,7 @@ SummaryCommand::SummaryCommand(CLI::App& parent) {
   command_->add_option("session", sessions_,
                        "The .ampscope session file; several (one per rank under torchrun) are compared by rank")
       ->required();
-  command_->add_option("--top", top_, "Ops shown per category")->capture_default_str();
+  command_->add_option("--top", top_, "Ops shown per category")->check(CLI::NonNegativeNumber)->capture_default_str();
 }
 
 int SummaryCommand::run() {

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <limits>
+
 #include "engine/errors.h"
 
 namespace ampscope::cli {
@@ -127,6 +130,23 @@ void TrainOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--max-consecutive-skips", c.max_consecutive_skips,
                  "Declare the run diverged after this many skipped steps in a row")
       ->capture_default_str()->group("Run");
+  check_whole_numbers(cmd);
+}
+
+void TrainOptions::check_whole_numbers(CLI::App& cmd) {
+  // CLI11 reads a whole number past 64 bits as the largest one: --steps 99999999999999999999
+  // would train for ever. Refused instead, on every integer flag.
+  const CLI::Validator fits(
+      [](std::string& value) -> std::string {
+        int64_t parsed = 0;
+        const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+        if (error == std::errc::result_out_of_range)
+          return fmt::format("{} is too large (at most {})", value, std::numeric_limits<int64_t>::max());
+        return {};
+      },
+      "", "64-bit range");
+  for (CLI::Option* option : cmd.get_options())
+    if (option->get_type_name() == "INT") option->check(fits);
 }
 
 engine::TrainConfig TrainOptions::finish(const CLI::App& cmd) const {

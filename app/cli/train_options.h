@@ -18,6 +18,7 @@ class TrainOptions {
   engine::TrainConfig finish(const CLI::App& command) const;
 
  private:
+  static void check_whole_numbers(CLI::App& command);
   engine::TrainConfig config_;
   std::string model_ = "mlp", data_ = "synthetic", precision_ = "fp32", device_ = "auto";
   std::string optimizer_ = "adamw", schedule_ = "constant", attention_ = "sdpa";

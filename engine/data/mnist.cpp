@@ -77,7 +77,7 @@ std::unique_ptr<DataSource> make_mnist_source(const std::string& images_path,
     if (labels_path.empty()) {
       throw DataError(fmt::format(
           "{} '{}': cannot derive the labels file from the name (no 'images-idx3' in it); "
-          "set the labels path",
+          "pass --labels-path",
           kImagesWhat, images_path));
     }
   }

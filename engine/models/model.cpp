@@ -57,6 +57,40 @@ std::unique_ptr<Model> make_model(const ModelConfig& config, const SampleSpec& s
   return build_model(config, spec);
 }
 
+double estimated_weight_bytes(const ModelConfig& config, const SampleSpec& spec) {
+  // In double: absurd settings (--width 10000000000) must not overflow.
+  const double w = static_cast<double>(config.width), layers = static_cast<double>(config.layers);
+  const double classes = static_cast<double>(spec.num_classes);
+  constexpr double kFloat = 4, kLong = 8;
+  switch (config.kind) {
+    case ModelKind::kMLP: {
+      double in = 1;
+      for (const int64_t d : spec.input_shape) in *= static_cast<double>(d);
+      const double out = spec.task == TaskKind::kRegression ? static_cast<double>(spec.target_dim) : classes;
+      if (config.layers == 0) return kFloat * (in * out + out);
+      return kFloat * (in * w + w + (layers - 1) * (w * w + w) + w * out + out);
+    }
+    case ModelKind::kConvNet: {
+      const double c = spec.input_shape.empty() ? 1 : static_cast<double>(spec.input_shape[0]);
+      // 3x3 convolutions without bias; each BatchNorm has weight, bias, two running
+      // statistics (floats) and a step count (int64).
+      const double batch_norms = 1 + 2 * layers;
+      return kFloat * (9 * c * w + layers * 18 * w * w + batch_norms * 4 * w + w * classes + classes) +
+             kLong * batch_norms;
+    }
+    case ModelKind::kGPT: {
+      const double t = static_cast<double>(config.seq_len);
+      // Per block: two LayerNorms (4w), qkv (3w^2 + 3w), proj (w^2 + w), fc (4w^2 + 4w),
+      // fc proj (4w^2 + w), and a [T, T] bool causal mask.
+      const double block = 12 * w * w + 13 * w;
+      const double head = config.tied_head ? 0 : classes * w;
+      return kFloat * (classes * w + t * w + layers * block + 2 * w + head) + layers * t * t;
+    }
+    case ModelKind::kTorchScript: return 0;
+  }
+  return 0;
+}
+
 namespace models {
 
 std::string scope_name(const std::string& path) {

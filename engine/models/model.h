@@ -36,4 +36,11 @@ class Model {
 std::unique_ptr<Model> make_model(const ModelConfig& config, const SampleSpec& spec,
                                   const std::string& module_prefix = {});
 
+// Bytes of parameters and buffers make_model will allocate for a built-in model, from the
+// settings alone (0 for TorchScript, whose size is the file's): lets a run refuse a model
+// too big for memory before building it. A deep model is built from many small
+// allocations that each succeed, until the kernel's OOM killer ends the process.
+// tests/models/test_models_memory.cpp holds it to the built models' real sizes.
+double estimated_weight_bytes(const ModelConfig& config, const SampleSpec& spec);
+
 }  // namespace ampscope::engine

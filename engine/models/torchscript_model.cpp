@@ -100,8 +100,13 @@ std::unique_ptr<Model> make_torchscript(const ModelConfig& config, const SampleS
   // copies of the std::filesystem functions, which the dynamic linker may pick over libstdc++'s
   // (pytorch/pytorch#133437); some of them crash.
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    throw ModelError(fmt::format("TorchScript model '{}': no such file", path));
+  if (::stat(path.c_str(), &info) != 0) {
+    throw ModelError(fmt::format("TorchScript model '{}': no such file; pass --torchscript the file "
+                                 "torch.jit.save wrote", path));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    throw ModelError(fmt::format("TorchScript model '{}': {}, not a file; pass --torchscript the file "
+                                 "torch.jit.save wrote", path, S_ISDIR(info.st_mode) ? "a directory" : "a special file"));
   }
   try {
     torch::jit::Module module = torch::jit::load(path);

@@ -92,17 +92,6 @@ TEST(CliCompare, InferenceRefusesTrainingFlagsInOneLine) {
   }
 }
 
-TEST(CliCompare, RefusesImpossibleSettingsWithOneLine) {
-  ScratchDir dir;
-  const std::string out = (dir / "c.ampscope").string();
-  for (const std::string& flags : {std::string("--precisions fp32,fp8"), std::string("--precisions fp32,tf32"),
-                                   std::string("--warmup 8"), std::string("--repeats 0"),
-                                   std::string("--precision bf16")}) {
-    const Result r = ampscope(fmt::format("compare {} --steps 8 {} --out '{}'", kTinyGpt, flags, out));
-    EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.output;
-    EXPECT_NE(r.output.find("ampscope: error:"), std::string::npos) << flags << ": " << r.output;
-    EXPECT_FALSE(std::filesystem::exists(out)) << flags;
-  }
-}
+// Impossible comparison settings are rows of docs/bad-input.md (tests/cli/test_bad_input_table.cpp).
 
 }  // namespace

@@ -121,36 +121,8 @@ TEST_F(ProfiledGptSession, CsvAndJsonExports) {
 }
 
 // The steps a session (live or finished) holds, as `summary` prints them; -1 if unreadable.
-int64_t summary_steps(const std::filesystem::path& session) {
-  const Result r = ampscope(fmt::format("summary '{}'", session.string()));
-  std::smatch m;
-  static const std::regex steps_line(R"(\n  steps +(\d+) )");
-  if (r.exit_code != 0 || !std::regex_search(r.output, m, steps_line)) return -1;
-  return std::stoll(m[1]);
-}
-
-TEST(CliProfile, AKilledRunLeavesAReadableSession) {
-  ScratchDir dir;
-  const auto path = dir / "k.ampscope";
-  ampscope::test::BackgroundCli run(
-      fmt::format("profile --model mlp --device cpu --steps 1000000 --quiet --out '{}'", path.string()),
-      dir / "log.txt");
-  ASSERT_TRUE(run.started());
-  // Wait until the live session shows committed steps (the writer commits at least every 200 ms).
-  int64_t committed = -1;
-  ASSERT_TRUE(ampscope::test::wait_for_condition([&] {
-    if (!std::filesystem::exists(path)) return false;
-    committed = summary_steps(path);
-    return committed >= 3;
-  })) << "the live session never showed 3 steps; last read " << committed;
-  ASSERT_TRUE(run.signal(SIGKILL));
-  ASSERT_EQ(run.wait_exit(), 128 + SIGKILL);
-  // The killed run's session opens, with at least every step that was committed before the kill.
-  EXPECT_GE(summary_steps(path), committed);
-  // ... and says it was never closed.
-  const Result r = ampscope(fmt::format("summary '{}'", path.string()));
-  EXPECT_NE(r.output.find("lost      the session was not closed"), std::string::npos) << r.output;
-}
+// A killed run's session, bad session files and an existing --out are rows of docs/bad-input.md
+// (tests/cli/test_bad_input_table.cpp).
 
 // A full disk must not be silent. RLIMIT_FSIZE stands in for it without root:
 // writes past 256 KiB fail (EFBIG) and, with SIGXFSZ ignored, do not kill the program.
@@ -195,27 +167,6 @@ TEST(CliProfile, DroppedRecordsAreShownBySummary) {
   EXPECT_NE(r.output.find("the profiler could not keep up and dropped 7 batches of records"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("did not store 2 batches of records"), std::string::npos) << r.output;
-}
-
-TEST(CliProfile, BadSessionFilesAreClearErrors) {
-  ScratchDir dir;
-  ampscope::test::write_file(dir / "garbage.ampscope", "this is not a database\n");
-  Result r = ampscope(fmt::format("summary '{}'", (dir / "garbage.ampscope").string()));
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("garbage.ampscope"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
-  r = ampscope(fmt::format("export '{}' --format chrome", (dir / "missing.ampscope").string()));
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("missing.ampscope"), std::string::npos) << r.output;
-}
-
-TEST(CliProfile, RefusesToOverwriteWithoutForce) {
-  ScratchDir dir;
-  ampscope::test::write_file(dir / "s.ampscope", "precious");
-  const Result r = ampscope(fmt::format("profile --device cpu --steps 1 --out '{}'", (dir / "s.ampscope").string()));
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--force"), std::string::npos) << r.output;
-  EXPECT_EQ(read(dir / "s.ampscope"), "precious");
 }
 
 }  // namespace

@@ -1,5 +1,4 @@
-// `ampscope train` as a user runs it: the acceptance runs of the engine issue
-// and the bad inputs that must end in a one-line error and a non-zero exit.
+// `ampscope train` as a user runs it: the acceptance runs of the engine issue.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -93,55 +92,7 @@ TEST(CliTrain, HelpDocumentsEveryGroup) {
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
 }
 
-struct BadInput {
-  const char* name;
-  std::string args;
-  const char* expected;  // a piece of the message
-};
-
-class CliBadInput : public ::testing::TestWithParam<BadInput> {};
-
-TEST_P(CliBadInput, ExitsNonZeroWithAOneLineMessage) {
-  const BadInput& bad = GetParam();
-  const Result r = ampscope("train --device cpu --steps 2 " + bad.args);
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.exit_code, 134) << "aborted: " << r.output;  // SIGABRT through the shell
-  EXPECT_NE(r.output.find(bad.expected), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("Exception raised from"), std::string::npos) << "a C++ backtrace leaked: " << r.output;
-}
-
-ScratchDir& scratch() {
-  static ScratchDir dir;
-  return dir;
-}
-
-std::string garbage_file(const std::string& name) {
-  const auto path = scratch() / name;
-  ampscope::test::write_file(path, "this is not what you think it is\n");
-  return path.string();
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Cases, CliBadInput,
-    ::testing::Values(
-        BadInput{"missing_mnist", "--data mnist --data-path /nonexistent/train-images-idx3-ubyte", "no such file"},
-        BadInput{"corrupt_mnist", "--data mnist --data-path " + garbage_file("train-images-idx3-ubyte"), "magic"},
-        BadInput{"not_torchscript", "--model torchscript --torchscript " + garbage_file("model.pt"),
-                 "not a TorchScript file"},
-        BadInput{"unknown_flag", "--frobnicate 3", "frobnicate"},
-        BadInput{"unknown_precision", "--precision fp8", "fp8"},
-        BadInput{"scaler_contradiction", "--scaler --no-scaler --precision fp16", "contradict"},
-        BadInput{"scaler_flag_without_scaler", "--precision bf16 --init-scale 1024", "--init-scale"},
-        BadInput{"fp32_scaler", "--precision fp32 --scaler", "scaler"},
-        BadInput{"heads", "--model gpt --width 30 --heads 4", "--heads"},
-        BadInput{"fp32_nan", "--optimizer sgd --lr 1e30 --steps 20", "diverged"},
-        BadInput{"unwritable_metrics", "--metrics /nonexistent/dir/m.jsonl", "cannot write"},
-        BadInput{"unknown_attention", "--model gpt --attention flash", "flash"},
-        BadInput{"attention_not_gpt", "--model mlp --attention math", "--attention is a GPT setting"},
-        BadInput{"channels_last_not_convnet", "--model gpt --channels-last", "--channels-last is a ConvNet"},
-        BadInput{"negative_eval_every", "--eval-every -1", "--eval-every"}),
-    [](const auto& info) { return std::string(info.param.name); });
+// The bad inputs of `train` are rows of docs/bad-input.md (tests/cli/test_bad_input_table.cpp).
 
 // The speed options train as the default path does, and validation shows in the metrics on
 // the steps it ran: lower than the first training loss once the model has learnt.
