@@ -277,6 +277,8 @@ TEST(RunSeries, APartlySkippedStepNamesTheOptimizerThatSkipped) {
   EXPECT_EQ(series.skippedOptimizers(2), QStringLiteral("adamw (model B)"));
   EXPECT_EQ(series.skippedOptimizers(3), QStringLiteral("adamw (model A), adamw (model B)"));
   EXPECT_TRUE(series.skippedOptimizers(1).isEmpty());
+}
+
 TEST(RunSeries, CollectsTheEvalLossOfValidatedStepsOnly) {
   RunSeries series;
   for (int i = 1; i <= 10; ++i) {
