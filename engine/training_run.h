@@ -77,6 +77,8 @@ class TrainingRun {
 
  private:
   at::Tensor compute_loss(const at::Tensor& output, const at::Tensor& target) const;
+  // The trainee's forward and loss under the run's autocast, in the forward phase.
+  at::Tensor forward_loss(const Trainee& t, const at::Tensor& input, const at::Tensor& target) const;
   // One micro-batch's forward and backward in the recipe's pattern, the loss scaled and
   // divided by `micro_batches`; returns the unscaled loss (detached, fp32) it reports.
   at::Tensor forward_backward(const at::Tensor& input, const at::Tensor& target, int64_t micro_batches);

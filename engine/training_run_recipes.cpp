@@ -26,6 +26,15 @@ at::Tensor per_micro_batch(const at::Tensor& loss, int64_t micro_batches) {
 
 }  // namespace
 
+// Forward and loss inside the autocast region; every backward stays outside it, as PyTorch
+// recommends.
+at::Tensor TrainingRun::forward_loss(const Trainee& t, const at::Tensor& input, const at::Tensor& target) const {
+  PhaseScope phase(kPhaseForward);
+  std::optional<AutocastGuard> autocast;
+  if (autocast_dtype_) autocast.emplace(device_.type(), *autocast_dtype_);
+  return compute_loss(t.forward(input), target);
+}
+
 at::Tensor TrainingRun::forward_backward(const at::Tensor& input, const at::Tensor& target,
                                          int64_t micro_batches) {
   switch (config_.recipe) {
@@ -34,15 +43,7 @@ at::Tensor TrainingRun::forward_backward(const at::Tensor& input, const at::Tens
     case RecipeKind::kStandard:
     case RecipeKind::kCustomFunction: break;  // the custom functions are in the trainee's head
   }
-  const Trainee& t = trainees_.front();
-  at::Tensor loss;
-  {
-    // Forward and loss inside the autocast region, backward outside (as PyTorch recommends).
-    PhaseScope phase(kPhaseForward);
-    std::optional<AutocastGuard> autocast;
-    if (autocast_dtype_) autocast.emplace(device_.type(), *autocast_dtype_);
-    loss = compute_loss(t.forward(input), target);
-  }
+  const at::Tensor loss = forward_loss(trainees_.front(), input, target);
   {
     PhaseScope phase(kPhaseBackward);
     scaler_->scale(per_micro_batch(loss, micro_batches)).backward();
@@ -82,13 +83,7 @@ at::Tensor TrainingRun::forward_backward_multi_loss(const at::Tensor& input, con
 at::Tensor TrainingRun::forward_backward_gradient_penalty(const at::Tensor& input, const at::Tensor& target,
                                                           int64_t micro_batches) {
   const Trainee& t = trainees_.front();
-  at::Tensor loss;
-  {
-    PhaseScope phase(kPhaseForward);
-    std::optional<AutocastGuard> autocast;
-    if (autocast_dtype_) autocast.emplace(device_.type(), *autocast_dtype_);
-    loss = compute_loss(t.forward(input), target);
-  }
+  const at::Tensor loss = forward_loss(t, input, target);
   std::vector<at::Tensor> scaled_grads;
   {
     PhaseScope phase(kPhaseBackward);

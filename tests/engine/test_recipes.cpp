@@ -11,6 +11,7 @@
 
 #include "engine/errors.h"
 #include "engine/training_run.h"
+#include "tests/support/train_steps.h"
 #include "tests/support/test_support.h"
 
 namespace ampscope::engine {
@@ -32,18 +33,8 @@ TrainConfig recipe_config(RecipeKind recipe, Precision precision) {
   return c;
 }
 
-std::vector<StepEvent> train(const TrainConfig& config) {
-  TrainingRun run(config);
-  std::vector<StepEvent> events;
-  for (int64_t s = 1; s <= config.steps; ++s) events.push_back(run.step(s));
-  return events;
-}
-
-double mean_loss(const std::vector<StepEvent>& e, size_t from, size_t to) {
-  double sum = 0;
-  for (size_t i = from; i < to; ++i) sum += e[i].loss;
-  return sum / static_cast<double>(to - from);
-}
+std::vector<StepEvent> train(const TrainConfig& config) { return test::train_all_steps(config); }
+using test::mean_loss;
 
 std::vector<at::Tensor> snapshot(const Trainee& t) {
   std::vector<at::Tensor> out;
