@@ -281,9 +281,12 @@ double TrainingRun::evaluate(int64_t batches) {
   // Validation is not part of the training step the op table describes: keep its ops out.
   at::DisableRecordFunctionGuard no_recording;
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(config_.seed + 0x5DEECE66DULL);
-  // Validation follows the recipe's forward: model A (with the custom-function head, if any).
-  Trainee& t = trainees_.front();
-  t.model->set_training(false);
+  // Validation computes the loss the recipe trains on (multi-loss: both models, both losses),
+  // without the gradient penalty, which needs gradients that inference mode does not keep.
+  for (Trainee& t : trainees_) t.model->set_training(false);
+  const auto back_to_training = [&] {
+    for (Trainee& t : trainees_) t.model->set_training(true);
+  };
   at::Tensor sum;
   try {
     c10::InferenceMode inference;
@@ -291,15 +294,22 @@ double TrainingRun::evaluate(int64_t batches) {
     if (autocast_dtype_) autocast.emplace(device_.type(), *autocast_dtype_);
     for (int64_t i = 0; i < batches; ++i) {
       Batch batch = data_->sample_batch(config_.batch_size, generator);
-      const at::Tensor output = t.forward(batch.input.to(device_, /*non_blocking=*/true));
-      const at::Tensor loss = compute_loss(output, batch.target.to(device_, /*non_blocking=*/true)).to(at::kFloat);
+      const at::Tensor input = batch.input.to(device_, /*non_blocking=*/true);
+      const at::Tensor target = batch.target.to(device_, /*non_blocking=*/true);
+      at::Tensor loss;
+      if (trainees_.size() > 1) {
+        const auto [loss_a, loss_b] = multi_losses(trainees_[0].forward(input), trainees_[1].forward(input), target);
+        loss = (loss_a + loss_b).to(at::kFloat);
+      } else {
+        loss = compute_loss(trainees_.front().forward(input), target).to(at::kFloat);
+      }
       sum = sum.defined() ? sum + loss : loss;
     }
   } catch (...) {
-    t.model->set_training(true);
+    back_to_training();
     throw;
   }
-  t.model->set_training(true);
+  back_to_training();
   return sum.item<double>() / static_cast<double>(batches);
 }
 

@@ -5,6 +5,7 @@
 #include <c10/core/Device.h>
 
 #include <memory>
+#include <utility>
 #include <optional>
 #include <vector>
 
@@ -77,6 +78,9 @@ class TrainingRun {
 
  private:
   at::Tensor compute_loss(const at::Tensor& output, const at::Tensor& target) const;
+  // The multi-loss recipe's two losses from the two models' outputs.
+  std::pair<at::Tensor, at::Tensor> multi_losses(const at::Tensor& out_a, const at::Tensor& out_b,
+                                                 const at::Tensor& target) const;
   // The trainee's forward and loss under the run's autocast, in the forward phase.
   at::Tensor forward_loss(const Trainee& t, const at::Tensor& input, const at::Tensor& target) const;
   // One micro-batch's forward and backward in the recipe's pattern, the loss scaled and

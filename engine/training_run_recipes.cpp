@@ -7,6 +7,8 @@
 
 #include <limits>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "engine/autocast_guard.h"
 #include "engine/module_scope.h"
@@ -51,6 +53,12 @@ at::Tensor TrainingRun::forward_backward(const at::Tensor& input, const at::Tens
   return loss.detach().to(at::kFloat);
 }
 
+std::pair<at::Tensor, at::Tensor> TrainingRun::multi_losses(const at::Tensor& out_a, const at::Tensor& out_b,
+                                                            const at::Tensor& target) const {
+  // The mix of PyTorch's example: each loss sees both models.
+  return {compute_loss(2.0 * out_a + 3.0 * out_b, target), compute_loss(3.0 * out_a - 5.0 * out_b, target)};
+}
+
 // Two models, two losses that each mix both outputs, one scaler: each loss is scaled and
 // backpropagated (the first keeps the graph for the second); the optimizer phase then
 // unscale_s A's optimizer and steps each.
@@ -63,10 +71,7 @@ at::Tensor TrainingRun::forward_backward_multi_loss(const at::Tensor& input, con
     PhaseScope phase(kPhaseForward);
     std::optional<AutocastGuard> autocast;
     if (autocast_dtype_) autocast.emplace(device_.type(), *autocast_dtype_);
-    const at::Tensor out_a = a.forward(input);
-    const at::Tensor out_b = b.forward(input);
-    loss_a = compute_loss(2.0 * out_a + 3.0 * out_b, target);
-    loss_b = compute_loss(3.0 * out_a - 5.0 * out_b, target);
+    std::tie(loss_a, loss_b) = multi_losses(a.forward(input), b.forward(input), target);
   }
   {
     PhaseScope phase(kPhaseBackward);

@@ -159,6 +159,17 @@ TEST(MultiLoss, SkipsAndScalesAsTorchAmpGradScaler) {
                                      << reference[i].a << " " << reference[i].b << " " << reference[i].after;
 }
 
+TEST(MultiLoss, ValidatesTheLossItTrainsOn) {
+  // Both models, both losses: the eval loss is on the training loss's scale, not model A's alone.
+  TrainConfig c = recipe_config(RecipeKind::kMultiLoss, Precision::kBF16);
+  c.steps = 10;
+  c.eval_every = 10;
+  const auto events = train(c);
+  const double trained = mean_loss(events, 5, 10);
+  ASSERT_TRUE(std::isfinite(events.back().eval_loss));
+  EXPECT_NEAR(events.back().eval_loss, trained, 0.2 * trained);
+}
+
 TEST(GradientPenalty, IsTheSameWhateverTheLossScale) {
   // The penalty's gradients come from the scaled loss and are unscaled by hand: the loss
   // the step reports (loss + ||grad||) must not depend on the scale (as long as nothing
