@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "profiler/store/session_reader.h"
@@ -222,7 +223,7 @@ void BM_OpenSession(benchmark::State& state) {
   ui::KernelModel kernels;
   size_t op_rows = 0, kernel_rows = 0;
   for (auto _ : state) {
-    ui::LoadedSession session = io.load(path);
+    ui::LoadedSession session = std::move(*io.load(path).session);
     if (session.profile) {
       ops.setRows(session.profile->op_stats);
       kernels.setRows(session.profile->kernels);

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "profiler/store/session_meta_keys.h"
+
 namespace ampscope::profiler {
 namespace {
 
@@ -50,12 +52,12 @@ std::string describe(const RecordingHealth& h) {
 
 RecordingHealth recording_health_from_meta(const std::map<std::string, std::string>& meta) {
   RecordingHealth h;
-  h.profiler_dropped_batches = count_of(meta, "profiler_dropped_batches");
-  h.store_dropped_batches = count_of(meta, "store_dropped_batches");
-  h.cupti_dropped_records = count_of(meta, "cupti_dropped_records");
-  if (const auto it = meta.find(kMetaStoreLastError); it != meta.end()) h.store_error = it->second;
+  h.profiler_dropped_batches = count_of(meta, meta_key::kProfilerDroppedBatches);
+  h.store_dropped_batches = count_of(meta, meta_key::kStoreDroppedBatches);
+  h.cupti_dropped_records = count_of(meta, meta_key::kCuptiDroppedRecords);
+  if (const auto it = meta.find(meta_key::kStoreLastError); it != meta.end()) h.store_error = it->second;
   // The profiler writes final_state when the run ends; the writer then closes the file.
-  h.closed = meta.count("final_state") > 0;
+  h.closed = meta.count(meta_key::kFinalState) > 0;
   return h;
 }
 

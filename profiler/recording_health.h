@@ -29,9 +29,8 @@ struct RecordingHealth {
 // or disk is full) and did not store 12 batches of records; ...".
 std::string describe(const RecordingHealth& health);
 
-// Meta keys a session keeps these under (written by the profiler and the
-// session writer when the session is closed).
-inline constexpr const char* kMetaStoreLastError = "store_last_error";
+// From the keys the profiler and the session writer leave in a session's meta
+// when it is closed (profiler/store/session_meta_keys.h).
 RecordingHealth recording_health_from_meta(const std::map<std::string, std::string>& meta);
 
 }  // namespace ampscope::profiler

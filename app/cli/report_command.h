@@ -1,8 +1,10 @@
 #pragma once
 // `ampscope report FILE -o report.html`: a self-contained HTML report of a session or
-// a precision comparison.
+// a precision comparison; of several rank files (FILE.rank<R>.ampscope), the ranks
+// of one distributed run side by side.
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace ampscope::cli {
 
@@ -14,7 +16,7 @@ class ReportCommand {
 
  private:
   CLI::App* command_;
-  std::string input_;
+  std::vector<std::string> inputs_;
   std::string out_;
   bool force_ = false;
 };

@@ -16,8 +16,8 @@
 #include "profiler/export/json_summary.h"
 #include "profiler/export/tensorboard/tensorboard_export.h"
 #include "profiler/recording_health.h"
-#include "profiler/store/comparison_store.h"
 #include "profiler/store/session_reader.h"
+#include "profiler/store/session_view.h"
 
 namespace ampscope::cli {
 namespace {
@@ -77,7 +77,10 @@ int ExportCommand::run() {
     fmt::print("wrote {} (tensorboard --logdir {})\n", path, dir);
   } else if (format_ == "json") {
     const std::string path = out_.empty() ? base + ".summary.json" : out_;
-    profiler::export_json_summary(session, path);
+    profiler::SessionViewOptions options;
+    options.top_kernels = 10;
+    options.gradient_summaries = 0;
+    profiler::export_json_summary(profiler::load_session_view(session, options), path, options.top_kernels);
     fmt::print("wrote {}\n", path);
   } else {
     profiler::export_op_table_csv(session, base + ".ops.csv");
@@ -159,18 +162,21 @@ SummaryCommand::SummaryCommand(CLI::App& parent) {
 
 int SummaryCommand::run() {
   if (sessions_.size() > 1) return print_rank_summary(sessions_);
-  const std::string& session_ = sessions_.front();
-  if (profiler::is_comparison_file(session_)) {
-    print_comparison(stdout, profiler::read_comparison(session_), top_);
+  profiler::SessionViewOptions options;
+  options.top_kernels = top_;
+  options.gradient_summaries = 0;
+  profiler::RecordedFile file = profiler::open_recorded_file(sessions_.front(), options);
+  if (file.comparison) {
+    print_comparison(stdout, *file.comparison, top_);
     return 0;
   }
-  const auto session = profiler::SessionReader::open(session_);
-  const auto meta = session.meta();
-  fmt::print("{}\n  model     {}\n  data      {}\n  device    {}   precision {}{}\n  GPU trace {}\n", session_,
+  const profiler::SessionView& session = *file.session;
+  const auto& meta = session.meta;
+  fmt::print("{}\n  model     {}\n  data      {}\n  device    {}   precision {}{}\n  GPU trace {}\n", sessions_.front(),
              meta.model, meta.data, meta.device, meta.precision, meta.scaler_enabled ? " + loss scaler" : "",
              meta.gpu_tracing);
 
-  const auto steps = session.steps();
+  const auto& steps = session.steps;
   if (!steps.empty()) {
     int64_t skipped = 0;
     double min_scale = steps.front().loss_scale, max_scale = min_scale;
@@ -188,17 +194,18 @@ int SummaryCommand::run() {
                  std::count_if(steps.begin(), steps.end(), profiler::has_eval_loss));
     print_scale_history(steps);
   }
-  print_optimizer_steps(session.optimizer_steps());
+  print_optimizer_steps(session.optimizer_steps);
   // What the recording lost (dropped batches, a failed write, a killed run): never silent.
-  if (const std::string lost = profiler::describe(profiler::recording_health_from_meta(session.meta_values()));
-      !lost.empty())
-    fmt::print("  lost      {}\n", lost);
+  if (const std::string lost = profiler::describe(session.health); !lost.empty()) fmt::print("  lost      {}\n", lost);
 
-  const auto rows = session.op_stats();
-  const auto totals = profiler::category_totals(rows);
+  const auto& rows = session.op_stats;
+  const auto& totals = session.category_totals;
   int64_t all_cpu = 0;
   for (const auto& t : totals) all_cpu += t.cpu_time_ns;
-  fmt::print("\nTime by what autocast did (top-level ops; CPU ms, share, GPU ms, cast tax CPU ms)\n");
+  fmt::print("\nTime by what autocast did (top-level ops over {} profiled steps; CPU ms, share, GPU ms, cast tax CPU ms)\n",
+             session.profiled_steps);
+  if (session.op_stats_rebuilt)
+    fmt::print("  (the run ended before its op table was saved: rebuilt from the recorded ops, without Tensor Core notes)\n");
   for (const auto& t : totals) {
     fmt::print("  {:<14} {:>8} calls {:>11} {:>6.1f}% {:>11} {:>10}\n", profiler::to_string(t.category), t.calls,
                ms(t.cpu_time_ns), all_cpu > 0 ? 100.0 * t.cpu_time_ns / all_cpu : 0.0, ms(t.gpu_time_ns),
@@ -222,18 +229,18 @@ int SummaryCommand::run() {
     }
   }
 
-  const auto kernels = session.top_kernels(top_);
+  const auto& kernels = session.top_kernels;
   if (!kernels.empty()) {
     fmt::print("\nTop kernels (GPU ms, calls, Tensor Cores)\n");
     for (const auto& k : kernels)
       fmt::print("  {:>10} {:>7} {:<3} {}\n", ms(k.total_ns), k.calls, k.tensor_core ? "TC" : "", k.name.substr(0, 100));
-    const profiler::GpuAttribution gpu = session.gpu_attribution();
+    const profiler::GpuAttribution& gpu = session.gpu_attribution;
     fmt::print("  GPU time with no op: {} ms of {} ms traced ({:.1f}%){}\n", ms(gpu.unattributed_ns),
                ms(gpu.traced_ns), 100.0 * gpu.unattributed_share(),
                gpu.unattributed_ns > 0 ? ": launched outside any recorded op" : "");
   }
 
-  const auto gradients = session.latest_gradients();
+  const auto& gradients = session.latest_gradients;
   if (!gradients.empty()) {
     fmt::print("\nGradients at step {} (unscaled g; shares of g * loss scale {:g} cast to each format)\n",
                gradients.front().step, gradients.front().loss_scale);
@@ -246,14 +253,14 @@ int SummaryCommand::run() {
     }
   }
 
-  if (!session.activation_steps().empty()) {
-    if (const auto first = session.first_fp16_overflow()) {
+  if (session.activation_sampled_steps > 0) {
+    if (const auto& first = session.first_fp16_overflow) {
       fmt::print("\nActivations: the first module whose output overflowed fp16 is {} at step {} ({} output, "
                  "{:.3f}% inf/NaN, max finite |x| {:g})\n",
                  first->module, first->step, first->dtype, 100 * first->nonfinite_fraction, first->max_abs);
     } else {
       fmt::print("\nActivations: no module output overflowed fp16 at the {} sampled steps\n",
-                 session.activation_steps().size());
+                 session.activation_sampled_steps);
     }
   }
   return 0;

@@ -3,8 +3,7 @@
 // bf16 autocast, device auto). --screenshot runs it (or loads FILE), grabs the
 // window and exits, for docs and CI.
 // LibTorch before Qt: Qt's `slots`/`signals` macros break LibTorch's headers.
-#include "engine/trainer.h"
-#include "profiler/capture/profiler.h"
+#include "engine/config.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -12,14 +11,11 @@
 #include <cstdio>
 #include <memory>
 
-#include <QDateTime>
-#include <QDir>
-#include <QStandardPaths>
-
 #include "ui/models/run_series.h"
 #include "ui/models/store_session_io.h"
 #include "ui/widgets/color_scheme.h"
 #include "ui/widgets/live_plots.h"
+#include "ui/widgets/live_profiling.h"
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/run_panel.h"
 #include "ui/widgets/training_controller.h"
@@ -48,53 +44,6 @@ TrainConfig defaultSession(int64_t steps) {
   return c;
 }
 
-// Attaches a profiler to every run the window starts and records it into an
-// autosaved session under the user's cache directory ("Save session as" copies it).
-class LiveProfiling {
- public:
-  LiveProfiling(MainWindow& window, ampscope::ui::StoreSessionIO& io)
-      : io_(io), controller_(window.controller()), run_panel_(window.runPanel()) {
-    TrainingController* controller = controller_;
-    // The controller ends the previous run (and its trainer) before setting up the next,
-    // so the previous profiler has seen on_run_end when it is replaced here.
-    controller->setTrainerSetup([this](ampscope::engine::Trainer& trainer) {
-      profiler_.reset();
-      ampscope::profiler::ProfilerOptions options;
-      options.session_path = nextSessionPath();
-      // The run panel's Profiling group (defaults: ops and gradients of every 5th step,
-      // a live op table at bounded cost).
-      run_panel_->profilerOptions().applyTo(options);
-      profiler_ = std::make_unique<ampscope::profiler::Profiler>(options);
-      io_.setCurrentSessionPath(options.session_path);
-      trainer.add_observer(profiler_.get());
-    });
-    controller->setProfileSource([this]() -> ampscope::profiler::ProfileSnapshotPtr {
-      return profiler_ ? profiler_->snapshot() : nullptr;
-    });
-    controller->setHealthSource([this] {
-      return profiler_ ? profiler_->health() : ampscope::profiler::RecordingHealth{};
-    });
-  }
-  // The run must end (and call the profiler's on_run_end) before the profiler goes.
-  ~LiveProfiling() { controller_->shutdown(); }
-  LiveProfiling(const LiveProfiling&) = delete;
-  LiveProfiling& operator=(const LiveProfiling&) = delete;
-
- private:
-  static std::string nextSessionPath() {
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/sessions");
-    QDir().mkpath(dir);
-    return (dir + QStringLiteral("/run-%1.ampscope")
-                      .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"))))
-        .toStdString();
-  }
-
-  ampscope::ui::StoreSessionIO& io_;
-  TrainingController* controller_;
-  ampscope::ui::RunPanel* run_panel_;  // read on the GUI thread when a run starts
-  std::unique_ptr<ampscope::profiler::Profiler> profiler_;
-};
-
 int fail(const QString& message) {
   std::fprintf(stderr, "ampscope-ui: error: %s\n", qPrintable(message));
   return 1;
@@ -122,7 +71,13 @@ int runScreenshot(QApplication& app, MainWindow& window, const QString& path, in
     });
   };
   if (from_session) {
-    grab_and_quit();
+    // The file is read off the GUI thread: grab once it is shown.
+    QObject::connect(&window, &MainWindow::fileOpened, &window, [&](const QString& file, bool ok) {
+      if (ok) return grab_and_quit();
+      grabbed = true;
+      code = fail(window.bannerText().isEmpty() ? QStringLiteral("cannot open %1").arg(file) : window.bannerText());
+      app.exit(code);
+    });
   } else {
     QObject::connect(controller, &TrainingController::stepsAppended, &window, [&] {
       if (controller->series().size() >= after_steps) grab_and_quit();
@@ -182,8 +137,9 @@ int main(int argc, char** argv) {
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addPositionalArgument(QStringLiteral("FILE"),
-                               QStringLiteral("A session (.ampscope) to open"),
-                               QStringLiteral("[FILE]"));
+                               QStringLiteral("A session or comparison (.ampscope) to open; several: the "
+                                              "ranks of a distributed run (FILE.rank<R>.ampscope), compared"),
+                               QStringLiteral("[FILE...]"));
   QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                 QStringLiteral("Grab the window into FILE.png and exit"),
                                 QStringLiteral("FILE.png"));
@@ -210,18 +166,20 @@ int main(int argc, char** argv) {
     return fail(QStringLiteral("--screenshot-after-steps wants a positive number"));
   if (!ampscope::ui::applyColorScheme(parser.value(scheme)))
     return fail(QStringLiteral("--color-scheme wants light, dark or system"));
-  const QString file = parser.positionalArguments().value(0);
+  const QStringList files = parser.positionalArguments();
+  const QString file = files.value(0);
   const bool shooting = parser.isSet(screenshot);
 
   ampscope::ui::StoreSessionIO session_io;
   MainWindow window(MainWindow::Options{.restore_layout = !shooting});
   window.setSessionIO(&session_io);
-  LiveProfiling live_profiling(window, session_io);
+  ampscope::ui::LiveProfiling live_profiling(*window.controller(), *window.runPanel(), session_io,
+                                             ampscope::ui::defaultSessionsDirectory());
   // A screenshot needs enough steps to reach the grab, with some left to show a live run.
   window.runPanel()->setConfig(defaultSession(shooting ? std::max(n_steps, n_after * 2) : n_steps));
   window.show();
 
-  if (!file.isEmpty() && !window.openSession(file) && shooting)
+  if (!files.isEmpty() && !window.openSessions(files) && shooting)
     return fail(window.bannerText().isEmpty() ? QStringLiteral("cannot open %1").arg(file)
                                               : window.bannerText());
   if (shooting)

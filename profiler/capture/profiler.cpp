@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 
 #include "profiler/analysis/op_classifier.h"
 #include "profiler/capture/gradient_stats.h"
 #include "profiler/capture/session_meta.h"
 #include "profiler/capture/step_record.h"
 #include "profiler/cupti/tensor_core_eligibility.h"
+#include "profiler/process_identity.h"
+#include "profiler/store/session_meta_keys.h"
 #include "profiler/thread_priority.h"
 
 namespace ampscope::profiler {
@@ -93,6 +96,9 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   SessionWriterOptions writer_options;
   writer_options.overwrite = options_.overwrite;
   writer_ = SessionWriter::create(options_.session_path, meta, writer_options);
+  // Each process (each rank under torchrun) is its own process in the Chrome trace.
+  writer_->set_meta_value(meta_key::kPid, std::to_string(current_process_id()));
+  writer_->set_meta_value(meta_key::kHost, current_host_name());
   writer_published_.store(writer_.get(), std::memory_order_release);
 }
 
@@ -178,15 +184,15 @@ void Profiler::on_run_end(engine::RunState final_state, const std::string& messa
   }
   if (writer_) {
     // The worker saved the op and kernel tables at FinishJob.
-    writer_->set_meta_value("final_state", std::string(engine::to_string(final_state)));
-    if (!message.empty()) writer_->set_meta_value("final_message", message);
-    writer_->set_meta_value("gpu_tracing", gpu_tracing_);
-    writer_->set_meta_value("profiler_dropped_batches", std::to_string(dropped_.load()));
-    writer_->set_meta_value("recorded_ops", std::to_string(observer_.recorded_ops()));
+    writer_->set_meta_value(meta_key::kFinalState, std::string(engine::to_string(final_state)));
+    if (!message.empty()) writer_->set_meta_value(meta_key::kFinalMessage, message);
+    writer_->set_meta_value(meta_key::kGpuTracing, gpu_tracing_);
+    writer_->set_meta_value(meta_key::kProfilerDroppedBatches, std::to_string(dropped_.load()));
+    writer_->set_meta_value(meta_key::kRecordedOps, std::to_string(observer_.recorded_ops()));
     if (gpu_source_) {
       const auto stats = gpu_source_->stats();
-      writer_->set_meta_value("cupti_dropped_records", std::to_string(stats.dropped_by_cupti));
-      writer_->set_meta_value("cupti_unmapped_records", std::to_string(stats.unmapped));
+      writer_->set_meta_value(meta_key::kCuptiDroppedRecords, std::to_string(stats.dropped_by_cupti));
+      writer_->set_meta_value(meta_key::kCuptiUnmappedRecords, std::to_string(stats.unmapped));
     }
     writer_->close();
   }
@@ -229,6 +235,12 @@ void Profiler::process(Job& job) {
   if (auto* ops = std::get_if<OpsJob>(&job)) {
     std::vector<OpRecord> records = std::move(ops->ops).to_records();
     aggregator_.add_ops(records);
+    // Batches come step by step, so a step number above the last seen is a new profiled step.
+    for (const OpRecord& op : records) {
+      if (op.step <= last_profiled_step_) continue;
+      last_profiled_step_ = op.step;
+      ++profiled_steps_;
+    }
     if (writer_) writer_->append_ops(std::move(records));
     take_settled_kernels();  // kernels that came before these ops
     tables_dirty_ = true;
@@ -277,12 +289,14 @@ void Profiler::save_tables() {
   tables_dirty_ = false;
   if (!writer_) return;
   writer_->replace_op_stats(annotated_op_stats());
+  // With the table it describes, so a killed run's stale table and its count agree.
+  writer_->set_meta_value(meta_key::kProfiledSteps, std::to_string(profiled_steps_));
   auto launchers = kernel_table_.launchers();
   writer_->replace_kernel_stats(kernel_table_.summaries(),
                                 SessionWriter::KernelLaunchers(launchers.begin(), launchers.end()));
-  writer_->set_meta_value("unattributed_kernels", std::to_string(aggregator_.unattributed_kernels()));
-  writer_->set_meta_value("kernels_parked", std::to_string(aggregator_.kernels_parked_total()));
-  writer_->set_meta_value("kernels_given_up", std::to_string(aggregator_.kernels_given_up()));
+  writer_->set_meta_value(meta_key::kUnattributedKernels, std::to_string(aggregator_.unattributed_kernels()));
+  writer_->set_meta_value(meta_key::kKernelsParked, std::to_string(aggregator_.kernels_parked_total()));
+  writer_->set_meta_value(meta_key::kKernelsGivenUp, std::to_string(aggregator_.kernels_given_up()));
 }
 
 std::vector<OpStats> Profiler::annotated_op_stats() const {

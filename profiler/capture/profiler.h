@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <memory>
 #include <mutex>
@@ -137,6 +138,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::vector<ActivationSample> latest_activations_;
   std::optional<ActivationSample> first_fp16_overflow_;
   int64_t last_step_ = 0;
+  int64_t profiled_steps_ = 0;  // steps whose ops reached the op table
+  int64_t last_profiled_step_ = std::numeric_limits<int64_t>::min();
   std::chrono::steady_clock::time_point last_publish_{};
 
   std::mutex queue_mutex_;

@@ -160,7 +160,7 @@ void export_chrome_trace(const SessionReader& session, std::ostream& out,
                          const ChromeTraceOptions& options) {
   const auto meta = session.meta();
   int64_t cpu_pid = kDefaultCpuPid;
-  if (auto pid = session.meta_value("pid")) {
+  if (auto pid = session.meta_value(meta_key::kPid)) {
     char* end = nullptr;
     const long long v = std::strtoll(pid->c_str(), &end, 10);
     if (end && *end == '\0' && !pid->empty()) cpu_pid = v;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "profiler/export/export_util.h"
+#include "profiler/store/session_meta_keys.h"
 
 namespace ampscope::profiler {
 namespace {
@@ -17,12 +18,12 @@ double share(int64_t part, int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
-Json meta_json(const SessionReader& session) {
+Json meta_json(const SessionView& session) {
   Json m;
-  for (const auto& [key, value] : session.meta_values()) {
-    if (key == "parameter_count") {
+  for (const auto& [key, value] : session.meta_values) {
+    if (key == meta_key::kParameterCount) {
       m[key] = std::strtoll(value.c_str(), nullptr, 10);
-    } else if (key == "scaler_enabled") {
+    } else if (key == meta_key::kScalerEnabled) {
       m[key] = value == "true";
     } else {
       m[key] = value;
@@ -134,35 +135,34 @@ Json activation_json(const ActivationSample& a) {
 
 // Module outputs of the last sampled step, and where an fp16 overflow started; null
 // when the session sampled none.
-Json activations_json(const SessionReader& session) {
-  const auto steps = session.activation_steps();
-  if (steps.empty()) return nullptr;
+Json activations_json(const SessionView& session) {
+  if (session.activation_sampled_steps == 0) return nullptr;
   Json j;
-  j["step"] = steps.back();
-  j["sampled_steps"] = steps.size();
+  j["step"] = session.latest_activations.empty() ? Json(nullptr) : Json(session.latest_activations.front().step);
+  j["sampled_steps"] = session.activation_sampled_steps;
   Json modules = Json::array();
-  for (const auto& a : session.activations(steps.back())) modules.push_back(activation_json(a));
+  for (const auto& a : session.latest_activations) modules.push_back(activation_json(a));
   j["modules"] = std::move(modules);
-  const auto first = session.first_fp16_overflow();
+  const auto& first = session.first_fp16_overflow;
   j["first_fp16_overflow"] = first ? activation_json(*first) : Json(nullptr);
   return j;
 }
 
 }  // namespace
 
-Json session_summary(const SessionReader& session, size_t top_n) {
+Json session_summary(const SessionView& session, size_t top_n) {
   Json s;
   s["format"] = "ampscope-summary";
   s["summary_version"] = 1;
-  s["session"] = session.path();
-  s["session_format"] = session.format_version();
+  s["session"] = session.path;
+  s["session_format"] = session.format_version;
   s["meta"] = meta_json(session);
 
-  const auto steps = session.steps();
+  const auto& steps = session.steps;
   // Top-level op table rows: every nanosecond once, so the category shares add to 1.
-  auto ops = session.op_stats();
-  const auto categories = category_totals(ops);
-  const int64_t unattributed_gpu = session.unattributed_gpu_ns();
+  auto ops = session.op_stats;
+  const auto& categories = session.category_totals;
+  const int64_t unattributed_gpu = session.gpu_attribution.unattributed_ns;
   int64_t cpu = 0, gpu = 0, cast_cpu = 0, cast_gpu = 0;
   for (const auto& c : categories) {
     cpu += c.cpu_time_ns;
@@ -172,14 +172,14 @@ Json session_summary(const SessionReader& session, size_t top_n) {
   }
   Json totals;
   totals["steps"] = steps.size();
-  totals["ops"] = session.op_count();
-  totals["kernels"] = session.kernel_count();
+  totals["ops"] = session.op_count;
+  totals["kernels"] = session.kernel_count;
   totals["cpu_time_ns"] = cpu;
   totals["gpu_time_ns"] = gpu;
   totals["cast_cpu_time_ns"] = cast_cpu;
   totals["cast_gpu_time_ns"] = cast_gpu;
   totals["unattributed_gpu_ns"] = unattributed_gpu;
-  totals["unattributed_gpu_share"] = session.gpu_attribution().unattributed_share();
+  totals["unattributed_gpu_share"] = session.gpu_attribution.unattributed_share();
   Json cats = Json::array();
   for (const auto& c : categories) {
     cats.push_back({{"category", to_string(c.category)},
@@ -222,7 +222,8 @@ Json session_summary(const SessionReader& session, size_t top_n) {
   s["top_ops"] = std::move(top_ops);
 
   Json top_kernels = Json::array();
-  for (const auto& k : session.top_kernels(top_n)) {
+  for (size_t i = 0; i < session.top_kernels.size() && i < top_n; ++i) {
+    const KernelSummary& k = session.top_kernels[i];
     top_kernels.push_back({{"name", k.name},
                            {"kind", to_string(k.kind)},
                            {"calls", k.calls},
@@ -237,16 +238,16 @@ Json session_summary(const SessionReader& session, size_t top_n) {
   }
   s["top_kernels"] = std::move(top_kernels);
   s["training"] = training_json(steps);
-  s["gradients"] = gradients_json(session.latest_gradients());
+  s["gradients"] = gradients_json(session.latest_gradients);
   s["activations"] = activations_json(session);
   return s;
 }
 
-void export_json_summary(const SessionReader& session, std::ostream& out, size_t top_n) {
+void export_json_summary(const SessionView& session, std::ostream& out, size_t top_n) {
   out << session_summary(session, top_n).dump(2) << '\n';
 }
 
-void export_json_summary(const SessionReader& session, const std::string& path, size_t top_n) {
+void export_json_summary(const SessionView& session, const std::string& path, size_t top_n) {
   export_detail::write_file_atomically(
       path, [&](std::ostream& o) { export_json_summary(session, o, top_n); });
 }

@@ -7,13 +7,14 @@
 #include <ostream>
 #include <string>
 
-#include "profiler/store/session_reader.h"
+#include "profiler/store/session_view.h"
 
 namespace ampscope::profiler {
 
-nlohmann::ordered_json session_summary(const SessionReader& session, size_t top_n = 10);
-void export_json_summary(const SessionReader& session, std::ostream& out, size_t top_n = 10);
+// Of a view loaded with at least top_n top kernels (SessionViewOptions::top_kernels).
+nlohmann::ordered_json session_summary(const SessionView& session, size_t top_n = 10);
+void export_json_summary(const SessionView& session, std::ostream& out, size_t top_n = 10);
 // Throws StoreError when the file cannot be written.
-void export_json_summary(const SessionReader& session, const std::string& path, size_t top_n = 10);
+void export_json_summary(const SessionView& session, const std::string& path, size_t top_n = 10);
 
 }  // namespace ampscope::profiler

@@ -80,8 +80,10 @@ std::string header_html(const ReportData& d) {
   const bool comparison = d.kind == ReportData::Kind::kComparison && d.comparison;
   std::string s =
       "<header><h1>" + escape(m.model.empty() ? std::string("ampscope report") : m.model) + "</h1>";
+  const bool ranks = d.kind == ReportData::Kind::kRanks && d.ranks;
   s += "<p class=\"subtitle\">" +
        escape(comparison ? "Precision comparison, " + file_name(d.path)
+              : ranks    ? "Distributed run, " + std::to_string(d.ranks->ranks.size()) + " ranks"
                          : "Profiled session, " + file_name(d.path)) +
        "</p><dl class=\"meta\">";
   add_meta(s, "model", m.model);
@@ -243,7 +245,8 @@ std::string render_html(const ReportData& d) {
   s += "<title>" + escape(title) + "</title><style>" + kStyle + "</style></head>\n<body><main>";
   s += header_html(d);
   s += verdict_html(d);
-  s += comparison ? comparison_body(d) : session_body(d);
+  const bool ranks = d.kind == ReportData::Kind::kRanks && d.ranks && !d.ranks->ranks.empty();
+  s += comparison ? comparison_body(d) : ranks ? ranks_body(d) : session_body(d);
   s += "<footer>" + escape(file_name(d.path)) + " \u00b7 report by ampscope " +
        escape(d.ampscope_version);
   if (!d.meta.ampscope_version.empty() && d.meta.ampscope_version != d.ampscope_version)

@@ -44,5 +44,6 @@ std::string recommendations_html(const std::vector<Recommendation>& recommendati
 
 std::string session_body(const ReportData& data);     // html_session.cpp
 std::string comparison_body(const ReportData& data);  // html_comparison.cpp
+std::string ranks_body(const ReportData& data);       // html_ranks.cpp
 
 }  // namespace ampscope::profiler::report_detail

@@ -210,10 +210,10 @@ std::string gradients_html(const ReportData& d) {
       "every format a cast could put the scaled gradient in.",
       "muted");
   s += format_shares_table(grads);
-  if (d.gradient_steps.size() > 1) {
+  if (d.gradient_summaries.size() > 1) {
     svg::Series under{"underflow", {}, {}, "#d62728", false},
         sub{"subnormal", {}, {}, "#ff7f0e", false};
-    for (const auto& g : d.gradient_steps) {
+    for (const auto& g : d.gradient_summaries) {
       under.x.push_back(static_cast<double>(g.step));
       under.y.push_back(100.0 * g.fp16_underflow_fraction);
       sub.x.push_back(static_cast<double>(g.step));
@@ -429,7 +429,7 @@ std::string kernels_html(const ReportData& d) {
   }
   double total = static_cast<double>(d.gpu_attribution.traced_ns);
   if (total <= 0) {  // sessions written before the kernel table held every kernel
-    total = static_cast<double>(d.unattributed_gpu_ns);
+    total = static_cast<double>(d.gpu_attribution.unattributed_ns);
     for (const auto& t : d.category_totals) total += static_cast<double>(t.gpu_time_ns);
   }
   std::vector<std::vector<std::string>> rows;

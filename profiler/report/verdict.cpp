@@ -238,8 +238,8 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
     out.push_back(percent(t.tensor_core / t.total) + " of GPU op time ran in Tensor Core kernels.");
   }
 
-  if (!d.gradient_steps.empty()) {
-    const auto& g = d.gradient_steps.back();
+  if (!d.gradient_summaries.empty()) {
+    const auto& g = d.gradient_summaries.back();
     const bool fp16 = m.precision == "fp16";
     std::string s = percent(g.fp16_underflow_fraction) + " of gradients " +
                     (fp16 ? "underflow" : "would underflow") + " fp16 at scale " +
@@ -273,6 +273,31 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
   }
 }
 
+void rank_verdict(const RankComparison& ranks, std::vector<std::string>& out) {
+  if (ranks.ranks.empty()) return;
+  const RankRow& slowest = ranks.ranks[ranks.slowest];
+  // Within 10 % is noise on a shared machine; beyond it one rank holds every other back.
+  if (ranks.ranks.size() > 1 && slowest.vs_fastest > 1.1)
+    out.push_back("Rank " + std::to_string(slowest.rank) + " is the straggler: its median step (" +
+                  sig3(slowest.median_step_ms) + " ms) is " + sig3(slowest.vs_fastest) +
+                  "× the fastest rank's, and every rank waits for it at each all-reduce.");
+  else if (ranks.ranks.size() > 1)
+    out.push_back("No straggler: every rank's median step is within 10% of the fastest.");
+  if (ranks.scale_disagreements == 0)
+    out.push_back("The loss scale was the same on every rank at every step, as GradScaler with DDP should be.");
+  else
+    out.push_back("The ranks disagree on the loss scale (or a rank lacks the step) at " +
+                  std::to_string(ranks.scale_disagreements) + " steps, first at step " +
+                  std::to_string(ranks.first_disagreement_step) +
+                  ": they saw different gradients, so they no longer train the same model.");
+  const auto most = std::max_element(ranks.ranks.begin(), ranks.ranks.end(), [](const RankRow& a, const RankRow& b) {
+    return a.collective_share < b.collective_share;
+  });
+  if (most->collective_share > 0)
+    out.push_back("Collectives take up to " + percent(most->collective_share) + " of the op time (rank " +
+                  std::to_string(most->rank) + ").");
+}
+
 }  // namespace
 
 std::vector<std::string> verdict(const ReportData& data) {
@@ -284,6 +309,8 @@ std::vector<std::string> verdict(const ReportData& data) {
     const bool profiled = std::any_of(runs.begin(), runs.end(),
                                       [](const VariantRun& r) { return r.profiled_steps > 0; });
     if (profiled && !data.gpu_traced()) out.push_back(no_gpu_sentence(data.meta));
+  } else if (data.kind == ReportData::Kind::kRanks && data.ranks) {
+    rank_verdict(*data.ranks, out);
   } else {
     session_verdict(data, out);
   }

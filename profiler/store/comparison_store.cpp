@@ -4,6 +4,7 @@
 #include <map>
 
 #include "profiler/store/row_codec.h"
+#include "profiler/store/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_writer.h"
 
@@ -63,7 +64,7 @@ std::vector<int64_t> decode_samples(const std::string& text) {
 }
 
 
-constexpr const char* kKindKey = "kind";
+constexpr const char* kKindKey = meta_key::kKind;
 constexpr const char* kKindComparison = "comparison";
 constexpr const char* kModeKey = "mode";
 constexpr const char* kModeTraining = "training";
@@ -183,15 +184,18 @@ void ComparisonWriter::set_meta(const std::string& key, const std::string& value
   s.bind_text(1, key).bind_text(2, value).run();
 }
 
-bool is_comparison_file(const std::string& path) {
-  return SessionReader::open(path).meta_value(kKindKey).value_or("") == kKindComparison;
+bool is_comparison(const SessionReader& session) {
+  return session.meta_value(kKindKey).value_or("") == kKindComparison;
 }
 
-Comparison read_comparison(const std::string& path) {
-  const SessionReader session = SessionReader::open(path);
+bool is_comparison_file(const std::string& path) { return is_comparison(SessionReader::open(path)); }
+
+Comparison read_comparison(const std::string& path) { return read_comparison(SessionReader::open(path)); }
+
+Comparison read_comparison(const SessionReader& session) {
   const auto kv = session.meta_values();
   if (auto it = kv.find(kKindKey); it == kv.end() || it->second != kKindComparison)
-    throw StoreError(quoted(path) + " is a profiling session, not a comparison");
+    throw StoreError(quoted(session.path()) + " is a profiling session, not a comparison");
 
   Comparison c;
   c.meta = session.meta();
@@ -200,8 +204,7 @@ Comparison read_comparison(const std::string& path) {
   c.effective_batch = to_int(kv, "effective_batch");
   if (auto it = kv.find(kModeKey); it != kv.end()) c.inference = it->second == kModeInference;
 
-  Db db(path, SQLITE_OPEN_READONLY);
-  sqlite3_busy_timeout(db.get(), 2000);
+  const Db& db = session.database();
   {
     Stmt s(db, "SELECT variant,precision,tf32,scaler,error,profiled_steps FROM comparison_variants ORDER BY ord",
            "reading the comparison");

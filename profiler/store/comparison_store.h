@@ -37,10 +37,15 @@ class ComparisonWriter {
   store_detail::Db db_;
 };
 
+class SessionReader;
+
 // Whether a session file holds a comparison. Throws StoreError for a missing,
 // foreign or corrupt file (the message says which).
 bool is_comparison_file(const std::string& path);
+bool is_comparison(const SessionReader& session);
 // Throws StoreError, also when the file is a plain session.
 Comparison read_comparison(const std::string& path);
+// Of a file already open (open_recorded_file opens a file once for either kind).
+Comparison read_comparison(const SessionReader& session);
 
 }  // namespace ampscope::profiler

@@ -199,6 +199,8 @@ SessionReader SessionReader::open(const std::string& path) {
 
 const std::string& SessionReader::path() const { return impl_->db.path(); }
 
+const store_detail::Db& SessionReader::database() const { return impl_->db; }
+
 std::map<std::string, std::string> SessionReader::meta_values() const {
   std::map<std::string, std::string> out;
   Stmt s(impl_->db, "SELECT key, value FROM meta", "reading meta");
@@ -220,18 +222,18 @@ SessionMeta SessionReader::meta() const {
     return it == kv.end() ? std::string() : it->second;
   };
   SessionMeta m;
-  m.ampscope_version = get("ampscope_version");
-  m.created_utc = get("created_utc");
-  m.config_json = get("config_json");
-  m.device = get("device");
-  m.device_name = get("device_name");
-  m.model = get("model");
-  m.data = get("data");
-  m.precision = get("precision");
-  m.parameter_count = std::strtoll(get("parameter_count").c_str(), nullptr, 10);
-  m.scaler_enabled = get("scaler_enabled") == "true";
-  m.torch_version = get("torch_version");
-  m.gpu_tracing = get("gpu_tracing");
+  m.ampscope_version = get(meta_key::kAmpscopeVersion);
+  m.created_utc = get(meta_key::kCreatedUtc);
+  m.config_json = get(meta_key::kConfigJson);
+  m.device = get(meta_key::kDevice);
+  m.device_name = get(meta_key::kDeviceName);
+  m.model = get(meta_key::kModel);
+  m.data = get(meta_key::kData);
+  m.precision = get(meta_key::kPrecision);
+  m.parameter_count = std::strtoll(get(meta_key::kParameterCount).c_str(), nullptr, 10);
+  m.scaler_enabled = get(meta_key::kScalerEnabled) == "true";
+  m.torch_version = get(meta_key::kTorchVersion);
+  m.gpu_tracing = get(meta_key::kGpuTracing);
   return m;
 }
 
@@ -269,6 +271,18 @@ std::vector<OpRecord> SessionReader::ops(int64_t first_step, int64_t last_step) 
 
 int64_t SessionReader::op_count() const {
   return impl_->scalar("SELECT count(*) FROM ops", "reading ops");
+}
+
+int64_t SessionReader::op_step_count() const {
+  Stmt s(impl_->db, "SELECT step FROM ops WHERE step > ?1 ORDER BY step LIMIT 1", "reading ops");
+  int64_t count = 0;
+  int64_t after = std::numeric_limits<int64_t>::min();
+  while (s.bind(1, after).step()) {
+    after = s.i64(0);
+    ++count;
+    s.reset();
+  }
+  return count;
 }
 
 void SessionReader::for_each_kernel(int64_t start_ns, int64_t end_ns,

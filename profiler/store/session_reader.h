@@ -29,6 +29,9 @@ class SessionReader {
 
   const std::string& path() const;
   int format_version() const { return format_version_; }
+  // The open connection, for the store's own readers of tables beside the
+  // session's (comparison_store.cpp's comparison tables).
+  const store_detail::Db& database() const;
 
   SessionMeta meta() const;
   std::optional<std::string> meta_value(const std::string& key) const;
@@ -40,6 +43,8 @@ class SessionReader {
   std::vector<OpRecord> ops(int64_t first_step = std::numeric_limits<int64_t>::min(),
                             int64_t last_step = std::numeric_limits<int64_t>::max()) const;
   int64_t op_count() const;
+  // Distinct steps with recorded ops: one index seek per such step, never a scan.
+  int64_t op_step_count() const;
   void for_each_op(int64_t first_step, int64_t last_step,
                    const std::function<void(const OpRecord&)>& fn) const;
 

@@ -27,18 +27,18 @@ namespace {
 constexpr auto kBusyGiveUp = std::chrono::seconds(30);
 
 std::vector<std::pair<std::string, std::string>> meta_pairs(const SessionMeta& m) {
-  return {{"ampscope_version", m.ampscope_version},
-          {"created_utc", m.created_utc},
-          {"config_json", m.config_json},
-          {"device", m.device},
-          {"device_name", m.device_name},
-          {"model", m.model},
-          {"data", m.data},
-          {"precision", m.precision},
-          {"parameter_count", std::to_string(m.parameter_count)},
-          {"scaler_enabled", m.scaler_enabled ? "true" : "false"},
-          {"torch_version", m.torch_version},
-          {"gpu_tracing", m.gpu_tracing}};
+  return {{meta_key::kAmpscopeVersion, m.ampscope_version},
+          {meta_key::kCreatedUtc, m.created_utc},
+          {meta_key::kConfigJson, m.config_json},
+          {meta_key::kDevice, m.device},
+          {meta_key::kDeviceName, m.device_name},
+          {meta_key::kModel, m.model},
+          {meta_key::kData, m.data},
+          {meta_key::kPrecision, m.precision},
+          {meta_key::kParameterCount, std::to_string(m.parameter_count)},
+          {meta_key::kScalerEnabled, m.scaler_enabled ? "true" : "false"},
+          {meta_key::kTorchVersion, m.torch_version},
+          {meta_key::kGpuTracing, m.gpu_tracing}};
 }
 
 }  // namespace
@@ -218,11 +218,11 @@ void SessionWriter::close() {
   if (thread_.joinable()) thread_.join();
   // The thread is gone: SQLite is ours again. Errors here must not throw (destructor).
   try {
-    stmts_->meta.bind_text(1, "store_dropped_batches")
+    stmts_->meta.bind_text(1, meta_key::kStoreDroppedBatches)
         .bind_text(2, std::to_string(dropped_batches()))
         .run();
     if (const std::string error = last_error(); !error.empty())
-      stmts_->meta.bind_text(1, kMetaStoreLastError).bind_text(2, error).run();
+      stmts_->meta.bind_text(1, meta_key::kStoreLastError).bind_text(2, error).run();
     stmts_.reset();
     db_.exec("PRAGMA wal_checkpoint(TRUNCATE)", "closing");
     // Fails harmlessly (SQLITE_BUSY) while a reader has the file open: it stays WAL.

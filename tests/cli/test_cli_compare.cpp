@@ -26,7 +26,8 @@ TEST(CliCompare, Fp32VersusBf16PrintsSpeedupsAndWritesAComparison) {
   EXPECT_NE(r.output.find("[6/6] bf16: op table from 2 profiled steps"), std::string::npos) << r.output;
   // The per-op table: which ops make its top 12 depends on timing, so only that it has rows.
   EXPECT_NE(r.output.find("ops by CPU time per step"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("forward   blocks.0"), std::string::npos) << r.output;
+  // Rows carry module paths (which phase makes the top 12 depends on the machine's load too).
+  EXPECT_NE(r.output.find("blocks.0."), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("1.00x"), std::string::npos) << r.output;  // fp32 against itself
 
   const Result summary = ampscope(fmt::format("summary '{}'", out));

@@ -6,6 +6,8 @@
 
 #include "engine/trainer.h"
 #include "profiler/capture/profiler.h"
+#include "profiler/process_identity.h"
+#include "profiler/store/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
@@ -57,6 +59,11 @@ TEST(Profiler, SessionHoldsStepsOpsGradientsAndTheOpTable) {
   std::set<int64_t> op_steps;
   for (const auto& op : session.ops()) op_steps.insert(op.step);
   EXPECT_EQ(op_steps, (std::set<int64_t>{2, 4}));
+  // Saved with the op table: the steps it covers (per-step times divide by it), and
+  // the recording process (the Chrome trace's pid; the GUI follows a live session by it).
+  EXPECT_EQ(session.meta_value(meta_key::kProfiledSteps).value_or(""), "2");
+  EXPECT_EQ(session.meta_value(meta_key::kPid).value_or(""), std::to_string(current_process_id()));
+  EXPECT_EQ(session.meta_value(meta_key::kHost).value_or(""), current_host_name());
   const auto rows = session.op_stats();
   bool demoted_linear = false, kept_loss = false;
   for (const auto& r : rows) {

@@ -144,7 +144,7 @@ TEST_F(Exports, PathExportsReplaceFilesWhole) {
 
 TEST_F(Exports, JsonSummaryOfACraftedSession) {
   std::ostringstream out;
-  export_json_summary(SessionReader::open(path_), out, 2);
+  export_json_summary(load_session_view(path_), out, 2);
   const auto s = nlohmann::json::parse(out.str());
 
   EXPECT_EQ(s["format"], "ampscope-summary");
@@ -221,7 +221,7 @@ TEST_F(Exports, JsonSummaryOfACraftedSession) {
 TEST_F(Exports, SummaryOfAnEmptySessionHasNulls) {
   const std::string empty = dir_ / "empty.ampscope";
   SessionWriter::create(empty, SessionMeta{})->close();
-  const auto s = session_summary(SessionReader::open(empty));
+  const auto s = session_summary(load_session_view(empty));
   EXPECT_EQ(s["totals"]["kernels"], 0);
   EXPECT_TRUE(s["totals"]["categories"].empty());
   EXPECT_EQ(s["totals"]["gpu_time_ns"], 0);

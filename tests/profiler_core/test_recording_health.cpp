@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "profiler/recording_health.h"
+#include "profiler/store/session_meta_keys.h"
 
 namespace ampscope::profiler {
 namespace {
@@ -33,7 +34,7 @@ TEST(RecordingHealth, FromASessionsMeta) {
   EXPECT_EQ(describe(closed), "");
   const RecordingHealth lossy = recording_health_from_meta({{"final_state", "finished"},
                                                             {"store_dropped_batches", "5"},
-                                                            {kMetaStoreLastError, "disk I/O error"}});
+                                                            {meta_key::kStoreLastError, "disk I/O error"}});
   EXPECT_EQ(lossy.store_dropped_batches, 5u);
   EXPECT_EQ(lossy.store_error, "disk I/O error");
   // No final state: the run never closed its session (killed, or still going).

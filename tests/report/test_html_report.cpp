@@ -41,8 +41,8 @@ TEST(HtmlReport, SessionFileBecomesOneSelfContainedPage) {
   EXPECT_EQ(data.kind, ReportData::Kind::kSession);
   EXPECT_EQ(data.profiled_steps, 4);
   EXPECT_EQ(data.steps.size(), 4u);
-  ASSERT_EQ(data.gradient_steps.size(), 2u);
-  EXPECT_EQ(data.gradient_steps.back().step, 4);
+  ASSERT_EQ(data.gradient_summaries.size(), 2u);
+  EXPECT_EQ(data.gradient_summaries.back().step, 4);
   EXPECT_FALSE(data.top_kernels.empty());
   EXPECT_FALSE(data.verdict.empty());
 
@@ -240,7 +240,7 @@ TEST(HtmlReport, BadFilesAreOneLineErrors) {
       EXPECT_NE(what.find(expected), std::string::npos) << what;
     }
   };
-  one_line((dir / "missing.ampscope").string(), "no such file");
+  one_line((dir / "missing.ampscope").string(), "cannot open session");
   write_file(dir / "text.ampscope", "this is not a session\n");
   one_line((dir / "text.ampscope").string(), "text.ampscope");
   one_line(dir.path().string(), "directory");

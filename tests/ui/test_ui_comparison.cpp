@@ -20,6 +20,7 @@
 #include <fstream>
 
 #include "tests/ui/qt_test_env.h"
+#include "tests/ui/window_files.h"
 #include "ui/models/formatting.h"
 #include "ui/models/model_roles.h"
 #include "ui/models/op_comparison_model.h"
@@ -306,7 +307,7 @@ TEST(ComparisonWindow, OpensComparisonFilesOntoThePageAndReportsThem) {
   MainWindow window(MainWindow::Options{.restore_layout = false});
   window.setSessionIO(&io);
   window.show();
-  ASSERT_TRUE(window.openSession(QString::fromStdString(o.out_path))) << window.bannerText().toStdString();
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(o.out_path))) << window.bannerText().toStdString();
   EXPECT_TRUE(window.comparisonPageShown());
   EXPECT_EQ(window.comparisonPage()->summaryModel()->rowCount(), 2);
   EXPECT_EQ(window.comparisonPage()->lossPlot()->graphCount(), 2);
@@ -316,7 +317,7 @@ TEST(ComparisonWindow, OpensComparisonFilesOntoThePageAndReportsThem) {
   EXPECT_EQ(window.runPanel()->config().steps, 5);
 
   const std::string report = (dir / "r.html").string();
-  ASSERT_TRUE(window.exportReport(QString::fromStdString(report))) << window.bannerText().toStdString();
+  ASSERT_TRUE(testing::exportReportAndWait(window, QString::fromStdString(report))) << window.bannerText().toStdString();
   std::ifstream in(report);
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(html.find("Precision variants"), std::string::npos);
@@ -324,7 +325,7 @@ TEST(ComparisonWindow, OpensComparisonFilesOntoThePageAndReportsThem) {
   // A corrupt file is a message in the window, and the page keeps what it showed.
   const std::string corrupt = (dir / "corrupt.ampscope").string();
   std::ofstream(corrupt) << "not a database";
-  EXPECT_FALSE(window.openSession(QString::fromStdString(corrupt)));
+  EXPECT_FALSE(testing::openAndWait(window, QString::fromStdString(corrupt)));
   EXPECT_FALSE(window.bannerText().isEmpty());
   EXPECT_EQ(window.comparisonPage()->summaryModel()->rowCount(), 2);
 }
@@ -346,7 +347,7 @@ TEST(ComparisonWindow, AnInferenceComparisonSaysBatches) {
   MainWindow window(MainWindow::Options{.restore_layout = false});
   window.setSessionIO(&io);
   window.show();
-  ASSERT_TRUE(window.openSession(QString::fromStdString(o.out_path))) << window.bannerText().toStdString();
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(o.out_path))) << window.bannerText().toStdString();
   const VariantSummaryModel& summary = *window.comparisonPage()->summaryModel();
   EXPECT_EQ(summary.rowCount(), 2);
   EXPECT_EQ(summary.headerData(VariantSummaryModel::kMedianStep, Qt::Horizontal).toString(),
@@ -358,7 +359,7 @@ TEST(ComparisonWindow, AnInferenceComparisonSaysBatches) {
   o.profile_steps = 0;
   o.out_path = (dir / "training.ampscope").string();
   profiler::ComparisonRunner(o).run();
-  ASSERT_TRUE(window.openSession(QString::fromStdString(o.out_path))) << window.bannerText().toStdString();
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(o.out_path))) << window.bannerText().toStdString();
   EXPECT_EQ(summary.headerData(VariantSummaryModel::kMedianStep, Qt::Horizontal).toString(),
             QStringLiteral("Median step"));
 }

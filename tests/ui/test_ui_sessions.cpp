@@ -5,14 +5,23 @@
 #include "engine/trainer.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/store/session_reader.h"
+#include "profiler/process_identity.h"
+#include "profiler/store/session_meta_keys.h"
+#include "profiler/store/session_writer.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
 // Qt from here on.
 #include <qcustomplot.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <QLabel>
+
 #include <fstream>
 
 #include "tests/ui/qt_test_env.h"
+#include "tests/ui/window_files.h"
 #include "ui/models/model_roles.h"
 #include "ui/models/op_stats_model.h"
 #include "ui/models/store_session_io.h"
@@ -23,6 +32,7 @@
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/op_explorer.h"
 #include "ui/widgets/run_panel.h"
+#include "ui/widgets/session_follower.h"
 
 namespace ampscope::ui {
 namespace {
@@ -50,7 +60,7 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
   MainWindow window(MainWindow::Options{.restore_layout = false});
   window.setSessionIO(&io);
   window.show();
-  ASSERT_TRUE(window.openSession(QString::fromStdString(path))) << window.bannerText().toStdString();
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(path))) << window.bannerText().toStdString();
   testing::spinFor(std::chrono::milliseconds(200));
   EXPECT_EQ(window.livePlots()->graph(LivePlots::kLoss, 0)->dataCount(), 6);
   EXPECT_EQ(window.livePlots()->graph(LivePlots::kLossScale, 0)->data()->at(0)->value, 65536.0);
@@ -82,7 +92,7 @@ TEST(Sessions, TheEvalLossIsASeriesAtTheValidatedStepsOnly) {
   MainWindow window(MainWindow::Options{.restore_layout = false});
   window.setSessionIO(&io);
   window.show();
-  ASSERT_TRUE(window.openSession(QString::fromStdString(path))) << window.bannerText().toStdString();
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(path))) << window.bannerText().toStdString();
   QCPGraph* eval = window.livePlots()->graph(LivePlots::kLoss, LivePlots::kEvalLossGraph);
   EXPECT_EQ(eval->name(), QStringLiteral("eval loss"));
   ASSERT_EQ(eval->dataCount(), 2);
@@ -97,9 +107,150 @@ TEST(Sessions, TheEvalLossIsASeriesAtTheValidatedStepsOnly) {
 
   // A session without validation: no eval points, no legend entry.
   test::ScratchDir other;
-  ASSERT_TRUE(window.openSession(QString::fromStdString(record_session(other, 3))));
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(record_session(other, 3))));
   EXPECT_EQ(eval->dataCount(), 0);
   EXPECT_FALSE(window.livePlots()->plot(LivePlots::kLoss)->legend->hasItemWithPlottable(eval));
+}
+
+// Files are read off the GUI thread: openSession returns before anything is shown,
+// the status bar says what is being opened, and when the user opens another file
+// before the first is read, only the newest is shown.
+TEST(Sessions, FilesAreReadOffTheGuiThreadAndTheNewestOneIsShown) {
+  test::ScratchDir first_dir, second_dir;
+  const QString first = QString::fromStdString(record_session(first_dir, 6));
+  const QString second = QString::fromStdString(record_session(second_dir, 3));
+  StoreSessionIO io;
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.setSessionIO(&io);
+  window.show();
+  QStringList shown;
+  QObject::connect(&window, &MainWindow::fileOpened, [&](const QString& path, bool ok) {
+    if (ok) shown << path;
+  });
+  const auto* busy = window.findChild<QLabel*>(QStringLiteral("busyStatus"));
+  ASSERT_NE(busy, nullptr);
+  ASSERT_TRUE(window.openSession(first));
+  ASSERT_TRUE(window.openSession(second));
+  // Nothing is shown synchronously; the status bar says what is being read.
+  EXPECT_EQ(window.livePlots()->graph(LivePlots::kLoss, 0)->dataCount(), 0);
+  EXPECT_TRUE(busy->isVisibleTo(&window));
+  EXPECT_TRUE(busy->text().contains(QStringLiteral("headless.ampscope"))) << busy->text().toStdString();
+  ASSERT_TRUE(testing::waitUntil([&] { return !shown.isEmpty() && !window.fileLoader()->isBusy(); }));
+  EXPECT_EQ(shown, QStringList{second});  // the first file's result was dropped, not shown
+  EXPECT_EQ(window.livePlots()->graph(LivePlots::kLoss, 0)->dataCount(), 3);
+  EXPECT_FALSE(busy->isVisibleTo(&window));
+}
+
+// A session whose run never ended (killed, or still running elsewhere) says so in
+// the status bar when opened, as a live run says what its recording lost.
+TEST(Sessions, AnUnclosedSessionSaysSoInTheStatusBar) {
+  test::ScratchDir dir;
+  const std::string path = (dir / "killed.ampscope").string();
+  {
+    profiler::SessionMeta meta;
+    meta.model = "mlp";
+    meta.precision = "fp32";
+    auto writer = profiler::SessionWriter::create(path, meta, false);
+    for (int64_t step = 1; step <= 3; ++step) {
+      profiler::StepRecord r;
+      r.step = step;
+      r.loss = 1.0 / static_cast<double>(step);
+      r.loss_scale = 1.0;
+      writer->append_step(r);
+    }
+    writer->close();  // no final_state: the profiler never said how the run ended
+  }
+  StoreSessionIO io;
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.setSessionIO(&io);
+  window.show();
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(path))) << window.bannerText().toStdString();
+  EXPECT_EQ(window.livePlots()->graph(LivePlots::kLoss, 0)->dataCount(), 3);
+  EXPECT_TRUE(window.recordingStatusText().contains(QStringLiteral("not closed")))
+      << window.recordingStatusText().toStdString();
+  // A finished session clears it.
+  test::ScratchDir other;
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(record_session(other, 3))));
+  EXPECT_TRUE(window.recordingStatusText().isEmpty()) << window.recordingStatusText().toStdString();
+}
+
+std::unique_ptr<profiler::SessionWriter> unfinished_session(const std::string& path, int64_t writer_pid) {
+  profiler::SessionMeta meta;
+  meta.model = "mlp";
+  meta.precision = "fp32";
+  auto writer = profiler::SessionWriter::create(path, meta, false);
+  writer->set_meta_value(profiler::meta_key::kPid, std::to_string(writer_pid));
+  writer->set_meta_value(profiler::meta_key::kHost, profiler::current_host_name());
+  return writer;
+}
+
+void append_steps(profiler::SessionWriter& writer, int64_t first, int64_t last) {
+  for (int64_t step = first; step <= last; ++step) {
+    profiler::StepRecord r;
+    r.step = step;
+    r.loss = 2.0 / static_cast<double>(step);
+    r.loss_scale = 1.0;
+    writer.append_step(r);
+  }
+  writer.flush();  // committed: visible to the window's reader
+}
+
+// A session that another process is still writing (here: this test's writer, with
+// this process as the recorded writer): the window follows it, shows the new steps
+// as they are committed, says "live", and says when the run has ended.
+TEST(Sessions, ASessionStillBeingWrittenIsFollowedLive) {
+  test::ScratchDir dir;
+  const std::string path = (dir / "live.ampscope").string();
+  auto writer = unfinished_session(path, profiler::current_process_id());
+  append_steps(*writer, 1, 3);
+  StoreSessionIO io;
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.setSessionIO(&io);
+  window.show();
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(path))) << window.bannerText().toStdString();
+  QCPGraph* loss = window.livePlots()->graph(LivePlots::kLoss, 0);
+  EXPECT_EQ(loss->dataCount(), 3);
+  const auto* live = window.findChild<QLabel*>(QStringLiteral("liveStatus"));
+  ASSERT_NE(live, nullptr);
+  EXPECT_TRUE(live->isVisibleTo(&window));
+  EXPECT_TRUE(live->text().startsWith(QStringLiteral("live"))) << live->text().toStdString();
+
+  append_steps(*writer, 4, 9);
+  ASSERT_TRUE(testing::waitUntil([&] { return loss->dataCount() == 9; }, std::chrono::seconds(30)))
+      << loss->dataCount() << " steps shown";
+  EXPECT_TRUE(window.sessionFollower()->isFollowing());
+
+  writer->set_meta_value(profiler::meta_key::kFinalState, "finished");
+  writer->close();
+  ASSERT_TRUE(testing::waitUntil([&] { return !window.sessionFollower()->isFollowing(); }, std::chrono::seconds(30)));
+  EXPECT_TRUE(live->text().contains(QStringLiteral("ended"))) << live->text().toStdString();
+  EXPECT_EQ(loss->dataCount(), 9);
+}
+
+// The process that wrote an unclosed session is gone (killed): opening it says so
+// and follows nothing.
+TEST(Sessions, AnUnclosedSessionWhoseWriterIsGoneIsNotFollowed) {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // reaped: the pid runs nothing now
+  test::ScratchDir dir;
+  const std::string path = (dir / "killed.ampscope").string();
+  {
+    auto writer = unfinished_session(path, child);
+    append_steps(*writer, 1, 2);
+    writer->close();
+  }
+  StoreSessionIO io;
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.setSessionIO(&io);
+  window.show();
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(path))) << window.bannerText().toStdString();
+  EXPECT_FALSE(window.sessionFollower()->isFollowing());
+  const auto* live = window.findChild<QLabel*>(QStringLiteral("liveStatus"));
+  ASSERT_NE(live, nullptr);
+  EXPECT_TRUE(live->text().contains(QStringLiteral("pid %1").arg(child))) << live->text().toStdString();
+  EXPECT_TRUE(live->text().contains(QStringLiteral("gone"))) << live->text().toStdString();
 }
 
 TEST(Sessions, PlotsExportToPngSvgAndPdf) {
@@ -110,7 +261,7 @@ TEST(Sessions, PlotsExportToPngSvgAndPdf) {
   window.setSessionIO(&io);
   window.resize(1400, 900);
   window.show();
-  ASSERT_TRUE(window.openSession(QString::fromStdString(path)));
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(path)));
   testing::spinFor(std::chrono::milliseconds(200));
   const auto head = [](const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);
@@ -133,9 +284,9 @@ TEST(Sessions, BadFilesAreMessagesInTheWindow) {
   MainWindow window(MainWindow::Options{.restore_layout = false});
   window.setSessionIO(&io);
   window.show();
-  EXPECT_FALSE(window.openSession(QString::fromStdString((dir / "garbage.ampscope").string())));
+  EXPECT_FALSE(testing::openAndWait(window, QString::fromStdString((dir / "garbage.ampscope").string())));
   EXPECT_TRUE(window.bannerText().contains(QStringLiteral("garbage.ampscope"))) << window.bannerText().toStdString();
-  EXPECT_FALSE(window.openSession(QString::fromStdString((dir / "missing.ampscope").string())));
+  EXPECT_FALSE(testing::openAndWait(window, QString::fromStdString((dir / "missing.ampscope").string())));
   EXPECT_TRUE(window.bannerText().contains(QStringLiteral("missing.ampscope"))) << window.bannerText().toStdString();
 }
 
@@ -161,10 +312,10 @@ TEST(Sessions, TheShownSessionExportsAsASelfContainedHtmlReport) {
   MainWindow window(MainWindow::Options{.restore_layout = false});
   window.setSessionIO(&io);
   const QString report = QString::fromStdString((dir / "report.html").string());
-  EXPECT_FALSE(window.exportReport(report));  // nothing shown yet: a message, no file
+  EXPECT_FALSE(testing::exportReportAndWait(window, report));  // nothing shown yet: a message, no file
   EXPECT_FALSE(window.bannerText().isEmpty());
-  ASSERT_TRUE(window.openSession(QString::fromStdString(path)));
-  ASSERT_TRUE(window.exportReport(report)) << window.bannerText().toStdString();
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(path)));
+  ASSERT_TRUE(testing::exportReportAndWait(window, report)) << window.bannerText().toStdString();
   std::ifstream in(report.toStdString());
   const std::string html{std::istreambuf_iterator<char>(in), {}};
   EXPECT_NE(html.find("<html"), std::string::npos);

@@ -3,11 +3,14 @@
 // (profiler/store, SessionReader/SessionWriter) implements it; the UI only
 // knows this interface, so it builds and runs before the store exists.
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "profiler/analysis/comparison.h"
 #include "profiler/records.h"
+#include "profiler/recording_health.h"
 #include "profiler/snapshot.h"
 
 namespace ampscope::ui {
@@ -17,13 +20,23 @@ struct LoadedSession {
   std::vector<profiler::StepRecord> steps;
   std::vector<profiler::OptimizerStepRecord> optimizer_steps;  // steps of several optimizers only
   profiler::ProfileSnapshotPtr profile;  // null when the session recorded no profile
+  profiler::RecordingHealth health;      // what the recording lost (a killed run, dropped records)
+  int64_t writer_pid = 0;                // the process that recorded it, and its host ("" unknown)
+  std::string writer_host;
+};
+
+// A file the user opened: a training session or a comparison, read once.
+struct LoadedFile {
+  std::optional<LoadedSession> session;  // exactly one of the two is set
+  std::optional<profiler::Comparison> comparison;
 };
 
 class SessionIO {
  public:
   virtual ~SessionIO() = default;
   // Throws std::exception with a one-line, user-readable message on failure.
-  virtual LoadedSession load(const std::string& path) = 0;
+  // May run on any thread (the window loads off the GUI thread).
+  virtual LoadedFile load(const std::string& path) = 0;
   // Writes the session recorded by the current (or last) run to `path`.
   virtual void saveCurrent(const std::string& path) = 0;
   // The session file behind what the window shows: the one opened last, or the

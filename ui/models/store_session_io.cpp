@@ -2,43 +2,49 @@
 
 #include <algorithm>
 
+#include <cstdlib>
+
 #include "profiler/store/session_copy.h"
-#include "profiler/store/session_reader.h"
+#include "profiler/store/session_meta_keys.h"
 
 namespace ampscope::ui {
 
-profiler::ProfileSnapshotPtr snapshot_from_session(const std::string& path, size_t top_kernels,
-                                                   size_t history_steps) {
-  const auto session = profiler::SessionReader::open(path);
+profiler::ProfileSnapshotPtr snapshot_from_view(const profiler::SessionView& session) {
   auto snapshot = std::make_shared<profiler::ProfileSnapshot>();
-  const auto steps = session.steps();
-  snapshot->step = steps.empty() ? 0 : steps.back().step;
-  snapshot->op_stats = session.op_stats();
-  // Only the top kernels: a session can hold millions of records (lazily summarised by the store).
-  snapshot->kernels = session.top_kernels(top_kernels);
-  snapshot->gpu_attribution = session.gpu_attribution();
-  snapshot->gradients = session.latest_gradients();
-  const auto gradient_steps = session.gradient_steps();
-  const size_t first = gradient_steps.size() > history_steps ? gradient_steps.size() - history_steps : 0;
-  for (size_t i = first; i < gradient_steps.size(); ++i) {
-    const auto samples = session.gradients(gradient_steps[i]);
-    snapshot->gradient_history.insert(snapshot->gradient_history.end(), samples.begin(), samples.end());
-  }
-  if (const auto activation_steps = session.activation_steps(); !activation_steps.empty())
-    snapshot->activations = session.activations(activation_steps.back());
-  snapshot->first_fp16_overflow = session.first_fp16_overflow();
-  snapshot->gpu_tracing = session.meta().gpu_tracing;
+  snapshot->step = session.steps.empty() ? 0 : session.steps.back().step;
+  snapshot->op_stats = session.op_stats;
+  snapshot->kernels = session.top_kernels;
+  snapshot->gpu_attribution = session.gpu_attribution;
+  snapshot->gradients = session.latest_gradients;
+  snapshot->gradient_history = session.gradient_history;
+  snapshot->activations = session.latest_activations;
+  snapshot->first_fp16_overflow = session.first_fp16_overflow;
+  snapshot->gpu_tracing = session.meta.gpu_tracing;
   return snapshot;
 }
 
-LoadedSession StoreSessionIO::load(const std::string& path) {
-  const auto session = profiler::SessionReader::open(path);
+LoadedSession loaded_session(profiler::SessionView session) {
   LoadedSession loaded;
-  loaded.meta = session.meta();
-  loaded.steps = session.steps();
-  loaded.optimizer_steps = session.optimizer_steps();
-  const bool has_profile = session.op_count() > 0 || session.kernel_count() > 0 || !session.gradient_steps().empty();
-  if (has_profile) loaded.profile = snapshot_from_session(path);
+  if (session.has_profile()) loaded.profile = snapshot_from_view(session);
+  loaded.health = session.health;
+  if (const auto pid = session.meta_values.find(profiler::meta_key::kPid); pid != session.meta_values.end())
+    loaded.writer_pid = std::strtoll(pid->second.c_str(), nullptr, 10);
+  if (const auto host = session.meta_values.find(profiler::meta_key::kHost); host != session.meta_values.end())
+    loaded.writer_host = host->second;
+  loaded.meta = std::move(session.meta);
+  loaded.steps = std::move(session.steps);
+  loaded.optimizer_steps = std::move(session.optimizer_steps);
+  return loaded;
+}
+
+LoadedFile StoreSessionIO::load(const std::string& path) {
+  profiler::RecordedFile file = profiler::open_recorded_file(path, kGuiViewOptions);
+  LoadedFile loaded;
+  if (file.comparison) {
+    loaded.comparison = std::move(file.comparison);
+  } else {
+    loaded.session = loaded_session(std::move(*file.session));
+  }
   std::lock_guard lock(mutex_);
   shown_ = path;
   return loaded;

@@ -4,13 +4,14 @@
 #include <mutex>
 #include <string>
 
+#include "profiler/store/session_view.h"
 #include "ui/models/session_io.h"
 
 namespace ampscope::ui {
 
 class StoreSessionIO final : public SessionIO {
  public:
-  LoadedSession load(const std::string& path) override;
+  LoadedFile load(const std::string& path) override;
   // Copies the session the current (or last) run is recording.
   void saveCurrent(const std::string& path) override;
   // The file the live profiler records into; set by the app for each run.
@@ -23,9 +24,11 @@ class StoreSessionIO final : public SessionIO {
   std::string shown_;
 };
 
-// A snapshot of a stored session, as the live views take it. Keeps the last
-// `history_steps` gradient samples for the heatmap over time.
-profiler::ProfileSnapshotPtr snapshot_from_session(const std::string& path, size_t top_kernels = 500,
-                                                   size_t history_steps = 64);
+// What the window reads of a session: the top 500 kernels, the gradient samples
+// of the last 64 sampled steps for the heatmap over time, no per-step summaries.
+inline constexpr profiler::SessionViewOptions kGuiViewOptions{500, 0, 64};
+
+// A snapshot of a stored session, as the live views take it.
+profiler::ProfileSnapshotPtr snapshot_from_view(const profiler::SessionView& session);
 
 }  // namespace ampscope::ui

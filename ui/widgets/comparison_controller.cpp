@@ -15,16 +15,6 @@ ComparisonResultsPtr makeComparisonResults(profiler::Comparison comparison, cons
   return results;
 }
 
-ComparisonResultsPtr loadComparisonResults(const QString& path) {
-  auto results = std::make_shared<ComparisonResults>();
-  results->report = profiler::load_report(path.toStdString());
-  if (results->report.kind != profiler::ReportData::Kind::kComparison || !results->report.comparison)
-    throw std::runtime_error("not a comparison file: it holds one training session");
-  results->path = path;
-  results->complete = true;
-  return results;
-}
-
 double ComparisonProgressInfo::fraction() const {
   if (run_count <= 0) return 0.0;
   const double within = steps > 0 ? static_cast<double>(step) / static_cast<double>(steps) : 0.0;

@@ -30,8 +30,6 @@ struct ComparisonResults {
 using ComparisonResultsPtr = std::shared_ptr<const ComparisonResults>;
 
 ComparisonResultsPtr makeComparisonResults(profiler::Comparison comparison, const QString& path, bool complete);
-// Reads a comparison file; throws std::runtime_error (StoreError) with a one-line message.
-ComparisonResultsPtr loadComparisonResults(const QString& path);
 
 struct ComparisonProgressInfo {
   QString variant;

@@ -188,37 +188,32 @@ void ComparisonPage::stopComparison() {
 
 void ComparisonPage::shutdown() { controller_->shutdown(); }
 
-bool ComparisonPage::openComparison(const QString& path) {
+bool ComparisonPage::showOpenedComparison(const ComparisonResultsPtr& results) {
+  const QString& path = results->path;
   if (controller_->isActive()) {
     emit errorOccurred(tr("Cannot open %1").arg(QFileInfo(path).fileName()),
                        tr("a comparison is running; stop it first"));
     return false;
   }
-  try {
-    ComparisonResultsPtr results = loadComparisonResults(path);
-    // The settings that made it, so "Run comparison" repeats it (into a new file).
-    const profiler::Comparison& c = *results->report.comparison;
-    QStringList names;
-    int64_t profiled = 0;
-    for (const auto& v : c.variants) {
-      names << QString::fromStdString(v.variant);
-      profiled = std::max(profiled, v.profiled_steps);
-    }
-    setVariants(names);
-    setRepeats(static_cast<int>(c.planned_repeats));
-    setWarmupSteps(static_cast<int>(c.warmup_steps));
-    setProfiledSteps(static_cast<int>(profiled));
-    setOutputPath({});
-    showResults(results);
-    ui_->progressBar->setValue(0);
-    ui_->progressLabel->setText(c.inference ? tr("Opened %1: an inference comparison (latency per batch)")
-                                                  .arg(QFileInfo(path).fileName())
-                                            : tr("Opened %1").arg(QFileInfo(path).fileName()));
-    return true;
-  } catch (const std::exception& e) {
-    emit errorOccurred(tr("Cannot open %1").arg(QFileInfo(path).fileName()), QString::fromUtf8(e.what()));
-    return false;
+  // The settings that made it, so "Run comparison" repeats it (into a new file).
+  const profiler::Comparison& c = *results->report.comparison;
+  QStringList names;
+  int64_t profiled = 0;
+  for (const auto& v : c.variants) {
+    names << QString::fromStdString(v.variant);
+    profiled = std::max(profiled, v.profiled_steps);
   }
+  setVariants(names);
+  setRepeats(static_cast<int>(c.planned_repeats));
+  setWarmupSteps(static_cast<int>(c.warmup_steps));
+  setProfiledSteps(static_cast<int>(profiled));
+  setOutputPath({});
+  showResults(results);
+  ui_->progressBar->setValue(0);
+  ui_->progressLabel->setText(c.inference ? tr("Opened %1: an inference comparison (latency per batch)")
+                                                .arg(QFileInfo(path).fileName())
+                                          : tr("Opened %1").arg(QFileInfo(path).fileName()));
+  return true;
 }
 
 void ComparisonPage::showResults(const ComparisonResultsPtr& results) {

@@ -49,8 +49,9 @@ class ComparisonPage : public QWidget {
   // The Run button; false with errorOccurred when the settings are impossible or a run is active.
   bool startComparison();
   void stopComparison();
-  // Shows a comparison file; false with errorOccurred when it cannot be read.
-  bool openComparison(const QString& path);
+  // Shows a comparison file read by the window's FileLoader; false with
+  // errorOccurred while a comparison runs.
+  bool showOpenedComparison(const ComparisonResultsPtr& results);
   void showResults(const ComparisonResultsPtr& results);
   // Training and a comparison compete for the same device: the window keeps one at a time.
   void setTrainingActive(bool active);

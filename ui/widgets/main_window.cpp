@@ -11,18 +11,15 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QScopeGuard>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 #include "engine/config_json.h"
-#include "profiler/report/html_report.h"
-#include "profiler/report/report_data.h"
-#include "profiler/store/comparison_store.h"
 #include "ui/widgets/comparison_page.h"
 #include "ui/models/formatting.h"
 #include "ui/models/session_io.h"
@@ -30,7 +27,9 @@
 #include "ui/widgets/kernel_view.h"
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/op_explorer.h"
+#include "ui/widgets/ranks_page.h"
 #include "ui/widgets/run_panel.h"
+#include "ui/widgets/session_follower.h"
 #include "ui/widgets/training_controller.h"
 
 namespace ampscope::ui {
@@ -62,6 +61,25 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
   setTabPosition(Qt::AllDockWidgetAreas, QTabWidget::North);
   controller_ = new TrainingController(this);
+  file_loader_ = new FileLoader(this);
+  connect(file_loader_, &FileLoader::opened, this, &MainWindow::showOpenedFile);
+  connect(file_loader_, &FileLoader::openFailed, this,
+          [this](const QString& path, const QString& message, bool refresh) {
+            // A live session read while its writer checkpoints can fail once: tried again at its next change.
+            if (refresh) return follower_->reloaded(path, false);
+            showError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), message);
+            emit fileOpened(path, false);
+          });
+  follower_ = new SessionFollower(this);
+  connect(follower_, &SessionFollower::reloadWanted, file_loader_, &FileLoader::refresh);
+  connect(file_loader_, &FileLoader::reportWritten, this, [this](const QString& path) {
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+    emit reportExported(path, true);
+  });
+  connect(file_loader_, &FileLoader::reportFailed, this, [this](const QString& path, const QString& message) {
+    showError(tr("Cannot write the report"), message);
+    emit reportExported(path, false);
+  });
 
   auto* center = new QWidget;
   auto* center_layout = new QVBoxLayout(center);
@@ -96,6 +114,11 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   pages_->addTab(comparison_page_, tr("Precision comparison"));
   pages_->setTabToolTip(1, tr("FP32 vs TF32 vs FP16 vs BF16: the Run panel's training in each precision, "
                               "repeated, with speedups, per-op times and loss curves"));
+  ranks_page_ = new RanksPage;
+  pages_->addTab(ranks_page_, tr("Ranks"));
+  pages_->setTabToolTip(2, tr("The ranks of a distributed run side by side: stragglers, loss-scale agreement, "
+                              "skipped steps and collectives (open several FILE.rank<R>.ampscope files)"));
+  pages_->setTabVisible(2, false);  // until rank files are opened
   center_layout->addWidget(banner_);
   center_layout->addWidget(pages_, 1);
   setCentralWidget(center);
@@ -115,6 +138,12 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::setRecordingProblem(const QString& problem) {
+  status_recording_->setText(problem.isEmpty() ? QString() : tr("Recording: %1").arg(problem));
+  status_recording_->setToolTip(problem);
+  status_recording_->setVisible(!problem.isEmpty());
+}
 
 void MainWindow::buildDocks() {
   auto dock = [this](const QString& title, const QString& name, QWidget* widget) {
@@ -223,6 +252,24 @@ void MainWindow::buildStatusBar() {
   status_recording_->setMaximumWidth(560);
   status_recording_->hide();
   statusBar()->addWidget(status_recording_);
+  status_live_ = new QLabel;
+  status_live_->setObjectName(QStringLiteral("liveStatus"));
+  status_live_->hide();
+  statusBar()->addWidget(status_live_);
+  connect(follower_, &SessionFollower::statusChanged, this, [this](const QString& text) {
+    status_live_->setText(text);
+    status_live_->setVisible(!text.isEmpty());
+  });
+  status_busy_ = new QLabel;
+  status_busy_->setObjectName(QStringLiteral("busyStatus"));
+  status_busy_->hide();
+  statusBar()->addWidget(status_busy_);
+  connect(file_loader_, &FileLoader::busyChanged, this, [this](bool busy, const QString& what) {
+    status_busy_->setText(what);
+    status_busy_->setVisible(busy);
+    if (busy) QApplication::setOverrideCursor(Qt::BusyCursor);  // busy, not blocked: the window still answers
+    else QApplication::restoreOverrideCursor();
+  });
   status_step_ = label(tr("Completed optimizer steps"));
   status_speed_ = label(tr("Samples per second over the last steps"));
   status_eta_ = label(tr("Estimated time to the last step, from the recent step time"));
@@ -241,11 +288,7 @@ void MainWindow::connectController() {
   connect(controller_, &TrainingController::stepsAppended, this, &MainWindow::updateStatus);
   connect(controller_, &TrainingController::stateChanged, this, &MainWindow::onStateChanged);
   connect(controller_, &TrainingController::profileUpdated, this, &MainWindow::onProfile);
-  connect(controller_, &TrainingController::recordingProblemChanged, this, [this](const QString& problem) {
-    status_recording_->setText(problem.isEmpty() ? QString() : tr("Recording: %1").arg(problem));
-    status_recording_->setToolTip(problem);
-    status_recording_->setVisible(!problem.isEmpty());
-  });
+  connect(controller_, &TrainingController::recordingProblemChanged, this, &MainWindow::setRecordingProblem);
   connect(controller_, &TrainingController::runStarted, this, [this](const RunInfo& info) {
     plots_->setScalerEnabled(info.scaler_enabled);
     setWindowTitle(tr("ampscope — %1 · %2 · %3").arg(info.model, info.precision, info.device));
@@ -276,6 +319,7 @@ void MainWindow::startRun() {
     return;
   }
   banner_->hide();
+  follower_->stop();  // the window shows the new run now
   showTrainingPage();
   controller_->start(run_panel_->config());
 }
@@ -338,27 +382,66 @@ void MainWindow::updateStatus() {
   status_precision_->setText(info.precision.isEmpty() ? QStringLiteral("—") : info.precision);
 }
 
+void MainWindow::setSessionIO(SessionIO* io) {
+  session_io_ = io;
+  file_loader_->setSessionIO(io);
+}
+
 bool MainWindow::openSession(const QString& path) {
   if (controller_->isActive() || comparison_page_->isRunning()) {
     showError(tr("Cannot open a session"), tr("a run is in progress; stop it first"));
     return false;
   }
-  if (!session_io_) {
+  follower_->stop();  // a followed file's next read would replace this one
+  if (!file_loader_->open(path)) {
     showError(tr("Cannot open %1").arg(QFileInfo(path).fileName()),
               tr("this build has no session reader (the profiler store is not attached)"));
     return false;
   }
-  try {
-    if (profiler::is_comparison_file(path.toStdString())) {
-      if (!comparison_page_->openComparison(path)) return false;  // the page showed why
-      applySavedConfig(comparison_page_->results()->report.meta.config_json);
-      showComparisonPage();
-      setWindowTitle(tr("ampscope — %1").arg(QFileInfo(path).fileName()));
-      banner_->hide();
-      addRecentFile(path);
-      return true;
+  return true;
+}
+
+bool MainWindow::openSessions(const QStringList& paths) {
+  if (paths.size() == 1) return openSession(paths.front());
+  if (paths.isEmpty()) return false;
+  if (controller_->isActive() || comparison_page_->isRunning()) {
+    showError(tr("Cannot open the ranks"), tr("a run is in progress; stop it first"));
+    return false;
+  }
+  follower_->stop();
+  return file_loader_->openRanks(paths);
+}
+
+void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
+  const QString& path = file->path;
+  // A run may have started while the file was read: the run keeps the window.
+  if (controller_->isActive() || comparison_page_->isRunning()) {
+    if (file->refresh) return follower_->stop();
+    showError(tr("Cannot show %1").arg(QFileInfo(path).fileName()),
+              tr("a run started while it was read; open it again when the run ends"));
+    emit fileOpened(path, false);
+    return;
+  }
+  if (file->ranks) {
+    follower_->stop();
+    ranks_page_->showRanks(file->ranks);
+    pages_->setTabVisible(pages_->indexOf(ranks_page_), true);
+    pages_->setCurrentWidget(ranks_page_);
+    setWindowTitle(tr("ampscope — %1 ranks").arg(file->ranks->ranks->ranks.size()));
+    banner_->hide();
+    emit fileOpened(path, true);
+    return;
+  }
+  if (file->comparison) {
+    follower_->stop();
+    if (!comparison_page_->showOpenedComparison(file->comparison)) {  // the page showed why
+      emit fileOpened(path, false);
+      return;
     }
-    LoadedSession session = session_io_->load(path.toStdString());
+    applySavedConfig(file->comparison->report.meta.config_json);
+    showComparisonPage();
+  } else {
+    const LoadedSession& session = *file->session;
     RunInfo info;
     info.device = QString::fromStdString(session.meta.device);
     info.model = QString::fromStdString(session.meta.model);
@@ -368,24 +451,27 @@ bool MainWindow::openSession(const QString& path) {
     info.scaler_enabled = session.meta.scaler_enabled;
     info.total_steps = session.steps.empty() ? 0 : session.steps.back().step;
     info.source = path;
-    controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps);
+    controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps, session.health);
+    if (file->refresh) {
+      follower_->reloaded(path, session.health.closed);
+      return;  // the same file, newer: title, recent files and the run panel stay
+    }
+    // A session whose run has not ended (another process still writing it) is followed.
+    follower_->follow(path, session.health.closed, session.writer_pid, QString::fromStdString(session.writer_host));
     applySavedConfig(session.meta.config_json);
     showTrainingPage();
-    setWindowTitle(tr("ampscope — %1").arg(QFileInfo(path).fileName()));
-    banner_->hide();
-    addRecentFile(path);
-    return true;
-  } catch (const std::exception& e) {
-    showError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), QString::fromUtf8(e.what()));
-    return false;
   }
+  setWindowTitle(tr("ampscope — %1").arg(QFileInfo(path).fileName()));
+  banner_->hide();
+  addRecentFile(path);
+  emit fileOpened(path, true);
 }
 
 void MainWindow::openSessionDialog() {
-  const QString path = QFileDialog::getOpenFileName(
-      this, tr("Open session"), {},
+  const QStringList paths = QFileDialog::getOpenFileNames(
+      this, tr("Open session (several: the ranks of a distributed run)"), {},
       tr("ampscope sessions (*.%1);;All files (*)").arg(kSessionSuffix));
-  if (!path.isEmpty()) openSession(path);
+  if (!paths.isEmpty()) openSessions(paths);
 }
 
 void MainWindow::saveSessionDialog() {
@@ -433,16 +519,8 @@ bool MainWindow::exportReport(const QString& path) {
                                        : tr("run a training or open a session first"));
     return false;
   }
-  QApplication::setOverrideCursor(Qt::WaitCursor);
-  const auto restore_cursor = qScopeGuard([] { QApplication::restoreOverrideCursor(); });
-  try {
-    profiler::write_html_report(profiler::load_report(source), path.toStdString());
-    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
-    return true;
-  } catch (const std::exception& e) {
-    showError(tr("Cannot write the report"), QString::fromUtf8(e.what()));
-    return false;
-  }
+  file_loader_->writeReport(QString::fromStdString(source), path);
+  return true;
 }
 
 void MainWindow::exportReportDialog() {
@@ -507,13 +585,16 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
   const auto urls = event->mimeData()->urls();
-  if (urls.size() == 1 && urls.front().isLocalFile() &&
-      urls.front().toLocalFile().endsWith(QLatin1Char('.') + QLatin1String(kSessionSuffix)))
-    event->acceptProposedAction();
+  const bool sessions = !urls.isEmpty() && std::all_of(urls.begin(), urls.end(), [](const QUrl& url) {
+    return url.isLocalFile() && url.toLocalFile().endsWith(QLatin1Char('.') + QLatin1String(kSessionSuffix));
+  });
+  if (sessions) event->acceptProposedAction();
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
-  openSession(event->mimeData()->urls().front().toLocalFile());
+  QStringList paths;
+  for (const QUrl& url : event->mimeData()->urls()) paths << url.toLocalFile();
+  openSessions(paths);
   event->acceptProposedAction();
 }
 

@@ -9,6 +9,7 @@
 #include "engine/config.h"
 #include "engine/events.h"
 #include "profiler/snapshot.h"
+#include "ui/widgets/file_loader.h"
 
 class QAction;
 class QLabel;
@@ -19,10 +20,13 @@ class QToolButton;
 namespace ampscope::ui {
 
 class ComparisonPage;
+class FileLoader;
+class SessionFollower;
 class GradientsPane;
 class KernelView;
 class LivePlots;
 class OpExplorer;
+class RanksPage;
 class RunPanel;
 class SessionIO;
 class TrainingController;
@@ -38,11 +42,20 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   // Session files go through this (the profiler store); not owned; null: File→Open explains.
-  void setSessionIO(SessionIO* io) { session_io_ = io; }
+  void setSessionIO(SessionIO* io);
+  // Opens a session or comparison file: read off the GUI thread (a progress note in
+  // the status bar meanwhile), shown when read; fileOpened(path, ok) follows. false,
+  // with the banner, when it cannot start (a run in progress, no session reader).
   bool openSession(const QString& path);
-  // Writes the self-contained HTML report to `path`: of the comparison when its
-  // page is in front and has one, else of the session shown; false with the banner on failure.
+  // One file: openSession. Several: the ranks of a distributed run, compared on the
+  // Ranks page; fileOpened(first path, ok) follows.
+  bool openSessions(const QStringList& paths);
+  // Writes the self-contained HTML report to `path` off the GUI thread: of the
+  // comparison when its page is in front and has one, else of the session shown.
+  // reportExported(path, ok) follows; false, with the banner, when there is nothing to report.
   bool exportReport(const QString& path);
+  FileLoader* fileLoader() const { return file_loader_; }
+  SessionFollower* sessionFollower() const { return follower_; }
 
   TrainingController* controller() const { return controller_; }
   RunPanel* runPanel() const { return run_panel_; }
@@ -51,6 +64,7 @@ class MainWindow : public QMainWindow {
   KernelView* kernelView() const { return kernel_view_; }
   GradientsPane* gradientsPane() const { return gradients_; }
   ComparisonPage* comparisonPage() const { return comparison_page_; }
+  RanksPage* ranksPage() const { return ranks_page_; }
   // Brings the training plots or the comparison page to the front.
   void showTrainingPage();
   void showComparisonPage();
@@ -60,6 +74,10 @@ class MainWindow : public QMainWindow {
   // The status bar's note of what the run's recording lost; empty while hidden.
   QString recordingStatusText() const;
   QAction* startAction() const { return start_action_; }
+
+ signals:
+  void fileOpened(const QString& path, bool ok);
+  void reportExported(const QString& path, bool ok);
 
  public slots:
   void startRun();
@@ -89,14 +107,21 @@ class MainWindow : public QMainWindow {
   void resetLayout();
   // The run panel shows the settings a session or comparison was recorded with.
   void applySavedConfig(const std::string& config_json);
+  void showOpenedFile(const OpenedFilePtr& file);
+  void setRecordingProblem(const QString& problem);
 
   Options options_;
   SessionIO* session_io_ = nullptr;
+  FileLoader* file_loader_ = nullptr;
+  SessionFollower* follower_ = nullptr;  // a live session another process writes
+  QLabel* status_live_ = nullptr;
+  QLabel* status_busy_ = nullptr;  // "Opening x.ampscope…" while the loader works
   TrainingController* controller_ = nullptr;
   RunPanel* run_panel_ = nullptr;
   LivePlots* plots_ = nullptr;
   QTabWidget* pages_ = nullptr;  // the training plots and the comparison page
   ComparisonPage* comparison_page_ = nullptr;
+  RanksPage* ranks_page_ = nullptr;
   OpExplorer* op_explorer_ = nullptr;
   KernelView* kernel_view_ = nullptr;
   GradientsPane* gradients_ = nullptr;

@@ -124,7 +124,8 @@ void TrainingController::shutdown() {
 void TrainingController::showRecorded(const RunInfo& info,
                                       const std::vector<profiler::StepRecord>& steps,
                                       profiler::ProfileSnapshotPtr profile,
-                                      const std::vector<profiler::OptimizerStepRecord>& optimizer_steps) {
+                                      const std::vector<profiler::OptimizerStepRecord>& optimizer_steps,
+                                      const profiler::RecordingHealth& health) {
   if (isActive()) return;
   series_.clear();
   emit seriesReset();
@@ -136,6 +137,11 @@ void TrainingController::showRecorded(const RunInfo& info,
   profile_ = std::move(profile);
   profile_step_ = profile_ ? profile_->step : -1;
   emit profileUpdated(profile_);
+  // What the recording lost (a killed run, dropped records), as a live run says it.
+  if (const QString problem = QString::fromStdString(profiler::describe(health)); problem != recording_problem_) {
+    recording_problem_ = problem;
+    emit recordingProblemChanged(recording_problem_);
+  }
   setState(RunState::kFinished);
 }
 

@@ -83,7 +83,8 @@ class TrainingController : public QObject {
   // Shows a recorded session: replaces the series and the profile, no trainer.
   void showRecorded(const RunInfo& info, const std::vector<profiler::StepRecord>& steps,
                     profiler::ProfileSnapshotPtr profile,
-                    const std::vector<profiler::OptimizerStepRecord>& optimizer_steps = {});
+                    const std::vector<profiler::OptimizerStepRecord>& optimizer_steps = {},
+                    const profiler::RecordingHealth& health = {});
   // Drains an external queue as if a run produced it (replays, tests).
   void watchQueue(std::shared_ptr<engine::EventQueue> queue);
   // Handles one drained event; public so replays can feed events directly.

@@ -1,0 +1,85 @@
+#include "profiler/analysis/rank_comparison.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <map>
+
+#include "profiler/store/session_view.h"
+
+namespace ampscope::profiler {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::optional<int64_t> rank_from_path(std::string_view path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  const auto at = name.rfind(".rank");
+  if (at == std::string::npos) return std::nullopt;
+  size_t i = at + 5;
+  int64_t rank = 0;
+  const size_t first_digit = i;
+  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])) && i - first_digit < 9)
+    rank = rank * 10 + (name[i++] - '0');
+  if (i == first_digit || (i < name.size() && name[i] != '.')) return std::nullopt;
+  return rank;
+}
+
+bool is_collective_op(std::string_view name) { return name.rfind("c10d::", 0) == 0; }
+
+RankComparison compare_ranks(const std::vector<SessionView>& sessions) {
+  RankComparison out;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    const SessionView& s = sessions[i];
+    RankRow r;
+    r.path = s.path;
+    r.rank = rank_from_path(s.path).value_or(static_cast<int64_t>(i));
+    r.steps = static_cast<int64_t>(s.steps.size());
+    std::vector<double> times;
+    times.reserve(s.steps.size());
+    for (const auto& step : s.steps) {
+      times.push_back(step.step_time_ms);
+      r.skipped += step.skipped;
+    }
+    r.median_step_ms = median(std::move(times));
+    r.last_loss_scale = s.steps.empty() ? 1.0 : s.steps.back().loss_scale;
+    int64_t all = 0;
+    for (const auto& row : s.op_stats) {
+      if (!row.top_level) continue;
+      all += row.cpu_time_ns;
+      if (is_collective_op(row.name)) r.collective_cpu_ns += row.cpu_time_ns;
+    }
+    r.collective_share = all > 0 ? static_cast<double>(r.collective_cpu_ns) / static_cast<double>(all) : 0.0;
+    r.step_records = s.steps;
+    out.ranks.push_back(std::move(r));
+  }
+  std::stable_sort(out.ranks.begin(), out.ranks.end(), [](const RankRow& a, const RankRow& b) { return a.rank < b.rank; });
+  if (out.ranks.empty()) return out;
+  double fastest = out.ranks.front().median_step_ms;
+  for (const auto& r : out.ranks) fastest = std::min(fastest, r.median_step_ms);
+  for (size_t i = 0; i < out.ranks.size(); ++i) {
+    RankRow& r = out.ranks[i];
+    r.vs_fastest = fastest > 0 ? r.median_step_ms / fastest : 1.0;
+    if (r.median_step_ms > out.ranks[out.slowest].median_step_ms) out.slowest = i;
+  }
+  // GradScaler state must agree across ranks (DDP all-reduces the gradients, so every
+  // rank sees the same infs); a disagreement means the ranks trained differently.
+  std::map<int64_t, std::vector<double>> scales;
+  for (const auto& r : out.ranks)
+    for (const auto& s : r.step_records) scales[s.step].push_back(s.loss_scale);
+  for (const auto& [step, v] : scales) {
+    if (v.size() == out.ranks.size() && std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); }))
+      continue;
+    if (out.scale_disagreements++ == 0) out.first_disagreement_step = step;
+  }
+  return out;
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,47 @@
+#pragma once
+// The ranks of one distributed run side by side (one session per rank, as
+// `ampscope run` writes them under torchrun: FILE.rank<R>.ampscope): step time per
+// rank (stragglers), skipped steps, whether every rank used the same loss scale at
+// every step (DDP all-reduces gradients, so GradScaler must agree), and the time
+// in collectives. One aggregation for `ampscope summary`, the HTML report and the GUI.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiler/records.h"
+
+namespace ampscope::profiler {
+
+struct SessionView;
+
+struct RankRow {
+  std::string path;
+  int64_t rank = 0;  // from the file name (…rank<R>.ampscope), else its position
+  int64_t steps = 0;
+  double median_step_ms = 0.0;
+  double vs_fastest = 1.0;  // median step / the fastest rank's median step
+  int64_t skipped = 0;
+  double last_loss_scale = 1.0;
+  int64_t collective_cpu_ns = 0;  // top-level torch.distributed (c10d::) ops
+  double collective_share = 0.0;  // of all top-level op CPU time
+  std::vector<StepRecord> step_records;  // by step, for plots
+};
+
+struct RankComparison {
+  std::vector<RankRow> ranks;  // by rank
+  // Steps where the ranks' loss scales differ, or a rank lacks the step.
+  int64_t scale_disagreements = 0;
+  int64_t first_disagreement_step = 0;
+  size_t slowest = 0;  // index into ranks of the largest median step
+};
+
+// The rank in a file name: 3 for "run.rank3.ampscope"; nullopt when it has none.
+std::optional<int64_t> rank_from_path(std::string_view path);
+// torch.distributed's collectives as the op observer sees them (c10d:: ops).
+bool is_collective_op(std::string_view name);
+
+RankComparison compare_ranks(const std::vector<SessionView>& sessions);
+
+}  // namespace ampscope::profiler

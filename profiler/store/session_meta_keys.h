@@ -1,0 +1,50 @@
+#pragma once
+// The keys of a session's `meta` table, once, next to the schema: the writer, the
+// profiler, the comparison store and every reader use these names, so a key that
+// is read is a key that something writes. docs/session-format.md lists them for
+// users. The Python capture (python/ampscope/_capture.py) writes the SessionMeta
+// keys and `kind` by name through the extension's set_meta; keep it in step.
+namespace ampscope::profiler::meta_key {
+
+// SessionMeta's fields, written when the session is created.
+inline constexpr const char* kAmpscopeVersion = "ampscope_version";
+inline constexpr const char* kCreatedUtc = "created_utc";
+inline constexpr const char* kConfigJson = "config_json";
+inline constexpr const char* kDevice = "device";
+inline constexpr const char* kDeviceName = "device_name";
+inline constexpr const char* kModel = "model";
+inline constexpr const char* kData = "data";
+inline constexpr const char* kPrecision = "precision";
+inline constexpr const char* kParameterCount = "parameter_count";
+inline constexpr const char* kScalerEnabled = "scaler_enabled";
+inline constexpr const char* kTorchVersion = "torch_version";
+inline constexpr const char* kGpuTracing = "gpu_tracing";
+
+// The recording process (Chrome trace's pid; one per rank under torchrun) and its
+// host: a viewer on that host follows a live session while the pid runs.
+inline constexpr const char* kPid = "pid";
+inline constexpr const char* kHost = "host";
+// What wrote the file: "comparison" (comparison_store), "python" (ampscope run /
+// import ampscope); absent for the built-in engine's sessions.
+inline constexpr const char* kKind = "kind";
+
+// Written with the op table each time it is saved, so the two always agree:
+// steps whose ops the table holds (per-step time = table time / this).
+inline constexpr const char* kProfiledSteps = "profiled_steps";
+inline constexpr const char* kRecordedOps = "recorded_ops";
+inline constexpr const char* kUnattributedKernels = "unattributed_kernels";
+inline constexpr const char* kKernelsParked = "kernels_parked";
+inline constexpr const char* kKernelsGivenUp = "kernels_given_up";
+
+// How the run ended (written when it ends; absent: still running or killed).
+inline constexpr const char* kFinalState = "final_state";
+inline constexpr const char* kFinalMessage = "final_message";
+
+// What the recording lost (profiler/recording_health.h reads these).
+inline constexpr const char* kProfilerDroppedBatches = "profiler_dropped_batches";
+inline constexpr const char* kStoreDroppedBatches = "store_dropped_batches";
+inline constexpr const char* kStoreLastError = "store_last_error";
+inline constexpr const char* kCuptiDroppedRecords = "cupti_dropped_records";
+inline constexpr const char* kCuptiUnmappedRecords = "cupti_unmapped_records";
+
+}  // namespace ampscope::profiler::meta_key

@@ -1,0 +1,128 @@
+#include "profiler/store/session_view.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "profiler/analysis/op_aggregator.h"
+#include "profiler/store/comparison_store.h"
+#include "profiler/store/session_meta_keys.h"
+#include "profiler/store/session_reader.h"
+
+namespace ampscope::profiler {
+namespace {
+
+std::optional<int64_t> meta_count(const std::map<std::string, std::string>& meta, const char* key) {
+  const auto it = meta.find(key);
+  if (it == meta.end() || it->second.empty()) return std::nullopt;
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(it->second, &used);
+    if (used == it->second.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;  // not a count: the caller counts instead
+}
+
+// The op table of a run killed before it was first saved: the recorded ops and
+// their kernels through the same aggregation the live profiler uses, a few steps
+// at a time so a long session is never held whole.
+std::vector<OpStats> rebuild_op_stats(const SessionReader& reader, const std::vector<StepRecord>& steps) {
+  OpAggregator aggregator;
+  std::vector<int64_t> numbers;
+  numbers.reserve(steps.size());
+  for (const auto& s : steps) numbers.push_back(s.step);
+  // Ops of a step whose StepRecord never arrived (killed mid-step) come with the last chunk.
+  constexpr size_t kChunk = 16;
+  for (size_t i = 0; i < numbers.size() || i == 0; i += kChunk) {
+    const bool last = i + kChunk >= numbers.size();
+    const int64_t first = i == 0 ? std::numeric_limits<int64_t>::min() : numbers[i];
+    const int64_t end = last ? std::numeric_limits<int64_t>::max() : numbers[i + kChunk - 1];
+    aggregator.add_ops(reader.ops(first, end));
+    aggregator.add_kernels(reader.kernels_in_steps(first, end));
+    (void)aggregator.take_settled();
+    if (last) break;
+  }
+  aggregator.release_parked();
+  return aggregator.op_stats();
+}
+
+void load_gradients(const SessionReader& reader, const SessionViewOptions& options, SessionView& v) {
+  const auto steps = reader.gradient_steps();
+  v.gradient_sampled_steps = steps.size();
+  if (steps.empty()) return;
+  v.latest_gradients = reader.gradients(steps.back());
+  const size_t n = std::min(steps.size(), options.gradient_summaries);
+  v.gradient_summaries.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    // Evenly over the samples, the last one always included.
+    const size_t k = n == 1 ? steps.size() - 1 : i * (steps.size() - 1) / (n - 1);
+    v.gradient_summaries.push_back(
+        k + 1 == steps.size() ? summarize_gradients(v.latest_gradients) : summarize_gradients(reader.gradients(steps[k])));
+  }
+  const size_t first = steps.size() > options.gradient_history_steps ? steps.size() - options.gradient_history_steps : 0;
+  for (size_t i = first; i < steps.size(); ++i) {
+    const auto samples = i + 1 == steps.size() ? v.latest_gradients : reader.gradients(steps[i]);
+    v.gradient_history.insert(v.gradient_history.end(), samples.begin(), samples.end());
+  }
+}
+
+}  // namespace
+
+GradientStepSummary summarize_gradients(const std::vector<GradientSample>& samples) {
+  GradientStepSummary s;
+  if (samples.empty()) return s;
+  s.step = samples.front().step;
+  s.loss_scale = samples.front().loss_scale;
+  for (const auto& g : samples) s.numel += g.numel;
+  const FormatRangeShares fp16 = total_range_shares(samples, FloatFormat::fp16);
+  s.fp16_underflow_fraction = fp16.underflow;
+  s.fp16_subnormal_fraction = fp16.subnormal;
+  s.fp16_overflow_fraction = fp16.overflow;
+  return s;
+}
+
+SessionView load_session_view(const SessionReader& reader, const SessionViewOptions& options) {
+  if (is_comparison(reader))
+    throw StoreError("'" + reader.path() + "' holds a comparison, not a training session");
+  SessionView v;
+  v.path = reader.path();
+  v.format_version = reader.format_version();
+  v.meta_values = reader.meta_values();
+  v.meta = reader.meta();
+  v.health = recording_health_from_meta(v.meta_values);
+  v.steps = reader.steps();
+  v.optimizer_steps = reader.optimizer_steps();
+  v.op_count = reader.op_count();
+  v.kernel_count = reader.kernel_count();
+  v.op_stats = reader.op_stats();
+  if (v.op_stats.empty() && v.op_count > 0) {
+    v.op_stats = rebuild_op_stats(reader, v.steps);
+    v.op_stats_rebuilt = true;
+  }
+  // The stored count describes the stored table; a rebuilt table is counted from its ops.
+  const auto stored = v.op_stats_rebuilt ? std::nullopt : meta_count(v.meta_values, meta_key::kProfiledSteps);
+  v.profiled_steps = stored ? *stored : reader.op_step_count();
+  v.category_totals = category_totals(v.op_stats);
+  v.gpu_attribution = reader.gpu_attribution();
+  if (v.kernel_count > 0 && options.top_kernels > 0) v.top_kernels = reader.top_kernels(options.top_kernels);
+  load_gradients(reader, options, v);
+  const auto activation_steps = reader.activation_steps();
+  v.activation_sampled_steps = activation_steps.size();
+  if (!activation_steps.empty()) v.latest_activations = reader.activations(activation_steps.back());
+  v.first_fp16_overflow = reader.first_fp16_overflow();
+  return v;
+}
+
+SessionView load_session_view(const std::string& path, const SessionViewOptions& options) {
+  return load_session_view(SessionReader::open(path), options);
+}
+
+RecordedFile open_recorded_file(const std::string& path, const SessionViewOptions& options) {
+  const SessionReader reader = SessionReader::open(path);
+  RecordedFile file;
+  if (is_comparison(reader)) file.comparison = read_comparison(reader);
+  else file.session = load_session_view(reader, options);
+  return file;
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,95 @@
+#pragma once
+// A recorded session, read once into plain values: the one loader behind every
+// view of a file (heaptrack's AccumulatedTraceData). `ampscope summary`, the JSON
+// summary, the HTML report and the GUI all take a SessionView, so they show the
+// same numbers from the same queries. Raw rows (every op, every kernel) stay in
+// the store: the Chrome trace, CSV and TensorBoard exports stream them from a
+// SessionReader instead.
+//
+// open_recorded_file opens a file the user hands over once and says what it
+// holds: a session, or a comparison (same container, other tables).
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profiler/analysis/comparison.h"
+#include "profiler/records.h"
+#include "profiler/recording_health.h"
+
+namespace ampscope::profiler {
+
+class SessionReader;
+
+// The fp16 range fractions of one gradient sample step, weighted by element count.
+struct GradientStepSummary {
+  int64_t step = 0;
+  double loss_scale = 1.0;
+  int64_t numel = 0;
+  double fp16_underflow_fraction = 0.0;  // of g * loss_scale: flushes to zero in fp16
+  double fp16_subnormal_fraction = 0.0;
+  double fp16_overflow_fraction = 0.0;
+};
+
+// Fraction weighted by numel over the parameters of one sampled step.
+GradientStepSummary summarize_gradients(const std::vector<GradientSample>& samples);
+
+struct SessionViewOptions {
+  size_t top_kernels = 15;             // KernelSummary rows, by GPU time
+  size_t gradient_summaries = 2000;    // GradientStepSummary rows at most, evenly over the samples
+  size_t gradient_history_steps = 0;   // every sample of the last N sampled steps (the GUI's heatmap)
+};
+
+struct SessionView {
+  std::string path;
+  int format_version = 0;
+  SessionMeta meta;
+  std::map<std::string, std::string> meta_values;  // every key, also those SessionMeta has no field for
+  RecordingHealth health;                          // what the recording lost, from the meta
+
+  std::vector<StepRecord> steps;  // by step
+  // GradScaler's decision per optimizer, for steps of several optimizers (multi-loss, Python loops).
+  std::vector<OptimizerStepRecord> optimizer_steps;
+
+  // The op table. A run killed before its first save has none stored: then it is
+  // rebuilt from the recorded ops and kernels (without Tensor Core notes) and
+  // op_stats_rebuilt says so.
+  std::vector<OpStats> op_stats;
+  bool op_stats_rebuilt = false;
+  int64_t profiled_steps = 0;  // steps whose ops the table covers: per-step time = table time / this
+  std::vector<CategoryTotals> category_totals;
+  int64_t op_count = 0;
+  int64_t kernel_count = 0;
+  GpuAttribution gpu_attribution;
+  std::vector<KernelSummary> top_kernels;  // empty when no GPU was traced
+
+  std::vector<GradientSample> latest_gradients;         // of the last sampled step, by parameter
+  std::vector<GradientStepSummary> gradient_summaries;  // per sampled step (see the options)
+  std::vector<GradientSample> gradient_history;         // raw samples, gradient_history_steps steps
+  size_t gradient_sampled_steps = 0;
+
+  // Module outputs of the last sampled step (completion order), and the first
+  // module whose output overflowed fp16 at the earliest sampled step with one.
+  std::vector<ActivationSample> latest_activations;
+  size_t activation_sampled_steps = 0;
+  std::optional<ActivationSample> first_fp16_overflow;
+
+  bool gpu_traced() const { return meta.gpu_tracing == "cupti"; }
+  // Anything beyond the training curve: ops, kernels or gradient samples.
+  bool has_profile() const { return op_count > 0 || kernel_count > 0 || gradient_sampled_steps > 0; }
+};
+
+// Throws StoreError with a one-line message for a missing, foreign, newer or
+// corrupt file, and for a comparison (open_recorded_file takes either).
+SessionView load_session_view(const std::string& path, const SessionViewOptions& options = {});
+SessionView load_session_view(const SessionReader& reader, const SessionViewOptions& options = {});
+
+struct RecordedFile {
+  std::optional<SessionView> session;  // exactly one of the two is set
+  std::optional<Comparison> comparison;
+};
+RecordedFile open_recorded_file(const std::string& path, const SessionViewOptions& options = {});
+
+}  // namespace ampscope::profiler

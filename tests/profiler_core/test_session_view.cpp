@@ -1,0 +1,170 @@
+// The one loader of a recorded session: what `summary`, the JSON summary, the HTML
+// report and the GUI show comes from one SessionView, so it must hold what the
+// store holds, count profiled steps the way the stored table was made, rebuild a
+// missing op table, and open a file the user hands over once, whatever it holds.
+#include <algorithm>
+
+#include "profiler/store/comparison_store.h"
+#include "profiler/store/session_meta_keys.h"
+#include "profiler/store/session_view.h"
+#include "tests/profiler_core/session_fixture.h"
+#include "tests/support/test_support.h"
+
+namespace ampscope::test {
+namespace {
+
+const OpStats* find_row(const std::vector<OpStats>& rows, const std::string& name, bool top_level) {
+  const auto it = std::find_if(rows.begin(), rows.end(),
+                               [&](const OpStats& r) { return r.name == name && r.top_level == top_level; });
+  return it == rows.end() ? nullptr : &*it;
+}
+
+TEST(SessionView, HoldsWhatTheStoreHolds) {
+  ScratchDir dir;
+  const std::string path = dir / "s.ampscope";
+  const Fixture f = make_fixture();
+  write_fixture_file(path, f);
+
+  const SessionView v = load_session_view(path);
+  const SessionReader r = SessionReader::open(path);
+  EXPECT_EQ(v.path, path);
+  EXPECT_EQ(v.meta.model, "MLP 2x64");
+  EXPECT_EQ(v.meta_values.at(meta_key::kPrecision), "fp16");
+  ASSERT_EQ(v.steps.size(), 4u);
+  EXPECT_EQ(v.steps[1].skipped, true);
+  ASSERT_EQ(v.op_stats.size(), f.op_stats.size());
+  EXPECT_FALSE(v.op_stats_rebuilt);
+  EXPECT_EQ(v.op_count, static_cast<int64_t>(f.ops.size()));
+  EXPECT_EQ(v.kernel_count, static_cast<int64_t>(f.kernels.size()));
+  // Category totals are profiler::category_totals of the table: one aggregation.
+  const auto totals = category_totals(v.op_stats);
+  ASSERT_EQ(v.category_totals.size(), totals.size());
+  for (size_t i = 0; i < totals.size(); ++i) EXPECT_EQ(v.category_totals[i].cpu_time_ns, totals[i].cpu_time_ns);
+  // No stored count (a session from before it was stored): the steps with ops.
+  EXPECT_EQ(v.profiled_steps, 4);
+  EXPECT_EQ(v.gpu_attribution.traced_ns, r.gpu_attribution().traced_ns);
+  EXPECT_EQ(v.gpu_attribution.unattributed_ns, r.unattributed_gpu_ns());
+  ASSERT_FALSE(v.top_kernels.empty());
+  EXPECT_EQ(v.top_kernels.front().name, r.top_kernels(1).front().name);
+  EXPECT_EQ(v.gradient_sampled_steps, 2u);
+  ASSERT_EQ(v.latest_gradients.size(), 2u);
+  EXPECT_EQ(v.latest_gradients.front().step, 4);
+  ASSERT_EQ(v.gradient_summaries.size(), 2u);
+  EXPECT_EQ(v.gradient_summaries.front().step, 2);
+  EXPECT_EQ(v.gradient_summaries.back().step, 4);
+  EXPECT_TRUE(v.gradient_history.empty());  // not asked for
+  // Written without the profiler: it never said how the run ended.
+  EXPECT_FALSE(v.health.closed);
+  EXPECT_TRUE(v.has_profile());
+}
+
+TEST(SessionView, OptionsBoundWhatIsRead) {
+  ScratchDir dir;
+  const std::string path = dir / "s.ampscope";
+  write_fixture_file(path, make_fixture());
+  SessionViewOptions options;
+  options.top_kernels = 1;
+  options.gradient_summaries = 1;
+  options.gradient_history_steps = 1;
+  const SessionView v = load_session_view(path, options);
+  EXPECT_EQ(v.top_kernels.size(), 1u);
+  ASSERT_EQ(v.gradient_summaries.size(), 1u);
+  EXPECT_EQ(v.gradient_summaries.front().step, 4);  // the last sample is always in
+  ASSERT_EQ(v.gradient_history.size(), 2u);         // both parameters of the last sampled step
+  EXPECT_EQ(v.gradient_history.front().step, 4);
+}
+
+// The profiler stores the count with each save of the op table, so per-step times
+// of a killed run's (older) table divide by the steps that table covers.
+TEST(SessionView, TheStoredProfiledStepCountDescribesTheStoredTable) {
+  ScratchDir dir;
+  const std::string path = dir / "s.ampscope";
+  {
+    auto w = SessionWriter::create(path, make_fixture().meta);
+    write_fixture(*w, make_fixture());
+    w->set_meta_value(meta_key::kProfiledSteps, "3");
+    w->close();
+  }
+  EXPECT_EQ(load_session_view(path).profiled_steps, 3);
+  {
+    // Not a count: counted from the ops instead of trusted.
+    auto w = SessionWriter::create(path, make_fixture().meta, true);
+    write_fixture(*w, make_fixture());
+    w->set_meta_value(meta_key::kProfiledSteps, "3 steps");
+    w->close();
+  }
+  EXPECT_EQ(load_session_view(path).profiled_steps, 4);
+}
+
+// A run killed before its op table was first saved left ops but no table: the view
+// rebuilds it with the live profiler's aggregation, and says so.
+TEST(SessionView, AMissingOpTableIsRebuiltFromTheRecordedOps) {
+  ScratchDir dir;
+  const std::string path = dir / "killed.ampscope";
+  const Fixture f = make_fixture();
+  {
+    auto w = SessionWriter::create(path, f.meta);
+    for (const auto& s : f.steps) w->append_step(s);
+    w->append_ops(std::vector<OpRecord>(f.ops));
+    w->append_kernels(std::vector<KernelRecord>(f.kernels));
+    w->close();
+  }
+  ASSERT_TRUE(SessionReader::open(path).op_stats().empty());
+  const SessionView v = load_session_view(path);
+  EXPECT_TRUE(v.op_stats_rebuilt);
+  const OpStats* linear = find_row(v.op_stats, "aten::linear", true);
+  ASSERT_NE(linear, nullptr);
+  const OpStats* stored = find_row(f.op_stats, "aten::linear", true);
+  // The fixture's stored row is what the profiler saved for these records.
+  EXPECT_EQ(linear->calls, stored->calls);
+  EXPECT_EQ(linear->cpu_time_ns, stored->cpu_time_ns);
+  EXPECT_EQ(linear->category, OpCategory::kDemoted);
+  EXPECT_EQ(linear->module, "fc1");
+  EXPECT_GT(linear->gpu_time_ns, 0);  // the kernels were joined to their ops
+  ASSERT_NE(find_row(v.op_stats, "AddmmBackward0", true), nullptr);
+  ASSERT_NE(find_row(v.op_stats, "aten::_to_copy", false), nullptr);
+  EXPECT_EQ(v.profiled_steps, 4);
+  EXPECT_FALSE(v.category_totals.empty());
+}
+
+TEST(SessionView, AFileIsOpenedOnceAndSaysWhatItHolds) {
+  ScratchDir dir;
+  const std::string session = dir / "s.ampscope";
+  write_fixture_file(session, make_fixture());
+  const RecordedFile s = open_recorded_file(session);
+  ASSERT_TRUE(s.session.has_value());
+  EXPECT_FALSE(s.comparison.has_value());
+  EXPECT_EQ(s.session->steps.size(), 4u);
+
+  const std::string comparison = dir / "c.ampscope";
+  Comparison c;
+  c.meta.model = "MLP 2x64";
+  c.planned_repeats = 2;
+  VariantRun fp32;
+  fp32.variant = fp32.precision = "fp32";
+  {
+    auto writer = ComparisonWriter::create(comparison, c, false);
+    writer->add_variant(fp32);
+  }
+  const RecordedFile file = open_recorded_file(comparison);
+  ASSERT_TRUE(file.comparison.has_value());
+  EXPECT_FALSE(file.session.has_value());
+  EXPECT_EQ(file.comparison->planned_repeats, 2);
+  ASSERT_EQ(file.comparison->variants.size(), 1u);
+  EXPECT_EQ(file.comparison->variants.front().variant, "fp32");
+  try {
+    (void)load_session_view(comparison);
+    ADD_FAILURE() << "a comparison loaded as a session";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds a comparison"), std::string::npos) << e.what();
+  }
+  try {
+    (void)open_recorded_file(dir / "missing.ampscope");
+    ADD_FAILURE() << "a missing file opened";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open session"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ampscope::test

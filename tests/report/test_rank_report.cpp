@@ -1,0 +1,79 @@
+// The ranks of a distributed run: which rank is the straggler, whether GradScaler
+// agreed on every rank at every step, how much time went to collectives; the same
+// figures for `ampscope summary`, the HTML report and the GUI (compare_ranks).
+#include <gtest/gtest.h>
+
+#include "profiler/analysis/rank_comparison.h"
+#include "profiler/report/html_report.h"
+#include "profiler/report/report_data.h"
+#include "profiler/store/session_view.h"
+#include "tests/report/report_fixture.h"
+#include "tests/support/rank_sessions.h"
+#include "tests/support/test_support.h"
+
+namespace ampscope::test {
+namespace {
+
+using namespace ampscope::profiler;
+
+TEST(RankComparison, FindsTheStragglerAndChecksTheLossScaleAgrees) {
+  ScratchDir dir;
+  // Given out of order: the rank comes from the file name.
+  const std::vector<std::string> paths = {write_rank(dir, 1, 10, 15.0, 4, 2'000'000),
+                                          write_rank(dir, 0, 10, 10.0, 4, 1'000'000)};
+  std::vector<SessionView> sessions;
+  for (const auto& p : paths) sessions.push_back(load_session_view(p));
+  const RankComparison ranks = compare_ranks(sessions);
+  ASSERT_EQ(ranks.ranks.size(), 2u);
+  EXPECT_EQ(ranks.ranks[0].rank, 0);
+  EXPECT_EQ(ranks.ranks[1].rank, 1);
+  EXPECT_EQ(ranks.slowest, 1u);
+  EXPECT_DOUBLE_EQ(ranks.ranks[1].vs_fastest, 1.5);
+  EXPECT_EQ(ranks.ranks[0].skipped, 1);
+  EXPECT_EQ(ranks.scale_disagreements, 0);
+  EXPECT_EQ(ranks.ranks[1].collective_cpu_ns, 2'000'000);
+  EXPECT_DOUBLE_EQ(ranks.ranks[1].collective_share, 2.0 / (2.0 + 7.0));
+
+  // A rank that skipped on its own (it saw an inf the other did not) disagrees from there on,
+  // and a rank that lacks steps disagrees at each of them.
+  const std::string odd = write_rank(dir, 2, 8, 10.0, 6, 0);
+  sessions.push_back(load_session_view(odd));
+  const RankComparison three = compare_ranks(sessions);
+  EXPECT_EQ(three.first_disagreement_step, 4);
+  // Steps 4 and 5 (rank 2 still at 65536), 9 and 10 (rank 2 lacks them).
+  EXPECT_EQ(three.scale_disagreements, 4);
+}
+
+TEST(RankComparison, TheRankIsReadFromTheFileName) {
+  EXPECT_EQ(rank_from_path("/runs/a.rank3.ampscope"), 3);
+  EXPECT_EQ(rank_from_path("a.rank12.ampscope"), 12);
+  EXPECT_EQ(rank_from_path("/runs.rank1/a.ampscope"), std::nullopt);
+  EXPECT_EQ(rank_from_path("a.rankx.ampscope"), std::nullopt);
+  EXPECT_EQ(rank_from_path("a.rank.ampscope"), std::nullopt);
+  EXPECT_TRUE(is_collective_op("c10d::allreduce_"));
+  EXPECT_FALSE(is_collective_op("aten::add"));
+}
+
+TEST(RankReport, IsOneSelfContainedPageWithTheStragglerNamed) {
+  ScratchDir dir;
+  const std::vector<std::string> paths = {write_rank(dir, 0, 20, 10.0, 0, 1'000'000),
+                                          write_rank(dir, 1, 20, 14.0, 0, 3'000'000)};
+  const ReportData d = rank_report(paths);
+  ASSERT_EQ(d.kind, ReportData::Kind::kRanks);
+  EXPECT_EQ(d.path, paths[0]);  // the header's meta: rank 0's
+  ASSERT_FALSE(d.verdict.empty());
+  EXPECT_NE(d.verdict.front().find("Rank 1 is the straggler"), std::string::npos) << d.verdict.front();
+  const std::string html = render_html(d);
+  expect_self_contained(html);
+  EXPECT_NE(html.find("Distributed run, 2 ranks"), std::string::npos);
+  EXPECT_NE(html.find("Step time per rank"), std::string::npos);
+  EXPECT_NE(html.find("Loss scale per rank"), std::string::npos);
+  EXPECT_NE(html.find("same on every rank"), std::string::npos);
+  EXPECT_NE(html.find("run.rank1.ampscope"), std::string::npos);
+  const std::string out = (dir / "ranks.html").string();
+  write_html_report(d, out);
+  expect_python_accepts(out);
+}
+
+}  // namespace
+}  // namespace ampscope::test

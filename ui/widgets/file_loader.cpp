@@ -1,0 +1,110 @@
+#include "ui/widgets/file_loader.h"
+
+#include <QFileInfo>
+#include <QMetaObject>
+#include <exception>
+#include <utility>
+
+#include "profiler/report/html_report.h"
+#include "profiler/report/report_data.h"
+
+namespace ampscope::ui {
+
+FileLoader::FileLoader(QObject* parent) : QObject(parent) {
+  qRegisterMetaType<OpenedFilePtr>();
+  pool_.setMaxThreadCount(1);  // jobs in the order asked: a report after the open it follows
+}
+
+FileLoader::~FileLoader() { pool_.waitForDone(); }
+
+void FileLoader::waitForDone() { pool_.waitForDone(); }
+
+template <typename Done, typename F>
+void FileLoader::post(uint64_t generation, Done done, F&& f) {
+  // `this` as the context: queued to the GUI thread. The destructor waits for the
+  // worker, so `this` outlives every call made here. A result of a replaced open
+  // (an older generation) is dropped; its job still ends (done).
+  QMetaObject::invokeMethod(
+      this,
+      [this, generation, done = std::move(done), f = std::forward<F>(f)]() mutable {
+        done();
+        if (generation == 0 || generation == open_generation_) f();
+      },
+      Qt::QueuedConnection);
+}
+
+void FileLoader::begin(const QString& what) {
+  if (busy_++ == 0) emit busyChanged(true, what);
+}
+
+void FileLoader::end() {
+  if (--busy_ == 0) emit busyChanged(false, {});
+}
+
+bool FileLoader::open(const QString& path) { return start(path, false); }
+
+bool FileLoader::refresh(const QString& path) { return start(path, true); }
+
+bool FileLoader::start(const QString& path, bool refresh) {
+  if (!io_) return false;
+  const uint64_t generation = ++open_generation_;
+  if (!refresh) begin(tr("Opening %1…").arg(QFileInfo(path).fileName()));
+  // Delivered whatever happens to the result, so the busy note always ends.
+  const auto done = [this, refresh] {
+    if (!refresh) end();
+  };
+  SessionIO* io = io_;
+  pool_.start([this, io, path, generation, refresh, done] {
+    try {
+      LoadedFile loaded = io->load(path.toStdString());
+      auto file = std::make_shared<OpenedFile>();
+      file->path = path;
+      file->refresh = refresh;
+      // The comparison's report (summaries, matched ops, verdict) is made here too, off the GUI thread.
+      if (loaded.comparison) file->comparison = makeComparisonResults(std::move(*loaded.comparison), path, true);
+      else file->session = std::move(loaded.session);
+      post(generation, done, [this, file = OpenedFilePtr(std::move(file))] { emit opened(file); });
+    } catch (const std::exception& e) {
+      post(generation, done, [this, path, refresh, message = QString::fromUtf8(e.what())] {
+        emit openFailed(path, message, refresh);
+      });
+    }
+  });
+  return true;
+}
+
+bool FileLoader::openRanks(const QStringList& paths) {
+  if (paths.isEmpty()) return false;
+  const uint64_t generation = ++open_generation_;
+  begin(tr("Comparing %1 ranks…").arg(paths.size()));
+  const auto done = [this] { end(); };
+  pool_.start([this, paths, generation, done] {
+    std::vector<std::string> files;
+    for (const QString& p : paths) files.push_back(p.toStdString());
+    try {
+      auto file = std::make_shared<OpenedFile>();
+      file->path = paths.front();
+      file->ranks = std::make_shared<const profiler::ReportData>(profiler::rank_report(files));
+      post(generation, done, [this, file = OpenedFilePtr(std::move(file))] { emit opened(file); });
+    } catch (const std::exception& e) {
+      post(generation, done, [this, path = paths.front(), message = QString::fromUtf8(e.what())] {
+        emit openFailed(path, message, false);
+      });
+    }
+  });
+  return true;
+}
+
+void FileLoader::writeReport(const QString& source, const QString& path) {
+  begin(tr("Writing %1…").arg(QFileInfo(path).fileName()));
+  pool_.start([this, source, path] {
+    try {
+      profiler::write_html_report(profiler::load_report(source.toStdString()), path.toStdString());
+      post(0, [this] { end(); }, [this, path] { emit reportWritten(path); });
+    } catch (const std::exception& e) {
+      post(0, [this] { end(); }, [this, path, message = QString::fromUtf8(e.what())] { emit reportFailed(path, message); });
+    }
+  });
+}
+
+}  // namespace ampscope::ui

@@ -1,0 +1,78 @@
+#pragma once
+// Opening a session or comparison file and writing a report, off the GUI thread
+// (as hotspot loads): a file of millions of kernels takes seconds to read, and the
+// window must keep painting and answering meanwhile.
+//
+// Threads: one worker (a QThreadPool of one thread, so jobs run in the order asked)
+// reads through the SessionIO (the store's one session loader) and builds what the
+// pages show; the result crosses to the GUI thread as an immutable snapshot by
+// queued invocation. Each job carries a generation; a result of a job the user
+// has since replaced (opened another file) is dropped. The destructor waits for
+// the job in hand, so a result never reaches a destroyed receiver.
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QThreadPool>
+#include <cstdint>
+#include <memory>
+
+#include "ui/models/session_io.h"
+#include "ui/widgets/comparison_controller.h"
+
+namespace ampscope::ui {
+
+// What a file held, read and prepared for the pages.
+struct OpenedFile {
+  QString path;
+  bool refresh = false;  // read again for a live view (refresh()), not opened by the user
+  std::optional<LoadedSession> session;  // exactly one of the three is set
+  ComparisonResultsPtr comparison;
+  std::shared_ptr<const profiler::ReportData> ranks;  // several rank files (kind == kRanks)
+};
+using OpenedFilePtr = std::shared_ptr<const OpenedFile>;
+
+class FileLoader : public QObject {
+  Q_OBJECT
+ public:
+  explicit FileLoader(QObject* parent = nullptr);
+  ~FileLoader() override;
+
+  void setSessionIO(SessionIO* io) { io_ = io; }
+  // Starts reading `path`; opened() or openFailed() follows. A later open() replaces it.
+  // false (and nothing follows) when there is no SessionIO.
+  bool open(const QString& path);
+  // The same, quietly (no busy note): a followed live session read again.
+  bool refresh(const QString& path);
+  // The session files of a distributed run's ranks, compared (profiler::rank_report);
+  // opened() with `ranks` set (its path: the first file) or openFailed() follows.
+  bool openRanks(const QStringList& paths);
+  // Starts writing the HTML report of `source` (a session or comparison file) to
+  // `path`; reportWritten() or reportFailed() follows.
+  void writeReport(const QString& source, const QString& path);
+  bool isBusy() const { return busy_ > 0; }
+  // Waits for the jobs in hand (tests, shutdown); their results are still posted.
+  void waitForDone();
+
+ signals:
+  void busyChanged(bool busy, const QString& what);
+  void opened(const ampscope::ui::OpenedFilePtr& file);
+  void openFailed(const QString& path, const QString& message, bool refresh);  // message: one line
+  void reportWritten(const QString& path);
+  void reportFailed(const QString& path, const QString& message);
+
+ private:
+  template <typename Done, typename F>
+  void post(uint64_t generation, Done done, F&& f);
+  bool start(const QString& path, bool refresh);
+  void begin(const QString& what);
+  void end();
+
+  SessionIO* io_ = nullptr;
+  QThreadPool pool_;
+  uint64_t open_generation_ = 0;  // GUI thread: the newest open()
+  int busy_ = 0;                   // GUI thread: jobs started and not yet delivered, refreshes not counted
+};
+
+}  // namespace ampscope::ui
+
+Q_DECLARE_METATYPE(ampscope::ui::OpenedFilePtr)
