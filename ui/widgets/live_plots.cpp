@@ -14,27 +14,6 @@
 namespace ampscope::ui {
 namespace {
 
-// Powers of two written as 2¹⁶, the way loss scales are talked about.
-class Log2Ticker : public QCPAxisTickerLog {
- public:
-  Log2Ticker() {
-    setLogBase(2);
-    setSubTickCount(0);
-  }
-
- protected:
-  QString getTickLabel(double tick, const QLocale& locale, QChar format, int precision) override {
-    static const QString digits = QStringLiteral("⁰¹²³⁴⁵⁶⁷⁸⁹");
-    const double e = std::log2(tick);
-    if (std::abs(e - std::round(e)) > 1e-6)
-      return QCPAxisTickerLog::getTickLabel(tick, locale, format, precision);
-    const int n = static_cast<int>(std::lround(e));
-    QString sup = n < 0 ? QStringLiteral("⁻") : QString();
-    for (QChar c : QString::number(std::abs(n))) sup += digits[c.digitValue()];
-    return QStringLiteral("2") + sup;
-  }
-};
-
 // Log axes cannot show zero or negative values; QCustomPlot draws NaN as a gap.
 double positiveOrNan(double v) { return v > 0 && std::isfinite(v) ? v : qQNaN(); }
 
@@ -73,8 +52,7 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nu
   QCustomPlot* scale = makePlot(kLossScale, tr("Loss scale"), tr("scale"),
                                 QString::fromLatin1(glossary::kLossScale) + QLatin1Char('\n') +
                                     QString::fromLatin1(glossary::kSkippedStep));
-  scale->yAxis->setScaleType(QCPAxis::stLogarithmic);
-  scale->yAxis->setTicker(QSharedPointer<Log2Ticker>::create());
+  useLog2Axis(scale->yAxis);
   scale->addGraph()->setName(tr("loss scale"));
   scale->graph(0)->setLineStyle(QCPGraph::lsStepLeft);
   QCPGraph* skipped = scale->addGraph();

@@ -2,9 +2,40 @@
 
 #include <qcustomplot.h>
 
+#include <cmath>
 #include <functional>
 
 namespace ampscope::ui {
+namespace {
+
+// Powers of two written as 2¹⁶, the way loss scales are talked about.
+class Log2Ticker : public QCPAxisTickerLog {
+ public:
+  Log2Ticker() {
+    setLogBase(2);
+    setSubTickCount(0);
+  }
+
+ protected:
+  QString getTickLabel(double tick, const QLocale& locale, QChar format, int precision) override {
+    static const QString digits = QStringLiteral("⁰¹²³⁴⁵⁶⁷⁸⁹");
+    const double e = std::log2(tick);
+    if (std::abs(e - std::round(e)) > 1e-6)
+      return QCPAxisTickerLog::getTickLabel(tick, locale, format, precision);
+    const int n = static_cast<int>(std::lround(e));
+    QString sup = n < 0 ? QStringLiteral("⁻") : QString();
+    for (QChar c : QString::number(std::abs(n))) sup += digits[c.digitValue()];
+    return QStringLiteral("2") + sup;
+  }
+};
+
+}  // namespace
+
+void useLog2Axis(QCPAxis* axis) {
+  axis->setScaleType(QCPAxis::stLogarithmic);
+  axis->setTicker(QSharedPointer<Log2Ticker>::create());
+}
+
 
 bool isDark(const QPalette& palette) { return palette.color(QPalette::Window).lightness() < 128; }
 

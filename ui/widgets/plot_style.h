@@ -21,6 +21,8 @@ SeriesColors seriesColors(const QPalette& palette);
 // Background, axes, grid, fonts and legend of a plot; call again on palette changes.
 void applyPlotStyle(QCustomPlot* plot, const QPalette& palette);
 void styleAxis(QCPAxis* axis, const QPalette& palette);
+// A log axis with ticks at powers of two, written 2¹⁶: how loss scales are talked about.
+void useLog2Axis(QCPAxis* axis);
 
 // A title row above the axis rect.
 void addPlotTitle(QCustomPlot* plot, const QString& title);

@@ -46,8 +46,7 @@ RanksPage::RanksPage(QWidget* parent) : QWidget(parent) {
   table_->sortByColumn(RankModel::kRank, Qt::AscendingOrder);
   step_time_ = makePlot(tr("Step time per rank"), tr("ms"), palette());
   loss_scale_ = makePlot(tr("Loss scale per rank"), tr("loss scale"), palette());
-  loss_scale_->yAxis->setScaleType(QCPAxis::stLogarithmic);
-  loss_scale_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  useLog2Axis(loss_scale_->yAxis);
 
   auto* plots = new QSplitter(Qt::Horizontal);
   plots->addWidget(step_time_);
@@ -99,10 +98,11 @@ void RanksPage::rebuildPlots() {
     l->setPen(pen);
     l->setData(x, scale, true);
   }
-  for (QCustomPlot* plot : {step_time_, loss_scale_}) {
-    plot->rescaleAxes();
-    plot->replot(QCustomPlot::rpQueuedReplot);
-  }
+  for (QCustomPlot* plot : {step_time_, loss_scale_}) plot->rescaleAxes();
+  // A flat loss scale (every rank agreeing, nothing skipped) still gets a readable axis.
+  const QCPRange scales = loss_scale_->yAxis->range();
+  loss_scale_->yAxis->setRange(scales.lower / 2.0, scales.upper * 2.0);
+  for (QCustomPlot* plot : {step_time_, loss_scale_}) plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void RanksPage::changeEvent(QEvent* event) {
