@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -318,6 +319,14 @@ TEST_F(PythonExamples, TorchrunWithGlooWritesOneSessionPerRankAndSummaryCompares
   EXPECT_NE(summary.output.find("2 ranks"), std::string::npos) << summary.output;
   EXPECT_NE(summary.output.find("loss scale: the same on every rank at every step"), std::string::npos)
       << summary.output;
+  // The same ranks as one HTML report (default name: ddp.ranks.html), collectives measured.
+  const auto report = ampscope::test::ampscope(fmt::format("report '{}' '{}'", rank0.string(), rank1.string()));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  std::ifstream in(dir_ / "ddp.ranks.html");
+  const std::string html{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_NE(html.find("Distributed run, 2 ranks"), std::string::npos);
+  EXPECT_NE(html.find("ddp.rank1.ampscope"), std::string::npos);
+  EXPECT_NE(html.find("Collectives take up to"), std::string::npos);
 }
 
 }  // namespace
