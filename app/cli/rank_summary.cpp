@@ -12,6 +12,7 @@ int print_rank_summary(const std::vector<std::string>& paths) {
   options.top_kernels = 0;
   options.gradient_summaries = 0;
   std::vector<profiler::SessionView> sessions;
+  sessions.reserve(paths.size());
   for (const auto& path : paths) sessions.push_back(profiler::load_session_view(path, options));
   const profiler::RankComparison ranks = profiler::compare_ranks(sessions);
   fmt::print("{} ranks\n  {:<5} {:>6} {:>14} {:>10} {:>8} {:>14} {:>12}  {}\n", ranks.ranks.size(), "rank", "steps",

@@ -74,9 +74,11 @@ RankComparison compare_ranks(const std::vector<SessionView>& sessions) {
   std::map<int64_t, std::vector<double>> scales;
   for (const auto& r : out.ranks)
     for (const auto& s : r.step_records) scales[s.step].push_back(s.loss_scale);
-  for (const auto& [step, v] : scales) {
-    if (v.size() == out.ranks.size() && std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); }))
-      continue;
+  for (const auto& [step, used] : scales) {
+    const double first = used.front();
+    const bool agree = used.size() == out.ranks.size() &&
+                       std::all_of(used.begin(), used.end(), [first](double x) { return x == first; });
+    if (agree) continue;
     if (out.scale_disagreements++ == 0) out.first_disagreement_step = step;
   }
   return out;

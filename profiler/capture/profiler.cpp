@@ -235,12 +235,7 @@ void Profiler::process(Job& job) {
   if (auto* ops = std::get_if<OpsJob>(&job)) {
     std::vector<OpRecord> records = std::move(ops->ops).to_records();
     aggregator_.add_ops(records);
-    // Batches come step by step, so a step number above the last seen is a new profiled step.
-    for (const OpRecord& op : records) {
-      if (op.step <= last_profiled_step_) continue;
-      last_profiled_step_ = op.step;
-      ++profiled_steps_;
-    }
+    for (const OpRecord& op : records) last_ops_step_ = std::max(last_ops_step_, op.step);
     if (writer_) writer_->append_ops(std::move(records));
     take_settled_kernels();  // kernels that came before these ops
     tables_dirty_ = true;
@@ -262,6 +257,11 @@ void Profiler::process(Job& job) {
     if (writer_) writer_->append_activations(std::move(activations->samples));
   } else if (auto* step = std::get_if<StepJob>(&job)) {
     last_step_ = step->step.step;
+    // A step's ops are queued before its StepRecord: a completed step with ops is a
+    // profiled step. Ops after the last completed step (a stop mid-step, a Python
+    // loop's GradScaler.update() after its last optimizer step) are in the table but
+    // make no step of their own.
+    if (last_ops_step_ == last_step_) ++profiled_steps_;
     if (writer_) writer_->append_step(step->step);
   } else if (std::holds_alternative<PublishJob>(job)) {
     publish_snapshot();
@@ -290,7 +290,8 @@ void Profiler::save_tables() {
   if (!writer_) return;
   writer_->replace_op_stats(annotated_op_stats());
   // With the table it describes, so a killed run's stale table and its count agree.
-  writer_->set_meta_value(meta_key::kProfiledSteps, std::to_string(profiled_steps_));
+  const int64_t profiled = std::max<int64_t>(profiled_steps_, last_ops_step_ > kNoStep ? 1 : 0);
+  writer_->set_meta_value(meta_key::kProfiledSteps, std::to_string(profiled));
   auto launchers = kernel_table_.launchers();
   writer_->replace_kernel_stats(kernel_table_.summaries(),
                                 SessionWriter::KernelLaunchers(launchers.begin(), launchers.end()));

@@ -138,8 +138,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::vector<ActivationSample> latest_activations_;
   std::optional<ActivationSample> first_fp16_overflow_;
   int64_t last_step_ = 0;
-  int64_t profiled_steps_ = 0;  // steps whose ops reached the op table
-  int64_t last_profiled_step_ = std::numeric_limits<int64_t>::min();
+  static constexpr int64_t kNoStep = std::numeric_limits<int64_t>::min();
+  int64_t profiled_steps_ = 0;       // completed steps whose ops reached the op table
+  int64_t last_ops_step_ = kNoStep;  // the newest step any op was recorded in
   std::chrono::steady_clock::time_point last_publish_{};
 
   std::mutex queue_mutex_;

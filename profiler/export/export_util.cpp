@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <system_error>
 #include <fstream>
 
 #include "profiler/store/sqlite_util.h"
@@ -13,7 +14,7 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw StoreError("cannot write '" + path + "': " + std::strerror(errno));
+    if (!out) throw StoreError("cannot write '" + path + "': " + std::generic_category().message(errno));
     try {
       fn(out);
     } catch (...) {
@@ -28,7 +29,7 @@ void write_file_atomically(const std::string& path, const std::function<void(std
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
+    const std::string why = std::generic_category().message(errno);
     std::remove(tmp.c_str());
     throw StoreError("cannot write '" + path + "': " + why);
   }

@@ -106,6 +106,7 @@ Json gradients_json(const std::vector<GradientSample>& grads) {
   j["min_abs_nonzero"] = finite_or_null(min_abs);
   j["max_abs"] = finite_or_null(max_abs);
   std::vector<const GradientSample*> worst;
+  worst.reserve(grads.size());
   for (const auto& g : grads) worst.push_back(&g);
   std::stable_sort(worst.begin(), worst.end(), [](auto* a, auto* b) {
     return a->fp16_underflow_fraction > b->fp16_underflow_fraction;

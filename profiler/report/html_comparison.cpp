@@ -216,8 +216,12 @@ std::string categories_text(const Comparison& c, const OpComparisonRow& row,
                                 [&](const auto& p) { return p.second == seen[0].second; });
   if (same && seen.size() + (base ? 1 : 0) == c.variants.size()) return seen[0].second;
   std::string s;
-  for (const auto& [variant, category] : seen)
-    s += (s.empty() ? "" : ", ") + variant + " " + category;
+  for (const auto& [variant, category] : seen) {
+    if (!s.empty()) s += ", ";
+    s += variant;
+    s += " ";
+    s += category;
+  }
   return s;
 }
 

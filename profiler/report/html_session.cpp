@@ -73,6 +73,7 @@ std::string optimizers_html(const std::vector<OptimizerStepRecord>& rows) {
     ++o.skipped;
   }
   std::vector<std::vector<std::string>> table;
+  table.reserve(by_optimizer.size());
   for (const auto& [index, o] : by_optimizer)
     table.push_back({std::to_string(index), escape(o.name), grouped(o.steps), grouped(o.steps - o.skipped),
                      grouped(o.skipped), escape(o.skipped_at), grouped(o.unscale_calls)});
@@ -228,6 +229,7 @@ std::string gradients_html(const ReportData& d) {
     s += svg::line_chart({under, sub}, o);
   }
   std::vector<const GradientSample*> worst;
+  worst.reserve(grads.size());
   for (const auto& g : grads) worst.push_back(&g);
   std::stable_sort(worst.begin(), worst.end(), [](auto* a, auto* b) {
     return a->fp16_underflow_fraction + a->fp16_overflow_fraction >

@@ -80,6 +80,7 @@ ReportData rank_report(const std::vector<std::string>& paths) {
   options.top_kernels = 0;
   options.gradient_summaries = 0;
   std::vector<SessionView> sessions;
+  sessions.reserve(paths.size());
   for (const auto& path : paths) sessions.push_back(load_session_view(path, options));
   ReportData d;
   d.kind = ReportData::Kind::kRanks;

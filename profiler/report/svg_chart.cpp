@@ -336,10 +336,13 @@ std::string line_chart(const std::vector<Series>& series, const LineChartOptions
       if (lone) d += "h0.01";  // a point between two breaks: the round cap draws it as a dot
     }
     const auto& color = ser.color.empty() ? palette()[i % palette().size()] : ser.color;
-    s += "<path d=\"" + d + "\" fill=\"none\" stroke=\"" + color +
-         "\" stroke-width=\"1.5\" stroke-linejoin=\"round\" stroke-linecap=\"round\"" +
-         (ser.dashed ? " stroke-dasharray=\"5 3\"" : "") + "><title>" + escape(ser.name) +
-         "</title></path>";
+    s += "<path d=\"";
+    s += d;
+    s += "\" fill=\"none\" stroke=\"";
+    s += color;
+    s += "\" stroke-width=\"1.5\" stroke-linejoin=\"round\" stroke-linecap=\"round\"";
+    if (ser.dashed) s += " stroke-dasharray=\"5 3\"";
+    s += "><title>" + escape(ser.name) + "</title></path>";
     if (ser.dots && reduced.size() <= 500)
       for (const auto& p : reduced)
         if (std::isfinite(p.y))

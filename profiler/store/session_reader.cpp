@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <system_error>
 
 #include "profiler/store/row_codec.h"
 #include "profiler/store/session_schema.h"
@@ -125,13 +126,13 @@ std::string not_a_session(const std::string& path, const std::string& why) {
 void check_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    throw StoreError("cannot open session " + quoted(path) + ": " + std::strerror(errno));
+    throw StoreError("cannot open session " + quoted(path) + ": " + std::generic_category().message(errno));
   if (S_ISDIR(st.st_mode))
     throw StoreError("cannot open session " + quoted(path) + ": it is a directory");
   if (st.st_size == 0) throw StoreError(not_a_session(path, "empty file"));
   std::array<unsigned char, 100> header{};
   FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw StoreError("cannot open session " + quoted(path) + ": " + std::strerror(errno));
+  if (!f) throw StoreError("cannot open session " + quoted(path) + ": " + std::generic_category().message(errno));
   const size_t n = std::fread(header.data(), 1, header.size(), f);
   std::fclose(f);
   if (n < 16 || std::memcmp(header.data(), "SQLite format 3", 16) != 0)
@@ -273,16 +274,16 @@ int64_t SessionReader::op_count() const {
   return impl_->scalar("SELECT count(*) FROM ops", "reading ops");
 }
 
-int64_t SessionReader::op_step_count() const {
+std::vector<int64_t> SessionReader::op_steps() const {
   Stmt s(impl_->db, "SELECT step FROM ops WHERE step > ?1 ORDER BY step LIMIT 1", "reading ops");
-  int64_t count = 0;
+  std::vector<int64_t> out;
   int64_t after = std::numeric_limits<int64_t>::min();
   while (s.bind(1, after).step()) {
     after = s.i64(0);
-    ++count;
+    out.push_back(after);
     s.reset();
   }
-  return count;
+  return out;
 }
 
 void SessionReader::for_each_kernel(int64_t start_ns, int64_t end_ns,

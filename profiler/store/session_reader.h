@@ -43,8 +43,8 @@ class SessionReader {
   std::vector<OpRecord> ops(int64_t first_step = std::numeric_limits<int64_t>::min(),
                             int64_t last_step = std::numeric_limits<int64_t>::max()) const;
   int64_t op_count() const;
-  // Distinct steps with recorded ops: one index seek per such step, never a scan.
-  int64_t op_step_count() const;
+  // The distinct steps with recorded ops, ascending: one index seek per such step, never a scan.
+  std::vector<int64_t> op_steps() const;
   void for_each_op(int64_t first_step, int64_t last_step,
                    const std::function<void(const OpRecord&)>& fn) const;
 

@@ -146,11 +146,11 @@ std::vector<Shape> decode_shapes(std::string_view text) {
 }
 
 std::string encode_histogram(const std::array<int64_t, kGradBins>& h) {
-  std::string out(kGradBins * 8, '\0');
+  std::string out(static_cast<size_t>(kGradBins) * 8, '\0');
   for (int i = 0; i < kGradBins; ++i) {
     auto v = static_cast<uint64_t>(h[static_cast<size_t>(i)]);
     for (int b = 0; b < 8; ++b)
-      out[static_cast<size_t>(i * 8 + b)] = static_cast<char>((v >> (8 * b)) & 0xff);
+      out[static_cast<size_t>(i) * 8 + static_cast<size_t>(b)] = static_cast<char>((v >> (8 * b)) & 0xff);
   }
   return out;
 }

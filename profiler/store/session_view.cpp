@@ -11,6 +11,21 @@
 namespace ampscope::profiler {
 namespace {
 
+// Completed steps whose ops were recorded, for sessions whose meta lacks the count
+// (older sessions, or killed before the first op table was saved): ops after the last
+// completed step (a killed run's step in progress, a Python loop's GradScaler.update()
+// after its last optimizer step) are in the table but make no step of their own.
+int64_t count_profiled_steps(const SessionReader& reader, const std::vector<StepRecord>& steps) {
+  const std::vector<int64_t> with_ops = reader.op_steps();
+  int64_t count = 0;
+  auto it = steps.begin();
+  for (const int64_t step : with_ops) {
+    it = std::lower_bound(it, steps.end(), step, [](const StepRecord& s, int64_t n) { return s.step < n; });
+    if (it != steps.end() && it->step == step) ++count;
+  }
+  return with_ops.empty() ? 0 : std::max<int64_t>(count, 1);
+}
+
 std::optional<int64_t> meta_count(const std::map<std::string, std::string>& meta, const char* key) {
   const auto it = meta.find(key);
   if (it == meta.end() || it->second.empty()) return std::nullopt;
@@ -101,7 +116,7 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   }
   // The stored count describes the stored table; a rebuilt table is counted from its ops.
   const auto stored = v.op_stats_rebuilt ? std::nullopt : meta_count(v.meta_values, meta_key::kProfiledSteps);
-  v.profiled_steps = stored ? *stored : reader.op_step_count();
+  v.profiled_steps = stored ? *stored : count_profiled_steps(reader, v.steps);
   v.category_totals = category_totals(v.op_stats);
   v.gpu_attribution = reader.gpu_attribution();
   if (v.kernel_count > 0 && options.top_kernels > 0) v.top_kernels = reader.top_kernels(options.top_kernels);

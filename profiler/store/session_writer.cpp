@@ -7,6 +7,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -109,7 +110,7 @@ std::unique_ptr<SessionWriter> SessionWriter::create(const std::string& path,
     for (const char* suffix : {"", "-wal", "-shm", "-journal"})
       if (::unlink((path + suffix).c_str()) != 0 && errno != ENOENT)
         throw StoreError("cannot replace session file " + quoted(path) + ": " +
-                         std::strerror(errno));
+                         std::generic_category().message(errno));
   }
   Db db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   sqlite3_busy_timeout(db.get(), 100);
@@ -157,7 +158,7 @@ void SessionWriter::enqueue(Item&& item, bool droppable) {
   work_cv_.notify_one();
 }
 
-void SessionWriter::append_step(StepRecord step) { enqueue(Item(std::move(step)), true); }
+void SessionWriter::append_step(StepRecord step) { enqueue(Item(step), true); }
 void SessionWriter::append_ops(std::vector<OpRecord>&& ops) {
   if (!ops.empty()) enqueue(Item(std::move(ops)), true);
 }

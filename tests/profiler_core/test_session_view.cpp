@@ -96,6 +96,21 @@ TEST(SessionView, TheStoredProfiledStepCountDescribesTheStoredTable) {
   EXPECT_EQ(load_session_view(path).profiled_steps, 4);
 }
 
+// Ops after the last completed step (a run stopped mid-step, a Python loop's
+// GradScaler.update() after its last optimizer step) are in the table, but make no
+// profiled step of their own: per-step times divide by the completed steps.
+TEST(SessionView, OpsAfterTheLastCompletedStepMakeNoProfiledStep) {
+  ScratchDir dir;
+  const std::string path = dir / "s.ampscope";
+  Fixture f = make_fixture();
+  OpRecord trailing = f.ops.front();
+  trailing.id = 999;
+  trailing.step = 5;  // no StepRecord 5
+  f.ops.push_back(trailing);
+  write_fixture_file(path, f);
+  EXPECT_EQ(load_session_view(path).profiled_steps, 4);
+}
+
 // A run killed before its op table was first saved left ops but no table: the view
 // rebuilds it with the live profiler's aggregation, and says so.
 TEST(SessionView, AMissingOpTableIsRebuiltFromTheRecordedOps) {

@@ -120,6 +120,9 @@ TEST_F(PythonExamples, TypicalFp16LoopHasDemotedKeptAndPromotedOpsWithModulePath
     EXPECT_EQ(linear.front()->output_dtypes.front(), "float16");
     EXPECT_EQ(linear.front()->calls, 20);
   }
+  // 20 linear calls per module over 20 steps: per-step times divide by 20, though
+  // the last GradScaler.update() ran after the last optimizer step (a 21st step number).
+  EXPECT_EQ(session.meta_value("profiled_steps").value_or(""), "20");
   // x (float32) + relu(fc(x)) (float16): type promotion runs it in float32.
   const auto add = rows(table, "aten::add", "blocks.1");
   ASSERT_FALSE(add.empty());

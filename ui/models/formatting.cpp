@@ -60,7 +60,7 @@ QString distinctDtypes(const std::vector<profiler::DtypeName>& dtypes) {
 
 QString dtypeFlow(const std::vector<profiler::DtypeName>& inputs,
                   const std::vector<profiler::DtypeName>& outputs) {
-  const QString in = distinctDtypes(inputs);
+  QString in = distinctDtypes(inputs);  // not const: returned by move below
   const QString out = distinctDtypes(outputs);
   if (in.isEmpty()) return out.isEmpty() ? QString() : QStringLiteral("→ ") + out;
   if (out.isEmpty()) return in;
