@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The sanitizer runs of issue 14 (docs/sanitizers.md has the results).
-#   scripts/sanitize.sh tsan               the threaded tests under ThreadSanitizer (build/tsan)
+#   scripts/sanitize.sh tsan [TEST...]     the threaded test programs (or those named) under
+#                                          ThreadSanitizer (build/tsan)
 #   scripts/sanitize.sh asan [LABEL...]    ctest under AddressSanitizer + UBSan (build/debug-asan):
 #                                          every test, or only those ctest labels (engine, profiler, ...)
 #   scripts/sanitize.sh all                both, whole suite
@@ -44,16 +45,30 @@ reports_in() {
   return 1
 }
 
+# The deliberate bug of tests/sanitizers/sanitizer_canary.cpp must be reported
+# (exit non-zero, a report file): the sanitizer is on and its reports are caught.
+check_canary() {
+  local dir="$1" logs="$2"
+  if "$here/$dir/tests/sanitizer_canary" 2>/dev/null || ! compgen -G "$logs/*" >/dev/null; then
+    log "the canary's deliberate bug was not reported: is $dir built with its sanitizer?"
+    return 1
+  fi
+  log "canary: its deliberate bug was reported, as it must be"
+  rm -f "$logs"/*
+}
+
 run_tsan() {
+  local tests="${*:-$TSAN_TESTS}"
   configure tsan
   local dir=build/tsan
   # shellcheck disable=SC2086
-  build_targets "$dir" $TSAN_TESTS
+  build_targets "$dir" sanitizer_canary $tests
   local logs="$here/$dir/sanitizer-logs"
   rm -rf "$logs" && mkdir -p "$logs"
   export TSAN_OPTIONS="suppressions=$here/tests/sanitizers/tsan.supp:second_deadlock_stack=1:history_size=4:log_path=$logs/tsan"
+  check_canary "$dir" "$logs"
   local failed=0 t start
-  for t in $TSAN_TESTS; do
+  for t in $tests; do
     start=$(date +%s)
     if (cd "$here/$dir/tests" && timeout 1200 "./$t" --gtest_brief=1 >"$logs/../$t.tsan.out" 2>&1); then
       log "$t: passed ($(grep -o 'PASSED.*' "$logs/../$t.tsan.out" | head -1), $(($(date +%s) - start)) s)"
@@ -75,6 +90,7 @@ run_asan() {
   for l in "$@"; do
     for src in "$here"/tests/"$l"/test_*.cpp; do [ -e "$src" ] && targets+=("$(basename "$src" .cpp)"); done
   done
+  [ ${#targets[@]} -eq 0 ] || targets+=(sanitizer_canary)
   build_targets "$dir" "${targets[@]}"
   local logs="$here/$dir/sanitizer-logs"
   rm -rf "$logs" && mkdir -p "$logs"
@@ -83,6 +99,7 @@ run_asan() {
   export ASAN_OPTIONS="exitcode=86:detect_leaks=1:log_path=$logs/asan"
   export LSAN_OPTIONS="suppressions=$here/tests/sanitizers/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan"
+  check_canary "$dir" "$logs"
   local failed=0
   nice -n "$nice_level" ctest --test-dir "$here/$dir" -j 1 --output-on-failure "${labels[@]}" || failed=1
   if reports_in "$logs"; then failed=1; fi
@@ -91,8 +108,8 @@ run_asan() {
 
 what="${1:-}"; shift || true
 case "$what" in
-  tsan) run_tsan ;;
+  tsan) run_tsan "$@" ;;
   asan) run_asan "$@" ;;
   all) status=0; run_tsan || status=1; run_asan || status=1; exit $status ;;
-  *) sed -n '2,9p' "$0"; exit 2 ;;
+  *) sed -n '2,10p' "$0"; exit 2 ;;
 esac
