@@ -71,7 +71,7 @@ run_tsan() {
   for t in $tests; do
     start=$(date +%s)
     if (cd "$here/$dir/tests" && timeout 1200 "./$t" --gtest_brief=1 >"$logs/../$t.tsan.out" 2>&1); then
-      log "$t: passed ($(grep -o 'PASSED.*' "$logs/../$t.tsan.out" | head -1), $(($(date +%s) - start)) s)"
+      log "$t: passed ($(sed -n 's/^\[  PASSED  \] //p' "$logs/../$t.tsan.out" | head -1) $(($(date +%s) - start)) s)"
     else
       log "$t: FAILED (exit $?; $dir/$t.tsan.out)"
       tail -20 "$logs/../$t.tsan.out" >&2
