@@ -2,7 +2,7 @@
 # One entry point for set-up, build, run and test on a fresh Debian machine.
 #   scripts/dev.sh run [ampscope-ui args]   install what is missing, build, open the GUI
 #   scripts/dev.sh test                     install what is missing, build, run every test
-#   scripts/dev.sh setup | build            the steps on their own
+#   scripts/dev.sh setup | configure | build   the steps on their own
 # LibTorch comes from the pinned PyPI torch wheel, installed into a virtual
 # environment under ${AMPSCOPE_CACHE:-~/.cache/ampscope}, outside the clone, so
 # re-runs and CI reuse it. Set AMPSCOPE_TORCH_PREFIX to use your own LibTorch.
@@ -55,7 +55,8 @@ torch_prefix() {
 
 setup() { install_debian_packages; install_torch; }
 
-build() {
+# Configures build/$preset when it is not, or not for this LibTorch and Python.
+configure() {
   local prefix; prefix="$(torch_prefix)"
   local py=""; [ -x "$venv/bin/python" ] && py="$venv/bin/python"
   cd "$here"
@@ -72,12 +73,14 @@ build() {
   if [ ! -f "$cache_file" ] || [ "$(cached AMPSCOPE_PYTHON)" != "$py" ]; then
     cmake --preset "$preset" -DCMAKE_PREFIX_PATH="$prefix" -DAMPSCOPE_PYTHON="$py"
   fi
-  cmake --build --preset "$preset"
 }
+
+build() { configure; cmake --build --preset "$preset"; }
 
 cmd="${1:-}"; shift || true
 case "$cmd" in
   setup) setup ;;
+  configure) setup; configure ;;
   build) setup; build ;;
   run)
     setup; build
