@@ -78,16 +78,32 @@ def summarize(rows, total, every):
     late = [r for r in rows if r["step"] >= 0.1 * total]
     rss_slope = slope([r["step"] for r in late], [mib(r["rss_kib"]) for r in late]) * 10_000
     print(f"RSS slope after warm-up (steps >= 10 %): {rss_slope:+.3f} MiB per 10k steps")
+    # The session writer's SQLite page cache keeps the pages it wrote, up to its cap:
+    # RSS growth that matches the session's growth is that cache filling.
+    a, b = late[0], late[-1]
+    print(f"from step {a['step']} to {b['step']}: RSS {mib(b['rss_kib'] - a['rss_kib']):+.1f} MiB, "
+          f"session (file + -wal) {(b['session_bytes'] + b['wal_bytes'] - a['session_bytes'] - a['wal_bytes']) / 2**20:+.1f} MiB")
 
-    # Session growth per recorded step over each half of the run past warm-up. The
-    # file plus its -wal: the -wal is reused, not truncated, after each checkpoint,
-    # so the sum is the data written plus at most one WAL's worth.
-    def per_recorded(lo, hi):
-        seg = [r for r in rows if lo * total <= r["step"] <= hi * total]
-        return slope([r["recorded_steps"] for r in seg], [r["session_bytes"] + r["wal_bytes"] for r in seg])
+    # Session growth per recorded step, early and late. SQLite appends to the -wal and
+    # moves it into the file at each checkpoint, then reuses the -wal from its start
+    # without shrinking it: past the first checkpoint the -wal's size is constant and
+    # the file grows in checkpoint-sized steps. So: the file's growth over the samples
+    # after the -wal reached its size, split in two halves by step.
+    wal_max = max(r["wal_bytes"] for r in rows)
+    steady = [r for r in rows if r["wal_bytes"] >= 0.99 * wal_max]
+    if len(steady) < 4:
+        print("session growth: too few samples after the first checkpoint")
+        print()
+        return
+    mid = steady[len(steady) // 2]["step"]
 
-    early, later = per_recorded(0.1, 0.5), per_recorded(0.5, 1.0)
-    print(f"session growth per recorded step: {early:,.0f} B (10-50 %), {later:,.0f} B (50-100 %), "
+    def per_recorded(seg):
+        return slope([r["recorded_steps"] for r in seg], [r["session_bytes"] for r in seg])
+
+    early = per_recorded([r for r in steady if r["step"] <= mid])
+    later = per_recorded([r for r in steady if r["step"] >= mid])
+    print(f"session growth per recorded step (file, after the first checkpoint): {early:,.0f} B "
+          f"(steps {steady[0]['step']}-{mid}), {later:,.0f} B (steps {mid}-{steady[-1]['step']}), "
           f"late/early {later / early:.3f}")
 
 
