@@ -53,7 +53,9 @@ TEST(CliKilledRun, AKilledProfileRunKeepsItsOpTable) {
   bool linear = false;
   for (const auto& r : rows) linear = linear || (r.name == "aten::linear" && r.top_level && r.calls > 0);
   EXPECT_TRUE(linear);
-  const auto r = ampscope::test::ampscope(fmt::format("summary '{}'", path));
+  // Every row: which ops make a category's top 8 depends on the machine's load (the
+  // backward GEMMs outran aten::linear in 3 of 132 repeats on the loaded machine).
+  const auto r = ampscope::test::ampscope(fmt::format("summary '{}' --top 1000", path));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("aten::linear"), std::string::npos) << r.output;
 }
