@@ -35,6 +35,15 @@ struct RankComparison {
   int64_t scale_disagreements = 0;
   int64_t first_disagreement_step = 0;
   size_t slowest = 0;  // index into ranks of the largest median step
+
+  // Within 10 % of the fastest is noise on a shared machine; beyond it one rank
+  // holds every other back at each all-reduce.
+  static constexpr double kStragglerRatio = 1.1;
+  // ranks[index] is the straggler: the slowest of several, beyond kStragglerRatio.
+  bool is_straggler(size_t index) const {
+    return ranks.size() > 1 && index == slowest && ranks[slowest].vs_fastest > kStragglerRatio;
+  }
+  bool has_straggler() const { return is_straggler(slowest); }
 };
 
 // The rank in a file name: 3 for "run.rank3.ampscope"; nullopt when it has none.

@@ -17,7 +17,7 @@ std::string rank_table(const RankComparison& ranks) {
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < ranks.ranks.size(); ++i) {
     const RankRow& r = ranks.ranks[i];
-    const bool straggler = ranks.ranks.size() > 1 && i == ranks.slowest && r.vs_fastest > 1.1;
+    const bool straggler = ranks.is_straggler(i);
     rows.push_back({std::to_string(r.rank), grouped(r.steps), ms_text(r.median_step_ms),
                     (straggler ? "<span class=\"bad\">" : std::string("<span>")) + escape(sig3(r.vs_fastest)) +
                         "×</span>",

@@ -276,8 +276,7 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
 void rank_verdict(const RankComparison& ranks, std::vector<std::string>& out) {
   if (ranks.ranks.empty()) return;
   const RankRow& slowest = ranks.ranks[ranks.slowest];
-  // Within 10 % is noise on a shared machine; beyond it one rank holds every other back.
-  if (ranks.ranks.size() > 1 && slowest.vs_fastest > 1.1)
+  if (ranks.has_straggler())
     out.push_back("Rank " + std::to_string(slowest.rank) + " is the straggler: its median step (" +
                   sig3(slowest.median_step_ms) + " ms) is " + sig3(slowest.vs_fastest) +
                   "× the fastest rank's, and every rank waits for it at each all-reduce.");

@@ -44,6 +44,17 @@ TEST(RankComparison, FindsTheStragglerAndChecksTheLossScaleAgrees) {
   EXPECT_EQ(three.scale_disagreements, 4);
 }
 
+// Within 10 % of the fastest is noise, not a straggler: the report and the GUI say so.
+TEST(RankComparison, RanksWithin10PercentHaveNoStraggler) {
+  ScratchDir dir;
+  const ReportData d = rank_report({write_rank(dir, 0, 10, 10.0, 0, 0), write_rank(dir, 1, 10, 10.9, 0, 0)});
+  ASSERT_TRUE(d.ranks.has_value());
+  EXPECT_FALSE(d.ranks->has_straggler());
+  EXPECT_FALSE(d.ranks->is_straggler(1));
+  ASSERT_FALSE(d.verdict.empty());
+  EXPECT_EQ(d.verdict.front().rfind("No straggler", 0), 0u) << d.verdict.front();
+}
+
 TEST(RankComparison, TheRankIsReadFromTheFileName) {
   EXPECT_EQ(rank_from_path("/runs/a.rank3.ampscope"), 3);
   EXPECT_EQ(rank_from_path("a.rank12.ampscope"), 12);

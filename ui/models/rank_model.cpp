@@ -24,11 +24,7 @@ int RankModel::rowCount(const QModelIndex& parent) const {
 
 int RankModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumnCount; }
 
-// The report's rule (profiler/report/verdict.cpp): more than 10 % over the fastest.
-bool RankModel::isStraggler(int row) const {
-  return ranks_.ranks.size() > 1 && static_cast<size_t>(row) == ranks_.slowest &&
-         ranks_.ranks[ranks_.slowest].vs_fastest > 1.1;
-}
+bool RankModel::isStraggler(int row) const { return ranks_.is_straggler(static_cast<size_t>(row)); }
 
 QVariant RankModel::display(const profiler::RankRow& r, int column) const {
   switch (column) {
