@@ -1,10 +1,13 @@
 // libFuzzer target: `ampscope train --config FILE`, the TOML config, parsed and
-// validated as the CLI does (CLI11's config reader, then TrainOptions::finish).
+// validated as the CLI does (ampscope's strict check of the file, CLI11's config
+// reader, then TrainOptions::finish). Without the strict check CLI11 2.3's reader
+// crashes on an unterminated array (`model =[t`): the check refuses it first.
 #include <CLI/CLI.hpp>
 
 #include <cstddef>
 #include <cstdint>
 
+#include "app/cli/config_file_check.h"
 #include "app/cli/train_options.h"
 #include "engine/errors.h"
 #include "fuzz/fuzz_input.h"
@@ -16,8 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CLI::App* train = app.add_subcommand("train");
   ampscope::cli::TrainOptions options;
   options.add_to(*train);
-  const char* argv[] = {"ampscope", "--config", path.c_str(), "train"};
+  std::string arg0 = "ampscope", arg1 = "--config", arg2 = path, arg3 = "train";
+  char* argv[] = {arg0.data(), arg1.data(), arg2.data(), arg3.data()};
   try {
+    ampscope::cli::check_config_file(app, 4, argv);
     app.parse(4, argv);
     (void)options.finish(*train);
   } catch (const CLI::Error&) {

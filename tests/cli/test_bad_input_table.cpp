@@ -311,6 +311,7 @@ const std::map<std::string, Generator>& generators() {
       {"config-missing", nothing},
       {"config-directory", directory("run.toml")},
       {"config-not-toml", file("run.toml", "[train]\nsteps = = 3\n")},
+      {"config-unterminated-array", file("run.toml", "[train]\nmodel =[t")},
       {"config-not-key-value", file("run.toml", "[train]\nprecision bf16\n")},
       {"config-unknown-key", file("run.toml", "[train]\nstepz = 3\n")},
       {"config-underscore-key", file("run.toml", "[train]\ninit_scale = 1024\n")},
