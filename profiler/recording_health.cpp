@@ -13,13 +13,7 @@ std::string plural(uint64_t n, const char* one, const char* many) {
 }
 
 uint64_t count_of(const std::map<std::string, std::string>& meta, const char* key) {
-  const auto it = meta.find(key);
-  if (it == meta.end()) return 0;
-  try {
-    return std::stoull(it->second);
-  } catch (const std::exception&) {
-    return 0;
-  }
+  return static_cast<uint64_t>(meta_key::count(meta, key).value_or(0));
 }
 
 }  // namespace

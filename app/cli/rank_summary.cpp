@@ -3,18 +3,11 @@
 #include <fmt/format.h>
 
 #include "profiler/analysis/rank_comparison.h"
-#include "profiler/store/session_view.h"
 
 namespace ampscope::cli {
 
 int print_rank_summary(const std::vector<std::string>& paths) {
-  profiler::SessionViewOptions options;
-  options.top_kernels = 0;
-  options.gradient_summaries = 0;
-  std::vector<profiler::SessionView> sessions;
-  sessions.reserve(paths.size());
-  for (const auto& path : paths) sessions.push_back(profiler::load_session_view(path, options));
-  const profiler::RankComparison ranks = profiler::compare_ranks(sessions);
+  const profiler::RankComparison ranks = profiler::compare_rank_files(paths);
   fmt::print("{} ranks\n  {:<5} {:>6} {:>14} {:>10} {:>8} {:>14} {:>12}  {}\n", ranks.ranks.size(), "rank", "steps",
              "median step ms", "vs fastest", "skipped", "last scale", "collectives", "file");
   for (const auto& r : ranks.ranks)

@@ -84,4 +84,18 @@ RankComparison compare_ranks(const std::vector<SessionView>& sessions) {
   return out;
 }
 
+std::vector<SessionView> load_rank_sessions(const std::vector<std::string>& paths) {
+  SessionViewOptions options;
+  options.top_kernels = 0;
+  options.gradient_summaries = 0;
+  std::vector<SessionView> sessions;
+  sessions.reserve(paths.size());
+  for (const auto& path : paths) sessions.push_back(load_session_view(path, options));
+  return sessions;
+}
+
+RankComparison compare_rank_files(const std::vector<std::string>& paths) {
+  return compare_ranks(load_rank_sessions(paths));
+}
+
 }  // namespace ampscope::profiler

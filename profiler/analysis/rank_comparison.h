@@ -52,5 +52,9 @@ std::optional<int64_t> rank_from_path(std::string_view path);
 bool is_collective_op(std::string_view name);
 
 RankComparison compare_ranks(const std::vector<SessionView>& sessions);
+// Rank session files read with what the comparison needs (no kernels, no gradient
+// summaries). Throws StoreError naming a file that cannot be read.
+std::vector<SessionView> load_rank_sessions(const std::vector<std::string>& paths);
+RankComparison compare_rank_files(const std::vector<std::string>& paths);
 
 }  // namespace ampscope::profiler

@@ -76,12 +76,7 @@ ReportData session_report(SessionView session) {
 }
 
 ReportData rank_report(const std::vector<std::string>& paths) {
-  SessionViewOptions options;
-  options.top_kernels = 0;
-  options.gradient_summaries = 0;
-  std::vector<SessionView> sessions;
-  sessions.reserve(paths.size());
-  for (const auto& path : paths) sessions.push_back(load_session_view(path, options));
+  std::vector<SessionView> sessions = load_rank_sessions(paths);
   ReportData d;
   d.kind = ReportData::Kind::kRanks;
   d.ranks = compare_ranks(sessions);

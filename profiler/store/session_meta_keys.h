@@ -4,6 +4,12 @@
 // is read is a key that something writes. docs/session-format.md lists them for
 // users. The Python capture (python/ampscope/_capture.py) writes the SessionMeta
 // keys and `kind` by name through the extension's set_meta; keep it in step.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
 namespace ampscope::profiler::meta_key {
 
 // SessionMeta's fields, written when the session is created.
@@ -46,5 +52,19 @@ inline constexpr const char* kStoreDroppedBatches = "store_dropped_batches";
 inline constexpr const char* kStoreLastError = "store_last_error";
 inline constexpr const char* kCuptiDroppedRecords = "cupti_dropped_records";
 inline constexpr const char* kCuptiUnmappedRecords = "cupti_unmapped_records";
+
+// A count (or pid) stored under `key`: nullopt when absent, empty, negative or not
+// wholly a number, so each reader decides what a missing count means.
+inline std::optional<int64_t> count(const std::map<std::string, std::string>& meta, const char* key) {
+  const auto it = meta.find(key);
+  if (it == meta.end() || it->second.empty()) return std::nullopt;
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(it->second, &used);
+    if (used == it->second.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
 
 }  // namespace ampscope::profiler::meta_key

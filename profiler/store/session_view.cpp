@@ -26,32 +26,17 @@ int64_t count_profiled_steps(const SessionReader& reader, const std::vector<Step
   return with_ops.empty() ? 0 : std::max<int64_t>(count, 1);
 }
 
-std::optional<int64_t> meta_count(const std::map<std::string, std::string>& meta, const char* key) {
-  const auto it = meta.find(key);
-  if (it == meta.end() || it->second.empty()) return std::nullopt;
-  try {
-    size_t used = 0;
-    const long long v = std::stoll(it->second, &used);
-    if (used == it->second.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;  // not a count: the caller counts instead
-}
-
 // The op table of a run killed before it was first saved: the recorded ops and
 // their kernels through the same aggregation the live profiler uses, a few steps
 // at a time so a long session is never held whole.
 std::vector<OpStats> rebuild_op_stats(const SessionReader& reader, const std::vector<StepRecord>& steps) {
   OpAggregator aggregator;
-  std::vector<int64_t> numbers;
-  numbers.reserve(steps.size());
-  for (const auto& s : steps) numbers.push_back(s.step);
   // Ops of a step whose StepRecord never arrived (killed mid-step) come with the last chunk.
   constexpr size_t kChunk = 16;
-  for (size_t i = 0; i < numbers.size() || i == 0; i += kChunk) {
-    const bool last = i + kChunk >= numbers.size();
-    const int64_t first = i == 0 ? std::numeric_limits<int64_t>::min() : numbers[i];
-    const int64_t end = last ? std::numeric_limits<int64_t>::max() : numbers[i + kChunk - 1];
+  for (size_t i = 0; i < steps.size() || i == 0; i += kChunk) {
+    const bool last = i + kChunk >= steps.size();
+    const int64_t first = i == 0 ? std::numeric_limits<int64_t>::min() : steps[i].step;
+    const int64_t end = last ? std::numeric_limits<int64_t>::max() : steps[i + kChunk - 1].step;
     aggregator.add_ops(reader.ops(first, end));
     aggregator.add_kernels(reader.kernels_in_steps(first, end));
     (void)aggregator.take_settled();
@@ -115,7 +100,7 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
     v.op_stats_rebuilt = true;
   }
   // The stored count describes the stored table; a rebuilt table is counted from its ops.
-  const auto stored = v.op_stats_rebuilt ? std::nullopt : meta_count(v.meta_values, meta_key::kProfiledSteps);
+  const auto stored = v.op_stats_rebuilt ? std::nullopt : meta_key::count(v.meta_values, meta_key::kProfiledSteps);
   v.profiled_steps = stored ? *stored : count_profiled_steps(reader, v.steps);
   v.category_totals = category_totals(v.op_stats);
   v.gpu_attribution = reader.gpu_attribution();

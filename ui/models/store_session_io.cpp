@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include <cstdlib>
-
 #include "profiler/store/session_copy.h"
 #include "profiler/store/session_meta_keys.h"
 
@@ -27,8 +25,7 @@ LoadedSession loaded_session(profiler::SessionView session) {
   LoadedSession loaded;
   if (session.has_profile()) loaded.profile = snapshot_from_view(session);
   loaded.health = session.health;
-  if (const auto pid = session.meta_values.find(profiler::meta_key::kPid); pid != session.meta_values.end())
-    loaded.writer_pid = std::strtoll(pid->second.c_str(), nullptr, 10);
+  loaded.writer_pid = profiler::meta_key::count(session.meta_values, profiler::meta_key::kPid).value_or(0);
   if (const auto host = session.meta_values.find(profiler::meta_key::kHost); host != session.meta_values.end())
     loaded.writer_host = host->second;
   loaded.meta = std::move(session.meta);
