@@ -101,7 +101,7 @@ run_asan() {
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan"
   check_canary "$dir" "$logs"
   local failed=0
-  nice -n "$nice_level" ctest --test-dir "$here/$dir" -j 1 --output-on-failure "${labels[@]}" || failed=1
+  nice -n "$nice_level" ctest --test-dir "$here/$dir" -j "$jobs" --output-on-failure "${labels[@]}" || failed=1
   if reports_in "$logs"; then failed=1; fi
   return $failed
 }
