@@ -1,6 +1,8 @@
 #include "engine/device.h"
 
 #include <ATen/Context.h>
+#include <ATen/Version.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -57,6 +59,26 @@ c10::Device resolve_device(DeviceChoice choice) {
 }
 
 std::string device_name(c10::Device device) { return device.str(); }
+
+namespace {
+
+// One of the mkldnn library's `() -> bool` queries; false when this LibTorch has no
+// oneDNN (the op is then not registered), which is what ATen's matmul concludes too.
+bool ask_mkldnn(const char* op) {
+  const auto handle = c10::Dispatcher::singleton().findSchema({op, ""});
+  if (!handle) return false;
+  return handle->typed<bool()>().call();
+}
+
+}  // namespace
+
+CpuMatmulPaths cpu_matmul_paths() {
+  CpuMatmulPaths paths;
+  paths.isa = at::get_cpu_capability();
+  paths.onednn_bf16 = ask_mkldnn("mkldnn::_is_mkldnn_bf16_supported");
+  paths.onednn_fp16 = ask_mkldnn("mkldnn::_is_mkldnn_fp16_supported");
+  return paths;
+}
 
 MemorySample sample_memory(c10::Device device) {
   MemorySample sample;

@@ -15,6 +15,19 @@ c10::Device resolve_device(DeviceChoice choice);
 bool cuda_available();
 std::string device_name(c10::Device device);  // "cpu", "cuda:0"
 
+// How PyTorch multiplies bf16 and fp16 matrices on this CPU, asked of PyTorch itself
+// (mkldnn::_is_mkldnn_bf16_supported / _fp16_, the checks ATen's matmul makes): with
+// oneDNN's kernels, or, where the CPU lacks the instructions oneDNN needs (AVX-512
+// or AMX for bf16; AVX512-FP16, AMX-FP16 or AVX-NE-CONVERT for fp16), with ATen's
+// fallback loops, an order of magnitude slower than fp32. A verdict that says why
+// bf16 was slow on a CPU rests on this, not on a guess from the CPU's name.
+struct CpuMatmulPaths {
+  std::string isa;           // ATen's vector ISA: "AVX2", "AVX512", "DEFAULT", ...
+  bool onednn_bf16 = false;  // bf16 matmuls go to oneDNN
+  bool onednn_fp16 = false;  // fp16 matmuls go to oneDNN
+};
+CpuMatmulPaths cpu_matmul_paths();
+
 struct MemorySample {
   int64_t allocated_bytes = 0;       // CUDA: live tensors in the caching allocator; CPU: resident set
   int64_t reserved_bytes = 0;        // CUDA: held by the caching allocator; CPU: same as allocated

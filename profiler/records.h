@@ -199,7 +199,15 @@ struct SessionMeta {
   bool scaler_enabled = false;
   std::string torch_version;
   std::string gpu_tracing;     // "cupti", or why not ("no GPU", "CUPTI held by another client", ...)
+  // CPU runs only (empty otherwise, and in sessions older than these fields): ATen's
+  // vector ISA ("AVX2") and which kernels multiply bf16 / fp16 matrices here,
+  // kCpuMatmulOneDnn or kCpuMatmulFallback (engine::cpu_matmul_paths).
+  std::string cpu_isa;
+  std::string cpu_bf16_matmul;
+  std::string cpu_fp16_matmul;
 };
+inline constexpr const char* kCpuMatmulOneDnn = "onednn";
+inline constexpr const char* kCpuMatmulFallback = "aten-fallback";
 
 std::string_view to_string(Phase p);
 std::string_view to_string(OpCategory c);

@@ -175,6 +175,13 @@ int SummaryCommand::run() {
   fmt::print("{}\n  model     {}\n  data      {}\n  device    {}   precision {}{}\n  GPU trace {}\n", sessions_.front(),
              meta.model, meta.data, meta.device, meta.precision, meta.scaler_enabled ? " + loss scaler" : "",
              meta.gpu_tracing);
+  if (!meta.cpu_isa.empty()) {
+    auto path = [](const std::string& p) {
+      return p == profiler::kCpuMatmulOneDnn ? "oneDNN" : p == profiler::kCpuMatmulFallback ? "ATen fallback" : "?";
+    };
+    fmt::print("  CPU       vector ISA {}; bf16 matmul: {}, fp16 matmul: {}\n", meta.cpu_isa,
+               path(meta.cpu_bf16_matmul), path(meta.cpu_fp16_matmul));
+  }
 
   const auto& steps = session.steps;
   if (!steps.empty()) {

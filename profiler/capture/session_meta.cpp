@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "engine/config_json.h"
+#include "engine/device.h"
 
 #if defined(AMPSCOPE_HAVE_CUPTI)
 #include <cuda_runtime_api.h>
@@ -66,6 +67,12 @@ SessionMeta make_session_meta(const engine::RunStartedEvent& run) {
   meta.config_json = engine::to_json(run.config).dump();
   meta.device = run.device;
   meta.device_name = device_model_name(run.device);
+  if (run.device == "cpu") {
+    const auto paths = engine::cpu_matmul_paths();
+    meta.cpu_isa = paths.isa;
+    meta.cpu_bf16_matmul = paths.onednn_bf16 ? kCpuMatmulOneDnn : kCpuMatmulFallback;
+    meta.cpu_fp16_matmul = paths.onednn_fp16 ? kCpuMatmulOneDnn : kCpuMatmulFallback;
+  }
   meta.model = run.model;
   meta.data = run.data;
   meta.precision = std::string(engine::to_string(run.config.precision));

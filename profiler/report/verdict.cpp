@@ -91,6 +91,18 @@ std::string autocast_costs(const std::vector<OpStats>& rows) {
   return s;
 }
 
+// Why a CPU's bf16/fp16 matrix multiplies were slow, when PyTorch itself said (in the
+// session's meta) that it has no oneDNN kernels for them here; "" when it has them,
+// or the session predates the question: no claim without the fact.
+std::string cpu_fallback_reason(const SessionMeta& meta, const std::string& precision) {
+  if (meta.device != "cpu" || (precision != "bf16" && precision != "fp16")) return "";
+  const std::string& path = precision == "bf16" ? meta.cpu_bf16_matmul : meta.cpu_fp16_matmul;
+  if (path != kCpuMatmulFallback) return "";
+  return ", as PyTorch has no oneDNN " + precision + " kernels on this CPU (vector ISA " +
+         (meta.cpu_isa.empty() ? std::string("unknown") : meta.cpu_isa) +
+         ") and runs them in ATen's fallback loops";
+}
+
 // Why a variant ran slower, from the matched op table: the matrix multiplies' share.
 std::string slowdown_reason(const ReportData& d, size_t variant, size_t base) {
   double v = 0, b = 0;
@@ -104,9 +116,7 @@ std::string slowdown_reason(const ReportData& d, size_t variant, size_t base) {
   if (b <= 0 || v <= 1.5 * b) return "";
   const auto& run = d.comparison->variants[variant];
   std::string s = ": its matrix multiplies ran " + factor(v / b) + " slower than in fp32";
-  if (d.meta.device == "cpu" && run.precision == "fp16")
-    s += ", as this CPU has no fast fp16 matrix multiply";
-  return s;
+  return s + cpu_fallback_reason(d.meta, run.precision);
 }
 
 std::string repeats_text(const VariantSummary& s, double lo, double hi) {
@@ -231,6 +241,10 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
       out.push_back(s + autocast_costs(d.op_stats) + ".");
     }
   }
+
+  if (const auto why = cpu_fallback_reason(m, m.precision); !why.empty())
+    out.push_back("Its " + m.precision + " matrix multiplies may be slow" + why +
+                  "; `ampscope compare` measures the cost against fp32.");
 
   if (!d.gpu_traced()) {
     out.push_back(no_gpu_sentence(m));

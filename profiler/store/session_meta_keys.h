@@ -25,6 +25,9 @@ inline constexpr const char* kParameterCount = "parameter_count";
 inline constexpr const char* kScalerEnabled = "scaler_enabled";
 inline constexpr const char* kTorchVersion = "torch_version";
 inline constexpr const char* kGpuTracing = "gpu_tracing";
+inline constexpr const char* kCpuIsa = "cpu_isa";
+inline constexpr const char* kCpuBf16Matmul = "cpu_bf16_matmul";
+inline constexpr const char* kCpuFp16Matmul = "cpu_fp16_matmul";
 
 // The recording process (Chrome trace's pid; one per rank under torchrun) and its
 // host: a viewer on that host follows a live session while the pid runs.

@@ -235,6 +235,9 @@ SessionMeta SessionReader::meta() const {
   m.scaler_enabled = get(meta_key::kScalerEnabled) == "true";
   m.torch_version = get(meta_key::kTorchVersion);
   m.gpu_tracing = get(meta_key::kGpuTracing);
+  m.cpu_isa = get(meta_key::kCpuIsa);
+  m.cpu_bf16_matmul = get(meta_key::kCpuBf16Matmul);
+  m.cpu_fp16_matmul = get(meta_key::kCpuFp16Matmul);
   return m;
 }
 

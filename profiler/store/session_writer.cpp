@@ -39,7 +39,10 @@ std::vector<std::pair<std::string, std::string>> meta_pairs(const SessionMeta& m
           {meta_key::kParameterCount, std::to_string(m.parameter_count)},
           {meta_key::kScalerEnabled, m.scaler_enabled ? "true" : "false"},
           {meta_key::kTorchVersion, m.torch_version},
-          {meta_key::kGpuTracing, m.gpu_tracing}};
+          {meta_key::kGpuTracing, m.gpu_tracing},
+          {meta_key::kCpuIsa, m.cpu_isa},
+          {meta_key::kCpuBf16Matmul, m.cpu_bf16_matmul},
+          {meta_key::kCpuFp16Matmul, m.cpu_fp16_matmul}};
 }
 
 }  // namespace

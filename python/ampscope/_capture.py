@@ -277,10 +277,24 @@ class Capture:
                 device = str(p.device)
                 self._core.set_meta("device", device)
                 self._core.set_meta("device_name", _core.device_model_name(device))
+                if device == "cpu":
+                    self._set_cpu_matmul_meta()
                 self._core.set_memory_device(device)
         if count:
             self._parameter_count += count
             self._roots.append((name, type(inner).__name__, count))
+
+    def _set_cpu_matmul_meta(self):
+        # The same question the C++ engine asks (engine::cpu_matmul_paths): PyTorch's
+        # own answer on which kernels multiply bf16/fp16 matrices on this CPU.
+        self._core.set_meta("cpu_isa", torch.backends.cpu.get_cpu_capability())
+        for dtype in ("bf16", "fp16"):
+            query = getattr(torch.ops.mkldnn, f"_is_mkldnn_{dtype}_supported", None)
+            try:
+                onednn = bool(query()) if query is not None else False
+            except RuntimeError:  # a LibTorch built without oneDNN
+                onednn = False
+            self._core.set_meta(f"cpu_{dtype}_matmul", "onednn" if onednn else "aten-fallback")
 
     def _model_description(self):
         script = self._options["description"]

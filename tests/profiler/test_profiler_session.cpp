@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "engine/device.h"
 #include "engine/trainer.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/process_identity.h"
@@ -64,6 +65,14 @@ TEST(Profiler, SessionHoldsStepsOpsGradientsAndTheOpTable) {
   EXPECT_EQ(session.meta_value(meta_key::kProfiledSteps).value_or(""), "2");
   EXPECT_EQ(session.meta_value(meta_key::kPid).value_or(""), std::to_string(current_process_id()));
   EXPECT_EQ(session.meta_value(meta_key::kHost).value_or(""), current_host_name());
+  // A CPU run records which kernels multiply bf16/fp16 matrices here: the verdict's
+  // reason for a slow CPU bf16 run, written as the engine found it.
+  const auto paths = engine::cpu_matmul_paths();
+  const auto path_text = [](bool onednn) { return onednn ? kCpuMatmulOneDnn : kCpuMatmulFallback; };
+  EXPECT_EQ(session.meta().cpu_isa, paths.isa);
+  EXPECT_FALSE(paths.isa.empty());
+  EXPECT_EQ(session.meta().cpu_bf16_matmul, path_text(paths.onednn_bf16));
+  EXPECT_EQ(session.meta().cpu_fp16_matmul, path_text(paths.onednn_fp16));
   const auto rows = session.op_stats();
   bool demoted_linear = false, kept_loss = false;
   for (const auto& r : rows) {

@@ -46,7 +46,10 @@ inline Fixture make_fixture() {
             12345,
             true,
             "2.11.0",
-            "cupti"};
+            "cupti",
+            "",  // a GPU session: no CPU matmul paths
+            "",
+            ""};
   const double scales[] = {65536, 32768, 32768, 32768};
   uint64_t next_id = 1, corr = 100;
   for (int64_t s = 1; s <= 4; ++s) {

@@ -109,6 +109,11 @@ TEST_F(PythonExamples, TypicalFp16LoopHasDemotedKeptAndPromotedOpsWithModulePath
   EXPECT_EQ(meta.precision, "fp16");
   EXPECT_TRUE(meta.scaler_enabled);
   EXPECT_EQ(session.meta_value("final_state").value_or(""), "finished");
+  if (meta.device == "cpu") {  // PyTorch's answer on this CPU's bf16/fp16 matmul kernels
+    EXPECT_FALSE(meta.cpu_isa.empty());
+    for (const auto& path : {meta.cpu_bf16_matmul, meta.cpu_fp16_matmul})
+      EXPECT_TRUE(path == ampscope::profiler::kCpuMatmulOneDnn || path == ampscope::profiler::kCpuMatmulFallback) << path;
+  }
 
   const auto table = session.op_stats();
   // nn.Linear is on autocast's lower-precision list: float32 in, float16 out, in each module.

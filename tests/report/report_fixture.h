@@ -97,6 +97,9 @@ inline Comparison cpu_comparison() {
   c.meta.device = "cpu";
   c.meta.device_name = "AMD EPYC 9654";
   c.meta.gpu_tracing = "no GPU";
+  c.meta.cpu_isa = "AVX2";
+  c.meta.cpu_bf16_matmul = kCpuMatmulFallback;
+  c.meta.cpu_fp16_matmul = kCpuMatmulFallback;
   c.variants.erase(c.variants.begin() + 1);  // fp32, fp16
   auto& fp16 = c.variants[1];
   for (auto& rep : fp16.repeats)

@@ -57,15 +57,29 @@ TEST(Verdict, FP16OnACpuIsSlowerAndTheMatrixMultipliesSayWhy) {
   const auto d = comparison_report(cpu_comparison(), kComparisonPath);
   const auto v = joined(d.verdict);
   EXPECT_NE(v.find("fp16 was 15\u00d7 slower than fp32 on this CPU"), std::string::npos) << v;
-  EXPECT_NE(v.find("its matrix multiplies ran 40\u00d7 slower than in fp32, as this CPU has no "
-                   "fast fp16 matrix "
-                   "multiply"),
+  EXPECT_NE(v.find("its matrix multiplies ran 40\u00d7 slower than in fp32, as PyTorch has no "
+                   "oneDNN fp16 kernels on this CPU (vector ISA AVX2) and runs them in ATen's "
+                   "fallback loops"),
             std::string::npos)
       << v;
   EXPECT_NE(v.find("No GPU was traced, so op times are CPU times; GPU tracing: no GPU."),
             std::string::npos)
       << v;
   EXPECT_EQ(v.find(" gave "), std::string::npos) << v;
+}
+
+// The cause is PyTorch's own answer stored in the session, never a guess: where
+// oneDNN runs fp16 (an AVX512-FP16 or AMX CPU), or an older session has no answer,
+// the slowdown is still said but no hardware reason is given.
+TEST(Verdict, TheCpuReasonIsGivenOnlyWhenTheSessionRecordedTheFallback) {
+  for (const char* recorded : {kCpuMatmulOneDnn, ""}) {
+    auto c = cpu_comparison();
+    c.meta.cpu_fp16_matmul = recorded;
+    const auto v = joined(comparison_report(c, kComparisonPath).verdict);
+    EXPECT_NE(v.find("its matrix multiplies ran 40\u00d7 slower than in fp32"), std::string::npos) << v;
+    EXPECT_EQ(v.find("oneDNN"), std::string::npos) << v;
+    EXPECT_EQ(v.find("CPU has no"), std::string::npos) << v;
+  }
 }
 
 TEST(Verdict, SameSpeedDivergenceAndNoBaselineAreSaidPlainly) {
@@ -133,6 +147,15 @@ TEST(Verdict, ACpuSessionSaysNoGpuWasTracedAndWouldUnderflow) {
   EXPECT_NE(v.find("The loss stopped being finite at step 3."), std::string::npos) << v;
   EXPECT_EQ(v.find("skipped"), std::string::npos) << v;
   EXPECT_EQ(v.find("Tensor Core"), std::string::npos) << v;
+  EXPECT_EQ(v.find("oneDNN"), std::string::npos) << "no recorded answer, no claim:\n" << v;
+
+  f.meta.cpu_isa = "AVX2";
+  f.meta.cpu_bf16_matmul = kCpuMatmulFallback;
+  const auto recorded = joined(session_report(f).verdict);
+  EXPECT_NE(recorded.find("Its bf16 matrix multiplies may be slow, as PyTorch has no oneDNN bf16 "
+                          "kernels on this CPU (vector ISA AVX2)"),
+            std::string::npos)
+      << recorded;
 }
 
 TEST(Verdict, AnEmptySessionClaimsNothing) {
