@@ -237,6 +237,43 @@ TEST(ComparisonPage, RunsARealComparisonAndFillsInRunByRun) {
             f.page.results()->report.comparison->variants[1].repeats[1].back().loss);
 }
 
+// The GUI's `compare --inference`: the page's switch runs forward batches per precision
+// (no scaler, no profiled pass) and shows them as batches; the file says inference.
+TEST(ComparisonPage, TheInferenceSwitchRunsAnInferenceComparison) {
+  PageFixture f(5);
+  f.page.setVariants({QStringLiteral("fp32"), QStringLiteral("fp16")});
+  f.page.setInference(true);
+  const auto o = f.page.options();
+  EXPECT_TRUE(o.inference);
+  EXPECT_EQ(o.profile_steps, 0);
+  QStringList lines;
+  QObject::connect(f.page.controller(), &ComparisonController::progress,
+                   [&](const ComparisonProgressInfo&) { lines << f.page.progressText(); });
+  ASSERT_TRUE(f.page.startComparison()) << f.errors.join(';').toStdString();
+  ASSERT_TRUE(f.waitDone());
+  ASSERT_TRUE(f.errors.isEmpty()) << f.errors.join(';').toStdString();
+  // The controller coalesces progress, so which batches show varies; that they are batches does not.
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const QString& l) { return l.contains(QStringLiteral("batch")) && l.contains(" / 5 · loss"); }))
+      << lines.join('\n').toStdString();
+
+  const profiler::Comparison on_disk = profiler::read_comparison(f.page.comparisonPath().toStdString());
+  EXPECT_TRUE(on_disk.inference);
+  ASSERT_EQ(on_disk.variants.size(), 2u);
+  EXPECT_FALSE(on_disk.variants[1].scaler);  // fp16 inference: nothing to scale
+  EXPECT_EQ(on_disk.variants[1].profiled_steps, 0);
+  EXPECT_EQ(on_disk.variants[1].repeats.size(), 2u);
+  EXPECT_EQ(on_disk.variants[1].repeats[0].size(), 5u);
+  EXPECT_EQ(f.page.summaryModel()->headerData(VariantSummaryModel::kMedianStep, Qt::Horizontal).toString(),
+            QStringLiteral("Median batch"));
+  EXPECT_EQ(f.page.summaryModel()->summary(1).measured_steps, 2 * 3);  // 2 repeats, 2 warm-up batches out
+
+  // Switched back, the next comparison trains again.
+  f.page.setInference(false);
+  f.page.setOutputPath(QString::fromStdString((f.dir / "next.ampscope").string()));
+  EXPECT_FALSE(f.page.options().inference);
+  EXPECT_EQ(f.page.options().profile_steps, 2);
+}
+
 TEST(ComparisonPage, AStopKeepsTheFinishedRunsAndANewComparisonStartsClean) {
   PageFixture f(150);
   bool stop_sent = false;
@@ -348,6 +385,7 @@ TEST(ComparisonWindow, AnInferenceComparisonSaysBatches) {
   window.setSessionIO(&io);
   window.show();
   ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(o.out_path))) << window.bannerText().toStdString();
+  EXPECT_TRUE(window.comparisonPage()->inference());  // "Run comparison" would repeat it as it was
   const VariantSummaryModel& summary = *window.comparisonPage()->summaryModel();
   EXPECT_EQ(summary.rowCount(), 2);
   EXPECT_EQ(summary.headerData(VariantSummaryModel::kMedianStep, Qt::Horizontal).toString(),
@@ -362,6 +400,7 @@ TEST(ComparisonWindow, AnInferenceComparisonSaysBatches) {
   ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(o.out_path))) << window.bannerText().toStdString();
   EXPECT_EQ(summary.headerData(VariantSummaryModel::kMedianStep, Qt::Horizontal).toString(),
             QStringLiteral("Median step"));
+  EXPECT_FALSE(window.comparisonPage()->inference());
 }
 
 TEST(ComparisonWindow, TrainingAndAComparisonNeverRunTogetherAndClosingStopsIt) {

@@ -27,11 +27,12 @@ namespace {
 
 constexpr const char* kVariantOrder[] = {"fp32", "tf32", "fp16", "bf16"};
 
-QString progressLine(const ComparisonProgressInfo& p) {
+QString progressLine(const ComparisonProgressInfo& p, bool inference) {
   if (!p.finished_message.isEmpty())
     return QObject::tr("[%1/%2] %3").arg(p.run_index + 1).arg(p.run_count).arg(p.finished_message);
   const QString pass = p.repeat < 0 ? QObject::tr("profiled pass") : QObject::tr("repeat %1").arg(p.repeat + 1);
-  return QObject::tr("[%1/%2] %3 · %4 · step %5 / %6 · loss %7")
+  return (inference ? QObject::tr("[%1/%2] %3 · %4 · batch %5 / %6 · loss %7")
+                    : QObject::tr("[%1/%2] %3 · %4 · step %5 / %6 · loss %7"))
       .arg(p.run_index + 1)
       .arg(p.run_count)
       .arg(p.variant, pass)
@@ -66,6 +67,11 @@ ComparisonPage::ComparisonPage(QWidget* parent) : QWidget(parent), ui_(std::make
   ui_->bf16Check->setToolTip(variantDescription(QStringLiteral("bf16")));
   for (QCheckBox* box : {ui_->fp32Check, ui_->tf32Check, ui_->fp16Check, ui_->bf16Check})
     connect(box, &QCheckBox::toggled, this, &ComparisonPage::updateButtons);
+  ui_->inferenceCheck->setToolTip(
+      tr("Compare inference instead of training: each precision runs the Run panel's steps as forward "
+         "batches of a fresh model in eval mode, under inference mode and the autocast, and times each "
+         "batch (as <tt>ampscope compare --inference</tt>). No loss scaler and no profiled pass."));
+  connect(ui_->inferenceCheck, &QCheckBox::toggled, this, &ComparisonPage::updateModeLabels);
   connect(ui_->runButton, &QPushButton::clicked, this, &ComparisonPage::startComparison);
   connect(ui_->stopButton, &QPushButton::clicked, this, &ComparisonPage::stopComparison);
   connect(ui_->reportButton, &QPushButton::clicked, this, &ComparisonPage::reportRequested);
@@ -122,7 +128,8 @@ profiler::ComparisonOptions ComparisonPage::options() const {
   for (const QString& v : variants()) o.variants.push_back(v.toStdString());
   o.repeats = ui_->repeatsSpin->value();
   o.warmup_steps = ui_->warmupSpin->value();
-  o.profile_steps = ui_->profileSpin->value();
+  o.inference = inference();
+  o.profile_steps = o.inference ? 0 : ui_->profileSpin->value();
   const QString chosen = ui_->outputEdit->text().trimmed();
   o.out_path = (chosen.isEmpty() ? defaultOutputPath() : chosen).toStdString();
   o.overwrite = !overwrite_path_.isEmpty() && overwrite_path_ == chosen;
@@ -151,6 +158,15 @@ QStringList ComparisonPage::variants() const {
 void ComparisonPage::setRepeats(int repeats) { ui_->repeatsSpin->setValue(repeats); }
 void ComparisonPage::setWarmupSteps(int steps) { ui_->warmupSpin->setValue(steps); }
 void ComparisonPage::setProfiledSteps(int steps) { ui_->profileSpin->setValue(steps); }
+void ComparisonPage::setInference(bool inference) { ui_->inferenceCheck->setChecked(inference); }
+bool ComparisonPage::inference() const { return ui_->inferenceCheck->isChecked(); }
+
+void ComparisonPage::updateModeLabels() {
+  const bool inference = this->inference();
+  ui_->fp16Check->setText(inference ? tr("fp16") : tr("fp16 + GradScaler"));
+  ui_->warmupLabel->setText(inference ? tr("Warm-up batches") : tr("Warm-up steps"));
+  updateButtons();
+}
 void ComparisonPage::setOutputPath(const QString& path) {
   ui_->outputEdit->setText(path);
   overwrite_path_.clear();
@@ -175,6 +191,7 @@ bool ComparisonPage::startComparison() {
   const QString path = QString::fromStdString(o.out_path);
   QDir().mkpath(QFileInfo(path).absolutePath());
   running_path_ = path;
+  running_inference_ = o.inference;
   updateBaseLabel();
   return controller_->start(std::move(o));
 }
@@ -206,7 +223,8 @@ bool ComparisonPage::showOpenedComparison(const ComparisonResultsPtr& results) {
   setVariants(names);
   setRepeats(static_cast<int>(c.planned_repeats));
   setWarmupSteps(static_cast<int>(c.warmup_steps));
-  setProfiledSteps(static_cast<int>(profiled));
+  setInference(c.inference);
+  if (!c.inference) setProfiledSteps(static_cast<int>(profiled));
   setOutputPath({});
   showResults(results);
   ui_->progressBar->setValue(0);
@@ -288,7 +306,7 @@ void ComparisonPage::changeEvent(QEvent* event) {
 
 void ComparisonPage::onProgress(const ComparisonProgressInfo& progress) {
   ui_->progressBar->setValue(static_cast<int>(std::lround(progress.fraction() * ui_->progressBar->maximum())));
-  ui_->progressLabel->setText(progressLine(progress));
+  ui_->progressLabel->setText(progressLine(progress, running_inference_));
 }
 
 void ComparisonPage::onFinished(bool stopped) {
@@ -318,9 +336,12 @@ void ComparisonPage::updateButtons() {
                                                                      : QString());
   ui_->stopButton->setEnabled(running);
   for (QWidget* w : std::initializer_list<QWidget*>{ui_->fp32Check, ui_->tf32Check, ui_->fp16Check, ui_->bf16Check,
-                                                    ui_->repeatsSpin, ui_->warmupSpin, ui_->profileSpin,
+                                                    ui_->inferenceCheck, ui_->repeatsSpin, ui_->warmupSpin,
                                                     ui_->outputEdit, ui_->browseButton})
     w->setEnabled(!running);
+  // An inference comparison has no profiled pass (ComparisonOptions::inference).
+  ui_->profileSpin->setEnabled(!running && !inference());
+  ui_->profileLabel->setEnabled(!inference());
   ui_->reportButton->setEnabled(!running && results_ && !results_->path.isEmpty());
 }
 

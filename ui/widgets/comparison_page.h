@@ -44,6 +44,10 @@ class ComparisonPage : public QWidget {
   void setRepeats(int repeats);
   void setWarmupSteps(int steps);
   void setProfiledSteps(int steps);
+  // Inference instead of training (`ampscope compare --inference`): forward passes under
+  // inference mode and the autocast, timed per batch; no scaler, no profiled pass.
+  void setInference(bool inference);
+  bool inference() const;
   void setOutputPath(const QString& path);
 
   // The Run button; false with errorOccurred when the settings are impossible or a run is active.
@@ -87,6 +91,7 @@ class ComparisonPage : public QWidget {
   void onFinished(bool stopped);
   void onFailed(const QString& message);
   void updateButtons();
+  void updateModeLabels();  // the fp16 and warm-up labels say what an inference comparison does
   void updateBaseLabel();
   void rebuildLossPlot();
   void fitSummaryHeight();
@@ -102,6 +107,7 @@ class ComparisonPage : public QWidget {
   TableFilterProxy* op_proxy_ = nullptr;
   ComparisonResultsPtr results_;
   QString running_path_;
+  bool running_inference_ = false;  // the running comparison times inference batches
   bool training_active_ = false;
   QString overwrite_path_;  // a results file the file dialog asked about replacing
 };
