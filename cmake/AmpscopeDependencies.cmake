@@ -118,6 +118,12 @@ function(ampscope_libstdcxx_first target)
       COMMAND ${AMPSCOPE_PATCHELF} --remove-needed libstdc++.so.6 --add-needed libstdc++.so.6
               $<TARGET_FILE:${target}>
       VERBATIM)
+    if(AMPSCOPE_SANITIZER)
+      add_custom_command(TARGET ${target} POST_BUILD
+        COMMAND sh ${PROJECT_SOURCE_DIR}/cmake/sanitizer_runtime_first.sh ${AMPSCOPE_PATCHELF}
+                $<TARGET_FILE:${target}>
+        VERBATIM)
+    endif()
   endif()
 endfunction()
 # LibTorch ships fmt 12's headers in its include directory, which shadows
