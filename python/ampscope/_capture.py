@@ -294,7 +294,8 @@ class Capture:
                 onednn = bool(query()) if query is not None else False
             except RuntimeError:  # a LibTorch built without oneDNN
                 onednn = False
-            self._core.set_meta(f"cpu_{dtype}_matmul", "onednn" if onednn else "aten-fallback")
+            self._core.set_meta(f"cpu_{dtype}_matmul",
+                                _core.CPU_MATMUL_ONEDNN if onednn else _core.CPU_MATMUL_FALLBACK)
 
     def _model_description(self):
         script = self._options["description"]

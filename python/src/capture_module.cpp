@@ -218,6 +218,9 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   m.def("unwind_scopes", &unwind_scopes);
   m.def("set_recording_enabled", &set_recording_enabled);
   m.def("device_model_name", &ampscope::profiler::device_model_name);
+  // The stored values of a session's cpu_bf16_matmul / cpu_fp16_matmul, defined once in C++.
+  m.attr("CPU_MATMUL_ONEDNN") = ampscope::profiler::kCpuMatmulOneDnn;
+  m.attr("CPU_MATMUL_FALLBACK") = ampscope::profiler::kCpuMatmulFallback;
   py::class_<Capture>(m, "Capture")
       .def(py::init<const py::dict&>())
       .def("start", &Capture::start)
