@@ -3,9 +3,9 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
-
 #include "engine/device.h"
 #include "engine/errors.h"
+#include "engine/trainer_test_hooks.h"
 #include "engine/training_run.h"
 
 namespace ampscope::engine {
@@ -110,9 +110,12 @@ bool Trainer::pass_control_gate() {
     lock.unlock();
     set_state(RunState::kPaused);
     lock.lock();
-    control_changed_.wait(lock, [&] {
-      return !pause_requested_ || stop_requested_.load(std::memory_order_acquire);
-    });
+    // wait(lock, predicate) written out, so that a test can widen the window
+    // between the check and the wait (trainer_test_hooks.h).
+    while (pause_requested_ && !stop_requested_.load(std::memory_order_acquire)) {
+      if (auto* hook = test_hooks::pause_gate_before_wait.load(std::memory_order_acquire)) hook();
+      control_changed_.wait(lock);
+    }
     if (!stop_requested_.load(std::memory_order_acquire)) {
       lock.unlock();
       set_state(RunState::kRunning);

@@ -2,11 +2,13 @@
 // never block it, and failures reported as events.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <thread>
 
 #include "engine/trainer.h"
+#include "engine/trainer_test_hooks.h"
 #include "tests/support/tiny_configs.h"
 #include "tests/support/wait_until.h"
 
@@ -93,6 +95,51 @@ TEST(Trainer, StopJustAsTheRunPausesNeverHangs) {
       joined.wait();
       return;
     }
+    ASSERT_EQ(trainer.state(), RunState::kStopped) << "run " << run;
+    ASSERT_EQ(trainer.completed_steps(), 0) << "run " << run;
+  }
+}
+
+// The test above can only hope to hit that window: it is nanoseconds wide. Here
+// the gate is held in it (trainer_test_hooks.h): with the control mutex held,
+// after finding the run paused and not stopped, before waiting, it gives a
+// request_stop() on another thread time to finish. The old request_stop() did
+// (it stored and notified without the mutex), so its wake-up went to nobody and
+// the run never ended; this test then fails after 20 s. The fixed one blocks on
+// the mutex until the gate waits, so the bound below always runs out.
+std::atomic<bool> gate_in_window{false};
+std::atomic<bool> stop_returned{false};
+
+void hold_the_gate_in_its_window() {
+  gate_in_window.store(true);
+  const auto bound = std::chrono::steady_clock::now() + 200ms;
+  while (!stop_returned.load() && std::chrono::steady_clock::now() < bound) std::this_thread::yield();
+}
+
+TEST(Trainer, AStopBetweenThePauseCheckAndTheWaitIsNotLost) {
+  test_hooks::pause_gate_before_wait.store(&hold_the_gate_in_its_window);
+  struct Unhook {
+    ~Unhook() { test_hooks::pause_gate_before_wait.store(nullptr); }
+  } unhook;
+  for (int run = 0; run < 5; ++run) {
+    gate_in_window.store(false);
+    stop_returned.store(false);
+    Trainer trainer(tiny(1'000'000));
+    trainer.pause();
+    trainer.start();
+    ASSERT_TRUE(eventually([] { return gate_in_window.load(); })) << "run " << run;
+    auto stopper = std::async(std::launch::async, [&] {
+      trainer.request_stop();
+      stop_returned.store(true);
+    });
+    auto joined = std::async(std::launch::async, [&] { trainer.wait(); });
+    if (joined.wait_for(20s) != std::future_status::ready) {
+      ADD_FAILURE() << "run " << run << ": the stop requested in the pause gate's window was lost";
+      trainer.resume();  // unstick it so the test can end
+      joined.wait();
+      return;
+    }
+    stopper.wait();
     ASSERT_EQ(trainer.state(), RunState::kStopped) << "run " << run;
     ASSERT_EQ(trainer.completed_steps(), 0) << "run " << run;
   }
