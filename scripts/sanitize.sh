@@ -20,7 +20,7 @@ log() { printf '\033[1m[sanitize]\033[0m %s\n' "$*" >&2; }
 TSAN_TESTS="test_trainer test_run_follower test_config_optim
   test_store_roundtrip test_store_robustness test_cupti_records test_cupti_source
   test_profiler_session test_op_observer test_comparison_runner test_profiler_truth
-  test_ui_live_run test_ui_comparison test_ui_sessions"
+  test_ui_live_run test_ui_comparison test_ui_sessions test_ui_thread_handoff"
 
 # LibTorch and libgomp are not instrumented: one OpenMP thread (TSan cannot see
 # libgomp's barriers) and one intra-op thread; the engine's own threads stay.
@@ -35,14 +35,22 @@ build_targets() {
 
 # Reports of every process (tests and the programs they start) as files: a test
 # that expects a child to fail must not hide a sanitizer report in it.
+# One line is not a report: the note ASan writes when, as allocator_may_return_null
+# asks, it lets an impossible allocation fail (counted, not hidden).
+expected_note='^==[0-9]+==WARNING: AddressSanitizer failed to allocate 0x[0-9a-f]+ bytes$'
 reports_in() {
-  local logs="$1"
-  if compgen -G "$logs/*" >/dev/null; then
+  local logs="$1" f found=1 notes=0
+  for f in "$logs"/*; do
+    [ -e "$f" ] || continue
+    notes=$((notes + $(grep -c -E "$expected_note" "$f" || true)))
+    if grep -v -q -E "$expected_note" "$f"; then found=0; fi
+  done
+  [ $notes -eq 0 ] || log "$notes allocation(s) failed on purpose (out-of-memory tests), as allocator_may_return_null asks"
+  if [ $found -eq 0 ]; then
     log "sanitizer reports in $logs:"
-    grep -h -E "^(WARNING|ERROR|SUMMARY): |runtime error" "$logs"/* | sort | uniq -c >&2 || true
-    return 0
+    grep -h -v -E "$expected_note" "$logs"/* | grep -E "^(WARNING|ERROR|SUMMARY): |runtime error" | sort | uniq -c >&2 || true
   fi
-  return 1
+  return $found
 }
 
 # The deliberate bug of tests/sanitizers/sanitizer_canary.cpp must be reported
@@ -68,9 +76,16 @@ run_tsan() {
   export TSAN_OPTIONS="suppressions=$here/tests/sanitizers/tsan.supp:second_deadlock_stack=1:history_size=4:log_path=$logs/tsan"
   check_canary "$dir" "$logs"
   local failed=0 t start
+  local base_options="$TSAN_OPTIONS" options
   for t in $tests; do
     start=$(date +%s)
-    if (cd "$here/$dir/tests" && timeout 1200 "./$t" --gtest_brief=1 >"$logs/../$t.tsan.out" 2>&1); then
+    # Qt is not built with TSan either, and Qt 6's QMutex is a futex TSan cannot
+    # see: accesses Qt makes through interceptors (its malloc/free/memmove, e.g. of
+    # a QRunnable or an event handed between threads) are left out for the GUI
+    # programs. Accesses by ampscope's own code are still all checked.
+    options="$base_options"
+    case "$t" in test_ui_*) options="$options:ignore_noninstrumented_modules=1" ;; esac
+    if (cd "$here/$dir/tests" && TSAN_OPTIONS="$options" timeout 1200 "./$t" --gtest_brief=1 >"$logs/../$t.tsan.out" 2>&1); then
       log "$t: passed ($(sed -n 's/^\[  PASSED  \] //p' "$logs/../$t.tsan.out" | head -1) $(($(date +%s) - start)) s)"
     else
       log "$t: FAILED (exit $?; $dir/$t.tsan.out)"
@@ -84,9 +99,7 @@ run_tsan() {
 
 run_asan() {
   configure debug-asan
-  local dir=build/debug-asan targets=() labels=() l src
-  # One regex: ctest ANDs repeated -L options.
-  if [ $# -gt 0 ]; then labels=(-L "^($(IFS='|'; echo "$*"))\$"); fi
+  local dir=build/debug-asan targets=() l src
   for l in "$@"; do
     for src in "$here"/tests/"$l"/test_*.cpp; do [ -e "$src" ] && targets+=("$(basename "$src" .cpp)"); done
   done
@@ -96,12 +109,34 @@ run_asan() {
   rm -rf "$logs" && mkdir -p "$logs"
   # exitcode=86: a test that expects a program to exit 1 must not pass on an ASan abort.
   # LSan suppressions: tests/sanitizers/lsan.supp says what and why.
-  export ASAN_OPTIONS="exitcode=86:detect_leaks=1:log_path=$logs/asan"
+  # allocator_may_return_null: an impossible allocation (the bad-input table's 8 TB
+  # batch) fails as glibc's does, so LibTorch's own out-of-memory error is tested.
+  export ASAN_OPTIONS="exitcode=86:detect_leaks=1:allocator_may_return_null=1:log_path=$logs/asan"
   export LSAN_OPTIONS="suppressions=$here/tests/sanitizers/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan"
   check_canary "$dir" "$logs"
-  local failed=0
-  nice -n "$nice_level" ctest --test-dir "$here/$dir" -j "$jobs" --output-on-failure "${labels[@]}" || failed=1
+  local failed=0 python_label=0 other_labels=()
+  if [ $# -eq 0 ]; then python_label=1; other_labels=(-LE '^python_capture$'); fi
+  for l in "$@"; do
+    if [ "$l" = python_capture ]; then python_label=1; else other_labels+=("$l"); fi
+  done
+  if [ $# -eq 0 ] || [ ${#other_labels[@]} -gt 0 ]; then
+    # One regex: ctest ANDs repeated -L options.
+    [ $# -eq 0 ] || other_labels=(-L "^($(IFS='|'; echo "${other_labels[*]}"))\$")
+    nice -n "$nice_level" ctest --test-dir "$here/$dir" -j "$jobs" --output-on-failure "${other_labels[@]}" || failed=1
+  fi
+  if [ $python_label -eq 1 ]; then
+    # The Python capture tests load the ASan-built extension into Python, which is
+    # not built with ASan: its runtime is preloaded (into every program those tests
+    # start: Python, the shell, the CLI). Leak checking is off for them: Python,
+    # torch and the shell do not free what they hold at exit. Memory errors and
+    # UBSan stay on; the C++ side's leaks are checked by the other labels.
+    local cxx
+    cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$here/$dir/CMakeCache.txt")
+    LD_PRELOAD="$("$cxx" -print-file-name=libasan.so)" \
+      ASAN_OPTIONS="${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}" \
+      nice -n "$nice_level" ctest --test-dir "$here/$dir" -j "$jobs" --output-on-failure -L '^python_capture$' || failed=1
+  fi
   if reports_in "$logs"; then failed=1; fi
   return $failed
 }

@@ -1,6 +1,5 @@
 #include "ui/widgets/comparison_controller.h"
 
-#include <QMetaObject>
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -37,13 +36,10 @@ ComparisonController::~ComparisonController() {
 
 template <typename F>
 void ComparisonController::post(uint64_t generation, F&& f) {
-  // `this` as the context: Qt drops the call if the controller is gone by then.
-  QMetaObject::invokeMethod(
-      this,
-      [this, generation, f = std::forward<F>(f)]() mutable {
-        if (generation == generation_) f();
-      },
-      Qt::QueuedConnection);
+  // The inbox is a member: what it still holds when the controller goes is dropped.
+  inbox_.deliver([this, generation, f = std::forward<F>(f)]() mutable {
+    if (generation == generation_) f();
+  });
 }
 
 bool ComparisonController::start(profiler::ComparisonOptions options) {

@@ -4,7 +4,7 @@
 //
 // Threads: the runner blocks its worker thread for the whole comparison; each
 // training run has the engine's own thread. The worker never waits on the GUI:
-// it posts by queued invocation, progress at most every kProgressIntervalMs
+// it posts through a GuiThreadInbox (thread_handoff.h), progress at most every kProgressIntervalMs
 // (throttled at the source) and results once per finished run. Each post carries
 // the generation of the comparison that made it; the GUI drops posts of an older
 // generation, so a stopped comparison's late progress never reaches a newer one.
@@ -17,6 +17,7 @@
 
 #include "profiler/compare/comparison_runner.h"
 #include "profiler/report/report_data.h"
+#include "ui/widgets/thread_handoff.h"
 
 namespace ampscope::ui {
 
@@ -73,7 +74,8 @@ class ComparisonController : public QObject {
   void post(uint64_t generation, F&& f);
   void joinWorker();
 
-  std::thread worker_;
+  GuiThreadInbox inbox_;
+  std::thread worker_;  // joined in the destructor, before inbox_ goes
   std::shared_ptr<profiler::ComparisonRunner> runner_;
   uint64_t generation_ = 0;  // GUI thread only
   bool active_ = false;

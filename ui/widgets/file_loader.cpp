@@ -1,7 +1,6 @@
 #include "ui/widgets/file_loader.h"
 
 #include <QFileInfo>
-#include <QMetaObject>
 #include <exception>
 #include <utility>
 
@@ -12,25 +11,24 @@ namespace ampscope::ui {
 
 FileLoader::FileLoader(QObject* parent) : QObject(parent) {
   qRegisterMetaType<OpenedFilePtr>();
-  pool_.setMaxThreadCount(1);  // jobs in the order asked: a report after the open it follows
 }
 
-FileLoader::~FileLoader() { pool_.waitForDone(); }
+// The worker's jobs end before the inbox goes: a report after the open it follows,
+// every result either delivered or dropped with the inbox, never to a destroyed loader.
+FileLoader::~FileLoader() { worker_.waitForDone(); }
 
-void FileLoader::waitForDone() { pool_.waitForDone(); }
+void FileLoader::waitForDone() { worker_.waitForDone(); }
 
 template <typename Done, typename F>
 void FileLoader::post(uint64_t generation, Done done, F&& f) {
-  // `this` as the context: queued to the GUI thread. The destructor waits for the
-  // worker, so `this` outlives every call made here. A result of a replaced open
-  // (an older generation) is dropped; its job still ends (done).
-  QMetaObject::invokeMethod(
-      this,
-      [this, generation, done = std::move(done), f = std::forward<F>(f)]() mutable {
-        done();
-        if (generation == 0 || generation == open_generation_) f();
-      },
-      Qt::QueuedConnection);
+  // To the GUI thread. The destructor waits for the worker, and the inbox, a
+  // member, drops what it still holds when the loader goes, so `this` outlives
+  // every call made here. A result of a replaced open (an older generation) is
+  // dropped; its job still ends (done).
+  inbox_.deliver([this, generation, done = std::move(done), f = std::forward<F>(f)]() mutable {
+    done();
+    if (generation == 0 || generation == open_generation_) f();
+  });
 }
 
 void FileLoader::begin(const QString& what) {
@@ -54,7 +52,7 @@ bool FileLoader::start(const QString& path, bool refresh) {
     if (!refresh) end();
   };
   SessionIO* io = io_;
-  pool_.start([this, io, path, generation, refresh, done] {
+  worker_.run([this, io, path, generation, refresh, done] {
     try {
       LoadedFile loaded = io->load(path.toStdString());
       auto file = std::make_shared<OpenedFile>();
@@ -78,7 +76,7 @@ bool FileLoader::openRanks(const QStringList& paths) {
   const uint64_t generation = ++open_generation_;
   begin(tr("Comparing %1 ranks…").arg(paths.size()));
   const auto done = [this] { end(); };
-  pool_.start([this, paths, generation, done] {
+  worker_.run([this, paths, generation, done] {
     std::vector<std::string> files;
     for (const QString& p : paths) files.push_back(p.toStdString());
     try {
@@ -97,7 +95,7 @@ bool FileLoader::openRanks(const QStringList& paths) {
 
 void FileLoader::writeReport(const QString& source, const QString& path) {
   begin(tr("Writing %1…").arg(QFileInfo(path).fileName()));
-  pool_.start([this, source, path] {
+  worker_.run([this, source, path] {
     try {
       profiler::write_html_report(profiler::load_report(source.toStdString()), path.toStdString());
       post(0, [this] { end(); }, [this, path] { emit reportWritten(path); });

@@ -3,21 +3,21 @@
 // (as hotspot loads): a file of millions of kernels takes seconds to read, and the
 // window must keep painting and answering meanwhile.
 //
-// Threads: one worker (a QThreadPool of one thread, so jobs run in the order asked)
-// reads through the SessionIO (the store's one session loader) and builds what the
-// pages show; the result crosses to the GUI thread as an immutable snapshot by
-// queued invocation. Each job carries a generation; a result of a job the user
+// Threads: one worker (a SerialWorker, so jobs run in the order asked) reads
+// through the SessionIO (the store's one session loader) and builds what the
+// pages show; the result crosses to the GUI thread as an immutable snapshot
+// through a GuiThreadInbox (thread_handoff.h says why not Qt's own hand-over). Each job carries a generation; a result of a job the user
 // has since replaced (opened another file) is dropped. The destructor waits for
 // the job in hand, so a result never reaches a destroyed receiver.
 #include <QObject>
 #include <QString>
 #include <QStringList>
-#include <QThreadPool>
 #include <cstdint>
 #include <memory>
 
 #include "ui/models/session_io.h"
 #include "ui/widgets/comparison_controller.h"
+#include "ui/widgets/thread_handoff.h"
 
 namespace ampscope::ui {
 
@@ -68,7 +68,8 @@ class FileLoader : public QObject {
   void end();
 
   SessionIO* io_ = nullptr;
-  QThreadPool pool_;
+  GuiThreadInbox inbox_;
+  SerialWorker worker_;  // after inbox_: destroyed (joined) first, so every job may still deliver
   uint64_t open_generation_ = 0;  // GUI thread: the newest open()
   int busy_ = 0;                   // GUI thread: jobs started and not yet delivered, refreshes not counted
 };
