@@ -41,7 +41,7 @@ at::Tensor total_grad_norm(const std::vector<at::Tensor>& grads, c10::Device dev
 // Returns the coefficient applied (a device scalar), undefined when there were no gradients.
 at::Tensor clip_grads_(std::vector<at::Tensor>& grads, const at::Tensor& total_norm, double max_norm) {
   if (grads.empty()) return {};
-  const at::Tensor coefficient = at::clamp_max(max_norm / (total_norm + 1e-6), 1.0);
+  at::Tensor coefficient = at::clamp_max(max_norm / (total_norm + 1e-6), 1.0);
   at::_foreach_mul_(grads, coefficient);
   return coefficient;
 }
@@ -72,7 +72,7 @@ NamedTensors Trainee::named_parameters() const {
   if (head)
     for (auto& p : head->named_parameters()) named.push_back(std::move(p));
   if (!module_prefix.empty())
-    for (auto& [name, tensor] : named) name = module_prefix + name;
+    for (auto& [name, tensor] : named) name.insert(0, module_prefix);
   return named;
 }
 

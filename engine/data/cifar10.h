@@ -11,7 +11,7 @@
 namespace ampscope::engine::data {
 
 inline constexpr int64_t kCifarClasses = 10;
-inline constexpr int64_t kCifarImageBytes = 3 * 32 * 32;
+inline constexpr int64_t kCifarImageBytes = int64_t{3} * 32 * 32;
 inline constexpr int64_t kCifarRecordBytes = 1 + kCifarImageBytes;
 // Per-channel (R, G, B) mean and standard deviation of the training pixels in [0, 1].
 inline constexpr std::array<double, 3> kCifarMean = {0.4914, 0.4822, 0.4465};

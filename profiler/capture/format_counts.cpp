@@ -8,7 +8,7 @@ std::vector<at::Tensor> format_counts(const at::Tensor& magnitudes, const at::Te
                                       const at::Tensor& nonzero) {
   const auto count = [](const at::Tensor& mask) { return mask.sum().to(at::kDouble).reshape({1}); };
   std::vector<at::Tensor> out;
-  out.reserve(kCountsPerFormat * kFloatFormatCount);
+  out.reserve(static_cast<size_t>(kCountsPerFormat) * kFloatFormatCount);
   for (const FloatFormatLimits& f : kFloatFormats) {
     const double flush = f.min_subnormal / 2, normal = f.min_normal - f.min_subnormal / 2;
     out.push_back(count(nonzero & (magnitudes <= flush)));
