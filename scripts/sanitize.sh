@@ -115,17 +115,20 @@ run_asan() {
   export LSAN_OPTIONS="suppressions=$here/tests/sanitizers/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan"
   check_canary "$dir" "$logs"
-  local failed=0 python_label=0 other_labels=()
-  if [ $# -eq 0 ]; then python_label=1; other_labels=(-LE '^python_capture$'); fi
+  # The Python capture label runs on its own (below); `selection` picks the rest.
+  local failed=0 run_python=0 others=() selection=()
   for l in "$@"; do
-    if [ "$l" = python_capture ]; then python_label=1; else other_labels+=("$l"); fi
+    if [ "$l" = python_capture ]; then run_python=1; else others+=("$l"); fi
   done
-  if [ $# -eq 0 ] || [ ${#other_labels[@]} -gt 0 ]; then
-    # One regex: ctest ANDs repeated -L options.
-    [ $# -eq 0 ] || other_labels=(-L "^($(IFS='|'; echo "${other_labels[*]}"))\$")
-    nice -n "$nice_level" ctest --test-dir "$here/$dir" -j "$jobs" --output-on-failure "${other_labels[@]}" || failed=1
+  if [ $# -eq 0 ]; then
+    run_python=1 selection=(-LE '^python_capture$')
+  elif [ ${#others[@]} -gt 0 ]; then
+    selection=(-L "^($(IFS='|'; echo "${others[*]}"))\$")  # one regex: ctest ANDs repeated -L
   fi
-  if [ $python_label -eq 1 ]; then
+  if [ ${#selection[@]} -gt 0 ]; then
+    nice -n "$nice_level" ctest --test-dir "$here/$dir" -j "$jobs" --output-on-failure "${selection[@]}" || failed=1
+  fi
+  if [ $run_python -eq 1 ]; then
     # The Python capture tests load the ASan-built extension into Python, which is
     # not built with ASan: its runtime is preloaded (into every program those tests
     # start: Python, the shell, the CLI). Leak checking is off for them: Python,

@@ -30,6 +30,16 @@ std::vector<Event> drain_all(EventQueue& q) {
   return events;
 }
 
+// Waits up to 20 s for a run that was asked to stop to end. One that does not is
+// resumed, so that the test can end, and false is returned.
+bool ends_after_stop(Trainer& trainer) {
+  auto joined = std::async(std::launch::async, [&] { trainer.wait(); });
+  if (joined.wait_for(20s) == std::future_status::ready) return true;
+  trainer.resume();
+  joined.wait();
+  return false;
+}
+
 TEST(Trainer, PauseResumeStopFromAnotherThread) {
   Trainer trainer(tiny(1'000'000));
   auto queue = trainer.subscribe(1 << 16);
@@ -88,11 +98,8 @@ TEST(Trainer, StopJustAsTheRunPausesNeverHangs) {
       std::this_thread::yield();
     ASSERT_EQ(trainer.state(), RunState::kPaused) << "run " << run;
     trainer.request_stop();
-    auto joined = std::async(std::launch::async, [&] { trainer.wait(); });
-    if (joined.wait_for(20s) != std::future_status::ready) {
+    if (!ends_after_stop(trainer)) {
       ADD_FAILURE() << "run " << run << ": request_stop() did not wake the paused run";
-      trainer.resume();  // unstick it so the test can end
-      joined.wait();
       return;
     }
     ASSERT_EQ(trainer.state(), RunState::kStopped) << "run " << run;
@@ -132,11 +139,8 @@ TEST(Trainer, AStopBetweenThePauseCheckAndTheWaitIsNotLost) {
       trainer.request_stop();
       stop_returned.store(true);
     });
-    auto joined = std::async(std::launch::async, [&] { trainer.wait(); });
-    if (joined.wait_for(20s) != std::future_status::ready) {
+    if (!ends_after_stop(trainer)) {
       ADD_FAILURE() << "run " << run << ": the stop requested in the pause gate's window was lost";
-      trainer.resume();  // unstick it so the test can end
-      joined.wait();
       return;
     }
     stopper.wait();

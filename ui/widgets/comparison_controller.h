@@ -4,8 +4,8 @@
 //
 // Threads: the runner blocks its worker thread for the whole comparison; each
 // training run has the engine's own thread. The worker never waits on the GUI:
-// it posts through a GuiThreadInbox (thread_handoff.h), progress at most every kProgressIntervalMs
-// (throttled at the source) and results once per finished run. Each post carries
+// it posts through a GuiThreadInbox (thread_handoff.h), progress at most every
+// kProgressIntervalMs (throttled at the source) and results once per finished run. Each post carries
 // the generation of the comparison that made it; the GUI drops posts of an older
 // generation, so a stopped comparison's late progress never reaches a newer one.
 // Results cross threads as immutable snapshots (ComparisonResultsPtr).
