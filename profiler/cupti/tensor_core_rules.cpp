@@ -1,5 +1,7 @@
 #include "profiler/cupti/tensor_core_rules.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +36,14 @@ std::string_view strip_comment(std::string_view line) {
   }
   return line;
 }
+
+// ECMAScript, case-insensitive; under libstdc++ also __polynomial, its
+// extension that selects the breadth-first executor (see the header).
+constexpr std::regex::flag_type kRuleFlags = std::regex::ECMAScript | std::regex::icase | std::regex::optimize
+#if defined(__GLIBCXX__)
+                                             | std::regex_constants::__polynomial
+#endif
+    ;
 
 }  // namespace
 
@@ -83,8 +93,7 @@ std::shared_ptr<const TensorCoreRules> TensorCoreRules::parse(std::string_view t
     rule.family = v_end == std::string_view::npos ? "" : std::string(trim(rest.substr(v_end)));
     if (rule.family.empty()) fail("missing family after '" + std::string(verdict) + "'");
     try {
-      rule.regex = std::regex(rule.pattern,
-                              std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+      rule.regex = std::regex(rule.pattern, kRuleFlags);
     } catch (const std::regex_error& e) {
       fail("bad regex '" + rule.pattern + "': " + e.what());
     }
@@ -109,8 +118,13 @@ TensorCoreClass TensorCoreRules::classify(const std::string& kernel_name) const 
   // Matched outside the lock: two threads may classify the same new name
   // twice, which is harmless (same answer) and keeps the lock short.
   TensorCoreClass result;
+  const auto searched_end =
+      kernel_name.begin() + static_cast<std::ptrdiff_t>(std::min(kernel_name.size(), kMaxClassifiedNameChars));
+  // A cut name has no end of line at the cut: `sm90$` must not match there.
+  const auto flags = searched_end == kernel_name.end() ? std::regex_constants::match_default
+                                                       : std::regex_constants::match_not_eol;
   for (const Rule& rule : rules_) {
-    if (std::regex_search(kernel_name, rule.regex)) {
+    if (std::regex_search(kernel_name.begin(), searched_end, rule.regex, flags)) {
       result = {rule.tensor_core, rule.family};
       break;
     }

@@ -10,6 +10,17 @@
 //   family:  the rest of the line, a short label ("cuBLAS HMMA GEMM").
 //   '#' starts a comment (at line start, or after whitespace). Blank lines ok.
 // The first matching rule wins, so specific exceptions go above general rules.
+//
+// Limits, both because libstdc++'s std::regex is a backtracking matcher whose
+// recursion grows with the text (a demangled CUTLASS name is kilobytes; a rule
+// such as `cutlass.*gemm` over 16k characters overflowed an 8 MB stack, and a
+// thread's stack may be far smaller):
+//   - only a name's first kMaxClassifiedNameChars characters are searched; the
+//     identifying tokens (xmma, gmma, s16816gemm, nvjet, flash_fwd, ...) come
+//     early, and a longer name is never crashed on;
+//   - under libstdc++ the patterns are compiled for its non-recursive
+//     (breadth-first) matcher, so stack use no longer depends on the name;
+//     that matcher refuses back-references ("bad regex" at load).
 #include <memory>
 #include <mutex>
 #include <regex>
@@ -27,6 +38,10 @@ struct TensorCoreClass {
 
 class TensorCoreRules {
  public:
+  // 16x the longest name in the H100 fixture; a pathological rule (`.*x`)
+  // costs about a second over this many characters, once per distinct name.
+  static constexpr size_t kMaxClassifiedNameChars = 4096;
+
   struct Rule {
     std::string pattern;
     std::regex regex;
@@ -50,8 +65,9 @@ class TensorCoreRules {
   // environment variable when set.
   static std::string default_path();
 
-  // First matching rule. Thread-safe; results are cached per name (kernel names
-  // repeat every step, and a regex scan over long template names is not cheap).
+  // First matching rule over the name's first kMaxClassifiedNameChars characters.
+  // Thread-safe; results are cached per (whole) name: kernel names repeat every
+  // step, and a regex scan over long template names is not cheap.
   TensorCoreClass classify(const std::string& kernel_name) const;
 
   const std::vector<Rule>& rules() const { return rules_; }

@@ -2,6 +2,7 @@
 // kernel names from cuBLAS, cuBLASLt, cuDNN, CUTLASS, flash-attention and
 // PyTorch, and the loader's errors.
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <filesystem>
 #include <fstream>
@@ -187,6 +188,83 @@ TEST(TensorCoreRules, BadLinesGiveFileAndLine) {
     EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos);
   }
 }
+
+// A demangled CUTLASS 3 name with a long template tail (real ones run to
+// kilobytes; this one is ~250 KB).
+std::string long_cutlass_name() {
+  std::string name =
+      "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::collective::"
+      "CollectiveMma<cutlass::gemm::MainloopSm90TmaGmmaWarpSpecialized<4, cute::tuple<";
+  for (int i = 0; i < 6000; ++i) name += "cute::C<128>, cute::C<64>, ";
+  return name + ">>>>>(Params)";
+}
+
+// Runs `fn` on a thread with a 512 KB stack (a worker thread's stack can be
+// that small); returns false when the thread could not be made.
+template <typename Fn>
+bool run_on_small_stack(Fn fn) {
+  struct Call {
+    static void* run(void* arg) {
+      (*static_cast<Fn*>(arg))();
+      return nullptr;
+    }
+  };
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 512 * 1024);
+  pthread_t thread;
+  const bool made = pthread_create(&thread, &attr, &Call::run, &fn) == 0;
+  pthread_attr_destroy(&attr);
+  if (made) pthread_join(thread, nullptr);
+  return made;
+}
+
+// std::regex backtracks by recursion, one frame per character a `.*` takes:
+// before the fix this rule crashed the whole profiler (SIGSEGV) on this name.
+TEST(TensorCoreRules, AUserRuleWithDotStarOverAHugeNameOnASmallStackClassifiesWithoutCrashing) {
+  const auto rules = TensorCoreRules::parse(
+      "simt          no   SIMT\n"
+      "cutlass.*gmma yes  CUTLASS 3 GMMA\n",
+      "user.txt");
+  const std::string name = long_cutlass_name();
+  TensorCoreClass got;
+  ASSERT_TRUE(run_on_small_stack([&] { got = rules->classify(name); }));
+  EXPECT_TRUE(got.uses_tensor_cores);
+  EXPECT_EQ(got.family, "CUTLASS 3 GMMA");
+}
+
+// The shipped table on a name with a 1 M-character word run after `xmma_`
+// (its `xmma_\w*f32...` rule recursed once a character and overflowed).
+TEST(TensorCoreRules, TheShippedTableSurvivesAMillionCharacterName) {
+  const auto rules = TensorCoreRules::load(TensorCoreRules::default_path());
+  TensorCoreClass got;
+  ASSERT_TRUE(run_on_small_stack([&] { got = rules->classify("sm90_xmma_" + std::string(1'000'000, 'a')); }));
+  EXPECT_TRUE(got.uses_tensor_cores);
+  EXPECT_EQ(got.family, rules->classify("sm90_xmma_gemm_kernel").family);
+}
+
+// Only the first kMaxClassifiedNameChars characters are searched, and the cut
+// is not an end of line.
+TEST(TensorCoreRules, OnlyTheNamesDocumentedPrefixIsSearchedAndTheCutIsNoLineEnd) {
+  const auto rules = TensorCoreRules::parse(
+      "hmma yes HMMA\n"
+      "x$   yes ends in x\n",
+      "t.txt");
+  const std::string pad(TensorCoreRules::kMaxClassifiedNameChars - 4, 'x');
+  EXPECT_EQ(rules->classify(pad + "hmma").family, "HMMA");  // ends exactly at the limit
+  EXPECT_EQ(rules->classify(pad + "_hmma").family, "");     // one character past it
+  EXPECT_EQ(rules->classify(pad + "xxxx").family, "ends in x");
+  EXPECT_EQ(rules->classify(pad + "xxxx_").family, "");     // `x$` must not match at the cut
+}
+
+#if defined(__GLIBCXX__)
+// The non-recursive matcher has no back-references; a rule using one is
+// refused at load with its line, not accepted and then crashed on.
+TEST(TensorCoreRules, ABackReferenceIsRefusedAtLoad) {
+  const std::string error = load_error("hmma yes HMMA\n(sm\\d+)_\\1 yes twice\n");
+  EXPECT_EQ(error.rfind("tensor_core_kernels.txt line 2: bad regex '(sm\\d+)_\\1'", 0), 0u) << error;
+}
+#endif
 
 }  // namespace
 }  // namespace ampscope::profiler::cupti
