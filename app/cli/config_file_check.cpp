@@ -5,9 +5,10 @@
 
 #include <algorithm>
 #include <fstream>
-#include <regex>
 #include <string>
+#include <string_view>
 
+#include "app/cli/message_excerpt.h"
 #include "engine/errors.h"
 
 namespace ampscope::cli {
@@ -35,13 +36,37 @@ std::string without_comment(const std::string& line) {
   return line;
 }
 
+// [+-]?(\d[\d_]*(\.\d+)?([eE][+-]?\d+)?|inf|nan), scanned in one pass: std::regex
+// recursed once a digit and a 300,000-digit value crashed the CLI (SIGSEGV).
+bool is_toml_number(std::string_view v) {
+  if (!v.empty() && (v.front() == '+' || v.front() == '-')) v.remove_prefix(1);
+  if (v == "inf" || v == "nan") return true;
+  size_t i = 0;
+  const auto digit_at = [&](size_t k) { return k < v.size() && v[k] >= '0' && v[k] <= '9'; };
+  const auto skip_digits = [&] {
+    while (digit_at(i)) ++i;
+  };
+  if (!digit_at(i)) return false;
+  while (digit_at(i) || (i < v.size() && v[i] == '_')) ++i;
+  if (i < v.size() && v[i] == '.') {
+    if (!digit_at(++i)) return false;
+    skip_digits();
+  }
+  if (i < v.size() && (v[i] == 'e' || v[i] == 'E')) {
+    ++i;
+    if (i < v.size() && (v[i] == '+' || v[i] == '-')) ++i;
+    if (!digit_at(i)) return false;
+    skip_digits();
+  }
+  return i == v.size();
+}
+
 // The TOML values a flag can take: a quoted string, a number, a boolean, an array.
 bool is_toml_value(const std::string& v) {
-  static const std::regex number(R"([+-]?(\d[\d_]*(\.\d+)?([eE][+-]?\d+)?|inf|nan))");
   if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
     return v.find(v.front(), 1) == v.size() - 1;
   if (v.size() >= 2 && v.front() == '[' && v.back() == ']') return true;
-  return v == "true" || v == "false" || std::regex_match(v, number);
+  return v == "true" || v == "false" || is_toml_number(v);
 }
 
 std::string section_names(const std::vector<CLI::App*>& commands) {
@@ -83,7 +108,7 @@ void check_config_file(CLI::App& app, int argc, char** argv) {
       const auto found = std::find_if(commands.begin(), commands.end(), [&](auto* c) { return c->get_name() == name; });
       if (text.back() != ']' || found == commands.end())
         throw engine::ConfigError(fmt::format("{}: unknown section {}; the sections are {}", at,
-                                              text.substr(0, 40), section_names(commands)));
+                                              message_excerpt(text), section_names(commands)));
       section = *found;
       continue;
     }
@@ -94,20 +119,22 @@ void check_config_file(CLI::App& app, int argc, char** argv) {
     const std::string key = trim(text.substr(0, equals));
     const std::string value = trim(text.substr(equals + 1));
     if (section == nullptr)
-      throw engine::ConfigError(fmt::format("{}: '{}' is outside a section; put it under one of {}", at, key,
+      throw engine::ConfigError(fmt::format("{}: '{}' is outside a section; put it under one of {}", at,
+                                            message_excerpt(key),
                                             section_names(commands)));
     if (section->get_option_no_throw("--" + key) == nullptr) {
       std::string dashed = key;
       std::replace(dashed.begin(), dashed.end(), '_', '-');
       const bool close = dashed != key && section->get_option_no_throw("--" + dashed) != nullptr;
-      throw engine::ConfigError(fmt::format("{}: [{}] has no setting '{}'{}", at, section->get_name(), key,
+      throw engine::ConfigError(fmt::format("{}: [{}] has no setting '{}'{}", at, section->get_name(),
+                                            message_excerpt(key),
                                             close ? fmt::format("; write '{}'", dashed)
                                                   : fmt::format(" (see ampscope {} --help)", section->get_name())));
     }
     if (!is_toml_value(value))
       throw engine::ConfigError(fmt::format("{}: {} = {} is not a TOML value; quote text and write numbers "
                                             "as they are (precision = \"bf16\", steps = 100)",
-                                            at, key, value.substr(0, 40)));
+                                            at, message_excerpt(key), message_excerpt(value)));
   }
 }
 

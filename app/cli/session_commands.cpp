@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "app/cli/comparison_table.h"
+#include "app/cli/message_excerpt.h"
 #include "app/cli/output_path.h"
 #include "app/cli/rank_summary.h"
 #include "engine/errors.h"
@@ -157,7 +158,13 @@ SummaryCommand::SummaryCommand(CLI::App& parent) {
   command_->add_option("session", sessions_,
                        "The .ampscope session file; several (one per rank under torchrun) are compared by rank")
       ->required();
-  command_->add_option("--top", top_, "Ops shown per category")->check(CLI::NonNegativeNumber)->capture_default_str();
+  // Not CLI::NonNegativeNumber: its message spells out the largest double (300 digits).
+  const CLI::Validator not_negative(
+      [](std::string& value) -> std::string {
+        return !value.empty() && value.front() == '-' ? "must be 0 or more, got " + message_excerpt(value) : "";
+      },
+      "", "not negative");
+  command_->add_option("--top", top_, "Ops shown per category")->check(not_negative)->capture_default_str();
 }
 
 int SummaryCommand::run() {

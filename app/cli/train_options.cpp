@@ -5,6 +5,7 @@
 #include <charconv>
 #include <limits>
 
+#include "app/cli/message_excerpt.h"
 #include "engine/errors.h"
 
 namespace ampscope::cli {
@@ -12,7 +13,7 @@ namespace {
 
 template <typename Enum>
 Enum parse_or_throw(std::optional<Enum> parsed, const std::string& flag, const std::string& value) {
-  if (!parsed) throw engine::ConfigError(fmt::format("{}: unknown value '{}'", flag, value));
+  if (!parsed) throw engine::ConfigError(fmt::format("{}: unknown value '{}'", flag, message_excerpt(value)));
   return *parsed;
 }
 
@@ -141,7 +142,8 @@ void TrainOptions::check_whole_numbers(CLI::App& cmd) {
         int64_t parsed = 0;
         const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
         if (error == std::errc::result_out_of_range)
-          return fmt::format("{} is too large (at most {})", value, std::numeric_limits<int64_t>::max());
+          return fmt::format("{} is too large (at most {})", message_excerpt(value),
+                             std::numeric_limits<int64_t>::max());
         return {};
       },
       "", "64-bit range");

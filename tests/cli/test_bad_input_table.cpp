@@ -312,6 +312,8 @@ const std::map<std::string, Generator>& generators() {
       {"config-directory", directory("run.toml")},
       {"config-not-toml", file("run.toml", "[train]\nsteps = = 3\n")},
       {"config-unterminated-array", file("run.toml", "[train]\nmodel =[t")},
+      {"config-huge-number", file("run.toml", "[train]\nsteps = " + std::string(300'000, '1') + "\n")},
+      {"config-huge-key", file("run.toml", "[train]\n" + std::string(100'000, 'k') + " = 3\n")},
       {"config-not-key-value", file("run.toml", "[train]\nprecision bf16\n")},
       {"config-unknown-key", file("run.toml", "[train]\nstepz = 3\n")},
       {"config-underscore-key", file("run.toml", "[train]\ninit_scale = 1024\n")},
@@ -456,8 +458,9 @@ TEST_P(BadInput, EndsWithTheDocumentedCodeAndMessage) {
   EXPECT_EQ(r.exit_code, row.exit_code) << args << "\n" << r.output;
   EXPECT_NE(r.output.find(message), std::string::npos) << "expected: " << message << "\n" << args << "\n" << r.output;
   if (row.exit_code == 2) {
-    // Nothing ran: the whole output is the one-line message.
+    // Nothing ran: the whole output is the one-line message, short enough to read.
     EXPECT_EQ(count_lines(r.output), 1) << r.output;
+    EXPECT_LE(r.output.size(), 400u) << r.output.substr(0, 400);
     EXPECT_EQ(r.output.rfind("ampscope: error: ", 0), 0u) << r.output;
   }
   if (row.exit_code == 1) {
