@@ -5,6 +5,7 @@
 
 #include "app/cli/compare_command.h"
 #include "app/cli/config_file_check.h"
+#include "app/cli/message_excerpt.h"
 #include "app/cli/profile_command.h"
 #include "app/cli/report_command.h"
 #include "app/cli/run_command.h"
@@ -23,7 +24,8 @@ int main(int argc, char** argv) {
       return fmt::format("ampscope: error: unknown command '{}'; the commands are train, profile, compare, "
                          "summary, export and report (see ampscope --help)\n",
                          root->remaining().front());
-    return fmt::format("ampscope: error: {} (see ampscope{} --help)\n", e.what(),
+    return fmt::format("ampscope: error: {} (see ampscope{} --help)\n",
+                       ampscope::cli::with_long_words_excerpted(e.what()),
                        commands.empty() ? "" : " " + commands.front()->get_name());
   });
   app.set_version_flag("--version", ampscope::cli::version_text);

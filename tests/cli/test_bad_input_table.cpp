@@ -111,6 +111,7 @@ std::string fill(std::string text, const fs::path& tmp) {
       {"{tiny}", [] { return std::string(kTiny); }},
       {"{tinygpt}", [] { return std::string(kTinyGpt); }},
       {"{session}", [] { return recorded_session(); }},
+      {"{long}", [] { return std::string(5000, 'w'); }},
   };
   for (const auto& [name, value] : placeholders) {
     for (auto at = text.find(name); at != std::string::npos; at = text.find(name, at)) {
@@ -315,6 +316,9 @@ const std::map<std::string, Generator>& generators() {
       {"config-huge-number", file("run.toml", "[train]\nsteps = " + std::string(300'000, '1') + "\n")},
       {"config-huge-key", file("run.toml", "[train]\n" + std::string(100'000, 'k') + " = 3\n")},
       {"config-not-key-value", file("run.toml", "[train]\nprecision bf16\n")},
+      {"flag-huge-model-name", nothing},
+      {"flag-huge-steps-word", nothing},
+      {"config-huge-string", file("run.toml", "[train]\nsteps = \"" + std::string(5000, 's') + "\"\n")},
       {"config-unknown-key", file("run.toml", "[train]\nstepz = 3\n")},
       {"config-underscore-key", file("run.toml", "[train]\ninit_scale = 1024\n")},
       {"config-unknown-section", file("run.toml", "[trian]\nsteps = 3\n")},
