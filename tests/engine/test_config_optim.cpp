@@ -10,6 +10,7 @@
 #include "engine/errors.h"
 #include "engine/events.h"
 #include "engine/optim.h"
+#include "tests/support/train_steps.h"
 
 namespace ampscope::engine {
 namespace {
@@ -185,12 +186,12 @@ TEST(Optimizers, EachKindStepsAndRejectsBadSettings) {
 
 TEST(EventQueue, DropsWhenFullAndKeepsOrder) {
   EventQueue q(3);
-  for (int i = 1; i <= 5; ++i) q.try_push(StepEvent{.step = i});
+  for (int i = 1; i <= 5; ++i) q.try_push(test::step_event(i));
   EXPECT_EQ(q.dropped(), 2u);
   std::vector<Event> out;
   EXPECT_EQ(q.drain(out), 3u);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(std::get<StepEvent>(out[i]).step, i + 1);
-  EXPECT_TRUE(q.try_push(StepEvent{.step = 6}));  // space again after draining
+  EXPECT_TRUE(q.try_push(test::step_event(6)));  // space again after draining
 }
 
 }  // namespace

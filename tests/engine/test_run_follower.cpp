@@ -11,6 +11,7 @@
 
 #include "engine/run_follower.h"
 #include "tests/support/tiny_configs.h"
+#include "tests/support/train_steps.h"
 #include "tests/support/wait_until.h"
 #include "engine/trainer.h"
 
@@ -103,9 +104,9 @@ TEST(RunFollower, WithoutATrainerTheQueuesTerminalEventEndsIt) {
   RunFollower follower(nullptr, queue);
   Seen seen;
   EXPECT_FALSE(follower.poll(std::ref(seen)).has_value());
-  queue.try_push(StepEvent{.step = 1});
+  queue.try_push(test::step_event(1));
   EXPECT_FALSE(follower.poll(std::ref(seen)).has_value());
-  queue.try_push(StepEvent{.step = 2});
+  queue.try_push(test::step_event(2));
   queue.try_push(StateEvent{RunState::kStopped, 2, {}});
   const auto end = follower.poll(std::ref(seen));
   ASSERT_TRUE(end.has_value());

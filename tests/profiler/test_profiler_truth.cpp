@@ -29,7 +29,9 @@ std::set<std::string> op_names_of_a_run(int64_t gradient_every, engine::Precisio
   EXPECT_EQ(trainer.state(), engine::RunState::kFinished) << trainer.error_message();
   std::set<std::string> names;
   for (const OpStats& row : profiler.snapshot()->op_stats) names.insert(row.name);
-  if (gradient_every > 0) EXPECT_FALSE(profiler.snapshot()->gradients.empty());
+  if (gradient_every > 0) {
+    EXPECT_FALSE(profiler.snapshot()->gradients.empty());
+  }
   return names;
 }
 

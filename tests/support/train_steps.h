@@ -20,4 +20,12 @@ inline double mean_loss(const std::vector<engine::StepEvent>& e, size_t from, si
   return sum / static_cast<double>(to - from);
 }
 
+// A step event with only its step number, for queue tests (a designated
+// initializer would leave g++'s -Wmissing-field-initializers to warn).
+inline engine::StepEvent step_event(int64_t step) {
+  engine::StepEvent e;
+  e.step = step;
+  return e;
+}
+
 }  // namespace ampscope::test
