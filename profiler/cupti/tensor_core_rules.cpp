@@ -92,6 +92,13 @@ std::shared_ptr<const TensorCoreRules> TensorCoreRules::parse(std::string_view t
     }
     rule.family = v_end == std::string_view::npos ? "" : std::string(trim(rest.substr(v_end)));
     if (rule.family.empty()) fail("missing family after '" + std::string(verdict) + "'");
+    // libstdc++ compiles a regex by recursive descent, a few frames a character:
+    // a 23 KB pattern overflowed the stack (found by fuzz_tensor_core_rules with
+    // -max_len=300000). Shipped patterns are under 50 characters.
+    if (rule.pattern.size() > kMaxPatternChars) {
+      fail("the pattern is " + std::to_string(rule.pattern.size()) + " characters long; at most " +
+           std::to_string(kMaxPatternChars));
+    }
     try {
       rule.regex = std::regex(rule.pattern, kRuleFlags);
     } catch (const std::regex_error& e) {

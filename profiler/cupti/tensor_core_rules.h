@@ -41,6 +41,8 @@ class TensorCoreRules {
   // 16x the longest name in the H100 fixture; a pathological rule (`.*x`)
   // costs about a second over this many characters, once per distinct name.
   static constexpr size_t kMaxClassifiedNameChars = 4096;
+  // Longer patterns are refused at load ("line N: the pattern is ... characters long").
+  static constexpr size_t kMaxPatternChars = 512;
 
   struct Rule {
     std::string pattern;

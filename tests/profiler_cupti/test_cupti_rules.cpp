@@ -257,6 +257,15 @@ TEST(TensorCoreRules, OnlyTheNamesDocumentedPrefixIsSearchedAndTheCutIsNoLineEnd
   EXPECT_EQ(rules->classify(pad + "xxxx_").family, "");     // `x$` must not match at the cut
 }
 
+// Found by fuzz_tensor_core_rules with long inputs: a 23 KB pattern overflowed
+// the stack while std::regex compiled it.
+TEST(TensorCoreRules, AnOverlongPatternIsRefusedWithItsLineNotCompiled) {
+  const std::string error = load_error("hmma yes HMMA\n(un" + std::string(30'000, 'x') + " yes long\n");
+  EXPECT_EQ(error.rfind("tensor_core_kernels.txt line 2: the pattern is 30003 characters long; at most 512", 0), 0u)
+      << error.substr(0, 200);
+  EXPECT_NO_THROW(TensorCoreRules::parse(std::string(TensorCoreRules::kMaxPatternChars, 'x') + " yes at the limit\n", "t.txt"));
+}
+
 #if defined(__GLIBCXX__)
 // The non-recursive matcher has no back-references; a rule using one is
 // refused at load with its line, not accepted and then crashed on.
