@@ -20,7 +20,10 @@
 //     early, and a longer name is never crashed on;
 //   - under libstdc++ the patterns are compiled for its non-recursive
 //     (breadth-first) matcher, so stack use no longer depends on the name;
-//     that matcher refuses back-references ("bad regex" at load).
+//     that matcher refuses back-references ("bad regex" at load);
+//   - each pattern is searched in one pass over the name, linear in its length
+//     (a `.*` rule searched from every start position was quadratic: 1.4 s on
+//     one 4,096-character name; see kOnePassSearchPrefix in the .cpp).
 #include <memory>
 #include <mutex>
 #include <regex>
@@ -38,15 +41,16 @@ struct TensorCoreClass {
 
 class TensorCoreRules {
  public:
-  // 16x the longest name in the H100 fixture; a pathological rule (`.*x`)
-  // costs about a second over this many characters, once per distinct name.
+  // 16x the longest name in the H100 fixture. Searched in one pass (linear in
+  // the name; see kOnePassSearchPrefix in the .cpp), a rule over this many
+  // characters costs about a millisecond, once per distinct name.
   static constexpr size_t kMaxClassifiedNameChars = 4096;
   // Longer patterns are refused at load ("line N: the pattern is ... characters long").
   static constexpr size_t kMaxPatternChars = 512;
 
   struct Rule {
-    std::string pattern;
-    std::regex regex;
+    std::string pattern;  // as written in the file
+    std::regex regex;     // the pattern, compiled for a one-pass search
     bool tensor_core = false;
     std::string family;
     int line = 0;

@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "profiler/cupti/tensor_core_rules.h"
@@ -264,6 +267,75 @@ TEST(TensorCoreRules, AnOverlongPatternIsRefusedWithItsLineNotCompiled) {
   EXPECT_EQ(error.rfind("tensor_core_kernels.txt line 2: the pattern is 30003 characters long; at most 512", 0), 0u)
       << error.substr(0, 200);
   EXPECT_NO_THROW(TensorCoreRules::parse(std::string(TensorCoreRules::kMaxPatternChars, 'x') + " yes at the limit\n", "t.txt"));
+}
+
+// What a rule means (the header): the first rule whose pattern is found
+// anywhere in the name's first kMaxClassifiedNameChars characters, case-
+// insensitively, with no line end at a cut. Checked against that definition
+// written out with a plain std::regex_search, for the one-pass search that
+// replaced it: the shipped table over the H100 fixture and kCases, and rules
+// that use anchors, word boundaries, alternation and `.*`.
+// Each rule's pattern compiled as written, with the rule's family.
+using PlainRules = std::vector<std::pair<std::regex, std::string>>;
+
+PlainRules plain_rules_of(const TensorCoreRules& rules) {
+  PlainRules out;
+  for (const auto& rule : rules.rules())
+    out.emplace_back(std::regex(rule.pattern, std::regex::ECMAScript | std::regex::icase), rule.family);
+  return out;
+}
+
+std::string reference_family(const PlainRules& plain_rules, const std::string& name) {
+  const size_t n = std::min(name.size(), TensorCoreRules::kMaxClassifiedNameChars);
+  const auto flags = n == name.size() ? std::regex_constants::match_default : std::regex_constants::match_not_eol;
+  for (const auto& [plain, family] : plain_rules)
+    if (std::regex_search(name.begin(), name.begin() + static_cast<std::ptrdiff_t>(n), plain, flags)) return family;
+  return "";
+}
+
+std::vector<std::string> fixture_kernel_names() {
+  std::vector<std::string> names;
+  std::ifstream in(AMPSCOPE_FIXTURES_DIR "/h100-kernels.tsv");
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') names.push_back(line.substr(0, line.find('\t')));
+  return names;
+}
+
+TEST(TensorCoreRules, ClassificationIsTheFirstRuleFoundAnywhereInTheName) {
+  const auto shipped = TensorCoreRules::load(TensorCoreRules::default_path());
+  std::vector<std::string> names = fixture_kernel_names();
+  ASSERT_GE(names.size(), 20u) << "missing fixture h100-kernels.tsv";
+  for (const Case& c : kCases) names.emplace_back(c.name);
+  const PlainRules shipped_plain = plain_rules_of(*shipped);
+  for (const std::string& name : names)
+    EXPECT_EQ(shipped->classify(name).family, reference_family(shipped_plain, name)) << name;
+
+  const auto user = TensorCoreRules::parse(
+      "^void\\s+at::        no   starts with void at::\n"
+      "sm90$                 yes  ends in sm90\n"
+      "\\bgemm\\b             yes  the word gemm\n"
+      "fp8|e4m3              yes  fp8\n"
+      ".*cutlass.*gmma       yes  CUTLASS GMMA\n"
+      "^$                    no   empty\n"
+      "(x|xy)z               no   a group then z\n",
+      "user.txt");
+  const std::string long_tail(TensorCoreRules::kMaxClassifiedNameChars, 'q');
+  const std::vector<std::string> probes = {
+      "void at::native::gemm_kernel", "xvoid at::gemm", "kernel_sm90", "kernel_sm90_", "a gemm b", "cublas_gemm_x",
+      "my_E4M3_cast", "cutlass_kernel_sm90_gmma", "gmma then cutlass", "", "xyz", "xxz", "XYZ_sm90",
+      // Past the cut (the plain search of the reference is quadratic here: one such name).
+      "cutlass" + long_tail + "gmma"};
+  const PlainRules user_plain = plain_rules_of(*user);
+  for (const std::string& name : probes)
+    EXPECT_EQ(user->classify(name).family, reference_family(user_plain, name)) << name.substr(0, 80);
+  EXPECT_EQ(user->classify("xvoid at::gemm").family, "the word gemm");  // `^` is still the name's start
+}
+
+// The one-pass search wraps each pattern in a group: a pattern that does not
+// compile on its own must still be refused, not completed by the wrapper.
+TEST(TensorCoreRules, AnUnbalancedPatternIsRefusedEvenThoughItsWrappedFormWouldCompile) {
+  const std::string error = load_error("hmma yes HMMA\na)|(b yes unbalanced\n");
+  EXPECT_EQ(error.rfind("tensor_core_kernels.txt line 2: bad regex 'a)|(b'", 0), 0u) << error;
 }
 
 #if defined(__GLIBCXX__)
