@@ -1,6 +1,6 @@
 // libFuzzer target: `ampscope train --config FILE`, the TOML config, parsed and
 // validated as the CLI does (ampscope's strict check of the file, CLI11's config
-// reader, then TrainOptions::finish). Without the strict check CLI11 2.3's reader
+// reader, then TrainOptions::finish). Without the strict check CLI11 2.1's reader
 // crashes on an unterminated array (`model =[t`): the check refuses it first.
 #include <CLI/CLI.hpp>
 

@@ -313,6 +313,8 @@ const std::map<std::string, Generator>& generators() {
       {"config-directory", directory("run.toml")},
       {"config-not-toml", file("run.toml", "[train]\nsteps = = 3\n")},
       {"config-unterminated-array", file("run.toml", "[train]\nmodel =[t")},
+      {"config-empty-array", file("run.toml", "[train]\nmodel = []\n")},
+      {"config-array-value", file("run.toml", "[compare]\nprecisions = [\"fp32\", \"bf16\"]\n")},
       {"config-huge-number", file("run.toml", "[train]\nsteps = " + std::string(300'000, '1') + "\n")},
       {"config-huge-key", file("run.toml", "[train]\n" + std::string(100'000, 'k') + " = 3\n")},
       {"config-not-key-value", file("run.toml", "[train]\nprecision bf16\n")},
