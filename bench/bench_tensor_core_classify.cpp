@@ -8,7 +8,6 @@
 // Figures go into docs/performance.md.
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
 #include <memory>
 #include <regex>
 #include <string>
@@ -47,11 +46,7 @@ void BM_SearchFromEveryStart(benchmark::State& state) {
   const auto rules = table(static_cast<int>(state.range(0)));
   std::vector<std::regex> plain;
   for (const auto& rule : rules->rules())
-    plain.emplace_back(rule.pattern, std::regex::ECMAScript | std::regex::icase | std::regex::optimize
-#if defined(__GLIBCXX__)
-                                         | std::regex_constants::__polynomial
-#endif
-    );
+    plain.emplace_back(rule.pattern, TensorCoreRules::kPatternFlags);
   const auto length = static_cast<size_t>(state.range(1));
   size_t i = 0;
   for (auto _ : state) {

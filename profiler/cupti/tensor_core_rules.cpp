@@ -37,22 +37,15 @@ std::string_view strip_comment(std::string_view line) {
   return line;
 }
 
-// ECMAScript, case-insensitive; under libstdc++ also __polynomial, its
-// extension that selects the breadth-first executor (see the header).
-constexpr std::regex::flag_type kRuleFlags = std::regex::ECMAScript | std::regex::icase | std::regex::optimize
-#if defined(__GLIBCXX__)
-                                             | std::regex_constants::__polynomial
-#endif
-    ;
-
 // regex_search tries the pattern from every start position in turn, and the
 // breadth-first matcher runs each try to the end of what can still match: a
 // rule such as `.*cutlass.*gmma` cost O(n^2) on an n-character name, 1.4 s
 // at 4,096 characters, once per distinct name on the CUPTI processing thread.
 // Anchored behind a lazy any-character run, the same search is one pass that
-// follows every start position at once (libstdc++'s breadth-first matcher keeps
-// each state once per character), O(n) in the name. `^` inside the pattern still means the name's
-// start; `$`, `\b` and alternation keep their meaning (the group is not capturing).
+// follows every start position at once (libstdc++'s breadth-first matcher
+// keeps each state once per character), O(n) in the name. `^` inside the
+// pattern still means the name's start; `$`, `\b` and alternation keep their
+// meaning (the group is not capturing).
 constexpr std::string_view kOnePassSearchPrefix = "^[\\s\\S]*?(?:";
 
 }  // namespace
@@ -112,8 +105,8 @@ std::shared_ptr<const TensorCoreRules> TensorCoreRules::parse(std::string_view t
     try {
       // The pattern alone first: wrapped, an unbalanced one (`a)|(b`) would
       // compile, so only this compile can refuse it.
-      (void)std::regex(rule.pattern, kRuleFlags);
-      rule.regex = std::regex(std::string(kOnePassSearchPrefix) + rule.pattern + ")", kRuleFlags);
+      (void)std::regex(rule.pattern, kPatternFlags);
+      rule.regex = std::regex(std::string(kOnePassSearchPrefix) + rule.pattern + ")", kPatternFlags);
     } catch (const std::regex_error& e) {
       fail("bad regex '" + rule.pattern + "': " + e.what());
     }

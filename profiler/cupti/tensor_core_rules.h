@@ -47,6 +47,14 @@ class TensorCoreRules {
   static constexpr size_t kMaxClassifiedNameChars = 4096;
   // Longer patterns are refused at load ("line N: the pattern is ... characters long").
   static constexpr size_t kMaxPatternChars = 512;
+  // How every pattern is compiled: ECMAScript, case-insensitive; under libstdc++
+  // also __polynomial, its extension that selects the breadth-first executor.
+  static constexpr std::regex::flag_type kPatternFlags = std::regex::ECMAScript | std::regex::icase |
+                                                         std::regex::optimize
+#if defined(__GLIBCXX__)
+                                                         | std::regex_constants::__polynomial
+#endif
+      ;
 
   struct Rule {
     std::string pattern;  // as written in the file

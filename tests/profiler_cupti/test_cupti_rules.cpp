@@ -116,23 +116,33 @@ TEST(TensorCoreRules, ShippedTableClassifiesRealKernelNames) {
   EXPECT_EQ(unknown.family, "");
 }
 
-// ../shared/fixtures/h100-kernels.tsv: kernel names recorded on an H100 with the
-// op that launched them, labelled yes/no, many of them by the tensor pipe's
-// hardware counter. Every line must be classified as labelled.
-TEST(TensorCoreRules, ClassifiesEveryKernelOfTheH100Fixture) {
-  const std::filesystem::path fixture = AMPSCOPE_FIXTURES_DIR "/h100-kernels.tsv";
-  std::ifstream in(fixture);
-  ASSERT_TRUE(in) << "missing fixture " << fixture << " (shared/ beside the clone)";
-  const auto rules = TensorCoreRules::load(TensorCoreRules::default_path());
-  std::string line;
-  int checked = 0, counter_checked = 0;
-  while (std::getline(in, line)) {
+// ../shared/fixtures/h100-kernels.tsv: one kernel a line, its tab-separated
+// fields (name, yes/no, evidence, the op that launched it); '#' lines skipped.
+// Empty when the fixture is missing.
+std::vector<std::vector<std::string>> h100_fixture_rows() {
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(AMPSCOPE_FIXTURES_DIR "/h100-kernels.tsv");
+  for (std::string line; std::getline(in, line);) {
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> fields;
     std::stringstream row(line);
     for (std::string f; std::getline(row, f, '\t');) fields.push_back(f);
-    ASSERT_GE(fields.size(), 4u) << "bad fixture line: " << line;
-    ASSERT_TRUE(fields[1] == "yes" || fields[1] == "no") << line;
+    rows.push_back(std::move(fields));
+  }
+  return rows;
+}
+
+// The H100 fixture: kernel names recorded on an H100 with the op that launched
+// them, labelled yes/no, many of them by the tensor pipe's hardware counter.
+// Every line must be classified as labelled.
+TEST(TensorCoreRules, ClassifiesEveryKernelOfTheH100Fixture) {
+  const auto rows = h100_fixture_rows();
+  ASSERT_FALSE(rows.empty()) << "missing fixture " AMPSCOPE_FIXTURES_DIR "/h100-kernels.tsv (shared/ beside the clone)";
+  const auto rules = TensorCoreRules::load(TensorCoreRules::default_path());
+  int checked = 0, counter_checked = 0;
+  for (const auto& fields : rows) {
+    ASSERT_GE(fields.size(), 4u) << "bad fixture line: " << fields.front();
+    ASSERT_TRUE(fields[1] == "yes" || fields[1] == "no") << fields.front();
     const TensorCoreClass k = rules->classify(fields[0]);
     EXPECT_EQ(k.uses_tensor_cores, fields[1] == "yes")
         << fields[0] << "\n  launched by " << fields[3] << ", evidence: " << fields[2]
@@ -275,7 +285,9 @@ TEST(TensorCoreRules, AnOverlongPatternIsRefusedWithItsLineNotCompiled) {
 // written out with a plain std::regex_search, for the one-pass search that
 // replaced it: the shipped table over the H100 fixture and kCases, and rules
 // that use anchors, word boundaries, alternation and `.*`.
-// Each rule's pattern compiled as written, with the rule's family.
+//
+// Each rule's pattern compiled as written (no __polynomial: the plain
+// definition), with the rule's family.
 using PlainRules = std::vector<std::pair<std::regex, std::string>>;
 
 PlainRules plain_rules_of(const TensorCoreRules& rules) {
@@ -293,17 +305,10 @@ std::string reference_family(const PlainRules& plain_rules, const std::string& n
   return "";
 }
 
-std::vector<std::string> fixture_kernel_names() {
-  std::vector<std::string> names;
-  std::ifstream in(AMPSCOPE_FIXTURES_DIR "/h100-kernels.tsv");
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#') names.push_back(line.substr(0, line.find('\t')));
-  return names;
-}
-
 TEST(TensorCoreRules, ClassificationIsTheFirstRuleFoundAnywhereInTheName) {
   const auto shipped = TensorCoreRules::load(TensorCoreRules::default_path());
-  std::vector<std::string> names = fixture_kernel_names();
+  std::vector<std::string> names;
+  for (const auto& fields : h100_fixture_rows()) names.push_back(fields.front());
   ASSERT_GE(names.size(), 20u) << "missing fixture h100-kernels.tsv";
   for (const Case& c : kCases) names.emplace_back(c.name);
   const PlainRules shipped_plain = plain_rules_of(*shipped);
