@@ -48,6 +48,30 @@ std::string_view strip_comment(std::string_view line) {
 // meaning (the group is not capturing).
 constexpr std::string_view kOnePassSearchPrefix = "^[\\s\\S]*?(?:";
 
+#if defined(__GLIBCXX__)
+// One pass still costs (automaton states alive at once) x (name length), and a
+// counted repetition multiplies states: a user rule `(.{1,100}){1,100}zq` took
+// 7.8 s on one 4,096-character name, on the CUPTI processing thread, once per
+// distinct name. libstdc++ counts states as it compiles and refuses an
+// automaton over _GLIBCXX_REGEX_STATE_LIMIT (100,000) with error_space, so the
+// pattern repeated kStateProbeCopies times is refused when the pattern alone
+// has over about kMaxPatternStates (the repetition adds a few states of its own).
+constexpr int kStateProbeCopies = _GLIBCXX_REGEX_STATE_LIMIT / TensorCoreRules::kMaxPatternStates;
+
+bool has_too_many_states(const std::string& pattern) {
+  try {
+    (void)std::regex("(?:" + pattern + "){" + std::to_string(kStateProbeCopies) + "}",
+                     TensorCoreRules::kPatternFlags);
+  } catch (const std::regex_error& e) {
+    return e.code() == std::regex_constants::error_space;
+  }
+  return false;
+}
+#else
+// Other standard libraries expose no state count: the check is libstdc++'s.
+bool has_too_many_states(const std::string&) { return false; }
+#endif
+
 }  // namespace
 
 std::shared_ptr<const TensorCoreRules> TensorCoreRules::load(const std::string& path) {
@@ -109,6 +133,10 @@ std::shared_ptr<const TensorCoreRules> TensorCoreRules::parse(std::string_view t
       rule.regex = std::regex(std::string(kOnePassSearchPrefix) + rule.pattern + ")", kPatternFlags);
     } catch (const std::regex_error& e) {
       fail("bad regex '" + rule.pattern + "': " + e.what());
+    }
+    if (has_too_many_states(rule.pattern)) {
+      fail("the pattern '" + rule.pattern + "' is too complex (over " + std::to_string(kMaxPatternStates) +
+           " regex states, from a counted repetition such as {1,1000}); write a smaller count or .*");
     }
     table->rules_.push_back(std::move(rule));
     if (eol == text.size()) break;

@@ -47,6 +47,12 @@ class TensorCoreRules {
   static constexpr size_t kMaxClassifiedNameChars = 4096;
   // Longer patterns are refused at load ("line N: the pattern is ... characters long").
   static constexpr size_t kMaxPatternChars = 512;
+  // Patterns whose automaton has more states are refused at load (libstdc++
+  // only). The costliest accepted patterns, `.{0,450}zq` and
+  // `(.{1,20}){1,20}zq`, search a 4,096-character name in about 0.15 s
+  // (bench_tensor_core_classify); `(.{1,100}){1,100}zq` took 7.8 s. Literal
+  // patterns up to kMaxPatternChars fit.
+  static constexpr int kMaxPatternStates = 1000;
   // How every pattern is compiled: ECMAScript, case-insensitive; under libstdc++
   // also __polynomial, its extension that selects the breadth-first executor.
   static constexpr std::regex::flag_type kPatternFlags = std::regex::ECMAScript | std::regex::icase |

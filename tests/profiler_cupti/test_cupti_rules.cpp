@@ -350,6 +350,28 @@ TEST(TensorCoreRules, ABackReferenceIsRefusedAtLoad) {
   const std::string error = load_error("hmma yes HMMA\n(sm\\d+)_\\1 yes twice\n");
   EXPECT_EQ(error.rfind("tensor_core_kernels.txt line 2: bad regex '(sm\\d+)_\\1'", 0), 0u) << error;
 }
+
+// Found by fuzz_tensor_core_rules slowing down: one pass is linear in the name
+// but its cost is also the states alive at once, which a counted repetition
+// multiplies. `(.{1,100}){1,100}zq` took 7.8 s on one 4,096-character name.
+TEST(TensorCoreRules, ARuleWhoseAutomatonIsTooLargeToSearchQuicklyIsRefusedAtLoad) {
+  for (const std::string pattern :
+       {"(.{1,100}){1,100}zq", ".{0,2000}gemm", "(a|b|c|d|e|f|g|h){1,100}zq"}) {
+    const std::string error = load_error("hmma yes HMMA\n" + pattern + " yes costly\n");
+    const std::string expected = "tensor_core_kernels.txt line 2: the pattern '" + pattern +
+                                 "' is too complex (over 1000 regex states";
+    EXPECT_EQ(error.rfind(expected, 0), 0u) << error;
+  }
+  // What a rule file reasonably holds still loads: short counts, .*, classes, a
+  // literal as long as a pattern may be.
+  const auto rules = TensorCoreRules::parse(
+      "sm90_.{0,40}gmma yes bounded gap\n"
+      "(xmma|gemm)_[a-z0-9]{2,8}_.*f16 yes classes\n" +
+          std::string(TensorCoreRules::kMaxPatternChars, 'x') + " yes literal\n",
+      "t.txt");
+  EXPECT_EQ(rules->classify("sm90_xmma_gemm_bf16_gmma_kernel").family, "bounded gap");
+  EXPECT_EQ(rules->classify("cutlass_gemm_s16816_tn_f16").family, "classes");
+}
 #endif
 
 }  // namespace
