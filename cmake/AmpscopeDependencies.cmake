@@ -36,6 +36,13 @@ endif()
 message(STATUS "ampscope: LibTorch ${Torch_VERSION} (CUDA build: ${AMPSCOPE_TORCH_HAS_CUDA})")
 
 ampscope_require(SQLite3 "${_apt_hint} libsqlite3-dev")
+# FindSQLite3 names its target SQLite3::SQLite3 from CMake 4.3 on and marks the
+# older SQLite::SQLite3 deprecated (an author warning for every use); CMake 3.25
+# has only the older name. The newer name is used everywhere, as FindSQLite3's
+# own documentation advises (tests/build/check_cmake4_configure.sh guards it).
+if(NOT TARGET SQLite3::SQLite3)
+  add_library(SQLite3::SQLite3 ALIAS SQLite::SQLite3)
+endif()
 ampscope_require(nlohmann_json "${_apt_hint} nlohmann-json3-dev")
 ampscope_require(CLI11 "${_apt_hint} libcli11-dev")
 # TensorBoard event files (profiler/export/tensorboard): protoc and libprotobuf.
