@@ -15,6 +15,13 @@ if(AMPSCOPE_SANITIZER)
     add_link_options(-fsanitize=${s})
   endforeach()
   add_compile_options(-fno-omit-frame-pointer)
+  # UBSan's default is to print a report and carry on. A fuzzer then keeps running
+  # with the report in a worker's log (which fork mode deletes) and saves no input,
+  # and a test passes: every undefined behaviour stops the program instead.
+  if("undefined" IN_LIST _sanitizers)
+    add_compile_options(-fno-sanitize-recover=undefined)
+    add_link_options(-fno-sanitize-recover=undefined)
+  endif()
 endif()
 
 # libFuzzer: coverage instrumentation everywhere, the fuzzer's main only in the fuzz_* programs.

@@ -77,6 +77,36 @@ bool has_too_many_states(const std::string& pattern) {
 bool has_too_many_states(const std::string&) { return false; }
 #endif
 
+// libstdc++ 12.2 (Debian 12's; PR 106607 added the check later) reads the number of
+// a counted repetition or a back-reference into a long with no overflow check,
+// then narrows it to int: `f{4294967297}` compiled as `f{1}`, a rule that
+// silently means something else, and `\5000000000000000000000` overflowed the
+// long (undefined behaviour, found by fuzz_tensor_core_rules under UBSan).
+// Those are the only numbers its compiler reads (\x and \u escapes have fixed
+// lengths), so the digits after an unescaped backslash or in a brace are
+// measured before std::regex sees the pattern. A digit inside brackets counts
+// too, which may refuse a pattern that never needed it, never the reverse.
+// Nine digits fit an int; any count over kMaxPatternStates is refused anyway.
+size_t longest_regex_number(std::string_view pattern) {
+  const auto digits_from = [&](size_t i) {
+    size_t end = i;
+    while (end < pattern.size() && pattern[end] >= '0' && pattern[end] <= '9') ++end;
+    return end - i;
+  };
+  size_t longest = 0;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\') {
+      ++i;  // the escaped character: digits start a back-reference, `\\` is a literal backslash
+      if (i < pattern.size()) longest = std::max(longest, digits_from(i));
+    } else if (pattern[i] == '{') {
+      const size_t low = digits_from(i + 1), comma = i + 1 + low;
+      longest = std::max(longest, low);
+      if (comma < pattern.size() && pattern[comma] == ',') longest = std::max(longest, digits_from(comma + 1));
+    }
+  }
+  return longest;
+}
+
 }  // namespace
 
 std::shared_ptr<const TensorCoreRules> TensorCoreRules::load(const std::string& path) {
@@ -130,6 +160,10 @@ std::shared_ptr<const TensorCoreRules> TensorCoreRules::parse(std::string_view t
     if (rule.pattern.size() > kMaxPatternChars) {
       fail("the pattern is " + std::to_string(rule.pattern.size()) + " characters long; at most " +
            std::to_string(kMaxPatternChars));
+    }
+    if (const size_t digits = longest_regex_number(rule.pattern); digits > kMaxPatternNumberDigits) {
+      fail("the pattern '" + rule.pattern + "' has a " + std::to_string(digits) +
+           "-digit count or back-reference; at most " + std::to_string(kMaxPatternNumberDigits) + " digits");
     }
     try {
       // The pattern alone first: wrapped, an unbalanced one (`a)|(b`) would

@@ -47,6 +47,9 @@ class TensorCoreRules {
   static constexpr size_t kMaxClassifiedNameChars = 4096;
   // Longer patterns are refused at load ("line N: the pattern is ... characters long").
   static constexpr size_t kMaxPatternChars = 512;
+  // A count ({n}, {n,m}) or back-reference (\N) with more digits is refused at
+  // load: libstdc++ 12 reads it without an overflow check (the .cpp).
+  static constexpr size_t kMaxPatternNumberDigits = 9;
   // Patterns whose automaton has more states are refused at load (libstdc++
   // only). The costliest accepted patterns, `.{0,450}zq` and
   // `(.{1,20}){1,20}zq`, search a 4,096-character name in about 0.15 s

@@ -343,6 +343,32 @@ TEST(TensorCoreRules, AnUnbalancedPatternIsRefusedEvenThoughItsWrappedFormWouldC
   EXPECT_EQ(error.rfind("tensor_core_kernels.txt line 2: bad regex 'a)|(b'", 0), 0u) << error;
 }
 
+// Found by fuzz_tensor_core_rules under UBSan: libstdc++ 12 reads a count or a
+// back-reference's number with no overflow check and narrows it to int, so
+// `hmma{4294967297}` compiled as `hmma{1}` and matched every HMMA kernel, and
+// `\\5000...` overflowed (undefined behaviour). Refused before std::regex reads it.
+TEST(TensorCoreRules, ACountOrBackReferenceTooLongForAnIntIsRefusedNotTruncated) {
+  for (const std::string pattern : {"hmma{4294967297}", "hmma{1,4294967297}", "(hmma)\\4294967297",
+                                    "x\\\\\\5000000000000000000000"}) {
+    const std::string error = load_error("hmma yes HMMA\n" + pattern + " yes truncated\n");
+    const std::string expected =
+        "tensor_core_kernels.txt line 2: the pattern '" + pattern + "' has a ";
+    EXPECT_EQ(error.rfind(expected, 0), 0u) << error;
+    EXPECT_NE(error.find("-digit count or back-reference; at most 9 digits"), std::string::npos) << error;
+  }
+  // Digits std::regex reads as characters still load: a long literal number, one
+  // after an escaped backslash, and a count of nine digits' length.
+  const auto rules = TensorCoreRules::parse(
+      "kernel_12345678901 yes literal digits\n"
+      "sm\\\\1234567890 yes after a literal backslash\n"
+      "(gemm){000000002} yes nine-digit count\n",
+      "t.txt");
+  EXPECT_EQ(rules->classify("kernel_12345678901_tn").family, "literal digits");
+  EXPECT_EQ(rules->classify("sm\\1234567890").family, "after a literal backslash");
+  EXPECT_EQ(rules->classify("gemm_tn").family, "");
+  EXPECT_EQ(rules->classify("gemmgemm_tn").family, "nine-digit count");
+}
+
 #if defined(__GLIBCXX__)
 // The non-recursive matcher has no back-references; a rule using one is
 // refused at load with its line, not accepted and then crashed on.
