@@ -5,11 +5,16 @@
 // begins with `.*`). Both with the same flags (libstdc++'s breadth-first
 // matcher), the shipped table and a user rule, names of 256 to 4,096
 // characters (the searched prefix) that no rule matches, so every rule runs.
+// And what loading a rule the state bound refuses costs (TensorCoreRules::parse,
+// once per rule file), against the order before it: the pattern compiled alone
+// and wrapped for the one-pass search, then probed.
 // Figures go into docs/performance.md.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <memory>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -67,6 +72,37 @@ void BM_SearchFromEveryStart(benchmark::State& state) {
   state.SetLabel(label(static_cast<int>(state.range(0)), "search as before"));
 }
 
+// Rules the state bound refuses: a large literal count (the kind that
+// fuzz_tensor_core_rules' corpus fills with) and a bounded gap over the bound.
+constexpr const char* kRefusedPatterns[] = {"f{60198}", ".{0,2000}gemm"};
+
+void load_refused(const std::string& pattern) {
+  try {
+    (void)TensorCoreRules::parse(pattern + " yes refused\n", "user.txt");
+  } catch (const std::runtime_error&) {
+    return;  // "user.txt line 1: the pattern '...' is too complex ..."
+  }
+  std::abort();  // the bound no longer refuses it: the figures would mean nothing
+}
+
+void BM_LoadRefusedRule(benchmark::State& state) {
+  const std::string pattern = kRefusedPatterns[state.range(0)];
+  for (auto _ : state) load_refused(pattern);
+  state.SetLabel(pattern + ", probe first");
+}
+
+// The two compiles that parse() ran before the probe until the probe moved first.
+void BM_LoadRefusedRuleAsBefore(benchmark::State& state) {
+  const std::string pattern = kRefusedPatterns[state.range(0)];
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(std::regex(pattern, TensorCoreRules::kPatternFlags));
+    benchmark::DoNotOptimize(std::regex(std::string(TensorCoreRules::kOnePassSearchPrefix) + pattern + ")",
+                                        TensorCoreRules::kPatternFlags));
+    load_refused(pattern);
+  }
+  state.SetLabel(pattern + ", compiled twice, then the probe");
+}
+
 void Sizes(benchmark::internal::Benchmark* b) {
   for (int which : {0, 1})
     for (int length : {256, 1024, 4096}) b->Args({which, length});
@@ -76,6 +112,8 @@ void Sizes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Classify)->Apply(Sizes);
 BENCHMARK(BM_Classify)->Args({2, 4096})->Args({3, 4096})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SearchFromEveryStart)->Apply(Sizes);
+BENCHMARK(BM_LoadRefusedRule)->DenseRange(0, 1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LoadRefusedRuleAsBefore)->DenseRange(0, 1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

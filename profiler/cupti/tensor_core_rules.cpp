@@ -37,17 +37,6 @@ std::string_view strip_comment(std::string_view line) {
   return line;
 }
 
-// regex_search tries the pattern from every start position in turn, and the
-// breadth-first matcher runs each try to the end of what can still match: a
-// rule such as `.*cutlass.*gmma` cost O(n^2) on an n-character name, 1.4 s
-// at 4,096 characters, once per distinct name on the CUPTI processing thread.
-// Anchored behind a lazy any-character run, the same search is one pass that
-// follows every start position at once (libstdc++'s breadth-first matcher
-// keeps each state once per character), O(n) in the name. `^` inside the
-// pattern still means the name's start; `$`, `\b` and alternation keep their
-// meaning (the group is not capturing).
-constexpr std::string_view kOnePassSearchPrefix = "^[\\s\\S]*?(?:";
-
 #if defined(__GLIBCXX__)
 // One pass still costs (automaton states alive at once) x (name length), and a
 // counted repetition multiplies states: a user rule `(.{1,100}){1,100}zq` took
@@ -165,17 +154,21 @@ std::shared_ptr<const TensorCoreRules> TensorCoreRules::parse(std::string_view t
       fail("the pattern '" + rule.pattern + "' has a " + std::to_string(digits) +
            "-digit count or back-reference; at most " + std::to_string(kMaxPatternNumberDigits) + " digits");
     }
+    // The state probe before the two compiles below: it costs at most about
+    // _GLIBCXX_REGEX_STATE_LIMIT states whatever the pattern, while a refused
+    // pattern such as `f{60198}` costs its whole automaton in each of them
+    // (about 60,000 states twice more, for a rule that is then refused).
+    if (has_too_many_states(rule.pattern)) {
+      fail("the pattern '" + rule.pattern + "' is too complex (over " + std::to_string(kMaxPatternStates) +
+           " regex states, from a counted repetition such as {1,1000}); write a smaller count or .*");
+    }
     try {
       // The pattern alone first: wrapped, an unbalanced one (`a)|(b`) would
       // compile, so only this compile can refuse it.
       (void)std::regex(rule.pattern, kPatternFlags);
-      rule.regex = std::regex(std::string(kOnePassSearchPrefix) + rule.pattern + ")", kPatternFlags);
+      rule.regex = std::regex(std::string(TensorCoreRules::kOnePassSearchPrefix) + rule.pattern + ")", kPatternFlags);
     } catch (const std::regex_error& e) {
       fail("bad regex '" + rule.pattern + "': " + e.what());
-    }
-    if (has_too_many_states(rule.pattern)) {
-      fail("the pattern '" + rule.pattern + "' is too complex (over " + std::to_string(kMaxPatternStates) +
-           " regex states, from a counted repetition such as {1,1000}); write a smaller count or .*");
     }
     table->rules_.push_back(std::move(rule));
     if (eol == text.size()) break;

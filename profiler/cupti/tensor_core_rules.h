@@ -23,7 +23,7 @@
 //     that matcher refuses back-references ("bad regex" at load);
 //   - each pattern is searched in one pass over the name, linear in its length
 //     (a `.*` rule searched from every start position was quadratic: 1.4 s on
-//     one 4,096-character name; see kOnePassSearchPrefix in the .cpp).
+//     one 4,096-character name; see kOnePassSearchPrefix).
 #include <memory>
 #include <mutex>
 #include <regex>
@@ -42,7 +42,7 @@ struct TensorCoreClass {
 class TensorCoreRules {
  public:
   // 16x the longest name in the H100 fixture. Searched in one pass (linear in
-  // the name; see kOnePassSearchPrefix in the .cpp), a rule over this many
+  // the name; see kOnePassSearchPrefix), a rule over this many
   // characters costs about a millisecond, once per distinct name.
   static constexpr size_t kMaxClassifiedNameChars = 4096;
   // Longer patterns are refused at load ("line N: the pattern is ... characters long").
@@ -56,6 +56,17 @@ class TensorCoreRules {
   // (bench_tensor_core_classify); `(.{1,100}){1,100}zq` took 7.8 s. Literal
   // patterns up to kMaxPatternChars fit.
   static constexpr int kMaxPatternStates = 1000;
+  // regex_search tries the pattern from every start position in turn, and the
+  // breadth-first matcher runs each try to the end of what can still match: a
+  // rule such as `.*cutlass.*gmma` cost O(n^2) on an n-character name, 1.4 s
+  // at 4,096 characters, once per distinct name on the CUPTI processing thread.
+  // Anchored behind a lazy any-character run, the same search is one pass that
+  // follows every start position at once (libstdc++'s breadth-first matcher
+  // keeps each state once per character), O(n) in the name. `^` inside the
+  // pattern still means the name's start; `$`, `\b` and alternation keep their
+  // meaning (the group is not capturing).
+  // Each rule is compiled as this prefix, the pattern and ")".
+  static constexpr std::string_view kOnePassSearchPrefix = "^[\\s\\S]*?(?:";
   // How every pattern is compiled: ECMAScript, case-insensitive; under libstdc++
   // also __polynomial, its extension that selects the breadth-first executor.
   static constexpr std::regex::flag_type kPatternFlags = std::regex::ECMAScript | std::regex::icase |
