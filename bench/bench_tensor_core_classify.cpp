@@ -96,8 +96,8 @@ void BM_LoadRefusedRuleAsBefore(benchmark::State& state) {
   const std::string pattern = kRefusedPatterns[state.range(0)];
   for (auto _ : state) {
     benchmark::DoNotOptimize(std::regex(pattern, TensorCoreRules::kPatternFlags));
-    benchmark::DoNotOptimize(std::regex(std::string(TensorCoreRules::kOnePassSearchPrefix) + pattern + ")",
-                                        TensorCoreRules::kPatternFlags));
+    benchmark::DoNotOptimize(
+        std::regex(TensorCoreRules::one_pass_search_pattern(pattern), TensorCoreRules::kPatternFlags));
     load_refused(pattern);
   }
   state.SetLabel(pattern + ", compiled twice, then the probe");

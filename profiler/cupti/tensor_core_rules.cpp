@@ -166,7 +166,7 @@ std::shared_ptr<const TensorCoreRules> TensorCoreRules::parse(std::string_view t
       // The pattern alone first: wrapped, an unbalanced one (`a)|(b`) would
       // compile, so only this compile can refuse it.
       (void)std::regex(rule.pattern, kPatternFlags);
-      rule.regex = std::regex(std::string(TensorCoreRules::kOnePassSearchPrefix) + rule.pattern + ")", kPatternFlags);
+      rule.regex = std::regex(one_pass_search_pattern(rule.pattern), kPatternFlags);
     } catch (const std::regex_error& e) {
       fail("bad regex '" + rule.pattern + "': " + e.what());
     }
@@ -174,6 +174,10 @@ std::shared_ptr<const TensorCoreRules> TensorCoreRules::parse(std::string_view t
     if (eol == text.size()) break;
   }
   return table;
+}
+
+std::string TensorCoreRules::one_pass_search_pattern(std::string_view pattern) {
+  return "^[\\s\\S]*?(?:" + std::string(pattern) + ")";
 }
 
 std::string TensorCoreRules::default_path() {

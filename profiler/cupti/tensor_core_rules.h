@@ -23,7 +23,7 @@
 //     that matcher refuses back-references ("bad regex" at load);
 //   - each pattern is searched in one pass over the name, linear in its length
 //     (a `.*` rule searched from every start position was quadratic: 1.4 s on
-//     one 4,096-character name; see kOnePassSearchPrefix).
+//     one 4,096-character name; see one_pass_search_pattern).
 #include <memory>
 #include <mutex>
 #include <regex>
@@ -42,7 +42,7 @@ struct TensorCoreClass {
 class TensorCoreRules {
  public:
   // 16x the longest name in the H100 fixture. Searched in one pass (linear in
-  // the name; see kOnePassSearchPrefix), a rule over this many
+  // the name; see one_pass_search_pattern), a rule over this many
   // characters costs about a millisecond, once per distinct name.
   static constexpr size_t kMaxClassifiedNameChars = 4096;
   // Longer patterns are refused at load ("line N: the pattern is ... characters long").
@@ -65,8 +65,8 @@ class TensorCoreRules {
   // keeps each state once per character), O(n) in the name. `^` inside the
   // pattern still means the name's start; `$`, `\b` and alternation keep their
   // meaning (the group is not capturing).
-  // Each rule is compiled as this prefix, the pattern and ")".
-  static constexpr std::string_view kOnePassSearchPrefix = "^[\\s\\S]*?(?:";
+  // What each rule is compiled as: "^[\\s\\S]*?(?:" + pattern + ")".
+  static std::string one_pass_search_pattern(std::string_view pattern);
   // How every pattern is compiled: ECMAScript, case-insensitive; under libstdc++
   // also __polynomial, its extension that selects the breadth-first executor.
   static constexpr std::regex::flag_type kPatternFlags = std::regex::ECMAScript | std::regex::icase |
