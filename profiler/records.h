@@ -76,7 +76,7 @@ struct KernelRecord {
   int32_t shared_memory_bytes = 0;  // static + dynamic
   int64_t bytes = 0;                // memcpy/memset
   // From the kernel-name rule table (resources/tensor_core_kernels.txt), which is
-  // checked against hardware counters (shared/fixtures/h100-kernels.tsv).
+  // checked against hardware counters (tests/fixtures/h100-kernels.tsv).
   bool tensor_core_by_name = false;
 };
 

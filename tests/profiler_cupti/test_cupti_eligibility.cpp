@@ -1,5 +1,5 @@
 // Op-level Tensor Core eligibility from op name, dtypes and shapes.
-// What the H100 showed (shared/fixtures/h100-kernels.tsv, issue #10): unaligned
+// What the H100 showed (tests/fixtures/h100-kernels.tsv, issue #10): unaligned
 // K/N still run on Tensor Cores since cuBLAS 11, only slower, so alignment is a
 // speed hint and never the reason an op missed them.
 #include <gtest/gtest.h>

@@ -116,7 +116,7 @@ TEST(TensorCoreRules, ShippedTableClassifiesRealKernelNames) {
   EXPECT_EQ(unknown.family, "");
 }
 
-// ../shared/fixtures/h100-kernels.tsv: one kernel a line, its tab-separated
+// tests/fixtures/h100-kernels.tsv: one kernel a line, its tab-separated
 // fields (name, yes/no, evidence, the op that launched it); '#' lines skipped.
 // Empty when the fixture is missing.
 std::vector<std::vector<std::string>> h100_fixture_rows() {
@@ -137,7 +137,7 @@ std::vector<std::vector<std::string>> h100_fixture_rows() {
 // Every line must be classified as labelled.
 TEST(TensorCoreRules, ClassifiesEveryKernelOfTheH100Fixture) {
   const auto rows = h100_fixture_rows();
-  ASSERT_FALSE(rows.empty()) << "missing fixture " AMPSCOPE_FIXTURES_DIR "/h100-kernels.tsv (shared/ beside the clone)";
+  ASSERT_FALSE(rows.empty()) << "missing fixture " AMPSCOPE_FIXTURES_DIR "/h100-kernels.tsv (tests/fixtures/)";
   const auto rules = TensorCoreRules::load(TensorCoreRules::default_path());
   int checked = 0, counter_checked = 0;
   for (const auto& fields : rows) {
