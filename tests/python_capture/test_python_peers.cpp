@@ -33,12 +33,6 @@ std::optional<std::string> profiler_spelling(std::string dtype) {
   return it->second;
 }
 
-bool peers_installed() {
-  return ampscope::test::python_with_torch() &&
-         ampscope::test::run_command(fmt::format("'{}' -c 'import torchvision, transformers' >/dev/null 2>&1",
-                                                 *ampscope::test::python_with_torch())) == 0;
-}
-
 void compare_with_torch_profiler(const std::string& model, const std::set<std::string>& ops,
                                  const std::map<std::string, std::string>& demoted_in_module) {
   ScratchDir dir;
@@ -86,7 +80,8 @@ void compare_with_torch_profiler(const std::string& model, const std::set<std::s
 class PeerModels : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!peers_installed()) GTEST_SKIP() << "torchvision and transformers are not installed (PYTHON_TEST_PACKAGES)";
+    if (!ampscope::test::python_peers_installed())
+      GTEST_SKIP() << "torchvision and transformers are not installed (PYTHON_TEST_PACKAGES)";
   }
 };
 

@@ -44,6 +44,12 @@ std::optional<std::string> python_with_torch() {
   return found;
 }
 
+bool python_peers_installed() {
+  static const bool found = python_with_torch() &&
+      run_command("'" + *python_with_torch() + "' -c 'import torchvision, transformers' >/dev/null 2>&1") == 0;
+  return found;
+}
+
 int run_command(const std::string& command, std::string* stdout_text) {
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return -1;

@@ -26,6 +26,10 @@ void write_file(const std::filesystem::path& path, const std::string& bytes);
 // The Python interpreter with torch that configure found (AMPSCOPE_PYTHON), if any.
 std::optional<std::string> python_with_torch();
 
+// Whether that Python also has the model libraries tests compare against
+// (torchvision and transformers: PYTHON_TEST_PACKAGES in scripts/deps.env).
+bool python_peers_installed();
+
 // Runs a command through the shell; returns its exit status and captures stdout.
 int run_command(const std::string& command, std::string* stdout_text = nullptr);
 

@@ -1,0 +1,83 @@
+"""What capture costs a user's own training script: the script run bare, under
+`python -m ampscope run` (every step's ops recorded, the default), and under
+torch.profiler.profile(activities=[CPU, CUDA when there is one], record_shapes=True),
+each in its own process, interleaved (bare, ampscope, torch.profiler, bare, ...) so
+machine drift hits all alike.
+
+The script must print `steady step ms: X` (examples/hf_gpt2_fp16.py and
+examples/torchvision_resnet50_bf16.py do: the mean step after its warm-up, with the
+device synchronized at both ends only, so neither capture changes what is timed).
+
+    PYTHONPATH=build/default/python python bench/python_script_overhead.py [--repeats 2] \
+        [--out-dir DIR] SCRIPT [SCRIPT ARGS...]
+
+Prints each mode's median steady step and its ratio to bare; with --out-dir the
+ampscope sessions are kept there (SCRIPT-stem.repeatN.ampscope) for summary/export.
+"""
+import argparse
+import os
+import re
+import runpy
+import statistics
+import subprocess
+import sys
+import tempfile
+
+MODES = ["bare", "ampscope", "torch.profiler"]
+STEADY = re.compile(r"steady step ms: ([0-9.]+)")
+
+
+def under_torch_profiler(script, script_args):
+    """The script run in this process under torch.profiler, as a user would wrap it."""
+    import torch
+
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    sys.argv = [script] + script_args
+    with torch.profiler.profile(activities=activities, record_shapes=True):
+        runpy.run_path(script, run_name="__main__")
+
+
+def run_mode(mode, script, script_args, session):
+    if mode == "bare":
+        cmd = [sys.executable, script]
+    elif mode == "ampscope":
+        cmd = [sys.executable, "-m", "ampscope", "run", "--out", session, "--force", script]
+    else:
+        cmd = [sys.executable, __file__, "--child-torch-profiler", script]
+    run = subprocess.run(cmd + script_args, capture_output=True, text=True)
+    found = STEADY.findall(run.stdout)
+    if run.returncode != 0 or not found:
+        sys.exit(f"{mode}: exit {run.returncode}, no 'steady step ms' line: {run.stderr.strip()[-600:]}")
+    return float(found[-1])
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--child-torch-profiler":
+        under_torch_profiler(sys.argv[2], sys.argv[3:])
+        return
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--out-dir", help="keep the ampscope sessions here")
+    parser.add_argument("script")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    stem = os.path.splitext(os.path.basename(args.script))[0]
+    results = {m: [] for m in MODES}
+    with tempfile.TemporaryDirectory() as scratch:
+        out_dir = args.out_dir or scratch
+        os.makedirs(out_dir, exist_ok=True)
+        for r in range(args.repeats):
+            for mode in MODES:
+                session = os.path.join(out_dir, f"{stem}.repeat{r + 1}.ampscope")
+                results[mode].append(run_mode(mode, args.script, args.script_args, session))
+    bare = statistics.median(results["bare"])
+    print(f"{stem}: {'mode':<16} {'median step ms':>14} {'ratio to bare':>14}  (each repeat, ms)")
+    for mode in MODES:
+        m = statistics.median(results[mode])
+        print(f"{stem}: {mode:<16} {m:>14.2f} {m / bare:>14.3f}  " + " ".join(f"{t:.2f}" for t in results[mode]))
+
+
+if __name__ == "__main__":
+    main()

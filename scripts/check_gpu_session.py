@@ -1,0 +1,65 @@
+"""Checks a session captured on a GPU against what a user must be able to trust
+(issue 26's acceptance), straight from the session file (docs/session-format.md):
+
+  - every forward GEMM or convolution row of the op table that ran kernels has
+    Tensor Core kernels (a fp16/bf16 matrix multiply that missed them is a finding);
+  - GPU time launched by no op is under 2 % of the traced GPU time;
+  - for a Python loop, one optimizer_steps row per optimizer per recorded step.
+
+    python scripts/check_gpu_session.py SESSION.ampscope [--max-unattributed 0.02]
+
+Prints one line per check and exits 1 when one fails, 0 when all pass.
+"""
+import argparse
+import sqlite3
+import sys
+
+GEMM_OR_CONV = ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "conv", "attention", "_scaled_dot_product")
+
+
+def is_gemm_or_conv(name):
+    base = name.split("::")[-1]
+    return any(base == k or base.startswith(k) or k in base for k in GEMM_OR_CONV)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("session")
+    parser.add_argument("--max-unattributed", type=float, default=0.02)
+    args = parser.parse_args()
+    db = sqlite3.connect(f"file:{args.session}?mode=ro", uri=True)
+    failed = False
+
+    def report(ok, line):
+        nonlocal failed
+        failed |= not ok
+        print(("ok   " if ok else "FAIL ") + line)
+
+    rows = db.execute("SELECT name, module, input_dtypes, kernels, tensor_core_kernels FROM op_stats "
+                      "WHERE phase = 'forward' AND kernels > 0").fetchall()
+    gemm = [r for r in rows if is_gemm_or_conv(r[0])]
+    missed = [r for r in gemm if r[4] == 0 and ("Half" in (r[2] or "") or "BFloat16" in (r[2] or "")
+                                                or "float16" in (r[2] or ""))]
+    report(bool(gemm) and not missed,
+           f"forward GEMM/conv rows with kernels: {len(gemm)}; low-precision ones without Tensor Core kernels: "
+           f"{len(missed)}" + "".join(f"\n       {r[0]} {r[1]} {r[2]}" for r in missed[:8]))
+
+    total, unattributed = db.execute(
+        "SELECT COALESCE(SUM(end_ns - start_ns), 0), COALESCE(SUM(CASE WHEN op_id = 0 OR op_id IS NULL "
+        "THEN end_ns - start_ns ELSE 0 END), 0) FROM kernels").fetchone()
+    share = unattributed / total if total else 1.0
+    report(total > 0 and share < args.max_unattributed,
+           f"GPU time with no op: {unattributed / 1e6:.3f} ms of {total / 1e6:.3f} ms traced ({share:.2%}; "
+           f"limit {args.max_unattributed:.0%})")
+
+    kind = (db.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone() or [""])[0]
+    if kind == "python":
+        steps = db.execute("SELECT COUNT(*) FROM steps").fetchone()[0]
+        per_opt = db.execute("SELECT optimizer, COUNT(*) FROM optimizer_steps GROUP BY optimizer").fetchall()
+        report(steps > 0 and per_opt and all(n == steps for _, n in per_opt),
+               f"steps: {steps}; optimizer_steps rows per optimizer: {dict(per_opt)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
