@@ -52,6 +52,15 @@ TEST(ProfilerTruth, GradientStatisticsAreNotRecordedAsTheUsersOps) {
   }
 }
 
+// A tiny bf16 GPT trained for `steps` steps under `profiler`, to the end.
+void train_tiny_gpt(Profiler& profiler, int64_t steps) {
+  engine::Trainer trainer(test::tiny_gpt(engine::Precision::kBF16, steps));
+  trainer.add_observer(&profiler);
+  trainer.start();
+  trainer.wait();
+  ASSERT_EQ(trainer.state(), engine::RunState::kFinished) << trainer.error_message();
+}
+
 struct SyntheticGpu {
   cupti::SyntheticActivitySource* source = nullptr;  // owned by the profiler
   std::function<std::unique_ptr<cupti::ActivitySource>()> factory(size_t deliver_every) {
@@ -78,11 +87,7 @@ TEST(ProfilerTruth, KernelsDeliveredBeforeTheirOpsAreAllAttributed) {
   int64_t launched = 0, live_traced_ns = 0;
   {
     Profiler profiler(options);
-    engine::Trainer trainer(test::tiny_gpt(engine::Precision::kBF16, 3));
-    trainer.add_observer(&profiler);
-    trainer.start();
-    trainer.wait();
-    ASSERT_EQ(trainer.state(), engine::RunState::kFinished) << trainer.error_message();
+    train_tiny_gpt(profiler, 3);
     ASSERT_NE(gpu.source, nullptr);
     const auto snap = profiler.snapshot();
     EXPECT_EQ(snap->unattributed_kernels, 0);
@@ -164,11 +169,7 @@ TEST(ProfilerTruth, TheProfilersOwnKernelsAreNeverTheUsers) {
   int64_t launched = 0;
   {
     Profiler profiler(options);
-    engine::Trainer trainer(test::tiny_gpt(engine::Precision::kBF16, 3));
-    trainer.add_observer(&profiler);
-    trainer.start();
-    trainer.wait();
-    ASSERT_EQ(trainer.state(), engine::RunState::kFinished) << trainer.error_message();
+    train_tiny_gpt(profiler, 3);
     ASSERT_NE(gpu.source, nullptr);
     launched = gpu.source->kernels_launched();
     const auto snap = profiler.snapshot();
