@@ -16,6 +16,26 @@
 // share) and with the observer alternate, so all see the same conditions;
 // to_records_ns_per_op is what the profiler's worker then spends per op.
 // Run it with OMP_NUM_THREADS=1.
+//
+// profiling/cpu/tiny-ops/per_op: the same question with nothing but tiny ATen
+// ops (element-wise on 4-element tensors, no autograd), in blocks, the modes
+// taking turns: no callback, PyTorch's floor (a callback that wants inputs and
+// outputs) and ampscope's op observer. *_ns_per_op is the training thread's CPU
+// time per op above `off`; ampscope_finish_ns_per_op what making the records
+// costs afterwards (on the profiler's worker in a run). The peer,
+// torch.profiler.profile(record_shapes=True), is measured the same way by
+// bench/torch_profiler_tiny_ops.py (LibTorch's kineto started from this binary
+// hung in prepareProfiler on the CPU-only machine, so it is not here).
+//
+// profiling/cpu/mlpLx32/gradient_sample: what one gradient sample (activation
+// ranges inside the step, gradient ranges after it) adds to the launch-bound
+// CPU MLP of issue #27 (L layers of width 32, batch 16, bf16): sampled and
+// plain steps alternate; the training thread's CPU time of the whole
+// TrainingRun::step call (the statistics run in it, after the timed part), as
+// wall time on a loaded 2-core machine is mostly other processes' time slices;
+// sample_over_step is the sampled steps' median minus the plain ones', over the
+// plain ones'.
+#include <ATen/ATen.h>
 #include <ATen/record_function.h>
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -181,6 +201,94 @@ void per_op_cost(benchmark::State& state) {
   state.counters["recordfunction_ns_per_op"] = per_op(floor_ns - off_ns);
 }
 
+// Tiny element-wise ops: what a launch-bound step is made of, without the kernels.
+uint64_t run_tiny_ops(int64_t rounds, const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor c = a;
+  for (int64_t i = 0; i < rounds; ++i) {
+    c = at::add(c, b);
+    c = at::mul(c, a);
+    c = at::sub(c, b);
+    c = at::relu(c);
+  }
+  benchmark::DoNotOptimize(c);
+  return static_cast<uint64_t>(rounds) * 4;
+}
+
+void tiny_op_cost(benchmark::State& state) {
+  const at::Tensor a = at::ones({4}), b = at::full({4}, 0.5);
+  constexpr int64_t kRounds = 500;  // 2,000 ops a block
+  profiler::OpObserver observer;
+  run_tiny_ops(kRounds, a, b);  // warm-up
+  int64_t off_ns = 0, floor_ns = 0, ours_ns = 0, ours_finish_ns = 0;
+  uint64_t ops = 0, recorded = 0;
+  int64_t step = 1;
+  for (auto _ : state) {
+    const int64_t t0 = thread_cpu_ns();
+    ops += run_tiny_ops(kRounds, a, b);
+    off_ns += thread_cpu_ns() - t0;
+
+    const uint64_t handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(ignore_enter, ignore_exit).needsInputs(true).needsOutputs(true).scopes(
+            {at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
+    const int64_t t1 = thread_cpu_ns();
+    run_tiny_ops(kRounds, a, b);
+    floor_ns += thread_cpu_ns() - t1;
+    at::removeCallback(handle);
+
+    observer.begin_step(step++);
+    const int64_t t2 = thread_cpu_ns();
+    run_tiny_ops(kRounds, a, b);
+    const int64_t t3 = thread_cpu_ns();
+    observer.end_step();
+    recorded += to_records(take_ops(observer));
+    ours_ns += t3 - t2;
+    ours_finish_ns += thread_cpu_ns() - t3;
+    state.SetIterationTime(static_cast<double>(t3 - t2) / 1e9);
+  }
+  const auto per_op = [&](int64_t ns) { return benchmark::Counter(static_cast<double>(ns) / static_cast<double>(ops)); };
+  state.counters["off_ns_per_op"] = per_op(off_ns);
+  state.counters["recordfunction_ns_per_op"] = per_op(floor_ns - off_ns);
+  state.counters["ampscope_ns_per_op"] = per_op(ours_ns - off_ns);
+  state.counters["ampscope_finish_ns_per_op"] = per_op(ours_finish_ns);
+  // Every op of a block is recorded: a check that the observer saw them all.
+  state.counters["recorded_per_op"] = benchmark::Counter(static_cast<double>(recorded) / static_cast<double>(ops));
+}
+
+void gradient_sample_cost(benchmark::State& state, int64_t layers) {
+  engine::TrainConfig config;
+  config.model.kind = engine::ModelKind::kMLP;
+  config.model.layers = layers;
+  config.model.width = 32;
+  config.batch_size = 16;
+  config.precision = engine::Precision::kBF16;
+  config.device = engine::DeviceChoice::kCPU;
+  config.steps = 1'000'000;
+  engine::TrainingRun run(config);
+  profiler::ProfilerOptions options;
+  options.window_start = int64_t{1} << 50;  // no op recording: the statistics alone
+  options.gradient_every = 2;               // even steps sampled, odd ones plain
+  options.trace_gpu = false;
+  profiler::Profiler profiler(options);
+  profiler.on_run_start(run.started_event());
+  const std::vector<engine::TrainingObserver*> observers{&profiler};
+  int64_t step = 1;
+  for (int i = 0; i < 6; ++i) run.step(step++, observers);
+  std::vector<double> sampled_ms, plain_ms;
+  for (auto _ : state) {
+    const bool sampled = profiler.wants_gradients(step);
+    const int64_t t0 = thread_cpu_ns();
+    run.step(step++, observers);
+    const double ms = static_cast<double>(thread_cpu_ns() - t0) / 1e6;
+    state.SetIterationTime(ms / 1e3);
+    (sampled ? sampled_ms : plain_ms).push_back(ms);
+  }
+  const double plain = median(plain_ms), with_sample = median(sampled_ms);
+  state.counters["plain_step_ms"] = benchmark::Counter(plain);
+  state.counters["sampled_step_ms"] = benchmark::Counter(with_sample);
+  state.counters["sample_over_step"] = benchmark::Counter(plain > 0 ? (with_sample - plain) / plain : 0.0);
+  profiler.on_run_end(engine::RunState::kFinished, "");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -211,6 +319,20 @@ int main(int argc, char** argv) {
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond)
         ->MinTime(3.0)
+        ->Repetitions(3)
+        ->ReportAggregatesOnly(true);
+    for (const int64_t layers : {4, 64})
+      benchmark::RegisterBenchmark(fmt::format("profiling/cpu/mlp{}x32/gradient_sample", layers).c_str(),
+                                   [layers](benchmark::State& s) { gradient_sample_cost(s, layers); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(2.0)
+          ->Repetitions(3)
+          ->ReportAggregatesOnly(true);
+    benchmark::RegisterBenchmark("profiling/cpu/tiny-ops/per_op", tiny_op_cost)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond)
+        ->MinTime(2.0)
         ->Repetitions(3)
         ->ReportAggregatesOnly(true);
   }

@@ -17,6 +17,8 @@
 #include "profiler/export/json_summary.h"
 #include "profiler/export/tensorboard/tensorboard_export.h"
 #include "profiler/recording_health.h"
+#include "profiler/report/report_format.h"
+#include "profiler/store/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_view.h"
 
@@ -202,6 +204,7 @@ int SummaryCommand::run() {
     fmt::print("  steps     {}   loss {:.4f} -> {:.4f}   skipped {}   loss scale {:g} .. {:g} (last {:g})\n",
                steps.size(), steps.front().loss, steps.back().loss, skipped, min_scale, max_scale,
                steps.back().loss_scale);
+    fmt::print("  step time {}\n", profiler::report_detail::step_timing_text(session.step_timing));
     if (const auto last_eval = std::find_if(steps.rbegin(), steps.rend(), profiler::has_eval_loss);
         last_eval != steps.rend())
       fmt::print("  eval      loss {:.4f} after step {} ({} validations)\n", last_eval->eval_loss, last_eval->step,
@@ -252,6 +255,12 @@ int SummaryCommand::run() {
     fmt::print("  GPU time with no op: {} ms of {} ms traced ({:.1f}%){}\n", ms(gpu.unattributed_ns),
                ms(gpu.traced_ns), 100.0 * gpu.unattributed_share(),
                gpu.unattributed_ns > 0 ? ": launched outside any recorded op" : "");
+    if (const auto own = profiler::meta_key::count(session.meta_values, profiler::meta_key::kProfilerOwnKernels);
+        own && *own > 0) {
+      const int64_t own_ns = profiler::meta_key::count(session.meta_values, profiler::meta_key::kProfilerOwnGpuNs).value_or(0);
+      fmt::print("  the profiler's own GPU work (range statistics, not in the tables above): {} kernels, {} ms\n", *own,
+                 ms(own_ns));
+    }
   }
 
   const auto& gradients = session.latest_gradients;

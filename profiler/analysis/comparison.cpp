@@ -10,8 +10,6 @@
 #include "profiler/analysis/gpu_peaks.h"
 
 namespace ampscope::profiler {
-namespace {
-
 double median_of(std::vector<double> values) {
   if (values.empty()) return 0.0;
   const size_t mid = values.size() / 2;
@@ -21,6 +19,8 @@ double median_of(std::vector<double> values) {
   const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
   return 0.5 * (lower + upper);
 }
+
+namespace {
 
 Spread spread_of(const std::vector<double>& values) {
   if (values.empty()) return {};

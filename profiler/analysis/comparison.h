@@ -97,6 +97,8 @@ struct OpComparisonRow {
 inline const char* timed_unit(const Comparison& c) { return c.inference ? "batch" : "step"; }
 inline const char* timed_units(const Comparison& c) { return c.inference ? "batches" : "steps"; }
 
+// The middle value (the mean of the two middle ones for an even count); 0 when empty.
+double median_of(std::vector<double> values);
 // Median step time (ms) of the steps after warm-up; 0 when there are none.
 double median_step_ms(const std::vector<StepRecord>& steps, int64_t warmup_steps);
 

@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
-#include <ATen/record_function.h>
 
 #include <algorithm>
 #include <array>
@@ -11,6 +10,7 @@
 
 #include "profiler/capture/dtype_names.h"
 #include "profiler/capture/format_counts.h"
+#include "profiler/capture/own_work.h"
 
 namespace ampscope::profiler {
 namespace {
@@ -24,8 +24,8 @@ constexpr int kRowSize = kFormatCounts + kCountsPerFormat * kFloatFormatCount;
 void ActivationRecorder::on_module_output(const std::string& scope_name, const at::Tensor& output) {
   if (!output.defined() || !output.is_floating_point() || output.numel() == 0) return;
   at::NoGradGuard no_grad;
-  // The profiler's own reductions are not the user's ops (see Profiler::on_unscaled_gradients).
-  at::DisableRecordFunctionGuard not_recorded;
+  // The profiler's own reductions, inside the user's traced forward: not the user's ops or kernels.
+  OwnWork own(source_);
   // float32 holds every bound of every format exactly (float_formats.h), so fp16
   // and bf16 outputs need no float64 copy.
   at::Tensor x = output.detach().reshape({-1});
@@ -36,7 +36,8 @@ void ActivationRecorder::on_module_output(const std::string& scope_name, const a
   std::vector<at::Tensor> parts{at::full({1}, static_cast<double>(x.numel()), x.options().dtype(at::kDouble)),
                                 (~finite).sum().to(at::kDouble).reshape({1}),
                                 at::where(finite, a, 0.0).max().to(at::kDouble).reshape({1})};
-  for (at::Tensor& c : format_counts(a, finite, nonzero)) parts.push_back(std::move(c));
+  const auto count = [](const at::Tensor& mask) { return mask.sum().to(at::kDouble).reshape({1}); };
+  for (at::Tensor& c : format_counts(a, finite, nonzero, count)) parts.push_back(std::move(c));
   rows_.push_back(at::cat(parts));
   std::string_view name(scope_name);
   if (name.starts_with(engine::kModuleScopePrefix)) name.remove_prefix(std::string_view(engine::kModuleScopePrefix).size());

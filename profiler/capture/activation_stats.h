@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/module_scope.h"
+#include "profiler/cupti/activity_source.h"
 #include "profiler/records.h"
 
 namespace ampscope::profiler {
@@ -16,6 +17,8 @@ namespace ampscope::profiler {
 class ActivationRecorder final : public engine::ActivationSink {
  public:
   void on_module_output(const std::string& scope_name, const at::Tensor& output) override;
+  // The GPU tracer its reductions are bracketed in as the profiler's own (own_work.h).
+  void set_activity_source(cupti::ActivitySource* source) { source_ = source; }
   // Every output since the last take, merged per module (micro-batches add up), in
   // the order modules first finished; one device-to-host transfer. Clears.
   std::vector<ActivationSample> take(int64_t step);
@@ -25,6 +28,7 @@ class ActivationRecorder final : public engine::ActivationSink {
   std::vector<std::string> modules_;  // scope names without the "ampscope.module:" prefix
   std::vector<std::string> dtypes_;
   std::vector<at::Tensor> rows_;
+  cupti::ActivitySource* source_ = nullptr;
 };
 
 // Sets the calling thread's activation sink for its lifetime (restoring the previous one).

@@ -5,8 +5,7 @@
 namespace ampscope::profiler {
 
 std::vector<at::Tensor> format_counts(const at::Tensor& magnitudes, const at::Tensor& finite,
-                                      const at::Tensor& nonzero) {
-  const auto count = [](const at::Tensor& mask) { return mask.sum().to(at::kDouble).reshape({1}); };
+                                      const at::Tensor& nonzero, const MaskCount& count) {
   std::vector<at::Tensor> out;
   out.reserve(static_cast<size_t>(kCountsPerFormat) * kFloatFormatCount);
   for (const FloatFormatLimits& f : kFloatFormats) {

@@ -10,6 +10,7 @@
 
 #include "profiler/analysis/op_classifier.h"
 #include "profiler/capture/gradient_stats.h"
+#include "profiler/capture/own_work.h"
 #include "profiler/capture/session_meta.h"
 #include "profiler/capture/step_record.h"
 #include "profiler/cupti/tensor_core_eligibility.h"
@@ -82,6 +83,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
     gpu_tracing_ = status.available ? "cupti" : status.message;
     if (status.available) {
       observer_.set_activity_source(gpu_source_.get());
+      activations_.set_activity_source(gpu_source_.get());
       // Nothing is traced until the first sampled step.
       gpu_source_->pause();
       gpu_tracing_paused_ = true;
@@ -132,7 +134,7 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
   // timed work (device idle); its ops stay out of the op table and its kernels
   // out of the GPU trace.
   pause_gpu_tracing();
-  at::DisableRecordFunctionGuard not_recorded;
+  OwnWork own(gpu_source_.get());
   enqueue(GradientsJob{gradient_range_stats(step, parameters, loss_scale)});
 }
 
@@ -143,7 +145,7 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
       // The one transfer of the activation statistics is the profiler's own work:
       // not the user's ops, not in the GPU trace (the step's work is done).
       pause_gpu_tracing();
-      at::DisableRecordFunctionGuard not_recorded;
+      OwnWork own(gpu_source_.get());
       enqueue(ActivationsJob{activations_.take(step.step)});
     }
   }
@@ -240,6 +242,7 @@ void Profiler::process(Job& job) {
     take_settled_kernels();  // kernels that came before these ops
     tables_dirty_ = true;
   } else if (auto* kernels = std::get_if<KernelsJob>(&job)) {
+    set_aside_own_kernels(kernels->kernels);
     aggregator_.add_kernels(std::move(kernels->kernels));
     take_settled_kernels();
     tables_dirty_ = true;
@@ -272,6 +275,15 @@ void Profiler::process(Job& job) {
   }
 }
 
+void Profiler::set_aside_own_kernels(std::vector<KernelRecord>& kernels) {
+  std::erase_if(kernels, [&](const KernelRecord& k) {
+    if (k.op_id != cupti::kProfilerOwnWork) return false;
+    ++own_kernels_;
+    own_gpu_ns_ += k.end_ns - k.start_ns;
+    return true;
+  });
+}
+
 void Profiler::take_settled_kernels() {
   std::vector<OpAggregator::SettledKernel> settled = aggregator_.take_settled();
   if (settled.empty()) return;
@@ -298,6 +310,8 @@ void Profiler::save_tables() {
   writer_->set_meta_value(meta_key::kUnattributedKernels, std::to_string(aggregator_.unattributed_kernels()));
   writer_->set_meta_value(meta_key::kKernelsParked, std::to_string(aggregator_.kernels_parked_total()));
   writer_->set_meta_value(meta_key::kKernelsGivenUp, std::to_string(aggregator_.kernels_given_up()));
+  writer_->set_meta_value(meta_key::kProfilerOwnKernels, std::to_string(own_kernels_));
+  writer_->set_meta_value(meta_key::kProfilerOwnGpuNs, std::to_string(own_gpu_ns_));
 }
 
 std::vector<OpStats> Profiler::annotated_op_stats() const {

@@ -111,6 +111,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // Tracing only on sampled steps (training thread).
   void resume_gpu_tracing();
   void pause_gpu_tracing();
+  // Worker: the profiler's own kernels (own_work.h) leave the batch for own_kernels_.
+  void set_aside_own_kernels(std::vector<KernelRecord>& kernels);
   // Worker: kernels the op aggregator settled go to the kernel table and the store.
   void take_settled_kernels();
   // Worker: the op table with Tensor Core eligibility and notes (live and stored alike).
@@ -133,6 +135,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   KernelAggregator kernel_table_;
   bool tables_dirty_ = false;
   std::chrono::steady_clock::time_point last_table_save_{};
+  int64_t own_kernels_ = 0, own_gpu_ns_ = 0;  // the profiler's own GPU work, never the user's
   std::vector<GradientSample> latest_gradients_;
   std::deque<GradientSample> gradient_history_;
   std::vector<ActivationSample> latest_activations_;

@@ -16,6 +16,11 @@
 
 namespace ampscope::profiler::cupti {
 
+// The op id the profiler brackets its own device work with (range statistics,
+// profiler/capture/own_work.h): kernels that come back with it are the
+// profiler's, never the user's, and never "launched outside any op".
+inline constexpr uint64_t kProfilerOwnWork = ~uint64_t{0};
+
 // Receives finished records. Called from the source's processing thread (or
 // from the thread that calls flush()/stop()), never concurrently with itself.
 // It must not call back into the source that feeds it (see the lock order in

@@ -63,6 +63,19 @@ Json training_json(const std::vector<StepRecord>& steps) {
   return t;
 }
 
+// Step times with the profiled steps apart (step_timing.h): step_time_ms is the
+// unprofiled steps' median when there are any; capture_overhead null without both kinds.
+Json step_timing_json(const StepTiming& t) {
+  const auto overhead = t.capture_overhead();
+  return {{"step_time_ms", t.step_ms()},
+          {"profiled_steps", t.recorded_steps},
+          {"unprofiled_steps", t.unrecorded_steps},
+          {"profiled_median_ms", t.recorded_steps > 0 ? Json(t.recorded_median_ms) : Json(nullptr)},
+          {"unprofiled_median_ms", t.unrecorded_steps > 0 ? Json(t.unrecorded_median_ms) : Json(nullptr)},
+          {"capture_overhead", overhead ? Json(*overhead) : Json(nullptr)},
+          {"includes_capture", t.every_step_recorded()}};
+}
+
 // Fractions are over elements: each parameter's fraction weighted by its numel.
 Json gradients_json(const std::vector<GradientSample>& grads) {
   if (grads.empty()) return nullptr;
@@ -239,6 +252,7 @@ Json session_summary(const SessionView& session, size_t top_n) {
   }
   s["top_kernels"] = std::move(top_kernels);
   s["training"] = training_json(steps);
+  s["training"]["step_time"] = step_timing_json(session.step_timing);
   s["gradients"] = gradients_json(session.latest_gradients);
   s["activations"] = activations_json(session);
   return s;

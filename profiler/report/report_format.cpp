@@ -157,4 +157,14 @@ std::string flops_text(double f) {
   return sig3(f) + " " + units[u];
 }
 
+std::string step_timing_text(const StepTiming& t) {
+  if (t.recorded_steps + t.unrecorded_steps == 0) return "no steps";
+  if (t.recorded_steps == 0) return "median step " + ms_text(t.unrecorded_median_ms) + " (no step was profiled)";
+  if (t.every_step_recorded())
+    return "median step " + ms_text(t.recorded_median_ms) + "; every step was profiled, so this includes capture";
+  return "median step " + ms_text(t.unrecorded_median_ms) + " over " + grouped(t.unrecorded_steps) +
+         " unprofiled steps; " + grouped(t.recorded_steps) + " profiled steps " + ms_text(t.recorded_median_ms) +
+         " (capture overhead " + factor(t.capture_overhead().value_or(0.0)) + ")";
+}
+
 }  // namespace ampscope::profiler::report_detail

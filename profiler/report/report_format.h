@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "profiler/analysis/step_timing.h"
+
 namespace ampscope::profiler::report_detail {
 
 // For text and double-quoted attribute values in HTML and SVG (also valid XML):
@@ -38,5 +40,9 @@ std::string factor(double x);
 std::string power_of_two_text(double v);
 // FLOP/s: "12.3 TFLOP/s", "850 GFLOP/s".
 std::string flops_text(double flops_per_second);
+// A session's step time with capture told apart, one line: "median step 19.0 ms over 36
+// unprofiled steps; 4 profiled steps 21.3 ms (capture overhead 1.12×)", or that every step
+// was profiled, so its time includes capture.
+std::string step_timing_text(const StepTiming& timing);
 
 }  // namespace ampscope::profiler::report_detail

@@ -13,6 +13,7 @@ using report_detail::factor;
 using report_detail::ms_text;
 using report_detail::percent;
 using report_detail::power_of_two_text;
+using report_detail::step_timing_text;
 using report_detail::sig3;
 
 // Below this a speed difference is within what repeats of one variant scatter by.
@@ -225,8 +226,12 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
     std::string s = precision + " run of " + (m.model.empty() ? "the model" : m.model) + " on " +
                     (m.device_name.empty() ? m.device : m.device_name) + ": " +
                     std::to_string(d.steps.size()) + (d.steps.size() == 1 ? " step" : " steps");
-    const double median = median_step_ms(d.steps);
-    if (median > 0) s += ", median step " + ms_text(median);
+    // A profiled step's time includes capture: say so, and give the unprofiled steps' time where there are any.
+    if (d.step_timing.recorded_steps > 0) {
+      s += ", " + step_timing_text(d.step_timing);
+    } else if (const double median = median_step_ms(d.steps); median > 0) {
+      s += ", median step " + ms_text(median);
+    }
     out.push_back(s + ".");
   }
 

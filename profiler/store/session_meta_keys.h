@@ -44,6 +44,10 @@ inline constexpr const char* kRecordedOps = "recorded_ops";
 inline constexpr const char* kUnattributedKernels = "unattributed_kernels";
 inline constexpr const char* kKernelsParked = "kernels_parked";
 inline constexpr const char* kKernelsGivenUp = "kernels_given_up";
+// The profiler's own GPU work (range statistics inside a traced step): kernels and
+// their time, kept out of the kernel table and of the unattributed share.
+inline constexpr const char* kProfilerOwnKernels = "profiler_own_kernels";
+inline constexpr const char* kProfilerOwnGpuNs = "profiler_own_gpu_ns";
 
 // How the run ended (written when it ends; absent: still running or killed).
 inline constexpr const char* kFinalState = "final_state";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "profiler/analysis/op_aggregator.h"
 #include "profiler/store/comparison_store.h"
@@ -110,6 +111,10 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   v.activation_sampled_steps = activation_steps.size();
   if (!activation_steps.empty()) v.latest_activations = reader.activations(activation_steps.back());
   v.first_fp16_overflow = reader.first_fp16_overflow();
+  std::set<int64_t> recorded;
+  for (const auto& source : {reader.op_steps(), reader.gradient_steps(), activation_steps})
+    recorded.insert(source.begin(), source.end());
+  v.step_timing = step_timing(v.steps, recorded);
   return v;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "profiler/analysis/comparison.h"
+#include "profiler/analysis/step_timing.h"
 #include "profiler/records.h"
 #include "profiler/recording_health.h"
 
@@ -50,6 +51,8 @@ struct SessionView {
   RecordingHealth health;                          // what the recording lost, from the meta
 
   std::vector<StepRecord> steps;  // by step
+  // Step times of the steps the profiler recorded (ops, range statistics) apart from the others.
+  StepTiming step_timing;
   // GradScaler's decision per optimizer, for steps of several optimizers (multi-loss, Python loops).
   std::vector<OptimizerStepRecord> optimizer_steps;
 

@@ -2,6 +2,7 @@
 // format shares against LibTorch's own casts of g * scale, the log2 histogram
 // against std::frexp.
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -118,6 +119,97 @@ TEST(GradientStats, ScalarsAndSkippedParameters) {
   EXPECT_EQ(s.norm, 5.0);
   EXPECT_EQ(s.fp8_e4m3.overflow, 0.0);
   EXPECT_EQ(s.loss_scale, 2.0);
+}
+
+// Every ATen op the calling thread dispatches while one is alive (nested ones too).
+class DispatchedOps {
+ public:
+  DispatchedOps()
+      : handle_(at::addThreadLocalCallback(
+            at::RecordFunctionCallback(&DispatchedOps::enter).scopes({at::RecordScope::FUNCTION}))) {
+    count_ = 0;
+  }
+  ~DispatchedOps() { at::removeCallback(handle_); }
+  int64_t count() const { return count_; }
+
+ private:
+  static std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction&) {
+    ++count_;
+    return nullptr;
+  }
+  static thread_local int64_t count_;
+  at::CallbackHandle handle_;
+};
+thread_local int64_t DispatchedOps::count_ = 0;
+
+// An MLP's parameters (width 32), with gradients as the backward leaves them.
+std::vector<std::pair<std::string, at::Tensor>> mlp_parameters(int layers) {
+  at::manual_seed(static_cast<uint64_t>(layers));
+  std::vector<std::pair<std::string, at::Tensor>> params;
+  for (int i = 0; i < layers; ++i) {
+    for (const auto& [kind, sizes] : {std::pair<std::string, std::vector<int64_t>>{"weight", {32, 32}},
+                                      {"bias", {32}}}) {
+      at::Tensor p = at::zeros(sizes).set_requires_grad(true);
+      p.mutable_grad() = at::randn(sizes) * 1e-3;
+      params.emplace_back("layers." + std::to_string(i) + "." + kind, p);
+    }
+  }
+  return params;
+}
+
+TEST(GradientStats, OneSampleDispatchesAsManyOpsForSixtyFourLayersAsForFour) {
+  const auto small = mlp_parameters(4);
+  const auto large = mlp_parameters(64);
+  int64_t small_ops = 0, large_ops = 0;
+  {
+    DispatchedOps ops;
+    ASSERT_EQ(gradient_range_stats(1, small, 1.0).size(), 8u);
+    small_ops = ops.count();
+  }
+  {
+    DispatchedOps ops;
+    ASSERT_EQ(gradient_range_stats(1, large, 1.0).size(), 128u);
+    large_ops = ops.count();
+  }
+  EXPECT_GT(small_ops, 0) << "the counting callback saw nothing";
+  EXPECT_EQ(large_ops, small_ops);
+}
+
+// The batched pass reads each gradient's elements as they lie in memory: a
+// transposed (dense, not contiguous) or expanded gradient, mixed dtypes and
+// parameters of other sizes next to each other must each get their own numbers.
+TEST(GradientStats, EachParameterKeepsItsOwnNumbersInABatchedPass) {
+  at::manual_seed(5);
+  const at::Tensor base = at::randn({48, 16}) * 1e-6;
+  const std::vector<at::Tensor> grads{base.t(), at::randn({1, 7}).expand({5, 7}), (at::randn({300}) * 1e3).to(at::kBFloat16),
+                                      at::randn({3, 4, 5}, at::kDouble) * 1e-30};
+  std::vector<std::pair<std::string, at::Tensor>> together;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    at::Tensor p = at::zeros(grads[i].sizes(), grads[i].options()).set_requires_grad(true);
+    p.mutable_grad() = grads[i];
+    together.emplace_back("p" + std::to_string(i), p);
+  }
+  const auto batched = gradient_range_stats(3, together, 256.0);
+  ASSERT_EQ(batched.size(), grads.size());
+  for (size_t i = 0; i < grads.size(); ++i) {
+    at::Tensor p = at::zeros(grads[i].sizes()).set_requires_grad(true);
+    p.mutable_grad() = grads[i].contiguous().clone();
+    const auto single = gradient_range_stats(3, {{"p", p}}, 256.0);
+    ASSERT_EQ(single.size(), 1u);
+    const GradientSample& a = batched[i];
+    const GradientSample& b = single[0];
+    EXPECT_EQ(a.parameter, "p" + std::to_string(i));
+    EXPECT_EQ(a.numel, grads[i].numel());
+    EXPECT_EQ(a.max_abs, b.max_abs) << i;
+    EXPECT_EQ(a.min_abs_nonzero, b.min_abs_nonzero) << i;
+    EXPECT_DOUBLE_EQ(a.norm, b.norm) << i;
+    EXPECT_DOUBLE_EQ(a.norm, grads[i].to(at::kDouble).norm().item<double>()) << i;
+    EXPECT_EQ(a.log2_histogram, b.log2_histogram) << i;
+    for (const FloatFormatLimits& f : kFloatFormats) {
+      EXPECT_EQ(range_shares(a, f.format).underflow, range_shares(b, f.format).underflow) << i;
+      EXPECT_EQ(range_shares(a, f.format).overflow, range_shares(b, f.format).overflow) << i;
+    }
+  }
 }
 
 }  // namespace

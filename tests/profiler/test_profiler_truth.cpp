@@ -1,7 +1,8 @@
 // What the profiler shows must be the user's training, all of it, and nothing of
 // its own (issue #10): it never records its gradient statistics as the user's ops,
 // no kernel is lost when GPU records arrive before their step's ops, tracing runs
-// on sampled steps only, and the op and kernel tables are stored while running.
+// on sampled steps only, and the op and kernel tables are stored while running;
+// the profiler's own kernels are never the user's (issue #27).
 #include <gtest/gtest.h>
 
 #include <set>
@@ -10,6 +11,7 @@
 #include "engine/trainer.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/cupti/synthetic_activity_source.h"
+#include "profiler/store/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
@@ -50,6 +52,15 @@ TEST(ProfilerTruth, GradientStatisticsAreNotRecordedAsTheUsersOps) {
   }
 }
 
+// A tiny bf16 GPT trained for `steps` steps under `profiler`, to the end.
+void train_tiny_gpt(Profiler& profiler, int64_t steps) {
+  engine::Trainer trainer(test::tiny_gpt(engine::Precision::kBF16, steps));
+  trainer.add_observer(&profiler);
+  trainer.start();
+  trainer.wait();
+  ASSERT_EQ(trainer.state(), engine::RunState::kFinished) << trainer.error_message();
+}
+
 struct SyntheticGpu {
   cupti::SyntheticActivitySource* source = nullptr;  // owned by the profiler
   std::function<std::unique_ptr<cupti::ActivitySource>()> factory(size_t deliver_every) {
@@ -73,24 +84,23 @@ TEST(ProfilerTruth, KernelsDeliveredBeforeTheirOpsAreAllAttributed) {
   options.gradient_every = 2;
   // About 100 kernels a buffer: several buffers per step, each before the step's ops.
   options.activity_source_factory = gpu.factory(/*deliver_every=*/300);
-  int64_t launched = 0;
+  int64_t launched = 0, live_traced_ns = 0;
   {
     Profiler profiler(options);
-    engine::Trainer trainer(test::tiny_gpt(engine::Precision::kBF16, 3));
-    trainer.add_observer(&profiler);
-    trainer.start();
-    trainer.wait();
-    ASSERT_EQ(trainer.state(), engine::RunState::kFinished) << trainer.error_message();
+    train_tiny_gpt(profiler, 3);
     ASSERT_NE(gpu.source, nullptr);
-    launched = gpu.source->kernels_launched();
     const auto snap = profiler.snapshot();
     EXPECT_EQ(snap->unattributed_kernels, 0);
     EXPECT_EQ(snap->gpu_attribution.unattributed_ns, 0);
-    EXPECT_EQ(snap->gpu_attribution.traced_ns, launched * 1000);
+    live_traced_ns = snap->gpu_attribution.traced_ns;
     EXPECT_EQ(profiler.dropped_batches(), 0u);
+    launched = gpu.source->kernels_launched();
   }
-  ASSERT_GT(launched, 100);
   const auto session = SessionReader::open(options.session_path);
+  // The activation statistics' own kernels (gradient-sampled steps) are set aside, not the user's.
+  launched -= std::stoll(session.meta_value(meta_key::kProfilerOwnKernels).value_or("0"));
+  ASSERT_GT(launched, 100);
+  EXPECT_EQ(live_traced_ns, launched * 1000);
   std::set<uint64_t> op_ids;
   for (const OpRecord& op : session.ops()) op_ids.insert(op.id);
   int64_t stored = 0;
@@ -136,6 +146,53 @@ TEST(ProfilerTruth, OnlySampledStepsAreTraced) {
   const auto session = SessionReader::open(options.session_path);
   session.for_each_kernel(INT64_MIN, INT64_MAX, [&](const KernelRecord& k) { kernel_steps.insert(k.step); });
   EXPECT_EQ(kernel_steps, (std::set<int64_t>{1, 4}));
+}
+
+}  // namespace
+}  // namespace ampscope::profiler
+
+namespace ampscope::profiler {
+namespace {
+
+// The activation statistics run inside the user's traced forward, so their
+// kernels are traced (issue #27: 25,611 kernels of them were "GPU time with no
+// op", 43 % of the trace). Kernels launched under the profiler's guard (OwnWork)
+// must reach neither the op and kernel tables nor the unattributed share; they
+// are counted on their own.
+TEST(ProfilerTruth, TheProfilersOwnKernelsAreNeverTheUsers) {
+  test::ScratchDir dir;
+  SyntheticGpu gpu;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.gradient_every = 1;  // activation and gradient statistics on every step
+  options.activity_source_factory = gpu.factory(0);
+  int64_t launched = 0;
+  {
+    Profiler profiler(options);
+    train_tiny_gpt(profiler, 3);
+    ASSERT_NE(gpu.source, nullptr);
+    launched = gpu.source->kernels_launched();
+    const auto snap = profiler.snapshot();
+    ASSERT_FALSE(snap->activations.empty()) << "the activation statistics must have run";
+    EXPECT_EQ(snap->unattributed_kernels, 0);
+    EXPECT_EQ(snap->gpu_attribution.unattributed_ns, 0);
+  }
+  const auto session = SessionReader::open(options.session_path);
+  const int64_t own = std::stoll(session.meta_value(meta_key::kProfilerOwnKernels).value_or("-1"));
+  EXPECT_GT(own, 0) << "the activation statistics' kernels were traced and must be counted as the profiler's";
+  EXPECT_EQ(std::stoll(session.meta_value(meta_key::kProfilerOwnGpuNs).value_or("-1")), own * 1000);
+  std::set<uint64_t> op_ids;
+  for (const OpRecord& op : session.ops()) op_ids.insert(op.id);
+  int64_t stored = 0;
+  session.for_each_kernel(INT64_MIN, INT64_MAX, [&](const KernelRecord& k) {
+    ++stored;
+    EXPECT_NE(k.op_id, cupti::kProfilerOwnWork);
+    EXPECT_TRUE(op_ids.count(k.op_id)) << "kernel of op " << k.op_id << " not the user's";
+  });
+  EXPECT_EQ(stored + own, launched);
+  EXPECT_EQ(session.gpu_attribution().unattributed_ns, 0);
+  EXPECT_EQ(session.gpu_attribution().traced_ns, stored * 1000);
+  EXPECT_EQ(session.meta_value(meta_key::kUnattributedKernels).value_or(""), "0");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // missing op table, and open a file the user hands over once, whatever it holds.
 #include <algorithm>
 
+#include "profiler/export/json_summary.h"
 #include "profiler/store/comparison_store.h"
 #include "profiler/store/session_meta_keys.h"
 #include "profiler/store/session_view.h"
@@ -140,6 +141,45 @@ TEST(SessionView, AMissingOpTableIsRebuiltFromTheRecordedOps) {
   ASSERT_NE(find_row(v.op_stats, "aten::_to_copy", false), nullptr);
   EXPECT_EQ(v.profiled_steps, 4);
   EXPECT_FALSE(v.category_totals.empty());
+}
+
+// Profiled steps are slower by what capture costs (issue #27): the view tells
+// the steps with ops or range samples from the others, so the step time shown is
+// the unprofiled steps' and the overhead is theirs against it.
+TEST(SessionView, StepTimesOfProfiledStepsAreToldApart) {
+  ScratchDir dir;
+  const std::string path = dir / "s.ampscope";
+  Fixture f = make_fixture();  // ops in steps 1-4, gradient samples at 2 and 4
+  for (auto& s : f.steps) s.step_time_ms = 12.0;
+  for (int64_t step = 5; step <= 9; ++step) {
+    StepRecord plain = f.steps.back();
+    plain.step = step;
+    plain.step_time_ms = step == 7 ? 30.0 : 10.0;  // an outlier the median ignores
+    f.steps.push_back(plain);
+  }
+  write_fixture_file(path, f);
+  const SessionView v = load_session_view(path);
+  EXPECT_EQ(v.step_timing.recorded_steps, 4);
+  EXPECT_EQ(v.step_timing.unrecorded_steps, 5);
+  EXPECT_EQ(v.step_timing.recorded_median_ms, 12.0);
+  EXPECT_EQ(v.step_timing.unrecorded_median_ms, 10.0);
+  EXPECT_EQ(v.step_timing.step_ms(), 10.0);
+  ASSERT_TRUE(v.step_timing.capture_overhead());
+  EXPECT_DOUBLE_EQ(*v.step_timing.capture_overhead(), 1.2);
+  const auto json = session_summary(v)["training"]["step_time"];
+  EXPECT_EQ(json["step_time_ms"], 10.0);
+  EXPECT_DOUBLE_EQ(json["capture_overhead"].get<double>(), 1.2);
+  EXPECT_EQ(json["includes_capture"], false);
+
+  // Every step profiled: no overhead can be measured, and the step time includes capture.
+  const std::string all = dir / "all.ampscope";
+  write_fixture_file(all, make_fixture());
+  const SessionView every = load_session_view(all);
+  EXPECT_TRUE(every.step_timing.every_step_recorded());
+  EXPECT_FALSE(every.step_timing.capture_overhead());
+  const auto every_json = session_summary(every)["training"]["step_time"];
+  EXPECT_EQ(every_json["includes_capture"], true);
+  EXPECT_TRUE(every_json["capture_overhead"].is_null());
 }
 
 TEST(SessionView, AFileIsOpenedOnceAndSaysWhatItHolds) {

@@ -106,6 +106,22 @@ TEST(Verdict, AVariantThatFinishedNothingSaysWhy) {
   EXPECT_NE(v.find("fp16 finished no repeat: out of memory."), std::string::npos) << v;
 }
 
+// A profiled step's time includes capture (issue #27): the verdict gives the
+// unprofiled steps' median and the overhead, or says that every step was profiled.
+TEST(Verdict, TheStepTimeSaysWhatCaptureCost) {
+  ReportData d = session_report(make_fixture());
+  d.step_timing = {4, 36, 21.0, 19.0};
+  finish_report(d);
+  auto v = joined(d.verdict);
+  EXPECT_NE(v.find("median step 19.0 ms over 36 unprofiled steps; 4 profiled steps 21.0 ms (capture overhead 1.1\u00d7)"),
+            std::string::npos)
+      << v;
+  d.step_timing = {4, 0, 33.2, 0.0};
+  finish_report(d);
+  v = joined(d.verdict);
+  EXPECT_NE(v.find("median step 33.2 ms; every step was profiled, so this includes capture"), std::string::npos) << v;
+}
+
 TEST(Verdict, SessionReportsSkippedStepsUnderflowAndTensorCores) {
   const auto d = session_report(make_fixture());
   const auto v = joined(d.verdict);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "profiler/analysis/comparison.h"
+#include "profiler/analysis/step_timing.h"
 #include "profiler/records.h"
 #include "profiler/recording_health.h"
 #include "profiler/snapshot.h"
@@ -18,6 +19,7 @@ namespace ampscope::ui {
 struct LoadedSession {
   profiler::SessionMeta meta;
   std::vector<profiler::StepRecord> steps;
+  profiler::StepTiming step_timing;  // profiled steps' times apart from the others (issue #27)
   std::vector<profiler::OptimizerStepRecord> optimizer_steps;  // steps of several optimizers only
   profiler::ProfileSnapshotPtr profile;  // null when the session recorded no profile
   profiler::RecordingHealth health;      // what the recording lost (a killed run, dropped records)

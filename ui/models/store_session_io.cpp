@@ -30,6 +30,7 @@ LoadedSession loaded_session(profiler::SessionView session) {
     loaded.writer_host = host->second;
   loaded.meta = std::move(session.meta);
   loaded.steps = std::move(session.steps);
+  loaded.step_timing = session.step_timing;
   loaded.optimizer_steps = std::move(session.optimizer_steps);
   return loaded;
 }

@@ -90,6 +90,10 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nu
   time->addGraph(time->xAxis, time->yAxis2)->setName(tr("samples/s"));
   time->legend->setVisible(true);
   moveLegendToTitleRow(time);
+  step_timing_note_ = new QCPItemText(time);
+  step_timing_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  step_timing_note_->position->setCoords(0.5, 0.08);
+  step_timing_note_->setVisible(false);
 
   QCustomPlot* memory = makePlot(kMemory, tr("Memory"), tr("MiB"),
                                  tr("CUDA: allocated by live tensors, reserved by the caching "
@@ -152,6 +156,12 @@ void LivePlots::setScalerEnabled(bool enabled) {
   no_scaler_note_->setVisible(!enabled);
   plots_[kLossScale]->legend->setVisible(enabled);
   plots_[kLossScale]->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LivePlots::setStepTimingNote(const QString& text) {
+  step_timing_note_->setText(text);
+  step_timing_note_->setVisible(!text.isEmpty());
+  plots_[kStepTime]->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void LivePlots::resetData() {
@@ -280,6 +290,7 @@ void LivePlots::applyPalette() {
   const QPalette pal = palette();
   for (QCustomPlot* plot : plots_) applyPlotStyle(plot, pal);
   no_scaler_note_->setColor(pal.color(QPalette::PlaceholderText));
+  step_timing_note_->setColor(pal.color(QPalette::PlaceholderText));
   styleGraphs();
   for (QCustomPlot* plot : plots_) plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -37,6 +37,9 @@ class LivePlots : public QWidget {
   // Replots actually drawn since construction, over all plots.
   int replotCount() const { return replots_; }
   void setScalerEnabled(bool enabled);
+  // Under the step-time plot's title: what the times include (profiled steps are slower
+  // by capture); "" hides it.
+  void setStepTimingNote(const QString& text);
   bool exportImage(const QString& path);  // .png/.jpg (all plots), .pdf/.svg (vector, the focused plot)
 
  public slots:
@@ -60,6 +63,7 @@ class LivePlots : public QWidget {
   const RunSeries* series_ = nullptr;
   QVector<QCustomPlot*> plots_;
   QCPItemText* no_scaler_note_ = nullptr;
+  QCPItemText* step_timing_note_ = nullptr;
   int points_ = 0;  // points already copied into the graphs
   int replots_ = 0;
   bool follow_ = true;

@@ -20,6 +20,7 @@
 #include <cmath>
 
 #include "engine/config_json.h"
+#include "profiler/report/report_format.h"
 #include "ui/widgets/comparison_page.h"
 #include "ui/models/formatting.h"
 #include "ui/models/session_io.h"
@@ -291,6 +292,7 @@ void MainWindow::connectController() {
   connect(controller_, &TrainingController::recordingProblemChanged, this, &MainWindow::setRecordingProblem);
   connect(controller_, &TrainingController::runStarted, this, [this](const RunInfo& info) {
     plots_->setScalerEnabled(info.scaler_enabled);
+    plots_->setStepTimingNote(info.step_timing);
     setWindowTitle(tr("ampscope — %1 · %2 · %3").arg(info.model, info.precision, info.device));
     updateStatus();
   });
@@ -451,6 +453,8 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
     info.scaler_enabled = session.meta.scaler_enabled;
     info.total_steps = session.steps.empty() ? 0 : session.steps.back().step;
     info.source = path;
+    if (session.step_timing.recorded_steps > 0)
+      info.step_timing = QString::fromStdString(profiler::report_detail::step_timing_text(session.step_timing));
     controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps, session.health);
     if (file->refresh) {
       follower_->reloaded(path, session.health.closed);

@@ -40,6 +40,9 @@ struct RunInfo {
   qint64 batch_size = 0;
   bool scaler_enabled = false;
   QString source;  // "live" or the session file
+  // A recorded session's step time with capture told apart (report_detail::step_timing_text);
+  // "" for a live run.
+  QString step_timing;
 };
 
 class TrainingController : public QObject {

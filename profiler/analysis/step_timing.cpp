@@ -1,0 +1,23 @@
+#include "profiler/analysis/step_timing.h"
+
+#include "profiler/analysis/comparison.h"
+
+namespace ampscope::profiler {
+
+std::optional<double> StepTiming::capture_overhead() const {
+  if (recorded_steps == 0 || unrecorded_steps == 0 || unrecorded_median_ms <= 0.0) return std::nullopt;
+  return recorded_median_ms / unrecorded_median_ms;
+}
+
+StepTiming step_timing(const std::vector<StepRecord>& steps, const std::set<int64_t>& recorded) {
+  std::vector<double> in, out;
+  for (const StepRecord& s : steps) (recorded.count(s.step) ? in : out).push_back(s.step_time_ms);
+  StepTiming t;
+  t.recorded_steps = static_cast<int64_t>(in.size());
+  t.unrecorded_steps = static_cast<int64_t>(out.size());
+  t.recorded_median_ms = median_of(std::move(in));
+  t.unrecorded_median_ms = median_of(std::move(out));
+  return t;
+}
+
+}  // namespace ampscope::profiler
