@@ -37,6 +37,10 @@ class LivePlots : public QWidget {
   // Replots actually drawn since construction, over all plots.
   int replotCount() const { return replots_; }
   void setScalerEnabled(bool enabled);
+  // What the gradient-norm plot says while it has no finite point (a script that
+  // does not clip gradients has no norm to show).
+  void setGradNormAbsence(const QString& reason);
+  QString gradNormNote() const;  // the note's text while shown, else empty
   bool exportImage(const QString& path);  // .png/.jpg (all plots), .pdf/.svg (vector, the focused plot)
 
  public slots:
@@ -60,6 +64,8 @@ class LivePlots : public QWidget {
   const RunSeries* series_ = nullptr;
   QVector<QCustomPlot*> plots_;
   QCPItemText* no_scaler_note_ = nullptr;
+  QCPItemText* no_grad_norm_note_ = nullptr;
+  bool grad_norm_seen_ = false;  // a finite gradient norm among the points copied
   int points_ = 0;  // points already copied into the graphs
   int replots_ = 0;
   bool follow_ = true;
