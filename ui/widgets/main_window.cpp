@@ -466,9 +466,11 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
                                             : tr("Recorded session: not closed");
     if (session.script) {
       run_panel_->showScriptFacts(*session.script);
-      plots_->setGradNormAbsence(QString::fromStdString(session.script->grad_norm_measured
-                                                            ? "no finite gradient norm in this session"
-                                                            : "no gradient norm: " + session.script->grad_norm));
+      // On two lines: one would be wider than the plot.
+      plots_->setGradNormAbsence(session.script->grad_norm_measured
+                                     ? tr("no finite gradient norm in this session")
+                                     : QString::fromStdString("no gradient norm, " + session.script->grad_norm)
+                                           .replace(QStringLiteral(" ("), QStringLiteral("\n(")));
     } else {
       run_panel_->showSettings();
       plots_->setGradNormAbsence(tr("no finite gradient norm in this session"));
