@@ -32,6 +32,7 @@ std::string describe(const RecordingHealth& h) {
   if (h.profiler_dropped_batches > 0)
     parts.push_back("the profiler could not keep up and dropped " +
                     plural(h.profiler_dropped_batches, "batch", "batches") + " of records");
+  if (!h.op_sampling_fallbacks.empty()) parts.push_back(OpSamplingRule::describe(h.op_sampling_fallbacks));
   if (h.cupti_dropped_records > 0)
     parts.push_back("CUPTI dropped " + plural(h.cupti_dropped_records, "GPU record", "GPU records"));
   if (h.dropped_events > 0)
@@ -50,6 +51,8 @@ RecordingHealth recording_health_from_meta(const std::map<std::string, std::stri
   h.store_dropped_batches = count_of(meta, meta_key::kStoreDroppedBatches);
   h.cupti_dropped_records = count_of(meta, meta_key::kCuptiDroppedRecords);
   if (const auto it = meta.find(meta_key::kStoreLastError); it != meta.end()) h.store_error = it->second;
+  if (const auto it = meta.find(meta_key::kOpSamplingFallbacks); it != meta.end())
+    h.op_sampling_fallbacks = OpSamplingRule::decode(it->second).value_or(std::vector<OpSamplingRule::Fallback>{});
   // The profiler writes final_state when the run ends; the writer then closes the file.
   h.closed = meta.count(meta_key::kFinalState) > 0;
   return h;

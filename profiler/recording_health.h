@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
+
+#include "profiler/op_sampling_rule.h"
 
 namespace ampscope::profiler {
 
@@ -18,10 +21,12 @@ struct RecordingHealth {
   uint64_t cupti_dropped_records = 0;     // GPU activity records CUPTI dropped
   std::string store_error;                // the session writer's last error ("database or disk is full")
   bool closed = true;                     // false: the session was never closed (the process was killed)
+  // When the capture fell behind, it recorded the ops of fewer steps (never steps themselves).
+  std::vector<OpSamplingRule::Fallback> op_sampling_fallbacks;
 
   bool lost_anything() const {
     return dropped_events + profiler_dropped_batches + store_dropped_batches + cupti_dropped_records > 0 ||
-           !store_error.empty();
+           !store_error.empty() || !op_sampling_fallbacks.empty();
   }
 };
 

@@ -18,6 +18,7 @@
 #include "profiler/export/tensorboard/tensorboard_export.h"
 #include "profiler/recording_health.h"
 #include "profiler/report/report_format.h"
+#include "profiler/script_facts.h"
 #include "profiler/store/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_view.h"
@@ -181,9 +182,16 @@ int SummaryCommand::run() {
   }
   const profiler::SessionView& session = *file.session;
   const auto& meta = session.meta;
-  fmt::print("{}\n  model     {}\n  data      {}\n  device    {}   precision {}{}\n  GPU trace {}\n", sessions_.front(),
-             meta.model, meta.data, meta.device, meta.precision, meta.scaler_enabled ? " + loss scaler" : "",
-             meta.gpu_tracing);
+  if (const auto facts = profiler::script_facts(session.meta_values)) {
+    // A Python script's session: its own facts, not a built-in run's model and data.
+    fmt::print("{}\n", sessions_.front());
+    for (const auto& [label, value] : profiler::fact_rows(*facts)) fmt::print("  {:<13} {}\n", label, value);
+    fmt::print("  GPU trace     {}\n", meta.gpu_tracing);
+  } else {
+    fmt::print("{}\n  model     {}\n  data      {}\n  device    {}   precision {}{}\n  GPU trace {}\n",
+               sessions_.front(), meta.model, meta.data, meta.device, meta.precision,
+               meta.scaler_enabled ? " + loss scaler" : "", meta.gpu_tracing);
+  }
   if (!meta.cpu_isa.empty()) {
     auto path = [](const std::string& p) {
       return p == profiler::kCpuMatmulOneDnn ? "oneDNN" : p == profiler::kCpuMatmulFallback ? "ATen fallback" : "?";

@@ -32,8 +32,14 @@ int64_t steady_now_ns() {
 
 }  // namespace
 
+bool Profiler::is_record_batch(const Job& job) {
+  return !std::holds_alternative<StepJob>(job) && !std::holds_alternative<PublishJob>(job) &&
+         !std::holds_alternative<FinishJob>(job);
+}
+
 Profiler::Profiler(ProfilerOptions options)
     : options_(std::move(options)),
+      op_rule_(options_.window_start, options_.window_steps, options_.every_n_steps),
       aggregator_(64, options_.op_step_samples),
       snapshot_(std::make_shared<const ProfileSnapshot>()) {
   worker_ = std::thread([this] {
@@ -60,11 +66,7 @@ ProfileSnapshotPtr Profiler::snapshot() const {
 
 std::string Profiler::gpu_tracing() const { return gpu_tracing_; }
 
-bool Profiler::step_is_sampled(int64_t step) const {
-  if (step < options_.window_start) return false;
-  if (options_.window_steps > 0 && step >= options_.window_start + options_.window_steps) return false;
-  return (step - options_.window_start) % std::max<int64_t>(options_.every_n_steps, 1) == 0;
-}
+bool Profiler::step_is_sampled(int64_t step) const { return op_rule_.selects(step); }
 
 void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   const bool on_cuda = run.device.rfind("cuda", 0) == 0;
@@ -109,9 +111,39 @@ void Profiler::on_step_begin(int64_t step) {
   // reach activations_ during this step's forward (training thread only).
   if (wants_gradients(step)) engine::activation_sink() = &activations_;
   if (!step_is_sampled(step)) return;
+  if (const uint64_t backlog = recording_backlog(); backlog >= std::max<size_t>(options_.queue_capacity / 2, 1)) {
+    // Over half full: fall back, unless it is already draining since the last fall-back
+    // (the wider stride works; doubling again at each step would overshoot).
+    const auto& earlier = op_rule_.fallbacks();
+    if (earlier.empty() || backlog >= earlier.back().backlog) return shed_ops_from(step, backlog);
+  }
   observer_.begin_step(step);
   resume_gpu_tracing();
 }
+
+// --- issue 32: per-op records are shed only by the recorded rule ---------------------
+uint64_t Profiler::recording_backlog() {
+  size_t ops_waiting = 0;
+  {
+    std::lock_guard lock(queue_mutex_);
+    ops_waiting = ops_waiting_;
+  }
+  // The writer's queue in the same units: as full as the worker's would be.
+  const size_t writer_waiting =
+      writer_ ? writer_->backlog() * options_.queue_capacity / std::max<size_t>(writer_->capacity(), 1) : 0;
+  return std::max(ops_waiting, writer_waiting);
+}
+
+void Profiler::shed_ops_from(int64_t step, uint64_t backlog) {
+  op_rule_.fall_back(step, backlog);
+  pause_gpu_tracing();  // this step's kernels would have no ops to join
+  {
+    std::lock_guard lock(queue_mutex_);
+    op_fallbacks_ = op_rule_.fallbacks();
+  }
+  if (writer_) writer_->set_meta_value(meta_key::kOpSamplingFallbacks, op_rule_.encode());
+}
+// --- end issue 32 ---------------------------------------------------------------------
 
 void Profiler::resume_gpu_tracing() {
   if (!gpu_source_ || !gpu_tracing_paused_) return;
@@ -151,7 +183,7 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
   }
   if (observer_.recording()) {
     observer_.end_step();
-    enqueue(OpsJob{observer_.take()});
+    enqueue(OpsJob{observer_.take()}, /*may_drop=*/false);  // admitted at the step's start
     // The step ended with a device sync, so its kernels are done: tracing can
     // stop until the next sampled step.
     if (!step_is_sampled(step.step + 1)) pause_gpu_tracing();
@@ -161,7 +193,7 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
       profiled_steps_since_flush_ = 0;
     }
   }
-  enqueue(StepJob{to_step_record(step, steady_now_ns())});
+  enqueue(StepJob{to_step_record(step, steady_now_ns())}, /*may_drop=*/false);  // never shed
   if (auto per_optimizer = to_optimizer_step_records(step); !per_optimizer.empty())
     append_optimizer_steps(std::move(per_optimizer));
 }
@@ -169,7 +201,7 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
 void Profiler::finish_recording() {
   if (observer_.recording()) {
     observer_.end_step();
-    enqueue(OpsJob{observer_.take()});
+    enqueue(OpsJob{observer_.take()}, /*may_drop=*/false);
   }
   if (gpu_source_) gpu_source_->stop();  // delivers the rest and releases CUPTI
   enqueue(FinishJob{}, /*may_drop=*/false);
@@ -205,10 +237,14 @@ void Profiler::on_kernels(std::vector<KernelRecord>&& batch) { enqueue(KernelsJo
 void Profiler::enqueue(Job job, bool may_drop) {
   {
     std::lock_guard lock(queue_mutex_);
-    if (may_drop && queue_.size() >= options_.queue_capacity) {
+    // Steps waiting (never dropped) do not crowd out record batches: only these count.
+    const bool record_batch = is_record_batch(job);
+    if (may_drop && records_waiting_ >= options_.queue_capacity) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
+    records_waiting_ += record_batch;
+    ops_waiting_ += std::holds_alternative<OpsJob>(job);
     queue_.push_back(std::move(job));
   }
   queue_changed_.notify_one();
@@ -221,6 +257,8 @@ void Profiler::worker_loop() {
     if (queue_.empty() && stopping_) return;
     Job job = std::move(queue_.front());
     queue_.pop_front();
+    records_waiting_ -= is_record_batch(job);
+    ops_waiting_ -= std::holds_alternative<OpsJob>(job);
     busy_ = true;
     lock.unlock();
     process(job);

@@ -6,7 +6,12 @@
 //
 // Threads:
 //  - training thread: the TrainingObserver calls. It only moves records into
-//    the worker's bounded queue (a full queue drops and counts, never waits).
+//    the worker's queue and never waits. Steps (loss, loss scale, skips) and
+//    optimizer decisions are never dropped; a step's ops are taken only when
+//    the queue is less than half full at the step's start (or draining since the
+//    last fall-back), else the op sampling rule falls back to a wider stride
+//    (OpSamplingRule, recorded in the session);
+//    kernel, gradient and activation batches drop and are counted when it is full.
 //  - profiler worker: aggregation, session writes, snapshots. Owns aggregator_
 //    and the kernel summaries; nothing else touches them.
 //  - CUPTI processing thread: on_kernels(), which enqueues like the training thread.
@@ -31,6 +36,7 @@
 #include "profiler/capture/op_observer.h"
 #include "profiler/cupti/activity_source.h"
 #include "profiler/cupti/tensor_core_eligibility.h"
+#include "profiler/op_sampling_rule.h"
 #include "profiler/recording_health.h"
 #include "profiler/capture/activation_stats.h"
 #include "profiler/snapshot.h"
@@ -46,7 +52,7 @@ struct ProfilerOptions {
   int64_t every_n_steps = 1;   // inside the window, record every Nth step
   int64_t gradient_every = 10; // gradient range statistics every K steps; 0 = never
   bool trace_gpu = true;       // CUPTI kernel tracing when training on CUDA
-  size_t queue_capacity = 256; // batches waiting for the worker
+  size_t queue_capacity = 256; // batches waiting for the worker; half of it is the ops' limit
   // Per-step op times for the first this many recorded steps (OpStats::step_*_time_ns);
   // comparisons' profiled passes take medians of them. 0 = totals only.
   size_t op_step_samples = 0;
@@ -76,6 +82,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // What the recording lost so far: dropped batches, the session writer's
   // drops and last error. Any thread (the GUI polls it; profiler_health.cpp).
   RecordingHealth health() const;
+  // Whether the op sampling rule records this step's ops (training thread: the
+  // rule widens when the capture falls behind).
   bool step_is_sampled(int64_t step) const;
 
   void on_run_start(const engine::RunStartedEvent& run) override;
@@ -104,6 +112,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
 
   void on_kernels(std::vector<KernelRecord>&& batch) override;
   void enqueue(Job job, bool may_drop = true);
+  static bool is_record_batch(const Job& job);
   void worker_loop();
   void process(Job& job);
   void publish_snapshot();
@@ -118,6 +127,10 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // Worker: the op table with Tensor Core eligibility and notes (live and stored alike).
   std::vector<OpStats> annotated_op_stats() const;
   void save_tables();
+  // Training thread: op batches waiting for the worker, or the session writer's
+  // queue scaled to the worker's capacity, whichever is fuller.
+  uint64_t recording_backlog();
+  void shed_ops_from(int64_t step, uint64_t backlog);
 
   ProfilerOptions options_;
   OpObserver observer_;
@@ -129,6 +142,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   bool gpu_tracing_paused_ = false;   // training thread only
   cupti::Tf32Settings tf32_;          // in force at run start: decides fp32 ops' eligibility
   ActivationRecorder activations_;  // training thread: module outputs of gradient-sampled steps
+  OpSamplingRule op_rule_;          // training thread: which steps' ops are recorded
 
   // Worker state (worker thread only).
   OpAggregator aggregator_;
@@ -146,10 +160,13 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   int64_t last_ops_step_ = kNoStep;  // the newest step any op was recorded in
   std::chrono::steady_clock::time_point last_publish_{};
 
-  std::mutex queue_mutex_;
+  mutable std::mutex queue_mutex_;
   std::condition_variable queue_changed_;
   std::condition_variable queue_drained_;
   std::deque<Job> queue_;
+  size_t records_waiting_ = 0;  // record batches in queue_ (ops, kernels, gradients, activations)
+  size_t ops_waiting_ = 0;      // of which OpsJobs
+  std::vector<OpSamplingRule::Fallback> op_fallbacks_;  // op_rule_'s, for health() on any thread
   bool busy_ = false;
   bool stopping_ = false;
   std::atomic<uint64_t> dropped_{0};

@@ -5,6 +5,10 @@ namespace ampscope::profiler {
 RecordingHealth Profiler::health() const {
   RecordingHealth h;
   h.profiler_dropped_batches = dropped_.load(std::memory_order_relaxed);
+  {
+    std::lock_guard lock(queue_mutex_);
+    h.op_sampling_fallbacks = op_fallbacks_;
+  }
   // Created on the training thread when the run starts, never replaced: once seen it stays valid.
   if (const SessionWriter* writer = writer_published_.load(std::memory_order_acquire)) {
     h.store_dropped_batches = writer->dropped_batches();

@@ -6,6 +6,7 @@
 #include "profiler/export/export_util.h"
 #include "profiler/report/html_sections.h"
 #include "profiler/report/report_format.h"
+#include "profiler/script_facts.h"
 
 namespace ampscope::profiler {
 namespace report_detail {
@@ -86,8 +87,15 @@ std::string header_html(const ReportData& d) {
               : ranks    ? "Distributed run, " + std::to_string(d.ranks->ranks.size()) + " ranks"
                          : "Profiled session, " + file_name(d.path)) +
        "</p><dl class=\"meta\">";
-  add_meta(s, "model", m.model);
-  add_meta(s, "data", m.data);
+  // A Python script's session: the script and what the capture saw it use.
+  const auto facts = comparison || ranks ? std::nullopt : script_facts(d.meta_values);
+  if (facts) {
+    for (const auto& [label, value] : fact_rows(*facts))
+      if (label != "device") add_meta(s, label, value);
+  } else {
+    add_meta(s, "model", m.model);
+    add_meta(s, "data", m.data);
+  }
   add_meta(s, "device", m.device_name.empty() ? m.device : m.device_name + " (" + m.device + ")");
   if (comparison) {
     std::string variants;
@@ -97,7 +105,7 @@ std::string header_html(const ReportData& d) {
     add_meta(s, "repeats",
              std::to_string(d.comparison->planned_repeats) + " planned, warm-up " +
                  std::to_string(d.comparison->warmup_steps) + " steps");
-  } else {
+  } else if (!facts) {  // a script's precision and scaler are among its facts
     add_meta(s, "precision", m.precision + (m.scaler_enabled ? " + loss scaler" : ""));
   }
   if (m.parameter_count > 0) add_meta(s, "parameters", grouped(m.parameter_count));

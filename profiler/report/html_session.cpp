@@ -30,12 +30,12 @@ std::string summary_html(const ReportData& d) {
     std::vector<double> times, rates;
     for (size_t i = steps.size() > 1 ? 1 : 0; i < steps.size(); ++i) {
       times.push_back(steps[i].step_time_ms);
-      rates.push_back(steps[i].samples_per_second);
+      if (std::isfinite(steps[i].samples_per_second)) rates.push_back(steps[i].samples_per_second);
     }
     // Profiled steps are slower by what capture costs: say which time is which.
     f.emplace_back("median step time",
                    d.step_timing.recorded_steps > 0 ? step_timing_text(d.step_timing) : ms_text(median(times)));
-    f.emplace_back("samples/s (median)", sig3(median(rates)));
+    if (!rates.empty()) f.emplace_back("samples/s (median)", sig3(median(rates)));  // no batch seen: no figure
     f.emplace_back("final loss", sig3(steps.back().loss));
     const auto last_eval = std::find_if(steps.rbegin(), steps.rend(), has_eval_loss);
     if (last_eval != steps.rend())

@@ -36,6 +36,16 @@ inline constexpr const char* kHost = "host";
 // What wrote the file: "comparison" (comparison_store), "python" (ampscope run /
 // import ampscope); absent for the built-in engine's sessions.
 inline constexpr const char* kKind = "kind";
+inline constexpr const char* kKindPython = "python";
+// A Python session's own facts (profiler/script_facts.h reads them): the command
+// line, the script and its arguments as the script saw them (sys.argv), the
+// optimizers' classes in the order first stepped, and "clip_grad_norm_" once the
+// script clipped gradients (the gradient norm ampscope shows is the one it returns).
+inline constexpr const char* kArgv = "argv";
+inline constexpr const char* kScript = "script";
+inline constexpr const char* kArguments = "arguments";
+inline constexpr const char* kOptimizers = "optimizers";
+inline constexpr const char* kGradNormSource = "grad_norm_source";
 
 // Written with the op table each time it is saved, so the two always agree:
 // steps whose ops the table holds (per-step time = table time / this).
@@ -59,6 +69,9 @@ inline constexpr const char* kStoreDroppedBatches = "store_dropped_batches";
 inline constexpr const char* kStoreLastError = "store_last_error";
 inline constexpr const char* kCuptiDroppedRecords = "cupti_dropped_records";
 inline constexpr const char* kCuptiUnmappedRecords = "cupti_unmapped_records";
+// Where the capture fell back to recording fewer steps' ops (profiler/op_sampling_rule.h):
+// "step:every:backlog" per fall-back, ";"-separated. Absent: it never fell behind.
+inline constexpr const char* kOpSamplingFallbacks = "op_sampling_fallbacks";
 
 // A count (or pid) stored under `key`: nullopt when absent, empty, negative or not
 // wholly a number, so each reader decides what a missing count means.

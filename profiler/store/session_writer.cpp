@@ -161,7 +161,7 @@ void SessionWriter::enqueue(Item&& item, bool droppable) {
   work_cv_.notify_one();
 }
 
-void SessionWriter::append_step(StepRecord step) { enqueue(Item(step), true); }
+void SessionWriter::append_step(StepRecord step) { enqueue(Item(step), false); }
 void SessionWriter::append_ops(std::vector<OpRecord>&& ops) {
   if (!ops.empty()) enqueue(Item(std::move(ops)), true);
 }
@@ -172,7 +172,7 @@ void SessionWriter::append_gradients(std::vector<GradientSample>&& samples) {
   if (!samples.empty()) enqueue(Item(std::move(samples)), true);
 }
 void SessionWriter::append_optimizer_steps(std::vector<OptimizerStepRecord>&& records) {
-  if (!records.empty()) enqueue(Item(std::move(records)), true);
+  if (!records.empty()) enqueue(Item(std::move(records)), false);
 }
 void SessionWriter::append_activations(std::vector<ActivationSample>&& samples) {
   if (!samples.empty()) enqueue(Item(std::move(samples)), true);
@@ -199,6 +199,11 @@ void SessionWriter::flush() {
   work_cv_.notify_one();
   flushed_cv_.wait(lk, [&] { return committed_seq_ >= target; });
   --flush_waiters_;
+}
+
+size_t SessionWriter::backlog() const {
+  std::lock_guard lk(mutex_);
+  return queue_.size();
 }
 
 uint64_t SessionWriter::dropped_batches() const {

@@ -45,7 +45,8 @@ class SessionWriter {
   SessionWriter& operator=(const SessionWriter&) = delete;
 
   // Hot path, any thread: a move and a short lock. A step with a number already
-  // stored replaces it.
+  // stored replaces it. Steps and optimizer steps are never dropped for a full
+  // queue (a few bytes each); the other batches are.
   void append_step(StepRecord step);
   void append_ops(std::vector<OpRecord>&& ops);
   void append_kernels(std::vector<KernelRecord>&& kernels);
@@ -69,6 +70,10 @@ class SessionWriter {
   void close();
 
   const std::string& path() const { return path_; }
+  // Batches waiting to be written, and the queue's capacity (the profiler sheds ops
+  // before the queue fills: OpSamplingRule).
+  size_t backlog() const;
+  size_t capacity() const { return options_.queue_capacity; }
   // Batches not stored: the queue was full, the writer was closed, or a write failed.
   uint64_t dropped_batches() const;
   // The last write error, empty if none. Writing goes on after an error.

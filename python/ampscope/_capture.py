@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import sys
 import threading
 import time
@@ -169,6 +170,8 @@ class Capture:
         self._init_state()
         self._core.set_meta("kind", "python")
         self._core.set_meta("argv", " ".join(sys.argv))
+        self._core.set_meta("script", sys.argv[0] if sys.argv else "")
+        self._core.set_meta("arguments", shlex.join(sys.argv[1:]))
         self._install()
         _active = self
         for model, name in list(_watched.items()):
@@ -210,6 +213,7 @@ class Capture:
         self._optimizers = {}    # id(optimizer) -> (weakref, index, class name)
         self._autocast = []      # precisions the script's autocast regions asked for
         self._scaler_seen = False
+        self._grad_norm_source = None  # "clip_grad_norm_" once the script clips
         self._explicit = False   # the script calls ampscope.step()
         self._last_close_automatic = False
         self._scaled = {}        # id(scaled loss) -> (weakref, unscaled loss)
@@ -226,6 +230,7 @@ class Capture:
         self._scale_used = None
         self._scale_after = math.nan
         self._growth_tracker = 0
+        self._samples = {}       # id(model) -> samples (leading dim of its first tensor argument) this step
         self._close_pending = False
         self._scaled.clear()
 
@@ -338,6 +343,9 @@ class Capture:
             entry = self._paths.get(id(module))
             if entry is None or entry[0]() is not module:
                 self._add_root(module)
+            # Training samples only: a validation pass (no_grad, inference_mode) is not throughput.
+            if args and isinstance(args[0], torch.Tensor) and args[0].dim() > 0 and torch.is_grad_enabled():
+                self._samples[id(module)] = self._samples.get(id(module), 0) + args[0].shape[0]
             _core.enter_scope(_PHASE_FORWARD)
             pushed += 1
         entry = self._paths.get(id(module))
@@ -357,6 +365,8 @@ class Capture:
         if entry is None or entry[0]() is not optimizer:
             entry = (weakref.ref(optimizer), len(self._optimizers), type(optimizer).__name__)
             self._optimizers[id(optimizer)] = entry
+            self._core.set_meta("optimizers", ", ".join(e[2] for e in sorted(self._optimizers.values(),
+                                                                              key=lambda e: e[1])))
         return entry
 
     def _record(self, optimizer):
@@ -461,11 +471,15 @@ class Capture:
         scale_used = self._scale_used
         if scale_used is None:
             scale_used = records[0]["loss_scale"] if records else 1.0
+        step_time_ms = (time.perf_counter_ns() - (self._step_t0 or time.perf_counter_ns())) / 1e6
+        # Samples: the batch dimension the models were called with (summed over micro-batches;
+        # the largest over models, which may share a batch); unknown (NaN) without one.
+        samples = max(self._samples.values(), default=0)
         record = dict(loss=loss, lr=records[0]["lr"] if records else math.nan, loss_scale=scale_used,
                       found_inf=any(r["found_inf"] for r in records),
                       skipped=any(r["skipped"] for r in records), growth_tracker=self._growth_tracker,
-                      grad_norm=grad_norm,
-                      step_time_ms=(time.perf_counter_ns() - (self._step_t0 or time.perf_counter_ns())) / 1e6)
+                      grad_norm=grad_norm, step_time_ms=step_time_ms,
+                      samples_per_second=samples * 1e3 / step_time_ms if samples and step_time_ms > 0 else math.nan)
         step_number = self._core.step
         rows = [dict(r, step=step_number, loss_scale_after=self._scale_after) for r in records]
         self._core.end_step(record)
@@ -607,6 +621,9 @@ def _wrap_clip(original):
     def clip_grad_norm_(*args, **kwargs):
         total = original(*args, **kwargs)
         if _active is not None:
+            if _active._grad_norm_source is None:
+                _active._grad_norm_source = "clip_grad_norm_"
+                _active._core.set_meta("grad_norm_source", "clip_grad_norm_")
             with _Quiet():
                 _active._grad_norm = total.detach() if isinstance(total, torch.Tensor) else total
         return total

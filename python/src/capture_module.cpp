@@ -148,7 +148,7 @@ class Capture {
     e.growth_tracker = d.contains("growth_tracker") ? d["growth_tracker"].cast<int64_t>() : 0;
     e.grad_norm = get_double(d, "grad_norm", nan);
     e.step_time_ms = get_double(d, "step_time_ms", nan);
-    e.samples_per_second = nan;  // the script's batch size is not known
+    e.samples_per_second = get_double(d, "samples_per_second", nan);  // NaN: no batch seen
     {
       at::DisableRecordFunctionGuard outside_recording;
       e.memory = engine::sample_memory(c10::Device(memory_device_));

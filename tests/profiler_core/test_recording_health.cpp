@@ -1,5 +1,6 @@
 // What a recording lost, in one line: every count and error is named, nothing
-// is said when nothing was lost, and a session's meta gives the same line.
+// is said when nothing was lost, and a session's meta gives the same line. And the
+// one way ops are shed: the op sampling rule's recorded fall-backs (issue 32).
 #include <gtest/gtest.h>
 
 #include "profiler/recording_health.h"
@@ -45,6 +46,56 @@ TEST(RecordingHealth, FromASessionsMeta) {
   EXPECT_EQ(recording_health_from_meta({{"final_state", "finished"}, {"store_dropped_batches", "x"}})
                 .store_dropped_batches,
             0u);
+}
+
+TEST(OpSamplingRule, FallingBehindDoublesTheStrideFromThatStepAndShedsThatStep) {
+  OpSamplingRule rule(/*window_start=*/1, /*window_steps=*/0, /*every_n_steps=*/1);
+  for (int64_t step = 1; step <= 5; ++step) EXPECT_TRUE(rule.selects(step)) << step;
+  EXPECT_TRUE(rule.fall_back(5, 128));
+  EXPECT_TRUE(rule.selects(4));  // steps before the fall-back keep the user's stride
+  for (int64_t step : {5, 6, 8, 10}) EXPECT_FALSE(rule.selects(step)) << step;
+  for (int64_t step : {7, 9, 11}) EXPECT_TRUE(rule.selects(step)) << step;
+  EXPECT_FALSE(rule.fall_back(8, 200));  // a step the rule does not select changes nothing
+  EXPECT_TRUE(rule.fall_back(9, 130));
+  for (int64_t step : {9, 10, 11, 12}) EXPECT_FALSE(rule.selects(step)) << step;
+  EXPECT_TRUE(rule.selects(13));
+  EXPECT_TRUE(rule.selects(7));
+  EXPECT_EQ(rule.encode(), "5:2:128;9:4:130");
+  EXPECT_EQ(OpSamplingRule::describe(rule.fallbacks()),
+            "ops recorded every 2nd step from step 7 and every 4th from step 13: the capture fell behind the "
+            "training (128 record batches waiting at step 5); steps, losses and loss scales are complete");
+}
+
+TEST(OpSamplingRule, KeepsTheWindowAndTheUsersStride) {
+  OpSamplingRule rule(/*window_start=*/10, /*window_steps=*/20, /*every_n_steps=*/5);  // steps 10..29
+  EXPECT_FALSE(rule.selects(5));
+  EXPECT_TRUE(rule.selects(15));
+  EXPECT_TRUE(rule.fall_back(15, 7));  // every 10th from 15: 25, 35 (outside the window)
+  EXPECT_FALSE(rule.selects(20));
+  EXPECT_TRUE(rule.selects(25));
+  EXPECT_FALSE(rule.selects(35));
+}
+
+TEST(OpSamplingRule, StoredFormRoundTripsAndRejectsForeignText) {
+  const auto decoded = OpSamplingRule::decode("5:2:128;9:4:130");
+  ASSERT_TRUE(decoded.has_value());
+  ASSERT_EQ(decoded->size(), 2u);
+  EXPECT_EQ((*decoded)[1].from_step, 9);
+  EXPECT_EQ((*decoded)[1].every, 4);
+  EXPECT_EQ((*decoded)[1].backlog, 130u);
+  EXPECT_TRUE(OpSamplingRule::decode("")->empty());
+  for (const char* bad : {"x", "5:2", "5:0:1", "5:2:1 junk", "-1:2:3"})
+    EXPECT_FALSE(OpSamplingRule::decode(bad).has_value()) << bad;
+}
+
+TEST(RecordingHealth, ShedOpsAreSaidFromTheSessionsMeta) {
+  const RecordingHealth h = recording_health_from_meta(
+      {{"final_state", "finished"}, {meta_key::kOpSamplingFallbacks, "300:2:128"}});
+  EXPECT_TRUE(h.lost_anything());
+  EXPECT_NE(describe(h).find("ops recorded every 2nd step from step 302"), std::string::npos) << describe(h);
+  // A damaged value is not a fall-back (and no crash).
+  EXPECT_EQ(describe(recording_health_from_meta({{"final_state", "finished"}, {meta_key::kOpSamplingFallbacks, "?"}})),
+            "");
 }
 
 }  // namespace

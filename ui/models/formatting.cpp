@@ -29,6 +29,7 @@ QString formatBytes(int64_t bytes) {
 }
 
 QString formatCount(double value) {
+  if (!std::isfinite(value)) return QStringLiteral("—");  // no such figure, never "nan"
   const double a = std::abs(value);
   if (a < 1e4) return QString::number(value, 'f', a < 10 && value != std::floor(value) ? 2 : 0);
   if (a < 1e6) return QStringLiteral("%1k").arg(value / 1e3, 0, 'f', 1);

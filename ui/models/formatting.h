@@ -14,7 +14,7 @@ namespace ampscope::ui {
 
 QString formatDuration(int64_t ns);            // "850 ns", "12.4 µs", "3.21 ms", "1.50 s"
 QString formatBytes(int64_t bytes);            // "512 B", "3.2 KiB", "1.50 GiB"
-QString formatCount(double value);             // "1234", "12.3k", "4.56M"
+QString formatCount(double value);             // "1234", "12.3k", "4.56M"; "—" when not finite
 QString shortDtype(const std::string& dtype);  // "float16" -> "fp16"
 // Distinct floating dtypes in argument order: "fp32 → bf16"; non-tensor arguments are left out.
 QString dtypeFlow(const std::vector<profiler::DtypeName>& inputs,

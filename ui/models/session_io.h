@@ -12,6 +12,7 @@
 #include "profiler/analysis/step_timing.h"
 #include "profiler/records.h"
 #include "profiler/recording_health.h"
+#include "profiler/script_facts.h"
 #include "profiler/snapshot.h"
 
 namespace ampscope::ui {
@@ -25,6 +26,8 @@ struct LoadedSession {
   profiler::RecordingHealth health;      // what the recording lost (a killed run, dropped records)
   int64_t writer_pid = 0;                // the process that recorded it, and its host ("" unknown)
   std::string writer_host;
+  std::string final_state;                // "finished", "stopped", "failed"; "" while not closed
+  std::optional<profiler::ScriptFacts> script;  // a session captured from a Python script
 };
 
 // A file the user opened: a training session or a comparison, read once.

@@ -28,6 +28,9 @@ LoadedSession loaded_session(profiler::SessionView session) {
   loaded.writer_pid = profiler::meta_key::count(session.meta_values, profiler::meta_key::kPid).value_or(0);
   if (const auto host = session.meta_values.find(profiler::meta_key::kHost); host != session.meta_values.end())
     loaded.writer_host = host->second;
+  if (const auto state = session.meta_values.find(profiler::meta_key::kFinalState); state != session.meta_values.end())
+    loaded.final_state = state->second;
+  loaded.script = profiler::script_facts(session.meta_values);
   loaded.meta = std::move(session.meta);
   loaded.steps = std::move(session.steps);
   loaded.step_timing = session.step_timing;

@@ -75,6 +75,10 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nu
   QCustomPlot* norm = makePlot(kGradNorm, tr("Gradient norm"), tr("‖g‖₂"),
                                QString::fromLatin1(glossary::kGradNorm));
   norm->addGraph()->setName(tr("grad norm"));
+  no_grad_norm_note_ = new QCPItemText(norm);
+  no_grad_norm_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  no_grad_norm_note_->position->setCoords(0.5, 0.4);
+  no_grad_norm_note_->setText(tr("no finite gradient norm yet"));
 
   QCustomPlot* lr = makePlot(kLearningRate, tr("Learning rate"), tr("lr"),
                              tr("The learning rate the optimizer used at each step."));
@@ -164,8 +168,19 @@ void LivePlots::setStepTimingNote(const QString& text) {
   plots_[kStepTime]->replot(QCustomPlot::rpQueuedReplot);
 }
 
+void LivePlots::setGradNormAbsence(const QString& reason) {
+  no_grad_norm_note_->setText(reason);
+  plots_[kGradNorm]->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString LivePlots::gradNormNote() const {
+  return no_grad_norm_note_->visible() ? no_grad_norm_note_->text() : QString();
+}
+
 void LivePlots::resetData() {
   points_ = 0;
+  grad_norm_seen_ = false;
+  no_grad_norm_note_->setVisible(true);
   graph(kLoss, kEvalLossGraph)->removeFromLegend();
   for (QCustomPlot* plot : plots_) {
     for (int g = 0; g < plot->graphCount(); ++g) plot->graph(g)->data()->clear();
@@ -191,6 +206,8 @@ void LivePlots::appendSteps(int first_new) {
   graph(kLoss, kEvalLossGraph)->setData(s.evalSteps(), s.evalLoss(), true);
   if (!s.evalSteps().isEmpty()) graph(kLoss, kEvalLossGraph)->addToLegend();
   appendTail(graph(kGradNorm, 0), s.steps(), s.gradNorm(), start, true);
+  for (int i = start; i < s.size() && !grad_norm_seen_; ++i) grad_norm_seen_ = std::isfinite(s.gradNorm()[i]);
+  no_grad_norm_note_->setVisible(!grad_norm_seen_);
   appendTail(graph(kLearningRate, 0), s.steps(), s.lr(), start);
   appendTail(graph(kStepTime, 0), s.steps(), s.stepTimeMs(), start);
   appendTail(graph(kStepTime, 1), s.steps(), s.samplesPerSecond(), start);
@@ -291,6 +308,7 @@ void LivePlots::applyPalette() {
   for (QCustomPlot* plot : plots_) applyPlotStyle(plot, pal);
   no_scaler_note_->setColor(pal.color(QPalette::PlaceholderText));
   step_timing_note_->setColor(pal.color(QPalette::PlaceholderText));
+  no_grad_norm_note_->setColor(pal.color(QPalette::PlaceholderText));
   styleGraphs();
   for (QCustomPlot* plot : plots_) plot->replot(QCustomPlot::rpQueuedReplot);
 }

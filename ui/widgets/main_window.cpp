@@ -260,6 +260,7 @@ void MainWindow::buildStatusBar() {
   connect(follower_, &SessionFollower::statusChanged, this, [this](const QString& text) {
     status_live_->setText(text);
     status_live_->setVisible(!text.isEmpty());
+    showRecordedState();
   });
   status_busy_ = new QLabel;
   status_busy_->setObjectName(QStringLiteral("busyStatus"));
@@ -321,6 +322,8 @@ void MainWindow::startRun() {
     return;
   }
   banner_->hide();
+  recorded_state_.clear();  // the state texts follow the new run
+  plots_->setGradNormAbsence(tr("no finite gradient norm yet"));
   follower_->stop();  // the window shows the new run now
   showTrainingPage();
   controller_->start(run_panel_->config());
@@ -358,7 +361,15 @@ void MainWindow::onStateChanged(RunState state, const QString& message) {
   pause_action_->setText(state == RunState::kPaused ? tr("&Resume") : tr("&Pause"));
   stop_action_->setEnabled(active);
   status_state_->setText(runStateLabel(state));
+  showRecordedState();
   updateStatus();
+}
+
+void MainWindow::showRecordedState() {
+  if (recorded_state_.isEmpty() || controller_->isActive()) return;
+  const QString state = follower_->isFollowing() ? tr("Live session: another process records it") : recorded_state_;
+  status_state_->setText(state);
+  run_panel_->setSessionState(tr("%1 — Start begins a built-in run").arg(state));
 }
 
 void MainWindow::onProfile(const profiler::ProfileSnapshotPtr& snapshot) {
@@ -373,9 +384,7 @@ void MainWindow::updateStatus() {
   const qint64 step = s.empty() ? 0 : s.last().step;
   status_step_->setText(info.total_steps > 0 ? tr("step %1 / %2").arg(step).arg(info.total_steps)
                                              : tr("step %1").arg(step));
-  status_speed_->setText(s.empty()
-                             ? tr("— samples/s")
-                             : tr("%1 samples/s").arg(formatCount(s.last().samples_per_second)));
+  status_speed_->setText(tr("%1 samples/s").arg(formatCount(s.empty() ? NAN : s.last().samples_per_second)));
   const bool active = controller_->isActive();
   const double eta =
       active ? static_cast<double>(info.total_steps - step) * s.recentStepTimeMs() / 1000.0 : 0.0;
@@ -424,6 +433,7 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
     emit fileOpened(path, false);
     return;
   }
+  if (file->ranks || file->comparison) recorded_state_.clear();
   if (file->ranks) {
     follower_->stop();
     ranks_page_->showRanks(file->ranks);
@@ -440,6 +450,7 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       emit fileOpened(path, false);
       return;
     }
+    run_panel_->showSettings();
     applySavedConfig(file->comparison->report.meta.config_json);
     showComparisonPage();
   } else {
@@ -455,7 +466,21 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
     info.source = path;
     if (session.step_timing.recorded_steps > 0)
       info.step_timing = QString::fromStdString(profiler::report_detail::step_timing_text(session.step_timing));
+    recorded_state_ = session.health.closed ? tr("Recorded session: %1").arg(QString::fromStdString(session.final_state))
+                                            : tr("Recorded session: not closed");
+    if (session.script) {
+      run_panel_->showScriptFacts(*session.script);
+      // On two lines: one would be wider than the plot.
+      plots_->setGradNormAbsence(session.script->grad_norm_measured
+                                     ? tr("no finite gradient norm in this session")
+                                     : QString::fromStdString("no gradient norm, " + session.script->grad_norm)
+                                           .replace(QStringLiteral(" ("), QStringLiteral("\n(")));
+    } else {
+      run_panel_->showSettings();
+      plots_->setGradNormAbsence(tr("no finite gradient norm in this session"));
+    }
     controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps, session.health);
+    showRecordedState();
     if (file->refresh) {
       follower_->reloaded(path, session.health.closed);
       return;  // the same file, newer: title, recent files and the run panel stay

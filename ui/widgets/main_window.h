@@ -109,6 +109,9 @@ class MainWindow : public QMainWindow {
   void applySavedConfig(const std::string& config_json);
   void showOpenedFile(const OpenedFilePtr& file);
   void setRecordingProblem(const QString& problem);
+  // A recorded session's state in the status bar and the run panel, in place of the
+  // built-in trainer's ("Finished — ready for a new run" beside "live" was two states).
+  void showRecordedState();
 
   Options options_;
   SessionIO* session_io_ = nullptr;
@@ -135,6 +138,7 @@ class MainWindow : public QMainWindow {
   QLabel* status_device_ = nullptr;
   QLabel* status_precision_ = nullptr;
   QLabel* status_recording_ = nullptr;  // shown only when the recording lost something
+  QString recorded_state_;  // "Recorded session: finished"; empty unless a recorded session is shown
   QMenu* recent_menu_ = nullptr;
   QMenu* view_menu_ = nullptr;
   QAction* start_action_ = nullptr;

@@ -74,11 +74,16 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   auto* column = new QVBoxLayout(settings_);
   column->setContentsMargins(6, 6, 6, 6);
   column->setSpacing(6);
-  column->addWidget(buildModelGroup());
-  column->addWidget(buildDataGroup());
-  column->addWidget(buildTrainingGroup());
-  column->addWidget(buildScalerGroup());
-  column->addWidget(buildProfilingGroup());
+  script_facts_ = new QGroupBox(tr("Python script (recorded; read-only)"));
+  script_facts_->setObjectName(QStringLiteral("scriptFacts"));
+  script_facts_->setToolTip(tr("What ampscope run saw the script use. Start runs the built-in training, "
+                               "with its own settings."));
+  script_facts_form_ = form(script_facts_);
+  script_facts_->hide();
+  column->addWidget(script_facts_);
+  setting_groups_ = {buildModelGroup(), buildDataGroup(), buildTrainingGroup(), buildScalerGroup(),
+                     buildProfilingGroup()};
+  for (QWidget* group : setting_groups_) column->addWidget(group);
   column->addStretch(1);
 
   auto* scroll = new QScrollArea;
@@ -406,8 +411,32 @@ void RunPanel::setConfig(const engine::TrainConfig& c) {
   updateEnabledFields();
 }
 
+void RunPanel::showScriptFacts(const profiler::ScriptFacts& facts) {
+  while (script_facts_form_->rowCount() > 0) script_facts_form_->removeRow(0);
+  for (const auto& [label, value] : profiler::fact_rows(facts)) {
+    auto* text = new QLabel(QString::fromStdString(value));
+    text->setWordWrap(true);
+    text->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    script_facts_form_->addRow(QString::fromStdString(label), text);
+  }
+  for (QWidget* group : setting_groups_) group->hide();
+  script_facts_->show();
+}
+
+void RunPanel::showSettings() {
+  script_facts_->hide();
+  for (QWidget* group : setting_groups_) group->show();
+}
+
+bool RunPanel::showsScriptFacts() const { return !script_facts_->isHidden(); }
+
+void RunPanel::setSessionState(const QString& text) { state_label_->setText(text); }
+
+QString RunPanel::stateText() const { return state_label_->text(); }
+
 void RunPanel::setRunState(RunState state, bool pause_pending) {
   const bool active = state == RunState::kRunning || state == RunState::kPaused;
+  if (active) showSettings();  // the run trains with these
   start_->setEnabled(!active);
   stop_->setEnabled(active);
   pause_->setEnabled(state == RunState::kRunning && !pause_pending);

@@ -6,10 +6,13 @@
 
 #include "engine/config.h"
 #include "engine/events.h"
+#include "profiler/script_facts.h"
 
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -46,6 +49,15 @@ class RunPanel : public QWidget {
   void setRunState(engine::RunState state, bool pause_pending = false);
   ProfilingSettings profilerOptions() const;
   void setProfilerOptions(const ProfilingSettings& settings);
+  // A session recorded from a Python script: its own facts, read-only, in place
+  // of the built-in run's settings (which keep their values for the next run).
+  // showSettings() brings the settings back; a run that starts does so too.
+  void showScriptFacts(const profiler::ScriptFacts& facts);
+  void showSettings();
+  bool showsScriptFacts() const;
+  // The state line while a recorded session is shown: the session's state, not the built-in run's.
+  void setSessionState(const QString& text);
+  QString stateText() const;
 
   QPushButton* startButton() const { return start_; }
   QPushButton* pauseButton() const { return pause_; }
@@ -68,6 +80,9 @@ class RunPanel : public QWidget {
 
   engine::TrainConfig base_;  // fields the panel does not show keep their values
   QWidget* settings_ = nullptr;
+  QList<QWidget*> setting_groups_;       // the built-in run's groups, hidden for a script's session
+  QGroupBox* script_facts_ = nullptr;     // a Python session's facts
+  QFormLayout* script_facts_form_ = nullptr;
   QComboBox* model_ = nullptr;
   QSpinBox* layers_ = nullptr;
   QSpinBox* width_ = nullptr;

@@ -1,0 +1,35 @@
+#pragma once
+// A Python session (`ampscope run`, `import ampscope`) shown as itself: what the
+// script was and what the capture saw it use, from the session's meta. The one
+// source of these facts for `summary`, the HTML report and the GUI's Run panel,
+// so a session captured from a script never shows the built-in run's settings.
+// No LibTorch.
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ampscope::profiler {
+
+struct ScriptFacts {
+  std::string script;      // the script's path as given to `ampscope run`
+  std::string arguments;   // what followed it (shell-quoted), "" for none
+  std::string model;       // "python train.py: Net (12,345 parameters)"
+  std::string precision;   // what the script's autocast regions asked for: "fp16", "bf16", "fp32" (none)
+  bool scaler = false;     // an enabled GradScaler scaled a loss
+  std::string optimizers;  // "SGD, Adam", in the order first stepped; "" when none was seen
+  std::string device;
+  // Where the gradient norm came from, or why there is none ("" never: one of the two).
+  std::string grad_norm;
+  bool grad_norm_measured = false;
+};
+
+// nullopt unless the session was captured from a Python script (meta kind = "python").
+std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>& meta);
+
+// Label and value rows, in display order: script, arguments, model, precision,
+// loss scaler, optimizers, device, gradient norm.
+std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& facts);
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,183 @@
+// A session captured from a Python script (`ampscope run`) shown as itself (issue
+// 32): the Run panel shows the script's facts read-only instead of the built-in
+// run's settings, no "nan" in the status bar or any table (no samples/s figure
+// where no batch was seen), the empty gradient-norm plot says why, and the state
+// texts say one thing: the session's state, not a built-in run's "Finished".
+#include "profiler/process_identity.h"
+#include "profiler/store/session_meta_keys.h"
+#include "profiler/store/session_writer.h"
+#include "tests/support/test_support.h"
+// Qt from here on.
+#include <qcustomplot.h>
+
+#include <QAbstractItemView>
+#include <QGroupBox>
+#include <QLabel>
+#include <QStatusBar>
+#include <cmath>
+
+#include "tests/ui/qt_test_env.h"
+#include "tests/ui/window_files.h"
+#include "ui/models/store_session_io.h"
+#include "ui/widgets/live_plots.h"
+#include "ui/widgets/main_window.h"
+#include "ui/widgets/run_panel.h"
+#include "ui/widgets/session_follower.h"
+
+namespace ampscope::ui {
+namespace {
+
+namespace key = profiler::meta_key;
+
+// As the Python capture writes it: kind "python", the script's facts, and steps whose
+// samples/s and gradient norm are unknown (no batch seen, no clip_grad_norm_).
+std::unique_ptr<profiler::SessionWriter> python_session(const std::string& path, int64_t steps) {
+  profiler::SessionMeta meta;
+  meta.model = "python amp_typical.py: Net (13,384 parameters)";
+  meta.precision = "fp16";
+  meta.scaler_enabled = true;
+  meta.device = "cpu";
+  auto writer = profiler::SessionWriter::create(path, meta, false);
+  writer->set_meta_value(key::kKind, key::kKindPython);
+  writer->set_meta_value(key::kScript, "examples/amp_typical.py");
+  writer->set_meta_value(key::kArguments, "--steps 600 --init-scale 16777216");
+  writer->set_meta_value(key::kOptimizers, "SGD");
+  profiler::OpStats row;
+  row.name = "aten::linear";
+  row.module = "blocks.0.fc";
+  row.category = profiler::OpCategory::kDemoted;
+  row.top_level = true;
+  row.input_dtypes = {"float32", "float32", "float32"};
+  row.output_dtypes = {"float16"};
+  row.calls = steps;
+  row.cpu_time_ns = 1000 * steps;
+  writer->replace_op_stats({row});
+  profiler::OpRecord op;  // a session with ops has a profile to show
+  op.id = 1;
+  op.step = 1;
+  op.name = row.name;
+  op.module = row.module;
+  op.category = row.category;
+  op.start_ns = 0;
+  op.end_ns = 1000;
+  writer->append_ops({op});
+  writer->set_meta_value(key::kProfiledSteps, std::to_string(steps));
+  for (int64_t step = 1; step <= steps; ++step) {
+    profiler::StepRecord r;
+    r.step = step;
+    r.loss = 1.0 / static_cast<double>(step);
+    r.loss_scale = 65536.0;
+    r.lr = 0.01;
+    r.grad_norm = std::nan("");
+    r.step_time_ms = 3.0;
+    r.samples_per_second = std::nan("");
+    writer->append_step(r);
+  }
+  writer->flush();
+  return writer;
+}
+
+// The window, showing, with the store behind File→Open.
+struct ShownWindow {
+  StoreSessionIO io;
+  MainWindow window{MainWindow::Options{.restore_layout = false}};
+  ShownWindow() {
+    window.setSessionIO(&io);
+    window.show();
+  }
+  bool open(const std::string& path) { return testing::openAndWait(window, QString::fromStdString(path)); }
+};
+
+QString statusBarText(MainWindow& window) {
+  QStringList texts;
+  for (const QLabel* label : window.statusBar()->findChildren<QLabel*>())
+    if (label->isVisibleTo(&window)) texts << label->text();
+  return texts.join(QStringLiteral(" | "));
+}
+
+// Every cell any table or tree of the window shows.
+QStringList tableCells(MainWindow& window) {
+  QStringList cells;
+  for (const QAbstractItemView* view : window.findChildren<QAbstractItemView*>()) {
+    const QAbstractItemModel* model = view->model();
+    if (!model) continue;
+    for (int r = 0; r < model->rowCount(); ++r)
+      for (int c = 0; c < model->columnCount(); ++c) cells << model->index(r, c).data().toString();
+  }
+  return cells;
+}
+
+QString scriptFactsText(MainWindow& window) {
+  QStringList texts;
+  if (auto* box = window.runPanel()->findChild<QGroupBox*>(QStringLiteral("scriptFacts")))
+    for (const QLabel* label : box->findChildren<QLabel*>()) texts << label->text();
+  return texts.join(QStringLiteral(" | "));
+}
+
+TEST(PythonSession, ShownAsItselfWithoutNaNAndWithItsFacts) {
+  test::ScratchDir dir;
+  const std::string path = (dir / "python.ampscope").string();
+  {
+    auto writer = python_session(path, 12);
+    writer->set_meta_value(key::kFinalState, "finished");
+    writer->close();
+  }
+  ShownWindow shown;
+  MainWindow& window = shown.window;
+  ASSERT_TRUE(shown.open(path)) << window.bannerText().toStdString();
+  ASSERT_EQ(window.livePlots()->graph(LivePlots::kLoss, 0)->dataCount(), 12);
+
+  const QString status = statusBarText(window);
+  EXPECT_FALSE(status.contains(QStringLiteral("nan"), Qt::CaseInsensitive)) << status.toStdString();
+  EXPECT_TRUE(status.contains(QStringLiteral("— samples/s"))) << status.toStdString();
+  const QStringList cells = tableCells(window);
+  EXPECT_TRUE(cells.contains(QStringLiteral("aten::linear")));  // the tables were filled
+  for (const QString& cell : cells)
+    EXPECT_FALSE(cell.contains(QStringLiteral("nan"), Qt::CaseInsensitive)) << cell.toStdString();
+
+  // The Run panel: the script's own facts, read-only, not the built-in run's settings.
+  EXPECT_TRUE(window.runPanel()->showsScriptFacts());
+  const QString facts = scriptFactsText(window);
+  for (const char* fact : {"examples/amp_typical.py", "--steps 600 --init-scale 16777216", "fp16 autocast",
+                           "torch.amp.GradScaler", "SGD", "does not clip gradients"})
+    EXPECT_TRUE(facts.contains(QString::fromUtf8(fact))) << fact << " in " << facts.toStdString();
+
+  // The empty gradient-norm plot says why.
+  EXPECT_TRUE(window.livePlots()->gradNormNote().contains(QStringLiteral("does not clip gradients")))
+      << window.livePlots()->gradNormNote().toStdString();
+
+  // One state: the session's, in the status bar and the panel alike.
+  EXPECT_TRUE(status.contains(QStringLiteral("Recorded session: finished"))) << status.toStdString();
+  EXPECT_TRUE(window.runPanel()->stateText().startsWith(QStringLiteral("Recorded session: finished")))
+      << window.runPanel()->stateText().toStdString();
+}
+
+TEST(PythonSession, AFollowedSessionSaysLiveEverywhereUntilItEnds) {
+  test::ScratchDir dir;
+  const std::string path = (dir / "live.ampscope").string();
+  auto writer = python_session(path, 3);
+  // This process plays the script's: the window follows while it runs.
+  writer->set_meta_value(key::kPid, std::to_string(profiler::current_process_id()));
+  writer->set_meta_value(key::kHost, profiler::current_host_name());
+  writer->flush();
+  ShownWindow shown;
+  MainWindow& window = shown.window;
+  ASSERT_TRUE(shown.open(path)) << window.bannerText().toStdString();
+  ASSERT_TRUE(window.sessionFollower()->isFollowing());
+  const QString status = statusBarText(window);
+  EXPECT_FALSE(status.contains(QStringLiteral("Finished"))) << status.toStdString();
+  EXPECT_TRUE(status.contains(QStringLiteral("Live session"))) << status.toStdString();
+  EXPECT_TRUE(window.runPanel()->stateText().startsWith(QStringLiteral("Live session")))
+      << window.runPanel()->stateText().toStdString();
+  EXPECT_TRUE(window.runPanel()->showsScriptFacts());
+
+  writer->set_meta_value(key::kFinalState, "finished");
+  writer->close();
+  ASSERT_TRUE(testing::waitUntil([&] { return !window.sessionFollower()->isFollowing(); }, std::chrono::seconds(30)));
+  EXPECT_TRUE(window.runPanel()->stateText().startsWith(QStringLiteral("Recorded session: finished")))
+      << window.runPanel()->stateText().toStdString();
+  EXPECT_TRUE(statusBarText(window).contains(QStringLiteral("Recorded session: finished")));
+}
+
+}  // namespace
+}  // namespace ampscope::ui
