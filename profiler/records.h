@@ -245,6 +245,10 @@ struct OpStats {
   int64_t cast_gpu_time_ns = 0;
   bool tensor_core_eligible = false;  // a lower-precision GEMM/conv on fp16/bf16 inputs
   std::string tensor_core_note;       // why an eligible op did not use them, when known
+  // An op of a graph torch.compile compiled (AOTAutograd's forward or backward graph),
+  // counted per call of the compiled region; it has no time of its own (the compiled
+  // code fuses ops), so its time columns are 0 and its region's time stays in the eager rows.
+  bool compiled = false;
   // This row's time in each sampled step (OpAggregator's sampled steps, in order; a
   // shorter vector means 0 in the steps after). Empty unless the aggregator keeps step
   // samples, as comparisons' profiled passes do: medians per step shrug off one

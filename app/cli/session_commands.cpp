@@ -154,6 +154,33 @@ void print_optimizer_steps(const std::vector<profiler::OptimizerStepRecord>& row
     fmt::print("  steps where one optimizer skipped and another stepped: {}\n", split);
 }
 
+// torch.compile'd code: the ops of its graphs (op table rows marked compiled), which
+// have calls but no time of their own, then dynamo's graph breaks and recompilations.
+void print_compiled(const profiler::SessionView& session, size_t top) {
+  const profiler::CompileEvents& compile = session.compile;
+  std::map<profiler::OpCategory, std::vector<const profiler::OpStats*>> by_category;
+  for (const auto& r : session.op_stats)
+    if (r.compiled) by_category[r.category].push_back(&r);
+  if (!compile.any() && by_category.empty()) return;
+  fmt::print("\nCompiled (torch.compile): {} graphs read; ops of their forward and backward graphs as autocast "
+             "traced them, calls on profiled steps (no per-op time: the compiled code fuses them)\n",
+             compile.graphs);
+  for (auto& [category, list] : by_category) {
+    std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->calls > b->calls; });
+    fmt::print("  compiled {} ({} signatures)\n", profiler::to_string(category), list.size());
+    for (size_t i = 0; i < list.size() && i < top; ++i) {
+      const auto& r = *list[i];
+      fmt::print("    {:<28} {:<24} {:<9} {:<30} {:>7}\n", r.name.substr(0, 28),
+                 r.module.empty() ? "-" : r.module.substr(0, 24), profiler::to_string(r.phase),
+                 (join(r.input_dtypes) + " -> " + join(r.output_dtypes)).substr(0, 30), r.calls);
+    }
+  }
+  fmt::print("  graph breaks: {}\n", compile.graph_breaks.empty() ? "none" : "");
+  for (const auto& b : compile.graph_breaks) fmt::print("    {} ({}x): {}\n", b.where, b.count, b.reason);
+  fmt::print("  recompilations: {}\n", compile.recompilations.empty() ? "none" : "");
+  for (const auto& r : compile.recompilations) fmt::print("    {}: {}\n", r.frame, r.reason);
+}
+
 }  // namespace
 
 SummaryCommand::SummaryCommand(CLI::App& parent) {
@@ -239,7 +266,7 @@ int SummaryCommand::run() {
 
   std::map<profiler::OpCategory, std::vector<const profiler::OpStats*>> by_category;
   for (const auto& r : rows)
-    if (r.top_level) by_category[r.category].push_back(&r);
+    if (r.top_level && !r.compiled) by_category[r.category].push_back(&r);
   for (auto& [category, list] : by_category) {
     std::sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->cpu_time_ns + a->gpu_time_ns > b->cpu_time_ns + b->gpu_time_ns; });
     fmt::print("\n{} ({} signatures)\n", profiler::to_string(category), list.size());
@@ -253,6 +280,8 @@ int SummaryCommand::run() {
                  ms(r.gpu_time_ns), r.tensor_core_note.empty() ? "" : "  [" + r.tensor_core_note + "]");
     }
   }
+
+  print_compiled(session, top_);
 
   const auto& kernels = session.top_kernels;
   if (!kernels.empty()) {

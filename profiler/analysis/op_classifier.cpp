@@ -12,10 +12,12 @@ std::string_view op_base_name(std::string_view op) {
 }
 
 bool is_cast_op(std::string_view name) {
-  static constexpr std::array<std::string_view, 10> kCasts{
+  // prims::convert_element_type: the cast of torch.compile's decomposed graphs.
+  static constexpr std::array<std::string_view, 11> kCasts{
       "aten::to",   "aten::_to_copy", "aten::type_as", "aten::half",
       "aten::bfloat16", "aten::float", "aten::double", "aten::_autocast_to_reduced_precision",
-      "aten::_autocast_to_full_precision", "aten::_to_dense"};
+      "aten::_autocast_to_full_precision", "aten::_to_dense",
+      "prims::convert_element_type"};
   return std::find(kCasts.begin(), kCasts.end(), name) != kCasts.end();
 }
 

@@ -354,6 +354,10 @@ void Profiler::save_tables() {
 
 std::vector<OpStats> Profiler::annotated_op_stats() const {
   std::vector<OpStats> rows = aggregator_.op_stats();
+  {
+    std::lock_guard lock(compiled_mutex_);
+    rows.insert(rows.end(), compiled_op_stats_.begin(), compiled_op_stats_.end());
+  }
   for (OpStats& row : rows) {
     // A demoted op computes in its output's dtype: autocast cast its floating inputs to it.
     std::vector<DtypeName> compute_dtypes = row.input_dtypes;

@@ -99,6 +99,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // Defined in profiler_feed.cpp.
   void append_optimizer_steps(std::vector<OptimizerStepRecord>&& records);
   void set_meta_value(std::string key, std::string value);
+  // The ops of torch.compile's graphs as op table rows (OpStats::compiled), replacing
+  // the previous set: saved and shown with the recorded ops from the next save on.
+  void set_compiled_op_stats(std::vector<OpStats> rows);
 
  private:
   struct OpsJob { OpBatch ops; };  // made into OpRecords on the worker, off the training thread
@@ -174,6 +177,10 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
 
   mutable std::mutex snapshot_mutex_;
   ProfileSnapshotPtr snapshot_;
+
+  // set_compiled_op_stats (any thread) -> annotated_op_stats (worker); held alone.
+  mutable std::mutex compiled_mutex_;
+  std::vector<OpStats> compiled_op_stats_;
 };
 
 }  // namespace ampscope::profiler

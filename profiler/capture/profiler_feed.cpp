@@ -12,4 +12,10 @@ void Profiler::set_meta_value(std::string key, std::string value) {
   if (writer_) writer_->set_meta_value(std::move(key), std::move(value));
 }
 
+void Profiler::set_compiled_op_stats(std::vector<OpStats> rows) {
+  for (OpStats& row : rows) row.compiled = true;
+  std::lock_guard lock(compiled_mutex_);
+  compiled_op_stats_ = std::move(rows);
+}
+
 }  // namespace ampscope::profiler

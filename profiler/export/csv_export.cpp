@@ -63,7 +63,8 @@ void export_op_table_csv(const SessionReader& session, std::ostream& out) {
                "cast_gpu_time_ns",
                "tensor_core_eligible",
                "tensor_core_note",
-               "top_level"});
+               "top_level",
+               "compiled"});
   for (const auto& s : session.op_stats()) {
     Row r(out);
     r.text(s.name).text(s.module).text(to_string(s.phase)).text(to_string(s.category));
@@ -73,7 +74,7 @@ void export_op_table_csv(const SessionReader& session, std::ostream& out) {
     r.num(s.calls).num(s.cpu_time_ns).num(s.gpu_time_ns).num(s.kernels);
     r.num(s.tensor_core_kernels).num(s.tensor_core_gpu_time_ns).num(s.cast_calls);
     r.num(s.cast_bytes).num(s.cast_cpu_time_ns).num(s.cast_gpu_time_ns);
-    r.flag(s.tensor_core_eligible).text(s.tensor_core_note).flag(s.top_level);
+    r.flag(s.tensor_core_eligible).text(s.tensor_core_note).flag(s.top_level).flag(s.compiled);
   }
 }
 

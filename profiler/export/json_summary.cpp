@@ -32,6 +32,34 @@ Json meta_json(const SessionView& session) {
   return m;
 }
 
+// torch.compile'd code: its graphs' op table rows (compiled, no time of their own,
+// so never among top_ops by time) and dynamo's graph breaks and recompilations.
+Json compiled_json(const SessionView& session) {
+  Json c;
+  c["graphs"] = session.compile.graphs;
+  Json ops = Json::array();
+  for (const OpStats& o : session.op_stats) {
+    if (!o.compiled) continue;
+    ops.push_back({{"name", o.name},
+                   {"module", o.module},
+                   {"phase", to_string(o.phase)},
+                   {"category", to_string(o.category)},
+                   {"compiled", true},
+                   {"input_dtypes", o.input_dtypes},
+                   {"output_dtypes", o.output_dtypes},
+                   {"calls", o.calls}});
+  }
+  c["ops"] = std::move(ops);
+  Json breaks = Json::array();
+  for (const auto& b : session.compile.graph_breaks)
+    breaks.push_back({{"where", b.where}, {"reason", b.reason}, {"count", b.count}});
+  c["graph_breaks"] = std::move(breaks);
+  Json recompiles = Json::array();
+  for (const auto& r : session.compile.recompilations) recompiles.push_back({{"frame", r.frame}, {"reason", r.reason}});
+  c["recompilations"] = std::move(recompiles);
+  return c;
+}
+
 Json training_json(const std::vector<StepRecord>& steps) {
   Json t;
   t["steps"] = steps.size();
@@ -219,6 +247,7 @@ Json session_summary(const SessionView& session, size_t top_n) {
                        {"phase", to_string(o.phase)},
                        {"category", to_string(o.category)},
                        {"top_level", o.top_level},
+                       {"compiled", o.compiled},
                        {"input_dtypes", o.input_dtypes},
                        {"output_dtypes", o.output_dtypes},
                        {"calls", o.calls},
@@ -251,6 +280,7 @@ Json session_summary(const SessionView& session, size_t top_n) {
                            {"launching_ops", k.launching_ops}});
   }
   s["top_kernels"] = std::move(top_kernels);
+  s["compiled"] = compiled_json(session);
   s["training"] = training_json(steps);
   s["training"]["step_time"] = step_timing_json(session.step_timing);
   s["gradients"] = gradients_json(session.latest_gradients);

@@ -40,6 +40,10 @@ std::string step_select_columns(const Db& db, const char* table) {
   return columns;
 }
 
+std::string op_stats_select_columns(const Db& db) {
+  return std::string(kOpStatsColumns) + "," + (has_column(db, "op_stats", kOpStatsCompiledColumn) ? kOpStatsCompiledColumn : "0");
+}
+
 void bind_op_stats(Stmt& s, int first, const OpStats& r, EncodedOpStats& keep) {
   keep.input_dtypes = encode_strings(r.input_dtypes);
   keep.input_shapes = encode_shapes(r.input_shapes);

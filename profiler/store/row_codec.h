@@ -35,4 +35,9 @@ struct EncodedOpStats {
 void bind_op_stats(Stmt& stmt, int first, const OpStats& row, EncodedOpStats& keep_alive);
 OpStats read_op_stats(const Stmt& stmt, int first);
 
+// Sessions' op_stats has one column more than comparison_op_stats: `compiled`, after
+// kOpStatsColumns. Files written before it lack it and read as eager rows (0).
+inline constexpr const char* kOpStatsCompiledColumn = "compiled";
+std::string op_stats_select_columns(const Db& db);
+
 }  // namespace ampscope::profiler::store_detail

@@ -59,6 +59,13 @@ inline constexpr const char* kKernelsGivenUp = "kernels_given_up";
 inline constexpr const char* kProfilerOwnKernels = "profiler_own_kernels";
 inline constexpr const char* kProfilerOwnGpuNs = "profiler_own_gpu_ns";
 
+// torch.compile under `ampscope run` (python/ampscope/_compiled.py): graphs whose ops
+// the op table holds (rows with `compiled`), and dynamo's graph breaks and
+// recompilations as JSON arrays ([{where, reason, count}], [{frame, reason}]).
+inline constexpr const char* kCompiledGraphs = "compiled_graphs";
+inline constexpr const char* kCompileGraphBreaks = "compile_graph_breaks";
+inline constexpr const char* kCompileRecompiles = "compile_recompiles";
+
 // How the run ended (written when it ends; absent: still running or killed).
 inline constexpr const char* kFinalState = "final_state";
 inline constexpr const char* kFinalMessage = "final_message";

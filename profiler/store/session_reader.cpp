@@ -252,9 +252,12 @@ std::vector<StepRecord> SessionReader::steps() const {
 
 std::vector<OpStats> SessionReader::op_stats() const {
   std::vector<OpStats> out;
-  Stmt s(impl_->db, (std::string("SELECT ") + store_detail::kOpStatsColumns + " FROM op_stats ORDER BY id").c_str(),
+  Stmt s(impl_->db, ("SELECT " + store_detail::op_stats_select_columns(impl_->db) + " FROM op_stats ORDER BY id").c_str(),
          "reading the op table");
-  while (s.step()) out.push_back(store_detail::read_op_stats(s, 0));
+  while (s.step()) {
+    out.push_back(store_detail::read_op_stats(s, 0));
+    out.back().compiled = s.boolean(store_detail::kOpStatsColumnCount);
+  }
   return out;
 }
 

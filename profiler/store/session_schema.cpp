@@ -14,6 +14,7 @@ namespace ampscope::profiler::store_detail {
 // measured_calls, measured_tensor_core_calls and kernels.tensor_core_measured are
 // reserved for hardware-counter confirmation, which is not built: written as 0/NULL.
 // steps.eval_loss came later (additive): older files lack the column, readers read NULL.
+// So did op_stats.compiled (torch.compile's graph ops): older files read as eager rows.
 const char* const kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE steps(
@@ -69,7 +70,7 @@ CREATE TABLE op_stats(
   cpu_time_ns INTEGER, gpu_time_ns INTEGER, kernels INTEGER, tensor_core_kernels INTEGER,
   tensor_core_gpu_time_ns INTEGER, cast_calls INTEGER, cast_bytes INTEGER,
   cast_cpu_time_ns INTEGER, cast_gpu_time_ns INTEGER, tensor_core_eligible INTEGER,
-  tensor_core_note TEXT, top_level INTEGER);
+  tensor_core_note TEXT, top_level INTEGER, compiled INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE optimizer_steps(
   step INTEGER, optimizer INTEGER, name TEXT, stepped INTEGER, found_inf INTEGER,
   skipped INTEGER, unscale_calls INTEGER, lr REAL, loss_scale REAL, loss_scale_after REAL,

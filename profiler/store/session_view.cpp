@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "profiler/analysis/op_aggregator.h"
@@ -115,7 +116,29 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   for (const auto& source : {reader.op_steps(), reader.gradient_steps(), activation_steps})
     recorded.insert(source.begin(), source.end());
   v.step_timing = step_timing(v.steps, recorded);
+  v.compile = compile_events_from_meta(v.meta_values);
   return v;
+}
+
+CompileEvents compile_events_from_meta(const std::map<std::string, std::string>& meta) {
+  CompileEvents events;
+  events.graphs = meta_key::count(meta, meta_key::kCompiledGraphs).value_or(0);
+  auto array = [&](const char* key) {
+    const auto it = meta.find(key);
+    if (it == meta.end()) return nlohmann::json::array();
+    nlohmann::json parsed = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+    return parsed.is_array() ? parsed : nlohmann::json::array();
+  };
+  auto text = [](const nlohmann::json& o, const char* field) {
+    return o.is_object() && o.contains(field) && o[field].is_string() ? o[field].get<std::string>() : std::string();
+  };
+  for (const auto& o : array(meta_key::kCompileGraphBreaks)) {
+    const int64_t count = o.is_object() && o.contains("count") && o["count"].is_number_integer() ? o["count"].get<int64_t>() : 0;
+    events.graph_breaks.push_back({text(o, "where"), text(o, "reason"), count});
+  }
+  for (const auto& o : array(meta_key::kCompileRecompiles))
+    events.recompilations.push_back({text(o, "frame"), text(o, "reason")});
+  return events;
 }
 
 SessionView load_session_view(const std::string& path, const SessionViewOptions& options) {

@@ -37,6 +37,26 @@ struct GradientStepSummary {
 // Fraction weighted by numel over the parameters of one sampled step.
 GradientStepSummary summarize_gradients(const std::vector<GradientSample>& samples);
 
+// torch.compile in a Python training loop: how many graphs ampscope read, and where
+// dynamo broke a graph or compiled a function again, with its reasons.
+struct GraphBreak {
+  std::string where;   // file:line of the user code dynamo stopped at
+  std::string reason;  // dynamo's, first line
+  int64_t count = 0;   // times dynamo met it (again at each recompilation)
+};
+struct Recompilation {
+  std::string frame;   // the function compiled again
+  std::string reason;  // the guard that failed, as dynamo words it
+};
+struct CompileEvents {
+  int64_t graphs = 0;
+  std::vector<GraphBreak> graph_breaks;
+  std::vector<Recompilation> recompilations;
+  bool any() const { return graphs > 0 || !graph_breaks.empty() || !recompilations.empty(); }
+};
+// From the meta keys _compiled.py writes; absent or unreadable ones read as none.
+CompileEvents compile_events_from_meta(const std::map<std::string, std::string>& meta);
+
 struct SessionViewOptions {
   size_t top_kernels = 15;             // KernelSummary rows, by GPU time
   size_t gradient_summaries = 2000;    // GradientStepSummary rows at most, evenly over the samples
@@ -78,6 +98,8 @@ struct SessionView {
   std::vector<ActivationSample> latest_activations;
   size_t activation_sampled_steps = 0;
   std::optional<ActivationSample> first_fp16_overflow;
+
+  CompileEvents compile;  // torch.compile'd code of a Python loop; op_stats rows with `compiled`
 
   bool gpu_traced() const { return meta.gpu_tracing == "cupti"; }
   // Anything beyond the training curve: ops, kernels or gradient samples.

@@ -85,8 +85,9 @@ struct SessionWriter::Statements {
         clear_op_stats(db, "DELETE FROM op_stats", "storing the op table"),
         op_stat(
             db,
-            (std::string("INSERT INTO op_stats(") + store_detail::kOpStatsColumns +
-             ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)")
+            (std::string("INSERT INTO op_stats(") + store_detail::kOpStatsColumns + "," +
+             store_detail::kOpStatsCompiledColumn +
+             ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)")
                 .c_str(),
             "storing the op table"),
         meta(db, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta"),
@@ -381,6 +382,7 @@ void SessionWriter::write(Item& item) {
     store_detail::EncodedOpStats encoded;
     for (const auto& r : table->stats) {
       store_detail::bind_op_stats(s.op_stat, 1, r, encoded);
+      s.op_stat.bind(1 + store_detail::kOpStatsColumnCount, r.compiled);
       s.op_stat.run();
     }
   } else if (auto* kernel_table = std::get_if<ReplaceKernelStats>(&item)) {

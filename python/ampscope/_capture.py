@@ -19,7 +19,9 @@ Where things come from:
   calls (accumulated micro-batches, several losses), i.e. the objective whose
   gradient the optimizer used;
 - unscaled gradients: after each unscale_ (GradScaler), else at the optimizer's
-  step, on the steps --grad-every selects.
+  step, on the steps --grad-every selects;
+- torch.compile'd code: the ops of its AOTAutograd graphs, graph breaks and
+  recompilations (_compiled.py; the hooks below stay out of compiled code).
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ import weakref
 import torch
 
 from . import _ampscope_capture as _core
+from ._compiled import CompiledGraphs
 
 __all__ = ["Capture", "CaptureError", "capture", "step", "watch"]
 
@@ -189,6 +192,7 @@ class Capture:
             self._core.set_meta("model", self._model_description())
             self._core.set_meta("parameter_count", str(self._parameter_count))
             self._core.set_meta("scaler_enabled", "true" if self._scaler_seen else "false")
+            self._compiled.push(self._core)
         finally:
             self._uninstall()
             _active = None
@@ -204,6 +208,8 @@ class Capture:
     def _init_state(self):
         self._tls = threading.local()
         self._paths = {}         # id(module) -> (weakref, scope id or None)
+        self._path_names = {}    # id(module) -> its path, for compiled graphs' modules
+        self._compiled = CompiledGraphs(self)
         self._param_names = {}   # id(parameter) -> (weakref, name)
         self._roots = []         # (name, class name, parameters) of models seen
         self._root_names = set()
@@ -249,6 +255,10 @@ class Capture:
         # A DistributedDataParallel/DataParallel wrapper: paths are those of the model inside.
         if isinstance(module, (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)):
             inner = module.module
+        # So is torch.compile's wrapper (its graphs name modules relative to the model);
+        # one exists only once dynamo is loaded, which a plain script never pays for.
+        elif (eval_frame := sys.modules.get("torch._dynamo.eval_frame")) and isinstance(module, eval_frame.OptimizedModule):
+            inner = module._orig_mod
         if name is None:
             name = _watched.get(module, _watched.get(inner))
         if name is None:
@@ -271,6 +281,7 @@ class Capture:
             path = ".".join(p for p in (name, sub_name) if p)
             scope = _core.intern_scope("ampscope.module:" + path) if path else None
             self._paths[id(sub)] = (weakref.ref(sub), scope)
+            self._path_names[id(sub)] = path
         count = 0
         for p_name, p in inner.named_parameters():
             known = self._param_names.get(id(p))
@@ -302,6 +313,16 @@ class Capture:
             self._core.set_meta(f"cpu_{dtype}_matmul",
                                 _core.CPU_MATMUL_ONEDNN if onednn else _core.CPU_MATMUL_FALLBACK)
 
+    def _module_path(self, module_id):
+        """The path of a live module known by id (compiled graphs name modules by id())."""
+        entry = self._paths.get(module_id)
+        if entry is None or entry[0]() is None:
+            return None
+        return self._path_names.get(module_id)
+
+    def _step_is_sampled(self):
+        return self._core.step_is_sampled(self._core.step)
+
     def _model_description(self):
         script = self._options["description"]
         models = ", ".join(f"{cls}{' ' + repr(name) if name else ''} ({count:,} parameters)"
@@ -323,16 +344,20 @@ class Capture:
             optim_module.register_optimizer_step_post_hook(self._optimizer_post),
         ]
         _patches.install()
+        self._compiled.install()
 
     def _uninstall(self):
         for handle in getattr(self, "_handles", []):
             handle.remove()
         self._handles = []
         _patches.uninstall()
+        self._compiled.uninstall()
         if not self._stack():
             _core.unwind_scopes(0)
 
     def _module_pre(self, module, args):
+        if torch.compiler.is_compiling():
+            return  # dynamo traces global hooks: compiled code gets no scopes (_compiled.py names its modules)
         stack = self._stack()
         pushed = 0
         if not stack:  # the outermost module call: a model (or a loss module) is called
@@ -355,6 +380,8 @@ class Capture:
         stack.append(pushed)
 
     def _module_post(self, module, args, output):
+        if torch.compiler.is_compiling():
+            return
         stack = self._stack()
         if stack:
             for _ in range(stack.pop()):
@@ -481,6 +508,7 @@ class Capture:
                       grad_norm=grad_norm, step_time_ms=step_time_ms,
                       samples_per_second=samples * 1e3 / step_time_ms if samples and step_time_ms > 0 else math.nan)
         step_number = self._core.step
+        self._compiled.push(self._core)
         rows = [dict(r, step=step_number, loss_scale_after=self._scale_after) for r in records]
         self._core.end_step(record)
         if rows:

@@ -25,6 +25,7 @@
 #include "engine/device.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/capture/session_meta.h"
+#include "profiler/analysis/op_classifier.h"
 
 namespace py = pybind11;
 
@@ -192,6 +193,27 @@ class Capture {
     profiler_->on_run_end(s, message);
   }
 
+  // The ops of torch.compile's graphs (python/ampscope/_compiled.py), replacing the
+  // previous set: dicts with the OpStats fields the graphs tell (no times).
+  void compiled_op_stats(const py::list& rows) {
+    std::vector<profiler::OpStats> stats;
+    for (const auto& item : rows) {
+      const py::dict d = item.cast<py::dict>();
+      profiler::OpStats& r = stats.emplace_back();
+      r.name = d["name"].cast<std::string>();
+      r.module = d["module"].cast<std::string>();
+      r.phase = profiler::parse_phase(d["phase"].cast<std::string>()).value_or(profiler::Phase::kOther);
+      r.category = profiler::parse_category(d["category"].cast<std::string>()).value_or(profiler::OpCategory::kUnchanged);
+      r.input_dtypes = d["input_dtypes"].cast<std::vector<std::string>>();
+      r.input_shapes = d["input_shapes"].cast<std::vector<std::vector<int64_t>>>();
+      r.output_dtypes = d["output_dtypes"].cast<std::vector<std::string>>();
+      r.calls = d["calls"].cast<int64_t>();
+      r.cast_calls = d["cast_calls"].cast<int64_t>();
+      r.top_level = true;  // called by the model's code (its time is the compiled region's)
+    }
+    profiler_->set_compiled_op_stats(std::move(stats));
+  }
+
   std::string gpu_tracing() const { return profiler_->gpu_tracing(); }
   uint64_t dropped_batches() const { return profiler_->dropped_batches(); }
 
@@ -221,6 +243,18 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   // The stored values of a session's cpu_bf16_matmul / cpu_fp16_matmul, defined once in C++.
   m.attr("CPU_MATMUL_ONEDNN") = ampscope::profiler::kCpuMatmulOneDnn;
   m.attr("CPU_MATMUL_FALLBACK") = ampscope::profiler::kCpuMatmulFallback;
+  // The op classifier for the ops of compiled graphs (python/ampscope/_compiled.py):
+  // the category string, from the dtypes the graph records.
+  m.def("classify_op", [](const std::string& name, const std::vector<std::string>& input_dtypes,
+                          const std::vector<std::string>& output_dtypes, bool cast_by_autocast,
+                          bool backward_of_autocast_cast) {
+    ampscope::profiler::CastContext context;
+    context.parent_entered_under_autocast = cast_by_autocast;
+    context.backward_of_autocast_cast = backward_of_autocast_cast;
+    return std::string(ampscope::profiler::to_string(
+        ampscope::profiler::classify_op(name, input_dtypes, output_dtypes, context)));
+  });
+  m.def("is_cast_op", [](const std::string& name) { return ampscope::profiler::is_cast_op(name); });
   py::class_<Capture>(m, "Capture")
       .def(py::init<const py::dict&>())
       .def("start", &Capture::start)
@@ -233,6 +267,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("set_meta", &Capture::set_meta)
       .def("set_memory_device", &Capture::set_memory_device)
       .def("finish", &Capture::finish)
+      .def("compiled_op_stats", &Capture::compiled_op_stats)
       .def_property_readonly("gpu_tracing", &Capture::gpu_tracing)
       .def_property_readonly("dropped_batches", &Capture::dropped_batches);
 }

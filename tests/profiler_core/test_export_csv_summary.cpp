@@ -77,6 +77,8 @@ TEST_F(Exports, OpTableCsvQuotesNamesWithCommasAndQuotes) {
   EXPECT_EQ(rows[1][19], "true");
   EXPECT_EQ(rows[4][0], "aten::_to_copy");
   EXPECT_EQ(rows[4][19], "false");  // the nested cast row
+  EXPECT_EQ(rows[0][20], "compiled");  // no row of the fixture comes from torch.compile
+  EXPECT_EQ(rows[1][20], "false");
 }
 
 TEST_F(Exports, KernelAndStepCsvHaveARowPerRecord) {

@@ -46,6 +46,12 @@ TEST(OpClassifier, CastsUnderAutocastAreTheCastTaxOthersAreExplicit) {
   // Casting the gradient back in the backward node of an autocast cast is cast tax too.
   EXPECT_EQ(classify("aten::to", {"bfloat16"}, {"float32"}, {.backward_of_autocast_cast = true}),
             OpCategory::kAutocastCast);
+  // torch.compile's decomposed graphs (inductor) spell the cast as a prim; its dtype
+  // argument is no tensor ("").
+  EXPECT_EQ(classify("prims::convert_element_type", {"float32", ""}, {"bfloat16"},
+                     {.parent_entered_under_autocast = true}),
+            OpCategory::kAutocastCast);
+  EXPECT_EQ(classify("prims::convert_element_type", {"bfloat16", ""}, {"float32"}, {}), OpCategory::kExplicitCast);
 }
 
 OpRecord op(uint64_t id, uint64_t parent, const char* name, OpCategory c, int64_t start,

@@ -333,5 +333,29 @@ TEST(StoreRobustness, CorruptPagesAreErrorsNotCrashes) {
   EXPECT_GT(errors, 0);
 }
 
+
+// op_stats.compiled (torch.compile's graph ops, python/ampscope/_compiled.py) is additive
+// too: a compiled row reads back as compiled, and a file from before the column opens
+// with every row eager and every other column intact.
+TEST(StoreRobustness, CompiledOpRowsRoundTripAndOlderFilesReadAsEager) {
+  ScratchDir dir;
+  const std::string path = dir / "compiled.ampscope";
+  Fixture f = make_fixture();
+  f.op_stats.back().compiled = true;
+  write_fixture_file(path, f);
+  auto rows = SessionReader::open(path).op_stats();
+  ASSERT_EQ(rows.size(), f.op_stats.size());
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].compiled, f.op_stats[i].compiled) << rows[i].name;
+
+  sql(path, "ALTER TABLE op_stats DROP COLUMN compiled");
+  rows = SessionReader::open(path).op_stats();
+  ASSERT_EQ(rows.size(), f.op_stats.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_FALSE(rows[i].compiled) << rows[i].name;
+    EXPECT_EQ(rows[i].name, f.op_stats[i].name);
+    EXPECT_EQ(rows[i].top_level, f.op_stats[i].top_level);
+  }
+}
+
 }  // namespace
 }  // namespace ampscope::test

@@ -1,0 +1,379 @@
+"""torch.compile under capture: the ops of every graph dynamo compiles, as autocast
+left them, and the graph breaks and recompilations with dynamo's reasons.
+
+Compiled code runs fused kernels, not the ops the script wrote, so the eager op
+observer cannot see what autocast decided there. AOTAutograd can: it traces each
+dynamo graph with the script's autocast state into aten forward and backward graphs
+whose casts are explicit nodes and whose node.meta['val'] holds every dtype. This
+module wraps the compilers AOTAutograd hands each graph to (any backend built on
+torch._dynamo.backends.common.aot_autograd: inductor, aot_eager, custom ones), reads
+each graph once, and counts the calls of the compiled forward and backward on the
+sampled steps. Rows go to the session's op table with `compiled` set (no time of
+their own: the compiled region's time stays in the eager rows).
+
+AOTAutograd's own cache would hand back a compiled graph without calling the
+compilers, so while a capture runs the compilers are plain functions, which that
+cache does not serve (inductor's FX graph cache still does: its lookup is inside
+the compiler, after the graph is read here).
+
+Compiling runs ops too (dynamo and AOTAutograd trace on fake tensors): the op
+observer is off on the compiling thread from dynamo's compile-start callback to its
+compile-end callback, and around a backward compiled lazily, so those never appear
+among the script's ops.
+
+Categories come from the C++ classifier (_core.classify_op), with two readings the
+graph needs: a cast is autocast's when dynamo's op it came from (source_fn_stack)
+is not itself a cast the script wrote; and an op fed by autocast's casts (through
+views such as the t() of a linear) is classified on the dtypes before those casts,
+as the eager op autocast decided for (aten::linear) is. Backward nodes carry no
+module or source; they inherit both from the forward node with the same seq_nr.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import threading
+
+import torch
+
+from . import _ampscope_capture as _core
+
+# dynamo-level ops (source_fn_stack) that are themselves a cast the script asked for.
+_SCRIPT_CASTS = {"to", "float", "half", "bfloat16", "double", "type", "type_as"}
+# Ops between autocast's cast and the op it was made for, that change no dtype.
+_VIEWS = {"aten::t", "aten::view", "aten::_unsafe_view", "aten::reshape", "aten::transpose", "aten::permute",
+          "aten::expand", "aten::unsqueeze", "aten::squeeze", "aten::slice", "aten::select", "aten::alias"}
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_REASON_CHARS = 300  # a reason is kept to its first line, at most this long
+
+
+def _dtype_name(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _tensor(value):
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def _shape(t) -> list[int]:
+    out = []
+    for d in t.shape:
+        try:
+            out.append(int(d))
+        except (TypeError, ValueError):  # an unbacked symbolic size: no value to show
+            out.append(-1)
+    return out
+
+
+def _val(arg):
+    return arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
+
+
+def _op_name(node) -> str | None:
+    target = node.target
+    if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+        return None
+    return target._schema.name  # "aten::addmm", "prims::convert_element_type"
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return (lines[0] if lines else "")[:_REASON_CHARS]
+
+
+def _source_fn(node) -> str | None:
+    stack = node.meta.get("source_fn_stack")
+    if not stack:
+        return None
+    fn = stack[-1][1]
+    return fn if isinstance(fn, str) else getattr(fn, "__name__", str(fn))
+
+
+def _strip_dynamo_source(fqn: str) -> str:
+    """"L['self'].layers[0]" -> "layers.0": a module path from dynamo's source text."""
+    path = fqn
+    if path.startswith(("L[", "G[")):
+        end = path.find("]")
+        path = path[end + 1:] if end >= 0 else ""
+    path = path.replace("[", ".").replace("]", "").replace("'", "").replace('"', "")
+    return ".".join(p for p in path.split(".") if p)
+
+
+def _frame_name(frame) -> str:
+    """The function dynamo recompiles: for a compiled module, dynamo's frame around
+    its call (a torch file) holds the module (or its bound method) as `fn`."""
+    code = frame.f_code
+    fn = frame.f_locals.get("fn")
+    owner = fn if isinstance(fn, torch.nn.Module) else getattr(fn, "__self__", None)
+    if code.co_filename.startswith(_TORCH_DIR) and isinstance(owner, torch.nn.Module):
+        return f"{type(owner).__name__} (a torch.compile'd module)"
+    return f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})"
+
+
+class _Graph:
+    """One compiled graph's ops (per signature, with how often the graph holds it)
+    and how often it ran on sampled steps."""
+
+    def __init__(self, phase: str, rows: dict):
+        self.phase = phase
+        self.rows = rows  # signature tuple -> occurrences in the graph
+        self.calls = 0
+
+
+class CompiledGraphs:
+    """The compiled graphs of one capture; installed and removed with it."""
+
+    def __init__(self, capture):
+        self._capture = capture  # the ampscope Capture (module paths, sampled steps)
+        self._lock = threading.Lock()
+        self._graphs: list[_Graph] = []  # AOTAutograd's forward, backward and inference graphs
+        self._dynamo_graphs = 0  # graphs dynamo compiled (one AOTAutograd call each)
+        self._breaks: dict[tuple[str, str], int] = {}
+        self._recompiles: list[dict] = []
+        self._originals = []
+        self._pushed = None
+        self._active = False   # between install() and uninstall()
+        self._hooked = False   # dynamo's hooks are in place
+        self._quiet = threading.local()  # the observer's state before a compile began
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def install(self):
+        """Hooks dynamo now if it is loaded, else at the first torch.compile call:
+        importing dynamo takes a second or two, which scripts without it should not pay."""
+        self._active = True
+        if "torch._dynamo" in sys.modules:
+            self._install_hooks()
+            return
+        original = torch.compile
+
+        @functools.wraps(original)
+        def compile(*args, **kwargs):
+            if self._active and not self._hooked:
+                self._install_hooks()
+            return original(*args, **kwargs)
+        self._set(torch, "compile", compile)
+
+    def _install_hooks(self):
+        import torch._dynamo.backends.common as common
+        import torch._dynamo.convert_frame as convert_frame
+        import torch._dynamo.symbolic_convert as symbolic_convert
+
+        self._set(common, "aot_module_simplified", self._wrap_aot(common.aot_module_simplified))
+        self._set(convert_frame, "get_and_maybe_log_recompilation_reasons",
+                  self._wrap_recompile(convert_frame.get_and_maybe_log_recompilation_reasons))
+        translator = symbolic_convert.InstructionTranslatorBase
+        self._set(translator, "log_graph_break", self._wrap_graph_break(translator.log_graph_break))
+        torch._dynamo.callback_handler.register_start_callback(self._compile_started)
+        torch._dynamo.callback_handler.register_end_callback(self._compile_ended)
+        self._hooked = True
+
+    def uninstall(self):
+        self._active = False  # graphs compiled meanwhile keep their counting wrappers: they count no more
+        if self._hooked:
+            self._hooked = False
+            torch._dynamo.callback_handler.remove_start_callback(self._compile_started)
+            torch._dynamo.callback_handler.remove_end_callback(self._compile_ended)
+        for owner, name, original in reversed(self._originals):
+            setattr(owner, name, original)
+        self._originals = []
+
+    def _compile_started(self, args=None):
+        self._quiet.previous = _core.set_recording_enabled(False)
+
+    def _compile_ended(self, args=None):
+        _core.set_recording_enabled(getattr(self._quiet, "previous", True))
+
+    def _set(self, owner, name, value):
+        self._originals.append((owner, name, owner.__dict__[name]))
+        setattr(owner, name, value)
+
+    def _wrap_aot(self, original):
+        graphs = self
+
+        @functools.wraps(original)
+        def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None, *rest, **kwargs):
+            # One AOTAutograd call per dynamo graph: its forward names the modules and
+            # casts its backward nodes inherit (by seq_nr).
+            with graphs._lock:
+                graphs._dynamo_graphs += 1
+            forward_nodes: dict[int, tuple[str, bool]] = {}
+            forward = []  # the forward (or inference) graph, once compiled
+
+            def read_forward(compiler, phase):
+                def compile_forward(gm, example_inputs):
+                    graph = graphs._read(gm, phase, forward_nodes)
+                    forward.append(graph)
+                    return compiler(gm, example_inputs)
+                return compile_forward
+
+            def compile_backward(gm, example_inputs):
+                previous = _core.set_recording_enabled(False)  # lazily, inside the first backward
+                try:
+                    graph = graphs._read(gm, "backward", forward_nodes)
+                    compiled = (bw_compiler or fw_compiler)(gm, example_inputs)
+                finally:
+                    _core.set_recording_enabled(previous)
+                return graphs._counted(compiled, graph)
+
+            inference = kwargs.get("inference_compiler")
+            if inference is not None:
+                kwargs["inference_compiler"] = read_forward(inference, "forward")
+            compiled = original(mod, args, read_forward(fw_compiler, "forward"), compile_backward, *rest, **kwargs)
+
+            @functools.wraps(compiled)
+            def run(*call_args, **call_kwargs):
+                if forward:
+                    graphs._count(forward[-1])
+                return compiled(*call_args, **call_kwargs)
+            return run
+        return aot_module_simplified
+
+    def _wrap_recompile(self, original):
+        graphs = self
+
+        @functools.wraps(original)
+        def get_and_maybe_log_recompilation_reasons(cache_entry, frame, *args, **kwargs):
+            reasons = original(cache_entry, frame, *args, **kwargs)
+            if not kwargs.get("skip_logging", False) and frame is not None:
+                with graphs._lock:
+                    graphs._recompiles.append(dict(
+                        frame=_frame_name(frame),
+                        reason=_first_line(reasons[0]) if reasons else "unknown (dynamo found no guard failure)"))
+            return reasons
+        return get_and_maybe_log_recompilation_reasons
+
+    def _wrap_graph_break(self, original):
+        graphs = self
+
+        @functools.wraps(original)
+        def log_graph_break(translator, code_options, reason, exc):
+            if not getattr(exc, "logged", False):
+                stack = getattr(exc, "real_stack", None) or torch._guards.TracingContext.extract_stack()
+                where = f"{stack[-1].filename}:{stack[-1].lineno}" if stack else code_options.get("co_filename", "?")
+                # gb_type names the break ("Unsupported Tensor.item() call ..."); the
+                # reason's first line is often only the bytecode dynamo stopped at.
+                key = (where, _first_line(getattr(exc, "gb_type", None) or reason))
+                with graphs._lock:
+                    graphs._breaks[key] = graphs._breaks.get(key, 0) + 1
+            return original(translator, code_options, reason, exc)
+        return log_graph_break
+
+    # -- graphs --------------------------------------------------------------------------------
+    def _module_path(self, stack: dict | None) -> str:
+        if not stack:
+            return ""
+        key, (fqn, _) = next(reversed(stack.items()))
+        try:
+            known = self._capture._module_path(int(key))  # dynamo keys modules by id()
+        except (TypeError, ValueError):
+            known = None
+        return known if known is not None else _strip_dynamo_source(fqn)
+
+    def _read(self, gm, phase: str, forward_nodes: dict) -> _Graph:
+        """The graph's ops by signature. forward_nodes (seq_nr -> (module, autocast
+        cast)) is filled from a forward graph and read for a backward one."""
+        autocast_casts = set()  # forward cast nodes autocast inserted
+        rows: dict[tuple, int] = {}
+        for node in gm.graph.nodes:
+            name = _op_name(node)
+            if name is None:
+                continue
+            seq_nr = node.meta.get("seq_nr")
+            inputs, shapes = [], []
+            for arg in node.args:
+                items = arg if isinstance(arg, (list, tuple)) else [arg]
+                for item in items:
+                    t = _tensor(_val(item))
+                    inputs.append(_dtype_name(t.dtype) if t is not None else "")
+                    shapes.append(_shape(t) if t is not None else [])
+            value = node.meta.get("val")
+            values = value if isinstance(value, (list, tuple)) else [value]
+            outputs = [_dtype_name(t.dtype) for t in values if isinstance(t, torch.Tensor)]
+            is_cast = _core.is_cast_op(name)
+            backward_of_autocast_cast = False
+            if phase == "backward":
+                module, backward_of_autocast_cast = forward_nodes.get(seq_nr, ("", False))
+                by_autocast = False
+                classified_inputs = inputs
+            else:
+                module = self._module_path(node.meta.get("nn_module_stack"))
+                source = _source_fn(node)
+                by_autocast = is_cast and source is not None and source not in _SCRIPT_CASTS
+                if by_autocast:
+                    autocast_casts.add(node)
+                if seq_nr is not None and (seq_nr not in forward_nodes or by_autocast):
+                    forward_nodes[seq_nr] = (module, by_autocast)
+                # A view of a cast (the t() of a linear's weight) decided nothing itself.
+                see_through = not is_cast and name not in _VIEWS
+                classified_inputs = self._before_autocast_casts(node, autocast_casts) if see_through else inputs
+            category = _core.classify_op(name, classified_inputs, outputs, by_autocast, backward_of_autocast_cast)
+            key = (name, module, phase, category, tuple(inputs), tuple(tuple(s) for s in shapes), tuple(outputs))
+            rows[key] = rows.get(key, 0) + 1
+        graph = _Graph(phase, rows)
+        with self._lock:
+            self._graphs.append(graph)
+        return graph
+
+    @staticmethod
+    def _before_autocast_casts(node, autocast_casts: set) -> list[str]:
+        """The node's input dtypes as autocast saw them: through views back to a cast it
+        inserted, that cast's input."""
+        dtypes = []
+        for arg in node.args:
+            for item in arg if isinstance(arg, (list, tuple)) else [arg]:
+                source = item
+                while isinstance(source, torch.fx.Node) and _op_name(source) in _VIEWS and source.args:
+                    source = source.args[0]
+                if isinstance(source, torch.fx.Node) and source in autocast_casts and source.args:
+                    source = source.args[0]
+                t = _tensor(_val(source)) if isinstance(source, torch.fx.Node) else _tensor(_val(item))
+                dtypes.append(_dtype_name(t.dtype) if t is not None else "")
+        return dtypes
+
+    def _counted(self, compiled, graph: _Graph):
+        graphs = self
+        boxed = getattr(compiled, "_boxed_call", False)
+
+        def run(*args):
+            graphs._count(graph)
+            return compiled(*args)
+        run._boxed_call = boxed
+        return run
+
+    def _count(self, graph: _Graph):
+        if self._active and self._capture._step_is_sampled():
+            with self._lock:
+                graph.calls += 1
+
+    # -- to the session ------------------------------------------------------------------------
+    def rows(self) -> list[dict]:
+        """Op table rows: one per signature over all graphs, calls = sum over graphs of
+        (occurrences in the graph x the graph's calls on sampled steps)."""
+        merged: dict[tuple, int] = {}
+        with self._lock:
+            for graph in self._graphs:
+                for key, occurrences in graph.rows.items():
+                    merged[key] = merged.get(key, 0) + occurrences * graph.calls
+        out = []
+        for (name, module, phase, category, inputs, shapes, outputs), calls in merged.items():
+            out.append(dict(name=name, module=module, phase=phase, category=category, input_dtypes=list(inputs),
+                            input_shapes=[list(s) for s in shapes], output_dtypes=list(outputs), calls=calls,
+                            cast_calls=calls if category == "autocast_cast" else 0))
+        return out
+
+    def push(self, core):
+        """Hands the rows and the compile events to the session when they changed."""
+        with self._lock:
+            events = dict(graphs=self._dynamo_graphs,
+                          graph_breaks=[dict(where=w, reason=r, count=c) for (w, r), c in self._breaks.items()],
+                          recompiles=list(self._recompiles))
+            state = (tuple((id(g), g.calls) for g in self._graphs), json.dumps(events))
+        if state == self._pushed or not events["graphs"] and not events["graph_breaks"]:
+            return
+        self._pushed = state
+        core.compiled_op_stats(self.rows())
+        core.set_meta("compiled_graphs", str(events["graphs"]))
+        core.set_meta("compile_graph_breaks", json.dumps(events["graph_breaks"]))
+        core.set_meta("compile_recompiles", json.dumps(events["recompiles"]))

@@ -1,0 +1,170 @@
+// torch.compile under `ampscope run` (python/ampscope/_compiled.py), on the CPU:
+// the ops of the compiled graphs carry the dtypes PyTorch itself gives them, compiled
+// (AOTAutograd's graphs) and eager (the same script without torch.compile, under the
+// same bf16 autocast); they reach the op table as compiled rows that `summary` and the
+// JSON summary mark; graph breaks and recompilations are listed with dynamo's reasons.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "profiler/store/session_reader.h"
+#include "profiler/store/session_view.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+using ampscope::profiler::OpCategory;
+using ampscope::profiler::OpStats;
+using ampscope::profiler::Phase;
+using ampscope::profiler::SessionReader;
+using ampscope::test::ScratchDir;
+using DtypeSignatures = std::set<std::pair<std::vector<std::string>, std::vector<std::string>>>;
+
+const std::string kExample = std::string(AMPSCOPE_EXAMPLES_DIR) + "/compiled_bf16.py";
+
+class CompiledCapture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  }
+  // `ampscope run` on the example; the session's path.
+  std::filesystem::path run(const std::string& example_args) {
+    const auto session = dir_ / "compiled.ampscope";
+    const auto r = ampscope::test::ampscope(
+        fmt::format("run --out '{}' '{}' {}", session.string(), kExample, example_args));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return session;
+  }
+  ScratchDir dir_;
+};
+
+std::vector<OpStats> compiled_rows(const std::filesystem::path& session) {
+  std::vector<OpStats> out;
+  for (auto& row : SessionReader::open(session.string()).op_stats())
+    if (row.compiled) out.push_back(std::move(row));
+  return out;
+}
+
+DtypeSignatures signatures(const std::vector<OpStats>& rows, const std::string& op) {
+  DtypeSignatures out;
+  for (const auto& r : rows)
+    if (r.name == op) out.insert({r.input_dtypes, r.output_dtypes});
+  return out;
+}
+
+DtypeSignatures reference_signatures(const nlohmann::json& reference, const std::string& kind, const std::string& op) {
+  DtypeSignatures out;
+  for (const auto& entry : reference.at(kind).at(op))
+    out.insert({entry[0].get<std::vector<std::string>>(), entry[1].get<std::vector<std::string>>()});
+  return out;
+}
+
+TEST_F(CompiledCapture, GemmDtypesEqualTheCompiledGraphsAndEagerPyTorchs) {
+  const auto session = run("--backend aot_eager --steps 2");
+  const auto reference_json = dir_ / "reference.json";
+  std::string out;
+  ASSERT_EQ(ampscope::test::run_command(
+                fmt::format("'{}' '{}' '{}' '{}' --backend aot_eager --steps 2 2>&1",
+                            *ampscope::test::python_with_torch(),
+                            ampscope::test::test_source_path("python/compiled_reference.py").string(), kExample,
+                            reference_json.string()),
+                &out),
+            0)
+      << out;
+  std::ifstream in(reference_json);
+  const auto reference = nlohmann::json::parse(in);
+  const auto rows = compiled_rows(session);
+  for (const std::string op : {"aten::addmm", "aten::mm"}) {
+    const DtypeSignatures ours = signatures(rows, op);
+    EXPECT_FALSE(ours.empty()) << op;
+    EXPECT_EQ(ours, reference_signatures(reference, "compiled", op)) << op;
+    EXPECT_EQ(ours, reference_signatures(reference, "eager", op)) << op;
+  }
+  // What autocast decided, read through the casts it traced in: the forward GEMMs
+  // demoted (fp32 weights and input, bf16 out), each weight's cast autocast's, and
+  // in the backward the gradient cast back to fp32 (the backward of autocast's cast).
+  std::set<std::string> demoted_modules;
+  bool forward_cast = false, backward_cast = false;
+  for (const auto& r : rows) {
+    if (r.name == "aten::addmm" && r.phase == Phase::kForward) {
+      EXPECT_EQ(r.category, OpCategory::kDemoted) << r.module;
+      demoted_modules.insert(r.module);
+    }
+    if (r.category == OpCategory::kAutocastCast) {
+      (r.phase == Phase::kForward ? forward_cast : backward_cast) = true;
+      EXPECT_EQ(r.output_dtypes, std::vector<std::string>{r.phase == Phase::kForward ? "bfloat16" : "float32"});
+    }
+    EXPECT_EQ(r.cpu_time_ns, 0) << "a compiled op has no time of its own";
+  }
+  EXPECT_EQ(demoted_modules, (std::set<std::string>{"layers.0", "layers.2", "head"}));
+  EXPECT_TRUE(forward_cast);
+  EXPECT_TRUE(backward_cast);
+}
+
+TEST_F(CompiledCapture, InductorRunShowsDemotedGemmRowsInSummaryAndJson) {
+  const int steps = 3;
+  const auto session = run(fmt::format("--steps {}", steps));  // the example's default backend: inductor
+  std::map<std::string, const OpStats*> forward_gemms;
+  const auto rows = compiled_rows(session);
+  for (const auto& r : rows)
+    if (r.name == "aten::addmm" && r.phase == Phase::kForward) forward_gemms[r.module] = &r;
+  ASSERT_EQ(forward_gemms.size(), 3u);
+  for (const auto& [module, r] : forward_gemms) {
+    EXPECT_EQ(r->category, OpCategory::kDemoted) << module;
+    EXPECT_EQ(r->output_dtypes, std::vector<std::string>{"bfloat16"}) << module;
+    EXPECT_EQ(r->calls, steps) << module << ": one call per step of the compiled forward";
+  }
+  bool backward_mm = false;
+  for (const auto& r : rows) backward_mm |= r.name == "aten::mm" && r.phase == Phase::kBackward && r.calls == steps;
+  EXPECT_TRUE(backward_mm) << "the compiled backward's GEMMs, counted per backward call";
+
+  const auto view = ampscope::profiler::load_session_view(session.string());
+  EXPECT_EQ(view.compile.graphs, 1);
+  EXPECT_TRUE(view.compile.graph_breaks.empty()) << view.compile.graph_breaks.front().reason
+                                                  << ": ampscope's own hooks must not break the graph";
+  EXPECT_TRUE(view.compile.recompilations.empty());
+
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session.string()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("Compiled (torch.compile): 1 graphs read"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("compiled demoted"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("graph breaks: none"), std::string::npos) << summary.output;
+
+  const auto json = ampscope::test::ampscope(fmt::format("export '{}' --format json", session.string()));
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  std::ifstream in(dir_ / "compiled.summary.json");
+  const auto s = nlohmann::json::parse(in);
+  bool demoted_head = false;
+  for (const auto& op : s.at("compiled").at("ops")) {
+    EXPECT_TRUE(op.at("compiled").get<bool>());
+    demoted_head |= op.at("name") == "aten::addmm" && op.at("module") == "head" && op.at("category") == "demoted";
+  }
+  EXPECT_TRUE(demoted_head) << s.at("compiled").dump();
+  for (const auto& op : s.at("top_ops")) EXPECT_TRUE(op.contains("compiled"));
+}
+
+TEST_F(CompiledCapture, GraphBreaksAndRecompilationsAreListedWithDynamosReasons) {
+  const auto session = run("--backend aot_eager --steps 3 --graph-break --vary-batch");
+  const auto view = ampscope::profiler::load_session_view(session.string());
+  ASSERT_FALSE(view.compile.graph_breaks.empty());
+  bool item_break = false;
+  for (const auto& b : view.compile.graph_breaks)
+    item_break |= b.where.find("compiled_bf16.py:") != std::string::npos && b.reason.find("item()") != std::string::npos;
+  EXPECT_TRUE(item_break) << view.compile.graph_breaks.front().where << ": " << view.compile.graph_breaks.front().reason;
+  bool batch_recompile = false;
+  for (const auto& r : view.compile.recompilations) batch_recompile |= r.reason.find("size mismatch") != std::string::npos;
+  EXPECT_TRUE(batch_recompile) << (view.compile.recompilations.empty() ? "none" : view.compile.recompilations.front().reason);
+  EXPECT_GT(view.compile.graphs, 2) << "a graph on each side of the break, and more for the new batch size";
+
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session.string()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("Unsupported Tensor.item()"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("size mismatch"), std::string::npos) << summary.output;
+}
+
+}  // namespace
