@@ -86,6 +86,9 @@ void validate(const TrainConfig& c) {
   require(c.eval_batches > 0, "--eval-batches must be > 0");
   require(c.optim.lr > 0.0 && std::isfinite(c.optim.lr), "--lr must be a positive number");
   require(c.optim.warmup_steps >= 0, "--warmup-steps must be >= 0");
+  require(c.optim.min_lr_ratio >= 0.0 && c.optim.min_lr_ratio <= 1.0,
+          fmt::format("--min-lr-ratio must be in [0, 1] (the final lr as a fraction of --lr), got {:g}",
+                      c.optim.min_lr_ratio));
   require(c.optim.schedule == ScheduleKind::kCosine || c.optim.warmup_steps == 0,
           "--warmup-steps needs --schedule cosine");
 

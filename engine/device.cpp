@@ -152,4 +152,24 @@ std::string format_bytes(double bytes) {
   return unit == 0 ? fmt::format("{:.0f} bytes", bytes) : fmt::format("{:.1f} {}", bytes, units[unit]);
 }
 
+std::string first_line(const std::string& text) {
+  const auto end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+bool is_allocation_failure(const std::string& what) {
+  return what.find("DefaultCPUAllocator") != std::string::npos && what.find("allocate") != std::string::npos;
+}
+
+std::string requested_size(const std::string& what) {
+  const std::string marker = "tried to allocate ";
+  const auto at = what.find(marker);
+  if (at == std::string::npos) return {};
+  try {
+    return fmt::format(" (one allocation of {})", format_bytes(std::stod(what.substr(at + marker.size()))));
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 }  // namespace ampscope::engine

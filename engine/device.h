@@ -49,4 +49,12 @@ std::string model_size_advice(ModelKind model);
 // "4.0 TB", "512.0 MB": a size for a message.
 std::string format_bytes(double bytes);
 
+// First line of a c10::Error, without LibTorch's C++ backtrace.
+std::string first_line(const std::string& text);
+// LibTorch's CPU allocator reports a failed allocation as a plain c10::Error
+// ("DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes").
+bool is_allocation_failure(const std::string& what);
+// " (one allocation of 4.0 TB)", from the allocator's message; empty if it names no size.
+std::string requested_size(const std::string& what);
+
 }  // namespace ampscope::engine

@@ -35,4 +35,9 @@ class TrainingError : public EngineError {
   using EngineError::EngineError;
 };
 
+// Not an error: a stop (Ctrl-C, SIGTERM, the GUI's Stop) seen inside a step, whose
+// inner loops (micro-batches, validation batches) can run for hours. The step is
+// abandoned; the Trainer ends the run as stopped.
+struct StopRequested {};
+
 }  // namespace ampscope::engine

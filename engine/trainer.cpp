@@ -9,34 +9,6 @@
 #include "engine/training_run.h"
 
 namespace ampscope::engine {
-namespace {
-
-// First line of a c10::Error, without LibTorch's C++ backtrace.
-std::string first_line(const std::string& text) {
-  const auto end = text.find('\n');
-  return end == std::string::npos ? text : text.substr(0, end);
-}
-
-// LibTorch's CPU allocator reports a failed allocation as a plain c10::Error
-// ("DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes").
-bool is_allocation_failure(const std::string& what) {
-  return what.find("DefaultCPUAllocator") != std::string::npos &&
-         what.find("allocate") != std::string::npos;
-}
-
-// " (one allocation of 4.0 TB)", from the allocator's message; empty if it names no size.
-std::string requested_size(const std::string& what) {
-  const std::string marker = "tried to allocate ";
-  const auto at = what.find(marker);
-  if (at == std::string::npos) return {};
-  try {
-    return fmt::format(" (one allocation of {})", format_bytes(std::stod(what.substr(at + marker.size()))));
-  } catch (const std::exception&) {
-    return {};
-  }
-}
-
-}  // namespace
 
 Trainer::Trainer(TrainConfig config) : config_(std::move(config)) {}
 
@@ -174,13 +146,19 @@ std::string Trainer::out_of_host_memory(const std::string& size) const {
 
 void Trainer::run_loop() {
   TrainingRun run(config_);
+  run.set_stop_flag(&stop_requested_);
   prepared_ = true;
   const RunStartedEvent started = run.started_event();
   for (auto* o : observers_) o->on_run_start(started);
   publish(started);
   for (int64_t step = 1; step <= config_.steps; ++step) {
     if (!pass_control_gate()) return;
-    const StepEvent event = run.step(step, observers_);
+    StepEvent event;
+    try {
+      event = run.step(step, observers_);
+    } catch (const StopRequested&) {
+      return;  // the step was not finished: the run stopped after the previous one
+    }
     completed_steps_.store(step, std::memory_order_release);
     publish(event);
   }

@@ -10,6 +10,9 @@
 #include <torch/optim/optimizer.h>
 #include <torch/utils.h>
 
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cmath>
 
@@ -44,6 +47,49 @@ at::Tensor clip_grads_(std::vector<at::Tensor>& grads, const at::Tensor& total_n
   at::Tensor coefficient = at::clamp_max(max_norm / (total_norm + 1e-6), 1.0);
   at::_foreach_mul_(grads, coefficient);
   return coefficient;
+}
+
+// The bytes of the data files at `path` (a file, or a directory's files); 0 if none.
+double data_file_bytes(const std::string& path) {
+  struct stat info {};
+  if (path.empty() || ::stat(path.c_str(), &info) != 0) return 0;
+  if (S_ISREG(info.st_mode)) return static_cast<double>(info.st_size);
+  if (!S_ISDIR(info.st_mode)) return 0;
+  // opendir, not std::filesystem: see engine/models/torchscript_model.cpp (pytorch/pytorch#133437).
+  double total = 0;
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return 0;
+  while (const dirent* entry = ::readdir(dir)) {
+    struct stat file {};
+    if (::stat((path + "/" + entry->d_name).c_str(), &file) == 0 && S_ISREG(file.st_mode))
+      total += static_cast<double>(file.st_size);
+  }
+  ::closedir(dir);
+  return total;
+}
+
+// What runs out of memory while the data loads is the data, not the model: the message
+// names the data's settings (a data file read whole, or the synthetic set's size).
+std::string data_memory_advice(const DataConfig& d) {
+  if (d.kind != DataKind::kSynthetic) return fmt::format("give --data-path a smaller data set than '{}'", d.path);
+  return "lower --synthetic-samples or --vocab-size";
+}
+
+std::unique_ptr<DataSource> load_data(const TrainConfig& c) {
+  const int64_t available = available_host_memory_bytes();
+  if (const double bytes = data_file_bytes(c.data.path); available >= 0 && bytes > static_cast<double>(available))
+    throw DataError(fmt::format("out of memory: the data at '{}' is {}, more than the {} of memory that is free "
+                                "(it is read whole); use a smaller data set",
+                                c.data.path, format_bytes(bytes), format_bytes(static_cast<double>(available))));
+  try {
+    return make_data_source(c.data, c.model, c.seed);
+  } catch (const std::bad_alloc&) {
+    throw DataError("out of memory loading the data; " + data_memory_advice(c.data));
+  } catch (const c10::Error& e) {
+    const std::string what = first_line(e.what_without_backtrace());
+    if (!is_allocation_failure(what)) throw;
+    throw DataError(fmt::format("out of memory loading the data{}; {}", requested_size(what), data_memory_advice(c.data)));
+  }
 }
 
 // Refuses what would not fit in the host memory left now, naming the settings to lower.
@@ -89,7 +135,7 @@ TrainingRun::TrainingRun(const TrainConfig& config)
   at::globalContext().setAllowTF32CuDNN(true);
   torch::manual_seed(config_.seed);
   data_generator_ = at::make_generator<at::CPUGeneratorImpl>(config_.seed + 0x9E3779B97F4A7C15ULL);
-  data_ = make_data_source(config_.data, config_.model, config_.seed);
+  data_ = load_data(config_);
   const bool two_models = config_.recipe == RecipeKind::kMultiLoss;
   const double models = two_models ? 2.0 : 1.0;
   require_memory(models * estimated_weight_bytes(config_.model, data_->spec()),
@@ -178,6 +224,7 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
   const int64_t micro_batches = config_.accumulation_steps;
   at::Tensor loss_sum;
   for (int64_t micro = 0; micro < micro_batches; ++micro) {
+    check_stop();
     Batch batch = data_->sample_batch(config_.batch_size, data_generator_);
     const at::Tensor input = batch.input.to(device_, /*non_blocking=*/true);
     const at::Tensor target = batch.target.to(device_, /*non_blocking=*/true);
@@ -277,6 +324,10 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
   return event;
 }
 
+void TrainingRun::check_stop() const {
+  if (stop_flag_ != nullptr && stop_flag_->load(std::memory_order_relaxed)) throw StopRequested{};
+}
+
 double TrainingRun::evaluate(int64_t batches) {
   // Validation is not part of the training step the op table describes: keep its ops out.
   at::DisableRecordFunctionGuard no_recording;
@@ -293,6 +344,7 @@ double TrainingRun::evaluate(int64_t batches) {
     std::optional<AutocastGuard> autocast;
     if (autocast_dtype_) autocast.emplace(device_.type(), *autocast_dtype_);
     for (int64_t i = 0; i < batches; ++i) {
+      check_stop();
       Batch batch = data_->sample_batch(config_.batch_size, generator);
       const at::Tensor input = batch.input.to(device_, /*non_blocking=*/true);
       const at::Tensor target = batch.target.to(device_, /*non_blocking=*/true);

@@ -4,6 +4,7 @@
 #include <ATen/core/Generator.h>
 #include <c10/core/Device.h>
 
+#include <atomic>
 #include <memory>
 #include <utility>
 #include <optional>
@@ -68,6 +69,10 @@ class TrainingRun {
   // model in training mode. (engine/inference_step.cpp)
   StepEvent infer(int64_t batch_index);
 
+  // A flag that, once true, makes step() and evaluate() throw StopRequested between
+  // two batches: a stop must not wait for 10^8 micro-batches. Null: never stopped.
+  void set_stop_flag(const std::atomic<bool>* flag) { stop_flag_ = flag; }
+
   c10::Device device() const { return device_; }
   // The first (or only) model and its optimizer.
   Model& model() { return *trainees_.front().model; }
@@ -93,7 +98,11 @@ class TrainingRun {
   // --inject-inf: one gradient element of model `model` (0 = A) set to +inf.
   void inject_inf_gradient(int64_t model);
 
+  // Throws StopRequested once the stop flag is set.
+  void check_stop() const;
+
   TrainConfig config_;
+  const std::atomic<bool>* stop_flag_ = nullptr;
   c10::Device device_;
   std::optional<c10::ScalarType> autocast_dtype_;
   std::unique_ptr<DataSource> data_;

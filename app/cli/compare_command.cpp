@@ -9,6 +9,7 @@
 
 #include "app/cli/comparison_table.h"
 #include "app/cli/output_path.h"
+#include "app/cli/run_session.h"
 #include "engine/device.h"
 #include "engine/errors.h"
 
@@ -75,7 +76,7 @@ int CompareCommand::run() {
   if (variants_.empty())
     variants_ = engine::resolve_device(c.base.device).is_cuda() ? "fp32,tf32,fp16,bf16" : "fp32,bf16";
   c.variants = profiler::parse_variants(variants_);
-  if (!c.out_path.empty()) check_output_file("--out", c.out_path, c.overwrite);
+  if (!c.out_path.empty()) check_output_file("--out", c.out_path, c.overwrite, input_files(c.base), /*session=*/true);
   struct stat existing {};
   profiler::validate(c);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -99,8 +100,14 @@ void check_config_file(CLI::App& app, int argc, char** argv) {
   const std::vector<CLI::App*> commands =
       app.get_subcommands([](CLI::App* c) { return c->get_option_no_throw("--model") != nullptr; });
   const CLI::App* section = nullptr;
+  std::map<std::pair<const CLI::App*, std::string>, int> first_line_of;  // TOML defines a key once
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
+    // Windows editors' byte-order mark: TOML has none, and CLI11 reads it as part of a key.
+    if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0)
+      throw engine::ConfigError(fmt::format("{} starts with a UTF-8 byte-order mark (BOM), which TOML does not "
+                                            "allow; save it as UTF-8 without BOM",
+                                            where));
     const std::string text = trim(without_comment(line));
     if (text.empty()) continue;
     const std::string at = fmt::format("{} line {}", where, number);
@@ -132,6 +139,9 @@ void check_config_file(CLI::App& app, int argc, char** argv) {
                                             close ? fmt::format("; write '{}'", dashed)
                                                   : fmt::format(" (see ampscope {} --help)", section->get_name())));
     }
+    if (const auto [it, first] = first_line_of.emplace(std::pair{section, key}, number); !first)
+      throw engine::ConfigError(fmt::format("{}: '{}' is set twice in [{}] (first on line {}); keep one",
+                                            at, message_excerpt(key), section->get_name(), it->second));
     if (!is_toml_value(value))
       throw engine::ConfigError(fmt::format("{}: {} = {} is not a TOML value; quote text and write numbers "
                                             "as they are (precision = \"bf16\", steps = 100)",

@@ -3,6 +3,8 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include <csignal>
+
 #include "app/cli/compare_command.h"
 #include "app/cli/config_file_check.h"
 #include "app/cli/message_excerpt.h"
@@ -15,6 +17,10 @@
 #include "engine/errors.h"
 
 int main(int argc, char** argv) {
+  // Under a file-size limit (ulimit -f) a write past it would kill the process with
+  // SIGXFSZ, leaving a temporary file and no word; ignored, the write fails with EFBIG,
+  // which every writer checks and reports with the path (exit 1).
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"ampscope: see what mixed-precision training (autocast + loss scaling, fp16/bf16) does"};
   app.require_subcommand(1);
   // One line per parse error, like every other error of ampscope.

@@ -1,12 +1,7 @@
 #include "app/cli/metrics_writer.h"
 
-#include <fmt/format.h>
-
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 
-#include "engine/errors.h"
 
 namespace ampscope::cli {
 
@@ -36,13 +31,8 @@ nlohmann::json to_json(const engine::StepEvent& e) {
   return j;
 }
 
-MetricsWriter::MetricsWriter(const std::string& path) : path_(path), out_(path, std::ios::trunc) {
-  if (!out_) throw engine::ConfigError(fmt::format("--metrics '{}': cannot write: {}", path, std::strerror(errno)));
-}
+MetricsWriter::MetricsWriter(const std::string& path) : out_(path) {}
 
-void MetricsWriter::write(const engine::StepEvent& e) {
-  out_ << to_json(e).dump() << '\n';
-  out_.flush();
-}
+void MetricsWriter::write(const engine::StepEvent& e) { out_.append(to_json(e).dump() + '\n'); }
 
 }  // namespace ampscope::cli

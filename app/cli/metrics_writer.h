@@ -1,12 +1,12 @@
 #pragma once
-// Writes one JSON object per training step (JSON Lines), flushed every line so a
-// killed run keeps what it wrote.
+// Writes one JSON object per training step (JSON Lines), in place and one line per
+// write(2), so a killed run keeps what it wrote; every write is checked.
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <string>
 
 #include "engine/events.h"
+#include "profiler/export/export_util.h"
 
 namespace ampscope::cli {
 
@@ -14,13 +14,13 @@ nlohmann::json to_json(const engine::StepEvent& e);
 
 class MetricsWriter {
  public:
-  // Throws engine::ConfigError when the file cannot be opened for writing.
+  // Throws profiler::StoreError naming the path and the OS error when the file cannot
+  // be created, and write() when a line cannot be written (a full disk, a size limit).
   explicit MetricsWriter(const std::string& path);
   void write(const engine::StepEvent& e);
 
  private:
-  std::string path_;
-  std::ofstream out_;
+  profiler::export_detail::AppendedFile out_;
 };
 
 }  // namespace ampscope::cli

@@ -19,7 +19,6 @@ ProfileCommand::ProfileCommand(CLI::App& parent) {
   auto& p = profiler_options_;
   command_->add_option("--out,-o", out_, "The session file to write (.ampscope, one SQLite file)")
       ->capture_default_str()->group("Profiling");
-  command_->add_flag("--force", force_, "Overwrite --out if it exists")->group("Profiling");
   command_->add_option("--window-start", p.window_start, "First step whose ops are recorded")
       ->capture_default_str()->group("Profiling");
   command_->add_option("--window-steps", p.window_steps, "Steps recorded from --window-start (0 = to the end)")
@@ -38,7 +37,8 @@ int ProfileCommand::run() {
   if (p.window_steps < 0) throw engine::ConfigError("--window-steps must be >= 0");
   if (p.every_n_steps < 1) throw engine::ConfigError("--every must be >= 1");
   if (p.gradient_every < 0) throw engine::ConfigError("--grad-every must be >= 0");
-  check_output_file("--out", out_, force_);
+  check_output_file("--out", out_, output_.force, input_files(config), /*session=*/true);
+  check_session_outputs(output_, config, out_);
   struct stat existing {};
   p.session_path = out_;
   p.overwrite = true;

@@ -20,7 +20,6 @@ class ProfileCommand {
   SessionOutput output_;
   profiler::ProfilerOptions profiler_options_;
   std::string out_ = "run.ampscope";
-  bool force_ = false;
   bool no_gpu_trace_ = false;
 };
 

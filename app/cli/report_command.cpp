@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "app/cli/output_path.h"
-#include "engine/errors.h"
+#include "app/cli/session_commands.h"
 #include "profiler/report/html_report.h"
 #include "profiler/analysis/rank_comparison.h"
 #include "profiler/report/report_data.h"
@@ -41,11 +41,9 @@ ReportCommand::ReportCommand(CLI::App& parent) {
 int ReportCommand::run() {
   const std::string out = out_.empty() ? default_output(inputs_) : out_;
   // Refused before the work, so a typo in -o costs nothing and overwrites nothing.
-  check_output_file("--out", out, force_);
-  for (const auto& input : inputs_)
-    if (std::filesystem::weakly_canonical(out) == std::filesystem::weakly_canonical(input))
-      throw engine::ConfigError("the report would overwrite its own input; choose another --out");
+  check_output_file("--out", out, force_, inputs_);
   const auto data = inputs_.size() > 1 ? profiler::rank_report(inputs_) : profiler::load_report(inputs_.front());
+  warn_if_incomplete(inputs_.front(), data.health);
   profiler::write_html_report(data, out);
   const char* kind = data.kind == profiler::ReportData::Kind::kComparison ? "comparison"
                      : data.kind == profiler::ReportData::Kind::kRanks    ? "ranks"

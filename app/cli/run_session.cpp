@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "app/cli/metrics_writer.h"
+#include "app/cli/output_path.h"
 #include "app/cli/progress_printer.h"
 #include "engine/run_follower.h"
 #include "engine/errors.h"
@@ -31,9 +32,28 @@ void add_output_flags(CLI::App& command, SessionOutput& output) {
   command.add_option("--tensorboard", output.tensorboard_dir,
                      "Log scalars (and, with the profiler, gradient histograms) to a TensorBoard event file in DIR")
       ->group("Output");
+  command.add_flag("--force", output.force, "Overwrite the output files (--out, --metrics) if they exist")
+      ->group("Output");
   command.add_flag("--quiet,-q", output.quiet, "Print only the summary and errors")->group("Output");
   command.add_option("--log-every", output.log_every, "Plain-line output interval in steps (default: ~20 lines)")
       ->group("Output");
+}
+
+std::vector<std::string> input_files(const engine::TrainConfig& config) {
+  return {config.data.path, config.data.labels_path, config.model.torchscript_path};
+}
+
+void check_session_outputs(const SessionOutput& output, const engine::TrainConfig& config,
+                           const std::string& session_path) {
+  if (!output.metrics_path.empty()) {
+    if (output.metrics_path == session_path)
+      throw engine::ConfigError(fmt::format("--metrics '{}' is the session file; choose another --metrics",
+                                            output.metrics_path));
+    std::vector<std::string> inputs = input_files(config);
+    inputs.push_back(session_path);
+    check_output_file("--metrics", output.metrics_path, output.force, inputs);
+  }
+  if (!output.tensorboard_dir.empty()) check_output_directory("--tensorboard", output.tensorboard_dir);
 }
 
 int run_session(const engine::TrainConfig& config, const std::vector<engine::TrainingObserver*>& observers,
@@ -70,14 +90,23 @@ int run_session(const engine::TrainConfig& config, const std::vector<engine::Tra
 
   double first_loss = 0.0, last_loss = 0.0;
   int64_t skipped = 0, steps_seen = 0;
+  // A failed write of --metrics or --tensorboard (a full disk, a size limit) stops the
+  // run: its session is closed as after Ctrl-C, and the command exits 1 naming the file.
+  std::string write_error;
   const engine::StateEvent final_state = engine::follow_run(
       trainer, *queue,
       [&](const engine::Event& event) {
         if (const auto* step = std::get_if<engine::StepEvent>(&event)) {
-          if (metrics) metrics->write(*step);
-          if (tensorboard) {
-            tensorboard->on_step(profiler::to_step_record(*step));
-            log_gradients();
+          if (write_error.empty()) {
+            try {
+              if (metrics) metrics->write(*step);
+              if (tensorboard) {
+                tensorboard->on_step(profiler::to_step_record(*step));
+                log_gradients();
+              }
+            } catch (const profiler::StoreError& e) {
+              write_error = e.what();
+            }
           }
           if (steps_seen++ == 0) first_loss = step->loss;
           last_loss = step->loss;
@@ -85,11 +114,15 @@ int run_session(const engine::TrainConfig& config, const std::vector<engine::Tra
         }
         if (!output.quiet) printer.on_event(event);
       },
-      [] { return g_interrupted.load(); }, std::chrono::milliseconds(100));
+      [&write_error] { return g_interrupted.load() || !write_error.empty(); }, std::chrono::milliseconds(100));
   trainer.wait();
-  if (tensorboard) {
-    log_gradients();
-    tensorboard->flush();
+  if (tensorboard && write_error.empty()) {
+    try {
+      log_gradients();
+      tensorboard->flush();
+    } catch (const profiler::StoreError& e) {
+      write_error = e.what();
+    }
   }
   printer.finish();
   std::signal(SIGINT, SIG_DFL);
@@ -99,6 +132,10 @@ int run_session(const engine::TrainConfig& config, const std::vector<engine::Tra
     fmt::print(stderr, "ampscope: warning: {} events were dropped (the output could not keep up)\n", queue->dropped());
   if (final_state.state == engine::RunState::kFailed) {
     fmt::print(stderr, "ampscope: error: {}\n", final_state.message);
+    return 1;
+  }
+  if (!write_error.empty()) {
+    fmt::print(stderr, "ampscope: error: {} (the run stopped after step {})\n", write_error, final_state.step);
     return 1;
   }
   fmt::print("{} after {} of {} steps: loss {:.4f} -> {:.4f}, {} skipped step{}\n",

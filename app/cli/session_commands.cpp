@@ -54,20 +54,33 @@ ExportCommand::ExportCommand(CLI::App& parent) {
   command_->add_option("--out,-o", out_,
                        "Output file (csv: a prefix for <prefix>.ops.csv, .kernels.csv, .steps.csv, .gradients.csv; "
                        "tensorboard: a log directory); default: next to the session");
+  command_->add_flag("--force", force_, "Overwrite the output files if they exist");
   command_->add_option("--first-step", first_step_, "chrome: the first step to include (0 = all)");
   command_->add_option("--last-step", last_step_, "chrome: the last step to include (0 = all)");
+}
+
+void warn_if_incomplete(const std::string& session, const profiler::RecordingHealth& health) {
+  if (const std::string lost = profiler::describe(health); !lost.empty())
+    fmt::print(stderr, "ampscope: warning: '{}': {}\n", session, lost);
 }
 
 int ExportCommand::run() {
   if (first_step_ > 0 && last_step_ > 0 && first_step_ > last_step_)
     throw engine::ConfigError(fmt::format("--first-step {} is after --last-step {}; swap them", first_step_, last_step_));
-  const auto session = profiler::SessionReader::open(session_);
   const std::string base = out_.empty() ? strip_extension(session_) : out_;
-  // Export has always replaced its outputs; what it refuses is a place it cannot write.
+  // Checked before the session is opened: see profiler::is_live_session.
   const std::string out_flag = out_.empty() ? "the output next to the session" : "--out";
-  if (format_ == "tensorboard") check_output_directory(out_flag, out_.empty() ? base + ".tensorboard" : out_);
-  else if (format_ == "csv") check_output_file(out_flag, base + ".ops.csv", true);
-  else check_output_file(out_flag, out_.empty() ? base + (format_ == "chrome" ? ".trace.json" : ".summary.json") : out_, true);
+  if (format_ == "tensorboard") {
+    check_output_directory(out_flag, out_.empty() ? base + ".tensorboard" : out_);
+  } else if (format_ == "csv") {
+    for (const char* table : {".ops.csv", ".kernels.csv", ".steps.csv", ".gradients.csv"})
+      check_output_file(out_flag, base + table, force_, {session_});
+  } else {
+    check_output_file(out_flag, out_.empty() ? base + (format_ == "chrome" ? ".trace.json" : ".summary.json") : out_,
+                      force_, {session_});
+  }
+  const auto session = profiler::SessionReader::open(session_);
+  warn_if_incomplete(session_, profiler::recording_health_from_meta(session.meta_values()));
   if (format_ == "chrome") {
     const std::string path = out_.empty() ? base + ".trace.json" : out_;
     profiler::ChromeTraceOptions options;

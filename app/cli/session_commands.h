@@ -5,7 +5,15 @@
 #include <string>
 #include <vector>
 
+namespace ampscope::profiler {
+struct RecordingHealth;
+}
+
 namespace ampscope::cli {
+
+// Reports and exports of a session that lost anything (never closed: killed or still
+// recording; dropped batches; a failed write) say so on stderr, as `summary` does.
+void warn_if_incomplete(const std::string& session, const profiler::RecordingHealth& health);
 
 class ExportCommand {
  public:
@@ -18,6 +26,7 @@ class ExportCommand {
   std::string session_;
   std::string format_ = "chrome";
   std::string out_;
+  bool force_ = false;
   int64_t first_step_ = 0, last_step_ = 0;
 };
 

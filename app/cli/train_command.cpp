@@ -16,7 +16,9 @@ TrainCommand::TrainCommand(CLI::App& parent) {
 }
 
 int TrainCommand::run() {
-  return run_session(options_.finish(*command_), {}, output_);
+  const engine::TrainConfig config = options_.finish(*command_);
+  check_session_outputs(output_, config);
+  return run_session(config, {}, output_);
 }
 
 }  // namespace ampscope::cli

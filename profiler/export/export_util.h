@@ -1,5 +1,6 @@
 #pragma once
-// Shared by the exporters: writing to a path atomically, RFC 4180 fields, numbers.
+// Shared by the exporters and the CLI's per-step files: writing an output file with
+// every write checked, RFC 4180 fields, numbers.
 #include <functional>
 #include <ostream>
 #include <string>
@@ -7,10 +8,34 @@
 
 namespace ampscope::profiler::export_detail {
 
-// Writes through `fn` to path.tmp, then renames it over `path`, so a failed or
-// interrupted export never leaves a half file under the real name. Throws
-// StoreError ("cannot write 'path': ...").
+// Writes through `fn` to a new temporary file in path's folder (".NAME.XXXXXX.tmp"),
+// then renames it over `path`, so a failed or interrupted export never leaves a half
+// file under the real name. Every write, the flush and the close are checked: a full
+// disk, a file-size limit (EFBIG: main() ignores SIGXFSZ) or an I/O error throws
+// StoreError ("cannot write 'path': No space left on device") and removes the
+// temporary file, as does an exception from `fn`. A path that exists and is not a
+// regular file (/dev/null, /dev/full, a FIFO) cannot be renamed over: it is written
+// in place, with the same checks.
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& fn);
+
+// A file written in place, line by line, for a run that must keep what it wrote if
+// it is killed (--metrics): each append goes to the kernel at once and is checked.
+class AppendedFile {
+ public:
+  // Creates or truncates `path`; throws StoreError naming it and the OS error.
+  explicit AppendedFile(const std::string& path);
+  ~AppendedFile();
+  AppendedFile(const AppendedFile&) = delete;
+  AppendedFile& operator=(const AppendedFile&) = delete;
+
+  // Throws StoreError ("cannot write 'path': File too large") when the write fails.
+  void append(std::string_view bytes);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
 
 // RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled.
 std::string csv_field(std::string_view text);

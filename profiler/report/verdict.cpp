@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "profiler/recording_health.h"
 #include "profiler/report/report_format.h"
 
 namespace ampscope::profiler {
@@ -220,6 +221,8 @@ double median_step_ms(const std::vector<StepRecord>& steps) {
 }
 
 void session_verdict(const ReportData& d, std::vector<std::string>& out) {
+  // First: what follows is read from an incomplete recording.
+  if (const std::string lost = describe(d.health); !lost.empty()) out.push_back("Recording: " + lost + ".");
   const auto& m = d.meta;
   const std::string precision = m.precision.empty() ? "this" : m.precision;
   if (!d.steps.empty()) {

@@ -1,5 +1,7 @@
 #include "profiler/store/session_writer.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,6 +99,31 @@ struct SessionWriter::Statements {
       kernel_op, gradient, activation, clear_op_stats, op_stat, meta, optimizer_step;
 };
 
+bool is_live_session(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  // A shared lock is refused while a writer holds its exclusive one; closing the
+  // descriptor releases ours.
+  const bool live = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return live;
+}
+
+std::string why_not_replaceable(const std::string& path) {
+  if (is_live_session(path)) return "another ampscope run is writing it";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return "";
+  char header[16] = {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  const bool sqlite = ::pread(fd, header, sizeof header, 0) == static_cast<ssize_t>(sizeof header) &&
+                      std::memcmp(header, "SQLite format 3", sizeof header) == 0;
+  ::close(fd);
+  return sqlite ? "" : "it is not a session file (not an SQLite database)";
+}
+
 std::unique_ptr<SessionWriter> SessionWriter::create(const std::string& path,
                                                      const SessionMeta& meta, bool overwrite) {
   SessionWriterOptions options;
@@ -111,11 +138,35 @@ std::unique_ptr<SessionWriter> SessionWriter::create(const std::string& path,
   if (::stat(path.c_str(), &st) == 0 && st.st_size > 0) {
     if (!options.overwrite)
       throw StoreError("session file " + quoted(path) + " already exists (not overwriting it)");
+    if (const std::string why = why_not_replaceable(path); !why.empty())
+      throw StoreError("not replacing " + quoted(path) + ": " + why);
     for (const char* suffix : {"", "-wal", "-shm", "-journal"})
       if (::unlink((path + suffix).c_str()) != 0 && errno != ENOENT)
         throw StoreError("cannot replace session file " + quoted(path) + ": " +
                          std::generic_category().message(errno));
   }
+  // Taken before SQLite opens the file: closing this descriptor before SQLite's
+  // would drop SQLite's own (fcntl) locks, so it is closed after the database.
+  const int lock_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (lock_fd < 0)
+    throw StoreError("cannot create session file " + quoted(path) + ": " + std::generic_category().message(errno));
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd);
+    throw StoreError("not replacing " + quoted(path) + ": another ampscope run is writing it");
+  }
+  std::unique_ptr<SessionWriter> writer;
+  try {
+    writer = create_locked(path, lock_fd, meta, options);
+  } catch (...) {
+    ::close(lock_fd);
+    throw;
+  }
+  return writer;
+}
+
+std::unique_ptr<SessionWriter> SessionWriter::create_locked(const std::string& path, int lock_fd,
+                                                            const SessionMeta& meta,
+                                                            const SessionWriterOptions& options) {
   Db db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   sqlite3_busy_timeout(db.get(), 100);
   // A 64 MiB page cache keeps the kernels indices' hot pages in memory on long runs.
@@ -132,11 +183,12 @@ std::unique_ptr<SessionWriter> SessionWriter::create(const std::string& path,
     for (const auto& [k, v] : meta_pairs(meta)) put.bind_text(1, k).bind_text(2, v).run();
   }
   db.exec("COMMIT", "creating the schema");
-  return std::unique_ptr<SessionWriter>(new SessionWriter(path, std::move(db), options));
+  return std::unique_ptr<SessionWriter>(new SessionWriter(path, lock_fd, std::move(db), options));
 }
 
-SessionWriter::SessionWriter(std::string path, Db db, const SessionWriterOptions& options)
+SessionWriter::SessionWriter(std::string path, int lock_fd, Db db, const SessionWriterOptions& options)
     : path_(std::move(path)),
+      lock_fd_(lock_fd),
       db_(std::move(db)),
       options_(options),
       stmts_(std::make_unique<Statements>(db_)) {
@@ -243,6 +295,8 @@ void SessionWriter::close() {
   }
   stmts_.reset();
   db_.close();
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // the session is no longer live
+  lock_fd_ = -1;
 }
 
 void SessionWriter::begin() {

@@ -23,6 +23,18 @@
 
 namespace ampscope::profiler {
 
+// A SessionWriter holds an advisory lock (flock) on its file from create() to close():
+// true while some process (this one included) records `path`. A killed run releases
+// the lock with the process, so its session is no longer live. Call it before this
+// process opens `path` with SQLite: closing the probe's descriptor would drop
+// SQLite's own locks on the file.
+bool is_live_session(const std::string& path);
+
+// Why `path` must not be replaced by a new session, even with --force; "" when it may:
+// a live session, or a file that is not an SQLite file (a script or a data file
+// given to --out by mistake).
+std::string why_not_replaceable(const std::string& path);
+
 struct SessionWriterOptions {
   bool overwrite = false;  // replace an existing non-empty file
   // Batches waiting for the writer thread; it holds at most as many more while
@@ -35,7 +47,8 @@ class SessionWriter {
  public:
   // Creates the file with its schema and meta, committed before returning, so the
   // file is a valid (empty) session from here on. Throws StoreError if the file
-  // exists and is not empty (unless options.overwrite) or cannot be created.
+  // exists and is not empty (unless options.overwrite), cannot be replaced
+  // (why_not_replaceable) or cannot be created.
   static std::unique_ptr<SessionWriter> create(const std::string& path, const SessionMeta& meta,
                                                const SessionWriterOptions& options = {});
   static std::unique_ptr<SessionWriter> create(const std::string& path, const SessionMeta& meta,
@@ -95,7 +108,9 @@ class SessionWriter {
                             MetaValue, std::vector<OptimizerStepRecord>, std::vector<ActivationSample>>;
   struct Statements;
 
-  SessionWriter(std::string path, store_detail::Db db, const SessionWriterOptions& options);
+  static std::unique_ptr<SessionWriter> create_locked(const std::string& path, int lock_fd, const SessionMeta& meta,
+                                                      const SessionWriterOptions& options);
+  SessionWriter(std::string path, int lock_fd, store_detail::Db db, const SessionWriterOptions& options);
   void enqueue(Item&& item, bool droppable);
   void run();
   void write(Item& item);
@@ -106,6 +121,7 @@ class SessionWriter {
   void commit();
 
   std::string path_;
+  int lock_fd_ = -1;  // holds the flock that marks the session live; closed after db_
   store_detail::Db db_;
   SessionWriterOptions options_;
 

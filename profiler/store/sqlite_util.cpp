@@ -2,9 +2,23 @@
 
 #include <cmath>
 #include <limits>
+#include <system_error>
 #include <utility>
 
 namespace ampscope::profiler::store_detail {
+namespace {
+
+// SQLite says "disk I/O error" for a write past a file-size limit (EFBIG) or any other
+// failed system call: the OS error says which.
+std::string with_os_error(sqlite3* db, int rc, std::string msg) {
+  const int primary = rc & 0xff;
+  const int error = db ? sqlite3_system_errno(db) : 0;
+  if ((primary == SQLITE_IOERR || primary == SQLITE_FULL || primary == SQLITE_CANTOPEN) && error != 0)
+    msg += " (" + std::generic_category().message(error) + ")";
+  return msg;
+}
+
+}  // namespace
 
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
 
@@ -43,7 +57,7 @@ void Db::exec(const char* sql, std::string_view what) const {
   char* err = nullptr;
   int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
   if (rc != SQLITE_OK) {
-    std::string msg = err ? err : sqlite3_errstr(rc);
+    std::string msg = with_os_error(db_, rc, err ? err : sqlite3_errstr(rc));
     sqlite3_free(err);
     int primary = rc & 0xff;
     if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
@@ -53,7 +67,7 @@ void Db::exec(const char* sql, std::string_view what) const {
 }
 
 void Db::fail(int rc, std::string_view what) const {
-  std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  std::string msg = with_os_error(db_, rc, db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
   int primary = rc & 0xff;
   if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
     throw StoreError(quoted(path_) + " is corrupt: " + msg + " (" + std::string(what) + ")");
@@ -117,8 +131,25 @@ bool has_column(const Db& db, const char* table, const char* column) {
   return s.step();
 }
 
+void Stmt::check_number(int col) const {
+  const int type = sqlite3_column_type(stmt_, col);
+  if (type != SQLITE_TEXT && type != SQLITE_BLOB) return;
+  const char* table = sqlite3_column_table_name(stmt_, col);
+  const char* column = sqlite3_column_origin_name(stmt_, col);
+  if (column == nullptr) column = sqlite3_column_name(stmt_, col);
+  throw StoreError(quoted(db_->path()) + " is corrupt: " + (table ? std::string(table) + "." : std::string()) +
+                   (column ? column : "?") + " holds " + (type == SQLITE_TEXT ? "text" : "a blob") +
+                   " where a number belongs (was the file changed by another program?)");
+}
+
+int64_t Stmt::i64(int col) const {
+  check_number(col);
+  return sqlite3_column_int64(stmt_, col);
+}
+
 double Stmt::real(int col) const {
   if (is_null(col)) return std::numeric_limits<double>::quiet_NaN();
+  check_number(col);
   return sqlite3_column_double(stmt_, col);
 }
 

@@ -71,7 +71,10 @@ class Stmt {
   void run();
   void reset();
 
-  int64_t i64(int col) const { return sqlite3_column_int64(stmt_, col); }
+  // Numbers are checked: a text or blob value where the schema has a number (a file
+  // edited by another program) throws StoreError naming the table and the column,
+  // instead of reading back as 0.
+  int64_t i64(int col) const;
   uint64_t u64(int col) const { return static_cast<uint64_t>(i64(col)); }
   int32_t i32(int col) const { return static_cast<int32_t>(i64(col)); }
   bool boolean(int col) const { return i64(col) != 0; }
@@ -82,6 +85,8 @@ class Stmt {
   std::string_view blob(int col) const;
 
  private:
+  void check_number(int col) const;
+
   const Db* db_;
   sqlite3_stmt* stmt_ = nullptr;
   std::string what_;

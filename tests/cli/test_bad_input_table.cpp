@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cctype>
@@ -131,6 +133,8 @@ struct Plan {
   int signal = 0;
   std::function<bool(const fs::path& tmp)> ready;
   std::function<void(const fs::path& tmp)> after;
+  std::chrono::seconds exit_within{120};  // after the signal
+  rlim_t file_size_limit = 0;             // bytes (RLIMIT_FSIZE, `ulimit -f`) for the command; 0 = none
 };
 using Generator = std::function<Plan(const fs::path& tmp)>;
 
@@ -199,6 +203,83 @@ Plan stopped_profile(int sig) {
     EXPECT_EQ(session.meta_value("final_state").value_or("(none)"), "stopped");
   };
   return plan;
+}
+
+// A run stopped by `sig` in the middle of a step that would take hours (10^8 micro-batches
+// or validation batches) ends within `exit_within`; a profile run's session is closed.
+Plan stopped_inside_a_step(int sig) {
+  Plan plan;
+  plan.signal = sig;
+  plan.exit_within = std::chrono::seconds(10);
+  // The run printed its start: the signal handlers are in place and the first step is on.
+  plan.ready = [](const fs::path& tmp) { return read_bytes(tmp / "log.txt").find("model  ") != std::string::npos; };
+  plan.after = [](const fs::path& tmp) {
+    if (!fs::exists(tmp / "p.ampscope")) return;  // train: no session
+    const auto session = ampscope::profiler::SessionReader::open((tmp / "p.ampscope").string());
+    EXPECT_EQ(session.meta_value("final_state").value_or("(none)"), "stopped");
+  };
+  return plan;
+}
+
+// A profile run recording {tmp}/live.ampscope while the case's command runs; the
+// command must leave it alone: afterwards it still records, and stops cleanly.
+Plan live_session(const fs::path& tmp) {
+  const fs::path path = tmp / "live.ampscope";
+  auto run = std::make_shared<ampscope::test::BackgroundCli>(
+      fmt::format("profile {} --steps 1000000 --quiet --out '{}'", kTiny, path.string()), tmp / "live-log.txt");
+  EXPECT_TRUE(ampscope::test::wait_for_condition([&] { return committed_steps(path) >= 3; }));
+  Plan plan;
+  plan.after = [run, path](const fs::path&) {
+    const size_t steps_before = committed_steps(path);
+    EXPECT_TRUE(ampscope::test::wait_for_condition([&] { return committed_steps(path) > steps_before; }))
+        << "the first run no longer records its session";
+    EXPECT_TRUE(run->signal(SIGTERM));
+    EXPECT_EQ(run->wait_exit(), 0);
+    const auto session = ampscope::profiler::SessionReader::open(path.string());
+    EXPECT_EQ(session.meta_value("final_state").value_or("(none)"), "stopped");
+  };
+  return plan;
+}
+
+// A copy of the recorded session, in {tmp}/s.ampscope, whose step 1 has `loss` (SQL).
+Generator session_with_loss(const std::string& loss) {
+  return [=](const fs::path& tmp) {
+    const fs::path path = tmp / "s.ampscope";
+    write_file(path, read_bytes(recorded_session()));
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path.string().c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, ("UPDATE steps SET loss=" + loss + " WHERE step=1").c_str(), nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+    return Plan{};
+  };
+}
+
+// The session of a profile run killed with SIGKILL after 3 committed steps, in {tmp}/killed.ampscope.
+void record_killed_session(const fs::path& tmp) {
+  const fs::path path = tmp / "killed.ampscope";
+  ampscope::test::BackgroundCli run(fmt::format("profile {} --steps 1000000 --quiet --out '{}'", kTiny, path.string()),
+                                    tmp / "killed-log.txt");
+  EXPECT_TRUE(ampscope::test::wait_for_condition([&] { return committed_steps(path) >= 3; }));
+  EXPECT_TRUE(run.signal(SIGKILL));
+  EXPECT_EQ(run.wait_exit(), 128 + SIGKILL);
+}
+
+// A write that failed leaves no temporary file beside its output, nor the output itself
+// (`absent`, when the write goes through a temporary file).
+Plan no_temporary_file(rlim_t file_size_limit, const std::string& absent = "") {
+  Plan plan;
+  plan.file_size_limit = file_size_limit;
+  plan.after = [absent](const fs::path& tmp) {
+    for (const fs::path folder : {tmp, fs::path("/dev")})
+      for (const auto& entry : fs::directory_iterator(folder))
+        EXPECT_NE(entry.path().extension(), ".tmp") << "a temporary file was left: " << entry.path();
+    if (!absent.empty()) EXPECT_FALSE(fs::exists(tmp / absent)) << absent;
+  };
+  return plan;
+}
+Generator failed_write(rlim_t file_size_limit = 0, const std::string& absent = "") {
+  return [=](const fs::path&) { return no_temporary_file(file_size_limit, absent); };
 }
 
 const std::string kCsvHeader = "a,b,label\n";
@@ -296,6 +377,7 @@ const std::map<std::string, Generator>& generators() {
       {"flag-channels-last-not-convnet", nothing},
       {"flag-momentum-not-sgd", nothing},
       {"flag-warmup-without-cosine", nothing},
+      {"flag-min-lr-ratio-above-one", nothing},
       {"flag-eval-every-negative", nothing},
       {"flag-profile-every-zero", nothing},
       {"flag-compare-unknown-precision", writes_nothing("c.ampscope")},
@@ -317,6 +399,8 @@ const std::map<std::string, Generator>& generators() {
       {"config-array-value", file("run.toml", "[compare]\nprecisions = [\"fp32\", \"bf16\"]\n")},
       {"config-huge-number", file("run.toml", "[train]\nsteps = " + std::string(300'000, '1') + "\n")},
       {"config-huge-key", file("run.toml", "[train]\n" + std::string(100'000, 'k') + " = 3\n")},
+      {"config-bom", file("run.toml", "\xEF\xBB\xBF[train]\nsteps = 2\n")},
+      {"config-duplicate-key", file("run.toml", "[train]\nsteps = 2\nsteps = 3\n")},
       {"config-not-key-value", file("run.toml", "[train]\nprecision bf16\n")},
       {"flag-huge-model-name", nothing},
       {"flag-huge-steps-word", nothing},
@@ -342,6 +426,20 @@ const std::map<std::string, Generator>& generators() {
          return s.replace(page, s.size() - page, std::string(s.size() - page, '\xff'));
        })},
       {"session-rank-missing", nothing},
+      {"session-value-text", session_with_loss("'abc'")},
+      {"session-value-blob", session_with_loss("x'00ff'")},
+      {"session-not-closed-report", [](const fs::path& tmp) {
+         record_killed_session(tmp);
+         Plan plan;
+         plan.after = [](const fs::path& t) {
+           EXPECT_NE(read_bytes(t / "r.html").find("the session was not closed"), std::string::npos);
+         };
+         return plan;
+       }},
+      {"session-not-closed-export", [](const fs::path& tmp) {
+         record_killed_session(tmp);
+         return Plan{};
+       }},
       // output locations
       {"out-profile-exists", [](const fs::path& tmp) {
          write_file(tmp / "p.ampscope", "precious");
@@ -362,6 +460,44 @@ const std::map<std::string, Generator>& generators() {
       {"out-export-csv-no-directory", nothing},
       {"out-export-tensorboard-is-file", file("tb", "")},
       {"out-train-metrics-no-directory", nothing},
+      {"out-train-metrics-exists", [](const fs::path& tmp) {
+         write_file(tmp / "m.jsonl", "precious");
+         Plan plan;
+         plan.after = [](const fs::path& t) { EXPECT_EQ(read_bytes(t / "m.jsonl"), "precious"); };
+         return plan;
+       }},
+      {"out-export-own-input", [](const fs::path& tmp) {
+         write_file(tmp / "s.ampscope", read_bytes(recorded_session()));
+         Plan plan;
+         plan.after = [](const fs::path& t) { EXPECT_EQ(committed_steps(t / "s.ampscope"), 2u); };
+         return plan;
+       }},
+      {"out-export-exists", [](const fs::path& tmp) {
+         write_file(tmp / "s.json", "precious");
+         Plan plan;
+         plan.after = [](const fs::path& t) { EXPECT_EQ(read_bytes(t / "s.json"), "precious"); };
+         return plan;
+       }},
+      {"out-profile-own-data", file("train.csv", "a,b,y\n1,2,0\n3,4,1\n")},
+      {"out-train-metrics-own-data", file("train.csv", "a,b,y\n1,2,0\n3,4,1\n")},
+      {"out-profile-not-a-session", [](const fs::path& tmp) {
+         write_file(tmp / "train.py", "print('precious')\n");
+         Plan plan;
+         plan.after = [](const fs::path& t) { EXPECT_EQ(read_bytes(t / "train.py"), "print('precious')\n"); };
+         return plan;
+       }},
+      {"out-profile-empty", nothing},
+      {"out-profile-live-session", live_session},
+      {"out-export-live-session", live_session},
+      {"out-report-live-session", live_session},
+      // failed writes
+      {"write-report-dev-full", failed_write()},
+      {"write-export-dev-full", failed_write()},
+      {"write-train-metrics-dev-full", failed_write()},
+      {"write-report-file-size-limit", failed_write(16 * 1024, "r.html")},
+      {"write-export-file-size-limit", failed_write(1024)},
+      {"write-train-metrics-file-size-limit", failed_write(4 * 1024)},
+      {"write-profile-file-size-limit", failed_write(64 * 1024)},
       // signals
       {"signal-train-sigint", [](const fs::path&) {
          Plan plan;
@@ -387,23 +523,26 @@ const std::map<std::string, Generator>& generators() {
          return plan;
        }},
       {"signal-sigkill-session", [](const fs::path& tmp) {
-         // The input is the session of a profile run killed with SIGKILL after 3 committed steps.
-         const fs::path path = tmp / "killed.ampscope";
-         ampscope::test::BackgroundCli run(
-             fmt::format("profile {} --steps 1000000 --quiet --out '{}'", kTiny, path.string()), tmp / "log.txt");
-         EXPECT_TRUE(ampscope::test::wait_for_condition([&] { return committed_steps(path) >= 3; }));
-         EXPECT_TRUE(run.signal(SIGKILL));
-         EXPECT_EQ(run.wait_exit(), 128 + SIGKILL);
+         record_killed_session(tmp);
          Plan plan;
          plan.after = [](const fs::path& t) { EXPECT_GE(committed_steps(t / "killed.ampscope"), 3u); };
          return plan;
        }},
+      {"signal-profile-sigterm-accumulate", [](const fs::path&) { return stopped_inside_a_step(SIGTERM); }},
+      {"signal-train-sigterm-eval", [](const fs::path&) { return stopped_inside_a_step(SIGTERM); }},
+      {"signal-train-sigint-accumulate", [](const fs::path&) { return stopped_inside_a_step(SIGINT); }},
       // resource exhaustion
       {"mem-mlp-width", nothing},
       {"mem-mlp-layers", nothing},
       {"mem-gpt-width", nothing},
       {"mem-gpt-seq-len", nothing},
       {"mem-batch-size", nothing},
+      {"mem-data-file-too-big", [](const fs::path& tmp) {
+         write_file(tmp / "data_batch_1.bin", "");
+         fs::resize_file(tmp / "data_batch_1.bin", kCifarRecord * 33'000'000);  // sparse: no disk taken
+         return Plan{};
+       }},
+      {"mem-vocab-size", nothing},
   };
   return g;
 }
@@ -448,7 +587,17 @@ TEST_P(BadInput, EndsWithTheDocumentedCodeAndMessage) {
   const std::string message = fill(row.message, tmp.path());
 
   CliResult r;
-  if (plan.signal == 0) {
+  if (plan.file_size_limit > 0) {
+    // The command (and the shell that starts it) inherits the limit; this process writes
+    // nothing meanwhile.
+    rlimit old {};
+    ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+    rlimit limited = old;
+    limited.rlim_cur = plan.file_size_limit;
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+    r = ampscope::test::ampscope(args);
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
+  } else if (plan.signal == 0) {
     r = ampscope::test::ampscope(args);
   } else {
     ampscope::test::BackgroundCli run(args, tmp / "log.txt");
@@ -456,8 +605,8 @@ TEST_P(BadInput, EndsWithTheDocumentedCodeAndMessage) {
     ASSERT_TRUE(ampscope::test::wait_for_condition([&] { return plan.ready(tmp.path()); }))
         << "the run never got where the signal was due: " << read_bytes(tmp / "log.txt");
     ASSERT_TRUE(run.signal(plan.signal));
-    const auto code = run.wait_exit();
-    ASSERT_TRUE(code.has_value()) << "the run did not end after the signal";
+    const auto code = run.wait_exit(plan.exit_within);
+    ASSERT_TRUE(code.has_value()) << "the run did not end within " << plan.exit_within.count() << " s of the signal";
     r = {*code, read_bytes(tmp / "log.txt")};
   }
 

@@ -106,8 +106,8 @@ TEST(CliTrain, AttentionFusedChannelsLastAndValidation) {
     const auto metrics = dir / "m.jsonl";
     // Small sizes: bf16 is emulated (slow) on CPUs without AVX-512 BF16.
     const Result r = ampscope(fmt::format("train --device cpu --steps 30 --eval-every 10 --eval-batches 2 "
-                                          "--layers 1 --width 32 --seq-len 16 --batch-size 16 {} --metrics '{}'",
-                                          args, metrics.string()));
+                                          "--layers 1 --width 32 --seq-len 16 --batch-size 16 {} --force --metrics '{}'",
+                                          args, metrics.string()));  // --force: one file for the three runs
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("eval after step 30: loss"), std::string::npos) << r.output;
     const auto rows = read_jsonl(metrics);

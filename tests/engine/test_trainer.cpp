@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <future>
 #include <thread>
 
@@ -155,6 +156,42 @@ TEST(Trainer, DestructorStopsARunningRun) {
   ASSERT_TRUE(eventually([&] { return trainer->completed_steps() >= 1; }));
   trainer.reset();  // must not hang
   SUCCEED();
+}
+
+// Sets a flag when a step begins: a stop is then requested inside that step.
+struct StepBegins : TrainingObserver {
+  std::atomic<int64_t> begun{0};
+  void on_step_begin(int64_t step) override { begun.store(step); }
+};
+
+// A step that would take hours (10^8 micro-batches, or a validation of 10^8 batches)
+// is cut between two batches: a stop ends the run in well under the 10 s bound, as
+// stopped, with no step finished (only SIGKILL could end it before).
+void expect_a_stop_inside_step_one(TrainConfig c) {
+  StepBegins observer;
+  Trainer trainer(c);
+  trainer.add_observer(&observer);
+  trainer.start();
+  ASSERT_TRUE(eventually([&] { return observer.begun.load() == 1; }));
+  trainer.request_stop();
+  const auto ended = eventually([&] { return trainer.state() == RunState::kStopped; }, 10s);
+  EXPECT_TRUE(ended) << "the stop waited for the step to end";
+  if (!ended) std::abort();  // the test would otherwise wait for 10^8 batches in the destructor
+  trainer.wait();
+  EXPECT_EQ(trainer.completed_steps(), 0);
+}
+
+TEST(Trainer, AStopEndsAStepOfManyMicroBatches) {
+  TrainConfig c = tiny(1);
+  c.accumulation_steps = 100'000'000;
+  expect_a_stop_inside_step_one(c);
+}
+
+TEST(Trainer, AStopEndsALongValidation) {
+  TrainConfig c = tiny(2);
+  c.eval_every = 1;
+  c.eval_batches = 100'000'000;
+  expect_a_stop_inside_step_one(c);
 }
 
 TEST(Trainer, AFullQueueDropsEventsInsteadOfBlockingTraining) {

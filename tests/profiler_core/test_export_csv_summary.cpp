@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <sstream>
 
+#include <signal.h>
+#include <sys/resource.h>
+
 #include "profiler/export/csv_export.h"
+#include "profiler/export/export_util.h"
 #include "profiler/export/json_summary.h"
 #include "tests/profiler_core/session_fixture.h"
 #include "tests/support/test_support.h"
@@ -135,13 +139,57 @@ TEST_F(Exports, PathExportsReplaceFilesWhole) {
   std::string text;
   ASSERT_EQ(run_command("cat '" + csv + "'", &text), 0);
   EXPECT_EQ(text.rfind("step,loss,", 0), 0u);
-  EXPECT_FALSE(std::filesystem::exists(csv + ".tmp"));
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path()))
+    EXPECT_NE(entry.path().extension(), ".tmp") << "a temporary file was left: " << entry.path();
   try {
     export_steps_csv(r, (dir_ / "no-such-dir" / "x.csv").string());
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot write"), std::string::npos);
   }
+}
+
+// Every write of an output is checked: a full device or a file-size limit is a StoreError
+// naming the path and the OS error, never a silent success, and no temporary file stays.
+void expect_write_fails(const std::string& path, const std::string& os_error, size_t bytes) {
+  try {
+    export_detail::write_file_atomically(path, [&](std::ostream& out) { out << std::string(bytes, 'x'); });
+    FAIL() << "the write to " << path << " succeeded";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write '" + path + "': " + os_error);
+  }
+}
+
+TEST_F(Exports, AFullDeviceIsAFailedWrite) {
+  expect_write_fails("/dev/full", "No space left on device", 10);
+  expect_write_fails("/dev/full", "No space left on device", 1 << 20);  // past the stream's buffer
+}
+
+TEST_F(Exports, AFileSizeLimitIsAFailedWriteThatLeavesNothing) {
+  // As main() does: the limit then fails the write with EFBIG instead of killing the process.
+  const auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  rlimit old {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  rlimit limited = old;
+  limited.rlim_cur = 4096;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+  ScratchDir out;
+  expect_write_fails((out / "big.csv").string(), "File too large", 10'000);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
+  ::signal(SIGXFSZ, old_handler);
+  EXPECT_TRUE(std::filesystem::is_empty(out.path())) << "the output or its temporary file was left";
+}
+
+TEST_F(Exports, AFailedExportLeavesTheOldFileAndNoTemporaryFile) {
+  ScratchDir out;
+  write_file(out / "s.json", "old");
+  EXPECT_THROW(export_detail::write_file_atomically((out / "s.json").string(),
+                                                    [](std::ostream&) { throw StoreError("the export failed"); }),
+               StoreError);
+  std::string text;
+  ASSERT_EQ(run_command("cat '" + (out / "s.json").string() + "'", &text), 0);
+  EXPECT_EQ(text, "old");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(out.path()), {}), 1);
 }
 
 TEST_F(Exports, JsonSummaryOfACraftedSession) {

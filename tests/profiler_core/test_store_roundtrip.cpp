@@ -1,6 +1,8 @@
 // What is written comes back unchanged, and the aggregate queries agree with the rows.
 #include <array>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <limits>
 
 #include "tests/profiler_core/session_fixture.h"
@@ -327,9 +329,59 @@ TEST(StoreRoundTrip, ExistingFileIsKeptUnlessOverwriteIsAsked) {
     EXPECT_NE(std::string(e.what()).find("'" + path + "' already exists"), std::string::npos)
         << e.what();
   }
-  auto w = SessionWriter::create(path, SessionMeta{}, /*overwrite=*/true);
+  // --force replaces a session, never a file of another kind (a script given to --out).
+  try {
+    SessionWriter::create(path, SessionMeta{}, /*overwrite=*/true);
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("it is not a session file"), std::string::npos) << e.what();
+  }
+  std::ifstream kept(path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "precious");
+  SessionWriter::create(dir / "old.ampscope", SessionMeta{})->close();
+  auto w = SessionWriter::create(dir / "old.ampscope", SessionMeta{}, /*overwrite=*/true);
   w->close();
-  EXPECT_NO_THROW(SessionReader::open(path));
+  EXPECT_NO_THROW(SessionReader::open(dir / "old.ampscope"));
+}
+
+TEST(StoreRoundTrip, ALiveSessionIsNeverReplaced) {
+  ScratchDir dir;
+  const std::string path = dir / "live.ampscope";
+  EXPECT_FALSE(is_live_session(path));
+  auto live = SessionWriter::create(path, SessionMeta{});
+  live->append_step(StepRecord{.step = 1});
+  live->flush();
+  EXPECT_TRUE(is_live_session(path));
+  EXPECT_EQ(why_not_replaceable(path), "another ampscope run is writing it");
+  try {
+    SessionWriter::create(path, SessionMeta{}, /*overwrite=*/true);
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("another ampscope run is writing it"), std::string::npos) << e.what();
+  }
+  live->append_step(StepRecord{.step = 2});
+  live->close();
+  EXPECT_FALSE(is_live_session(path));  // closing (or the process ending) releases it
+  EXPECT_EQ(SessionReader::open(path).steps().size(), 2u);
+}
+
+TEST(StoreRoundTrip, AValueOfTheWrongTypeIsAnErrorNamingTableAndColumn) {
+  ScratchDir dir;
+  const std::string path = dir / "run.ampscope";
+  auto w = SessionWriter::create(path, SessionMeta{});
+  w->append_step(StepRecord{.step = 1, .loss = 2.5});
+  w->close();
+  {
+    store_detail::Db db(path, SQLITE_OPEN_READWRITE);
+    db.exec("UPDATE steps SET loss='abc' WHERE step=1", "corrupting");
+  }
+  try {
+    (void)SessionReader::open(path).steps();
+    FAIL() << "a text loss read back without an error";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("steps.loss holds text where a number belongs"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
