@@ -70,8 +70,10 @@ double data_file_bytes(const std::string& path) {
 
 // What runs out of memory while the data loads is the data, not the model: the message
 // names the data's settings (a data file read whole, or the synthetic set's size).
-std::string data_memory_advice(const DataConfig& d) {
+std::string data_memory_advice(const DataConfig& d, ModelKind model) {
   if (d.kind != DataKind::kSynthetic) return fmt::format("give --data-path a smaller data set than '{}'", d.path);
+  // The GPT's synthetic token windows grow with the context length too.
+  if (model == ModelKind::kGPT) return "lower --synthetic-samples, --seq-len or --vocab-size";
   return "lower --synthetic-samples or --vocab-size";
 }
 
@@ -84,11 +86,11 @@ std::unique_ptr<DataSource> load_data(const TrainConfig& c) {
   try {
     return make_data_source(c.data, c.model, c.seed);
   } catch (const std::bad_alloc&) {
-    throw DataError("out of memory loading the data; " + data_memory_advice(c.data));
+    throw DataError("out of memory loading the data; " + data_memory_advice(c.data, c.model.kind));
   } catch (const c10::Error& e) {
     const std::string what = first_line(e.what_without_backtrace());
     if (!is_allocation_failure(what)) throw;
-    throw DataError(fmt::format("out of memory loading the data{}; {}", requested_size(what), data_memory_advice(c.data)));
+    throw DataError(fmt::format("out of memory loading the data{}; {}", requested_size(what), data_memory_advice(c.data, c.model.kind)));
   }
 }
 

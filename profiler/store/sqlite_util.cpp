@@ -1,5 +1,7 @@
 #include "profiler/store/sqlite_util.h"
 
+#include <sys/resource.h>
+
 #include <cmath>
 #include <limits>
 #include <system_error>
@@ -13,8 +15,17 @@ namespace {
 std::string with_os_error(sqlite3* db, int rc, std::string msg) {
   const int primary = rc & 0xff;
   const int error = db ? sqlite3_system_errno(db) : 0;
-  if ((primary == SQLITE_IOERR || primary == SQLITE_FULL || primary == SQLITE_CANTOPEN) && error != 0)
+  if ((primary == SQLITE_IOERR || primary == SQLITE_FULL || primary == SQLITE_CANTOPEN) && error != 0) {
     msg += " (" + std::generic_category().message(error) + ")";
+  } else if (primary == SQLITE_IOERR || primary == SQLITE_FULL) {
+    // SQLite reports errno as it is when the error is raised, after its own clean-up
+    // may have reset it: a write past a file-size limit (EFBIG) then says nothing. Name
+    // the limit when there is one, so the user sees the likely cause.
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+      msg += " (File too large? this process may write files of at most " + std::to_string(limit.rlim_cur) +
+             " bytes: ulimit -f)";
+  }
   return msg;
 }
 
