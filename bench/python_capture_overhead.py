@@ -72,11 +72,17 @@ def main():
                                       "--width", str(args.width), "--out-dir", out_dir],
                                      check=True, capture_output=True, text=True).stdout
                 results[mode].append(float(out.strip().splitlines()[-1]))
-    bare = statistics.median(results["bare"])
-    print(f"{'mode':<16} {'median step ms':>14} {'ratio to bare':>14}  (each repeat, ms)")
-    for mode in MODES:
-        m = statistics.median(results[mode])
-        print(f"{mode:<16} {m * 1e3:>14.2f} {m / bare:>14.2f}  " + " ".join(f"{t * 1e3:.2f}" for t in results[mode]))
+    print_table({mode: [t * 1e3 for t in times] for mode, times in results.items()})
+
+
+def print_table(results_ms, prefix=""):
+    """Each mode's median step (ms), its ratio to bare's, and every repeat: the one table
+    of the capture-overhead benchmarks (also bench/python_script_overhead.py's)."""
+    bare = statistics.median(results_ms["bare"])
+    print(f"{prefix}{'mode':<16} {'median step ms':>14} {'ratio to bare':>14}  (each repeat, ms)")
+    for mode, times in results_ms.items():
+        m = statistics.median(times)
+        print(f"{prefix}{mode:<16} {m:>14.2f} {m / bare:>14.3f}  " + " ".join(f"{t:.2f}" for t in times))
 
 
 if __name__ == "__main__":

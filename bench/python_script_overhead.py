@@ -18,10 +18,11 @@ import argparse
 import os
 import re
 import runpy
-import statistics
 import subprocess
 import sys
 import tempfile
+
+from python_capture_overhead import print_table  # bench/: the same results table
 
 MODES = ["bare", "ampscope", "torch.profiler"]
 STEADY = re.compile(r"steady step ms: ([0-9.]+)")
@@ -72,11 +73,7 @@ def main():
             for mode in MODES:
                 session = os.path.join(out_dir, f"{stem}.repeat{r + 1}.ampscope")
                 results[mode].append(run_mode(mode, args.script, args.script_args, session))
-    bare = statistics.median(results["bare"])
-    print(f"{stem}: {'mode':<16} {'median step ms':>14} {'ratio to bare':>14}  (each repeat, ms)")
-    for mode in MODES:
-        m = statistics.median(results[mode])
-        print(f"{stem}: {mode:<16} {m:>14.2f} {m / bare:>14.3f}  " + " ".join(f"{t:.2f}" for t in results[mode]))
+    print_table(results, prefix=f"{stem}: ")
 
 
 if __name__ == "__main__":
