@@ -33,6 +33,15 @@ std::string describe(const RecordingHealth& h) {
     parts.push_back("the profiler could not keep up and dropped " +
                     plural(h.profiler_dropped_batches, "batch", "batches") + " of records");
   if (!h.op_sampling_fallbacks.empty()) parts.push_back(OpSamplingRule::describe(h.op_sampling_fallbacks));
+  if (h.ops_over_step_budget > 0)
+    parts.push_back(plural(h.ops_over_step_budget, "op call", "op calls") + " over the budget of " +
+                    std::to_string(h.step_op_budget) + " per thread and step (from step " +
+                    std::to_string(h.first_step_over_budget) + ") were counted, not recorded");
+  if (h.interrupted_step_ops + h.interrupted_step_gpu_activities > 0)
+    parts.push_back("the stop interrupted step " + std::to_string(h.interrupted_step) + ": its " +
+                    plural(h.interrupted_step_ops, "op call", "op calls") + " and " +
+                    plural(h.interrupted_step_gpu_activities, "GPU activity", "GPU activities") +
+                    " were not kept");
   if (h.cupti_dropped_records > 0)
     parts.push_back("CUPTI dropped " + plural(h.cupti_dropped_records, "GPU record", "GPU records"));
   if (h.dropped_events > 0)
@@ -53,6 +62,12 @@ RecordingHealth recording_health_from_meta(const std::map<std::string, std::stri
   if (const auto it = meta.find(meta_key::kStoreLastError); it != meta.end()) h.store_error = it->second;
   if (const auto it = meta.find(meta_key::kOpSamplingFallbacks); it != meta.end())
     h.op_sampling_fallbacks = OpSamplingRule::decode(it->second).value_or(std::vector<OpSamplingRule::Fallback>{});
+  h.ops_over_step_budget = count_of(meta, meta_key::kOpsOverStepBudget);
+  h.step_op_budget = count_of(meta, meta_key::kStepOpBudget);
+  h.first_step_over_budget = static_cast<int64_t>(count_of(meta, meta_key::kFirstStepOverBudget));
+  h.interrupted_step = static_cast<int64_t>(count_of(meta, meta_key::kInterruptedStep));
+  h.interrupted_step_ops = count_of(meta, meta_key::kInterruptedStepOps);
+  h.interrupted_step_gpu_activities = count_of(meta, meta_key::kInterruptedStepKernels);
   // The profiler writes final_state when the run ends; the writer then closes the file.
   h.closed = meta.count(meta_key::kFinalState) > 0;
   return h;

@@ -23,9 +23,19 @@ struct RecordingHealth {
   bool closed = true;                     // false: the session was never closed (the process was killed)
   // When the capture fell behind, it recorded the ops of fewer steps (never steps themselves).
   std::vector<OpSamplingRule::Fallback> op_sampling_fallbacks;
+  // Ops over the per-thread, per-step budget: counted, not recorded.
+  uint64_t ops_over_step_budget = 0;
+  uint64_t step_op_budget = 0;
+  int64_t first_step_over_budget = 0;
+  // A stop inside a step: that step (0: none) and what of it was not kept.
+  int64_t interrupted_step = 0;
+  uint64_t interrupted_step_ops = 0;
+  uint64_t interrupted_step_gpu_activities = 0;
 
   bool lost_anything() const {
-    return dropped_events + profiler_dropped_batches + store_dropped_batches + cupti_dropped_records > 0 ||
+    return dropped_events + profiler_dropped_batches + store_dropped_batches + cupti_dropped_records +
+                   ops_over_step_budget + interrupted_step_ops + interrupted_step_gpu_activities >
+               0 ||
            !store_error.empty() || !op_sampling_fallbacks.empty();
   }
 };

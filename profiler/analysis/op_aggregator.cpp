@@ -151,6 +151,17 @@ void OpAggregator::release_parked() {
   parked_count_ = 0;
 }
 
+size_t OpAggregator::discard_parked_from(uint64_t first_op_id) {
+  size_t discarded = 0;
+  std::erase_if(parked_, [&](const auto& entry) {
+    if (entry.first < first_op_id) return false;
+    discarded += entry.second.size();
+    return true;
+  });
+  parked_count_ -= discarded;  // parked_order_ may keep their ids: it skips ids not parked
+  return discarded;
+}
+
 std::vector<OpAggregator::SettledKernel> OpAggregator::take_settled() {
   std::vector<SettledKernel> out;
   out.swap(settled_);

@@ -38,6 +38,9 @@ class OpAggregator {
   void add_kernels(std::vector<KernelRecord> kernels);
   // Gives up on every parked kernel (the end of a recording): unattributed.
   void release_parked();
+  // Forgets the parked kernels of ops with ids from `first_op_id` up (ops that will
+  // never arrive: a step the run's stop interrupted). Returns how many.
+  size_t discard_parked_from(uint64_t first_op_id);
   // Kernels settled since the last call, in arrival order, with `step` filled in
   // (their op's step, or the newest step seen when unattributed) and the name of
   // the op that launched them ("" when unattributed).

@@ -89,6 +89,7 @@ struct OpBatch::Part {
   std::vector<RawOp> ops;
   std::vector<TensorDesc> tensors;
   std::vector<int64_t> dims;  // input shapes, one op after another
+  uint64_t over_budget = 0;   // ops finished but not kept: the thread's step budget was spent
 };
 
 struct OpObserver::ThreadState {
@@ -100,6 +101,8 @@ struct OpObserver::ThreadState {
   std::vector<Phase> phases;           // phase scopes, innermost last
   std::vector<ScopeKind> user_scopes;  // every open USER_SCOPE, to pair exits with entries
   uint32_t torchscript_frames = 0;     // TorchScript functions running on this thread
+  uint64_t entered_this_step = 0;      // ops recorded since this registration (the step budget)
+  uint32_t open_over_budget = 0;       // ops entered over budget and still running (innermost)
   // Open ops' inputs, innermost last (a stack, as `open` is), reused from op to op.
   std::vector<TensorDesc> pending_tensors;
   std::vector<int64_t> pending_dims;
@@ -113,6 +116,8 @@ struct OpObserver::ThreadState {
     phases.clear();
     user_scopes.clear();
     torchscript_frames = 0;
+    entered_this_step = 0;
+    open_over_budget = 0;
     pending_tensors.clear();
     pending_dims.clear();
   }
@@ -302,6 +307,13 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
     return nullptr;
   }
 
+  // Over the step's budget: not recorded. Ops nest, so every op entered from now
+  // on exits before any op recorded earlier: a count pairs the exits.
+  if (ts.entered_this_step >= self->step_op_budget_.load(std::memory_order_relaxed)) {
+    ++ts.open_over_budget;
+    return nullptr;
+  }
+  ++ts.entered_this_step;
   const NameInfo name = ts.names.lookup(fn.name());
   const size_t depth = ts.open.size();
   OpenOp& op = ts.open.emplace_back();
@@ -364,6 +376,12 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
     if (ts.torchscript_frames > 0) --ts.torchscript_frames;
     return;
   }
+  if (ts.open_over_budget > 0) {
+    --ts.open_over_budget;
+    std::lock_guard lock(ts.mutex);
+    ++ts.finished.over_budget;
+    return;
+  }
   if (ts.open.empty()) return;  // entered before registration
   if (self->hooks_) self->hooks_->pop_external_id();
   OpenOp& op = ts.open.back();
@@ -421,6 +439,12 @@ OpBatch& OpBatch::operator=(OpBatch&&) noexcept = default;
 size_t OpBatch::size() const {
   size_t n = 0;
   for (const Part& p : parts_) n += p.ops.size();
+  return n;
+}
+
+uint64_t OpBatch::over_budget() const {
+  uint64_t n = 0;
+  for (const Part& p : parts_) n += p.over_budget;
   return n;
 }
 
@@ -503,6 +527,7 @@ OpObserver::ThreadState& OpObserver::thread_state() {
 
 void OpObserver::begin_step(int64_t step) {
   step_.store(step, std::memory_order_relaxed);
+  step_first_op_id_ = next_id_.load(std::memory_order_relaxed);
   if (handle_ != 0) return;
   // Before publishing `this`: a callback that sees it sees the new generation.
   generation_.fetch_add(1, std::memory_order_relaxed);
@@ -533,7 +558,7 @@ OpBatch OpObserver::take() {
     OpBatch::Part part;
     {
       std::lock_guard lock(ts->mutex);
-      if (ts->finished.ops.empty()) continue;
+      if (ts->finished.ops.empty() && ts->finished.over_budget == 0) continue;
       std::swap(part, ts->finished);
       // The thread records about as much next step: spare it the regrowth.
       ts->finished.ops.reserve(part.ops.size());

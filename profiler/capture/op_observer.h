@@ -41,6 +41,9 @@ class OpBatch {
 
   size_t size() const;
   bool empty() const { return size() == 0; }
+  // Ops finished in the batch's time that were not recorded: their thread had used
+  // up its budget for the step (OpObserver::set_step_op_budget).
+  uint64_t over_budget() const;
   // The records, by start time.
   std::vector<OpRecord> to_records() &&;
 
@@ -60,8 +63,15 @@ class OpObserver {
 
   // Brackets every recorded op with its id, so GPU work maps to the op that launched it.
   void set_activity_source(cupti::ActivitySource* source) { hooks_ = source; }
+  // At most this many ops recorded per thread per step; the rest are counted
+  // (OpBatch::over_budget), not kept. Bounds the memory of a step that never ends
+  // (a script with no optimizer step, a huge gradient accumulation). Ops are cut
+  // at entry, so every recorded op's parent is recorded too.
+  void set_step_op_budget(uint64_t ops_per_thread) { step_op_budget_.store(ops_per_thread, std::memory_order_relaxed); }
   // Registers the callback; ops until end_step() belong to `step`.
   void begin_step(int64_t step);
+  // The id of the first op of the step begun last: ops (and kernels) of that step have ids from it up.
+  uint64_t first_op_id_of_step() const { return step_first_op_id_; }
   void end_step();
   bool recording() const { return handle_ != 0; }
   // Every op finished since the last take(), from every thread.
@@ -76,6 +86,7 @@ class OpObserver {
   ThreadState& thread_state();
   std::atomic<uint64_t> next_id_{1};
   std::atomic<int64_t> step_{0};
+  std::atomic<uint64_t> step_op_budget_{UINT64_MAX};
   // Bumped by each registration: a thread's state left over from an earlier
   // registration (an op still open when end_step() ran) is dropped on first use.
   std::atomic<uint64_t> generation_{0};
@@ -87,6 +98,7 @@ class OpObserver {
   static std::atomic<uint64_t> next_serial_;
   const uint64_t serial_;  // keys thread-local state; unlike `this`, never reused
   uint64_t handle_ = 0;
+  uint64_t step_first_op_id_ = 1;  // the caller's thread (begin_step's)
   std::mutex registry_mutex_;
   std::vector<std::shared_ptr<ThreadState>> threads_;
   uint32_t next_thread_number_ = 1;

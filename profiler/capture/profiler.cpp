@@ -42,6 +42,7 @@ Profiler::Profiler(ProfilerOptions options)
       op_rule_(options_.window_start, options_.window_steps, options_.every_n_steps),
       aggregator_(64, options_.op_step_samples),
       snapshot_(std::make_shared<const ProfileSnapshot>()) {
+  observer_.set_step_op_budget(options_.step_op_budget);
   worker_ = std::thread([this] {
     lower_this_thread_priority();
     worker_loop();
@@ -103,6 +104,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   // Each process (each rank under torchrun) is its own process in the Chrome trace.
   writer_->set_meta_value(meta_key::kPid, std::to_string(current_process_id()));
   writer_->set_meta_value(meta_key::kHost, current_host_name());
+  writer_->set_meta_value(meta_key::kStepOpBudget, std::to_string(options_.step_op_budget));
   writer_published_.store(writer_.get(), std::memory_order_release);
 }
 
@@ -183,7 +185,7 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
   }
   if (observer_.recording()) {
     observer_.end_step();
-    enqueue(OpsJob{observer_.take()}, /*may_drop=*/false);  // admitted at the step's start
+    hand_over_ops(step.step);  // admitted at the step's start
     // The step ended with a device sync, so its kernels are done: tracing can
     // stop until the next sampled step.
     if (!step_is_sampled(step.step + 1)) pause_gpu_tracing();
@@ -198,10 +200,39 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
     append_optimizer_steps(std::move(per_optimizer));
 }
 
+void Profiler::hand_over_ops(int64_t step) {
+  OpBatch batch = observer_.take();
+  if (const uint64_t over = batch.over_budget(); over > 0) {
+    if (ops_over_budget_.fetch_add(over, std::memory_order_relaxed) == 0)
+      first_step_over_budget_.store(step, std::memory_order_relaxed);
+    if (writer_) {
+      writer_->set_meta_value(meta_key::kOpsOverStepBudget, std::to_string(ops_over_budget_.load()));
+      writer_->set_meta_value(meta_key::kFirstStepOverBudget, std::to_string(first_step_over_budget_.load()));
+    }
+  }
+  enqueue(OpsJob{std::move(batch)}, /*may_drop=*/false);
+}
+
+void Profiler::drop_interrupted_step() {
+  observer_.end_step();
+  const OpBatch batch = observer_.take();
+  interrupted_first_op_id_.store(observer_.first_op_id_of_step(), std::memory_order_relaxed);
+  interrupted_ops_.store(batch.size() + batch.over_budget(), std::memory_order_relaxed);
+  interrupted_step_.store(observer_.step_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
+void Profiler::set_aside_interrupted_kernels(std::vector<KernelRecord>& kernels) {
+  const uint64_t first = interrupted_first_op_id_.load(std::memory_order_relaxed);
+  if (first == UINT64_MAX) return;
+  const size_t before = kernels.size();
+  std::erase_if(kernels, [&](const KernelRecord& k) { return k.op_id >= first; });
+  interrupted_kernels_.fetch_add(before - kernels.size(), std::memory_order_relaxed);
+}
+
 void Profiler::finish_recording() {
   if (observer_.recording()) {
     observer_.end_step();
-    enqueue(OpsJob{observer_.take()}, /*may_drop=*/false);
+    hand_over_ops(observer_.step_.load(std::memory_order_relaxed));
   }
   if (gpu_source_) gpu_source_->stop();  // delivers the rest and releases CUPTI
   enqueue(FinishJob{}, /*may_drop=*/false);
@@ -209,6 +240,10 @@ void Profiler::finish_recording() {
 
 void Profiler::on_run_end(engine::RunState final_state, const std::string& message) {
   if (engine::activation_sink() == &activations_) engine::activation_sink() = nullptr;  // a step that failed
+  // A stop must end the run within a second: the stopped step's ops could be
+  // millions (a huge accumulation) and take tens of seconds to store. A failed
+  // step keeps its ops: they show where it failed.
+  if (final_state == engine::RunState::kStopped && observer_.recording()) drop_interrupted_step();
   finish_recording();
   // The worker publishes the final snapshot after everything queued so far.
   enqueue(PublishJob{}, /*may_drop=*/false);
@@ -223,6 +258,11 @@ void Profiler::on_run_end(engine::RunState final_state, const std::string& messa
     writer_->set_meta_value(meta_key::kGpuTracing, gpu_tracing_);
     writer_->set_meta_value(meta_key::kProfilerDroppedBatches, std::to_string(dropped_.load()));
     writer_->set_meta_value(meta_key::kRecordedOps, std::to_string(observer_.recorded_ops()));
+    if (const int64_t step = interrupted_step_.load(); step != 0) {
+      writer_->set_meta_value(meta_key::kInterruptedStep, std::to_string(step));
+      writer_->set_meta_value(meta_key::kInterruptedStepOps, std::to_string(interrupted_ops_.load()));
+      writer_->set_meta_value(meta_key::kInterruptedStepKernels, std::to_string(interrupted_kernels_.load()));
+    }
     if (gpu_source_) {
       const auto stats = gpu_source_->stats();
       writer_->set_meta_value(meta_key::kCuptiDroppedRecords, std::to_string(stats.dropped_by_cupti));
@@ -281,6 +321,7 @@ void Profiler::process(Job& job) {
     tables_dirty_ = true;
   } else if (auto* kernels = std::get_if<KernelsJob>(&job)) {
     set_aside_own_kernels(kernels->kernels);
+    set_aside_interrupted_kernels(kernels->kernels);
     aggregator_.add_kernels(std::move(kernels->kernels));
     take_settled_kernels();
     tables_dirty_ = true;
@@ -307,6 +348,8 @@ void Profiler::process(Job& job) {
   } else if (std::holds_alternative<PublishJob>(job)) {
     publish_snapshot();
   } else if (std::holds_alternative<FinishJob>(job)) {
+    if (const uint64_t first = interrupted_first_op_id_.load(std::memory_order_relaxed); first != UINT64_MAX)
+      interrupted_kernels_.fetch_add(aggregator_.discard_parked_from(first), std::memory_order_relaxed);
     aggregator_.release_parked();
     take_settled_kernels();
     save_tables();

@@ -56,6 +56,10 @@ struct ProfilerOptions {
   // Per-step op times for the first this many recorded steps (OpStats::step_*_time_ns);
   // comparisons' profiled passes take medians of them. 0 = totals only.
   size_t op_step_samples = 0;
+  // Ops each thread records per step at most; the rest are counted (meta
+  // ops_over_step_budget). Bounds a step that never ends: a script with no
+  // optimizer step, a huge gradient accumulation. ~200 bytes each while waiting.
+  uint64_t step_op_budget = 500'000;
   // The op table and kernel table are stored this often while running, so a killed
   // run's session has them (up to the last save) as well as the raw records.
   std::chrono::milliseconds table_save_interval{2000};
@@ -134,6 +138,12 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // queue scaled to the worker's capacity, whichever is fuller.
   uint64_t recording_backlog();
   void shed_ops_from(int64_t step, uint64_t backlog);
+  // Training thread: the step's ops (and the count of those over budget) to the worker.
+  void hand_over_ops(int64_t step);
+  // A stop inside a step: that step's ops are counted and dropped (training thread);
+  // its kernels too, as the worker meets them (set_aside_interrupted_kernels).
+  void drop_interrupted_step();
+  void set_aside_interrupted_kernels(std::vector<KernelRecord>& kernels);
 
   ProfilerOptions options_;
   OpObserver observer_;
@@ -173,6 +183,16 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   bool busy_ = false;
   bool stopping_ = false;
   std::atomic<uint64_t> dropped_{0};
+  // Ops over the step budget, and the first step that went over (written by the
+  // training thread, read by health() on any).
+  std::atomic<uint64_t> ops_over_budget_{0};
+  std::atomic<int64_t> first_step_over_budget_{0};
+  // The step a stop interrupted (0: none), its ops not kept; kernels of ops with ids
+  // from interrupted_first_op_id_ up are the worker's to drop (counted there).
+  std::atomic<int64_t> interrupted_step_{0};
+  std::atomic<uint64_t> interrupted_ops_{0};
+  std::atomic<uint64_t> interrupted_first_op_id_{UINT64_MAX};
+  std::atomic<uint64_t> interrupted_kernels_{0};
   std::thread worker_;
 
   mutable std::mutex snapshot_mutex_;

@@ -79,6 +79,16 @@ inline constexpr const char* kCuptiUnmappedRecords = "cupti_unmapped_records";
 // Where the capture fell back to recording fewer steps' ops (profiler/op_sampling_rule.h):
 // "step:every:backlog" per fall-back, ";"-separated. Absent: it never fell behind.
 inline constexpr const char* kOpSamplingFallbacks = "op_sampling_fallbacks";
+// Ops each thread may record per step (ProfilerOptions::step_op_budget), the ops
+// over it (counted, not recorded) and the first step that went over.
+inline constexpr const char* kStepOpBudget = "step_op_budget";
+inline constexpr const char* kOpsOverStepBudget = "ops_over_step_budget";
+inline constexpr const char* kFirstStepOverBudget = "first_step_over_op_budget";
+// A stop inside a step: that unfinished step's ops and GPU activities are not kept
+// (writing them could take longer than the user waits for a stop).
+inline constexpr const char* kInterruptedStep = "interrupted_step";
+inline constexpr const char* kInterruptedStepOps = "interrupted_step_ops_not_kept";
+inline constexpr const char* kInterruptedStepKernels = "interrupted_step_gpu_activities_not_kept";
 
 // A count (or pid) stored under `key`: nullopt when absent, empty, negative or not
 // wholly a number, so each reader decides what a missing count means.

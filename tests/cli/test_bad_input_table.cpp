@@ -217,6 +217,9 @@ Plan stopped_inside_a_step(int sig) {
     if (!fs::exists(tmp / "p.ampscope")) return;  // train: no session
     const auto session = ampscope::profiler::SessionReader::open((tmp / "p.ampscope").string());
     EXPECT_EQ(session.meta_value("final_state").value_or("(none)"), "stopped");
+    // The unfinished step's ops (millions: 28.7 s to store) are counted, not kept.
+    EXPECT_EQ(session.meta_value("interrupted_step").value_or("(none)"), "1");
+    EXPECT_EQ(session.op_count(), 0);
   };
   return plan;
 }

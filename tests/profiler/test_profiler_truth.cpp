@@ -5,6 +5,9 @@
 // the profiler's own kernels are never the user's (issue #27).
 #include <gtest/gtest.h>
 
+#include <ATen/record_function.h>
+
+#include <map>
 #include <set>
 #include <string>
 
@@ -193,6 +196,156 @@ TEST(ProfilerTruth, TheProfilersOwnKernelsAreNeverTheUsers) {
   EXPECT_EQ(session.gpu_attribution().unattributed_ns, 0);
   EXPECT_EQ(session.gpu_attribution().traced_ns, stored * 1000);
   EXPECT_EQ(session.meta_value(meta_key::kUnattributedKernels).value_or(""), "0");
+}
+
+}  // namespace
+}  // namespace ampscope::profiler
+
+namespace ampscope::profiler {
+namespace {
+
+// Ops stored per step, and what each session said about the ops it did not keep.
+std::map<int64_t, int64_t> ops_per_step(const SessionReader& session) {
+  std::map<int64_t, int64_t> per_step;
+  for (const OpRecord& op : session.ops()) ++per_step[op.step];
+  return per_step;
+}
+
+// A step that never ends (a script with no optimizer step, a huge accumulation)
+// must not grow the profiler's memory without bound: each thread records at most
+// the budget per step, and every op over it is counted. Recorded ops keep their
+// parents, so the op tree (and each top-level op's time) stays whole.
+TEST(ProfilerBounds, OpsOverTheStepBudgetAreCountedNotRecorded) {
+  test::ScratchDir dir;
+  auto run = [&](const std::string& name, uint64_t budget) {
+    ProfilerOptions options;
+    options.session_path = (dir / name).string();
+    options.gradient_every = 0;
+    options.step_op_budget = budget;
+    Profiler profiler(options);
+    train_tiny_gpt(profiler, 3);
+    return options.session_path;
+  };
+  const auto whole = SessionReader::open(run("whole.ampscope", UINT64_MAX));
+  const auto cut = SessionReader::open(run("cut.ampscope", 100));
+  const std::map<int64_t, int64_t> all = ops_per_step(whole), kept = ops_per_step(cut);
+  ASSERT_EQ(all.size(), 3u);
+  int64_t all_ops = 0, kept_ops = 0;
+  std::map<std::pair<int64_t, uint64_t>, int64_t> kept_per_thread;
+  for (const OpRecord& op : cut.ops()) ++kept_per_thread[{op.step, op.thread_id}];
+  for (const auto& [step_thread, n] : kept_per_thread) EXPECT_LE(n, 100) << "step " << step_thread.first;
+  for (const auto& [step, n] : all) {
+    ASSERT_GT(n, 100) << "the case under test: a step with more ops than the budget";
+    // The training thread runs nearly all of them (a CPU run's backward included): it met the budget.
+    int64_t busiest = 0;
+    for (const auto& [step_thread, k] : kept_per_thread)
+      if (step_thread.first == step) busiest = std::max(busiest, k);
+    EXPECT_EQ(busiest, 100) << "step " << step;
+    all_ops += n;
+    kept_ops += kept.at(step);
+  }
+  EXPECT_EQ(cut.meta_value(meta_key::kOpsOverStepBudget).value_or("-1"), std::to_string(all_ops - kept_ops));
+  EXPECT_EQ(cut.meta_value(meta_key::kFirstStepOverBudget).value_or(""), "1");
+  EXPECT_FALSE(whole.meta_value(meta_key::kOpsOverStepBudget).has_value());
+  std::set<uint64_t> ids;
+  for (const OpRecord& op : cut.ops()) ids.insert(op.id);
+  for (const OpRecord& op : cut.ops()) {
+    if (op.parent_id == 0) continue;
+    EXPECT_TRUE(ids.count(op.parent_id)) << op.name << " lost its parent " << op.parent_id;
+  }
+  const RecordingHealth health = recording_health_from_meta(cut.meta_values());
+  EXPECT_EQ(health.ops_over_step_budget, static_cast<uint64_t>(all_ops - kept_ops));
+  EXPECT_NE(describe(health).find("over the budget of 100 per thread and step (from step 1)"), std::string::npos)
+      << describe(health);
+}
+
+// Stops a run from inside step `step` after `after_ops` of its ops, as a user's
+// Ctrl-C lands in the middle of a step: no timing involved.
+class StopInsideStep final : public engine::TrainingObserver {
+ public:
+  StopInsideStep(engine::Trainer& trainer, int64_t step, int after_ops)
+      : trainer_(trainer), step_(step), after_ops_(after_ops) {}
+  ~StopInsideStep() override {
+    if (handle_ != 0) at::removeCallback(handle_);
+  }
+  void on_step_begin(int64_t step) override {
+    if (step != step_) return;
+    handle_ = at::addGlobalCallback(at::RecordFunctionCallback(
+        [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> {
+          if (active_ != nullptr && ++active_->seen_ == active_->after_ops_) active_->trainer_.request_stop();
+          return nullptr;
+        }));
+    active_ = this;
+  }
+  void on_run_end(engine::RunState, const std::string&) override { active_ = nullptr; }
+
+ private:
+  static inline StopInsideStep* active_ = nullptr;
+  engine::Trainer& trainer_;
+  int64_t step_;
+  int after_ops_;
+  int seen_ = 0;
+  at::CallbackHandle handle_ = 0;
+};
+
+// Issue 29: a stop must end the run within a second, but a step of 10^8
+// micro-batches holds millions of ops that took 28.7 s to store. The unfinished
+// step's ops and kernels are counted and not kept; the finished steps are whole,
+// and no kernel of the dropped step becomes "GPU time with no op".
+TEST(ProfilerBounds, AStopInsideAStepKeepsTheFinishedStepsAndCountsTheRest) {
+  test::ScratchDir dir;
+  SyntheticGpu gpu;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.gradient_every = 0;
+  options.activity_source_factory = gpu.factory(/*deliver_every=*/50);  // some kernels arrive mid-step
+  int64_t launched = 0;
+  {
+    Profiler profiler(options);
+    engine::TrainConfig config = test::tiny_gpt(engine::Precision::kBF16, 3);
+    config.accumulation_steps = 4;
+    engine::Trainer trainer(config);
+    StopInsideStep stopper(trainer, /*step=*/2, /*after_ops=*/50);
+    trainer.add_observer(&profiler);
+    trainer.add_observer(&stopper);
+    trainer.start();
+    trainer.wait();
+    ASSERT_EQ(trainer.state(), engine::RunState::kStopped) << trainer.error_message();
+    ASSERT_EQ(trainer.completed_steps(), 1);
+    const RecordingHealth health = profiler.health();
+    EXPECT_EQ(health.interrupted_step, 2);
+    EXPECT_GT(health.interrupted_step_ops, 0u);
+    launched = gpu.source->kernels_launched();
+  }
+  const auto session = SessionReader::open(options.session_path);
+  EXPECT_EQ(session.meta_value(meta_key::kFinalState).value_or(""), "stopped");
+  EXPECT_EQ(session.steps().size(), 1u);
+  EXPECT_EQ(session.meta_value(meta_key::kInterruptedStep).value_or(""), "2");
+  const std::map<int64_t, int64_t> per_step = ops_per_step(session);
+  ASSERT_EQ(per_step.size(), 1u) << "only the finished step's ops are kept";
+  EXPECT_EQ(per_step.begin()->first, 1);
+  // Every op id handed out is stored or counted as the interrupted step's.
+  const int64_t dropped_ops = std::stoll(session.meta_value(meta_key::kInterruptedStepOps).value_or("-1"));
+  EXPECT_GE(dropped_ops, 50);
+  EXPECT_EQ(std::stoll(session.meta_value(meta_key::kRecordedOps).value_or("-1")),
+            per_step.begin()->second + dropped_ops);
+  // Every kernel launched is stored under a kept op or counted as the interrupted step's.
+  int64_t stored = 0;
+  session.for_each_kernel(INT64_MIN, INT64_MAX, [&](const KernelRecord& k) {
+    ++stored;
+    EXPECT_EQ(k.step, 1);
+  });
+  const int64_t dropped_kernels =
+      std::stoll(session.meta_value(meta_key::kInterruptedStepKernels).value_or("-1"));
+  EXPECT_GT(dropped_kernels, 0);
+  EXPECT_EQ(stored + dropped_kernels, launched);
+  EXPECT_EQ(session.gpu_attribution().unattributed_ns, 0);
+  EXPECT_EQ(session.meta_value(meta_key::kUnattributedKernels).value_or(""), "0");
+  const std::string said = describe(recording_health_from_meta(session.meta_values()));
+  EXPECT_NE(said.find("the stop interrupted step 2: its " + std::to_string(dropped_ops) + " op calls and " +
+                      std::to_string(dropped_kernels) + " GPU activities were not kept"),
+            std::string::npos)
+      << said;
 }
 
 }  // namespace
