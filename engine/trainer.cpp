@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include "engine/data/load_stop.h"
 #include "engine/device.h"
 #include "engine/errors.h"
 #include "engine/trainer_test_hooks.h"
@@ -103,6 +104,8 @@ void Trainer::run() {
   try {
     run_loop();
     if (stop_requested_.load() && completed_steps_.load() < config_.steps) final_state = RunState::kStopped;
+  } catch (const StopRequested&) {
+    final_state = RunState::kStopped;  // while the data loaded, before the run started
   } catch (const EngineError& e) {
     final_state = RunState::kFailed;
     message = e.what();
@@ -145,6 +148,8 @@ std::string Trainer::out_of_host_memory(const std::string& size) const {
 }
 
 void Trainer::run_loop() {
+  // Loading the data (a file read whole and parsed) stops too: StopRequested, caught by run().
+  const data::LoadStopScope loading(&stop_requested_);
   TrainingRun run(config_);
   run.set_stop_flag(&stop_requested_);
   prepared_ = true;

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "engine/data/file_bytes.h"
+#include "engine/data/load_stop.h"
 #include "engine/data/tensor_source.h"
 #include "engine/errors.h"
 
@@ -71,6 +72,7 @@ CsvTable parse_csv(const std::string& text, const std::string& path) {
     const std::string_view line(text.data() + begin, end - begin);
     begin = end + 1;
     ++line_number;
+    if (line_number % 65536 == 0) throw_if_load_stopped();  // a stop need not wait for a huge file's parse
     if (trim(line).empty()) continue;
 
     std::vector<std::string_view> fields = split_fields(line);

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 
+#include "engine/data/load_stop.h"
 #include "engine/errors.h"
 
 namespace ampscope::engine::data {
@@ -37,8 +39,12 @@ std::string read_file_bytes(const std::string& path, std::string_view what) {
   if (length < 0) throw DataError(fmt::format("{} '{}': cannot be read", what, path));
   in.seekg(0, std::ios::beg);
   std::string bytes(static_cast<size_t>(length), '\0');
-  if (length > 0 && !in.read(bytes.data(), length)) {
-    throw DataError(fmt::format("{} '{}': cannot be read", what, path));
+  // In chunks, so a stop need not wait for gigabytes to be read.
+  constexpr std::streamoff kChunk = 64 << 20;
+  for (std::streamoff done = 0; done < length; done += kChunk) {
+    throw_if_load_stopped();
+    const std::streamoff n = std::min(kChunk, length - done);
+    if (!in.read(bytes.data() + done, n)) throw DataError(fmt::format("{} '{}': cannot be read", what, path));
   }
   return bytes;
 }

@@ -12,6 +12,9 @@
 
 #include "engine/config.h"
 #include "engine/data/cifar10.h"
+#include "engine/data/csv_table.h"
+#include "engine/data/file_bytes.h"
+#include "engine/data/load_stop.h"
 #include "engine/data/data_source.h"
 #include "engine/data/mnist.h"
 #include "engine/errors.h"
@@ -277,6 +280,37 @@ TEST(TextReader, RejectsMissingEmptyAndShortFiles) {
   auto source = load(DataKind::kText, dir / "ok.txt", {}, 4);
   EXPECT_EQ(source->size(), 2);
   EXPECT_THROW(load(DataKind::kText, dir / "ok.txt", {}, 0), ConfigError);
+}
+
+}  // namespace
+}  // namespace ampscope::engine
+
+namespace ampscope::engine {
+namespace {
+
+// Issue 29: a stop must not wait for a data file of gigabytes to be read and parsed.
+// The readers check the flag lent to their thread between chunks (64 MiB) and every
+// 65,536 CSV lines; without a flag lent, or with it unset, they read to the end.
+TEST(DataLoadStop, ReadersStopBetweenChunksWhenTheRunsFlagIsSet) {
+  ScratchDir dir;
+  write_file(dir / "f.bin", std::string(1000, 'x'));
+  std::string table;
+  for (int i = 0; i < 70'000; ++i) table += std::to_string(i) + ",1\n";
+  std::atomic<bool> stop{false};
+  {
+    const data::LoadStopScope scope(&stop);
+    EXPECT_EQ(data::read_file_bytes((dir / "f.bin").string(), "data file").size(), 1000u);
+    EXPECT_EQ(data::parse_csv(table, "t.csv").rows, 70'000);
+    stop = true;
+    EXPECT_THROW(data::read_file_bytes((dir / "f.bin").string(), "data file"), StopRequested);
+    EXPECT_THROW(data::parse_csv(table, "t.csv"), StopRequested);
+    {
+      const data::LoadStopScope inner(nullptr);  // a load that cannot be stopped (nested: restored after)
+      EXPECT_EQ(data::parse_csv(table, "t.csv").rows, 70'000);
+    }
+    EXPECT_THROW(data::parse_csv(table, "t.csv"), StopRequested);
+  }
+  EXPECT_EQ(data::parse_csv(table, "t.csv").rows, 70'000) << "the flag outlived its scope";
 }
 
 }  // namespace

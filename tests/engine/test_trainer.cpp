@@ -10,6 +10,7 @@
 
 #include "engine/trainer.h"
 #include "engine/trainer_test_hooks.h"
+#include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
 #include "tests/support/wait_until.h"
 
@@ -192,6 +193,33 @@ TEST(Trainer, AStopEndsALongValidation) {
   c.eval_every = 1;
   c.eval_batches = 100'000'000;
   expect_a_stop_inside_step_one(c);
+}
+
+// Issue 29: a data file is read whole and parsed before the first step (gigabytes
+// take many seconds); a stop then must not wait for the load, nor escape the
+// training thread (StopRequested is no std::exception). A stop asked for before the
+// load ends the run before it starts: no observer sees it begin.
+TEST(Trainer, AStopWhileTheDataLoadsEndsTheRunBeforeItStarts) {
+  struct Starts : TrainingObserver {
+    std::atomic<int> started{0};
+    void on_run_start(const RunStartedEvent&) override { ++started; }
+  } observer;
+  test::ScratchDir dir;
+  std::string table = "x,y\n";
+  for (int i = 0; i < 1000; ++i) table += std::to_string(i) + "," + std::to_string(i % 2) + "\n";
+  test::write_file(dir / "t.csv", table);
+  TrainConfig c = tiny(5);
+  c.data.kind = DataKind::kCSV;
+  c.data.path = (dir / "t.csv").string();
+  Trainer trainer(c);
+  trainer.add_observer(&observer);
+  trainer.request_stop();
+  trainer.start();
+  trainer.wait();
+  EXPECT_EQ(trainer.state(), RunState::kStopped) << trainer.error_message();
+  EXPECT_EQ(trainer.error_message(), "");
+  EXPECT_EQ(observer.started.load(), 0) << "the data was loaded although the run was stopped";
+  EXPECT_EQ(trainer.completed_steps(), 0);
 }
 
 TEST(Trainer, AFullQueueDropsEventsInsteadOfBlockingTraining) {
