@@ -1,5 +1,7 @@
 #include "profiler/store/comparison_store.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 
@@ -99,10 +101,16 @@ std::unique_ptr<ComparisonWriter> ComparisonWriter::create(const std::string& pa
                                                            bool overwrite) {
   // The session writer makes the header and the (empty) session tables, so every
   // reader that opens sessions opens this file too.
-  SessionWriter::create(path, comparison.meta, overwrite)->close();
-  Db db(path, SQLITE_OPEN_READWRITE);
-  sqlite3_busy_timeout(db.get(), 2000);
-  auto writer = std::unique_ptr<ComparisonWriter>(new ComparisonWriter(path, std::move(db)));
+  const int live_lock = SessionWriter::create(path, comparison.meta, overwrite)->close_keeping_live_lock();
+  std::unique_ptr<ComparisonWriter> writer;
+  try {
+    Db db(path, SQLITE_OPEN_READWRITE);
+    sqlite3_busy_timeout(db.get(), 2000);
+    writer.reset(new ComparisonWriter(path, live_lock, std::move(db)));
+  } catch (...) {
+    if (live_lock >= 0) ::close(live_lock);
+    throw;
+  }
   in_transaction(writer->db_, "creating the comparison tables", [&] {
     writer->db_.exec(kComparisonSchemaSql, "creating the comparison tables");
     Stmt put(writer->db_, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta");
@@ -119,7 +127,12 @@ std::unique_ptr<ComparisonWriter> ComparisonWriter::create(const std::string& pa
   return writer;
 }
 
-ComparisonWriter::ComparisonWriter(std::string path, Db db) : path_(std::move(path)), db_(std::move(db)) {}
+ComparisonWriter::ComparisonWriter(std::string path, int live_lock_fd, Db db)
+    : path_(std::move(path)), live_lock_{live_lock_fd}, db_(std::move(db)) {}
+
+ComparisonWriter::LiveLock::~LiveLock() {
+  if (fd >= 0) ::close(fd);
+}
 ComparisonWriter::~ComparisonWriter() = default;
 
 void ComparisonWriter::add_variant(const VariantRun& v) {

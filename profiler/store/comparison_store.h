@@ -32,8 +32,15 @@ class ComparisonWriter {
   const std::string& path() const { return path_; }
 
  private:
-  ComparisonWriter(std::string path, store_detail::Db db);
+  ComparisonWriter(std::string path, int live_lock_fd, store_detail::Db db);
+  // The flock marking the file live while the comparison runs; closed after db_
+  // (declared first, destroyed last): closing any descriptor of the file drops SQLite's locks.
+  struct LiveLock {
+    int fd = -1;
+    ~LiveLock();
+  };
   std::string path_;
+  LiveLock live_lock_;
   store_detail::Db db_;
 };
 

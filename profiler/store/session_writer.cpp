@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include "profiler/recording_health.h"
 #include "profiler/store/row_codec.h"
@@ -267,6 +268,12 @@ uint64_t SessionWriter::dropped_batches() const {
 std::string SessionWriter::last_error() const {
   std::lock_guard lk(mutex_);
   return last_error_;
+}
+
+int SessionWriter::close_keeping_live_lock() {
+  const int lock_fd = std::exchange(lock_fd_, -1);
+  close();
+  return lock_fd;
 }
 
 void SessionWriter::close() {

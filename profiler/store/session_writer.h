@@ -81,6 +81,10 @@ class SessionWriter {
   // rollback-journal mode, so a finished session is one self-contained file.
   // Idempotent; the destructor calls it. Appends after close are dropped.
   void close();
+  // close(), but the flock that marks the file live stays held and is returned: for
+  // a writer that goes on writing the file (the comparison's, for minutes), so no
+  // other run may replace it meanwhile. The caller closes it after its own database.
+  int close_keeping_live_lock();
 
   const std::string& path() const { return path_; }
   // Batches waiting to be written, and the queue's capacity (the profiler sheds ops

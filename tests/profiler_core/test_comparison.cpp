@@ -293,5 +293,30 @@ TEST(ComparisonStore, RefusesToOverwriteUnlessAsked) {
   EXPECT_NO_THROW(ComparisonWriter::create(path, c, true));
 }
 
+// Issue 29: a comparison writes its file for minutes (every variant, every repeat).
+// It holds the file live all that time, as a profile does, so no other run's
+// --force replaces it under it; once it is done the file may be replaced.
+TEST(ComparisonStore, AComparisonBeingWrittenIsLiveAndNotReplaced) {
+  ScratchDir dir;
+  const std::string path = dir / "c.ampscope";
+  const Comparison c = two_variant_comparison();
+  {
+    auto writer = ComparisonWriter::create(path, c, false);
+    writer->add_variant(c.variants[0]);
+    EXPECT_TRUE(is_live_session(path));
+    try {
+      SessionWriter::create(path, SessionMeta{}, /*overwrite=*/true);
+      FAIL() << "a profile replaced a comparison being written";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find("another ampscope run is writing it"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(ComparisonWriter::create(path, c, true), StoreError);
+    writer->add_variant(c.variants[1]);  // it goes on writing its own file
+  }
+  EXPECT_FALSE(is_live_session(path));
+  EXPECT_EQ(read_comparison(path).variants.size(), 2u);
+  EXPECT_NO_THROW(ComparisonWriter::create(path, c, true));
+}
+
 }  // namespace
 }  // namespace ampscope::test
