@@ -14,22 +14,50 @@ std::string ordinal(int64_t n) {
 
 }  // namespace
 
-OpSamplingRule::OpSamplingRule(int64_t window_start, int64_t window_steps, int64_t every_n_steps)
-    : window_start_(window_start), window_steps_(window_steps), every_(std::max<int64_t>(every_n_steps, 1)) {}
+OpSamplingRule::OpSamplingRule(int64_t window_start, int64_t window_steps, int64_t every_n_steps,
+                               std::vector<Fallback> changes)
+    : window_start_(window_start),
+      window_steps_(window_steps),
+      every_(std::max<int64_t>(every_n_steps, 1)),
+      fallbacks_(std::move(changes)) {}
 
 bool OpSamplingRule::selects(int64_t step) const {
   if (step < window_start_) return false;
   if (window_steps_ > 0 && step >= window_start_ + window_steps_) return false;
-  // The newest fall-back at or before this step decides; before any, the user's stride.
-  for (auto it = fallbacks_.rbegin(); it != fallbacks_.rend(); ++it)
-    if (step >= it->from_step) return step > it->from_step && (step - it->from_step) % it->every == 0;
+  // The newest change at or before this step decides; before any, the user's stride.
+  for (size_t i = fallbacks_.size(); i-- > 0;) {
+    const Fallback& f = fallbacks_[i];
+    if (step < f.from_step) continue;
+    const int64_t before = i == 0 ? every_ : fallbacks_[i - 1].every;
+    const bool widened = f.every > before;  // a fall-back sheds its own step
+    return (step > f.from_step || !widened) && (step - f.from_step) % f.every == 0;
+  }
   return (step - window_start_) % every_ == 0;
+}
+
+OpSamplingRule::Change OpSamplingRule::adjust(int64_t step, uint64_t backlog, uint64_t high, uint64_t low) {
+  if (!selects(step)) return Change::kNone;
+  ++selected_since_change_;
+  if (fallbacks_.size() >= kMaxChanges) return Change::kNone;
+  if (backlog >= high) {
+    const bool settled = fallbacks_.empty() || (selected_since_change_ > kSelectedStepsBeforeWideningAgain &&
+                                                backlog >= fallbacks_.back().backlog);
+    if (!settled) return Change::kNone;
+    fall_back(step, backlog);
+    return Change::kWidened;
+  }
+  if (backlog <= low && current_every() > every_ && selected_since_change_ > kSelectedStepsBeforeNarrowing) {
+    fallbacks_.push_back({step, std::max(every_, current_every() / 2), backlog});
+    selected_since_change_ = 0;
+    return Change::kNarrowed;
+  }
+  return Change::kNone;
 }
 
 bool OpSamplingRule::fall_back(int64_t step, uint64_t backlog) {
   if (!selects(step)) return false;
-  const int64_t every = (fallbacks_.empty() ? every_ : fallbacks_.back().every) * 2;
-  fallbacks_.push_back({step, every, backlog});
+  fallbacks_.push_back({step, current_every() * 2, backlog});
+  selected_since_change_ = 0;
   return true;
 }
 
@@ -60,15 +88,20 @@ std::optional<std::vector<OpSamplingRule::Fallback>> OpSamplingRule::decode(cons
 std::string OpSamplingRule::describe(const std::vector<Fallback>& fallbacks) {
   if (fallbacks.empty()) return {};
   std::string line = "ops recorded";
+  bool caught_up = false;
   for (size_t i = 0; i < fallbacks.size(); ++i) {
     const Fallback& f = fallbacks[i];
-    line += (i == 0 ? " every " : i + 1 == fallbacks.size() ? " and every " : ", every ") + ordinal(f.every) +
-            (i == 0 ? " step" : "") + " from step " + std::to_string(f.from_step + f.every);
+    const bool widened = i == 0 || f.every > fallbacks[i - 1].every;
+    caught_up = caught_up || !widened;
+    const std::string every = f.every == 1 ? "every step" : "every " + ordinal(f.every) + (i == 0 ? " step" : "");
+    line += (i == 0 ? " " : i + 1 == fallbacks.size() ? " and " : ", ") + every + " from step " +
+            std::to_string(widened ? f.from_step + f.every : f.from_step);
   }
   const Fallback& first = fallbacks.front();
   line += ": the capture fell behind the training (" + std::to_string(first.backlog) +
-          " record batches waiting at step " + std::to_string(first.from_step) +
-          "); steps, losses and loss scales are complete";
+          " record batches waiting at step " + std::to_string(first.from_step) + ")" +
+          (caught_up ? " and caught up as its queue drained" : "") +
+          "; steps, losses and loss scales are complete";
   return line;
 }
 

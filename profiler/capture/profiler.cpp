@@ -113,11 +113,17 @@ void Profiler::on_step_begin(int64_t step) {
   // reach activations_ during this step's forward (training thread only).
   if (wants_gradients(step)) engine::activation_sink() = &activations_;
   if (!step_is_sampled(step)) return;
-  if (const uint64_t backlog = recording_backlog(); backlog >= std::max<size_t>(options_.queue_capacity / 2, 1)) {
-    // Over half full: fall back, unless it is already draining since the last fall-back
-    // (the wider stride works; doubling again at each step would overshoot).
-    const auto& earlier = op_rule_.fallbacks();
-    if (earlier.empty() || backlog >= earlier.back().backlog) return shed_ops_from(step, backlog);
+  // Over half full: the stride widens (this step shed); nearly empty for a while: it narrows.
+  const uint64_t high = std::max<size_t>(options_.queue_capacity / 2, 1), low = options_.queue_capacity / 8;
+  switch (op_rule_.adjust(step, recording_backlog(), high, low)) {
+    case OpSamplingRule::Change::kWidened:
+      pause_gpu_tracing();  // this step's kernels would have no ops to join
+      return publish_rule_change();
+    case OpSamplingRule::Change::kNarrowed:
+      publish_rule_change();
+      break;
+    case OpSamplingRule::Change::kNone:
+      break;
   }
   observer_.begin_step(step);
   resume_gpu_tracing();
@@ -136,9 +142,7 @@ uint64_t Profiler::recording_backlog() {
   return std::max(ops_waiting, writer_waiting);
 }
 
-void Profiler::shed_ops_from(int64_t step, uint64_t backlog) {
-  op_rule_.fall_back(step, backlog);
-  pause_gpu_tracing();  // this step's kernels would have no ops to join
+void Profiler::publish_rule_change() {
   {
     std::lock_guard lock(queue_mutex_);
     op_fallbacks_ = op_rule_.fallbacks();

@@ -137,7 +137,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // Training thread: op batches waiting for the worker, or the session writer's
   // queue scaled to the worker's capacity, whichever is fuller.
   uint64_t recording_backlog();
-  void shed_ops_from(int64_t step, uint64_t backlog);
+  // The op sampling rule changed its stride: health() and the session's meta say so.
+  void publish_rule_change();
   // Training thread: the step's ops (and the count of those over budget) to the worker.
   void hand_over_ops(int64_t step);
   // A stop inside a step: that step's ops are counted and dropped (training thread);

@@ -3,6 +3,9 @@
 // one way ops are shed: the op sampling rule's recorded fall-backs (issue 32).
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 #include "profiler/recording_health.h"
 #include "profiler/store/session_meta_keys.h"
 
@@ -64,6 +67,68 @@ TEST(OpSamplingRule, FallingBehindDoublesTheStrideFromThatStepAndShedsThatStep) 
   EXPECT_EQ(OpSamplingRule::describe(rule.fallbacks()),
             "ops recorded every 2nd step from step 7 and every 4th from step 13: the capture fell behind the "
             "training (128 record batches waiting at step 5); steps, losses and loss scales are complete");
+}
+
+// The live rule at each selected step with the given backlog: what changed where.
+std::vector<std::pair<int64_t, OpSamplingRule::Change>> drive(OpSamplingRule& rule, int64_t from, int64_t to,
+                                                               uint64_t backlog) {
+  std::vector<std::pair<int64_t, OpSamplingRule::Change>> changes;
+  for (int64_t step = from; step <= to; ++step) {
+    if (!rule.selects(step)) continue;
+    if (const auto c = rule.adjust(step, backlog, /*high=*/128, /*low=*/32); c != OpSamplingRule::Change::kNone)
+      changes.emplace_back(step, c);
+  }
+  return changes;
+}
+
+// A worker that stays behind: the stride doubles at once, then only after a few
+// selected steps at the new stride (it overshot to every 32nd step in six steps,
+// doubling at each selected step while the queue had not yet had time to drain).
+TEST(OpSamplingRule, WideningWaitsForTheWiderStrideToShow) {
+  using Change = OpSamplingRule::Change;
+  OpSamplingRule rule(1, 0, 1);
+  EXPECT_EQ(drive(rule, 1, 10, 10), (decltype(drive(rule, 1, 1, 0)){}));  // a short queue changes nothing
+  const auto changes = drive(rule, 11, 60, 200);
+  // Step 11 shed, every 2nd step from 13; after four selected steps at it (13..19), 21 shed, every 4th from 25; ...
+  ASSERT_GE(changes.size(), 2u);
+  EXPECT_EQ(changes[0], std::make_pair(int64_t{11}, Change::kWidened));
+  EXPECT_EQ(changes[1], std::make_pair(int64_t{21}, Change::kWidened));
+  EXPECT_EQ(rule.fallbacks()[1].every, 4);
+  EXPECT_LE(rule.current_every(), 8) << "50 steps behind must not widen the stride past 8";
+  // A queue that shrinks after a fall-back is draining: no more widening.
+  OpSamplingRule draining(1, 0, 1);
+  uint64_t backlog = 200;
+  for (int64_t step = 1; step <= 100; ++step)
+    if (draining.selects(step)) draining.adjust(step, backlog--, 128, 32);
+  EXPECT_EQ(draining.current_every(), 2);
+}
+
+// Once the queue has drained and stayed short, the stride halves, back to the
+// user's at most: a moment behind (a checkpoint, a busy machine) does not thin
+// the rest of a long run's op records. The step where it narrows is recorded.
+TEST(OpSamplingRule, CatchingUpNarrowsBackToTheUsersStride) {
+  using Change = OpSamplingRule::Change;
+  OpSamplingRule rule(1, 0, 3);
+  for (int64_t step = 1; step <= 40; ++step)
+    if (rule.selects(step)) rule.adjust(step, 200, 128, 32);
+  const int64_t widest = rule.current_every();
+  ASSERT_GE(widest, 12);
+  const int64_t behind_until = rule.fallbacks().back().from_step;
+  const auto changes = drive(rule, 41, 5000, 0);
+  ASSERT_FALSE(changes.empty());
+  for (const auto& [step, change] : changes) {
+    EXPECT_EQ(change, Change::kNarrowed) << step;
+    EXPECT_TRUE(rule.selects(step)) << "a narrowing step is recorded: " << step;
+  }
+  EXPECT_EQ(rule.current_every(), 3) << "back to the user's stride, never below it";
+  // Each narrowing waited for nine selected steps at the stride before it.
+  EXPECT_GE(changes.front().first, behind_until + 9 * widest);
+  // A stored rule (decode) selects the same steps as the live one.
+  const OpSamplingRule stored(1, 0, 3, *OpSamplingRule::decode(rule.encode()));
+  for (int64_t step = 1; step <= 5000; ++step) ASSERT_EQ(stored.selects(step), rule.selects(step)) << step;
+  const std::string said = OpSamplingRule::describe(rule.fallbacks());
+  EXPECT_NE(said.find("and every 3rd from step " + std::to_string(changes.back().first)), std::string::npos) << said;
+  EXPECT_NE(said.find("caught up as its queue drained"), std::string::npos) << said;
 }
 
 TEST(OpSamplingRule, KeepsTheWindowAndTheUsersStride) {

@@ -116,8 +116,7 @@ TEST_F(PythonFastLoop, KeepsEveryStepSkipAndScaleChangeAndSaysWhichOpsItShed) {
       session.meta_value(ampscope::profiler::meta_key::kOpSamplingFallbacks).value_or("");
   const auto fallbacks = OpSamplingRule::decode(stored_rule);
   ASSERT_TRUE(fallbacks.has_value()) << stored_rule;
-  OpSamplingRule rule(1, 0, 1);
-  for (const auto& f : *fallbacks) ASSERT_TRUE(rule.fall_back(f.from_step, f.backlog)) << stored_rule;
+  const OpSamplingRule rule(1, 0, 1, *fallbacks);
   std::set<int64_t> expected_op_steps;
   for (int64_t step = 1; step <= kSteps; ++step)
     if (rule.selects(step)) expected_op_steps.insert(step);
