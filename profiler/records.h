@@ -267,6 +267,9 @@ struct KernelSummary {
   int64_t tensor_core_calls = 0;  // by the kernel-name rule table
   bool tensor_core = false;       // some call ran on Tensor Cores (by name)
   std::vector<std::string> launching_ops;  // ops that launched it, most calls first (at most 8)
+  // The recorded ops it ran inside (the launching op's ancestors: aten::linear around
+  // aten::addmm), most calls first (at most 8): an op's kernels, its children's included.
+  std::vector<std::string> enclosing_ops;
   std::array<int32_t, 3> grid{0, 0, 0};   // launch configuration of one call
   std::array<int32_t, 3> block{0, 0, 0};
 };

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+
+#include "profiler/number_text.h"
 
 namespace ampscope::cli {
 namespace {
@@ -13,24 +16,8 @@ std::string speedup_text(const profiler::Spread& s) {
   return fmt::format("{:.2f}x ({:.2f}-{:.2f})", s.median, s.min, s.max);
 }
 
-std::string bytes_text(int64_t bytes) {
-  if (bytes <= 0) return "-";
-  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-}
-
 std::string flops_text(double flops) { return flops > 0.0 ? fmt::format("{:.2f} TFLOP/s", flops / 1e12) : "-"; }
 
-std::string shapes_text(const std::vector<profiler::Shape>& shapes) {
-  std::string out;
-  for (const auto& shape : shapes) {
-    if (shape.empty()) continue;
-    if (!out.empty()) out += " ";
-    out += "[";
-    for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
-    out += "]";
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -49,7 +36,8 @@ void print_comparison(std::FILE* out, const profiler::Comparison& c, size_t top_
     const auto& v = c.variants[i];
     fmt::print(out, "{:<6} {:>7} {:>26} {:>12.1f} {:>20} {:>11} {:>11.4f} {:>7} {:>14} {:>6}\n", s.variant,
                s.finished_repeats, fmt::format("{:.3f} ({:.3f}-{:.3f})", s.step_ms.median, s.step_ms.min, s.step_ms.max),
-               s.samples_per_second, speedup_text(s.speedup), bytes_text(s.peak_memory_bytes), s.final_loss,
+               s.samples_per_second, speedup_text(s.speedup),
+               s.peak_memory_bytes > 0 ? profiler::text::bytes_text(static_cast<double>(s.peak_memory_bytes)) : "-", s.final_loss,
                s.skipped_steps, flops_text(s.achieved_flops_per_second),
                s.utilization > 0.0 ? fmt::format("{:.0f}%", 100.0 * s.utilization) : "-");
     if (!v.error.empty()) fmt::print(out, "       {} stopped: {}\n", v.variant, v.error);
@@ -59,13 +47,25 @@ void print_comparison(std::FILE* out, const profiler::Comparison& c, size_t top_
   if (rows.empty() || top_ops == 0) return;
   fmt::print(out, "\nops by {} time per step (top {}), speedup vs fp32, cast tax in the variant\n",
              c.meta.gpu_tracing == "cupti" ? "GPU" : "CPU", std::min(top_ops, rows.size()));
-  std::string header = fmt::format("{:<28} {:<9} {:<24}", "op", "phase", "module");
+  const size_t shown = std::min(top_ops, rows.size());
+  // Columns as wide as what they show (op names run to 40+ characters), modules cut at 32 from the left.
+  constexpr size_t kModuleWidth = 32;
+  size_t op_width = 2, module_width = 6;
+  const auto module_text = [&](const std::string& m) {
+    return m.size() > kModuleWidth ? "..." + m.substr(m.size() - (kModuleWidth - 3)) : m;
+  };
+  for (size_t r = 0; r < shown; ++r) {
+    op_width = std::max(op_width, rows[r].name.size());
+    module_width = std::max(module_width, module_text(rows[r].module).size());
+  }
+  std::string header = fmt::format("{:<{}} {:<9} {:<{}}", "op", op_width, "phase", "module", module_width);
   for (const auto& v : c.variants) header += fmt::format(" {:>24}", v.variant + " us (x, cast)");
   fmt::print(out, "{}  shapes\n", header);
-  for (size_t r = 0; r < std::min(top_ops, rows.size()); ++r) {
+  for (size_t r = 0; r < shown; ++r) {
     const auto& row = rows[r];
-    std::string line = fmt::format("{:<28} {:<9} {:<24}", row.name, std::string(profiler::to_string(row.phase)),
-                                   row.module.size() > 24 ? "..." + row.module.substr(row.module.size() - 21) : row.module);
+    std::string line = fmt::format("{:<{}} {:<9} {:<{}}", row.name, op_width, std::string(profiler::to_string(row.phase)),
+                                   module_text(row.module), module_width);
+    std::string ran_as;
     for (size_t v = 0; v < row.cells.size(); ++v) {
       const auto& cell = row.cells[v];
       if (!cell.present) {
@@ -77,8 +77,11 @@ void print_comparison(std::FILE* out, const profiler::Comparison& c, size_t top_
         text += fmt::format(" ({:.2f}x", row.speedup[v]) +
                 (cell.cast_ns_per_step > 0.0 ? fmt::format(", {:.1f})", cell.cast_ns_per_step / 1e3) : ")");
       line += fmt::format(" {:>24}", text);
+      for (const std::string& name : cell.ran_as) ran_as += fmt::format("{}{} ran {}", ran_as.empty() ? "" : "; ", c.variants[v].variant, name);
     }
-    fmt::print(out, "{}  {}\n", line, shapes_text(row.input_shapes));
+    fmt::print(out, "{}  {}\n", line, profiler::text::shapes_text(row.input_shapes));
+    // Which kernel op each precision picked for the op the model called (attention's variants).
+    if (!ran_as.empty()) fmt::print(out, "{:<{}}   ({})\n", "", op_width, ran_as);
   }
 }
 

@@ -16,27 +16,26 @@ ProfileCommand::ProfileCommand(CLI::App& parent) {
   command_->footer("Flags can also come from a TOML file (ampscope profile --config FILE, keys in a [profile] section).");
   options_.add_to(*command_);
   add_output_flags(*command_, output_);
-  auto& p = profiler_options_;
   command_->add_option("--out,-o", out_, "The session file to write (.ampscope, one SQLite file)")
       ->capture_default_str()->group("Profiling");
-  command_->add_option("--window-start", p.window_start, "First step whose ops are recorded")
-      ->capture_default_str()->group("Profiling");
-  command_->add_option("--window-steps", p.window_steps, "Steps recorded from --window-start (0 = to the end)")
-      ->capture_default_str()->group("Profiling");
-  command_->add_option("--every", p.every_n_steps, "Inside the window, record every Nth step")
-      ->capture_default_str()->group("Profiling");
-  command_->add_option("--grad-every", p.gradient_every, "Gradient and activation range statistics every K steps (0 = off)")
-      ->capture_default_str()->group("Profiling");
+  for (const auto& [spec, field] : sampling_fields())
+    command_->add_option(spec->flag, *field, spec->help)->capture_default_str()->group("Profiling");
   command_->add_flag("--no-gpu-trace", no_gpu_trace_, "Do not trace CUDA kernels through CUPTI")->group("Profiling");
+}
+
+std::array<std::pair<const profiler::CaptureOptionSpec*, int64_t*>, 4> ProfileCommand::sampling_fields() {
+  auto& p = profiler_options_;
+  return {{{&profiler::kWindowStartOption, &p.window_start},
+           {&profiler::kWindowStepsOption, &p.window_steps},
+           {&profiler::kEveryOption, &p.every_n_steps},
+           {&profiler::kGradEveryOption, &p.gradient_every}}};
 }
 
 int ProfileCommand::run() {
   const engine::TrainConfig config = options_.finish(*command_);
   auto& p = profiler_options_;
-  if (p.window_start < 1) throw engine::ConfigError("--window-start must be >= 1");
-  if (p.window_steps < 0) throw engine::ConfigError("--window-steps must be >= 0");
-  if (p.every_n_steps < 1) throw engine::ConfigError("--every must be >= 1");
-  if (p.gradient_every < 0) throw engine::ConfigError("--grad-every must be >= 0");
+  for (const auto& [spec, field] : sampling_fields())
+    if (const auto error = profiler::capture_option_error(*spec, *field)) throw engine::ConfigError(*error);
   check_output_file("--out", out_, output_.force, input_files(config), /*session=*/true);
   check_session_outputs(output_, config, out_);
   struct stat existing {};

@@ -1,6 +1,9 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <array>
+#include <utility>
+
 #include "app/cli/run_session.h"
 #include "app/cli/train_options.h"
 #include "profiler/capture/profiler.h"
@@ -15,6 +18,9 @@ class ProfileCommand {
   int run();
 
  private:
+  // The sampling options (capture_option_specs.h) and the fields they set.
+  std::array<std::pair<const profiler::CaptureOptionSpec*, int64_t*>, 4> sampling_fields();
+
   CLI::App* command_;
   TrainOptions options_;
   SessionOutput output_;

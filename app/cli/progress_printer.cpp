@@ -6,6 +6,8 @@
 #include <cmath>
 #include <string>
 
+#include "profiler/number_text.h"
+
 namespace ampscope::cli {
 namespace {
 
@@ -16,10 +18,6 @@ std::string format_seconds(double s) {
   return fmt::format("{:.0f}h{:02.0f}m", std::floor(s / 3600), std::fmod(s / 60, 60));
 }
 
-std::string format_bytes(int64_t bytes) {
-  const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
-  return mib >= 1024 ? fmt::format("{:.2f} GiB", mib / 1024) : fmt::format("{:.0f} MiB", mib);
-}
 
 }  // namespace
 
@@ -48,7 +46,7 @@ void ProgressPrinter::on_event(const engine::Event& event) {
 void ProgressPrinter::print_step(const engine::StepEvent& e) {
   smoothed_step_ms_ = smoothed_step_ms_ == 0.0 ? e.step_time_ms : 0.9 * smoothed_step_ms_ + 0.1 * e.step_time_ms;
   if (e.skipped) ++skipped_;
-  const std::string scale = e.loss_scale != 1.0 || e.found_inf ? fmt::format("  scale {:g}", e.loss_scale) : "";
+  const std::string scale = e.loss_scale != 1.0 || e.found_inf ? "  scale " + profiler::text::loss_scale_text(e.loss_scale) : "";
   std::string skip = e.skipped ? "  SKIPPED (inf/NaN grads)" : "";
   if (e.skipped && e.optimizers.size() > 1) {
     // GradScaler decides per optimizer: name the ones that skipped.
@@ -68,7 +66,7 @@ void ProgressPrinter::print_step(const engine::StepEvent& e) {
   } else if (e.step % log_every_ == 0 || e.step == 1 || e.step == total_steps_ || e.skipped) {
     fmt::print(out_, "step {}/{}  loss {:.4f}  lr {:.3g}{}  grad-norm {:.3g}  {:.1f} ms  {:.0f} samples/s  mem {}{}\n",
                e.step, total_steps_, e.loss, e.lr, scale, e.grad_norm, e.step_time_ms, e.samples_per_second,
-               format_bytes(e.memory.allocated_bytes), skip);
+               profiler::text::bytes_text(e.memory.allocated_bytes), skip);
   }
   if (!std::isnan(e.eval_loss)) {
     if (line_open_) fmt::print(out_, "\n");

@@ -38,12 +38,11 @@ RunCommand::RunCommand(CLI::App& parent) {
   command_->add_option("--out,-o", out_, "The session file (FILE.rank<R>.ampscope per rank under torchrun)")
       ->capture_default_str();
   command_->add_flag("--force", force_, "Overwrite --out if it exists");
-  command_->add_option("--window-start", window_start_, "First step whose ops are recorded")->capture_default_str();
-  command_->add_option("--window-steps", window_steps_, "Steps recorded from --window-start (0 = to the end)")
-      ->capture_default_str();
-  command_->add_option("--every", every_, "Inside the window, record every Nth step")->capture_default_str();
-  command_->add_option("--grad-every", grad_every_, "Gradient range statistics every K steps (0 = off)")
-      ->capture_default_str();
+  for (size_t i = 0; i < sampling_.size(); ++i) {
+    const profiler::CaptureOptionSpec& spec = profiler::kCaptureOptions[i];
+    sampling_[i] = spec.default_value;
+    command_->add_option(spec.flag, sampling_[i], spec.help)->capture_default_str();
+  }
   command_->add_flag("--no-gpu-trace", no_gpu_trace_, "Do not trace CUDA kernels through CUPTI");
   command_->footer("Also: python -m ampscope run ... in an environment where ampscope is installed.");
 }
@@ -55,11 +54,11 @@ int RunCommand::run() {
     return 2;
   }
   const std::string python = python_to_run();
-  std::vector<std::string> args = {python, "-m", "ampscope", "run", "--out", out_,
-                                   "--window-start", std::to_string(window_start_),
-                                   "--window-steps", std::to_string(window_steps_),
-                                   "--every", std::to_string(every_),
-                                   "--grad-every", std::to_string(grad_every_)};
+  std::vector<std::string> args = {python, "-m", "ampscope", "run", "--out", out_};
+  for (size_t i = 0; i < sampling_.size(); ++i) {
+    args.emplace_back(profiler::kCaptureOptions[i].flag);
+    args.push_back(std::to_string(sampling_[i]));
+  }
   if (force_) args.emplace_back("--force");
   if (no_gpu_trace_) args.emplace_back("--no-gpu-trace");
   args.insert(args.end(), rest.begin(), rest.end());

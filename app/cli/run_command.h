@@ -1,8 +1,12 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "profiler/capture_option_specs.h"
 
 namespace ampscope::cli {
 
@@ -21,7 +25,8 @@ class RunCommand {
   CLI::App* command_;
   std::string out_ = "run.ampscope";
   bool force_ = false;
-  int64_t window_start_ = 1, window_steps_ = 0, every_ = 1, grad_every_ = 10;
+  // The sampling options, in capture_option_specs.h's order, passed on to Python as given.
+  std::array<int64_t, profiler::kCaptureOptions.size()> sampling_{};
   bool no_gpu_trace_ = false;
 };
 

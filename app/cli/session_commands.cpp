@@ -123,7 +123,8 @@ void print_scale_history(const std::vector<profiler::StepRecord>& steps) {
   std::string text;
   for (size_t i = 0; i < runs.size() && i < kShown; ++i) {
     const auto& [scale, first, last] = runs[i];
-    text += first == last ? fmt::format(" {:g} ({})", scale, first) : fmt::format(" {:g} ({}-{})", scale, first, last);
+    const std::string shown = profiler::text::loss_scale_text(scale);
+    text += first == last ? fmt::format(" {} ({})", shown, first) : fmt::format(" {} ({}-{})", shown, first, last);
   }
   if (runs.size() > kShown) text += fmt::format(" ... {} changes in all", runs.size() - 1);
   fmt::print("  loss scale by step{}\n", text);
@@ -249,9 +250,9 @@ int SummaryCommand::run() {
       min_scale = std::min(min_scale, s.loss_scale);
       max_scale = std::max(max_scale, s.loss_scale);
     }
-    fmt::print("  steps     {}   loss {:.4f} -> {:.4f}   skipped {}   loss scale {:g} .. {:g} (last {:g})\n",
-               steps.size(), steps.front().loss, steps.back().loss, skipped, min_scale, max_scale,
-               steps.back().loss_scale);
+    fmt::print("  steps     {}   loss {:.4f} -> {:.4f}   skipped {}   loss scale {} .. {} (last {})\n",
+               steps.size(), steps.front().loss, steps.back().loss, skipped, profiler::text::loss_scale_text(min_scale),
+               profiler::text::loss_scale_text(max_scale), profiler::text::loss_scale_text(steps.back().loss_scale));
     fmt::print("  step time {}\n", profiler::report_detail::step_timing_text(session.step_timing));
     if (const auto last_eval = std::find_if(steps.rbegin(), steps.rend(), profiler::has_eval_loss);
         last_eval != steps.rend())
@@ -315,8 +316,8 @@ int SummaryCommand::run() {
 
   const auto& gradients = session.latest_gradients;
   if (!gradients.empty()) {
-    fmt::print("\nGradients at step {} (unscaled g; shares of g * loss scale {:g} cast to each format)\n",
-               gradients.front().step, gradients.front().loss_scale);
+    fmt::print("\nGradients at step {} (unscaled g; shares of g * loss scale {} cast to each format)\n",
+               gradients.front().step, profiler::text::loss_scale_text(gradients.front().loss_scale));
     fmt::print("  {:<9} {:>11} {:>11} {:>11}\n", "format", "to zero", "subnormal", "overflow");
     for (const auto& f : profiler::kFloatFormats) {
       const auto r = profiler::total_range_shares(gradients, f.format);

@@ -18,23 +18,29 @@ class KernelAggregator {
  public:
   static constexpr size_t kMaxLaunchingOps = 8;
 
-  // `launching_op`: the name of the op that launched it, "" when unattributed.
-  void add(const KernelRecord& kernel, const std::string& launching_op);
+  // `launching_op`: the name of the op that launched it, "" when unattributed;
+  // `enclosing_ops`: the recorded ops it ran inside (the launching op's ancestors).
+  void add(const KernelRecord& kernel, const std::string& launching_op,
+           const std::vector<std::string>& enclosing_ops = {});
 
   // Rows by total time, descending; mean_ns filled in, launching_ops the most
   // frequent first (at most kMaxLaunchingOps). The launch configuration is the
   // first call's.
   std::vector<KernelSummary> summaries() const;
   // Every (kernel name, op name) pair with its calls, for the store's kernel_ops table.
-  const std::unordered_map<std::string, std::map<std::string, int64_t>>& launchers() const {
-    return launchers_;
-  }
+  using OpCalls = std::unordered_map<std::string, std::map<std::string, int64_t>>;
+  const OpCalls& launchers() const { return launchers_; }
+  // The same for the ops kernels ran inside (KernelSummary::enclosing_ops).
+  const OpCalls& enclosing() const { return enclosing_; }
   int64_t total_gpu_ns() const { return total_ns_; }
   bool empty() const { return rows_.empty(); }
 
  private:
   std::unordered_map<std::string, KernelSummary> rows_;
-  std::unordered_map<std::string, std::map<std::string, int64_t>> launchers_;
+  static std::vector<std::string> most_calls_first(const OpCalls& calls, const std::string& kernel);
+
+  OpCalls launchers_;
+  OpCalls enclosing_;
   int64_t total_ns_ = 0;
 };
 

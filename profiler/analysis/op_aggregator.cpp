@@ -174,7 +174,7 @@ void OpAggregator::settle_unattributed(KernelRecord&& k) {
   unattributed_gpu_ns_ += duration;
   k.op_id = 0;  // stored and exported as "no op", whatever id it waited for
   k.step = newest_step_;
-  settled_.push_back({std::move(k), std::string()});
+  settled_.push_back({std::move(k), std::string(), {}});
 }
 
 void OpAggregator::attribute(KernelRecord&& k, const OpLink& link) {
@@ -182,6 +182,7 @@ void OpAggregator::attribute(KernelRecord&& k, const OpLink& link) {
   if (link.cast_for_row != npos) rows_[link.cast_for_row].cast_gpu_time_ns += duration;
   const auto slot = sample_slot(link.step, false);
   // Inclusive GPU time: the launching op and each recorded ancestor.
+  std::vector<std::string> enclosing;
   for (uint64_t id = k.op_id; id != 0;) {
     auto ancestor = ops_.find(id);
     if (ancestor == ops_.end()) break;
@@ -195,10 +196,11 @@ void OpAggregator::attribute(KernelRecord&& k, const OpLink& link) {
         row.tensor_core_gpu_time_ns += duration;
       }
     }
+    if (id != k.op_id) enclosing.push_back(row.name);
     id = ancestor->second.parent_id;
   }
   k.step = link.step;
-  settled_.push_back({std::move(k), rows_[link.row].name});
+  settled_.push_back({std::move(k), rows_[link.row].name, std::move(enclosing)});
 }
 
 std::optional<int64_t> OpAggregator::step_of(uint64_t op_id) const {

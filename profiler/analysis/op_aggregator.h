@@ -47,6 +47,7 @@ class OpAggregator {
   struct SettledKernel {
     KernelRecord record;
     std::string op_name;
+    std::vector<std::string> enclosing_ops;  // the launching op's recorded ancestors, innermost first
   };
   std::vector<SettledKernel> take_settled();
 

@@ -375,7 +375,7 @@ void Profiler::take_settled_kernels() {
   std::vector<KernelRecord> records;
   records.reserve(settled.size());
   for (auto& k : settled) {
-    kernel_table_.add(k.record, k.op_name);
+    kernel_table_.add(k.record, k.op_name, k.enclosing_ops);
     records.push_back(std::move(k.record));
   }
   if (writer_) writer_->append_kernels(std::move(records));
@@ -389,9 +389,7 @@ void Profiler::save_tables() {
   // With the table it describes, so a killed run's stale table and its count agree.
   const int64_t profiled = std::max<int64_t>(profiled_steps_, last_ops_step_ > kNoStep ? 1 : 0);
   writer_->set_meta_value(meta_key::kProfiledSteps, std::to_string(profiled));
-  auto launchers = kernel_table_.launchers();
-  writer_->replace_kernel_stats(kernel_table_.summaries(),
-                                SessionWriter::KernelLaunchers(launchers.begin(), launchers.end()));
+  writer_->replace_kernel_stats(kernel_table_.summaries(), kernel_table_.launchers(), kernel_table_.enclosing());
   writer_->set_meta_value(meta_key::kUnattributedKernels, std::to_string(aggregator_.unattributed_kernels()));
   writer_->set_meta_value(meta_key::kKernelsParked, std::to_string(aggregator_.kernels_parked_total()));
   writer_->set_meta_value(meta_key::kKernelsGivenUp, std::to_string(aggregator_.kernels_given_up()));

@@ -34,6 +34,7 @@
 #include "profiler/analysis/kernel_aggregator.h"
 #include "profiler/analysis/op_aggregator.h"
 #include "profiler/capture/op_observer.h"
+#include "profiler/capture_option_specs.h"
 #include "profiler/cupti/activity_source.h"
 #include "profiler/analysis/tensor_core_eligibility.h"
 #include "profiler/op_sampling_rule.h"
@@ -47,10 +48,11 @@ namespace ampscope::profiler {
 struct ProfilerOptions {
   std::string session_path;    // "" = keep nothing on disk (the GUI's live view only)
   bool overwrite = true;
-  int64_t window_start = 1;    // first step whose ops are recorded
-  int64_t window_steps = 0;    // how many steps from window_start; 0 = to the end of the run
-  int64_t every_n_steps = 1;   // inside the window, record every Nth step
-  int64_t gradient_every = 10; // gradient range statistics every K steps; 0 = never
+  // The sampling options; their defaults, bounds and help are capture_option_specs.h's.
+  int64_t window_start = kWindowStartOption.default_value;  // first step whose ops are recorded
+  int64_t window_steps = kWindowStepsOption.default_value;  // steps from window_start; 0 = to the end of the run
+  int64_t every_n_steps = kEveryOption.default_value;       // inside the window, record every Nth step
+  int64_t gradient_every = kGradEveryOption.default_value;  // gradient range statistics every K steps; 0 = never
   bool trace_gpu = true;       // CUPTI kernel tracing when training on CUDA
   size_t queue_capacity = 256; // batches waiting for the worker; half of it is the ops' limit
   // Per-step op times for the first this many recorded steps (OpStats::step_*_time_ns);

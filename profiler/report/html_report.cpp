@@ -193,17 +193,6 @@ std::string rich_text(const std::string& text) {
   return out;
 }
 
-std::string shapes_text(const std::vector<Shape>& shapes) {
-  std::string s;
-  for (const auto& shape : shapes) {
-    if (shape.empty()) continue;
-    if (!s.empty()) s += " ";
-    s += "[";
-    for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
-    s += "]";
-  }
-  return s;
-}
 
 std::string dtypes_text(const std::vector<DtypeName>& in, const std::vector<DtypeName>& out) {
   auto join = [](const std::vector<DtypeName>& v) {

@@ -36,8 +36,6 @@ std::string paragraph(const std::string& text, const std::string& css_class = ""
 // Escaped text with each power of two written "2^16" set as 2<sup>16</sup>.
 std::string rich_text(const std::string& text);
 
-// "[32,64] [64,64] [64]": tensor arguments only.
-std::string shapes_text(const std::vector<Shape>& shapes);
 // "float32, float32 → float16".
 std::string dtypes_text(const std::vector<DtypeName>& in, const std::vector<DtypeName>& out);
 std::string recommendations_html(const std::vector<Recommendation>& recommendations);

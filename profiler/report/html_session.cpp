@@ -47,7 +47,7 @@ std::string summary_html(const ReportData& d) {
     }
     f.emplace_back("skipped steps", grouped(skipped));
     if (d.meta.scaler_enabled)
-      f.emplace_back("final loss scale", power_of_two_text(steps.back().loss_scale));
+      f.emplace_back("final loss scale", text::loss_scale_text(steps.back().loss_scale));
     if (peak > 0) f.emplace_back("peak memory", bytes_text(static_cast<double>(peak)));
   }
   f.emplace_back("profiled steps", grouped(d.profiled_steps));
@@ -164,7 +164,7 @@ std::string gradient_histogram(const std::vector<GradientSample>& grads) {
   svg::HistogramOptions o;
   o.title = "|g| at step " + std::to_string(grads.front().step) +
             ", all parameters, against fp16 at scale " +
-            power_of_two_text(grads.front().loss_scale);
+            text::loss_scale_text(grads.front().loss_scale);
   o.x_label = "|g| (unscaled)";
   o.width = 1100;
   o.height = 250;

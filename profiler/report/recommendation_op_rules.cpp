@@ -281,7 +281,7 @@ void high_cast_tax(const RecommendationInput& in, const OpTime& t, std::vector<F
   r.title = "Autocast's casts take " + percent(share) + " of op time";
   r.detail = "The casts autocast inserts cost " + percent(share) + " of " +
              (t.gpu ? "GPU" : "CPU") + " op time: " + duration(cast_ns / t.steps) + " per step, " +
-             count(casts / t.steps) + " casts writing " + bytes(cast_bytes / t.steps) +
+             count(casts / t.steps) + " casts writing " + text::bytes_text(cast_bytes / t.steps) +
              " per step. Autocast casts an fp32 weight to " + precision +
              " every time an op uses it; it caches the cast only inside one autocast region and "
              "only for leaf weights that require grad, so a weight used in several regions (one "
@@ -293,7 +293,7 @@ void high_cast_tax(const RecommendationInput& in, const OpTime& t, std::vector<F
     if (r.evidence.size() == kMaxEvidence) break;
     r.evidence.push_back(op_label(*row) + " (" + std::string(to_string(row->phase)) +
                          "): " + count(static_cast<double>(row->cast_calls) / t.steps) +
-                         " casts, " + bytes(static_cast<double>(row->cast_bytes) / t.steps) + ", " +
+                         " casts, " + text::bytes_text(static_cast<double>(row->cast_bytes) / t.steps) + ", " +
                          duration(t.cast_of(*row) / t.steps) + " per step (" +
                          percent(t.share(t.cast_of(*row))) + " of op time)");
   }

@@ -6,6 +6,7 @@
 
 #include "profiler/analysis/op_classifier.h"
 #include "profiler/analysis/op_family.h"
+#include "profiler/number_text.h"
 
 namespace ampscope::profiler::report_text {
 
@@ -43,29 +44,10 @@ std::string count(double n) {
   return printf_string("%.0f", n);
 }
 
-std::string bytes(double n) {
-  if (n >= 1024.0 * 1024 * 1024) return printf_string("%.3g GB", n / (1024.0 * 1024 * 1024));
-  if (n >= 1024.0 * 1024) return printf_string("%.3g MB", n / (1024.0 * 1024));
-  if (n >= 1024.0) return printf_string("%.3g KB", n / 1024.0);
-  return printf_string("%.0f B", n);
-}
 
 std::string number(double x) { return printf_string("%.3g", x); }
 
-std::string loss_scale(double s) {
-  // Scales are powers of two: 16777216 reads better than 1.68e+07.
-  if (s >= 1 && s < 1e15 && s == std::floor(s)) return printf_string("%.0f", s);
-  return number(s);
-}
 
-std::string shape(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += std::to_string(s[i]);
-  }
-  return out + "]";
-}
 
 std::string op_label(const OpStats& row) {
   return row.module.empty() ? row.name : row.module + " " + row.name;
@@ -82,7 +64,7 @@ std::string operand_shapes(const OpStats& row) {
   for (size_t i = first; i < first + 2 && i < row.input_shapes.size(); ++i) {
     if (row.input_shapes[i].empty()) continue;
     if (!out.empty()) out += " x ";
-    out += shape(row.input_shapes[i]);
+    out += text::shape_text(row.input_shapes[i]);
   }
   return out;
 }

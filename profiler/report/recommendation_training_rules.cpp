@@ -51,8 +51,8 @@ size_t calibration_steps(const std::vector<StepRecord>& steps) {
 
 std::string scale_change(const std::vector<StepRecord>& steps, size_t i) {
   std::string line = "step " + std::to_string(steps[i].step) + ": loss scale ";
-  if (i > 0) line += loss_scale(steps[i - 1].loss_scale) + " -> ";
-  return line + loss_scale(steps[i].loss_scale);
+  if (i > 0) line += text::loss_scale_text(steps[i - 1].loss_scale) + " -> ";
+  return line + text::loss_scale_text(steps[i].loss_scale);
 }
 
 void frequent_skipped_steps(const RecommendationInput& in, const std::vector<StepRecord>& steps,
@@ -123,11 +123,10 @@ void loss_scale_stuck_low(const RecommendationInput& in, const std::vector<StepR
   r.id = "loss_scale_stuck_low";
   r.severity = Severity::kWarning;
   r.title = "The fp16 loss scale keeps backing off: gradients overflow";
-  r.detail = low ? "The loss scale ended at " + loss_scale(final_scale) + " (2^" +
-                       number(std::log2(std::max(final_scale, 1e-300))) + ")"
+  r.detail = low ? "The loss scale ended at " + text::loss_scale_text(final_scale)
                  : "The loss scale backed off " + std::to_string(backoffs.size()) +
                        " times in the last " + std::to_string(steps.size() - window_begin) +
-                       " steps without growing once, to " + loss_scale(final_scale);
+                       " steps without growing once, to " + text::loss_scale_text(final_scale);
   r.detail +=
       ". The scaler halves the scale on every step whose gradients overflow, so a "
       "scale this low means they overflow fp16 even barely scaled: the values blow up, "
@@ -180,7 +179,7 @@ void fp16_gradient_underflow(const RecommendationInput& in, std::vector<Finding>
   r.id = "fp16_gradient_underflow";
   r.severity = Severity::kWarning;
   r.title = percent(share) + " of gradient elements underflow fp16 at the current loss scale";
-  r.detail = "At loss scale " + loss_scale(scale) + ", " + percent(share) +
+  r.detail = "At loss scale " + text::loss_scale_text(scale) + ", " + percent(share) +
              " of the nonzero gradient elements (" + count(underflow) + " of " + count(nonzero) +
              ", step " + std::to_string(in.gradients.front().step) +
              ") are smaller in magnitude than 2^-24 / scale = " + number(threshold) +
@@ -193,7 +192,7 @@ void fp16_gradient_underflow(const RecommendationInput& in, std::vector<Finding>
     if (max_abs > 0) {
       r.detail += ", as long as the largest gradient (|g| = " + number(max_abs) +
                   ") times the scale stays below 65504, which allows a scale up to " +
-                  loss_scale(std::floor(kFp16Max / max_abs));
+                  text::loss_scale_text(std::floor(kFp16Max / max_abs));
     }
     r.detail += ". bf16, where the hardware has it, has fp32's range and needs no scaling.";
   } else {

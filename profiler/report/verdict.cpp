@@ -14,7 +14,6 @@ namespace {
 using report_detail::factor;
 using report_detail::ms_text;
 using report_detail::percent;
-using report_detail::power_of_two_text;
 using report_detail::step_timing_text;
 using report_detail::sig3;
 
@@ -257,7 +256,7 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
     const bool fp16 = m.precision == "fp16";
     std::string s = percent(g.fp16_underflow_fraction) + " of gradients " +
                     (fp16 ? "underflow" : "would underflow") + " fp16 at scale " +
-                    power_of_two_text(g.loss_scale);
+                    text::loss_scale_text(g.loss_scale);
     if (g.fp16_overflow_fraction > 0)
       s += " and " + percent(g.fp16_overflow_fraction) +
            (fp16 ? " overflow it" : " would overflow it");
@@ -270,11 +269,11 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
     if (skipped > 0) {
       out.push_back(std::to_string(skipped) + " of " + std::to_string(d.steps.size()) +
                     " steps were skipped on inf/NaN gradients; the loss scale went from " +
-                    power_of_two_text(d.steps.front().loss_scale) + " to " +
-                    power_of_two_text(d.steps.back().loss_scale) + ".");
+                    text::loss_scale_text(d.steps.front().loss_scale) + " to " +
+                    text::loss_scale_text(d.steps.back().loss_scale) + ".");
     } else if (m.scaler_enabled) {
       out.push_back("No step was skipped; the loss scale ended at " +
-                    power_of_two_text(d.steps.back().loss_scale) + ".");
+                    text::loss_scale_text(d.steps.back().loss_scale) + ".");
     }
     const auto bad = std::find_if(d.steps.begin(), d.steps.end(),
                                   [](const StepRecord& st) { return !std::isfinite(st.loss); });

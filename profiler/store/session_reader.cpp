@@ -385,6 +385,18 @@ std::vector<KernelSummary> SessionReader::top_kernels(size_t n) const {
     while (o.step()) out[i].launching_ops.push_back(o.text(0));
     o.reset();
   }
+  // Sessions from before kernel_enclosing_ops name only the launching ops.
+  if (impl_->scalar("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='kernel_enclosing_ops'",
+                       "reading kernel statistics") == 0)
+    return out;
+  Stmt e(impl_->db,
+         "SELECT op_name FROM kernel_enclosing_ops WHERE name_id=?1 ORDER BY calls DESC, op_name LIMIT 8",
+         "reading kernel statistics");
+  for (size_t i = 0; i < out.size(); ++i) {
+    e.bind(1, ids[i]);
+    while (e.step()) out[i].enclosing_ops.push_back(e.text(0));
+    e.reset();
+  }
   return out;
 }
 

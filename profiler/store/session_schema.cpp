@@ -14,7 +14,8 @@ namespace ampscope::profiler::store_detail {
 // measured_calls, measured_tensor_core_calls and kernels.tensor_core_measured are
 // reserved for hardware-counter confirmation, which is not built: written as 0/NULL.
 // steps.eval_loss came later (additive): older files lack the column, readers read NULL.
-// So did op_stats.compiled (torch.compile's graph ops): older files read as eager rows.
+// So did op_stats.compiled (torch.compile's graph ops): older files read as eager rows,
+// and kernel_enclosing_ops (the ops a kernel ran inside): older files have no such table.
 const char* const kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE steps(
@@ -46,6 +47,8 @@ CREATE TABLE kernel_stats(
   measured_tensor_core_calls INTEGER, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
   block_x INTEGER, block_y INTEGER, block_z INTEGER);
 CREATE TABLE kernel_ops(
+  name_id INTEGER, op_name TEXT, calls INTEGER, PRIMARY KEY(name_id, op_name)) WITHOUT ROWID;
+CREATE TABLE kernel_enclosing_ops(
   name_id INTEGER, op_name TEXT, calls INTEGER, PRIMARY KEY(name_id, op_name)) WITHOUT ROWID;
 CREATE VIEW kernels_named AS
   SELECT k.*, n.name AS name FROM kernels k JOIN kernel_names n ON n.id = k.name_id;

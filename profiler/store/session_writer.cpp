@@ -72,10 +72,12 @@ struct SessionWriter::Statements {
         add_name(db, "INSERT INTO kernel_names(name) VALUES(?1)", "storing kernels"),
         clear_kernel_stats(db, "DELETE FROM kernel_stats", "storing kernel statistics"),
         clear_kernel_ops(db, "DELETE FROM kernel_ops", "storing kernel statistics"),
+        clear_kernel_enclosing_ops(db, "DELETE FROM kernel_enclosing_ops", "storing kernel statistics"),
         kernel_stat(db,
                     "INSERT INTO kernel_stats VALUES(?1,?2,?3,?4,?5,?6,?7,0,0,?8,?9,?10,?11,?12,?13)",
                     "storing kernel statistics"),
         kernel_op(db, "INSERT INTO kernel_ops VALUES(?1,?2,?3)", "storing kernel statistics"),
+        kernel_enclosing_op(db, "INSERT INTO kernel_enclosing_ops VALUES(?1,?2,?3)", "storing kernel statistics"),
         gradient(
             db,
             "INSERT OR REPLACE INTO gradients VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
@@ -96,8 +98,8 @@ struct SessionWriter::Statements {
         meta(db, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta"),
         optimizer_step(db, "INSERT OR REPLACE INTO optimizer_steps VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
                        "storing optimizer steps") {}
-  Stmt step, op, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops, kernel_stat,
-      kernel_op, gradient, activation, clear_op_stats, op_stat, meta, optimizer_step;
+  Stmt step, op, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops, clear_kernel_enclosing_ops,
+      kernel_stat, kernel_op, kernel_enclosing_op, gradient, activation, clear_op_stats, op_stat, meta, optimizer_step;
 };
 
 bool is_live_session(const std::string& path) {
@@ -236,9 +238,9 @@ void SessionWriter::append_activations(std::vector<ActivationSample>&& samples) 
 void SessionWriter::replace_op_stats(std::vector<OpStats>&& stats) {
   enqueue(Item(ReplaceOpStats{std::move(stats)}), false);
 }
-void SessionWriter::replace_kernel_stats(std::vector<KernelSummary>&& rows,
-                                         KernelLaunchers&& launchers) {
-  enqueue(Item(ReplaceKernelStats{std::move(rows), std::move(launchers)}), false);
+void SessionWriter::replace_kernel_stats(std::vector<KernelSummary>&& rows, KernelLaunchers launchers,
+                                         KernelLaunchers enclosing) {
+  enqueue(Item(ReplaceKernelStats{std::move(rows), std::move(launchers), std::move(enclosing)}), false);
 }
 void SessionWriter::set_meta_value(std::string key, std::string value) {
   enqueue(Item(MetaValue{std::move(key), std::move(value)}), false);
@@ -498,6 +500,7 @@ void SessionWriter::write_kernel_stats(const ReplaceKernelStats& table) {
   auto& s = *stmts_;
   s.clear_kernel_stats.run();
   s.clear_kernel_ops.run();
+  s.clear_kernel_enclosing_ops.run();
   for (const KernelSummary& k : table.rows) {
     const int64_t name_id = kernel_name_id(k.name);
     s.kernel_stat.bind(1, name_id).bind_text(2, to_string(k.kind)).bind(3, k.calls);
@@ -512,6 +515,11 @@ void SessionWriter::write_kernel_stats(const ReplaceKernelStats& table) {
   for (const auto& [kernel, ops] : table.launchers) {
     const int64_t name_id = kernel_name_id(kernel);
     for (const auto& [op_name, calls] : ops) s.kernel_op.bind(1, name_id).bind_text(2, op_name).bind(3, calls).run();
+  }
+  for (const auto& [kernel, ops] : table.enclosing) {
+    const int64_t name_id = kernel_name_id(kernel);
+    for (const auto& [op_name, calls] : ops)
+      s.kernel_enclosing_op.bind(1, name_id).bind_text(2, op_name).bind(3, calls).run();
   }
 }
 

@@ -72,7 +72,9 @@ class SessionWriter {
   // The aggregated kernel table (KernelAggregator) replaces the stored one as a whole:
   // rows, and every (kernel name -> op name -> calls) pair.
   using KernelLaunchers = std::unordered_map<std::string, std::map<std::string, int64_t>>;
-  void replace_kernel_stats(std::vector<KernelSummary>&& rows, KernelLaunchers&& launchers);
+  // `enclosing`: (kernel, op it ran inside) -> calls, for KernelSummary::enclosing_ops.
+  void replace_kernel_stats(std::vector<KernelSummary>&& rows, KernelLaunchers launchers,
+                            KernelLaunchers enclosing = {});
   void set_meta_value(std::string key, std::string value);
 
   // Blocks until everything queued before the call is committed (or failed).
@@ -103,6 +105,7 @@ class SessionWriter {
   struct ReplaceKernelStats {
     std::vector<KernelSummary> rows;
     KernelLaunchers launchers;
+    KernelLaunchers enclosing;
   };
   struct MetaValue {
     std::string key, value;

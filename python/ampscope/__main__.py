@@ -10,6 +10,9 @@ import runpy
 import sys
 import traceback
 
+# `python -m ampscope` has imported the package (and torch) already: the native module is loaded.
+from ._ampscope_capture import CAPTURE_OPTIONS  # (key, flag, default, minimum, help), declared once in C++
+
 
 def _error(message: str) -> None:
     print(f"ampscope: error: {message}", file=sys.stderr, flush=True)
@@ -24,10 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", "-o", default="run.ampscope", help="the session file (default: run.ampscope; "
                      "FILE.rank<R>.ampscope per rank under torchrun)")
     run.add_argument("--force", action="store_true", help="overwrite --out if it exists")
-    run.add_argument("--window-start", type=int, default=1, help="first step whose ops are recorded")
-    run.add_argument("--window-steps", type=int, default=0, help="steps recorded from --window-start (0 = to the end)")
-    run.add_argument("--every", type=int, default=1, help="inside the window, record every Nth step")
-    run.add_argument("--grad-every", type=int, default=10, help="gradient range statistics every K steps (0 = off)")
+    for key, flag, default, _minimum, text in CAPTURE_OPTIONS:
+        run.add_argument(flag, dest=key, type=int, default=default, help=text[0].lower() + text[1:])
     run.add_argument("--no-gpu-trace", action="store_true", help="do not trace CUDA kernels through CUPTI")
     run.add_argument("script", help="the Python script to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
@@ -48,9 +49,8 @@ def run(options) -> int:
     if not os.path.isfile(script):
         _error(f"script '{script}' not found")
         return 2
-    for flag, value, least in (("--window-start", options.window_start, 1), ("--window-steps", options.window_steps, 0),
-                               ("--every", options.every, 1), ("--grad-every", options.grad_every, 0)):
-        if value < least:
+    for key, flag, _default, least, _text in CAPTURE_OPTIONS:
+        if getattr(options, key) < least:
             _error(f"{flag} must be >= {least}")
             return 2
     try:
@@ -58,8 +58,7 @@ def run(options) -> int:
     except ImportError as e:
         _error(str(e))
         return 1
-    capture = ampscope.Capture(options.out, window_start=options.window_start, window_steps=options.window_steps,
-                               every=options.every, grad_every=options.grad_every,
+    capture = ampscope.Capture(options.out, **{key: getattr(options, key) for key, *_ in CAPTURE_OPTIONS},
                                trace_gpu=not options.no_gpu_trace, overwrite=options.force,
                                description=f"python {os.path.basename(script)}")
     if os.path.exists(capture.path) and not options.force:

@@ -113,17 +113,24 @@ def _main_global_name(obj) -> str | None:
     return None
 
 
+# The sampling options (window_start, window_steps, every, grad_every): defaults, bounds
+# and help declared once in C++ (profiler/capture_option_specs.h).
+_SAMPLING = {key: (default, least) for key, _flag, default, least, _help in _core.CAPTURE_OPTIONS}
+
+
 class Capture:
-    def __init__(self, path="run.ampscope", *, window_start=1, window_steps=0, every=1, grad_every=10,
-                 trace_gpu=True, overwrite=False, description=None):
-        for name, value, least in (("window_start", window_start, 1), ("window_steps", window_steps, 0),
-                                   ("every", every, 1), ("grad_every", grad_every, 0)):
-            if not isinstance(value, int) or value < least:
+    def __init__(self, path="run.ampscope", *, trace_gpu=True, overwrite=False, description=None, **sampling):
+        unknown = sorted(set(sampling) - set(_SAMPLING))
+        if unknown:
+            raise CaptureError(f"ampscope.capture: unknown option {unknown[0]!r} (options: "
+                               f"{', '.join(list(_SAMPLING) + ['trace_gpu', 'overwrite', 'description'])})")
+        values = {key: sampling.get(key, default) for key, (default, _least) in _SAMPLING.items()}
+        for name, value in values.items():
+            least = _SAMPLING[name][1]
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise CaptureError(f"ampscope.capture: {name} must be an integer >= {least}, not {value!r}")
         self.path = rank_path(os.fspath(path))
-        self._options = dict(path=self.path, overwrite=bool(overwrite), window_start=window_start,
-                             window_steps=window_steps, every=every, grad_every=grad_every,
-                             trace_gpu=bool(trace_gpu),
+        self._options = dict(path=self.path, overwrite=bool(overwrite), **values, trace_gpu=bool(trace_gpu),
                              description=description or f"python {os.path.basename(sys.argv[0] or 'script')}")
         self._state = "new"
         self._core = None

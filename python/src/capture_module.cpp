@@ -255,6 +255,14 @@ PYBIND11_MODULE(_ampscope_capture, m) {
         ampscope::profiler::classify_op(name, input_dtypes, output_dtypes, context)));
   });
   m.def("is_cast_op", [](const std::string& name) { return ampscope::profiler::is_cast_op(name); });
+  // The sampling options, declared once in C++ (profiler/capture_option_specs.h):
+  // (key, flag, default, minimum, help) for the package's keywords and argparse flags.
+  m.attr("CAPTURE_OPTIONS") = [] {
+    py::list specs;
+    for (const auto& spec : ampscope::profiler::kCaptureOptions)
+      specs.append(py::make_tuple(spec.key, spec.flag, spec.default_value, spec.minimum, spec.help));
+    return specs;
+  }();
   py::class_<Capture>(m, "Capture")
       .def(py::init<const py::dict&>())
       .def("start", &Capture::start)

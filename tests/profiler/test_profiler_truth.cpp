@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "engine/trainer.h"
 #include "profiler/capture/profiler.h"
@@ -203,6 +204,32 @@ TEST(ProfilerTruth, TheProfilersOwnKernelsAreNeverTheUsers) {
 
 namespace ampscope::profiler {
 namespace {
+
+// Issue 31: a parent op's kernels are its children's too. Each kernel summary names
+// the ops it ran inside (aten::linear around aten::addmm), live and saved alike, so
+// the GUI's kernel pane of aten::linear lists the GEMM its addmm launched.
+TEST(ProfilerTruth, KernelsNameTheOpsTheyRanInside) {
+  test::ScratchDir dir;
+  SyntheticGpu gpu;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.gradient_every = 0;
+  options.activity_source_factory = gpu.factory(0);
+  std::vector<KernelSummary> live;
+  {
+    Profiler profiler(options);
+    train_tiny_gpt(profiler, 2);
+    live = profiler.snapshot()->kernels;
+  }
+  // The synthetic source launches one "synthetic_kernel" per recorded op.
+  const auto saved = SessionReader::open(options.session_path).top_kernels(10);
+  for (const std::vector<KernelSummary>* kernels : {&std::as_const(live), &saved}) {
+    ASSERT_FALSE(kernels->empty());
+    std::set<std::string> inside;
+    for (const KernelSummary& k : *kernels) inside.insert(k.enclosing_ops.begin(), k.enclosing_ops.end());
+    EXPECT_TRUE(inside.count("aten::linear")) << "aten::linear's addmm launched kernels inside it";
+  }
+}
 
 // Ops stored per step, and what each session said about the ops it did not keep.
 std::map<int64_t, int64_t> ops_per_step(const SessionReader& session) {

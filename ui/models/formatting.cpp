@@ -3,29 +3,18 @@
 #include <QStringList>
 #include <cmath>
 
+#include "profiler/number_text.h"
+
 namespace ampscope::ui {
 
 using profiler::OpCategory;
 
 QString formatDuration(int64_t ns) {
-  const double v = static_cast<double>(ns);
-  const double a = std::abs(v);
-  if (a < 1e3) return QStringLiteral("%1 ns").arg(ns);
-  if (a < 1e6) return QStringLiteral("%1 µs").arg(v / 1e3, 0, 'f', a < 1e4 ? 2 : 1);
-  if (a < 1e9) return QStringLiteral("%1 ms").arg(v / 1e6, 0, 'f', a < 1e7 ? 2 : 1);
-  return QStringLiteral("%1 s").arg(v / 1e9, 0, 'f', 2);
+  return QString::fromStdString(profiler::text::duration_text(static_cast<double>(ns)));
 }
 
 QString formatBytes(int64_t bytes) {
-  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int unit = 0;
-  while (std::abs(v) >= 1024.0 && unit < 4) {
-    v /= 1024.0;
-    ++unit;
-  }
-  if (unit == 0) return QStringLiteral("%1 B").arg(bytes);
-  return QStringLiteral("%1 %2").arg(v, 0, 'f', std::abs(v) < 10 ? 2 : 1).arg(units[unit]);
+  return QString::fromStdString(profiler::text::bytes_text(static_cast<double>(bytes)));
 }
 
 QString formatCount(double value) {
@@ -69,14 +58,7 @@ QString dtypeFlow(const std::vector<profiler::DtypeName>& inputs,
 }
 
 QString shapesText(const std::vector<profiler::Shape>& shapes) {
-  QStringList parts;
-  for (const auto& shape : shapes) {
-    if (shape.empty()) continue;
-    QStringList dims;
-    for (int64_t d : shape) dims << QString::number(d);
-    parts << QLatin1Char('[') + dims.join(QStringLiteral(", ")) + QLatin1Char(']');
-  }
-  return parts.join(QStringLiteral(", "));
+  return QString::fromStdString(profiler::text::shapes_text(shapes));
 }
 
 QString gridText(const std::array<int32_t, 3>& dims) {

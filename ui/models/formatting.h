@@ -12,14 +12,14 @@
 
 namespace ampscope::ui {
 
-QString formatDuration(int64_t ns);            // "850 ns", "12.4 µs", "3.21 ms", "1.50 s"
-QString formatBytes(int64_t bytes);            // "512 B", "3.2 KiB", "1.50 GiB"
+QString formatDuration(int64_t ns);            // profiler::text::duration_text: "850 ns", "12.4 µs", "3.21 ms"
+QString formatBytes(int64_t bytes);            // profiler::text::bytes_text: "512 B", "3.2 KiB", "1.5 GiB"
 QString formatCount(double value);             // "1234", "12.3k", "4.56M"; "—" when not finite
 QString shortDtype(const std::string& dtype);  // "float16" -> "fp16"
 // Distinct floating dtypes in argument order: "fp32 → bf16"; non-tensor arguments are left out.
 QString dtypeFlow(const std::vector<profiler::DtypeName>& inputs,
                   const std::vector<profiler::DtypeName>& outputs);
-QString shapesText(const std::vector<profiler::Shape>& shapes);  // "[32, 128], [128]"
+QString shapesText(const std::vector<profiler::Shape>& shapes);  // "[32, 128] [128]", long lists counted
 QString gridText(const std::array<int32_t, 3>& dims);            // "128×4×1"
 
 QString categoryLabel(profiler::OpCategory category);    // "demoted"

@@ -16,11 +16,13 @@ int64_t meanNs(const KernelSummary& k) {
   return k.calls > 0 ? k.total_ns / k.calls : 0;
 }
 
-QStringList launchingOps(const KernelSummary& k) {
-  QStringList ops;
-  for (const auto& op : k.launching_ops) ops << QString::fromStdString(op);
-  return ops;
+QStringList toStringList(const std::vector<std::string>& names) {
+  QStringList list;
+  for (const auto& name : names) list << QString::fromStdString(name);
+  return list;
 }
+
+QStringList launchingOps(const KernelSummary& k) { return toStringList(k.launching_ops); }
 
 }  // namespace
 
@@ -114,6 +116,8 @@ QVariant KernelModel::data(const QModelIndex& index, int role) const {
              launchingOps(k).join(QLatin1Char(' '));
     case LaunchedByRole:
       return launchingOps(k);
+    case RanInsideRole:
+      return toStringList(k.enclosing_ops);
     case Qt::TextAlignmentRole:
       if (col == kName || col == kLaunchedBy)
         return QVariant::fromValue(Qt::AlignLeft | Qt::AlignVCenter);
@@ -125,7 +129,12 @@ QVariant KernelModel::data(const QModelIndex& index, int role) const {
                    "Whether the kernel runs on Tensor Cores (matrix units that need "
                    "fp16/bf16/tf32 inputs), judged by the kernel's name with rules checked "
                    "against an H100's tensor-pipe counters.");
-      if (col == kLaunchedBy) return launchingOps(k).join(QLatin1Char('\n'));
+      if (col == kLaunchedBy) {
+        QString tip = launchingOps(k).join(QLatin1Char('\n'));
+        if (!k.enclosing_ops.empty())
+          tip += QStringLiteral("\ninside: ") + toStringList(k.enclosing_ops).join(QStringLiteral(", "));
+        return tip;
+      }
       break;
     default:
       break;

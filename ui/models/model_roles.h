@@ -10,6 +10,7 @@ enum ModelRole : int {
   CategoryRole,                 // int(profiler::OpCategory); OpStatsModel only
   FilterTextRole,               // the text a free-text filter matches (name, module, ...)
   LaunchedByRole,               // KernelModel: QStringList of the ops that launched the kernel
+  RanInsideRole,                // KernelModel: QStringList of the ops it ran inside (the launchers' ancestors)
   TopLevelRole,                 // OpStatsModel: bool, called by model/loss/optimizer code or an autograd node
 };
 

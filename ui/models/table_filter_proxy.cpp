@@ -42,7 +42,8 @@ bool TableFilterProxy::filterAcceptsRow(int source_row, const QModelIndex& sourc
   }
   if (!categories_.isEmpty() && !categories_.contains(index.data(CategoryRole).toInt()))
     return false;
-  if (!launched_by_.isEmpty() && !index.data(LaunchedByRole).toStringList().contains(launched_by_))
+  if (!launched_by_.isEmpty() && !index.data(LaunchedByRole).toStringList().contains(launched_by_) &&
+      !index.data(RanInsideRole).toStringList().contains(launched_by_))
     return false;
   if (words_.isEmpty()) return true;
   const QString haystack = index.data(FilterTextRole).toString();

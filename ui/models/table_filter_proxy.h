@@ -17,7 +17,8 @@ class TableFilterProxy : public QSortFilterProxyModel {
   void setTextFilter(const QString& text);
   QString textFilter() const { return words_.join(QLatin1Char(' ')); }
   void setCategoryFilter(QSet<int> categories);  // int(profiler::OpCategory)
-  // Rows whose LaunchedByRole list holds op exactly; empty: no such filter.
+  // Rows whose LaunchedByRole or RanInsideRole list holds op exactly (the op's kernels,
+  // its children's included); empty: no such filter.
   void setLaunchedByFilter(const QString& op);
   // Only rows whose TopLevelRole is true (rows without the role pass): hides nested
   // ops (addmm inside linear) and autograd nodes, whose time the top-level rows hold.

@@ -128,7 +128,7 @@ void OpExplorer::showKernelsOfSelection() {
         tr("Kernels of %1: no GPU kernels traced in this run (CPU, or CUPTI off)").arg(op));
   else
     kernels_title_->setText(
-        tr("Kernels of %1: %n kernel(s)", nullptr, kernel_proxy_->rowCount()).arg(op));
+        tr("Kernels of %1 and the ops it called: %n kernel(s)", nullptr, kernel_proxy_->rowCount()).arg(op));
 }
 
 void OpExplorer::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {

@@ -282,17 +282,17 @@ QWidget* RunPanel::buildScalerGroup() {
 QWidget* RunPanel::buildProfilingGroup() {
   auto* box = new QGroupBox(tr("Profiling"));
   auto* f = form(box);
-  every_n_steps_ = spin(1, 1'000'000,
+  every_n_steps_ = spin(static_cast<int>(profiler::kEveryOption.minimum), 1'000'000,
                         tr("Record the ops of every Nth step inside the window "
                            "(1 = every step; more steps cost more overhead)"));
   every_n_steps_->setPrefix(tr("1 step in "));  // reads right for every N, 1 included
-  gradient_every_ = spin(0, 1'000'000,
+  gradient_every_ = spin(static_cast<int>(profiler::kGradEveryOption.minimum), 1'000'000,
                          tr("Sample gradient range statistics (log2|g| against "
                             "fp16's limits) every K steps; 0 = off"));
   gradient_every_->setPrefix(tr("every "));
   gradient_every_->setSuffix(tr(" steps"));
   gradient_every_->setSpecialValueText(tr("off"));
-  window_start_ = spin(1, 10'000'000, tr("The first step whose ops are recorded"));
+  window_start_ = spin(static_cast<int>(profiler::kWindowStartOption.minimum), 10'000'000, tr("The first step whose ops are recorded"));
   window_steps_ =
       spin(0, 10'000'000, tr("How many steps from the first one; 0 = to the end"), tr(" steps"));
   window_steps_->setSpecialValueText(tr("to the end"));

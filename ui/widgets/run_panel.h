@@ -6,6 +6,7 @@
 
 #include "engine/config.h"
 #include "engine/events.h"
+#include "profiler/capture_option_specs.h"
 #include "profiler/script_facts.h"
 
 class QCheckBox;
@@ -25,10 +26,11 @@ namespace ampscope::ui {
 // A separate struct so the panel stays free of the profiler's LibTorch headers;
 // applyTo() fills any options type with these field names (the app's ProfilerOptions).
 struct ProfilingSettings {
-  int64_t window_start = 1;    // first step whose ops are recorded
-  int64_t window_steps = 0;    // steps from window_start; 0 = to the end of the run
-  int64_t every_n_steps = 5;   // ops of every Nth step inside the window
-  int64_t gradient_every = 5;  // gradient range statistics every K steps; 0 = off
+  // Defaults as every entry point's (profiler/capture_option_specs.h).
+  int64_t window_start = profiler::kWindowStartOption.default_value;  // first step whose ops are recorded
+  int64_t window_steps = profiler::kWindowStepsOption.default_value;  // steps from window_start; 0 = to the end
+  int64_t every_n_steps = profiler::kEveryOption.default_value;       // ops of every Nth step inside the window
+  int64_t gradient_every = profiler::kGradEveryOption.default_value;  // gradient statistics every K steps; 0 = off
 
   template <typename Options>
   void applyTo(Options& options) const {

@@ -1,0 +1,39 @@
+#pragma once
+// The capture's sampling options, declared once: name, flag, default, lower bound
+// and help. `ampscope profile` and `ampscope run` take their flags from here, the
+// Python package its keywords and argparse flags (through the native module), the
+// GUI its spin boxes, and ProfilerOptions its defaults, so none of them can drift
+// (the GUI sampled gradients every 5 steps while every other entry point took 10).
+// No LibTorch, no Qt.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ampscope::profiler {
+
+struct CaptureOptionSpec {
+  const char* key;   // Python keyword, TOML key: "grad_every"
+  const char* flag;  // command-line flag: "--grad-every"
+  int64_t default_value;
+  int64_t minimum;
+  const char* help;
+};
+
+inline constexpr CaptureOptionSpec kWindowStartOption{"window_start", "--window-start", 1, 1,
+                                                      "First step whose ops are recorded"};
+inline constexpr CaptureOptionSpec kWindowStepsOption{"window_steps", "--window-steps", 0, 0,
+                                                      "Steps recorded from --window-start (0 = to the end)"};
+inline constexpr CaptureOptionSpec kEveryOption{"every", "--every", 1, 1, "Inside the window, record every Nth step"};
+inline constexpr CaptureOptionSpec kGradEveryOption{
+    "grad_every", "--grad-every", 10, 0, "Gradient and activation range statistics every K steps (0 = off)"};
+inline constexpr std::array<CaptureOptionSpec, 4> kCaptureOptions{kWindowStartOption, kWindowStepsOption,
+                                                                  kEveryOption, kGradEveryOption};
+
+// "--every must be >= 1" when `value` is below the option's minimum, else nullopt.
+inline std::optional<std::string> capture_option_error(const CaptureOptionSpec& spec, int64_t value) {
+  if (value >= spec.minimum) return std::nullopt;
+  return std::string(spec.flag) + " must be >= " + std::to_string(spec.minimum);
+}
+
+}  // namespace ampscope::profiler
