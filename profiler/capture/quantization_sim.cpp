@@ -5,13 +5,14 @@
 #include <cmath>
 #include <limits>
 
+#include "profiler/float_formats.h"
+
 namespace ampscope::profiler {
 namespace {
 
 // torchao's guard against a zero amax (float8_utils.EPS).
 constexpr double kAmaxEps = 1e-12;
 constexpr double kE8M0Bias = 127;  // E8M0: a power-of-two scale's biased exponent
-constexpr double kE4M3MinNormal = 0x1p-6;  // torchao clamps NVFP4 block scales up to it
 
 at::ScalarType fp8_dtype(QuantElement e) {
   return e == QuantElement::e5m2 ? at::kFloat8_e5m2 : at::kFloat8_e4m3fn;
@@ -88,8 +89,10 @@ SimulatedQuantization nvfp4_scaled(const at::Tensor& m, const QuantFormatSpec& s
   const at::Tensor amax = m.abs().max();
   const at::Tensor tensor_scale = at::where(amax > 0, amax, at::ones_like(amax)) / (e4m3_max * e2m1_max);
   const at::Tensor block_scale = blocks.abs().amax({2}, /*keepdim=*/true) / e2m1_max;
+  // torchao keeps the block scales in e4m3's normal range.
+  const double e4m3_min_normal = float_format(FloatFormat::fp8_e4m3fn).min_normal;
   const at::Tensor block_scale_e4m3 =
-      (block_scale / tensor_scale).clamp(kE4M3MinNormal, e4m3_max).to(at::kFloat8_e4m3fn).to(at::kFloat);
+      (block_scale / tensor_scale).clamp(e4m3_min_normal, e4m3_max).to(at::kFloat8_e4m3fn).to(at::kFloat);
   const at::Tensor scaled = blocks * (tensor_scale.reciprocal() / block_scale_e4m3);
   const at::Tensor multiplier = tensor_scale * block_scale_e4m3;
   const at::Tensor dequantized = round_to_e2m1(scaled.clamp(-e2m1_max, e2m1_max)) * multiplier;
