@@ -8,6 +8,7 @@
 
 #include "profiler/analysis/flop_count.h"
 #include "profiler/analysis/gpu_peaks.h"
+#include "profiler/analysis/op_family.h"
 
 namespace ampscope::profiler {
 double median_of(std::vector<double> values) {
@@ -113,6 +114,7 @@ std::vector<OpComparisonRow> match_ops(const Comparison& comparison) {
   std::map<Key, OpComparisonRow> rows;
   std::map<std::pair<Key, size_t>, Share> largest_share;
   std::map<std::pair<Key, size_t>, StepSamples> step_samples;
+  std::map<std::pair<Key, size_t>, std::map<std::string, int64_t>> ran_as;  // op name -> time
   const size_t n = comparison.variants.size();
 
   for (size_t v = 0; v < n; ++v) {
@@ -123,19 +125,20 @@ std::vector<OpComparisonRow> match_ops(const Comparison& comparison) {
                                         [](const OpStats& r) { return r.gpu_time_ns > 0; });
     for (const auto& op : run.op_stats) {
       if (!op.top_level) continue;
-      Key key{op.name, op.module, op.phase, op.input_shapes};
+      Key key{matched_op_name(op.name), op.module, op.phase, matched_op_shapes(op.name, op.input_shapes)};
       auto [it, inserted] = rows.try_emplace(key);
       OpComparisonRow& row = it->second;
       if (inserted) {
-        row.name = op.name;
+        row.name = std::get<0>(key);
         row.module = op.module;
         row.phase = op.phase;
-        row.input_shapes = op.input_shapes;
+        row.input_shapes = std::get<3>(key);
         row.cells.resize(n);
         row.speedup.assign(n, 0.0);
       }
       OpVariantCell& cell = row.cells[v];
       cell.present = true;
+      if (op.name != row.name) ran_as[{key, v}][op.name] += gpu_traced ? op.gpu_time_ns : op.cpu_time_ns;
       cell.calls_per_step += static_cast<double>(op.calls) / steps;
       cell.time_ns_per_step += static_cast<double>(gpu_traced ? op.gpu_time_ns : op.cpu_time_ns) / steps;
       cell.cast_ns_per_step += static_cast<double>(gpu_traced ? op.cast_gpu_time_ns : op.cast_cpu_time_ns) / steps;
@@ -163,6 +166,13 @@ std::vector<OpComparisonRow> match_ops(const Comparison& comparison) {
     OpVariantCell& cell = rows[key_and_variant.first].cells[key_and_variant.second];
     cell.category = share.category;
     cell.input_dtypes = share.dtypes;
+  }
+
+  for (auto& [key_and_variant, names] : ran_as) {
+    std::vector<std::pair<std::string, int64_t>> by_time(names.begin(), names.end());
+    std::stable_sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    auto& cell_names = rows[key_and_variant.first].cells[key_and_variant.second].ran_as;
+    for (auto& [name, ns] : by_time) cell_names.push_back(std::move(name));
   }
 
   const auto base = baseline_index(comparison);

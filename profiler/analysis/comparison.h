@@ -68,11 +68,16 @@ struct VariantSummary {
   double utilization = 0.0;            // achieved / peak; 0 if unknown
 };
 
-// Ops matched across variants by (name, phase, module, input shapes): dtypes differ
-// by design. Only top-level rows, so a row's time includes its nested ops and the
-// cast tax autocast paid for it.
+// Ops matched across variants by what the user wrote: (op, phase, module, shapes),
+// with dtypes differing by design and every kernel variant of an op taken as the op
+// (op_family.h: fp32 and bf16 attention run different ATen kernels, each one row,
+// aten::scaled_dot_product_attention, forward and backward). Only top-level rows, so
+// a row's time includes its nested ops and the cast tax autocast paid for it.
 struct OpVariantCell {
   bool present = false;
+  // The ATen ops the variant ran for the row, when other than the row's name
+  // ("aten::_scaled_dot_product_flash_attention_for_cpu_backward"), most time first.
+  std::vector<std::string> ran_as;
   std::string category;              // to_string(OpCategory) of the largest share of calls
   std::vector<DtypeName> input_dtypes;  // of that share
   double calls_per_step = 0.0;
@@ -85,10 +90,10 @@ struct OpVariantCell {
 };
 
 struct OpComparisonRow {
-  std::string name;
+  std::string name;  // the op as the user wrote it (matched_op_name)
   std::string module;
   Phase phase = Phase::kOther;
-  std::vector<Shape> input_shapes;
+  std::vector<Shape> input_shapes;  // the identifying shapes (matched_op_shapes)
   std::vector<OpVariantCell> cells;  // one per Comparison::variants entry, same order
   std::vector<double> speedup;       // baseline time / variant time per variant; 0 if either is missing
 };

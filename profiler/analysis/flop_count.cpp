@@ -7,69 +7,15 @@
 #include <string_view>
 #include <tuple>
 
-#include "profiler/analysis/op_classifier.h"
+#include "profiler/analysis/op_family.h"
 
 namespace ampscope::profiler {
 namespace {
-
-enum class Family {
-  kNone,
-  kMm,                 // (a[M,K], b[K,N])
-  kAddmm,              // (bias, a[M,K], b[K,N])
-  kBmm,                // (a[B,M,K], b[B,K,N])
-  kBaddbmm,            // (bias, a[B,M,K], b[B,K,N]); addbmm sums over B but does the same work
-  kMatmul,             // (a[..., M, K], b[..., K, N]), broadcast batch, 1-D operands allowed
-  kLinear,             // (x[..., K], w[N, K], bias)
-  kConv,               // (x[N, C, spatial...], w[O, C/groups, k...], ...)
-  kConvTranspose,      // (x[N, C, spatial...], w[C, O/groups, k...], ...)
-  kConvBackward,       // (grad_out[N, O, out spatial...], x, w, ...)
-  kAttention,          // (q[..., Sq, E], k[..., Sk, E], v[..., Sk, Ev], ...)
-  kAttentionBackward,  // (grad_out, q, k, v, ...)
-};
-
-Family family_of(std::string_view op) {
-  const std::string_view n = op_base_name(op);
-  if (n == "mm" || n == "_scaled_mm") return Family::kMm;
-  if (n == "addmm" || n == "_addmm_activation") return Family::kAddmm;
-  if (n == "bmm") return Family::kBmm;
-  if (n == "baddbmm" || n == "addbmm") return Family::kBaddbmm;
-  if (n == "matmul") return Family::kMatmul;
-  if (n == "linear") return Family::kLinear;
-  if (n == "convolution_backward") return Family::kConvBackward;
-  if (n.starts_with("conv_transpose") || n == "cudnn_convolution_transpose") {
-    return Family::kConvTranspose;
-  }
-  if (n == "convolution" || n == "_convolution" || n == "conv1d" || n == "conv2d" ||
-      n == "conv3d" || n == "cudnn_convolution" || n == "mkldnn_convolution") {
-    return Family::kConv;
-  }
-  if (n == "scaled_dot_product_attention") return Family::kAttention;
-  if (n.starts_with("_scaled_dot_product_")) {
-    return n.ends_with("_backward") ? Family::kAttentionBackward : Family::kAttention;
-  }
-  return Family::kNone;
-}
-
-// The ops that do the arithmetic themselves rather than through other recorded
-// ops: summing these counts every FLOP once. linear, matmul and conv2d are
-// wrappers, and so is the math fallback of attention (it runs bmm underneath).
-bool is_leaf_compute_op(std::string_view op) {
-  const std::string_view n = op_base_name(op);
-  if (n == "mm" || n == "_scaled_mm" || n == "addmm" || n == "_addmm_activation" || n == "bmm" ||
-      n == "baddbmm" || n == "addbmm" || n == "convolution" || n == "convolution_backward") {
-    return true;
-  }
-  return n.starts_with("_scaled_dot_product_") && n.find("_math") == std::string_view::npos;
-}
 
 double product(const Shape& s, size_t begin, size_t end) {
   double p = 1;
   for (size_t i = begin; i < end && i < s.size(); ++i) p *= static_cast<double>(s[i]);
   return p;
-}
-
-const Shape* shape_at(const std::vector<Shape>& shapes, size_t i) {
-  return i < shapes.size() && !shapes[i].empty() ? &shapes[i] : nullptr;
 }
 
 double gemm_flops(double batch, double m, double n, double k) { return 2.0 * batch * m * n * k; }
@@ -121,40 +67,41 @@ std::optional<AttentionDims> attention_dims(const std::vector<Shape>& shapes, si
 }
 
 // `conv_out` overrides a forward convolution's output shape when it is known.
-double flops_of(Family f, const std::vector<Shape>& shapes, const Shape* conv_out) {
+double flops_of(OpFamily f, const std::vector<Shape>& shapes, const Shape* conv_out) {
   size_t a_index = 0, b_index = 1;
-  if (f == Family::kAddmm || f == Family::kBaddbmm) a_index = 1, b_index = 2;
+  if (f == OpFamily::kAddmm || f == OpFamily::kBaddbmm) a_index = 1, b_index = 2;
   const Shape* a = shape_at(shapes, a_index);
   const Shape* b = shape_at(shapes, b_index);
   switch (f) {
-    case Family::kNone:
+    case OpFamily::kNone:
       return 0;
-    case Family::kMm:
-    case Family::kAddmm:
+    case OpFamily::kMm:
+    case OpFamily::kScaledMm:
+    case OpFamily::kAddmm:
       if (a == nullptr || b == nullptr || a->size() != 2 || b->size() != 2) return 0;
       return gemm_flops(1, (*a)[0], (*b)[1], (*a)[1]);
-    case Family::kBmm:
-    case Family::kBaddbmm:
+    case OpFamily::kBmm:
+    case OpFamily::kBaddbmm:
       if (a == nullptr || b == nullptr || a->size() != 3 || b->size() != 3) return 0;
       return gemm_flops((*a)[0], (*a)[1], (*b)[2], (*a)[2]);
-    case Family::kMatmul:
+    case OpFamily::kMatmul:
       if (a == nullptr || b == nullptr) return 0;
       return matmul_flops(*a, *b);
-    case Family::kLinear:
+    case OpFamily::kLinear:
       if (a == nullptr || b == nullptr || b->size() != 2) return 0;
       return gemm_flops(1, product(*a, 0, a->size() - 1), (*b)[0], a->back());
-    case Family::kConv:
+    case OpFamily::kConv:
       if (a == nullptr || b == nullptr) return 0;
       // Without the output shape, assume stride 1 and 'same' padding: output
       // spatial = input spatial (an overestimate for strided convolutions).
       return conv_out != nullptr ? conv_flops(*a, *b, *conv_out, 2) : conv_flops(*a, *b, *a, 2);
-    case Family::kConvTranspose:
+    case OpFamily::kConvTranspose:
       // Each input element scatters into C_out/groups x kernel outputs, so the
       // input's spatial size decides the work: exact without the output shape.
       if (a == nullptr || b == nullptr || a->size() < 3 || b->size() != a->size()) return 0;
       return 2.0 * static_cast<double>((*a)[0]) * product(*a, 2, a->size()) *
              product(*b, 0, b->size());
-    case Family::kConvBackward: {
+    case OpFamily::kConvBackward: {
       // grad_input and grad_weight each cost one forward pass; see flops_per_step
       // for when only one of them was computed.
       const Shape* grad_out = shape_at(shapes, 0);
@@ -163,12 +110,12 @@ double flops_of(Family f, const std::vector<Shape>& shapes, const Shape* conv_ou
       if (grad_out == nullptr || x == nullptr || w == nullptr) return 0;
       return 2.0 * conv_flops(*x, *w, *grad_out, 2);
     }
-    case Family::kAttention: {
+    case OpFamily::kAttention: {
       const auto d = attention_dims(shapes, 0);
       if (!d) return 0;
       return gemm_flops(d->batch, d->sq, d->sk, d->e) + gemm_flops(d->batch, d->sq, d->ev, d->sk);
     }
-    case Family::kAttentionBackward: {
+    case OpFamily::kAttentionBackward: {
       // Recompute scores (q k^T), then grad_v, grad_scores, grad_q and grad_k:
       // five GEMMs, as torch.utils.flop_counter counts them (2.5x forward when E == Ev).
       const auto d = attention_dims(shapes, 1);
@@ -194,7 +141,7 @@ class ConvOutputs {
  public:
   explicit ConvOutputs(const std::vector<OpStats>& rows) {
     for (const OpStats& row : rows) {
-      if (family_of(row.name) != Family::kConvBackward) continue;
+      if (op_family(row.name) != OpFamily::kConvBackward) continue;
       const Shape* grad_out = shape_at(row.input_shapes, 0);
       const Shape* x = shape_at(row.input_shapes, 1);
       const Shape* w = shape_at(row.input_shapes, 2);
@@ -229,7 +176,7 @@ class ConvOutputs {
 }  // namespace
 
 double op_flops(const std::string& name, const std::vector<Shape>& input_shapes) {
-  return flops_of(family_of(name), input_shapes, nullptr);
+  return flops_of(op_family(name), input_shapes, nullptr);
 }
 
 double flops_per_step(const std::vector<OpStats>& rows, int64_t profiled_steps) {
@@ -238,11 +185,11 @@ double flops_per_step(const std::vector<OpStats>& rows, int64_t profiled_steps) 
   double total = 0;
   for (const OpStats& row : rows) {
     if (row.calls <= 0 || !is_leaf_compute_op(row.name)) continue;
-    const Family f = family_of(row.name);
+    const OpFamily f = op_family(row.name);
     double per_call = 0;
-    if (f == Family::kConv) {
+    if (f == OpFamily::kConv) {
       per_call = flops_of(f, row.input_shapes, conv_outputs.find(row));
-    } else if (f == Family::kConvBackward) {
+    } else if (f == OpFamily::kConvBackward) {
       per_call = flops_of(f, row.input_shapes, nullptr) / 2 * conv_backward_gemms(row);
     } else {
       per_call = flops_of(f, row.input_shapes, nullptr);

@@ -13,7 +13,7 @@
 #include "profiler/capture/own_work.h"
 #include "profiler/capture/session_meta.h"
 #include "profiler/capture/step_record.h"
-#include "profiler/cupti/tensor_core_eligibility.h"
+#include "profiler/analysis/tensor_core_eligibility.h"
 #include "profiler/process_identity.h"
 #include "profiler/store/session_meta_keys.h"
 #include "profiler/thread_priority.h"
@@ -411,7 +411,7 @@ std::vector<OpStats> Profiler::annotated_op_stats() const {
     if (row.category == OpCategory::kDemoted && !row.output_dtypes.empty())
       for (auto& d : compute_dtypes)
         if (is_floating_dtype(d)) d = row.output_dtypes.front();
-    const auto verdict = cupti::assess(row.name, compute_dtypes, row.input_shapes, tf32_);
+    const auto verdict = assess(row.name, compute_dtypes, row.input_shapes, tf32_);
     row.tensor_core_eligible = verdict.eligible;
     // A row missed Tensor Cores when none of its kernels used them (a split-K
     // reduction or a cast beside a Tensor Core GEMM is no miss); untraced rows keep

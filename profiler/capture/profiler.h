@@ -35,7 +35,7 @@
 #include "profiler/analysis/op_aggregator.h"
 #include "profiler/capture/op_observer.h"
 #include "profiler/cupti/activity_source.h"
-#include "profiler/cupti/tensor_core_eligibility.h"
+#include "profiler/analysis/tensor_core_eligibility.h"
 #include "profiler/op_sampling_rule.h"
 #include "profiler/recording_health.h"
 #include "profiler/capture/activation_stats.h"
@@ -154,7 +154,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::string gpu_tracing_;
   int64_t profiled_steps_since_flush_ = 0;
   bool gpu_tracing_paused_ = false;   // training thread only
-  cupti::Tf32Settings tf32_;          // in force at run start: decides fp32 ops' eligibility
+  Tf32Settings tf32_;          // in force at run start: decides fp32 ops' eligibility
   ActivationRecorder activations_;  // training thread: module outputs of gradient-sampled steps
   OpSamplingRule op_rule_;          // training thread: which steps' ops are recorded
 

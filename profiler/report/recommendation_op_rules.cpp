@@ -6,7 +6,8 @@
 #include <utility>
 
 #include "profiler/analysis/op_classifier.h"
-#include "profiler/cupti/tensor_core_eligibility.h"
+#include "profiler/analysis/op_family.h"
+#include "profiler/analysis/tensor_core_eligibility.h"
 #include "profiler/report/recommendation_rules.h"
 #include "profiler/report/recommendation_text.h"
 
@@ -58,17 +59,6 @@ std::string reduced_precision_name(const RecommendationInput& in) {
                                                                     : "fp16/bf16";
 }
 
-bool is_forward_conv(std::string_view base) {
-  return base == "conv1d" || base == "conv2d" || base == "conv3d" || base == "convolution" ||
-         base == "_convolution" || base == "cudnn_convolution" || base == "mkldnn_convolution";
-}
-
-bool is_forward_attention(std::string_view base) {
-  return base == "scaled_dot_product_attention" ||
-         (base.substr(0, 20) == "_scaled_dot_product_" &&
-          base.find("_backward") == std::string_view::npos);
-}
-
 struct Dim {
   const char* letter;
   const char* meaning;  // "" when the letter says it all
@@ -77,9 +67,9 @@ struct Dim {
 
 // The dimensions a Tensor Core kernel wants aligned, N and K (and channels) first.
 std::vector<Dim> aligned_dims(const OpStats& row) {
-  const std::string_view n = op_base_name(row.name);
+  const OpFamily family = op_family(row.name);
   const std::vector<Shape>& s = row.input_shapes;
-  if (n == "linear") {
+  if (family == OpFamily::kLinear) {
     const Shape *x = shape_at(s, 0), *w = shape_at(s, 1);
     if (x == nullptr || w == nullptr || w->size() != 2) return {};
     int64_t m = 1;
@@ -88,23 +78,24 @@ std::vector<Dim> aligned_dims(const OpStats& row) {
             {"K", "in_features", x->back()},
             {"M", "batch x positions", m}};
   }
-  if (bias_first(n) || n == "mm" || n == "bmm" || n == "matmul") {
-    const size_t a_index = bias_first(n) ? 1 : 0;
+  if (family == OpFamily::kMm || family == OpFamily::kAddmm || family == OpFamily::kBmm ||
+      family == OpFamily::kBaddbmm || family == OpFamily::kMatmul) {
+    const size_t a_index = first_operand_index(family);
     const Shape *a = shape_at(s, a_index), *b = shape_at(s, a_index + 1);
     if (a == nullptr || b == nullptr || a->size() < 2 || b->size() < 2) return {};
     int64_t m = (*a)[a->size() - 2];
-    if (n == "matmul" && b->size() == 2) {  // a batched a against a matrix folds the batch into M
+    if (family == OpFamily::kMatmul && b->size() == 2) {  // a batched a against a matrix folds the batch into M
       m = 1;
       for (size_t i = 0; i + 1 < a->size(); ++i) m *= (*a)[i];
     }
     return {{"N", "", b->back()}, {"K", "", a->back()}, {"M", "", m}};
   }
-  if (is_forward_conv(n)) {
+  if (family == OpFamily::kConv) {
     const Shape* w = shape_at(s, 1);
     if (w == nullptr || w->size() < 3) return {};
     return {{"C_out", "output channels", (*w)[0]}, {"C_in", "input channels per group", (*w)[1]}};
   }
-  if (is_forward_attention(n)) {
+  if (family == OpFamily::kAttention) {
     const Shape *q = shape_at(s, 0), *v = shape_at(s, 2);
     if (q == nullptr) return {};
     std::vector<Dim> dims{{"E", "head dim", q->back()}};
@@ -121,7 +112,7 @@ void gemm_dims_not_multiple_of_8(const RecommendationInput& in, const OpTime& t,
   std::vector<const OpStats*> rows;
   for (const OpStats& r : in.op_stats) {
     if (r.phase == Phase::kBackward || r.phase == Phase::kOptimizer) continue;
-    if (cupti::is_gemm_like(r.name) && runs_in_reduced_precision(r)) rows.push_back(&r);
+    if (is_gemm_like(r.name) && runs_in_reduced_precision(r)) rows.push_back(&r);
   }
   // The op the model called (linear, conv2d) names the dimension best; nested rows repeat it.
   std::stable_partition(rows.begin(), rows.end(), [](const OpStats* r) { return r->top_level; });
@@ -204,7 +195,7 @@ void gemm_dims_not_multiple_of_8(const RecommendationInput& in, const OpTime& t,
 
 std::string tensor_core_reason(const OpStats& row) {
   if (!row.tensor_core_note.empty()) return row.tensor_core_note;
-  return cupti::assess(row.name, row.input_dtypes, row.input_shapes).reason;
+  return assess(row.name, row.input_dtypes, row.input_shapes).reason;
 }
 
 void eligible_not_on_tensor_cores(const RecommendationInput& in, const OpTime& t,
@@ -358,7 +349,7 @@ void no_autocast_effect(const RecommendationInput& in, std::vector<Finding>& out
         if (is_reduced_float(d)) return;  // the model runs in reduced precision by itself
       }
     }
-    if (r.top_level && cupti::is_gemm_like(r.name)) gemms.push_back(&r);
+    if (r.top_level && is_gemm_like(r.name)) gemms.push_back(&r);
   }
   std::stable_sort(gemms.begin(), gemms.end(), [](const OpStats* a, const OpStats* b) {
     return a->cpu_time_ns > b->cpu_time_ns;

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "profiler/analysis/op_classifier.h"
+#include "profiler/analysis/op_family.h"
 
 namespace ampscope::profiler::report_text {
 
@@ -75,17 +76,9 @@ bool is_reduced_float(std::string_view d) {
   return d == "float16" || d == "Half" || d == "half" || d == "bfloat16" || d == "BFloat16";
 }
 
-const Shape* shape_at(const std::vector<Shape>& shapes, size_t i) {
-  return i < shapes.size() && !shapes[i].empty() ? &shapes[i] : nullptr;
-}
-
-bool bias_first(std::string_view base) {
-  return base == "addmm" || base == "_addmm_activation" || base == "baddbmm" || base == "addbmm";
-}
-
 std::string operand_shapes(const OpStats& row) {
   std::string out;
-  const size_t first = bias_first(op_base_name(row.name)) ? 1 : 0;
+  const size_t first = first_operand_index(op_family(row.name));
   for (size_t i = first; i < first + 2 && i < row.input_shapes.size(); ++i) {
     if (row.input_shapes[i].empty()) continue;
     if (!out.empty()) out += " x ";
@@ -96,7 +89,7 @@ std::string operand_shapes(const OpStats& row) {
 
 bool runs_in_reduced_precision(const OpStats& row) {
   if (row.category == OpCategory::kDemoted) return true;
-  const size_t first = bias_first(op_base_name(row.name)) ? 1 : 0;
+  const size_t first = first_operand_index(op_family(row.name));
   for (size_t i = first; i < first + 2 && i < row.input_dtypes.size(); ++i) {
     if (is_reduced_float(row.input_dtypes[i])) return true;
   }

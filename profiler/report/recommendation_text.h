@@ -24,10 +24,6 @@ std::string shape(const Shape& s);  // "[32, 784]"
 std::string op_label(const OpStats& row);  // "fc1 aten::linear", or the op alone without a module
 bool is_reduced_float(std::string_view dtype);  // float16 / bfloat16, in profiler or c10 spelling
 
-// The recorded shape of input i, or nullptr when it is missing or not a tensor.
-const Shape* shape_at(const std::vector<Shape>& shapes, size_t i);
-// addmm, baddbmm and friends take the bias first: their operands are inputs 1 and 2.
-bool bias_first(std::string_view base_name);
 // The multiplied operands' shapes: "[64, 784] x [100, 784]".
 std::string operand_shapes(const OpStats& row);
 // "fp16/bf16 inputs" as autocast leaves them: a demoted op (fp32 in, lowered

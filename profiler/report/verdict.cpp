@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "profiler/analysis/op_family.h"
 #include "profiler/recording_health.h"
 #include "profiler/report/report_format.h"
 
@@ -19,15 +20,6 @@ using report_detail::sig3;
 
 // Below this a speed difference is within what repeats of one variant scatter by.
 constexpr double kSameSpeed = 0.05;
-
-bool is_matrix_op(const std::string& name) {
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  for (const char* key : {"linear", "mm", "matmul", "conv", "scaled_dot_product"})
-    if (lower.find(key) != std::string::npos) return true;
-  return false;
-}
 
 std::string where(const SessionMeta& meta) {
   return meta.device.rfind("cuda", 0) == 0 ? "this GPU"
@@ -109,7 +101,7 @@ std::string cpu_fallback_reason(const SessionMeta& meta, const std::string& prec
 std::string slowdown_reason(const ReportData& d, size_t variant, size_t base) {
   double v = 0, b = 0;
   for (const auto& row : d.op_rows) {
-    if (!is_matrix_op(row.name) || variant >= row.cells.size() || base >= row.cells.size())
+    if (!is_gemm_like(row.name) || variant >= row.cells.size() || base >= row.cells.size())
       continue;
     if (!row.cells[variant].present || !row.cells[base].present) continue;
     v += row.cells[variant].time_ns_per_step;

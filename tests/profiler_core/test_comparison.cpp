@@ -150,6 +150,44 @@ TEST(ComparisonOps, MatchesTopLevelOpsByNameModulePhaseAndShapesAcrossDtypes) {
   EXPECT_EQ(to->cells[1].category, "explicit_cast");
 }
 
+// Issue 31: fp32 and bf16 attention run different ATen kernels (memory-efficient
+// against flash on an H200), and matched by exact name each precision's backward
+// was a row of its own with the other side empty ("bf16: -"), twelve of them at the
+// top of the table. Matched by what the user wrote, forward and backward are one row
+// each, and each cell says which kernel op the variant ran.
+TEST(ComparisonOps, AttentionKernelVariantsAreOneRowPerPhase) {
+  Comparison c = two_variant_comparison();
+  const Shape q{8, 12, 1024, 64}, lse{8, 12, 1024};
+  c.variants[0].op_stats = {
+      op("aten::scaled_dot_product_attention", "h.0.attn", Phase::kForward, {"float32", "float32", "float32"},
+         {q, q, q}, 2, 4'000'000, OpCategory::kUnchanged),
+      op("aten::_scaled_dot_product_efficient_attention_backward", "h.0.attn", Phase::kBackward,
+         {"float32", "float32", "float32", "float32", "", "float32", "float32"}, {q, q, q, q, {}, q, lse}, 2,
+         8'000'000, OpCategory::kUnchanged),
+  };
+  c.variants[1].op_stats = {
+      op("aten::scaled_dot_product_attention", "h.0.attn", Phase::kForward, {"bfloat16", "bfloat16", "bfloat16"},
+         {q, q, q}, 2, 1'000'000, OpCategory::kUnchanged),
+      op("aten::_scaled_dot_product_flash_attention_backward", "h.0.attn", Phase::kBackward,
+         {"bfloat16", "bfloat16", "bfloat16", "bfloat16", "bfloat16", "float32"}, {q, q, q, q, q, lse}, 2,
+         2'000'000, OpCategory::kUnchanged),
+  };
+  const auto rows = match_ops(c);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.name, "aten::scaled_dot_product_attention");
+    EXPECT_TRUE(row.cells[0].present && row.cells[1].present) << to_string(row.phase);
+    EXPECT_EQ(row.input_shapes, (std::vector<Shape>{q, q, q})) << "q, k, v identify the call";
+    EXPECT_DOUBLE_EQ(row.speedup[1], 4.0);
+  }
+  const auto& backward = rows[0];  // 4 ms per step in fp32: first
+  ASSERT_EQ(backward.phase, Phase::kBackward);
+  EXPECT_EQ(backward.cells[0].ran_as,
+            (std::vector<std::string>{"aten::_scaled_dot_product_efficient_attention_backward"}));
+  EXPECT_EQ(backward.cells[1].ran_as, (std::vector<std::string>{"aten::_scaled_dot_product_flash_attention_backward"}));
+  EXPECT_TRUE(rows[1].cells[0].ran_as.empty()) << "the forward ran as written";
+}
+
 // One preempted step must not decide an op's speedup: with per-step samples the
 // time per step is the median, where the mean would take the outlier whole.
 TEST(ComparisonOps, PerStepSamplesGiveMediansThatIgnoreOnePreemptedStep) {

@@ -5,9 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "profiler/analysis/op_family.h"
 #include "profiler/records.h"
 
-namespace ampscope::profiler::cupti {
+namespace ampscope::profiler {
 
 struct TensorCoreEligibility {
   // A GEMM/conv/attention op whose multiplied operands are fp16/bf16/fp8, or fp32
@@ -31,11 +32,7 @@ struct Tf32Settings {
   bool cudnn = true;    // convolutions
 };
 
-// True for aten::mm, addmm, bmm, baddbmm, matmul, linear, conv*, convolution*,
-// scaled-dot-product attention and friends.
-bool is_gemm_like(const std::string& op_name);
-
 TensorCoreEligibility assess(const std::string& op_name, const std::vector<DtypeName>& input_dtypes,
                              const std::vector<Shape>& input_shapes, Tf32Settings tf32 = {});
 
-}  // namespace ampscope::profiler::cupti
+}  // namespace ampscope::profiler

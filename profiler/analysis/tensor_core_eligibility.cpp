@@ -1,51 +1,13 @@
-#include "profiler/cupti/tensor_core_eligibility.h"
+#include "profiler/analysis/tensor_core_eligibility.h"
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
-#include "profiler/analysis/op_classifier.h"
+#include "profiler/analysis/op_family.h"
 
-namespace ampscope::profiler::cupti {
+namespace ampscope::profiler {
 namespace {
-
-enum class Family {
-  kNone,
-  kMm,
-  kAddmm,
-  kBmm,
-  kBaddbmm,
-  kMatmul,
-  kLinear,
-  kConv,
-  kConvBackward,
-  kAttention,
-  kScaledMm
-};
-
-Family family_of(std::string_view op) {
-  const std::string_view n = op_base_name(op);
-  if (n == "mm") return Family::kMm;
-  if (n == "addmm" || n == "_addmm_activation") return Family::kAddmm;
-  if (n == "bmm") return Family::kBmm;
-  if (n == "baddbmm" || n == "addbmm") return Family::kBaddbmm;
-  if (n == "matmul") return Family::kMatmul;
-  if (n == "linear") return Family::kLinear;
-  if (n == "_scaled_mm") return Family::kScaledMm;
-  if (n == "convolution_backward" || n.starts_with("cudnn_convolution_backward") ||
-      n.starts_with("_convolution_backward")) {
-    return Family::kConvBackward;
-  }
-  if (n.starts_with("conv") || n.starts_with("_conv") || n.starts_with("cudnn_convolution") ||
-      n.starts_with("_nnpack_spatial_convolution")) {
-    return Family::kConv;
-  }
-  if (n.starts_with("scaled_dot_product") || n.starts_with("_scaled_dot_product") ||
-      n.starts_with("_flash_attention") || n.starts_with("_efficient_attention")) {
-    return Family::kAttention;
-  }
-  return Family::kNone;
-}
 
 enum class Float { kNone, kHalf, kBf16, kFp8, kFp32, kFp64 };
 
@@ -60,31 +22,6 @@ Float float_kind(std::string_view d) {
   return Float::kNone;
 }
 
-// Which inputs are the multiplied operands (bias and masks don't decide precision).
-std::vector<size_t> operand_indices(Family f, size_t n_inputs) {
-  switch (f) {
-    case Family::kMm:
-    case Family::kBmm:
-    case Family::kMatmul:
-    case Family::kLinear:
-    case Family::kConv:
-    case Family::kScaledMm:
-      return {0, 1};
-    case Family::kAddmm:
-    case Family::kBaddbmm:
-      return {1, 2};
-    case Family::kConvBackward:
-      return {0, 1, 2};
-    case Family::kAttention:
-      return {0, 1, 2};
-    case Family::kNone:
-      break;
-  }
-  std::vector<size_t> all(n_inputs);
-  for (size_t i = 0; i < n_inputs; ++i) all[i] = i;
-  return all;
-}
-
 int64_t product(const Shape& s, size_t begin, size_t end) {
   int64_t p = 1;
   for (size_t i = begin; i < end && i < s.size(); ++i) p *= s[i];
@@ -95,31 +32,27 @@ struct Gemm {
   int64_t m = 0, n = 0, k = 0;
 };
 
-const Shape* shape_at(const std::vector<Shape>& shapes, size_t i) {
-  return i < shapes.size() && !shapes[i].empty() ? &shapes[i] : nullptr;
-}
-
 // The per-GEMM M, N, K (batch dimensions left out), when the shapes say.
-std::optional<Gemm> gemm_dims(Family f, const std::vector<Shape>& shapes) {
+std::optional<Gemm> gemm_dims(OpFamily f, const std::vector<Shape>& shapes) {
   size_t a = 0, b = 1;
-  if (f == Family::kAddmm || f == Family::kBaddbmm) a = 1, b = 2;
+  if (f == OpFamily::kAddmm || f == OpFamily::kBaddbmm) a = 1, b = 2;
   const Shape* A = shape_at(shapes, a);
   const Shape* B = shape_at(shapes, b);
   if (A == nullptr || B == nullptr) return std::nullopt;
   switch (f) {
-    case Family::kMm:
-    case Family::kAddmm:
-    case Family::kScaledMm:
+    case OpFamily::kMm:
+    case OpFamily::kAddmm:
+    case OpFamily::kScaledMm:
       if (A->size() != 2 || B->size() != 2) return std::nullopt;
       return Gemm{(*A)[0], (*B)[1], (*A)[1]};
-    case Family::kBmm:
-    case Family::kBaddbmm:
+    case OpFamily::kBmm:
+    case OpFamily::kBaddbmm:
       if (A->size() != 3 || B->size() != 3) return std::nullopt;
       return Gemm{(*A)[1], (*B)[2], (*A)[2]};
-    case Family::kLinear:  // input [..., K], weight [N, K]
+    case OpFamily::kLinear:  // input [..., K], weight [N, K]
       if (B->size() != 2) return std::nullopt;
       return Gemm{product(*A, 0, A->size() - 1), (*B)[0], A->back()};
-    case Family::kMatmul: {
+    case OpFamily::kMatmul: {
       Gemm g;
       g.k = A->back();
       // A batched A against a 2-D B folds the batch into M, as matmul does.
@@ -140,12 +73,10 @@ std::string not_multiple(const char* what, int64_t value, int multiple) {
 
 }  // namespace
 
-bool is_gemm_like(const std::string& op_name) { return family_of(op_name) != Family::kNone; }
-
 TensorCoreEligibility assess(const std::string& op_name, const std::vector<DtypeName>& input_dtypes,
                              const std::vector<Shape>& input_shapes, Tf32Settings tf32) {
-  const Family f = family_of(op_name);
-  if (f == Family::kNone) return {};
+  const OpFamily f = op_family(op_name);
+  if (f == OpFamily::kNone) return {};
 
   bool any_low = false, any_fp8 = false, any_fp32 = false, any_fp64 = false;
   for (size_t i : operand_indices(f, input_dtypes.size())) {
@@ -173,8 +104,8 @@ TensorCoreEligibility assess(const std::string& op_name, const std::vector<Dtype
     // fp32 runs on Tensor Cores as TF32 where the library is allowed to: convolutions
     // by PyTorch's default, matmuls only when asked for; the memory-efficient attention
     // kernels for fp32 are 3xTF32 Tensor Core kernels on sm80+ (H100 counters).
-    const bool conv = f == Family::kConv || f == Family::kConvBackward;
-    const bool tf32_ok = f == Family::kAttention || (conv ? tf32.cudnn : tf32.matmul);
+    const bool conv = is_convolution(f);
+    const bool tf32_ok = is_attention(f) || (conv ? tf32.cudnn : tf32.matmul);
     if (!tf32_ok) {
       return {false,
               conv ? "fp32 inputs (autocast did not lower this op; cuDNN TF32 is off)"
@@ -191,12 +122,14 @@ TensorCoreEligibility assess(const std::string& op_name, const std::vector<Dtype
   const int align = any_fp8 ? 16 : (any_fp32 && !any_low ? 4 : 8);
   const char* const tiny = "tiny problem (M*N*K < 2^15)";
 
-  if (f == Family::kConv || f == Family::kConvBackward) {
-    const size_t in = f == Family::kConv ? 0 : 1;
+  if (is_convolution(f)) {
+    const size_t in = f == OpFamily::kConvBackward ? 1 : 0;
     const Shape* x = shape_at(input_shapes, in);
     const Shape* w = shape_at(input_shapes, in + 1);
     if (w == nullptr || w->size() < 3) return result;
-    const int64_t c_out = (*w)[0], c_in = (*w)[1];  // c_in per group
+    // The weight is [C_out, C_in/groups, k...], a transposed convolution's [C_in, C_out/groups, k...].
+    const bool transposed = f == OpFamily::kConvTranspose;
+    const int64_t c_out = transposed ? (*w)[1] : (*w)[0], c_in = transposed ? (*w)[0] : (*w)[1];
     if (c_in % align != 0) {
       result.speed_hint = "conv input channels " + not_multiple("C_in", c_in, align);
     } else if (c_out % align != 0) {
@@ -210,9 +143,10 @@ TensorCoreEligibility assess(const std::string& op_name, const std::vector<Dtype
     }
     return result;
   }
-  if (f == Family::kAttention) {
-    const Shape* q = shape_at(input_shapes, 0);
-    const Shape* v = shape_at(input_shapes, 2);
+  if (is_attention(f)) {
+    const size_t first = f == OpFamily::kAttentionBackward ? 1 : 0;  // after grad_out
+    const Shape* q = shape_at(input_shapes, first);
+    const Shape* v = shape_at(input_shapes, first + 2);
     if (q != nullptr && q->back() % align != 0) {
       result.speed_hint = "attention " + not_multiple("head dim E", q->back(), align);
     } else if (v != nullptr && v->back() % align != 0) {
@@ -233,4 +167,4 @@ TensorCoreEligibility assess(const std::string& op_name, const std::vector<Dtype
   return result;
 }
 
-}  // namespace ampscope::profiler::cupti
+}  // namespace ampscope::profiler

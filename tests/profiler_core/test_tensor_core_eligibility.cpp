@@ -4,9 +4,9 @@
 // speed hint and never the reason an op missed them.
 #include <gtest/gtest.h>
 
-#include "profiler/cupti/tensor_core_eligibility.h"
+#include "profiler/analysis/tensor_core_eligibility.h"
 
-namespace ampscope::profiler::cupti {
+namespace ampscope::profiler {
 namespace {
 
 TEST(TensorCoreEligibility, RaggedKIsASpeedHintNotAReasonToMiss) {
@@ -89,4 +89,4 @@ TEST(TensorCoreEligibility, OtherShapesAndOps) {
 }
 
 }  // namespace
-}  // namespace ampscope::profiler::cupti
+}  // namespace ampscope::profiler
