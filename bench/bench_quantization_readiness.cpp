@@ -1,7 +1,7 @@
 // What the precision-readiness pass (issue #30) costs a sampled step on the CPU:
 // for every weight with two or more dimensions, the weight and an input of the
 // shape the layer sees ([batch * sequence, in_features], bf16), all six formats
-// (profiler/capture/quantization_sim.h), their sums brought back in one transfer. Plain steps and
+// (profiler/capture/quantization_sim.h) in one batched pass, their sums brought back in one transfer. Plain steps and
 // readiness passes alternate in one run, so a machine shared with other work moves
 // both alike; training-thread CPU time. pass_over_step: the pass's median over the
 // plain steps' median. Run it with OMP_NUM_THREADS=1.
@@ -56,22 +56,19 @@ engine::TrainConfig config_for(engine::ModelKind kind, int64_t layers, int64_t w
 void readiness_cost(benchmark::State& state, engine::TrainConfig config) {
   engine::TrainingRun run(config);
   const int64_t tokens = config.batch_size * (config.model.kind == engine::ModelKind::kGPT ? config.model.seq_len : 1);
-  std::vector<std::pair<at::Tensor, at::Tensor>> layers;  // (weight, an input of its shape)
-  int64_t elements = 0;
+  // Each weight and an input of the shape its layer sees, as the capture hands them over.
+  std::vector<at::Tensor> matrices;
+  int64_t layers = 0, elements = 0;
   for (const auto& [name, p] : run.model().named_parameters()) {
     if (p.dim() < 2 || !name.ends_with(".weight")) continue;
     const at::Tensor w = profiler::scaling_matrix(p, profiler::TensorRole::weight);
-    layers.emplace_back(p, at::randn({tokens, w.size(1)}).to(at::kBFloat16));
+    matrices.push_back(w);
+    matrices.push_back(at::randn({tokens, w.size(1)}).to(at::kBFloat16));
     elements += p.numel() + tokens * w.size(1);
+    ++layers;
   }
-  const auto pass = [&] {
-    std::vector<at::Tensor> sums;
-    for (const auto& [w, x] : layers) {
-      sums.push_back(profiler::quantization_sums(profiler::scaling_matrix(w, profiler::TensorRole::weight)));
-      sums.push_back(profiler::quantization_sums(profiler::scaling_matrix(x, profiler::TensorRole::input_activation)));
-    }
-    return at::stack(sums).cpu();  // the one transfer
-  };
+  // One batched pass over all of them, the sums back in one transfer.
+  const auto pass = [&] { return profiler::quantization_sums(matrices).sums.cpu(); };
   int64_t step = 1;
   for (int i = 0; i < 3; ++i) run.step(step++);
   pass();
@@ -86,7 +83,7 @@ void readiness_cost(benchmark::State& state, engine::TrainConfig config) {
     state.SetIterationTime((step_ms.back() + pass_ms.back()) / 1e3);
   }
   const double plain = median(step_ms), readiness = median(pass_ms);
-  state.counters["layers"] = benchmark::Counter(static_cast<double>(layers.size()));
+  state.counters["layers"] = benchmark::Counter(static_cast<double>(layers));
   state.counters["elements"] = benchmark::Counter(static_cast<double>(elements));
   state.counters["step_ms"] = benchmark::Counter(plain);
   state.counters["pass_ms"] = benchmark::Counter(readiness);

@@ -94,7 +94,16 @@ std::string_view tensor_role_key(TensorRole r) {
   switch (r) {
     case TensorRole::weight: return "weight";
     case TensorRole::input_activation: return "input";
-    case TensorRole::output_gradient: return "grad_output";
+    case TensorRole::weight_gradient: return "weight_grad";
+  }
+  return "?";
+}
+
+std::string_view tensor_role_name(TensorRole r) {
+  switch (r) {
+    case TensorRole::weight: return "weight";
+    case TensorRole::input_activation: return "input";
+    case TensorRole::weight_gradient: return "weight gradient";
   }
   return "?";
 }

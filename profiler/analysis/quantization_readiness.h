@@ -115,9 +115,13 @@ struct ReadinessThresholds {
 const ReadinessThresholds& readiness_thresholds(QuantElement e);
 Readiness readiness(QuantFormat f, const QuantMetrics& m);
 
-// Which of a layer's GEMM operands a tensor is.
-enum class TensorRole { weight, input_activation, output_gradient };
-std::string_view tensor_role_key(TensorRole r);  // "weight", "input", "grad_output"
+// Which of a layer's tensors it is: the forward GEMM's operands (weight, input),
+// and the weight's gradient, which the capture measures in place of the
+// gradient of the layer's output (the backward GEMMs' operand it does not see).
+enum class TensorRole { weight, input_activation, weight_gradient };
+inline constexpr int kTensorRoleCount = 3;
+std::string_view tensor_role_key(TensorRole r);   // "weight", "input", "weight_grad"
+std::string_view tensor_role_name(TensorRole r);  // "weight", "input", "weight gradient"
 
 struct TensorQuantization {
   TensorRole role;

@@ -84,9 +84,12 @@ at::Tensor as_tensor(const std::vector<float>& v, int64_t rows, int64_t cols) {
   return at::tensor(v, at::kFloat).reshape({rows, cols});
 }
 
-QuantMetrics metrics_of(const at::Tensor& matrix, QuantFormat f) {
-  return read_quantization_sums(quantization_sums(matrix).cpu(), matrix.numel())[static_cast<int>(f)];
+std::array<QuantMetrics, kQuantFormatCount> all_metrics_of(const at::Tensor& matrix) {
+  const QuantizationSums sums = quantization_sums({matrix});
+  return read_quantization_sums(sums.sums[0].cpu(), sums.elements[0]);
 }
+
+QuantMetrics metrics_of(const at::Tensor& matrix, QuantFormat f) { return all_metrics_of(matrix)[static_cast<int>(f)]; }
 
 TEST(QuantizationReadiness, MatchesTorchaoElementForElement) {
   auto python = test::python_with_torch();
@@ -102,7 +105,7 @@ TEST(QuantizationReadiness, MatchesTorchaoElementForElement) {
   int compared = 0;
   for (const ReferenceCase& c : cases) {
     const at::Tensor x = as_tensor(c.x, c.rows, c.cols);
-    const auto metrics = read_quantization_sums(quantization_sums(x).cpu(), x.numel());
+    const auto metrics = all_metrics_of(x);
     for (const QuantFormatSpec& spec : kQuantFormats) {
       const std::string key(spec.key);
       if (std::find(c.skipped.begin(), c.skipped.end(), key) != c.skipped.end()) continue;
@@ -151,18 +154,75 @@ TEST(QuantizationReadiness, CountsFlushedSaturatedAndScaleSpread) {
   EXPECT_DOUBLE_EQ(mx.scale_spread_log2(), 1.0 - -18.0);
 
   // An all-zero tensor loses nothing in any format.
-  for (const QuantMetrics& m : read_quantization_sums(quantization_sums(at::zeros({4, 32})).cpu(), 128)) {
+  for (const QuantMetrics& m : all_metrics_of(at::zeros({4, 32}))) {
     EXPECT_TRUE(std::isinf(m.sqnr_db()) && m.sqnr_db() > 0);
     EXPECT_EQ(m.flushed_share(), 0.0);
   }
+}
+
+TEST(QuantizationReadiness, ABatchOfTensorsMeasuresEachAsAlone) {
+  // One pass over tensors of every shape the capture meets (widths that are no
+  // multiple of a block, a 3-D activation, a convolution's input, all zeros, a
+  // gradient's tiny values, an empty one) gives each the sums it gets alone.
+  at::manual_seed(32);
+  const std::vector<at::Tensor> matrices{
+      at::randn({5, 40}) * 3.0,
+      scaling_matrix(at::randn({2, 3, 7}).to(at::kBFloat16), TensorRole::input_activation),
+      at::zeros({4, 32}),
+      at::empty({0, 16}),
+      at::randn({64, 100}) * 1e-20,
+      scaling_matrix(at::randn({2, 8, 3, 3}), TensorRole::input_activation, /*channels_first=*/true),
+      scaling_matrix(at::randn({6, 8, 3, 3}), TensorRole::weight),
+  };
+  const QuantizationSums batch = quantization_sums(matrices);
+  ASSERT_EQ(batch.sums.size(0), static_cast<int64_t>(matrices.size()));
+  for (size_t i = 0; i < matrices.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(batch.elements[i], matrices[i].numel());
+    const auto together = read_quantization_sums(batch.sums[static_cast<int64_t>(i)].cpu(), batch.elements[i]);
+    const auto alone = all_metrics_of(matrices[i]);
+    for (int f = 0; f < kQuantFormatCount; ++f) {
+      SCOPED_TRACE(quant_format(static_cast<QuantFormat>(f)).key);
+      EXPECT_EQ(together[f].nonzero, alone[f].nonzero);
+      EXPECT_EQ(together[f].flushed, alone[f].flushed);
+      EXPECT_EQ(together[f].saturated, alone[f].saturated);
+      EXPECT_DOUBLE_EQ(together[f].signal, alone[f].signal);
+      EXPECT_DOUBLE_EQ(together[f].noise, alone[f].noise);
+      EXPECT_DOUBLE_EQ(together[f].scale_spread_log2(), alone[f].scale_spread_log2());
+    }
+  }
+  // The channels of the convolution's input are its rows' elements: 2 x 3 x 3 rows of 8.
+  EXPECT_EQ(matrices[5].size(-1), 8);
+  // A gradient's 1e-20 squared stays in range: its SQNR in the block formats (no
+  // amax floor, unlike torchao's fp8 recipes' 1e-12) is that of the same values near 1.
+  const auto tiny = all_metrics_of(matrices[4]);
+  const auto unit = all_metrics_of(matrices[4] * std::ldexp(1.0, 66));
+  for (QuantFormat f : {QuantFormat::mxfp8, QuantFormat::nvfp4}) {
+    EXPECT_NEAR(tiny[static_cast<int>(f)].sqnr_db(), unit[static_cast<int>(f)].sqnr_db(), 1e-3);
+    EXPECT_GT(tiny[static_cast<int>(f)].sqnr_db(), 15.0);
+  }
+}
+
+TEST(QuantizationReadiness, AHugeTensorIsMeasuredOnSpacedRowsWithItsWholeAmax) {
+  // 2^19 + 1 rows of 32: past the 2^24 elements of a pass, so every second row is
+  // measured; the largest value sits in a row that is not, and still sets the
+  // tensorwise scale, as it does in training.
+  const int64_t rows = (int64_t{1} << 19) + 1;
+  at::Tensor x = at::ones({rows, 32});
+  x[1][0] = 1e4f;
+  const QuantizationSums sums = quantization_sums({x});
+  EXPECT_EQ(sums.elements[0], ((rows + 1) / 2) * 32);
+  const auto m = read_quantization_sums(sums.sums[0].cpu(), sums.elements[0]);
+  const QuantMetrics& tensorwise = m[static_cast<int>(QuantFormat::fp8_e4m3_tensorwise)];
+  EXPECT_NEAR(tensorwise.scale_log2_max, std::log2(1e4 / 448.0), 1e-5);
+  EXPECT_EQ(tensorwise.nonzero, sums.elements[0]);
 }
 
 // A layer's verdicts from its weight and its input, as the GEMM sees them.
 LayerReadiness layer_of(const std::string& name, const at::Tensor& weight, const at::Tensor& input) {
   std::vector<TensorQuantization> tensors;
   for (const auto& [role, t] : {std::pair{TensorRole::weight, weight}, std::pair{TensorRole::input_activation, input}}) {
-    const at::Tensor m = scaling_matrix(t, role);
-    tensors.push_back({role, read_quantization_sums(quantization_sums(m).cpu(), m.numel())});
+    tensors.push_back({role, all_metrics_of(scaling_matrix(t, role))});
   }
   return assess_layer(name, std::move(tensors));
 }
