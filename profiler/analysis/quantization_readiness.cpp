@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "profiler/float_formats.h"
@@ -70,6 +72,27 @@ void QuantMetrics::merge(const QuantMetrics& other) {
       scale_log2_max = other.scale_log2_max;
     }
   }
+}
+
+std::optional<QuantFormat> parse_quant_format(std::string_view key) {
+  for (const QuantFormatSpec& spec : kQuantFormats)
+    if (spec.key == key) return spec.format;
+  return std::nullopt;
+}
+
+std::optional<TensorRole> parse_tensor_role(std::string_view key) {
+  for (TensorRole r : {TensorRole::weight, TensorRole::input_activation, TensorRole::weight_gradient})
+    if (tensor_role_key(r) == key) return r;
+  return std::nullopt;
+}
+
+std::string_view element_name(QuantElement e) {
+  switch (e) {
+    case QuantElement::e4m3: return "e4m3";
+    case QuantElement::e5m2: return "e5m2";
+    case QuantElement::e2m1: return "e2m1";
+  }
+  return "?";
 }
 
 std::string_view readiness_name(Readiness r) {
@@ -181,6 +204,156 @@ LayerReadiness assess_layer(std::string layer, std::vector<TensorQuantization> t
       break;
     }
   }
+  return out;
+}
+
+// ---- Samples over steps, and what the views say about them ----
+
+void ReadinessTotals::add(const ReadinessSample& sample) {
+  steps_.insert(sample.step);
+  auto [it, added] = index_.try_emplace(sample.layer, layers_.size());
+  if (added) layers_.push_back({sample.layer, {}});
+  std::vector<TensorQuantization>& tensors = layers_[it->second].tensors;
+  const auto same_role = [&](const TensorQuantization& t) { return t.role == sample.tensor.role; };
+  auto found = std::find_if(tensors.begin(), tensors.end(), same_role);
+  if (found == tensors.end()) {
+    tensors.push_back(sample.tensor);
+    std::sort(tensors.begin(), tensors.end(), [](const auto& a, const auto& b) { return a.role < b.role; });
+    return;
+  }
+  for (int f = 0; f < kQuantFormatCount; ++f) found->formats[f].merge(sample.tensor.formats[f]);
+}
+
+std::vector<LayerReadiness> ReadinessTotals::layers() const {
+  std::vector<LayerReadiness> out;
+  out.reserve(layers_.size());
+  for (const Layer& l : layers_) out.push_back(assess_layer(l.name, l.tensors));
+  return out;
+}
+
+std::vector<TensorRole> ReadinessTotals::roles() const {
+  std::set<TensorRole> seen;
+  for (const Layer& l : layers_)
+    for (const TensorQuantization& t : l.tensors) seen.insert(t.role);
+  return {seen.begin(), seen.end()};
+}
+
+namespace {
+
+ReadinessMetric deciding_metric(QuantFormat f, const QuantMetrics& m, Readiness verdict) {
+  if (verdict == Readiness::ready) return ReadinessMetric::sqnr;
+  const ReadinessThresholds& t = readiness_thresholds(quant_format(f).element);
+  // The bounds of the level the tensor missed: ready's for a borderline one, borderline's for a kept one.
+  const bool missed_ready = verdict == Readiness::borderline;
+  if (m.sqnr_db() < (missed_ready ? t.ready_sqnr_db : t.borderline_sqnr_db)) return ReadinessMetric::sqnr;
+  if (m.flushed_share() > (missed_ready ? t.ready_flushed_share : t.borderline_flushed_share))
+    return ReadinessMetric::flushed;
+  return ReadinessMetric::saturated;
+}
+
+// snprintf into a string (the core library goes without fmt).
+template <typename... Args>
+std::string printf_string(const char* format, Args... args) {
+  char buffer[256];
+  std::snprintf(buffer, sizeof buffer, format, args...);
+  return buffer;
+}
+
+double metric_value(ReadinessMetric metric, const QuantMetrics& m) {
+  switch (metric) {
+    case ReadinessMetric::sqnr: return m.sqnr_db();
+    case ReadinessMetric::flushed: return m.flushed_share();
+    case ReadinessMetric::saturated: return m.saturated_share();
+  }
+  return 0.0;
+}
+
+std::string percent(double share) {
+  const double p = share * 100.0;
+  return p == 0.0 ? "0%" : p >= 10.0 ? printf_string("%.0f%%", p) : printf_string("%.2g%%", p);
+}
+
+}  // namespace
+
+ReadinessReason format_reason(const LayerReadiness& layer, QuantFormat f) {
+  ReadinessReason r;
+  r.format = f;
+  r.verdict = layer.formats[static_cast<int>(f)];
+  // The worst tensor: its verdict is the layer's; among equals, the lowest SQNR.
+  const TensorQuantization* worst = nullptr;
+  for (const TensorQuantization& t : layer.tensors) {
+    const QuantMetrics& m = t.formats[static_cast<int>(f)];
+    if (readiness(f, m) != r.verdict) continue;
+    if (!worst || m.sqnr_db() < worst->formats[static_cast<int>(f)].sqnr_db()) worst = &t;
+  }
+  if (!worst) return r;  // no tensor measured
+  r.tensor = worst->role;
+  r.metrics = &worst->formats[static_cast<int>(f)];
+  r.metric = deciding_metric(f, *r.metrics, r.verdict);
+  r.value = metric_value(r.metric, *r.metrics);
+  return r;
+}
+
+ReadinessReason target_reason(const LayerReadiness& layer, QuantTarget t) {
+  // The target's best format: the best verdict; among equals, the highest SQNR of its worst tensor.
+  std::optional<ReadinessReason> best;
+  for (const QuantFormatSpec& spec : kQuantFormats) {
+    if (spec.target != t) continue;
+    const ReadinessReason r = format_reason(layer, spec.format);
+    const auto sqnr = [](const ReadinessReason& x) { return x.metrics ? x.metrics->sqnr_db() : -1e300; };
+    if (!best || r.verdict < best->verdict || (r.verdict == best->verdict && sqnr(r) > sqnr(*best))) best = r;
+  }
+  return best.value_or(ReadinessReason{});
+}
+
+std::string describe_metric(ReadinessMetric metric, double value) {
+  switch (metric) {
+    case ReadinessMetric::sqnr:
+      return std::isinf(value) ? (value > 0 ? "exact" : "no signal") : printf_string("%.1f dB", value);
+    case ReadinessMetric::flushed: return percent(value) + " flushed";
+    case ReadinessMetric::saturated: return percent(value) + " saturated";
+  }
+  return "";
+}
+
+std::string describe_metrics(const QuantMetrics& m) {
+  std::string out = "SQNR " + describe_metric(ReadinessMetric::sqnr, m.sqnr_db()) + ", " +
+                    describe_metric(ReadinessMetric::flushed, m.flushed_share()) + ", " +
+                    describe_metric(ReadinessMetric::saturated, m.saturated_share());
+  if (m.scale_spread_log2() > 0) out += printf_string(", scales over %.0f binades", m.scale_spread_log2());
+  return out;
+}
+
+std::string describe_thresholds(QuantElement e) {
+  std::string formats;
+  for (const QuantFormatSpec& spec : kQuantFormats) {
+    if (spec.element != e) continue;
+    // The fp8 recipes by element only (tensorwise and rowwise share the thresholds).
+    const std::string name = spec.scaling == QuantScaling::block ? std::string(quant_target_name(spec.target))
+                                                                 : "fp8 " + std::string(element_name(e));
+    if (formats.find(name) == std::string::npos) formats += (formats.empty() ? "" : ", ") + name;
+  }
+  const ReadinessThresholds& t = readiness_thresholds(e);
+  return std::string(element_name(e)) + " (" + formats + "): ready at >= " + printf_string("%g", t.ready_sqnr_db) +
+         " dB SQNR, <= " + percent(t.ready_flushed_share) + " flushed, <= " + percent(t.ready_saturated_share) +
+         " saturated; borderline at >= " + printf_string("%g", t.borderline_sqnr_db) + " dB, <= " +
+         percent(t.borderline_flushed_share) + ", <= " + percent(t.borderline_saturated_share);
+}
+
+std::string describe_measured_tensors(const std::vector<TensorRole>& roles) {
+  std::vector<std::string> names;
+  bool gradient = false;
+  for (TensorRole r : roles) {
+    switch (r) {
+      case TensorRole::weight: names.emplace_back("weights"); break;
+      case TensorRole::input_activation: names.emplace_back("layer inputs"); break;
+      case TensorRole::weight_gradient: names.emplace_back("weight gradients"); gradient = true; break;
+    }
+  }
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  if (gradient) out += " (standing in for the gradients of the layers' outputs, which are not captured)";
   return out;
 }
 

@@ -18,6 +18,9 @@
 //    fp32 scale per tensor, amax / (448 * 6) (torchao nvfp4_quantize).
 #include <array>
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,7 +63,10 @@ inline constexpr std::array<QuantFormatSpec, kQuantFormatCount> kQuantFormats{{
 }};
 
 constexpr const QuantFormatSpec& quant_format(QuantFormat f) { return kQuantFormats[static_cast<int>(f)]; }
+// By QuantFormatSpec::key; nothing for a key this build does not know.
+std::optional<QuantFormat> parse_quant_format(std::string_view key);
 std::string_view quant_target_name(QuantTarget t);  // "FP8", "MXFP8", "NVFP4"
+std::string_view element_name(QuantElement e);       // "e4m3", "e5m2", "e2m1"
 
 // An element format's largest finite value and where a value saturates: the fp8
 // numbers are float_formats.h's; e2m1 (no inf, no NaN) is {0, 0.5, 1, 1.5, 2, 3, 4, 6}.
@@ -122,6 +128,7 @@ enum class TensorRole { weight, input_activation, weight_gradient };
 inline constexpr int kTensorRoleCount = 3;
 std::string_view tensor_role_key(TensorRole r);   // "weight", "input", "weight_grad"
 std::string_view tensor_role_name(TensorRole r);  // "weight", "input", "weight gradient"
+std::optional<TensorRole> parse_tensor_role(std::string_view key);
 
 struct TensorQuantization {
   TensorRole role;
@@ -143,5 +150,63 @@ struct LayerReadiness {
 };
 
 LayerReadiness assess_layer(std::string layer, std::vector<TensorQuantization> tensors);
+
+// One tensor of one layer on one sampled step: what the capture hands the store
+// (a row per format there) and the store hands back.
+struct ReadinessSample {
+  int64_t step = 0;
+  std::string layer;  // the module path, "blocks.0.attn.qkv"
+  TensorQuantization tensor;
+};
+
+// Samples added up per layer and tensor over the sampled steps (the sums merge
+// exactly, steps and micro-batches alike), layers in the order first seen: what
+// every view shows, live or stored.
+class ReadinessTotals {
+ public:
+  void add(const ReadinessSample& sample);
+  bool empty() const { return layers_.empty(); }
+  std::vector<LayerReadiness> layers() const;
+  int64_t sampled_steps() const { return static_cast<int64_t>(steps_.size()); }
+  // The tensors measured in any layer, in TensorRole order.
+  std::vector<TensorRole> roles() const;
+
+ private:
+  struct Layer {
+    std::string name;
+    std::vector<TensorQuantization> tensors;  // one per role, merged
+  };
+  std::vector<Layer> layers_;
+  std::map<std::string, size_t, std::less<>> index_;
+  std::set<int64_t> steps_;
+};
+
+// What decided a verdict, for a view's cell: the format (a target's best), the
+// tensor (the worst of the layer's for that format) and the metric. A ready cell
+// names the lowest SQNR; another the first bound missed, SQNR before flushed
+// share before saturated share.
+enum class ReadinessMetric { sqnr, flushed, saturated };
+struct ReadinessReason {
+  Readiness verdict = Readiness::keep;
+  QuantFormat format = QuantFormat::fp8_e4m3_tensorwise;
+  TensorRole tensor = TensorRole::weight;
+  ReadinessMetric metric = ReadinessMetric::sqnr;
+  double value = 0.0;  // dB, or a share
+  const QuantMetrics* metrics = nullptr;  // the deciding tensor's, in the LayerReadiness it came from
+};
+ReadinessReason format_reason(const LayerReadiness& layer, QuantFormat f);
+ReadinessReason target_reason(const LayerReadiness& layer, QuantTarget t);
+// "31.2 dB", "12.5% flushed", "0.40% saturated"; "exact" for an SQNR of +inf.
+std::string describe_metric(ReadinessMetric metric, double value);
+// SQNR, flushed and saturated share of one tensor in one format, on one line.
+std::string describe_metrics(const QuantMetrics& m);
+// The thresholds of one element format as a sentence, with the formats that use it:
+// "e4m3 (fp8 e4m3, MXFP8): ready at >= 25 dB SQNR, <= 1% flushed, <= 0.1% saturated;
+// borderline at >= 20 dB, <= 5%, <= 1%".
+std::string describe_thresholds(QuantElement e);
+inline constexpr std::array<QuantElement, 3> kQuantElements{QuantElement::e4m3, QuantElement::e5m2, QuantElement::e2m1};
+// "Weights, inputs and weight gradients", from the roles measured; the weight
+// gradient said to stand in for the output gradient.
+std::string describe_measured_tensors(const std::vector<TensorRole>& roles);
 
 }  // namespace ampscope::profiler
