@@ -11,6 +11,7 @@ enum ModelRole : int {
   FilterTextRole,               // the text a free-text filter matches (name, module, ...)
   LaunchedByRole,               // KernelModel: QStringList of the ops that launched the kernel
   TopLevelRole,                 // OpStatsModel: bool, called by model/loss/optimizer code or an autograd node
+  VerdictRole,                  // ReadinessModel: int(profiler::Readiness) of a cell; none for the layer column
 };
 
 }  // namespace ampscope::ui
