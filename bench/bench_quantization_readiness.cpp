@@ -1,10 +1,12 @@
-// What the precision-readiness pass (issue #30) costs a sampled step on the CPU:
-// for every weight with two or more dimensions, the weight and an input of the
-// shape the layer sees ([batch * sequence, in_features], bf16), all six formats
-// (profiler/capture/quantization_sim.h) in one batched pass, their sums brought back in one transfer. Plain steps and
-// readiness passes alternate in one run, so a machine shared with other work moves
-// both alike; training-thread CPU time. pass_over_step: the pass's median over the
-// plain steps' median. Run it with OMP_NUM_THREADS=1.
+// What precision readiness (issue #30) costs a gradient-sampled step on the CPU,
+// as the capture runs it: the models hand each Linear layer's input and weight to
+// a ReadinessRecorder during the forward, the weights and their unscaled gradients
+// go through the same batched pass after the backward, and the sums come back in
+// one transfer at the step's end (profiler/capture/readiness_recorder.h). Plain
+// steps and readiness steps alternate in one run, so a machine shared with other
+// work moves both alike; training-thread CPU time, medians. pass_ms: the readiness
+// step's median less the plain step's; pass_over_step: that over the plain step.
+// Run it with OMP_NUM_THREADS=1.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -15,8 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include "engine/module_scope.h"
 #include "engine/training_run.h"
-#include "profiler/capture/quantization_sim.h"
+#include "profiler/capture/readiness_recorder.h"
 
 namespace {
 
@@ -33,6 +36,29 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
+
+// A TrainingObserver that is only the readiness capture, on every step it is given.
+class ReadinessOnly final : public engine::TrainingObserver, public engine::ActivationSink {
+ public:
+  void on_step_begin(int64_t) override { engine::activation_sink() = this; }
+  bool wants_gradients(int64_t) override { return true; }
+  void on_unscaled_gradients(int64_t, const engine::NamedTensors& parameters, double) override {
+    recorder_.measure_gradients(parameters);
+  }
+  void on_step_end(const engine::StepEvent& step) override {
+    engine::activation_sink() = nullptr;
+    samples_ = recorder_.take(step.step).size();
+  }
+  void on_module_output(const std::string&, const at::Tensor&) override {}
+  void on_layer_input(const std::string& scope, const at::Tensor& input, const at::Tensor& weight) override {
+    recorder_.on_layer_input(scope, input, weight);
+  }
+  size_t samples() const { return samples_; }
+
+ private:
+  profiler::ReadinessRecorder recorder_;
+  size_t samples_ = 0;
+};
 
 engine::TrainConfig config_for(engine::ModelKind kind, int64_t layers, int64_t width) {
   engine::TrainConfig c;
@@ -55,39 +81,34 @@ engine::TrainConfig config_for(engine::ModelKind kind, int64_t layers, int64_t w
 
 void readiness_cost(benchmark::State& state, engine::TrainConfig config) {
   engine::TrainingRun run(config);
-  const int64_t tokens = config.batch_size * (config.model.kind == engine::ModelKind::kGPT ? config.model.seq_len : 1);
-  // Each weight and an input of the shape its layer sees, as the capture hands them over.
-  std::vector<at::Tensor> matrices;
-  int64_t layers = 0, elements = 0;
-  for (const auto& [name, p] : run.model().named_parameters()) {
-    if (p.dim() < 2 || !name.ends_with(".weight")) continue;
-    const at::Tensor w = profiler::scaling_matrix(p, profiler::TensorRole::weight);
-    matrices.push_back(w);
-    matrices.push_back(at::randn({tokens, w.size(1)}).to(at::kBFloat16));
-    elements += p.numel() + tokens * w.size(1);
-    ++layers;
-  }
-  // One batched pass over all of them, the sums back in one transfer.
-  const auto pass = [&] { return profiler::quantization_sums(matrices).sums.cpu(); };
+  ReadinessOnly readiness;
   int64_t step = 1;
   for (int i = 0; i < 3; ++i) run.step(step++);
-  pass();
-  std::vector<double> step_ms, pass_ms;
+  run.step(step++, {&readiness});
+  int64_t elements = 0, layers = 0;
+  for (const auto& [name, p] : run.model().named_parameters()) {
+    if (p.dim() < 2 || !name.ends_with(".weight")) continue;
+    ++layers;
+    elements += 2 * p.numel();  // the weight and its gradient
+  }
+  std::vector<double> step_ms, readiness_ms;
   for (auto _ : state) {
     int64_t t0 = thread_cpu_ns();
     run.step(step++);
     step_ms.push_back(static_cast<double>(thread_cpu_ns() - t0) / 1e6);
     t0 = thread_cpu_ns();
-    benchmark::DoNotOptimize(pass());
-    pass_ms.push_back(static_cast<double>(thread_cpu_ns() - t0) / 1e6);
-    state.SetIterationTime((step_ms.back() + pass_ms.back()) / 1e3);
+    run.step(step++, {&readiness});
+    readiness_ms.push_back(static_cast<double>(thread_cpu_ns() - t0) / 1e6);
+    state.SetIterationTime((step_ms.back() + readiness_ms.back()) / 1e3);
   }
-  const double plain = median(step_ms), readiness = median(pass_ms);
+  const double plain = median(step_ms), sampled = median(readiness_ms);
   state.counters["layers"] = benchmark::Counter(static_cast<double>(layers));
-  state.counters["elements"] = benchmark::Counter(static_cast<double>(elements));
+  state.counters["samples"] = benchmark::Counter(static_cast<double>(readiness.samples()));
+  state.counters["weight_elements"] = benchmark::Counter(static_cast<double>(elements));
   state.counters["step_ms"] = benchmark::Counter(plain);
-  state.counters["pass_ms"] = benchmark::Counter(readiness);
-  state.counters["pass_over_step"] = benchmark::Counter(plain > 0 ? readiness / plain : 0.0);
+  state.counters["readiness_step_ms"] = benchmark::Counter(sampled);
+  state.counters["pass_ms"] = benchmark::Counter(sampled - plain);
+  state.counters["pass_over_step"] = benchmark::Counter(plain > 0 ? (sampled - plain) / plain : 0.0);
 }
 
 }  // namespace

@@ -31,31 +31,61 @@ at::ScalarType fp8_dtype(QuantElement e) {
   return e == QuantElement::e5m2 ? at::kFloat8_e5m2 : at::kFloat8_e4m3fn;
 }
 
-// Cast to fp8 and back to float32. On the CPU ATen widens fp8 one element at a
-// time (some 4 ns each, the slowest op of the pass); the 256 codes' float values,
-// widened by ATen itself once, looked up are the same numbers at a fifth of that.
-at::Tensor fp8_values(const at::Tensor& clamped, QuantElement e) {
-  const at::Tensor fp8 = clamped.to(fp8_dtype(e));
-  if (!fp8.device().is_cpu()) return fp8.to(at::kFloat);
+// Full-size buffers of a pass, reused by every format: on the CPU each fresh
+// tensor of that size is fresh pages from the kernel (zeroed, faulted in), which
+// cost as much as the ops themselves.
+struct Scratch {
+  explicit Scratch(int64_t elements, const at::Device device)
+      : scaled(at::empty({elements}, at::TensorOptions(at::kFloat).device(device))),
+        values(at::empty({elements}, at::TensorOptions(at::kFloat).device(device))),
+        words(at::empty({elements}, at::TensorOptions(at::kInt).device(device))),
+        bytes(at::empty({elements}, at::TensorOptions(at::kByte).device(device))),
+        mask(at::empty({elements}, at::TensorOptions(at::kBool).device(device))) {}
+  at::Tensor scaled, values;  // float32
+  at::Tensor words;           // int32: fp8 codes for the table, e2m1's rounding constants
+  at::Tensor bytes;           // fp8 values, viewed as the format's dtype
+  at::Tensor mask;            // saturation
+};
+
+// `values` cast to fp8 and back to float32, in place. On the CPU ATen widens fp8
+// one element at a time (some 4 ns each, the slowest op of the pass); the 256
+// codes' float values, widened by ATen itself once, looked up are the same numbers
+// at a fifth of that.
+void round_to_fp8(at::Tensor& values, QuantElement e, Scratch& scratch) {
+  const at::Tensor fp8 = scratch.bytes.view(fp8_dtype(e)).narrow(0, 0, values.numel()).view(values.sizes());
+  fp8.copy_(values);
+  if (!values.device().is_cpu()) {
+    values.copy_(fp8);
+    return;
+  }
   static const at::Tensor e4m3 = at::arange(256, at::kByte).view(at::kFloat8_e4m3fn).to(at::kFloat);
   static const at::Tensor e5m2 = at::arange(256, at::kByte).view(at::kFloat8_e5m2).to(at::kFloat);
-  const at::Tensor codes = fp8.view(at::kByte).reshape({-1}).to(at::kInt);
-  return (e == QuantElement::e5m2 ? e5m2 : e4m3).index_select(0, codes).view(fp8.sizes());
+  at::Tensor codes = scratch.words.narrow(0, 0, values.numel());
+  codes.copy_(scratch.bytes.narrow(0, 0, values.numel()));
+  at::Tensor flat = values.view({-1});
+  at::index_select_out(flat, e == QuantElement::e5m2 ? e5m2 : e4m3, 0, codes);
 }
+
+// A small tensor (block scales) cast to fp8 and back.
+at::Tensor fp8_rounded(const at::Tensor& t, QuantElement e) { return t.to(fp8_dtype(e)).to(at::kFloat); }
 
 // Round to nearest even onto e2m1's grid {0, 0.5, 1, 1.5, 2, 3, 4, 6}, for 0 <= x <= 6,
 // in place. The grid step is half the power of two at or below x (0.5 below 2, 1
 // below 4, 2 above; 0.5 in the subnormal range below 1): adding M = that power
 // (at least 1) times 2^22, whose float32 ulp is that step, and subtracting it
 // again rounds x to the step, ties to even as the format does.
-at::Tensor round_to_e2m1(at::Tensor x) {
-  const at::Tensor magic = at::bitwise_and(x.view(at::kInt), 0x7F800000).view(at::kFloat).clamp_min_(1.0).mul_(std::ldexp(1.0, 22));
-  return x.add_(magic).sub_(magic);
+void round_to_e2m1(at::Tensor& x, Scratch& scratch) {
+  at::Tensor bits = scratch.words.narrow(0, 0, x.numel()).view(x.sizes());
+  at::bitwise_and_out(bits, x.view(at::kInt), 0x7F800000);
+  const at::Tensor magic = bits.view(at::kFloat).clamp_min_(1.0).mul_(std::ldexp(1.0, 22));
+  x.add_(magic).sub_(magic);
 }
 
-at::Tensor saturated_mask(const at::Tensor& scaled_magnitudes, QuantElement e) {
+// Where the scaled magnitudes went past the format's max (saturation_bound), into `out`.
+void saturated_into(at::Tensor& out, const at::Tensor& scaled_magnitudes, QuantElement e) {
   const QuantElementLimits lim = quant_element_limits(e);
-  return lim.saturates_at_bound ? scaled_magnitudes >= lim.saturation_bound : scaled_magnitudes > lim.saturation_bound;
+  if (lim.saturates_at_bound) at::ge_out(out, scaled_magnitudes, lim.saturation_bound);
+  else at::gt_out(out, scaled_magnitudes, lim.saturation_bound);
 }
 
 at::Tensor segment(const at::Tensor& values, std::string_view how, const at::Tensor& lengths) {
@@ -157,7 +187,8 @@ Packed pack(const std::vector<PlannedMatrix>& plan, const at::Device device) {
   return p;
 }
 
-// One format over a pass's magnitudes, in blocks of 32 (16 for NVFP4).
+// One format over a pass's magnitudes, in blocks of 32 (16 for NVFP4); the
+// element-wise results are views of the pass's Scratch, good until the next format.
 struct Quantized {
   at::Tensor scaled;       // |x| times the quantization multiplier, before the clamp
   at::Tensor dequantized;  // magnitudes
@@ -166,19 +197,29 @@ struct Quantized {
   at::Tensor groups_per_matrix;
 };
 
+// Scratch views shaped as `magnitudes` ([blocks, block]).
+Quantized with_buffers(const at::Tensor& magnitudes, Scratch& scratch) {
+  Quantized q;
+  q.scaled = scratch.scaled.narrow(0, 0, magnitudes.numel()).view(magnitudes.sizes());
+  q.dequantized = scratch.values.narrow(0, 0, magnitudes.numel()).view(magnitudes.sizes());
+  return q;
+}
+
 // torchao float8: scale = fp8_max / clamp(amax, EPS) in float64, then float32,
 // optionally rounded down to a power of two; x * scale clamped to ±max, cast;
 // dequantized as fp8 / scale.
-Quantized fp8_scaled(const Packed& p, const QuantFormatSpec& spec) {
+Quantized fp8_scaled(const Packed& p, const QuantFormatSpec& spec, Scratch& scratch) {
   const QuantElementLimits lim = quant_element_limits(spec.element);
   const bool rowwise = spec.scaling == QuantScaling::rowwise;
   const at::Tensor& amax = rowwise ? p.row_amax : p.matrix_amax;
   at::Tensor scale = (lim.max / amax.to(at::kDouble).clamp_min(kAmaxEps)).to(at::kFloat);
   if (spec.power_of_two_scales) scale = at::exp2(at::floor(at::log2(scale)));
   const at::Tensor per_block = scale.index_select(0, rowwise ? p.row_of_block : p.matrix_of_block).unsqueeze(1);
-  Quantized q;
-  q.scaled = p.magnitudes * per_block;
-  q.dequantized = fp8_values(q.scaled.clamp_max(lim.max), spec.element).div_(per_block);
+  Quantized q = with_buffers(p.magnitudes, scratch);
+  at::mul_out(q.scaled, p.magnitudes, per_block);
+  at::clamp_max_out(q.dequantized, q.scaled, lim.max);
+  round_to_fp8(q.dequantized, spec.element, scratch);
+  q.dequantized.div_(per_block);
   q.groups = scale.reciprocal();
   q.live = amax > 0;
   q.groups_per_matrix = rowwise ? p.rows_per_matrix : at::ones_like(p.rows_per_matrix);
@@ -191,15 +232,17 @@ Quantized fp8_scaled(const Packed& p, const QuantFormatSpec& spec) {
 // [-127, 127], so no element goes past max; x times 2^-exponent (times 1 for the
 // exponent -127, i.e. biased 0, as torchao), clamped, cast; dequantized times
 // 2^exponent. (The OCP spec's FLOOR rule clamps a block's largest values instead.)
-Quantized mx_scaled(const Packed& p, const QuantFormatSpec& spec) {
+Quantized mx_scaled(const Packed& p, const QuantFormatSpec& spec, Scratch& scratch) {
   const QuantElementLimits lim = quant_element_limits(spec.element);
   const at::Tensor descale = p.amax32 / lim.max;
   const at::Tensor biased = at::ceil(at::log2(descale)).clamp(-kE8M0Bias, kE8M0Bias) + kE8M0Bias;
   const at::Tensor multiplier = at::exp2(biased - kE8M0Bias);
   const at::Tensor quantize = at::where(biased == 0, at::ones_like(biased), at::exp2(kE8M0Bias - biased));
-  Quantized q;
-  q.scaled = p.magnitudes * quantize.unsqueeze(1);
-  q.dequantized = fp8_values(q.scaled.clamp_max(lim.max), spec.element).mul_(multiplier.unsqueeze(1));
+  Quantized q = with_buffers(p.magnitudes, scratch);
+  at::mul_out(q.scaled, p.magnitudes, quantize.unsqueeze(1));
+  at::clamp_max_out(q.dequantized, q.scaled, lim.max);
+  round_to_fp8(q.dequantized, spec.element, scratch);
+  q.dequantized.mul_(multiplier.unsqueeze(1));
   q.groups = multiplier;
   q.live = p.amax32 > 0;
   q.groups_per_matrix = p.blocks_per_matrix;
@@ -211,7 +254,7 @@ Quantized mx_scaled(const Packed& p, const QuantFormatSpec& spec) {
 // clamped to e4m3's normal range and cast to e4m3; x times (1 / tensor scale) /
 // block scale, clamped to ±6, rounded to e2m1; dequantized times tensor scale *
 // block scale. An all-zero tensor (torchao: NaN) takes amax 1: zeros.
-Quantized nvfp4_scaled(const Packed& p) {
+Quantized nvfp4_scaled(const Packed& p, Scratch& scratch) {
   const double e2m1_max = quant_element_limits(QuantElement::e2m1).max;
   const double e4m3_max = quant_element_limits(QuantElement::e4m3).max;
   const at::Tensor tensor_scale =
@@ -222,22 +265,26 @@ Quantized nvfp4_scaled(const Packed& p) {
   // torchao keeps the block scales in e4m3's normal range.
   const double e4m3_min_normal = float_format(FloatFormat::fp8_e4m3fn).min_normal;
   const at::Tensor block_scale_e4m3 =
-      fp8_values((block_scale / per_block).clamp(e4m3_min_normal, e4m3_max), QuantElement::e4m3);
+      fp8_rounded((block_scale / per_block).clamp(e4m3_min_normal, e4m3_max), QuantElement::e4m3);
   const at::Tensor multiplier = per_block * block_scale_e4m3;
-  Quantized q;
-  q.scaled = p.magnitudes.view({-1, 16}) * (per_block.reciprocal() / block_scale_e4m3).unsqueeze(1);
-  q.dequantized = round_to_e2m1(q.scaled.clamp_max(e2m1_max)).mul_(multiplier.unsqueeze(1));
+  const at::Tensor magnitudes = p.magnitudes.view({-1, 16});
+  Quantized q = with_buffers(magnitudes, scratch);
+  at::mul_out(q.scaled, magnitudes, (per_block.reciprocal() / block_scale_e4m3).unsqueeze(1));
+  at::clamp_max_out(q.dequantized, q.scaled, e2m1_max);
+  round_to_e2m1(q.dequantized, scratch);
+  q.dequantized.mul_(multiplier.unsqueeze(1));
   q.groups = multiplier;
   q.live = p.amax16 > 0;
   q.groups_per_matrix = p.blocks_per_matrix * 2;
   return q;
 }
 
-Quantized quantize(const Packed& p, const QuantFormatSpec& spec) {
+Quantized quantize(const Packed& p, const QuantFormatSpec& spec, Scratch& scratch) {
   switch (spec.scaling) {
     case QuantScaling::tensorwise:
-    case QuantScaling::rowwise: return fp8_scaled(p, spec);
-    case QuantScaling::block: return spec.element == QuantElement::e2m1 ? nvfp4_scaled(p) : mx_scaled(p, spec);
+    case QuantScaling::rowwise: return fp8_scaled(p, spec, scratch);
+    case QuantScaling::block:
+      return spec.element == QuantElement::e2m1 ? nvfp4_scaled(p, scratch) : mx_scaled(p, spec, scratch);
   }
   return {};
 }
@@ -248,16 +295,21 @@ at::Tensor squared_norms(const at::Tensor& blocks) { return at::linalg_vector_no
 // 32-block columns first (counts, and squares over the matrix's amax squared), then
 // one segmented sum per matrix for all of them.
 at::Tensor pass_sums(const Packed& p) {
+  Scratch scratch(p.magnitudes.numel(), p.magnitudes.device());
   std::vector<at::Tensor> columns{p.magnitudes.sign().sum(1), squared_norms(p.magnitudes * p.inverse_amax)};
   std::vector<at::Tensor> log2_min, log2_max;
   const double inf = std::numeric_limits<double>::infinity();
   for (const QuantFormatSpec& spec : kQuantFormats) {
-    Quantized q = quantize(p, spec);
+    Quantized q = quantize(p, spec, scratch);
     // NVFP4's 16-blocks back to 32-blocks: pairs summed.
     const bool halves = spec.block_size == 16;
     const auto to_32 = [&](const at::Tensor& per_block) { return halves ? per_block.view({-1, 2}).sum(1) : per_block; };
-    columns.push_back(to_32(q.dequantized.sign().sum(1)));
-    columns.push_back(to_32(saturated_mask(q.scaled, spec.element).sum({1}, false, at::kInt).to(at::kFloat)));
+    at::Tensor mask = scratch.mask.narrow(0, 0, q.scaled.numel()).view(q.scaled.sizes());
+    saturated_into(mask, q.scaled, spec.element);
+    columns.push_back(to_32(mask.sum({1}, false, at::kInt).to(at::kFloat)));
+    // The dequantized magnitudes' signs (0 or 1), in the scaled buffer, which is done with.
+    at::sign_out(q.scaled, q.dequantized);
+    columns.push_back(to_32(q.scaled.sum(1)));
     const at::Tensor inverse = halves ? p.inverse_amax.repeat_interleave(2, 0) : p.inverse_amax;
     const at::Tensor magnitudes = halves ? p.magnitudes.view({-1, 16}) : p.magnitudes;
     columns.push_back(to_32(squared_norms(q.dequantized.sub_(magnitudes).mul_(inverse))));
@@ -273,7 +325,7 @@ at::Tensor pass_sums(const Packed& p) {
   std::vector<at::Tensor> formats;
   for (int f = 0; f < kQuantFormatCount; ++f) {
     const int base = 2 + 3 * f;
-    formats.push_back(at::stack({nonzero, nonzero - per_matrix.select(1, base), per_matrix.select(1, base + 1), signal,
+    formats.push_back(at::stack({nonzero, nonzero - per_matrix.select(1, base + 1), per_matrix.select(1, base), signal,
                                  per_matrix.select(1, base + 2) * energy, log2_min[f], log2_max[f]},
                                 1));
   }
@@ -295,11 +347,14 @@ SimulatedQuantization simulate_quantization(const at::Tensor& matrix, QuantForma
   const QuantFormatSpec& spec = quant_format(format);
   const int64_t rows = matrix.size(0), cols = matrix.size(1);
   const Packed p = pack({plan(matrix)}, matrix.device());
-  const Quantized q = quantize(p, spec);
+  Scratch scratch(p.magnitudes.numel(), matrix.device());
+  const Quantized q = quantize(p, spec, scratch);
   const auto unpad = [&](const at::Tensor& t) { return t.reshape({rows, padded_width(cols)}).narrow(1, 0, cols); };
   SimulatedQuantization out;
   out.dequantized = at::copysign(unpad(q.dequantized), matrix.to(at::kFloat));
-  out.saturated = unpad(saturated_mask(q.scaled, spec.element));
+  at::Tensor saturated = at::empty(q.scaled.sizes(), q.scaled.options().dtype(at::kBool));
+  saturated_into(saturated, q.scaled, spec.element);
+  out.saturated = unpad(saturated);
   switch (spec.scaling) {
     case QuantScaling::tensorwise: out.scales = q.groups.reshape({1, 1}); break;
     case QuantScaling::rowwise: out.scales = q.groups.reshape({rows, 1}); break;
