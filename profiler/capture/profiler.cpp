@@ -110,6 +110,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
 }
 
 void Profiler::on_step_begin(int64_t step) {
+  step_thread_ = std::this_thread::get_id();
   // Activation ranges and precision readiness on the gradient-sampled steps: the
   // models' module outputs and layer inputs reach step_sink_ during this step's
   // forward (training thread only).
@@ -182,6 +183,7 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
 }
 
 void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight) {
+  if (std::this_thread::get_id() != step_thread_) return;  // the recorder is the training thread's alone
   readiness_.on_layer_input(layer, input, weight);
 }
 

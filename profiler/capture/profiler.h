@@ -100,7 +100,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // A Linear or convolution layer's input and weight before its GEMM, on a
   // gradient-sampled step, for callers that see layers themselves (python/: module
   // hooks); the engine's models hand them over through the activation sink.
-  // Training thread.
+  // Calls from another thread than the one that began the step (DataParallel's
+  // replicas run their forward in threads of their own) are ignored.
   void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight);
 
   // For callers that feed the steps themselves (python/: a user's training loop):
@@ -182,6 +183,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   Tf32Settings tf32_;          // in force at run start: decides fp32 ops' eligibility
   ActivationRecorder activations_;  // training thread: module outputs of gradient-sampled steps
   ReadinessRecorder readiness_;     // training thread: layers' tensors of gradient-sampled steps
+  std::thread::id step_thread_;     // the training thread: the one that began the current step
   StepSink step_sink_{activations_, readiness_};
   OpSamplingRule op_rule_;          // training thread: which steps' ops are recorded
 

@@ -122,5 +122,25 @@ TEST(ReadinessCapture, WithoutLayerInputsTheWeightsAreMeasured) {
   EXPECT_TRUE(recorder.empty());
 }
 
+TEST(ReadinessCapture, MicroBatchesAddUpAndATiedWeightIsFoundByWhatItIs) {
+  // A head that shares the embedding's weight (GPT's tied head): the optimizer names
+  // the parameter tok_emb.weight, the forward saw it as the head's; two micro-batches.
+  ReadinessRecorder recorder;
+  at::Tensor weight = at::randn({8, 16}).requires_grad_();
+  for (int micro = 0; micro < 2; ++micro) {
+    const at::Tensor x = at::randn({4, 16});
+    recorder.on_layer_input("ampscope.module:head", x, weight);
+    at::linear(x, weight).sum().backward();
+  }
+  recorder.measure_gradients({{"tok_emb.weight", weight}});
+  const std::vector<ReadinessSample> samples = recorder.take(3);
+  ASSERT_EQ(samples.size(), 3u);
+  for (const ReadinessSample& s : samples) EXPECT_EQ(s.layer, "head");
+  EXPECT_EQ(samples[0].tensor.role, TensorRole::weight);
+  EXPECT_EQ(samples[1].tensor.role, TensorRole::input_activation);
+  EXPECT_EQ(samples[1].tensor.formats[0].elements, 2 * 4 * 16);
+  EXPECT_EQ(samples[2].tensor.role, TensorRole::weight_gradient);
+}
+
 }  // namespace
 }  // namespace ampscope::profiler
