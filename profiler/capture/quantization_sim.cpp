@@ -31,9 +31,9 @@ at::ScalarType fp8_dtype(QuantElement e) {
   return e == QuantElement::e5m2 ? at::kFloat8_e5m2 : at::kFloat8_e4m3fn;
 }
 
-// Full-size buffers of a pass, reused by every format: on the CPU each fresh
-// tensor of that size is fresh pages from the kernel (zeroed, faulted in), which
-// cost as much as the ops themselves.
+// Full-size buffers of a pass, reused by every format: on the CPU a fresh tensor
+// of that size is fresh pages from the kernel, zeroed and faulted in, a good part
+// of what the op on it costs.
 struct Scratch {
   explicit Scratch(int64_t elements, const at::Device device)
       : scaled(at::empty({elements}, at::TensorOptions(at::kFloat).device(device))),
