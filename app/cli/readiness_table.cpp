@@ -45,8 +45,8 @@ void print_readiness(std::FILE* out, const profiler::ReadinessTotals& totals) {
   };
   print_row(std::array<std::string, 4>{"layer", "FP8", "MXFP8", "NVFP4"});
   for (const auto& row : rows) print_row(row);
-  fmt::print(out, "  ready / borderline / keep (in bf16). FP8: the best of fp8 e4m3 and e5m2, tensorwise and rowwise "
-                  "(torchao's recipes); MXFP8: e4m3 in 32-blocks; NVFP4: e2m1 in 16-blocks.\n");
+  fmt::print(out, "  ready / borderline / keep (in bf16). FP8: the best of fp8 e4m3 and e5m2, tensorwise and rowwise\n"
+                  "  (torchao's recipes); MXFP8: e4m3 in 32-blocks; NVFP4: e2m1 in 16-blocks.\n");
   fmt::print(out, "  measured: {}\n", profiler::describe_measured_tensors(totals.roles()));
   fmt::print(out, "  thresholds, per element format:\n");
   for (profiler::QuantElement e : profiler::kQuantElements)
