@@ -20,6 +20,9 @@ class ActivationSink {
   virtual ~ActivationSink() = default;
   // `scope_name` is the ModuleScope's name ("ampscope.module:<path>").
   virtual void on_module_output(const std::string& scope_name, const at::Tensor& output) = 0;
+  // A Linear or convolution layer's input and weight, just before its GEMM, in
+  // the layer's own scope: the operands the GEMM would quantize (precision readiness).
+  virtual void on_layer_input(const std::string& scope_name, const at::Tensor& input, const at::Tensor& weight) {}
 };
 
 // The calling thread's sink (null: none, the common case). Set around a step's
@@ -41,6 +44,12 @@ class ModuleScope {
   at::Tensor output(at::Tensor y) const {
     if (ActivationSink* sink = activation_sink()) sink->on_module_output(name_, y);
     return y;
+  }
+  // A Linear or convolution layer's input, passed through; the sink sees it with
+  // the layer's weight. Scopes of such layers call it on the input they apply the layer to.
+  const at::Tensor& layer_input(const at::Tensor& x, const at::Tensor& weight) const {
+    if (ActivationSink* sink = activation_sink()) sink->on_layer_input(name_, x, weight);
+    return x;
   }
 
  private:

@@ -11,6 +11,7 @@
 #include "app/cli/message_excerpt.h"
 #include "app/cli/output_path.h"
 #include "app/cli/rank_summary.h"
+#include "app/cli/readiness_table.h"
 #include "engine/errors.h"
 #include "profiler/export/chrome_trace.h"
 #include "profiler/export/csv_export.h"
@@ -337,6 +338,7 @@ int SummaryCommand::run() {
                  session.activation_sampled_steps);
     }
   }
+  print_readiness(stdout, session.readiness);
   return 0;
 }
 

@@ -30,7 +30,7 @@ at::Tensor ConvStemImpl::forward(const at::Tensor& x) {
   at::Tensor y;
   {
     ModuleScope scope(conv_scope_);
-    y = scope.output(conv->forward(x));
+    y = scope.output(conv->forward(scope.layer_input(x, conv->weight)));
   }
   {
     ModuleScope scope(bn_scope_);
@@ -54,7 +54,7 @@ at::Tensor ResidualBlockImpl::forward(const at::Tensor& x) {
   at::Tensor y;
   {
     ModuleScope scope(conv1_scope_);
-    y = scope.output(conv1->forward(x));
+    y = scope.output(conv1->forward(scope.layer_input(x, conv1->weight)));
   }
   {
     ModuleScope scope(bn1_scope_);
@@ -62,7 +62,7 @@ at::Tensor ResidualBlockImpl::forward(const at::Tensor& x) {
   }
   {
     ModuleScope scope(conv2_scope_);
-    y = scope.output(conv2->forward(y));
+    y = scope.output(conv2->forward(scope.layer_input(y, conv2->weight)));
   }
   {
     ModuleScope scope(bn2_scope_);
@@ -110,7 +110,7 @@ at::Tensor ConvNetImpl::forward(const at::Tensor& input) {
   }
   x = x.mean({2, 3});  // global average pool: [B, width, H, W] -> [B, width]
   ModuleScope scope(head_scope_);
-  return scope.output(apply_linear(*head, x));
+  return scope.output(apply_linear(scope, *head, x));
 }
 
 std::unique_ptr<Model> make_convnet(const ModelConfig& config, const SampleSpec& spec) {

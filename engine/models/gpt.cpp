@@ -39,7 +39,7 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
   at::Tensor qkv_out;
   {
     ModuleScope scope(qkv_scope_);
-    qkv_out = scope.output(apply_linear(*qkv, x));
+    qkv_out = scope.output(apply_linear(scope, *qkv, x));
   }
   auto parts = qkv_out.split(c, /*dim=*/2);
   // [B, T, C] -> [B, heads, T, head_dim]
@@ -52,7 +52,7 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
                        .transpose(1, 2)
                        .reshape({b, t, c});
     ModuleScope scope(proj_scope_);
-    return apply_linear(*proj, y);
+    return apply_linear(scope, *proj, y);
   }
   at::Tensor att = at::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(hd)));
   att = att.masked_fill(causal_mask.slice(0, 0, t).slice(1, 0, t),
@@ -60,7 +60,7 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
   att = at::softmax(att, -1);
   at::Tensor y = at::matmul(att, v).transpose(1, 2).reshape({b, t, c});
   ModuleScope scope(proj_scope_);
-  return scope.output(apply_linear(*proj, y));
+  return scope.output(apply_linear(scope, *proj, y));
 }
 
 GptMlpImpl::GptMlpImpl(int64_t width, const std::string& path)
@@ -74,10 +74,10 @@ at::Tensor GptMlpImpl::forward(const at::Tensor& x) {
   at::Tensor h;
   {
     ModuleScope scope(fc_scope_);
-    h = scope.output(at::gelu(apply_linear(*fc, x)));
+    h = scope.output(at::gelu(apply_linear(scope, *fc, x)));
   }
   ModuleScope scope(proj_scope_);
-  return scope.output(apply_linear(*proj, h));
+  return scope.output(apply_linear(scope, *proj, h));
 }
 
 GptBlockImpl::GptBlockImpl(int64_t width, int64_t heads, int64_t seq_len, AttentionKind attention,
@@ -187,7 +187,7 @@ at::Tensor GptImpl::forward(const at::Tensor& tokens) {
     x = scope.output(ln_f->forward(x));
   }
   ModuleScope scope(head_scope_);
-  return scope.output(at::linear(x, head_weight_));
+  return scope.output(at::linear(scope.layer_input(x, head_weight_), head_weight_));
 }
 
 std::unique_ptr<Model> make_gpt(const ModelConfig& config, const SampleSpec& spec) {

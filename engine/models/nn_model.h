@@ -13,14 +13,16 @@
 #include <vector>
 
 #include "engine/models/model.h"
+#include "engine/module_scope.h"
 
 namespace ampscope::engine::models {
 
 // A Linear layer applied as Python's nn.Linear applies it: one aten::linear op.
 // LibTorch's LinearImpl::forward decomposes it (t + matmul + add_), which
 // autocast and profilers would then see as different ops than in PyTorch.
-inline at::Tensor apply_linear(const torch::nn::LinearImpl& layer, const at::Tensor& x) {
-  return at::linear(x, layer.weight, layer.bias);
+// `scope` is the layer's own: an activation sink sees its input with its weight.
+inline at::Tensor apply_linear(const ModuleScope& scope, const torch::nn::LinearImpl& layer, const at::Tensor& x) {
+  return at::linear(scope.layer_input(x, layer.weight), layer.weight, layer.bias);
 }
 
 // "ampscope.module:<path>", the RecordFunction name of a module scope.

@@ -87,6 +87,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
     if (status.available) {
       observer_.set_activity_source(gpu_source_.get());
       activations_.set_activity_source(gpu_source_.get());
+      readiness_.set_activity_source(gpu_source_.get());
       // Nothing is traced until the first sampled step.
       gpu_source_->pause();
       gpu_tracing_paused_ = true;
@@ -109,9 +110,11 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
 }
 
 void Profiler::on_step_begin(int64_t step) {
-  // Activation ranges on the gradient-sampled steps: the models' module outputs
-  // reach activations_ during this step's forward (training thread only).
-  if (wants_gradients(step)) engine::activation_sink() = &activations_;
+  step_thread_ = std::this_thread::get_id();
+  // Activation ranges and precision readiness on the gradient-sampled steps: the
+  // models' module outputs and layer inputs reach step_sink_ during this step's
+  // forward (training thread only).
+  if (wants_gradients(step)) engine::activation_sink() = &step_sink_;
   if (!step_is_sampled(step)) return;
   // Over half full: the stride widens (this step shed); nearly empty for a while: it narrows.
   const uint64_t high = std::max<size_t>(options_.queue_capacity / 2, 1), low = options_.queue_capacity / 8;
@@ -174,18 +177,25 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
   pause_gpu_tracing();
   OwnWork own(gpu_source_.get());
   enqueue(GradientsJob{gradient_range_stats(step, parameters, loss_scale)});
+  // The layers' weights and gradients, with the inputs the forward left waiting:
+  // the readiness pass of this step, read back at its end.
+  readiness_.measure_gradients(parameters);
+}
+
+void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight) {
+  if (std::this_thread::get_id() != step_thread_) return;  // the recorder is the training thread's alone
+  readiness_.on_layer_input(layer, input, weight);
 }
 
 void Profiler::on_step_end(const engine::StepEvent& step) {
-  if (engine::activation_sink() == &activations_) {
-    engine::activation_sink() = nullptr;
-    if (!activations_.empty()) {
-      // The one transfer of the activation statistics is the profiler's own work:
-      // not the user's ops, not in the GPU trace (the step's work is done).
-      pause_gpu_tracing();
-      OwnWork own(gpu_source_.get());
-      enqueue(ActivationsJob{activations_.take(step.step)});
-    }
+  if (engine::activation_sink() == &step_sink_) engine::activation_sink() = nullptr;
+  if (!activations_.empty() || !readiness_.empty()) {
+    // The transfers of the activation statistics and the readiness sums are the
+    // profiler's own work: not the user's ops, not in the GPU trace (the step's work is done).
+    pause_gpu_tracing();
+    OwnWork own(gpu_source_.get());
+    if (!activations_.empty()) enqueue(ActivationsJob{activations_.take(step.step)});
+    if (!readiness_.empty()) enqueue(ReadinessJob{readiness_.take(step.step)});
   }
   if (observer_.recording()) {
     observer_.end_step();
@@ -243,7 +253,8 @@ void Profiler::finish_recording() {
 }
 
 void Profiler::on_run_end(engine::RunState final_state, const std::string& message) {
-  if (engine::activation_sink() == &activations_) engine::activation_sink() = nullptr;  // a step that failed
+  if (engine::activation_sink() == &step_sink_) engine::activation_sink() = nullptr;  // a step that failed
+  readiness_.discard();
   // A stop must end the run within a second: the stopped step's ops could be
   // millions (a huge accumulation) and take tens of seconds to store. A failed
   // step keeps its ops: they show where it failed.
@@ -341,6 +352,9 @@ void Profiler::process(Job& job) {
     if (!first_fp16_overflow_)
       if (const ActivationSample* first = first_fp16_overflow(activations->samples)) first_fp16_overflow_ = *first;
     if (writer_) writer_->append_activations(std::move(activations->samples));
+  } else if (auto* readiness = std::get_if<ReadinessJob>(&job)) {
+    for (const ReadinessSample& sample : readiness->samples) readiness_totals_.add(sample);
+    if (writer_) writer_->append_readiness(std::move(readiness->samples));
   } else if (auto* step = std::get_if<StepJob>(&job)) {
     last_step_ = step->step.step;
     // A step's ops are queued before its StepRecord: a completed step with ops is a
@@ -431,6 +445,7 @@ void Profiler::publish_snapshot() {
   next->gradient_history.assign(gradient_history_.begin(), gradient_history_.end());
   next->activations = latest_activations_;
   next->first_fp16_overflow = first_fp16_overflow_;
+  next->readiness = readiness_totals_;
   next->gpu_tracing = gpu_tracing_;
   next->dropped_records = dropped_.load(std::memory_order_relaxed);
   last_publish_ = std::chrono::steady_clock::now();

@@ -40,6 +40,7 @@
 #include "profiler/op_sampling_rule.h"
 #include "profiler/recording_health.h"
 #include "profiler/capture/activation_stats.h"
+#include "profiler/capture/readiness_recorder.h"
 #include "profiler/snapshot.h"
 #include "profiler/store/session_writer.h"
 
@@ -98,6 +99,12 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   void on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) override;
   void on_step_end(const engine::StepEvent& step) override;
   void on_run_end(engine::RunState final_state, const std::string& message) override;
+  // A Linear or convolution layer's input and weight before its GEMM, on a
+  // gradient-sampled step, for callers that see layers themselves (python/: module
+  // hooks); the engine's models hand them over through the activation sink.
+  // Calls from another thread than the one that began the step (DataParallel's
+  // replicas run their forward in threads of their own) are ignored.
+  void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight);
 
   // For callers that feed the steps themselves (python/: a user's training loop):
   // what the engine's events do not carry, written to the session as is. Any
@@ -115,9 +122,28 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   struct GradientsJob { std::vector<GradientSample> samples; };
   struct StepJob { StepRecord step; };
   struct ActivationsJob { std::vector<ActivationSample> samples; };
+  struct ReadinessJob { std::vector<ReadinessSample> samples; };
   struct PublishJob {};
   struct FinishJob {};  // the recording ended: give up on kernels still waiting, save the tables
-  using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob, ActivationsJob, FinishJob>;
+  using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob, ActivationsJob, ReadinessJob, FinishJob>;
+
+  // The engine's activation sink on gradient-sampled steps: module outputs to the
+  // activation ranges, layer inputs to precision readiness.
+  class StepSink final : public engine::ActivationSink {
+   public:
+    StepSink(ActivationRecorder& activations, ReadinessRecorder& readiness)
+        : activations_(activations), readiness_(readiness) {}
+    void on_module_output(const std::string& scope_name, const at::Tensor& output) override {
+      activations_.on_module_output(scope_name, output);
+    }
+    void on_layer_input(const std::string& scope_name, const at::Tensor& input, const at::Tensor& weight) override {
+      readiness_.on_layer_input(scope_name, input, weight);
+    }
+
+   private:
+    ActivationRecorder& activations_;
+    ReadinessRecorder& readiness_;
+  };
 
   void on_kernels(std::vector<KernelRecord>&& batch) override;
   void enqueue(Job job, bool may_drop = true);
@@ -158,6 +184,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   bool gpu_tracing_paused_ = false;   // training thread only
   Tf32Settings tf32_;          // in force at run start: decides fp32 ops' eligibility
   ActivationRecorder activations_;  // training thread: module outputs of gradient-sampled steps
+  ReadinessRecorder readiness_;     // training thread: layers' tensors of gradient-sampled steps
+  std::thread::id step_thread_;     // the training thread: the one that began the current step
+  StepSink step_sink_{activations_, readiness_};
   OpSamplingRule op_rule_;          // training thread: which steps' ops are recorded
 
   // Worker state (worker thread only).
@@ -170,6 +199,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::deque<GradientSample> gradient_history_;
   std::vector<ActivationSample> latest_activations_;
   std::optional<ActivationSample> first_fp16_overflow_;
+  ReadinessTotals readiness_totals_;
   int64_t last_step_ = 0;
   static constexpr int64_t kNoStep = std::numeric_limits<int64_t>::min();
   int64_t profiled_steps_ = 0;       // completed steps whose ops reached the op table

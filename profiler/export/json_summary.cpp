@@ -190,6 +190,77 @@ Json activations_json(const SessionView& session) {
   return j;
 }
 
+Json metric_json(const QuantMetrics& m) {
+  return {{"elements", m.elements},
+          {"sqnr_db", finite_or_null(m.sqnr_db())},  // null: exact (no noise) or no signal
+          {"flushed_share", m.flushed_share()},
+          {"saturated_share", m.saturated_share()},
+          {"scale_spread_log2", m.scale_spread_log2()}};
+}
+
+Json reason_json(const ReadinessReason& why) {
+  if (!why.metrics) return nullptr;
+  const char* metric = why.metric == ReadinessMetric::sqnr      ? "sqnr_db"
+                       : why.metric == ReadinessMetric::flushed ? "flushed_share"
+                                                                : "saturated_share";
+  return {{"verdict", readiness_key(why.verdict)},
+          {"format", quant_format(why.format).key},
+          {"tensor", tensor_role_key(why.tensor)},
+          {"metric", metric},
+          {"value", finite_or_null(why.value)}};
+}
+
+Json bounds_json(double sqnr_db, double flushed, double saturated) {
+  return {{"sqnr_db", sqnr_db}, {"flushed_share", flushed}, {"saturated_share", saturated}};
+}
+
+// Precision readiness per layer, the sampled steps added up; null when none was
+// measured (no sampled step, or a session from before).
+Json readiness_json(const ReadinessTotals& totals) {
+  if (totals.empty()) return nullptr;
+  Json j;
+  j["sampled_steps"] = totals.sampled_steps();
+  Json measured = Json::array();
+  for (TensorRole r : totals.roles()) measured.push_back(tensor_role_key(r));
+  j["measured"] = std::move(measured);
+  j["measured_text"] = describe_measured_tensors(totals.roles());
+  Json thresholds;
+  for (QuantElement e : kQuantElements) {
+    const ReadinessThresholds& t = readiness_thresholds(e);
+    Json formats = Json::array();
+    for (const QuantFormatSpec& spec : kQuantFormats)
+      if (spec.element == e) formats.push_back(spec.key);
+    thresholds[std::string(element_name(e))] = {
+        {"formats", std::move(formats)},
+        {"ready", bounds_json(t.ready_sqnr_db, t.ready_flushed_share, t.ready_saturated_share)},
+        {"borderline", bounds_json(t.borderline_sqnr_db, t.borderline_flushed_share, t.borderline_saturated_share)}};
+  }
+  j["thresholds"] = std::move(thresholds);
+  Json layers = Json::array();
+  for (const LayerReadiness& l : totals.layers()) {
+    Json layer;
+    layer["layer"] = l.layer;
+    layer["overall"] = readiness_key(l.overall);
+    layer["best_target"] = l.overall == Readiness::keep ? Json(nullptr) : Json(quant_target_name(l.best_target));
+    Json targets;
+    for (QuantTarget t : {QuantTarget::fp8, QuantTarget::mxfp8, QuantTarget::nvfp4})
+      targets[std::string(quant_target_name(t))] = reason_json(target_reason(l, t));
+    layer["targets"] = std::move(targets);
+    Json formats;
+    for (const QuantFormatSpec& spec : kQuantFormats) {
+      Json tensors;
+      for (const TensorQuantization& t : l.tensors)
+        tensors[std::string(tensor_role_key(t.role))] = metric_json(t.formats[static_cast<int>(spec.format)]);
+      formats[std::string(spec.key)] = {{"verdict", readiness_key(l.formats[static_cast<int>(spec.format)])},
+                                        {"tensors", std::move(tensors)}};
+    }
+    layer["formats"] = std::move(formats);
+    layers.push_back(std::move(layer));
+  }
+  j["layers"] = std::move(layers);
+  return j;
+}
+
 }  // namespace
 
 Json session_summary(const SessionView& session, size_t top_n) {
@@ -285,6 +356,7 @@ Json session_summary(const SessionView& session, size_t top_n) {
   s["training"]["step_time"] = step_timing_json(session.step_timing);
   s["gradients"] = gradients_json(session.latest_gradients);
   s["activations"] = activations_json(session);
+  s["readiness"] = readiness_json(session.readiness);
   return s;
 }
 

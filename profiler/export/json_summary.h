@@ -1,7 +1,9 @@
 #pragma once
 // A JSON summary of a session for scripts and CI: meta, CPU/GPU time and cast tax per
 // autocast category (top-level op calls) with shares, top ops and kernels, the
-// loss / loss-scale story, and the gradient range at the latest sample. Fields are documented in
+// loss / loss-scale story, the gradient range at the latest sample, and precision
+// readiness per layer (verdicts, what decided them, every format's metrics per
+// tensor, the thresholds). Fields are documented in
 // docs/session-format.md; NaN and infinities are written as null.
 #include <nlohmann/json.hpp>
 #include <ostream>

@@ -41,6 +41,7 @@ std::string dtypes_text(const std::vector<DtypeName>& in, const std::vector<Dtyp
 std::string recommendations_html(const std::vector<Recommendation>& recommendations);
 
 std::string session_body(const ReportData& data);     // html_session.cpp
+std::string readiness_html(const ReportData& data);   // html_readiness.cpp; "" without readiness
 std::string comparison_body(const ReportData& data);  // html_comparison.cpp
 std::string ranks_body(const ReportData& data);       // html_ranks.cpp
 

@@ -470,6 +470,7 @@ std::string session_body(const ReportData& d) {
   s += training_html(d);
   s += gradients_html(d);
   s += activations_html(d);
+  s += readiness_html(d);
   s += ops_html(d);
   s += kernels_html(d);
   s += section_html("recommendations", "Recommendations", recommendations_html(d.recommendations));

@@ -85,4 +85,40 @@ OpStats read_op_stats(const Stmt& s, int first) {
   return r;
 }
 
+void bind_readiness(Stmt& s, int first, const ReadinessSample& sample, QuantFormat format) {
+  const QuantMetrics& m = sample.tensor.formats[static_cast<int>(format)];
+  const int i = first;
+  s.bind(i, sample.step).bind_text(i + 1, sample.layer).bind_text(i + 2, tensor_role_key(sample.tensor.role));
+  s.bind_text(i + 3, quant_format(format).key).bind(i + 4, m.elements).bind(i + 5, m.nonzero);
+  s.bind(i + 6, m.flushed).bind(i + 7, m.saturated).bind(i + 8, m.signal).bind(i + 9, m.noise);
+  if (m.scale_log2_max >= m.scale_log2_min) {
+    s.bind(i + 10, m.scale_log2_min).bind(i + 11, m.scale_log2_max);
+  } else {
+    s.bind_null(i + 10).bind_null(i + 11);
+  }
+}
+
+std::optional<ReadinessSample> read_readiness(const Stmt& s, int first) {
+  const int i = first;
+  const std::optional<TensorRole> role = parse_tensor_role(s.text(i + 2));
+  const std::optional<QuantFormat> format = parse_quant_format(s.text(i + 3));
+  if (!role || !format) return std::nullopt;
+  ReadinessSample sample;
+  sample.step = s.i64(i);
+  sample.layer = s.text(i + 1);
+  sample.tensor.role = *role;
+  QuantMetrics& m = sample.tensor.formats[static_cast<int>(*format)];
+  m.elements = s.i64(i + 4);
+  m.nonzero = s.i64(i + 5);
+  m.flushed = s.i64(i + 6);
+  m.saturated = s.i64(i + 7);
+  m.signal = s.real(i + 8);
+  m.noise = s.real(i + 9);
+  if (!s.is_null(i + 10) && !s.is_null(i + 11)) {
+    m.scale_log2_min = s.real(i + 10);
+    m.scale_log2_max = s.real(i + 11);
+  }
+  return sample;
+}
+
 }  // namespace ampscope::profiler::store_detail

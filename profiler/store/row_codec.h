@@ -1,9 +1,12 @@
 #pragma once
 // Rows that more than one table holds in the same columns: steps (sessions'
 // `steps`, comparisons' `comparison_steps`) and op table rows (`op_stats`,
-// `comparison_op_stats`). One place binds and reads them, so the tables cannot drift.
+// `comparison_op_stats`); and the newer tables' rows (`readiness`), whose column
+// order is written here once for the writer and the reader. One place binds and
+// reads them, so the tables cannot drift.
 #include <string>
 
+#include "profiler/analysis/quantization_readiness.h"
 #include "profiler/records.h"
 #include "profiler/store/sqlite_util.h"
 
@@ -39,5 +42,17 @@ OpStats read_op_stats(const Stmt& stmt, int first);
 // kOpStatsColumns. Files written before it lack it and read as eager rows (0).
 inline constexpr const char* kOpStatsCompiledColumn = "compiled";
 std::string op_stats_select_columns(const Db& db);
+
+// Precision readiness: a row per sampled step, layer, tensor and format (keys:
+// tensor_role_key, QuantFormatSpec::key), the format's QuantMetrics sums; the
+// scale exponents NULL where no scaling group held a nonzero value.
+inline constexpr const char* kReadinessColumns =
+    "step,layer,tensor,format,elements,nonzero,flushed,saturated,signal,noise,scale_log2_min,scale_log2_max";
+inline constexpr int kReadinessColumnCount = 12;
+void bind_readiness(Stmt& stmt, int first, const ReadinessSample& sample, QuantFormat format);
+// A row as a sample holding that one format's sums (the others empty, so that it
+// merges into ReadinessTotals as is); nothing for a tensor or format this build
+// does not know (a newer file's).
+std::optional<ReadinessSample> read_readiness(const Stmt& stmt, int first);
 
 }  // namespace ampscope::profiler::store_detail

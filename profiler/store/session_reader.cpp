@@ -475,6 +475,16 @@ std::optional<ActivationSample> SessionReader::first_fp16_overflow() const {
   return std::nullopt;
 }
 
+ReadinessTotals SessionReader::readiness() const {
+  ReadinessTotals totals;
+  if (!has_table(impl_->db, "readiness")) return totals;  // recorded before precision readiness
+  Stmt s(impl_->db, (std::string("SELECT ") + store_detail::kReadinessColumns + " FROM readiness ORDER BY rowid").c_str(),
+         "reading precision readiness");
+  while (s.step())
+    if (const auto sample = store_detail::read_readiness(s, 0)) totals.add(*sample);
+  return totals;
+}
+
 std::vector<int64_t> SessionReader::gradient_steps() const {
   Stmt s(impl_->db, "SELECT DISTINCT step FROM gradients ORDER BY step", "reading gradients");
   std::vector<int64_t> out;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/analysis/quantization_readiness.h"
 #include "profiler/records.h"
 #include "profiler/store/sqlite_util.h"
 
@@ -73,6 +74,10 @@ class SessionReader {
   std::vector<int64_t> activation_steps() const;
   // The first module whose output overflowed fp16, at the earliest sampled step with one.
   std::optional<ActivationSample> first_fp16_overflow() const;
+  // Precision readiness per layer and tensor, every sampled step added up, read
+  // row by row (the rows are never all in memory). Empty for sessions recorded
+  // before readiness was.
+  ReadinessTotals readiness() const;
 
   // profiler::category_totals(op_stats()): the top-level rows of the stored op table,
   // so it reads op_stats only and never scans ops or kernels.

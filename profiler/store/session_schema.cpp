@@ -15,7 +15,9 @@ namespace ampscope::profiler::store_detail {
 // reserved for hardware-counter confirmation, which is not built: written as 0/NULL.
 // steps.eval_loss came later (additive): older files lack the column, readers read NULL.
 // So did op_stats.compiled (torch.compile's graph ops): older files read as eager rows,
-// and kernel_enclosing_ops (the ops a kernel ran inside): older files have no such table.
+// kernel_enclosing_ops (the ops a kernel ran inside): older files have no such table,
+// and the readiness table (precision readiness, issue #30; row_codec.h's columns):
+// older files lack it and have no readiness.
 const char* const kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE steps(
@@ -78,6 +80,10 @@ CREATE TABLE optimizer_steps(
   step INTEGER, optimizer INTEGER, name TEXT, stepped INTEGER, found_inf INTEGER,
   skipped INTEGER, unscale_calls INTEGER, lr REAL, loss_scale REAL, loss_scale_after REAL,
   PRIMARY KEY(step, optimizer));
+CREATE TABLE readiness(
+  step INTEGER, layer TEXT, tensor TEXT, format TEXT, elements INTEGER, nonzero INTEGER,
+  flushed INTEGER, saturated INTEGER, signal REAL, noise REAL, scale_log2_min REAL,
+  scale_log2_max REAL, PRIMARY KEY(step, layer, tensor, format));
 )sql";
 
 namespace {

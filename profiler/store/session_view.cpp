@@ -112,6 +112,7 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   v.activation_sampled_steps = activation_steps.size();
   if (!activation_steps.empty()) v.latest_activations = reader.activations(activation_steps.back());
   v.first_fp16_overflow = reader.first_fp16_overflow();
+  v.readiness = reader.readiness();
   std::set<int64_t> recorded;
   for (const auto& source : {reader.op_steps(), reader.gradient_steps(), activation_steps})
     recorded.insert(source.begin(), source.end());

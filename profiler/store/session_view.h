@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "profiler/analysis/comparison.h"
+#include "profiler/analysis/quantization_readiness.h"
 #include "profiler/analysis/step_timing.h"
 #include "profiler/records.h"
 #include "profiler/recording_health.h"
@@ -98,6 +99,10 @@ struct SessionView {
   std::vector<ActivationSample> latest_activations;
   size_t activation_sampled_steps = 0;
   std::optional<ActivationSample> first_fp16_overflow;
+
+  // Precision readiness per layer and tensor, the sampled steps added up (none in
+  // sessions recorded before it was).
+  ReadinessTotals readiness;
 
   CompileEvents compile;  // torch.compile'd code of a Python loop; op_stats rows with `compiled`
 

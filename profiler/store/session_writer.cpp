@@ -97,9 +97,15 @@ struct SessionWriter::Statements {
             "storing the op table"),
         meta(db, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta"),
         optimizer_step(db, "INSERT OR REPLACE INTO optimizer_steps VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-                       "storing optimizer steps") {}
+                       "storing optimizer steps"),
+        readiness(db,
+                  (std::string("INSERT OR REPLACE INTO readiness(") + store_detail::kReadinessColumns +
+                   ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)")
+                      .c_str(),
+                  "storing precision readiness") {}
   Stmt step, op, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops, clear_kernel_enclosing_ops,
-      kernel_stat, kernel_op, kernel_enclosing_op, gradient, activation, clear_op_stats, op_stat, meta, optimizer_step;
+      kernel_stat, kernel_op, kernel_enclosing_op, gradient, activation, clear_op_stats, op_stat, meta, optimizer_step,
+      readiness;
 };
 
 bool is_live_session(const std::string& path) {
@@ -231,6 +237,9 @@ void SessionWriter::append_optimizer_steps(std::vector<OptimizerStepRecord>&& re
   if (!records.empty()) enqueue(Item(std::move(records)), false);
 }
 void SessionWriter::append_activations(std::vector<ActivationSample>&& samples) {
+  if (!samples.empty()) enqueue(Item(std::move(samples)), true);
+}
+void SessionWriter::append_readiness(std::vector<ReadinessSample>&& samples) {
   if (!samples.empty()) enqueue(Item(std::move(samples)), true);
 }
 // The op table and meta are small and replace earlier values: never dropped, so the
@@ -439,6 +448,13 @@ void SessionWriter::write(Item& item) {
         column += 3;
       }
       s.activation.run();
+    }
+  } else if (auto* readiness = std::get_if<std::vector<ReadinessSample>>(&item)) {
+    for (const ReadinessSample& sample : *readiness) {
+      for (const QuantFormatSpec& spec : kQuantFormats) {
+        store_detail::bind_readiness(s.readiness, 1, sample, spec.format);
+        s.readiness.run();
+      }
     }
   } else if (auto* table = std::get_if<ReplaceOpStats>(&item)) {
     s.clear_op_stats.run();

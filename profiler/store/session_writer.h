@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "profiler/analysis/quantization_readiness.h"
 #include "profiler/records.h"
 #include "profiler/store/sqlite_util.h"
 
@@ -67,6 +68,8 @@ class SessionWriter {
   // Rows of a step already stored (same step and optimizer) replace them.
   void append_optimizer_steps(std::vector<OptimizerStepRecord>&& records);
   void append_activations(std::vector<ActivationSample>&& samples);
+  // Precision readiness of a sampled step's layers: a row per format of each sample.
+  void append_readiness(std::vector<ReadinessSample>&& samples);
   // The aggregated op table replaces the stored one as a whole.
   void replace_op_stats(std::vector<OpStats>&& stats);
   // The aggregated kernel table (KernelAggregator) replaces the stored one as a whole:
@@ -112,7 +115,8 @@ class SessionWriter {
   };
   using Item = std::variant<StepRecord, std::vector<OpRecord>, std::vector<KernelRecord>,
                             std::vector<GradientSample>, ReplaceOpStats, ReplaceKernelStats,
-                            MetaValue, std::vector<OptimizerStepRecord>, std::vector<ActivationSample>>;
+                            MetaValue, std::vector<OptimizerStepRecord>, std::vector<ActivationSample>,
+                            std::vector<ReadinessSample>>;
   struct Statements;
 
   static std::unique_ptr<SessionWriter> create_locked(const std::string& path, int lock_fd, const SessionMeta& meta,

@@ -20,6 +20,9 @@ Where things come from:
   gradient the optimizer used;
 - unscaled gradients: after each unscale_ (GradScaler), else at the optimizer's
   step, on the steps --grad-every selects;
+- precision readiness, on those steps too: each Linear and ConvNd module's input
+  and weight, from the forward pre-hook, then their weight gradients with the
+  unscaled gradients (the core simulates the low-precision formats on them);
 - torch.compile'd code: the ops of its AOTAutograd graphs, graph breaks and
   recompilations (_compiled.py; the hooks below stay out of compiled code).
 """
@@ -51,6 +54,9 @@ _watched: "weakref.WeakKeyDictionary[torch.nn.Module, str]" = weakref.WeakKeyDic
 _PHASE_FORWARD = _core.intern_scope("ampscope.phase:forward")
 _PHASE_OPTIMIZER = _core.intern_scope("ampscope.phase:optimizer")
 _DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
+# The layers whose GEMM operands precision readiness measures (subclasses too: a
+# LoRA or quantized Linear still multiplies its input by .weight).
+_GEMM_LAYERS = (torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)
 
 
 class _Quiet:
@@ -246,6 +252,7 @@ class Capture:
         self._samples = {}       # id(model) -> samples (leading dim of its first tensor argument) this step
         self._close_pending = False
         self._scaled.clear()
+        self._readiness = self._core.wants_gradients()  # a gradient-sampled step: layer inputs too
 
     def _has_activity(self):
         return bool(self._losses or self._records)
@@ -384,7 +391,17 @@ class Capture:
         if entry is not None and entry[1] is not None and entry[0]() is module:
             _core.enter_scope(entry[1])
             pushed += 1
+            if self._readiness and isinstance(module, _GEMM_LAYERS):
+                self._layer_input(module, args)
         stack.append(pushed)
+
+    def _layer_input(self, module, args):
+        x = args[0] if args else None
+        weight = getattr(module, "weight", None)
+        # A training forward only: a validation pass (no_grad) is not what the GEMMs train on.
+        if (isinstance(x, torch.Tensor) and x.is_floating_point() and isinstance(weight, torch.Tensor)
+                and torch.is_grad_enabled()):
+            self._core.layer_input(self._path_names.get(id(module), ""), x, weight)
 
     def _module_post(self, module, args, output):
         if torch.compiler.is_compiling():

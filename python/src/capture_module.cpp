@@ -136,6 +136,13 @@ class Capture {
     profiler_->on_unscaled_gradients(step_, parameters, loss_scale);
   }
 
+  // A Linear or convolution module's input and weight, on a gradient-sampled
+  // step (the wrapper asks wants_gradients() first): precision readiness.
+  void layer_input(const std::string& layer, const at::Tensor& input, const at::Tensor& weight) {
+    at::DisableRecordFunctionGuard outside_recording;  // the readiness ops are not the script's
+    profiler_->on_layer_input(layer, input, weight);
+  }
+
   // Ends the current step with what the wrapper saw, and begins the next one.
   void end_step(const py::dict& d) {
     engine::StepEvent e;
@@ -270,6 +277,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("step_is_sampled", &Capture::step_is_sampled)
       .def("wants_gradients", &Capture::wants_gradients)
       .def("gradients", &Capture::gradients)
+      .def("layer_input", &Capture::layer_input)
       .def("end_step", &Capture::end_step)
       .def("optimizer_steps", &Capture::optimizer_steps)
       .def("set_meta", &Capture::set_meta)

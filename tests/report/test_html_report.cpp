@@ -116,6 +116,46 @@ TEST(HtmlReport, EveryFormatsSharesAndTheModuleWhereAnFp16OverflowStarted) {
   EXPECT_TRUE(contains(html, "<code>blocks.2</code>"));
 }
 
+// A tensor's sums in every format: `flushed` of its 1000 nonzero values flushed, 40 dB.
+TensorQuantization quantized(TensorRole role, int64_t flushed) {
+  TensorQuantization t{role, {}};
+  for (QuantMetrics& m : t.formats) {
+    m.elements = m.nonzero = 1000;
+    m.flushed = flushed;
+    m.signal = 1.0;
+    m.noise = 1e-4;
+  }
+  return t;
+}
+
+TEST(HtmlReport, ReadinessIsAHeatMapOfLayersByFormatsWithEveryTensorInTheTitle) {
+  ScratchDir dir;
+  const auto session = (dir / "ready.ampscope").string();
+  const Fixture f = make_fixture();
+  {
+    auto w = SessionWriter::create(session, f.meta);
+    write_fixture(*w, f);
+    w->append_readiness({{4, "fc1", quantized(TensorRole::weight, 0)},
+                         {4, "fc1", quantized(TensorRole::input_activation, 0)},
+                         {4, "fc2", quantized(TensorRole::weight, 0)},
+                         {4, "fc2", quantized(TensorRole::input_activation, 260)}});
+    w->close();
+  }
+  const auto data = load_report(session);
+  const auto html = render_html(data);
+  expect_self_contained(html);
+  EXPECT_TRUE(contains(html, "<h2>Precision readiness</h2>"));
+  EXPECT_TRUE(contains(html, "<table class=\"heat\">"));
+  for (const QuantFormatSpec& spec : kQuantFormats) EXPECT_TRUE(contains(html, ">" + std::string(spec.name) + "<"));
+  // fc1 is ready everywhere, down to NVFP4; fc2's input flushes 26%: red in every format.
+  EXPECT_TRUE(contains(html, "<td class=\"ready\">NVFP4</td>"));
+  EXPECT_TRUE(contains(html, "<td class=\"keep\">keep in bf16</td>"));
+  EXPECT_TRUE(contains(html, "title=\"fc2, NVFP4 (e2m1, 16-blocks): keep in bf16\nweight: SQNR 40.0 dB, 0% flushed, 0% "
+                             "saturated\ninput: SQNR 40.0 dB, 26% flushed, 0% saturated\">keep \u00b7 26% flushed (input)</td>"));
+  EXPECT_TRUE(contains(html, "e2m1 (NVFP4): ready at &gt;= 17 dB SQNR"));
+  EXPECT_TRUE(contains(html, "Measured: weights and layer inputs."));
+}
+
 TEST(HtmlReport, ASessionWithoutGpuSaysSoInsteadOfAKernelTable) {
   ScratchDir dir;
   auto f = make_fixture();

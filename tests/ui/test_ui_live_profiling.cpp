@@ -12,10 +12,12 @@
 
 #include "tests/ui/qt_test_env.h"
 #include "ui/models/op_stats_model.h"
+#include "ui/models/readiness_model.h"
 #include "ui/models/store_session_io.h"
 #include "ui/widgets/live_profiling.h"
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/op_explorer.h"
+#include "ui/widgets/readiness_pane.h"
 #include "ui/widgets/run_panel.h"
 #include "ui/widgets/training_controller.h"
 
@@ -59,8 +61,12 @@ TEST(LiveProfiling, EachRunIsRecordedIntoItsOwnSessionAndFeedsTheLiveViews) {
     EXPECT_EQ(session.meta_value("final_state").value_or(""), "finished");
     EXPECT_GT(session.op_count(), 0);
   }
-  // The live op table came from the run's profiler.
+  // The live op table came from the run's profiler, and so did precision readiness
+  // (the run panel samples gradients every 5 steps: step 5).
   EXPECT_TRUE(testing::waitUntil([&] { return window.opExplorer()->model()->rowCount() > 0; }, 10s));
+  EXPECT_TRUE(testing::waitUntil([&] { return window.readinessPane()->model()->rowCount() > 0; }, 10s));
+  EXPECT_EQ(window.readinessPane()->model()->index(0, ReadinessModel::kLayer).data().toString(),
+            QStringLiteral("hidden.0"));
   EXPECT_TRUE(window.recordingStatusText().isEmpty()) << window.recordingStatusText().toStdString();
 
   // "Save session as" copies the run's session.

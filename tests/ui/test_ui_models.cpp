@@ -2,6 +2,7 @@
 // series behind the live plots.
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
+#include <QSortFilterProxyModel>
 
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/ui_test_data.h"
@@ -9,6 +10,7 @@
 #include "ui/models/kernel_model.h"
 #include "ui/models/model_roles.h"
 #include "ui/models/op_stats_model.h"
+#include "ui/models/readiness_model.h"
 #include "ui/models/run_series.h"
 #include "ui/models/table_filter_proxy.h"
 
@@ -213,6 +215,71 @@ TEST(KernelModel, PassesTheModelTesterAndSortsByTime) {
   EXPECT_EQ(resets.count(), 1);
   model.clear();
   EXPECT_EQ(proxy.rowCount(), 0);
+}
+
+// Two layers over one sampled step: fc1 loses nothing worth noting; fc2's input
+// flushes `flushed` of 1000 values in every format (40 dB all the same).
+profiler::ReadinessTotals readinessOf(int64_t fc2_flushed, bool with_third_layer = false) {
+  const auto tensor = [](profiler::TensorRole role, int64_t flushed) {
+    profiler::TensorQuantization t{role, {}};
+    for (profiler::QuantMetrics& m : t.formats) {
+      m.elements = m.nonzero = 1000;
+      m.flushed = flushed;
+      m.signal = 1.0;
+      m.noise = 1e-4;
+    }
+    return t;
+  };
+  profiler::ReadinessTotals totals;
+  totals.add({2, "fc1", tensor(profiler::TensorRole::weight, 0)});
+  totals.add({2, "fc1", tensor(profiler::TensorRole::input_activation, 0)});
+  totals.add({2, "fc2", tensor(profiler::TensorRole::weight, 0)});
+  totals.add({2, "fc2", tensor(profiler::TensorRole::input_activation, fc2_flushed)});
+  if (with_third_layer) totals.add({2, "head", tensor(profiler::TensorRole::weight, 0)});
+  return totals;
+}
+
+TEST(ReadinessModel, PassesTheModelTesterThroughResetsAndUpdates) {
+  ReadinessModel model;
+  QSortFilterProxyModel proxy;
+  proxy.setSourceModel(&model);
+  proxy.setSortRole(SortRole);
+  QAbstractItemModelTester model_tester(&model, kFatal);
+  QAbstractItemModelTester proxy_tester(&proxy, kFatal);
+  proxy.sort(ReadinessModel::kLayer);
+  QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+  QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+  model.setTotals(readinessOf(0));
+  EXPECT_EQ(model.rowCount(), 2);
+  EXPECT_EQ(model.columnCount(), 2 + profiler::kQuantFormatCount);
+  model.setTotals(readinessOf(260));  // the same layers: values change in place
+  EXPECT_EQ(resets.count(), 1);
+  EXPECT_EQ(changes.count(), 1);
+  model.setTotals(readinessOf(260, /*with_third_layer=*/true));
+  EXPECT_EQ(resets.count(), 2);
+  EXPECT_EQ(column(proxy, ReadinessModel::kLayer), (QStringList{"fc1", "fc2", "head"}));  // forward order
+  model.clear();
+  EXPECT_EQ(model.rowCount(), 0);
+}
+
+TEST(ReadinessModel, ACellIsItsVerdictColouredWithEveryTensorInTheTooltip) {
+  ReadinessModel model;
+  model.setTotals(readinessOf(260));  // 26% of fc2's input flushed: keep, in every format
+  const int nvfp4 = ReadinessModel::kFirstFormat + static_cast<int>(profiler::QuantFormat::nvfp4);
+  EXPECT_EQ(model.headerData(nvfp4, Qt::Horizontal).toString(), QStringLiteral("NVFP4 (e2m1, 16-blocks)"));
+  EXPECT_TRUE(model.headerData(nvfp4, Qt::Horizontal, Qt::ToolTipRole).toString().startsWith("e2m1 (NVFP4): ready at"));
+  EXPECT_EQ(model.index(0, ReadinessModel::kLowestReady).data().toString(), QStringLiteral("NVFP4"));
+  EXPECT_EQ(model.index(0, nvfp4).data().toString(), QStringLiteral("ready · 40.0 dB"));
+  EXPECT_EQ(model.index(0, nvfp4).data(VerdictRole).toInt(), static_cast<int>(profiler::Readiness::ready));
+  EXPECT_EQ(model.index(1, ReadinessModel::kLowestReady).data().toString(), QStringLiteral("keep in bf16"));
+  EXPECT_EQ(model.index(1, nvfp4).data().toString(), QStringLiteral("keep · 26% flushed (input)"));
+  EXPECT_EQ(model.index(1, nvfp4).data(Qt::BackgroundRole).value<QColor>(), readinessColor(profiler::Readiness::keep));
+  EXPECT_EQ(model.index(1, nvfp4).data(Qt::ToolTipRole).toString(),
+            QStringLiteral("fc2, NVFP4 (e2m1, 16-blocks): keep in bf16\n"
+                           "weight: SQNR 40.0 dB, 0% flushed, 0% saturated\n"
+                           "input: SQNR 40.0 dB, 26% flushed, 0% saturated"));
+  EXPECT_NE(readinessColor(profiler::Readiness::ready), readinessColor(profiler::Readiness::keep));
+  EXPECT_FALSE(model.index(0, ReadinessModel::kLayer).data(VerdictRole).isValid());
 }
 
 TEST(CategoryTotals, SplitsTimeByCategoryAndPrecision) {

@@ -6,17 +6,20 @@
 #include <qcustomplot.h>
 
 #include <QLabel>
+#include <QTableView>
 #include <QComboBox>
 #include <QSpinBox>
 #include <cmath>
 
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/ui_test_data.h"
+#include "ui/models/readiness_model.h"
 #include "ui/widgets/color_scheme.h"
 #include "ui/widgets/comparison_page.h"
 #include "ui/widgets/gradients_pane.h"
 #include "ui/widgets/kernel_view.h"
 #include "ui/widgets/live_plots.h"
+#include "ui/widgets/readiness_pane.h"
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/run_panel.h"
 
@@ -241,6 +244,35 @@ TEST(KernelView, ShowsTheUnattributedShareOfGpuTime) {
   const auto* label = view.findChild<QLabel*>(QStringLiteral("gpuAttribution"));
   ASSERT_NE(label, nullptr);
   EXPECT_EQ(label->text().toStdString(), "GPU time with no op: 2.500 ms of 10.000 ms traced (25.0%)");
+}
+
+// Until a gradient-sampled step measured readiness the pane says why it is empty;
+// then the table, with the tensors measured and the thresholds said below it.
+TEST(ReadinessPane, SaysWhyItIsEmptyThenShowsTheTableAndTheThresholds) {
+  ReadinessPane pane;
+  pane.setSnapshot(std::make_shared<profiler::ProfileSnapshot>());
+  EXPECT_FALSE(pane.showsTable());
+  const auto* hint = pane.findChild<QLabel*>(QStringLiteral("paneHint"));
+  ASSERT_NE(hint, nullptr);
+  EXPECT_TRUE(hint->text().contains(QStringLiteral("--grad-every"))) << hint->text().toStdString();
+
+  auto snapshot = std::make_shared<profiler::ProfileSnapshot>();
+  profiler::TensorQuantization weight{profiler::TensorRole::weight, {}};
+  profiler::TensorQuantization gradient{profiler::TensorRole::weight_gradient, {}};
+  for (auto* t : {&weight, &gradient})
+    for (profiler::QuantMetrics& m : t->formats) m = {.elements = 64, .nonzero = 64, .signal = 1.0, .noise = 1e-4};
+  snapshot->readiness.add({4, "blocks.0.mlp.fc", weight});
+  snapshot->readiness.add({4, "blocks.0.mlp.fc", gradient});
+  pane.setSnapshot(snapshot);
+  EXPECT_TRUE(pane.showsTable());
+  EXPECT_EQ(pane.model()->rowCount(), 1);
+  EXPECT_EQ(pane.table()->model()->index(0, ReadinessModel::kLowestReady).data().toString(), QStringLiteral("NVFP4"));
+  const QString notes = pane.notes();
+  EXPECT_TRUE(notes.contains(QStringLiteral("Over 1 sampled step,"))) << notes.toStdString();
+  EXPECT_TRUE(notes.contains(QStringLiteral("Measured: weights and weight gradients (standing in for the gradients of "
+                                            "the layers' outputs")))
+      << notes.toStdString();
+  EXPECT_TRUE(notes.contains(QStringLiteral("e4m3 (fp8 e4m3, MXFP8): ready at >= 25 dB SQNR"))) << notes.toStdString();
 }
 
 TEST(ColorScheme, OnlyKnownSchemesAreAccepted) {

@@ -24,6 +24,7 @@
 #include "tests/ui/window_files.h"
 #include "ui/models/model_roles.h"
 #include "ui/models/op_stats_model.h"
+#include "ui/models/readiness_model.h"
 #include "ui/models/store_session_io.h"
 #include "ui/models/table_filter_proxy.h"
 #include "ui/widgets/gradients_pane.h"
@@ -31,6 +32,7 @@
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/op_explorer.h"
+#include "ui/widgets/readiness_pane.h"
 #include "ui/widgets/run_panel.h"
 #include "ui/widgets/session_follower.h"
 
@@ -73,6 +75,14 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
       << ops->index(0, OpStatsModel::kOp).data().toString().toStdString();
   for (int r = 0; r < ops->rowCount(); ++r) EXPECT_TRUE(ops->index(r, 0).data(TopLevelRole).toBool());
   EXPECT_GT(window.gradientsPane()->parameterCount(), 0);
+  // Precision readiness of the GPT's five GEMM layers, in forward order.
+  ASSERT_TRUE(window.readinessPane()->showsTable());
+  const ReadinessModel* readiness = window.readinessPane()->model();
+  ASSERT_EQ(readiness->rowCount(), 5);
+  EXPECT_EQ(readiness->index(0, ReadinessModel::kLayer).data().toString(), QStringLiteral("blocks.0.attn.qkv"));
+  EXPECT_EQ(readiness->index(4, ReadinessModel::kLayer).data().toString(), QStringLiteral("head"));
+  EXPECT_TRUE(window.readinessPane()->notes().contains(QStringLiteral("Over 3 sampled steps")))
+      << window.readinessPane()->notes().toStdString();
   // The run panel shows the settings the session was recorded with, so Start re-runs them.
   const engine::TrainConfig shown = window.runPanel()->config();
   EXPECT_EQ(shown.model.kind, engine::ModelKind::kGPT);

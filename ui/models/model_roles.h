@@ -12,6 +12,7 @@ enum ModelRole : int {
   LaunchedByRole,               // KernelModel: QStringList of the ops that launched the kernel
   RanInsideRole,                // KernelModel: QStringList of the ops it ran inside (the launchers' ancestors)
   TopLevelRole,                 // OpStatsModel: bool, called by model/loss/optimizer code or an autograd node
+  VerdictRole,                  // ReadinessModel: int(profiler::Readiness) of a cell; none for the layer column
 };
 
 }  // namespace ampscope::ui

@@ -17,6 +17,7 @@ profiler::ProfileSnapshotPtr snapshot_from_view(const profiler::SessionView& ses
   snapshot->gradient_history = session.gradient_history;
   snapshot->activations = session.latest_activations;
   snapshot->first_fp16_overflow = session.first_fp16_overflow;
+  snapshot->readiness = session.readiness;
   snapshot->gpu_tracing = session.meta.gpu_tracing;
   return snapshot;
 }

@@ -25,6 +25,7 @@
 #include "ui/models/formatting.h"
 #include "ui/models/session_io.h"
 #include "ui/widgets/gradients_pane.h"
+#include "ui/widgets/readiness_pane.h"
 #include "ui/widgets/kernel_view.h"
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/op_explorer.h"
@@ -162,12 +163,15 @@ void MainWindow::buildDocks() {
   gradients_ = new GradientsPane;
   op_explorer_ = new OpExplorer;
   kernel_view_ = new KernelView;
+  readiness_ = new ReadinessPane;
   QDockWidget* grads = dock(tr("Gradients"), QStringLiteral("gradientsDock"), gradients_);
+  QDockWidget* readiness = dock(tr("Precision readiness"), QStringLiteral("readinessDock"), readiness_);
   QDockWidget* ops = dock(tr("Ops"), QStringLiteral("opsDock"), op_explorer_);
   QDockWidget* kernels = dock(tr("Kernels"), QStringLiteral("kernelsDock"), kernel_view_);
   addDockWidget(Qt::BottomDockWidgetArea, ops);
   tabifyDockWidget(ops, kernels);
   tabifyDockWidget(kernels, grads);
+  tabifyDockWidget(grads, readiness);
   ops->raise();
   resizeDocks({run}, {330}, Qt::Horizontal);
   resizeDocks({ops}, {300}, Qt::Vertical);
@@ -376,6 +380,7 @@ void MainWindow::onProfile(const profiler::ProfileSnapshotPtr& snapshot) {
   op_explorer_->setSnapshot(snapshot);
   kernel_view_->setSnapshot(snapshot);
   gradients_->setSnapshot(snapshot);
+  readiness_->setSnapshot(snapshot);
 }
 
 void MainWindow::updateStatus() {

@@ -23,6 +23,7 @@ class ComparisonPage;
 class FileLoader;
 class SessionFollower;
 class GradientsPane;
+class ReadinessPane;
 class KernelView;
 class LivePlots;
 class OpExplorer;
@@ -63,6 +64,7 @@ class MainWindow : public QMainWindow {
   OpExplorer* opExplorer() const { return op_explorer_; }
   KernelView* kernelView() const { return kernel_view_; }
   GradientsPane* gradientsPane() const { return gradients_; }
+  ReadinessPane* readinessPane() const { return readiness_; }
   ComparisonPage* comparisonPage() const { return comparison_page_; }
   RanksPage* ranksPage() const { return ranks_page_; }
   // Brings the training plots or the comparison page to the front.
@@ -128,6 +130,7 @@ class MainWindow : public QMainWindow {
   OpExplorer* op_explorer_ = nullptr;
   KernelView* kernel_view_ = nullptr;
   GradientsPane* gradients_ = nullptr;
+  ReadinessPane* readiness_ = nullptr;
   QWidget* banner_ = nullptr;
   QLabel* banner_text_ = nullptr;
   QString banner_message_;  // the banner's text without markup

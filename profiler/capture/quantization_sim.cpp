@@ -1,0 +1,421 @@
+#include "profiler/capture/quantization_sim.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string_view>
+
+#include "profiler/float_formats.h"
+
+namespace ampscope::profiler {
+namespace {
+
+// torchao's guard against a zero amax (float8_utils.EPS).
+constexpr double kAmaxEps = 1e-12;
+constexpr double kE8M0Bias = 127;  // E8M0: a power-of-two scale's biased exponent
+// Rows are padded to a multiple of the widest block, so no block spans two rows
+// and a 32-block is two 16-blocks.
+constexpr int64_t kRowAlign = 32;
+// Padded elements a pass holds at most: its buffer and the temporaries of one
+// format (some 20 bytes an element) stay bounded whatever the model.
+constexpr int64_t kPassElements = int64_t{1} << 24;
+
+// Everything below works on magnitudes: each format's rounding is symmetric
+// (a positive scale, a clamp to ±max, round to nearest even), so the quantization
+// of x is sign(x) times that of |x|, and x - dequantized(x) has the magnitudes'
+// difference. That saves the sign in every op.
+
+at::ScalarType fp8_dtype(QuantElement e) {
+  return e == QuantElement::e5m2 ? at::kFloat8_e5m2 : at::kFloat8_e4m3fn;
+}
+
+// Full-size buffers of a pass, reused by every format: on the CPU a fresh tensor
+// of that size is fresh pages from the kernel, zeroed and faulted in, a good part
+// of what the op on it costs.
+struct Scratch {
+  explicit Scratch(int64_t elements, const at::Device device)
+      : scaled(at::empty({elements}, at::TensorOptions(at::kFloat).device(device))),
+        values(at::empty({elements}, at::TensorOptions(at::kFloat).device(device))),
+        words(at::empty({elements}, at::TensorOptions(at::kInt).device(device))),
+        bytes(at::empty({elements}, at::TensorOptions(at::kByte).device(device))),
+        mask(at::empty({elements}, at::TensorOptions(at::kBool).device(device))) {}
+  at::Tensor scaled, values;  // float32
+  at::Tensor words;           // int32: fp8 codes for the table, e2m1's rounding constants
+  at::Tensor bytes;           // fp8 values, viewed as the format's dtype
+  at::Tensor mask;            // saturation
+};
+
+// `values` cast to fp8 and back to float32, in place. On the CPU ATen widens fp8
+// one element at a time (some 4 ns each, the slowest op of the pass); the 256
+// codes' float values, widened by ATen itself once, looked up are the same numbers
+// at a fifth of that.
+void round_to_fp8(at::Tensor& values, QuantElement e, Scratch& scratch) {
+  const at::Tensor fp8 = scratch.bytes.view(fp8_dtype(e)).narrow(0, 0, values.numel()).view(values.sizes());
+  fp8.copy_(values);
+  if (!values.device().is_cpu()) {
+    values.copy_(fp8);
+    return;
+  }
+  static const at::Tensor e4m3 = at::arange(256, at::kByte).view(at::kFloat8_e4m3fn).to(at::kFloat);
+  static const at::Tensor e5m2 = at::arange(256, at::kByte).view(at::kFloat8_e5m2).to(at::kFloat);
+  at::Tensor codes = scratch.words.narrow(0, 0, values.numel());
+  codes.copy_(scratch.bytes.narrow(0, 0, values.numel()));
+  at::Tensor flat = values.view({-1});
+  at::index_select_out(flat, e == QuantElement::e5m2 ? e5m2 : e4m3, 0, codes);
+}
+
+// A small tensor (block scales) cast to fp8 and back.
+at::Tensor fp8_rounded(const at::Tensor& t, QuantElement e) { return t.to(fp8_dtype(e)).to(at::kFloat); }
+
+// Round to nearest even onto e2m1's grid {0, 0.5, 1, 1.5, 2, 3, 4, 6}, for 0 <= x <= 6,
+// in place. The grid step is half the power of two at or below x (0.5 below 2, 1
+// below 4, 2 above; 0.5 in the subnormal range below 1): adding M = that power
+// (at least 1) times 2^22, whose float32 ulp is that step, and subtracting it
+// again rounds x to the step, ties to even as the format does.
+void round_to_e2m1(at::Tensor& x, Scratch& scratch) {
+  at::Tensor bits = scratch.words.narrow(0, 0, x.numel()).view(x.sizes());
+  at::bitwise_and_out(bits, x.view(at::kInt), 0x7F800000);
+  const at::Tensor magic = bits.view(at::kFloat).clamp_min_(1.0).mul_(std::ldexp(1.0, 22));
+  x.add_(magic).sub_(magic);
+}
+
+// Where the scaled magnitudes went past the format's max (saturation_bound), into `out`.
+void saturated_into(at::Tensor& out, const at::Tensor& scaled_magnitudes, QuantElement e) {
+  const QuantElementLimits lim = quant_element_limits(e);
+  if (lim.saturates_at_bound) at::ge_out(out, scaled_magnitudes, lim.saturation_bound);
+  else at::gt_out(out, scaled_magnitudes, lim.saturation_bound);
+}
+
+at::Tensor segment(const at::Tensor& values, std::string_view how, const at::Tensor& lengths) {
+  return at::segment_reduce(values, how, lengths, std::nullopt, std::nullopt, 0, /*unsafe=*/true);
+}
+
+int64_t padded_width(int64_t cols) { return (cols + kRowAlign - 1) / kRowAlign * kRowAlign; }
+
+// One matrix of a pass: its rows as they go into the buffer.
+struct PlannedMatrix {
+  at::Tensor source;  // any shape whose last dimension is cols
+  int64_t rows = 0, cols = 0, padded_cols = 0;
+  at::Tensor full_amax;  // rows sampled: max |x| of the whole matrix (0-dim), else undefined
+  int64_t padded() const { return rows * padded_cols; }
+};
+
+PlannedMatrix plan(const at::Tensor& m) {
+  PlannedMatrix p;
+  p.source = m;
+  p.cols = m.size(-1);
+  p.rows = m.numel() / p.cols;
+  p.padded_cols = padded_width(p.cols);
+  const int64_t max_rows = std::max<int64_t>(1, kPassElements / p.padded_cols);
+  if (p.rows > max_rows) {
+    const at::Tensor all = m.reshape({p.rows, p.cols});
+    p.source = all.slice(0, 0, p.rows, (p.rows + max_rows - 1) / max_rows);
+    p.rows = p.source.size(0);
+    // The tensorwise scales want the whole matrix's amax: aminmax reads it without
+    // a |x| copy. (Non-finite extremes read as 0 here, so a sampled matrix holding
+    // an inf takes its amax from the sampled rows.)
+    const auto [lo, hi] = at::aminmax(all);
+    p.full_amax = at::maximum(at::nan_to_num(lo.to(at::kFloat), 0.0, 0.0, 0.0).abs(),
+                              at::nan_to_num(hi.to(at::kFloat), 0.0, 0.0, 0.0).abs());
+  }
+  return p;
+}
+
+// A pass's matrices as float32 magnitudes, each row padded with zeros to a
+// multiple of 32, end to end; the segment lengths and indexes that map blocks to
+// rows and rows to matrices (made on the device from the host's shapes: no sync);
+// and the amax of every scaling group.
+struct Packed {
+  at::Tensor magnitudes;  // [blocks32, 32]
+  int64_t matrices = 0, rows = 0, blocks32 = 0;
+  at::Tensor rows_per_matrix, blocks_per_row, blocks_per_matrix;  // int64 segment lengths
+  at::Tensor row_of_block, matrix_of_block;                        // int64, per 32-block
+  at::Tensor amax16, amax32, row_amax, matrix_amax;
+  // Per 32-block, [blocks32, 1]: 1 / its matrix's amax (1 for an all-zero matrix),
+  // so that squares stay in float32's range (a gradient's 1e-20 squared is not).
+  at::Tensor inverse_amax;
+};
+
+Packed pack(const std::vector<PlannedMatrix>& plan, const at::Device device) {
+  Packed p;
+  p.matrices = static_cast<int64_t>(plan.size());
+  std::vector<int64_t> rows_per_matrix, blocks_per_row, blocks_per_matrix;
+  int64_t total = 0;
+  for (const PlannedMatrix& m : plan) {
+    rows_per_matrix.push_back(m.rows);
+    blocks_per_matrix.push_back(m.padded() / kRowAlign);
+    blocks_per_row.insert(blocks_per_row.end(), static_cast<size_t>(m.rows), m.padded_cols / kRowAlign);
+    total += m.padded();
+  }
+  p.rows = static_cast<int64_t>(blocks_per_row.size());
+  p.blocks32 = total / kRowAlign;
+  at::Tensor buffer = at::zeros({total}, at::TensorOptions(at::kFloat).device(device));
+  int64_t offset = 0;
+  for (const PlannedMatrix& m : plan) {
+    // The matrix's rows in the buffer, viewed in the source's shape: one copy, any
+    // layout and dtype in, without a reshaped copy of the source first.
+    buffer.narrow(0, offset, m.padded())
+        .view({m.rows, m.padded_cols})
+        .narrow(1, 0, m.cols)
+        .view(m.source.sizes())
+        .copy_(m.source);
+    offset += m.padded();
+  }
+  buffer.abs_().nan_to_num_(0.0, 0.0, 0.0);
+  p.magnitudes = buffer.view({p.blocks32, kRowAlign});
+  const auto on_device = [&](const std::vector<int64_t>& v) { return at::tensor(v, at::kLong).to(device); };
+  p.rows_per_matrix = on_device(rows_per_matrix);
+  p.blocks_per_row = on_device(blocks_per_row);
+  p.blocks_per_matrix = on_device(blocks_per_matrix);
+  // Output sizes given, so no sync.
+  const at::Tensor matrix_of_row = at::repeat_interleave(p.rows_per_matrix, std::optional<int64_t>(p.rows));
+  p.row_of_block = at::repeat_interleave(p.blocks_per_row, std::optional<int64_t>(p.blocks32));
+  p.matrix_of_block = matrix_of_row.index_select(0, p.row_of_block);
+  p.amax16 = buffer.view({-1, 16}).amax(1);
+  p.amax32 = p.amax16.view({-1, 2}).amax(1);
+  p.row_amax = segment(p.amax32, "max", p.blocks_per_row);
+  p.matrix_amax = segment(p.row_amax, "max", p.rows_per_matrix);
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (!plan[i].full_amax.defined()) continue;
+    at::Tensor slot = p.matrix_amax.narrow(0, static_cast<int64_t>(i), 1);
+    slot.copy_(at::maximum(slot, plan[i].full_amax.reshape({1})));
+  }
+  const at::Tensor inverse = at::where(p.matrix_amax > 0, p.matrix_amax.reciprocal(), at::ones_like(p.matrix_amax));
+  p.inverse_amax = inverse.index_select(0, p.matrix_of_block).unsqueeze(1);
+  return p;
+}
+
+// One format over a pass's magnitudes, in blocks of 32 (16 for NVFP4); the
+// element-wise results are views of the pass's Scratch, good until the next format.
+struct Quantized {
+  at::Tensor scaled;       // |x| times the quantization multiplier, before the clamp
+  at::Tensor dequantized;  // magnitudes
+  at::Tensor groups;       // the dequantization multiplier of each scaling group
+  at::Tensor live;         // per group: it holds a nonzero element
+  at::Tensor groups_per_matrix;
+};
+
+// Scratch views shaped as `magnitudes` ([blocks, block]).
+Quantized with_buffers(const at::Tensor& magnitudes, Scratch& scratch) {
+  Quantized q;
+  q.scaled = scratch.scaled.narrow(0, 0, magnitudes.numel()).view(magnitudes.sizes());
+  q.dequantized = scratch.values.narrow(0, 0, magnitudes.numel()).view(magnitudes.sizes());
+  return q;
+}
+
+// torchao float8: scale = fp8_max / clamp(amax, EPS) in float64, then float32,
+// optionally rounded down to a power of two; x * scale clamped to ±max, cast;
+// dequantized as fp8 / scale.
+Quantized fp8_scaled(const Packed& p, const QuantFormatSpec& spec, Scratch& scratch) {
+  const QuantElementLimits lim = quant_element_limits(spec.element);
+  const bool rowwise = spec.scaling == QuantScaling::rowwise;
+  const at::Tensor& amax = rowwise ? p.row_amax : p.matrix_amax;
+  at::Tensor scale = (lim.max / amax.to(at::kDouble).clamp_min(kAmaxEps)).to(at::kFloat);
+  if (spec.power_of_two_scales) scale = at::exp2(at::floor(at::log2(scale)));
+  const at::Tensor per_block = scale.index_select(0, rowwise ? p.row_of_block : p.matrix_of_block).unsqueeze(1);
+  Quantized q = with_buffers(p.magnitudes, scratch);
+  at::mul_out(q.scaled, p.magnitudes, per_block);
+  at::clamp_max_out(q.dequantized, q.scaled, lim.max);
+  round_to_fp8(q.dequantized, spec.element, scratch);
+  q.dequantized.div_(per_block);
+  q.groups = scale.reciprocal();
+  q.live = amax > 0;
+  q.groups_per_matrix = rowwise ? p.rows_per_matrix : at::ones_like(p.rows_per_matrix);
+  return q;
+}
+
+// torchao to_mx with the RCEIL rule (NVIDIA's, cuBLAS "Computing scaling and
+// conversion factors for FP8 with UE8M0 scales"; the default of torchao's MXFP8
+// training recipes): the block's E8M0 exponent is ceil(log2(amax / max)), clamped to
+// [-127, 127], so no element goes past max; x times 2^-exponent (times 1 for the
+// exponent -127, i.e. biased 0, as torchao), clamped, cast; dequantized times
+// 2^exponent. (The OCP spec's FLOOR rule clamps a block's largest values instead.)
+Quantized mx_scaled(const Packed& p, const QuantFormatSpec& spec, Scratch& scratch) {
+  const QuantElementLimits lim = quant_element_limits(spec.element);
+  const at::Tensor descale = p.amax32 / lim.max;
+  const at::Tensor biased = at::ceil(at::log2(descale)).clamp(-kE8M0Bias, kE8M0Bias) + kE8M0Bias;
+  const at::Tensor multiplier = at::exp2(biased - kE8M0Bias);
+  const at::Tensor quantize = at::where(biased == 0, at::ones_like(biased), at::exp2(kE8M0Bias - biased));
+  Quantized q = with_buffers(p.magnitudes, scratch);
+  at::mul_out(q.scaled, p.magnitudes, quantize.unsqueeze(1));
+  at::clamp_max_out(q.dequantized, q.scaled, lim.max);
+  round_to_fp8(q.dequantized, spec.element, scratch);
+  q.dequantized.mul_(multiplier.unsqueeze(1));
+  q.groups = multiplier;
+  q.live = p.amax32 > 0;
+  q.groups_per_matrix = p.blocks_per_matrix;
+  return q;
+}
+
+// torchao nvfp4_quantize with a per-tensor scale (per_tensor_amax_to_scale):
+// tensor scale = amax / (448 * 6); block scale = block amax / 6 / tensor scale,
+// clamped to e4m3's normal range and cast to e4m3; x times (1 / tensor scale) /
+// block scale, clamped to ±6, rounded to e2m1; dequantized times tensor scale *
+// block scale. An all-zero tensor (torchao: NaN) takes amax 1: zeros.
+Quantized nvfp4_scaled(const Packed& p, Scratch& scratch) {
+  const double e2m1_max = quant_element_limits(QuantElement::e2m1).max;
+  const double e4m3_max = quant_element_limits(QuantElement::e4m3).max;
+  const at::Tensor tensor_scale =
+      at::where(p.matrix_amax > 0, p.matrix_amax, at::ones_like(p.matrix_amax)) / (e4m3_max * e2m1_max);
+  // Per 16-block (two to a 32-block): its matrix's scale.
+  const at::Tensor per_block = tensor_scale.index_select(0, p.matrix_of_block).repeat_interleave(2);
+  const at::Tensor block_scale = p.amax16 / e2m1_max;
+  // torchao keeps the block scales in e4m3's normal range.
+  const double e4m3_min_normal = float_format(FloatFormat::fp8_e4m3fn).min_normal;
+  const at::Tensor block_scale_e4m3 =
+      fp8_rounded((block_scale / per_block).clamp(e4m3_min_normal, e4m3_max), QuantElement::e4m3);
+  const at::Tensor multiplier = per_block * block_scale_e4m3;
+  const at::Tensor magnitudes = p.magnitudes.view({-1, 16});
+  Quantized q = with_buffers(magnitudes, scratch);
+  at::mul_out(q.scaled, magnitudes, (per_block.reciprocal() / block_scale_e4m3).unsqueeze(1));
+  at::clamp_max_out(q.dequantized, q.scaled, e2m1_max);
+  round_to_e2m1(q.dequantized, scratch);
+  q.dequantized.mul_(multiplier.unsqueeze(1));
+  q.groups = multiplier;
+  q.live = p.amax16 > 0;
+  q.groups_per_matrix = p.blocks_per_matrix * 2;
+  return q;
+}
+
+Quantized quantize(const Packed& p, const QuantFormatSpec& spec, Scratch& scratch) {
+  switch (spec.scaling) {
+    case QuantScaling::tensorwise:
+    case QuantScaling::rowwise: return fp8_scaled(p, spec, scratch);
+    case QuantScaling::block:
+      return spec.element == QuantElement::e2m1 ? nvfp4_scaled(p, scratch) : mx_scaled(p, spec, scratch);
+  }
+  return {};
+}
+
+at::Tensor squared_norms(const at::Tensor& blocks) { return at::linalg_vector_norm(blocks, 2, {1}).square(); }
+
+// The pass's sums, [matrices, kQuantFormatCount, kQuantSumColumns] float64: per
+// 32-block columns first (counts, and squares over the matrix's amax squared), then
+// one segmented sum per matrix for all of them.
+at::Tensor pass_sums(const Packed& p) {
+  Scratch scratch(p.magnitudes.numel(), p.magnitudes.device());
+  std::vector<at::Tensor> columns{p.magnitudes.sign().sum(1), squared_norms(p.magnitudes * p.inverse_amax)};
+  std::vector<at::Tensor> log2_min, log2_max;
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const QuantFormatSpec& spec : kQuantFormats) {
+    Quantized q = quantize(p, spec, scratch);
+    // NVFP4's 16-blocks back to 32-blocks: pairs summed.
+    const bool halves = spec.block_size == 16;
+    const auto to_32 = [&](const at::Tensor& per_block) { return halves ? per_block.view({-1, 2}).sum(1) : per_block; };
+    at::Tensor mask = scratch.mask.narrow(0, 0, q.scaled.numel()).view(q.scaled.sizes());
+    saturated_into(mask, q.scaled, spec.element);
+    columns.push_back(to_32(mask.sum({1}, false, at::kInt).to(at::kFloat)));
+    // The dequantized magnitudes' signs (0 or 1), in the scaled buffer, which is done with.
+    at::sign_out(q.scaled, q.dequantized);
+    columns.push_back(to_32(q.scaled.sum(1)));
+    const at::Tensor inverse = halves ? p.inverse_amax.repeat_interleave(2, 0) : p.inverse_amax;
+    const at::Tensor magnitudes = halves ? p.magnitudes.view({-1, 16}) : p.magnitudes;
+    columns.push_back(to_32(squared_norms(q.dequantized.sub_(magnitudes).mul_(inverse))));
+    // Groups holding a nonzero element: an all-zero group's scale says nothing.
+    const at::Tensor group_log2 = at::log2(q.groups.to(at::kDouble));
+    log2_min.push_back(segment(at::where(q.live, group_log2, inf), "min", q.groups_per_matrix));
+    log2_max.push_back(segment(at::where(q.live, group_log2, -inf), "max", q.groups_per_matrix));
+  }
+  const at::Tensor per_matrix = segment(at::stack(columns, 1).to(at::kDouble), "sum", p.blocks_per_matrix);
+  const at::Tensor energy = p.matrix_amax.to(at::kDouble).square();
+  const at::Tensor nonzero = per_matrix.select(1, 0);
+  const at::Tensor signal = per_matrix.select(1, 1) * energy;
+  std::vector<at::Tensor> formats;
+  for (int f = 0; f < kQuantFormatCount; ++f) {
+    const int base = 2 + 3 * f;
+    formats.push_back(at::stack({nonzero, nonzero - per_matrix.select(1, base + 1), per_matrix.select(1, base), signal,
+                                 per_matrix.select(1, base + 2) * energy, log2_min[f], log2_max[f]},
+                                1));
+  }
+  return at::stack(formats, 1);
+}
+
+}  // namespace
+
+at::Tensor scaling_matrix(const at::Tensor& t, TensorRole role, bool channels_first) {
+  const at::Tensor m = t.detach();
+  if (m.dim() == 0) return m.reshape({1, 1});
+  if (m.dim() == 1) return m.reshape({1, -1});
+  if (role == TensorRole::weight || role == TensorRole::weight_gradient) return m.reshape({m.size(0), -1});
+  if (channels_first && m.dim() > 2) return m.movedim(1, -1);
+  return m;
+}
+
+SimulatedQuantization simulate_quantization(const at::Tensor& matrix, QuantFormat format) {
+  const QuantFormatSpec& spec = quant_format(format);
+  const int64_t rows = matrix.size(0), cols = matrix.size(1);
+  const Packed p = pack({plan(matrix)}, matrix.device());
+  Scratch scratch(p.magnitudes.numel(), matrix.device());
+  const Quantized q = quantize(p, spec, scratch);
+  const auto unpad = [&](const at::Tensor& t) { return t.reshape({rows, padded_width(cols)}).narrow(1, 0, cols); };
+  SimulatedQuantization out;
+  out.dequantized = at::copysign(unpad(q.dequantized), matrix.to(at::kFloat));
+  at::Tensor saturated = at::empty(q.scaled.sizes(), q.scaled.options().dtype(at::kBool));
+  saturated_into(saturated, q.scaled, spec.element);
+  out.saturated = unpad(saturated);
+  switch (spec.scaling) {
+    case QuantScaling::tensorwise: out.scales = q.groups.reshape({1, 1}); break;
+    case QuantScaling::rowwise: out.scales = q.groups.reshape({rows, 1}); break;
+    case QuantScaling::block:
+      out.scales = q.groups.reshape({rows, -1}).narrow(1, 0, (cols + spec.block_size - 1) / spec.block_size);
+      break;
+  }
+  return out;
+}
+
+QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices) {
+  QuantizationSums out;
+  out.elements.assign(matrices.size(), 0);
+  if (matrices.empty()) return out;
+  const at::Device device = matrices.front().device();
+  // Passes in the matrices' order: a pass ends where the device changes or it is full.
+  std::vector<std::vector<PlannedMatrix>> passes;
+  std::vector<int64_t> measured;  // the matrices with elements, in order
+  int64_t pass_elements = 0;
+  for (size_t i = 0; i < matrices.size(); ++i) {
+    if (matrices[i].numel() == 0) continue;
+    PlannedMatrix m = plan(matrices[i]);
+    out.elements[i] = m.rows * m.cols;
+    if (passes.empty() || passes.back().front().source.device() != m.source.device() ||
+        pass_elements + m.padded() > kPassElements) {
+      passes.emplace_back();
+      pass_elements = 0;
+    }
+    pass_elements += m.padded();
+    passes.back().push_back(std::move(m));
+    measured.push_back(static_cast<int64_t>(i));
+  }
+  const at::TensorOptions doubles = at::TensorOptions(at::kDouble).device(device);
+  out.sums = at::zeros({static_cast<int64_t>(matrices.size()), kQuantFormatCount, kQuantSumColumns}, doubles);
+  if (measured.empty()) return out;
+  std::vector<at::Tensor> parts;
+  for (const auto& pass : passes) parts.push_back(pass_sums(pack(pass, pass.front().source.device())).to(device));
+  const at::Tensor sums = at::cat(parts);
+  if (measured.size() == matrices.size()) out.sums = sums;
+  else out.sums.index_copy_(0, at::tensor(measured, at::kLong).to(device), sums);
+  return out;
+}
+
+std::array<QuantMetrics, kQuantFormatCount> read_quantization_sums(const at::Tensor& host_sums, int64_t elements) {
+  const at::Tensor sums = host_sums.to(at::kDouble).contiguous();
+  const auto acc = sums.accessor<double, 2>();
+  std::array<QuantMetrics, kQuantFormatCount> out{};
+  for (int f = 0; f < kQuantFormatCount; ++f) {
+    QuantMetrics& m = out[f];
+    m.elements = elements;
+    m.nonzero = static_cast<int64_t>(acc[f][0]);
+    m.flushed = static_cast<int64_t>(acc[f][1]);
+    m.saturated = static_cast<int64_t>(acc[f][2]);
+    m.signal = acc[f][3];
+    m.noise = acc[f][4];
+    if (std::isfinite(acc[f][5]) && std::isfinite(acc[f][6])) {
+      m.scale_log2_min = acc[f][5];
+      m.scale_log2_max = acc[f][6];
+    }
+  }
+  return out;
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,132 @@
+#include "profiler/capture/readiness_recorder.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+
+#include <map>
+#include <utility>
+
+#include "engine/module_scope.h"
+#include "profiler/capture/own_work.h"
+#include "profiler/capture/quantization_sim.h"
+
+namespace ampscope::profiler {
+namespace {
+
+// Inputs waiting in the forward before they are measured: about one pass's worth,
+// so the references held (and the pass's buffers) stay bounded whatever the model.
+constexpr int64_t kWaitingElements = int64_t{1} << 24;
+
+constexpr std::string_view kWeightSuffix = ".weight";
+
+bool measurable(const at::Tensor& t) { return t.defined() && t.is_floating_point() && !t.is_sparse() && t.numel() > 0; }
+
+}  // namespace
+
+size_t ReadinessRecorder::layer_index(std::string_view name, const at::Tensor& weight) {
+  if (name.starts_with(engine::kModuleScopePrefix)) name.remove_prefix(std::string_view(engine::kModuleScopePrefix).size());
+  auto [it, added] = by_name_.try_emplace(std::string(name), layers_.size());
+  if (added) {
+    layers_.push_back({std::string(name), weight, false});
+    // A weight shared by two layers (a tied head) is matched to its gradient once, by the first.
+    by_weight_.try_emplace(weight.unsafeGetTensorImpl(), it->second);
+  }
+  return it->second;
+}
+
+void ReadinessRecorder::wait(size_t layer, TensorRole role, at::Tensor matrix) {
+  waiting_elements_ += matrix.numel();
+  waiting_.push_back({layer, role, std::move(matrix)});
+}
+
+void ReadinessRecorder::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight) {
+  if (!measurable(input) || !measurable(weight)) return;
+  at::NoGradGuard no_grad;
+  // The profiler's own work, inside the user's traced forward: not the user's ops or kernels.
+  OwnWork own(source_);
+  const size_t index = layer_index(layer, weight);
+  inputs_seen_ = true;
+  wait(index, TensorRole::input_activation,
+       scaling_matrix(input, TensorRole::input_activation, /*channels_first=*/weight.dim() > 2));
+  if (waiting_elements_ >= kWaitingElements) run_pass();
+}
+
+void ReadinessRecorder::measure_gradients(const engine::NamedTensors& parameters) {
+  at::NoGradGuard no_grad;
+  OwnWork own(source_);
+  if (!inputs_seen_) {
+    for (const auto& [name, p] : parameters) {
+      if (p.dim() < 2 || !measurable(p) || !std::string_view(name).ends_with(kWeightSuffix)) continue;
+      layer_index(std::string_view(name).substr(0, name.size() - kWeightSuffix.size()), p);
+    }
+  }
+  for (const auto& [name, p] : parameters) {
+    const auto it = by_weight_.find(p.unsafeGetTensorImpl());
+    if (it == by_weight_.end()) continue;
+    Layer& layer = layers_[it->second];
+    if (layer.weight_measured) continue;
+    layer.weight_measured = true;
+    wait(it->second, TensorRole::weight, scaling_matrix(p, TensorRole::weight));
+    if (measurable(p.grad())) wait(it->second, TensorRole::weight_gradient, scaling_matrix(p.grad(), TensorRole::weight_gradient));
+  }
+  run_pass();
+}
+
+void ReadinessRecorder::run_pass() {
+  if (waiting_.empty()) return;
+  std::vector<at::Tensor> matrices;
+  matrices.reserve(waiting_.size());
+  for (const Waiting& w : waiting_) matrices.push_back(w.matrix);
+  QuantizationSums sums = quantization_sums(matrices);
+  for (size_t i = 0; i < waiting_.size(); ++i) measured_.push_back({waiting_[i].layer, waiting_[i].role, sums.elements[i]});
+  // Layers on several devices: every pass's sums to the first's, for the one transfer.
+  sums_.push_back(sums_.empty() ? sums.sums : sums.sums.to(sums_.front().device()));
+  waiting_.clear();
+  waiting_elements_ = 0;
+}
+
+std::vector<ReadinessSample> ReadinessRecorder::take(int64_t step) {
+  std::vector<ReadinessSample> out;
+  if (layers_.empty()) return out;
+  {
+    at::NoGradGuard no_grad;
+    OwnWork own(source_);
+    // Weights no optimizer handed over with a gradient (frozen layers), as they are now.
+    for (size_t i = 0; i < layers_.size(); ++i)
+      if (!layers_[i].weight_measured) wait(i, TensorRole::weight, scaling_matrix(layers_[i].weight, TensorRole::weight));
+    run_pass();
+    const at::Tensor host = at::cat(sums_).cpu();  // the one transfer
+    // One sample per layer and tensor: a layer called more than once (micro-batches) adds up.
+    std::map<std::pair<size_t, TensorRole>, ReadinessSample> samples;
+    for (size_t row = 0; row < measured_.size(); ++row) {
+      const Measured& m = measured_[row];
+      const auto metrics = read_quantization_sums(host[static_cast<int64_t>(row)], m.elements);
+      auto [it, added] = samples.try_emplace({m.layer, m.role});
+      ReadinessSample& s = it->second;
+      if (added) {
+        s.step = step;
+        s.layer = layers_[m.layer].name;
+        s.tensor = {m.role, metrics};
+      } else {
+        for (int f = 0; f < kQuantFormatCount; ++f) s.tensor.formats[f].merge(metrics[f]);
+      }
+    }
+    out.reserve(samples.size());
+    for (auto& [key, sample] : samples) out.push_back(std::move(sample));  // layer order, then role
+  }
+  discard();
+  return out;
+}
+
+void ReadinessRecorder::discard() {
+  layers_.clear();
+  by_name_.clear();
+  by_weight_.clear();
+  waiting_.clear();
+  waiting_elements_ = 0;
+  sums_.clear();
+  measured_.clear();
+  inputs_seen_ = false;
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,146 @@
+// Precision readiness captured on a training run (issue #30): an MLP whose first
+// layer puts out one feature a hundred times the others (an outlier channel) keeps
+// the layer fed by it out of NVFP4, while the first layer, fed well-scaled data, is ready; the live view
+// and the session agree; the profiler's own ops stay out of the op table.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "engine/training_run.h"
+#include "profiler/capture/profiler.h"
+#include "profiler/store/session_reader.h"
+#include "tests/support/test_support.h"
+#include "tests/support/tiny_configs.h"
+
+namespace ampscope::profiler {
+namespace {
+
+constexpr int64_t kOutlierFeature = 40;
+
+const LayerReadiness* find_layer(const std::vector<LayerReadiness>& layers, const std::string& name) {
+  for (const LayerReadiness& l : layers)
+    if (l.layer == name) return &l;
+  return nullptr;
+}
+
+Readiness target(const LayerReadiness& l, QuantTarget t) { return l.targets[static_cast<int>(t)]; }
+
+const QuantMetrics& metrics(const LayerReadiness& l, TensorRole role, QuantFormat f) {
+  for (const TensorQuantization& t : l.tensors)
+    if (t.role == role) return t.formats[static_cast<int>(f)];
+  ADD_FAILURE() << l.layer << " has no " << tensor_role_key(role);
+  static const QuantMetrics none;
+  return none;
+}
+
+TEST(ReadinessCapture, AnOutlierChannelKeepsItsLayerOutOfNvfp4AndAWellScaledLayerIsReady) {
+  test::ScratchDir dir;
+  ProfilerOptions options;
+  options.session_path = dir / "s.ampscope";
+  options.gradient_every = 2;  // steps 2 and 4
+  engine::TrainConfig config = test::tiny_mlp(4, /*width=*/64, /*batch=*/32);
+  config.model.layers = 2;
+  engine::TrainingRun run(config);
+  {
+    // hidden.0's output feature 40 held near 100 by its bias, the others near 1: channel
+    // 40 of hidden.1's input is an outlier on every token, as the "massive activations"
+    // of large language models are (Sun et al. 2024).
+    at::NoGradGuard no_grad;
+    for (const auto& [name, p] : run.model().named_parameters())
+      if (name == "hidden.0.bias") p[kOutlierFeature].fill_(100.0);
+  }
+  ReadinessTotals live;
+  {
+    Profiler profiler(options);
+    profiler.on_run_start(run.started_event());
+    for (int64_t step = 1; step <= config.steps; ++step) run.step(step, {&profiler});
+    profiler.on_run_end(engine::RunState::kFinished, "");
+    live = profiler.snapshot()->readiness;
+  }
+  const SessionReader session = SessionReader::open(options.session_path);
+  const ReadinessTotals stored = session.readiness();
+  EXPECT_EQ(stored.sampled_steps(), 2);
+  EXPECT_EQ(stored.roles(), (std::vector<TensorRole>{TensorRole::weight, TensorRole::input_activation,
+                                                      TensorRole::weight_gradient}));
+  const std::vector<LayerReadiness> layers = stored.layers();
+  ASSERT_EQ(layers.size(), 3u);
+  EXPECT_EQ(layers[0].layer, "hidden.0");  // in forward order
+  EXPECT_EQ(layers[2].layer, "head");
+  const LayerReadiness* well_scaled = find_layer(layers, "hidden.0");
+  const LayerReadiness* outlier = find_layer(layers, "hidden.1");
+  ASSERT_TRUE(well_scaled && outlier);
+  ASSERT_EQ(outlier->tensors.size(), 3u);
+  // Each sampled step measured the input once: 2 steps x 32 rows x 64 features.
+  EXPECT_EQ(metrics(*outlier, TensorRole::input_activation, QuantFormat::nvfp4).elements, 2 * 32 * 64);
+
+  // The outlier's 16-blocks flush their other 15 features in NVFP4.
+  EXPECT_NE(target(*outlier, QuantTarget::nvfp4), Readiness::ready);
+  const QuantMetrics& input_nvfp4 = metrics(*outlier, TensorRole::input_activation, QuantFormat::nvfp4);
+  EXPECT_NE(readiness(QuantFormat::nvfp4, input_nvfp4), Readiness::ready) << describe_metrics(input_nvfp4);
+  EXPECT_GT(input_nvfp4.flushed_share(), readiness_thresholds(QuantElement::e2m1).ready_flushed_share);
+  EXPECT_EQ(target_reason(*outlier, QuantTarget::nvfp4).metric, ReadinessMetric::flushed);
+  // FP8 and MXFP8 scale around it.
+  EXPECT_EQ(target(*outlier, QuantTarget::fp8), Readiness::ready);
+  EXPECT_EQ(target(*outlier, QuantTarget::mxfp8), Readiness::ready);
+
+  for (QuantTarget t : {QuantTarget::fp8, QuantTarget::mxfp8, QuantTarget::nvfp4})
+    EXPECT_EQ(target(*well_scaled, t), Readiness::ready)
+        << quant_target_name(t) << ": " << describe_metrics(*target_reason(*well_scaled, t).metrics);
+  EXPECT_EQ(well_scaled->best_target, QuantTarget::nvfp4);
+
+  // The live view added up the same samples.
+  const std::vector<LayerReadiness> live_layers = live.layers();
+  ASSERT_EQ(live_layers.size(), layers.size());
+  EXPECT_EQ(live.sampled_steps(), 2);
+  EXPECT_EQ(live_layers[1].targets, layers[1].targets);
+  EXPECT_EQ(metrics(live_layers[1], TensorRole::input_activation, QuantFormat::nvfp4).flushed, input_nvfp4.flushed);
+
+  // The pass is the profiler's own work: none of its ops is in the user's op table.
+  std::set<std::string> names;
+  for (const OpStats& row : session.op_stats()) names.insert(row.name);
+  EXPECT_TRUE(names.contains("aten::linear"));
+  for (const char* own : {"aten::bitwise_and", "aten::exp2", "aten::nan_to_num_"}) EXPECT_FALSE(names.contains(own)) << own;
+}
+
+TEST(ReadinessCapture, WithoutLayerInputsTheWeightsAreMeasured) {
+  // A model whose layers the capture cannot see (TorchScript, compiled code): the
+  // parameters named *.weight with two or more dimensions, and their gradients.
+  ReadinessRecorder recorder;
+  at::Tensor weight = at::randn({8, 16}).requires_grad_();
+  at::Tensor bias = at::zeros({8}).requires_grad_();
+  (at::linear(at::randn({4, 16}), weight, bias).sum()).backward();
+  recorder.measure_gradients({{"fc.weight", weight}, {"fc.bias", bias}});
+  const std::vector<ReadinessSample> samples = recorder.take(7);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].layer, "fc");
+  EXPECT_EQ(samples[0].step, 7);
+  EXPECT_EQ(samples[0].tensor.role, TensorRole::weight);
+  EXPECT_EQ(samples[1].tensor.role, TensorRole::weight_gradient);
+  EXPECT_EQ(samples[1].tensor.formats[0].elements, 8 * 16);
+  EXPECT_TRUE(recorder.empty());
+}
+
+TEST(ReadinessCapture, MicroBatchesAddUpAndATiedWeightIsFoundByWhatItIs) {
+  // A head that shares the embedding's weight (GPT's tied head): the optimizer names
+  // the parameter tok_emb.weight, the forward saw it as the head's; two micro-batches.
+  ReadinessRecorder recorder;
+  at::Tensor weight = at::randn({8, 16}).requires_grad_();
+  for (int micro = 0; micro < 2; ++micro) {
+    const at::Tensor x = at::randn({4, 16});
+    recorder.on_layer_input("ampscope.module:head", x, weight);
+    at::linear(x, weight).sum().backward();
+  }
+  recorder.measure_gradients({{"tok_emb.weight", weight}});
+  const std::vector<ReadinessSample> samples = recorder.take(3);
+  ASSERT_EQ(samples.size(), 3u);
+  for (const ReadinessSample& s : samples) EXPECT_EQ(s.layer, "head");
+  EXPECT_EQ(samples[0].tensor.role, TensorRole::weight);
+  EXPECT_EQ(samples[1].tensor.role, TensorRole::input_activation);
+  EXPECT_EQ(samples[1].tensor.formats[0].elements, 2 * 4 * 16);
+  EXPECT_EQ(samples[2].tensor.role, TensorRole::weight_gradient);
+}
+
+}  // namespace
+}  // namespace ampscope::profiler

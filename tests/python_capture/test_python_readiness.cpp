@@ -1,0 +1,111 @@
+// Precision readiness of a user's own PyTorch script (issue #30), as a user meets
+// it: `ampscope run` on a model whose first layer puts out one channel a hundred
+// times the others; `ampscope summary` says the layer fed by that channel is not
+// ready for NVFP4 and the well-scaled first layer is ready for every format, and
+// the JSON summary says the same.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/cli/cli_runner.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+using ampscope::test::ScratchDir;
+using ampscope::test::write_file;
+
+constexpr const char* kOutlierScript = R"(import torch
+from torch import nn
+torch.manual_seed(0)
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(64, 64)
+        self.second = nn.Linear(64, 64)
+        self.head = nn.Linear(64, 4)
+        with torch.no_grad():
+            self.first.bias[40] = 100.0  # channel 40 of second's input: an outlier on every token
+
+    def forward(self, x):
+        return self.head(torch.relu(self.second(torch.relu(self.first(x)))))
+
+model = Net()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for step in range(4):
+    loss = nn.functional.cross_entropy(model(torch.randn(32, 64)), torch.randint(0, 4, (32,)))
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+)";
+
+// The summary's readiness row of `layer`: its cells (split at two or more spaces).
+std::vector<std::string> readiness_row(const std::string& summary, const std::string& layer) {
+  const size_t table = summary.find("Precision readiness per layer");
+  if (table == std::string::npos) return {};
+  std::istringstream lines(summary.substr(table));
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    const std::regex separator("\\s{2,}");
+    for (std::sregex_token_iterator it(line.begin(), line.end(), separator, -1), end; it != end; ++it)
+      if (!it->str().empty()) cells.push_back(*it);
+    if (!cells.empty() && cells[0] == layer) return cells;
+  }
+  return {};
+}
+
+TEST(PythonReadiness, AnOutlierChannelIsNotReadyForNvfp4AndAWellScaledLayerIs) {
+  if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  ScratchDir dir;
+  write_file(dir / "train.py", kOutlierScript);
+  const auto session = (dir / "s.ampscope").string();
+  const auto run = ampscope::test::ampscope(
+      fmt::format("run --out '{}' --grad-every 2 '{}'", session, (dir / "train.py").string()));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("Precision readiness per layer (2 sampled steps"), std::string::npos) << summary.output;
+  const std::vector<std::string> header = readiness_row(summary.output, "layer");
+  EXPECT_EQ(header, (std::vector<std::string>{"layer", "FP8", "MXFP8", "NVFP4"})) << summary.output;
+  const std::vector<std::string> first = readiness_row(summary.output, "first");
+  const std::vector<std::string> second = readiness_row(summary.output, "second");
+  ASSERT_EQ(first.size(), 4u) << summary.output;
+  ASSERT_EQ(second.size(), 4u) << summary.output;
+  for (size_t c = 1; c < 4; ++c) EXPECT_EQ(first[c].rfind("ready ", 0), 0u) << header[c] << ": " << first[c];
+  EXPECT_EQ(second[1].rfind("ready ", 0), 0u) << second[1];
+  EXPECT_EQ(second[2].rfind("ready ", 0), 0u) << second[2];
+  // NVFP4: the outlier's 16-blocks flush their other values.
+  EXPECT_TRUE(std::regex_search(second[3], std::regex("^(keep|borderline) [0-9]+% flushed \\((input|weight gradient)\\)$")))
+      << second[3];
+  EXPECT_NE(summary.output.find("measured: weights, layer inputs and weight gradients"), std::string::npos);
+  EXPECT_NE(summary.output.find("e2m1 (NVFP4): ready at >= 17 dB SQNR"), std::string::npos);
+
+  const auto json_path = (dir / "s.json").string();
+  const auto exported = ampscope::test::ampscope(fmt::format("export '{}' --format json -o '{}'", session, json_path));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  std::ifstream in(json_path);
+  const nlohmann::json readiness = nlohmann::json::parse(in)["readiness"];
+  ASSERT_TRUE(readiness.is_object());
+  EXPECT_EQ(readiness["sampled_steps"], 2);
+  std::map<std::string, nlohmann::json> layers;
+  for (const auto& l : readiness["layers"]) layers[l["layer"].get<std::string>()] = l;
+  ASSERT_TRUE(layers.contains("first") && layers.contains("second") && layers.contains("head"));
+  EXPECT_EQ(layers["first"]["best_target"], "NVFP4");
+  EXPECT_NE(layers["second"]["targets"]["NVFP4"]["verdict"], "ready");
+  EXPECT_EQ(layers["second"]["targets"]["NVFP4"]["metric"], "flushed_share");
+  EXPECT_GT(layers["second"]["formats"]["nvfp4"]["tensors"]["input"]["flushed_share"].get<double>(), 0.10);
+  EXPECT_EQ(layers["second"]["best_target"], "MXFP8");
+}
+
+}  // namespace
