@@ -2,6 +2,8 @@
 // Rows that more than one table holds in the same columns: steps (sessions'
 // `steps`, comparisons' `comparison_steps`) and op table rows (`op_stats`,
 // `comparison_op_stats`). One place binds and reads them, so the tables cannot drift.
+// The session tables added since (scheduler_steps, backward_checks) are bound and
+// read here too, so the writer and the reader name their columns once.
 #include <string>
 
 #include "profiler/records.h"
@@ -39,5 +41,15 @@ OpStats read_op_stats(const Stmt& stmt, int first);
 // kOpStatsColumns. Files written before it lack it and read as eager rows (0).
 inline constexpr const char* kOpStatsCompiledColumn = "compiled";
 std::string op_stats_select_columns(const Db& db);
+
+inline constexpr const char* kSchedulerStepColumns = "call,scheduler,name,optimizer,step,after_skipped,lr";
+inline constexpr int kSchedulerStepColumnCount = 7;
+void bind_scheduler_step(Stmt& stmt, int first, const SchedulerStepRecord& row);
+SchedulerStepRecord read_scheduler_step(const Stmt& stmt, int first);
+
+inline constexpr const char* kBackwardCheckColumns = "step,skipped,gradients,nonfinite,module,side,position";
+inline constexpr int kBackwardCheckColumnCount = 7;
+void bind_backward_check(Stmt& stmt, int first, const BackwardCheck& row);
+BackwardCheck read_backward_check(const Stmt& stmt, int first);
 
 }  // namespace ampscope::profiler::store_detail

@@ -73,6 +73,10 @@ class SessionReader {
   std::vector<int64_t> activation_steps() const;
   // The first module whose output overflowed fp16, at the earliest sampled step with one.
   std::optional<ActivationSample> first_fp16_overflow() const;
+  // lr_scheduler.step() calls of a Python loop, in call order; backward passes checked
+  // for non-finite gradients, by step. Empty for sessions written before they existed.
+  std::vector<SchedulerStepRecord> scheduler_steps() const;
+  std::vector<BackwardCheck> backward_checks() const;
 
   // profiler::category_totals(op_stats()): the top-level rows of the stored op table,
   // so it reads op_stats only and never scans ops or kernels.

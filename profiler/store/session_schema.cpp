@@ -15,6 +15,8 @@ namespace ampscope::profiler::store_detail {
 // reserved for hardware-counter confirmation, which is not built: written as 0/NULL.
 // steps.eval_loss came later (additive): older files lack the column, readers read NULL.
 // So did op_stats.compiled (torch.compile's graph ops): older files read as eager rows.
+// scheduler_steps and backward_checks (issue #30) are additive tables: older files
+// lack them and read as having none.
 const char* const kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE steps(
@@ -75,6 +77,12 @@ CREATE TABLE optimizer_steps(
   step INTEGER, optimizer INTEGER, name TEXT, stepped INTEGER, found_inf INTEGER,
   skipped INTEGER, unscale_calls INTEGER, lr REAL, loss_scale REAL, loss_scale_after REAL,
   PRIMARY KEY(step, optimizer));
+CREATE TABLE scheduler_steps(
+  call INTEGER PRIMARY KEY, scheduler INTEGER, name TEXT, optimizer INTEGER, step INTEGER,
+  after_skipped INTEGER, lr REAL);
+CREATE TABLE backward_checks(
+  step INTEGER PRIMARY KEY, skipped INTEGER, gradients INTEGER, nonfinite INTEGER, module TEXT,
+  side TEXT, position INTEGER);
 )sql";
 
 namespace {

@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "profiler/analysis/backward_origin.h"
 #include "profiler/analysis/comparison.h"
+#include "profiler/analysis/scheduler_drift.h"
 #include "profiler/analysis/step_timing.h"
 #include "profiler/records.h"
 #include "profiler/recording_health.h"
@@ -98,6 +100,12 @@ struct SessionView {
   std::vector<ActivationSample> latest_activations;
   size_t activation_sampled_steps = 0;
   std::optional<ActivationSample> first_fp16_overflow;
+  // Backward passes checked for non-finite gradients: where the first one arose.
+  BackwardInfSummary backward_inf;
+
+  // LR schedulers of a Python loop (lr_scheduler.step() calls), each against the
+  // optimizer steps GradScaler skipped; empty when the script stepped none.
+  std::vector<SchedulerSummary> schedulers;
 
   CompileEvents compile;  // torch.compile'd code of a Python loop; op_stats rows with `compiled`
 
