@@ -13,13 +13,17 @@ namespace ampscope::engine {
 // dotted path, e.g. "ampscope.module:blocks.1.attn".
 inline constexpr const char* kModuleScopePrefix = "ampscope.module:";
 
-// Receives module outputs (forward activations) on the thread that set it, e.g.
-// the profiler on sampled steps. It must not synchronise with the device.
+// Receives module outputs (forward activations), and the inputs the models mark, on
+// the thread that set it, e.g. the profiler on sampled steps. It must not synchronise
+// with the device.
 class ActivationSink {
  public:
   virtual ~ActivationSink() = default;
   // `scope_name` is the ModuleScope's name ("ampscope.module:<path>").
   virtual void on_module_output(const std::string& scope_name, const at::Tensor& output) = 0;
+  // The tensor the module computes from (its gradient is what the module's backward
+  // produces: where a non-finite gradient starts, profiler/capture/backward_checks.h).
+  virtual void on_module_input(const std::string& /*scope_name*/, const at::Tensor& /*input*/) {}
 };
 
 // The calling thread's sink (null: none, the common case). Set around a step's
@@ -41,6 +45,11 @@ class ModuleScope {
   at::Tensor output(at::Tensor y) const {
     if (ActivationSink* sink = activation_sink()) sink->on_module_output(name_, y);
     return y;
+  }
+  // The module's input, passed through, likewise: `fc->forward(scope.input(x))`.
+  const at::Tensor& input(const at::Tensor& x) const {
+    if (ActivationSink* sink = activation_sink()) sink->on_module_input(name_, x);
+    return x;
   }
 
  private:

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "profiler/analysis/backward_origin.h"
 #include "profiler/records.h"
 
 namespace ampscope::profiler {
@@ -22,6 +23,8 @@ struct ProfileSnapshot {
   std::vector<ActivationSample> activations;  // module outputs of the latest sampled step, in completion order
   // The first module whose output overflowed fp16, at the earliest sampled step with one.
   std::optional<ActivationSample> first_fp16_overflow;
+  // Backward passes checked for non-finite gradients, and where the first one arose.
+  BackwardInfSummary backward_inf;
   std::string gpu_tracing;                    // "cupti" or why GPU tracing is off
   uint64_t dropped_records = 0;               // anything the capture had to drop
 };

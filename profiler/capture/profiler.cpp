@@ -34,7 +34,7 @@ int64_t steady_now_ns() {
 
 bool Profiler::is_record_batch(const Job& job) {
   return !std::holds_alternative<StepJob>(job) && !std::holds_alternative<PublishJob>(job) &&
-         !std::holds_alternative<FinishJob>(job);
+         !std::holds_alternative<FinishJob>(job) && !std::holds_alternative<BackwardCheckJob>(job);
 }
 
 Profiler::Profiler(ProfilerOptions options)
@@ -87,6 +87,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
     if (status.available) {
       observer_.set_activity_source(gpu_source_.get());
       activations_.set_activity_source(gpu_source_.get());
+      backward_checks_recorder_.set_activity_source(gpu_source_.get());
       // Nothing is traced until the first sampled step.
       gpu_source_->pause();
       gpu_tracing_paused_ = true;
@@ -109,9 +110,13 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
 }
 
 void Profiler::on_step_begin(int64_t step) {
-  // Activation ranges on the gradient-sampled steps: the models' module outputs
-  // reach activations_ during this step's forward (training thread only).
-  if (wants_gradients(step)) engine::activation_sink() = &activations_;
+  // Activation ranges on the gradient-sampled steps, backward checks on those and on
+  // the steps after a skipped one: the models' module inputs and outputs reach
+  // step_sink_ during this step's forward (training thread only).
+  const bool sampled = wants_gradients(step);
+  step_sink_.activations = sampled ? &activations_ : nullptr;
+  step_sink_.backward = sampled || check_after_skip_ ? &backward_checks_recorder_ : nullptr;
+  if (step_sink_.activations || step_sink_.backward) engine::activation_sink() = &step_sink_;
   if (!step_is_sampled(step)) return;
   // Over half full: the stride widens (this step shed); nearly empty for a while: it narrows.
   const uint64_t high = std::max<size_t>(options_.queue_capacity / 2, 1), low = options_.queue_capacity / 8;
@@ -177,8 +182,14 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
 }
 
 void Profiler::on_step_end(const engine::StepEvent& step) {
-  if (engine::activation_sink() == &activations_) {
+  if (engine::activation_sink() == &step_sink_) {
     engine::activation_sink() = nullptr;
+    if (step_sink_.backward) {
+      // One transfer of the step's gradient tests, after its work (own work, untraced).
+      pause_gpu_tracing();
+      if (auto check = backward_checks_recorder_.take(step.step, step.skipped))
+        enqueue(BackwardCheckJob{std::move(*check)}, /*may_drop=*/false);
+    }
     if (!activations_.empty()) {
       // The one transfer of the activation statistics is the profiler's own work:
       // not the user's ops, not in the GPU trace (the step's work is done).
@@ -187,6 +198,7 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
       enqueue(ActivationsJob{activations_.take(step.step)});
     }
   }
+  check_after_skip_ = step.skipped;
   if (observer_.recording()) {
     observer_.end_step();
     hand_over_ops(step.step);  // admitted at the step's start
@@ -243,7 +255,7 @@ void Profiler::finish_recording() {
 }
 
 void Profiler::on_run_end(engine::RunState final_state, const std::string& message) {
-  if (engine::activation_sink() == &activations_) engine::activation_sink() = nullptr;  // a step that failed
+  if (engine::activation_sink() == &step_sink_) engine::activation_sink() = nullptr;  // a step that failed
   // A stop must end the run within a second: the stopped step's ops could be
   // millions (a huge accumulation) and take tens of seconds to store. A failed
   // step keeps its ops: they show where it failed.
@@ -341,6 +353,9 @@ void Profiler::process(Job& job) {
     if (!first_fp16_overflow_)
       if (const ActivationSample* first = first_fp16_overflow(activations->samples)) first_fp16_overflow_ = *first;
     if (writer_) writer_->append_activations(std::move(activations->samples));
+  } else if (auto* checked = std::get_if<BackwardCheckJob>(&job)) {
+    backward_checks_.push_back(checked->check);
+    if (writer_) writer_->append_backward_checks({std::move(checked->check)});
   } else if (auto* step = std::get_if<StepJob>(&job)) {
     last_step_ = step->step.step;
     // A step's ops are queued before its StepRecord: a completed step with ops is a
@@ -433,6 +448,7 @@ void Profiler::publish_snapshot() {
   next->gradient_history.assign(gradient_history_.begin(), gradient_history_.end());
   next->activations = latest_activations_;
   next->first_fp16_overflow = first_fp16_overflow_;
+  next->backward_inf = summarize_backward_checks(backward_checks_);
   next->gpu_tracing = gpu_tracing_;
   next->dropped_records = dropped_.load(std::memory_order_relaxed);
   last_publish_ = std::chrono::steady_clock::now();

@@ -39,6 +39,7 @@
 #include "profiler/op_sampling_rule.h"
 #include "profiler/recording_health.h"
 #include "profiler/capture/activation_stats.h"
+#include "profiler/capture/backward_checks.h"
 #include "profiler/snapshot.h"
 #include "profiler/store/session_writer.h"
 
@@ -95,6 +96,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   bool wants_gradients(int64_t step) override;
   void on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) override;
   void on_step_end(const engine::StepEvent& step) override;
+  // A backward pass checked for non-finite gradients (the engine's, or a Python loop's):
+  // stored, never dropped, and summarized in the snapshot. Training thread.
+  void on_backward_check(BackwardCheck check);
   void on_run_end(engine::RunState final_state, const std::string& message) override;
 
   // For callers that feed the steps themselves (python/: a user's training loop):
@@ -102,6 +106,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // thread, after on_run_start and before on_run_end; without a session, nothing.
   // Defined in profiler_feed.cpp.
   void append_optimizer_steps(std::vector<OptimizerStepRecord>&& records);
+  void append_scheduler_steps(std::vector<SchedulerStepRecord>&& records);
   void set_meta_value(std::string key, std::string value);
   // The ops of torch.compile's graphs as op table rows (OpStats::compiled), replacing
   // the previous set: saved and shown with the recorded ops from the next save on.
@@ -113,9 +118,11 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   struct GradientsJob { std::vector<GradientSample> samples; };
   struct StepJob { StepRecord step; };
   struct ActivationsJob { std::vector<ActivationSample> samples; };
+  struct BackwardCheckJob { BackwardCheck check; };
   struct PublishJob {};
   struct FinishJob {};  // the recording ended: give up on kernels still waiting, save the tables
-  using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob, ActivationsJob, FinishJob>;
+  using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob, ActivationsJob, FinishJob,
+                           BackwardCheckJob>;
 
   void on_kernels(std::vector<KernelRecord>&& batch) override;
   void enqueue(Job job, bool may_drop = true);
@@ -156,6 +163,11 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   bool gpu_tracing_paused_ = false;   // training thread only
   Tf32Settings tf32_;          // in force at run start: decides fp32 ops' eligibility
   ActivationRecorder activations_;  // training thread: module outputs of gradient-sampled steps
+  // Training thread: module gradients of the checked steps (gradient-sampled ones and
+  // those after a skipped step), and what the models' ModuleScopes feed on such steps.
+  BackwardCheckRecorder backward_checks_recorder_;
+  StepModuleSink step_sink_;
+  bool check_after_skip_ = false;  // the last step was skipped: check the next one's backward
   OpSamplingRule op_rule_;          // training thread: which steps' ops are recorded
 
   // Worker state (worker thread only).
@@ -168,6 +180,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::deque<GradientSample> gradient_history_;
   std::vector<ActivationSample> latest_activations_;
   std::optional<ActivationSample> first_fp16_overflow_;
+  std::vector<BackwardCheck> backward_checks_;  // one per checked step: the snapshot's summary
   int64_t last_step_ = 0;
   static constexpr int64_t kNoStep = std::numeric_limits<int64_t>::min();
   int64_t profiled_steps_ = 0;       // completed steps whose ops reached the op table

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "engine/device.h"
+#include "profiler/analysis/backward_origin.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/capture/session_meta.h"
 #include "profiler/analysis/op_classifier.h"
@@ -178,6 +179,39 @@ class Capture {
     profiler_->append_optimizer_steps(std::move(records));
   }
 
+  // lr_scheduler.step() calls (python/ampscope/_schedulers.py), stored as they come.
+  void scheduler_steps(const py::list& rows) {
+    std::vector<profiler::SchedulerStepRecord> records;
+    for (const auto& item : rows) {
+      const py::dict d = item.cast<py::dict>();
+      profiler::SchedulerStepRecord& r = records.emplace_back();
+      r.call = d["call"].cast<int64_t>();
+      r.scheduler = d["scheduler"].cast<int32_t>();
+      r.name = d["name"].cast<std::string>();
+      r.optimizer = d["optimizer"].cast<int32_t>();
+      r.step = d["step"].cast<int64_t>();
+      r.after_skipped = d["after_skipped"].cast<bool>();
+      r.lr = get_double(d, "lr", std::numeric_limits<double>::quiet_NaN());
+    }
+    profiler_->append_scheduler_steps(std::move(records));
+  }
+
+  // A backward pass checked for non-finite gradients (python/ampscope/_backward_origin.py):
+  // `gradients` in backward order, each (finite, [(module index, is_input), ...]). The
+  // origin is found by the same rule as for the built-in engine (locate_backward_inf).
+  void backward_check(int64_t step, bool skipped, const std::vector<std::string>& modules,
+                      const std::vector<std::pair<bool, std::vector<std::pair<int32_t, bool>>>>& gradients) {
+    std::vector<profiler::CheckedGradient> checked;
+    checked.reserve(gradients.size());
+    for (const auto& [finite, uses] : gradients) {
+      profiler::CheckedGradient& g = checked.emplace_back();
+      g.finite = finite;
+      for (const auto& [module, is_input] : uses)
+        g.uses.push_back({module, is_input ? profiler::GradientSide::kInput : profiler::GradientSide::kOutput});
+    }
+    profiler_->on_backward_check(profiler::locate_backward_inf(step, skipped, modules, checked));
+  }
+
   void set_meta(std::string key, std::string value) { profiler_->set_meta_value(std::move(key), std::move(value)); }
   // Where step memory is read: the device the model's parameters are on, once known.
   void set_memory_device(const std::string& device) { memory_device_ = device; }
@@ -264,6 +298,8 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("gradients", &Capture::gradients)
       .def("end_step", &Capture::end_step)
       .def("optimizer_steps", &Capture::optimizer_steps)
+      .def("scheduler_steps", &Capture::scheduler_steps)
+      .def("backward_check", &Capture::backward_check)
       .def("set_meta", &Capture::set_meta)
       .def("set_memory_device", &Capture::set_memory_device)
       .def("finish", &Capture::finish)

@@ -1,0 +1,104 @@
+"""Where a non-finite gradient started in backward (issue #30), for a Python loop.
+
+On the steps it checks, the capture's global module hooks (Capture._module_pre and
+_module_post) hand each module's input and output tensors that require grad to
+BackwardWatch, which puts one tensor hook on each. As autograd produces a tensor's
+gradient, its hook tests it on its own device (isfinite().all(): no host sync); at the
+step's end the tests are read in one transfer, and the origin is found by the same
+rule as for the built-in engine (profiler/analysis/backward_origin.h,
+locate_backward_inf): the first non-finite gradient in backward order, named by the
+module whose own backward produced it (its input gradient), or the module at whose
+output it arrived non-finite (from the loss, or code between modules).
+
+Which steps: those whose gradient ranges are sampled (--grad-every) and every step
+after one GradScaler skipped (a run of skips is caught from its second step on).
+Checking costs a hook per module tensor and a reduction per gradient; the other steps
+pay one attribute test per module call (docs/performance.md has the figures).
+
+Why tensor hooks and not nn.Module full backward hooks: those route module inputs and
+outputs through a BackwardHookFunction whose outputs are views, and scripts that
+modify one in place (nn.ReLU(inplace=True), `out += identity` in torchvision's
+ResNet) then fail. A tensor hook leaves the tensor as it is.
+"""
+from __future__ import annotations
+
+import weakref
+
+import torch
+
+from ._recording import Quiet
+
+
+def _tensors(value):
+    """The tensors of a module's arguments or output: a tensor, or one level of
+    tuple/list/dict (HF ModelOutput is a dict)."""
+    if isinstance(value, torch.Tensor):
+        return (value,)
+    if isinstance(value, (tuple, list)):
+        return tuple(v for v in value if isinstance(v, torch.Tensor))
+    if isinstance(value, dict):
+        return tuple(v for v in value.values() if isinstance(v, torch.Tensor))
+    return ()
+
+
+class BackwardWatch:
+    def __init__(self, core):
+        self._core = core
+        self._module_index = {}  # module name -> index into _module_names
+        self._module_names = []
+        self.armed = False
+        self._reset()
+
+    def _reset(self):
+        self._watched = {}  # id(tensor) -> (weakref, uses: [(module index, is_input)])
+        self._results = []  # (uses, on-device bool tensor), in the order autograd produced the gradients
+
+    def arm(self, armed: bool) -> None:
+        """Checks the step about to begin (or not); forgets the one before."""
+        self.armed = armed
+        self._reset()
+
+    def watch(self, name: str, value, is_input: bool) -> None:
+        """Module `name` takes `value` as input (or gives it as output): hook its tensors."""
+        if not torch.is_grad_enabled():
+            return
+        index = self._module_index.get(name)
+        for t in _tensors(value):
+            if not t.requires_grad:
+                continue
+            if index is None:
+                index = self._module_index[name] = len(self._module_names)
+                self._module_names.append(name)
+            entry = self._watched.get(id(t))
+            if entry is None or entry[0]() is not t:
+                entry = (weakref.ref(t), [])
+                self._watched[id(t)] = entry
+                t.register_hook(self._hook(entry[1]))
+            entry[1].append((index, is_input))
+
+    def _hook(self, uses):
+        results = self._results  # a later step's list is another one: late gradients go nowhere
+
+        def check(grad):
+            if grad is not None and not grad.is_sparse:
+                with Quiet():
+                    results.append((uses, torch.isfinite(grad).all()))
+        return check
+
+    def finish(self, step: int, skipped: bool) -> None:
+        """At the step's end: one read of its tests, and the check to the session."""
+        results = self._results
+        self._reset()
+        if not self.armed or not results:
+            return
+        with Quiet():
+            flags = [None] * len(results)
+            by_device = {}
+            for i, (_, flag) in enumerate(results):
+                by_device.setdefault(flag.device, []).append(i)
+            for positions in by_device.values():  # one transfer per device
+                values = torch.stack([results[i][1] for i in positions]).tolist()
+                for i, finite in zip(positions, values):
+                    flags[i] = bool(finite)
+        self._core.backward_check(step, skipped, self._module_names,
+                                  [(flags[i], uses) for i, (uses, _) in enumerate(results)])
