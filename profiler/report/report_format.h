@@ -15,6 +15,9 @@ namespace ampscope::profiler::report_detail {
 // & < > " ' escaped; control characters other than tab/LF/CR dropped, since XML forbids them.
 std::string escape(std::string_view text);
 
+// The text with its first letter upper-case (ASCII): a clause made a sentence.
+std::string capitalized(std::string text);
+
 // printf into a std::string.
 std::string printf_string(const char* format, ...) __attribute__((format(printf, 1, 2)));
 

@@ -17,6 +17,7 @@ profiler::ProfileSnapshotPtr snapshot_from_view(const profiler::SessionView& ses
   snapshot->gradient_history = session.gradient_history;
   snapshot->activations = session.latest_activations;
   snapshot->first_fp16_overflow = session.first_fp16_overflow;
+  snapshot->backward_inf = session.backward_inf;
   snapshot->gpu_tracing = session.meta.gpu_tracing;
   return snapshot;
 }
@@ -35,6 +36,7 @@ LoadedSession loaded_session(profiler::SessionView session) {
   loaded.steps = std::move(session.steps);
   loaded.step_timing = session.step_timing;
   loaded.optimizer_steps = std::move(session.optimizer_steps);
+  loaded.schedulers = std::move(session.schedulers);
   return loaded;
 }
 
