@@ -1,9 +1,10 @@
 #pragma once
 // The built-in engine's backward checks (issue #30): on a checked step, each module
 // input and output the models mark (engine::ModuleScope::input/output) that requires
-// grad gets a tensor hook; as autograd produces the tensor's gradient, the hook tests
-// it for inf/NaN on its own device (no host sync), as the profiler's own work. take()
-// reads the step's tests in one transfer and names where the first non-finite
+// grad gets a tensor hook; as autograd produces the tensor's gradient, the hook reduces
+// it on its own device to one probe, inf/NaN exactly when the gradient holds one (no
+// host sync), as the profiler's own work. take() tests the step's probes and reads
+// them in one transfer, and names where the first non-finite
 // gradient arose (profiler/analysis/backward_origin.h: the rule the Python capture uses).
 #include <ATen/core/Tensor.h>
 

@@ -18,6 +18,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -196,20 +197,26 @@ class Capture {
     profiler_->append_scheduler_steps(std::move(records));
   }
 
-  // A backward pass checked for non-finite gradients (python/ampscope/_backward_origin.py):
-  // `gradients` in backward order, each (finite, [(module index, is_input), ...]). The
-  // origin is found by the same rule as for the built-in engine (locate_backward_inf).
-  void backward_check(int64_t step, bool skipped, const std::vector<std::string>& modules,
-                      const std::vector<std::pair<bool, std::vector<std::pair<int32_t, bool>>>>& gradients) {
-    std::vector<profiler::CheckedGradient> checked;
-    checked.reserve(gradients.size());
-    for (const auto& [finite, uses] : gradients) {
-      profiler::CheckedGradient& g = checked.emplace_back();
-      g.finite = finite;
-      for (const auto& [module, is_input] : uses)
-        g.uses.push_back({module, is_input ? profiler::GradientSide::kInput : profiler::GradientSide::kOutput});
+  // The modules of backward checks, numbered in the order they are named here.
+  void backward_module(std::string name) { backward_modules_.push_back(std::move(name)); }
+
+  // A backward pass checked for non-finite gradients (python/ampscope/_backward_origin.py),
+  // flat so that a step's hundreds of gradients cross in a few lists: per gradient in
+  // backward order, whether it was finite and how many uses follow in `uses`, each
+  // module index * 2 + (1 if the module took it as input). The origin is found by the
+  // same rule as for the built-in engine (locate_backward_inf).
+  void backward_check(int64_t step, bool skipped, const std::vector<bool>& finite,
+                      const std::vector<int64_t>& use_counts, const std::vector<int64_t>& uses) {
+    if (finite.size() != use_counts.size()) throw std::invalid_argument("backward_check: one use count per gradient");
+    std::vector<profiler::CheckedGradient> checked(finite.size());
+    size_t next = 0;
+    for (size_t i = 0; i < finite.size(); ++i) {
+      checked[i].finite = finite[i];
+      for (int64_t k = 0; k < use_counts[i] && next < uses.size(); ++k, ++next)
+        checked[i].uses.push_back({static_cast<int32_t>(uses[next] / 2),
+                                   uses[next] % 2 ? profiler::GradientSide::kInput : profiler::GradientSide::kOutput});
     }
-    profiler_->on_backward_check(profiler::locate_backward_inf(step, skipped, modules, checked));
+    profiler_->on_backward_check(profiler::locate_backward_inf(step, skipped, backward_modules_, checked));
   }
 
   void set_meta(std::string key, std::string value) { profiler_->set_meta_value(std::move(key), std::move(value)); }
@@ -254,6 +261,7 @@ class Capture {
  private:
   std::unique_ptr<profiler::Profiler> profiler_;
   std::string description_;
+  std::vector<std::string> backward_modules_;  // backward_module's names
   std::string device_ = "cpu";
   std::string memory_device_ = "cpu";
   int64_t step_ = 0;
@@ -299,6 +307,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("end_step", &Capture::end_step)
       .def("optimizer_steps", &Capture::optimizer_steps)
       .def("scheduler_steps", &Capture::scheduler_steps)
+      .def("backward_module", &Capture::backward_module)
       .def("backward_check", &Capture::backward_check)
       .def("set_meta", &Capture::set_meta)
       .def("set_memory_device", &Capture::set_memory_device)
