@@ -142,9 +142,9 @@ struct SchedulerStepRecord {
 // its output (it arrived non-finite, from the loss or from code between modules).
 enum class GradientSide : uint8_t { kInput, kOutput };
 
-// A backward pass checked for non-finite gradients (on gradient-sampled steps and
-// on steps after one GradScaler skipped): module input and output gradients are
-// tested on the device as autograd produces them and read once at the step's end.
+// A backward pass checked for non-finite gradients (on gradient-sampled steps, and on
+// steps after one GradScaler skipped or after the scale grew): module input and output
+// gradients are tested on the device as autograd produces them, read once at the step's end.
 struct BackwardCheck {
   int64_t step = 0;
   bool skipped = false;          // GradScaler skipped this step's optimizer step (any optimizer)

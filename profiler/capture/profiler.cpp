@@ -111,11 +111,11 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
 
 void Profiler::on_step_begin(int64_t step) {
   // Activation ranges on the gradient-sampled steps, backward checks on those and on
-  // the steps after a skipped one: the models' module inputs and outputs reach
-  // step_sink_ during this step's forward (training thread only).
+  // the steps after a skipped one or a growth of the scale: the models' module inputs
+  // and outputs reach step_sink_ during this step's forward (training thread only).
   const bool sampled = wants_gradients(step);
   step_sink_.activations = sampled ? &activations_ : nullptr;
-  step_sink_.backward = sampled || check_after_skip_ ? &backward_checks_recorder_ : nullptr;
+  step_sink_.backward = sampled || check_next_step_ ? &backward_checks_recorder_ : nullptr;
   if (step_sink_.activations || step_sink_.backward) engine::activation_sink() = &step_sink_;
   if (!step_is_sampled(step)) return;
   // Over half full: the stride widens (this step shed); nearly empty for a while: it narrows.
@@ -198,7 +198,9 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
       enqueue(ActivationsJob{activations_.take(step.step)});
     }
   }
-  check_after_skip_ = step.skipped;
+  // A run of skips is caught from its second step; an overflow that follows a growth of
+  // the scale (GradScaler probing a larger one) at its first.
+  check_next_step_ = step.skipped || step.loss_scale_after > step.loss_scale;
   if (observer_.recording()) {
     observer_.end_step();
     hand_over_ops(step.step);  // admitted at the step's start

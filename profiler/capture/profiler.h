@@ -163,11 +163,12 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   bool gpu_tracing_paused_ = false;   // training thread only
   Tf32Settings tf32_;          // in force at run start: decides fp32 ops' eligibility
   ActivationRecorder activations_;  // training thread: module outputs of gradient-sampled steps
-  // Training thread: module gradients of the checked steps (gradient-sampled ones and
-  // those after a skipped step), and what the models' ModuleScopes feed on such steps.
+  // Training thread: module gradients of the checked steps (gradient-sampled ones, and
+  // those after a skipped step or a growth of the loss scale), and what the models'
+  // ModuleScopes feed on such steps.
   BackwardCheckRecorder backward_checks_recorder_;
   StepModuleSink step_sink_;
-  bool check_after_skip_ = false;  // the last step was skipped: check the next one's backward
+  bool check_next_step_ = false;  // the last step skipped, or grew the scale: check the next backward
   OpSamplingRule op_rule_;          // training thread: which steps' ops are recorded
 
   // Worker state (worker thread only).

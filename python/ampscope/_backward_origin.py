@@ -10,8 +10,10 @@ locate_backward_inf): the first non-finite gradient in backward order, named by 
 module whose own backward produced it (its input gradient), or the module at whose
 output it arrived non-finite (from the loss, or code between modules).
 
-Which steps: those whose gradient ranges are sampled (--grad-every) and every step
-after one GradScaler skipped (a run of skips is caught from its second step on).
+Which steps: those whose gradient ranges are sampled (--grad-every), every step after
+one GradScaler skipped (a run of skips is caught from its second step on), and every
+step after the scale grew (the overflow that follows GradScaler's probe of a larger
+scale, the usual skip of a healthy run, is caught at once).
 Checking costs a hook per module tensor and one reduction per gradient; the other
 steps pay one attribute test per module call (docs/performance.md has the figures).
 

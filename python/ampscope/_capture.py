@@ -517,8 +517,10 @@ class Capture:
         rows = [dict(r, step=step_number, loss_scale_after=self._scale_after) for r in records]
         self._backward.finish(step_number, record["skipped"])
         self._core.end_step(record)
-        # The next step is checked when its gradients are sampled, or after this one skipped.
-        self._backward.arm(self._core.wants_gradients() or record["skipped"])
+        # The next step is checked when its gradients are sampled, after this one skipped (a
+        # run of skips is caught from its second step), and after the scale grew (an overflow
+        # that follows GradScaler's probe of a larger scale is caught at its first).
+        self._backward.arm(self._core.wants_gradients() or record["skipped"] or self._scale_after > scale_used)
         if rows:
             self._core.optimizer_steps(rows)
         self.steps += 1

@@ -5,8 +5,8 @@
 //   Stepped only when the scale did not drop (the documented fix), it is not flagged.
 // - A layer whose backward overflows (a custom autograd Function multiplying the
 //   gradient by 1e60 in fp32) is named as where the non-finite gradient started, at
-//   the steps the capture checks: every step with --grad-every 1; only the steps after
-//   a skipped one with --grad-every 0.
+//   the steps the capture checks: every step with --grad-every 1; with --grad-every 0,
+//   only the steps after a skipped one or after the scale grew.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -72,6 +72,7 @@ from torch import nn
 p = argparse.ArgumentParser()
 p.add_argument("--steps", type=int, default=8)
 p.add_argument("--boom-steps", default="3,6")
+p.add_argument("--growth-interval", type=int, default=2000)
 a = p.parse_args()
 boom_steps = {int(s) for s in a.boom_steps.split(",") if s}
 
@@ -107,7 +108,7 @@ class Net(nn.Module):
 torch.manual_seed(0)
 model = Net()
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
-scaler = torch.amp.GradScaler("cpu")
+scaler = torch.amp.GradScaler("cpu", growth_interval=a.growth_interval)
 skipped = []
 for i in range(1, a.steps + 1):
     model.block.boom.armed = i in boom_steps
@@ -255,6 +256,17 @@ TEST_F(PythonSkippedSteps, WithoutGradientSamplingTheStepsAfterASkipAreChecked) 
   EXPECT_EQ(checks[0].module, "block.boom");
   EXPECT_EQ(checks[1].step, 5);
   EXPECT_FALSE(checks[1].found());
+}
+
+TEST_F(PythonSkippedSteps, TheStepAfterTheScaleGrewIsChecked) {
+  // GradScaler grows the scale after every 3 clean steps (at the updates of steps 3 and
+  // 6): the overflow a larger scale may bring would come at steps 4 and 7.
+  const auto r = run(kBackwardScript, "--grad-every 0", "--boom-steps '' --growth-interval 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto checks = SessionReader::open(session()).backward_checks();
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].step, 4);
+  EXPECT_EQ(checks[1].step, 7);
 }
 
 TEST_F(PythonSkippedSteps, FiniteGradientsNameNoModule) {

@@ -166,7 +166,8 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
   backward_label_->setObjectName(QStringLiteral("backwardOrigin"));
   backward_label_->setWordWrap(true);
   backward_label_->setToolTip(
-      tr("Backward: at the gradient-sampled steps and the steps after a skipped one, each module's input and "
+      tr("Backward: at the gradient-sampled steps and the steps after a skipped one or a growth of the loss scale, "
+         "each module's input and "
          "output gradients are tested for inf/NaN as backward produces them. The first non-finite one names "
          "the module whose backward made it (its input gradient), or at whose output it arrived."));
   backward_label_->setVisible(false);
