@@ -15,6 +15,8 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <utility>
+#include <vector>
 
 #include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
@@ -121,6 +123,26 @@ for i in range(1, a.steps + 1):
         skipped.append(i)
     opt.zero_grad()
 print("skipped steps", ",".join(map(str, skipped)))
+)";
+
+// Schedulers that define their own step(): SequentialLR (which steps the scheduler of the
+// current phase inside its own call) every optimizer step, ReduceLROnPlateau once an epoch.
+constexpr const char* kNestedSchedulersScript = R"(import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+warm = torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2)
+decay = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+seq = torch.optim.lr_scheduler.SequentialLR(opt, [warm, decay], milestones=[2])
+plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0)
+for epoch in range(2):
+    for i in range(3):
+        model(torch.randn(2, 4)).pow(2).mean().backward()
+        opt.step()
+        opt.zero_grad()
+        seq.step()
+    plateau.step(1.0)
 )";
 
 int printed_int(const std::string& output, const std::string& label) {
@@ -267,6 +289,26 @@ TEST_F(PythonSkippedSteps, TheStepAfterTheScaleGrewIsChecked) {
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_EQ(checks[0].step, 4);
   EXPECT_EQ(checks[1].step, 7);
+}
+
+TEST_F(PythonSkippedSteps, ANestedSchedulerStepIsTheOuterOnesAndReduceLROnPlateauIsRecorded) {
+  const auto r = run(kNestedSchedulersScript, "");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto calls = SessionReader::open(session()).scheduler_steps();
+  ASSERT_EQ(calls.size(), 8u);  // not LinearLR's or StepLR's steps inside SequentialLR's, nor constructors'
+  std::vector<std::pair<std::string, int64_t>> seen;
+  for (const auto& c : calls) {
+    seen.emplace_back(c.name, c.step);
+    EXPECT_FALSE(c.after_skipped);
+  }
+  const std::vector<std::pair<std::string, int64_t>> expected{
+      {"SequentialLR", 1}, {"SequentialLR", 2}, {"SequentialLR", 3}, {"ReduceLROnPlateau", 3},
+      {"SequentialLR", 4}, {"SequentialLR", 5}, {"SequentialLR", 6}, {"ReduceLROnPlateau", 6}};
+  EXPECT_EQ(seen, expected);
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  EXPECT_NE(summary.output.find("ReduceLROnPlateau (optimizer 0, SGD): 2 steps, none after an optimizer step"),
+            std::string::npos)
+      << summary.output;
 }
 
 TEST_F(PythonSkippedSteps, FiniteGradientsNameNoModule) {
