@@ -103,11 +103,11 @@ at::Tensor CustomFunctionHead::forward(const at::Tensor& x) const {
   {
     ModuleScope scope(fp32_scope_);
     AMPSCOPE_RECORD_CUSTOM_FUNCTION("Fp32Matmul", x, fp32_weight_);
-    y = scope.output(Fp32Matmul::apply(x, fp32_weight_));
+    y = scope.output(Fp32Matmul::apply(scope.input(x), fp32_weight_));
   }
   ModuleScope scope(autocast_scope_);
   AMPSCOPE_RECORD_CUSTOM_FUNCTION("AutocastMatmul", y, autocast_weight_);
-  return scope.output(AutocastMatmul::apply(y, autocast_weight_));
+  return scope.output(AutocastMatmul::apply(scope.input(y), autocast_weight_));
 }
 
 std::vector<std::pair<std::string, at::Tensor>> CustomFunctionHead::named_parameters() const {

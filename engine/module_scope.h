@@ -13,8 +13,9 @@ namespace ampscope::engine {
 // dotted path, e.g. "ampscope.module:blocks.1.attn".
 inline constexpr const char* kModuleScopePrefix = "ampscope.module:";
 
-// Receives module outputs (forward activations) on the thread that set it, e.g.
-// the profiler on sampled steps. It must not synchronise with the device.
+// Receives module outputs (forward activations), and the inputs the models mark, on
+// the thread that set it, e.g. the profiler on sampled steps. It must not synchronise
+// with the device.
 class ActivationSink {
  public:
   virtual ~ActivationSink() = default;
@@ -22,7 +23,10 @@ class ActivationSink {
   virtual void on_module_output(const std::string& scope_name, const at::Tensor& output) = 0;
   // A Linear or convolution layer's input and weight, just before its GEMM, in
   // the layer's own scope: the operands the GEMM would quantize (precision readiness).
-  virtual void on_layer_input(const std::string& scope_name, const at::Tensor& input, const at::Tensor& weight) {}
+  virtual void on_layer_input(const std::string& /*scope_name*/, const at::Tensor& /*input*/, const at::Tensor& /*weight*/) {}
+  // The tensor the module computes from (its gradient is what the module's backward
+  // produces: where a non-finite gradient starts, profiler/capture/backward_checks.h).
+  virtual void on_module_input(const std::string& /*scope_name*/, const at::Tensor& /*input*/) {}
 };
 
 // The calling thread's sink (null: none, the common case). Set around a step's
@@ -49,6 +53,11 @@ class ModuleScope {
   // the layer's weight. Scopes of such layers call it on the input they apply the layer to.
   const at::Tensor& layer_input(const at::Tensor& x, const at::Tensor& weight) const {
     if (ActivationSink* sink = activation_sink()) sink->on_layer_input(name_, x, weight);
+    return x;
+  }
+  // The module's input, passed through, likewise: `fc->forward(scope.input(x))`.
+  const at::Tensor& input(const at::Tensor& x) const {
+    if (ActivationSink* sink = activation_sink()) sink->on_module_input(name_, x);
     return x;
   }
 

@@ -20,6 +20,8 @@ constexpr std::array<std::pair<OpCategory, std::string_view>, 6> kCategories{
      {OpCategory::kAutocastCast, "autocast_cast"}}};
 constexpr std::array<std::pair<ActivityKind, std::string_view>, 3> kKinds{
     {{ActivityKind::kKernel, "kernel"}, {ActivityKind::kMemcpy, "memcpy"}, {ActivityKind::kMemset, "memset"}}};
+constexpr std::array<std::pair<GradientSide, std::string_view>, 2> kGradientSides{
+    {{GradientSide::kInput, "input"}, {GradientSide::kOutput, "output"}}};
 
 template <typename Table, typename Enum>
 std::string_view name_of(const Table& table, Enum value) {
@@ -40,9 +42,11 @@ std::optional<Enum> parse(const Table& table, std::string_view text) {
 std::string_view to_string(Phase p) { return name_of(kPhases, p); }
 std::string_view to_string(OpCategory c) { return name_of(kCategories, c); }
 std::string_view to_string(ActivityKind k) { return name_of(kKinds, k); }
+std::string_view to_string(GradientSide s) { return name_of(kGradientSides, s); }
 std::optional<Phase> parse_phase(std::string_view s) { return parse<Phase>(kPhases, s); }
 std::optional<OpCategory> parse_category(std::string_view s) { return parse<OpCategory>(kCategories, s); }
 std::optional<ActivityKind> parse_activity_kind(std::string_view s) { return parse<ActivityKind>(kKinds, s); }
+std::optional<GradientSide> parse_gradient_side(std::string_view s) { return parse<GradientSide>(kGradientSides, s); }
 
 FormatRangeShares range_shares(const GradientSample& s, FloatFormat f) {
   switch (f) {

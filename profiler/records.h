@@ -122,6 +122,42 @@ struct OptimizerStepRecord {
   double loss_scale_after = 1.0;  // after this step's scaler.update(); NaN when there was none
 };
 
+// One lr_scheduler.step() call of a training loop captured from Python. A scheduler
+// that advances after an optimizer step GradScaler skipped runs ahead of the
+// optimizer's real updates (the schedule drifts): the capture records, per call,
+// the optimizer step the call followed and whether GradScaler skipped it.
+// Stored in `scheduler_steps`; the built-in engine's sessions have none.
+struct SchedulerStepRecord {
+  int64_t call = 0;              // 0-based, in the order the script made the calls (all schedulers)
+  int32_t scheduler = 0;         // 0-based, in the order the schedulers first stepped
+  std::string name;              // the scheduler's class, "StepLR"
+  int32_t optimizer = 0;         // its optimizer, numbered as in OptimizerStepRecord::optimizer
+  int64_t step = 0;              // the step of the optimizer step it followed; 0 before any
+  bool after_skipped = false;    // GradScaler had skipped that optimizer step
+  double lr = 0.0;               // param_groups[0]["lr"] after the call
+};
+
+// Which gradient of a module a backward check saw become non-finite: the gradient
+// with respect to the module's input (its own backward produced the inf/NaN) or
+// its output (it arrived non-finite, from the loss or from code between modules).
+enum class GradientSide : uint8_t { kInput, kOutput };
+
+// A backward pass checked for non-finite gradients (on gradient-sampled steps, and on
+// steps after one GradScaler skipped or after the scale grew): module input and output
+// gradients are tested on the device as autograd produces them, read once at the step's end.
+struct BackwardCheck {
+  int64_t step = 0;
+  bool skipped = false;          // GradScaler skipped this step's optimizer step (any optimizer)
+  int64_t gradients = 0;         // distinct gradient tensors checked
+  int64_t nonfinite = 0;         // of which held inf or NaN
+  // Where the first non-finite gradient, in backward order, arose: the module and
+  // which of its gradients; "" when every checked gradient was finite.
+  std::string module;
+  GradientSide side = GradientSide::kInput;
+  int64_t position = 0;          // that gradient's index among those checked, in backward order
+  bool found() const { return nonfinite > 0; }
+};
+
 // log2|g| histogram bins: bin i counts |g| in [2^(kLog2Min + i), 2^(kLog2Min + i + 1)).
 // The range covers fp16's subnormal floor (2^-24), smallest normal (2^-14) and
 // maximum (65504 < 2^16), and most of bf16's range; values outside go to the end bins.
@@ -212,9 +248,11 @@ inline constexpr const char* kCpuMatmulFallback = "aten-fallback";
 std::string_view to_string(Phase p);
 std::string_view to_string(OpCategory c);
 std::string_view to_string(ActivityKind k);
+std::string_view to_string(GradientSide s);  // "input" | "output"
 std::optional<Phase> parse_phase(std::string_view s);
 std::optional<OpCategory> parse_category(std::string_view s);
 std::optional<ActivityKind> parse_activity_kind(std::string_view s);
+std::optional<GradientSide> parse_gradient_side(std::string_view s);
 
 }  // namespace ampscope::profiler
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "profiler/analysis/quantization_readiness.h"
+#include "profiler/analysis/backward_origin.h"
 #include "profiler/records.h"
 
 namespace ampscope::profiler {
@@ -25,6 +26,8 @@ struct ProfileSnapshot {
   std::optional<ActivationSample> first_fp16_overflow;
   // Precision readiness per layer and tensor, the sampled steps so far added up.
   ReadinessTotals readiness;
+  // Backward passes checked for non-finite gradients, and where the first one arose.
+  BackwardInfSummary backward_inf;
   std::string gpu_tracing;                    // "cupti" or why GPU tracing is off
   uint64_t dropped_records = 0;               // anything the capture had to drop
 };

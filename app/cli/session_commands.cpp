@@ -169,6 +169,19 @@ void print_optimizer_steps(const std::vector<profiler::OptimizerStepRecord>& row
     fmt::print("  steps where one optimizer skipped and another stepped: {}\n", split);
 }
 
+// LR schedulers of a Python loop: each against the optimizer steps GradScaler skipped,
+// with the fix when one advanced after them.
+void print_schedulers(const std::vector<profiler::SchedulerSummary>& schedulers) {
+  if (schedulers.empty()) return;
+  fmt::print("\nLR schedulers (lr_scheduler.step() calls)\n");
+  bool drifts = false;
+  for (const auto& s : schedulers) {
+    fmt::print("  {}{}\n", s.drifts() ? "WARNING " : "", profiler::scheduler_text(s));
+    drifts |= s.drifts();
+  }
+  if (drifts) fmt::print("  fix: {}\n", profiler::kSchedulerFix);
+}
+
 // torch.compile'd code: the ops of its graphs (op table rows marked compiled), which
 // have calls but no time of their own, then dynamo's graph breaks and recompilations.
 void print_compiled(const profiler::SessionView& session, size_t top) {
@@ -262,6 +275,7 @@ int SummaryCommand::run() {
     print_scale_history(steps);
   }
   print_optimizer_steps(session.optimizer_steps);
+  print_schedulers(session.schedulers);
   // What the recording lost (dropped batches, a failed write, a killed run): never silent.
   if (const std::string lost = profiler::describe(session.health); !lost.empty()) fmt::print("  lost      {}\n", lost);
 
@@ -339,6 +353,9 @@ int SummaryCommand::run() {
     }
   }
   print_readiness(stdout, session.readiness);
+  // Beside the forward origin: where a non-finite gradient started in backward.
+  if (const std::string backward = profiler::backward_inf_text(session.backward_inf); !backward.empty())
+    fmt::print("{}Backward: {}\n", session.activation_sampled_steps > 0 ? "" : "\n", backward);
   return 0;
 }
 

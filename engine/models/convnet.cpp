@@ -30,11 +30,11 @@ at::Tensor ConvStemImpl::forward(const at::Tensor& x) {
   at::Tensor y;
   {
     ModuleScope scope(conv_scope_);
-    y = scope.output(conv->forward(scope.layer_input(x, conv->weight)));
+    y = scope.output(conv->forward(scope.layer_input(scope.input(x), conv->weight)));
   }
   {
     ModuleScope scope(bn_scope_);
-    y = scope.output(bn->forward(y));
+    y = scope.output(bn->forward(scope.input(y)));
   }
   return at::relu(y);
 }
@@ -54,19 +54,19 @@ at::Tensor ResidualBlockImpl::forward(const at::Tensor& x) {
   at::Tensor y;
   {
     ModuleScope scope(conv1_scope_);
-    y = scope.output(conv1->forward(scope.layer_input(x, conv1->weight)));
+    y = scope.output(conv1->forward(scope.layer_input(scope.input(x), conv1->weight)));
   }
   {
     ModuleScope scope(bn1_scope_);
-    y = scope.output(at::relu(bn1->forward(y)));
+    y = scope.output(at::relu(bn1->forward(scope.input(y))));
   }
   {
     ModuleScope scope(conv2_scope_);
-    y = scope.output(conv2->forward(scope.layer_input(y, conv2->weight)));
+    y = scope.output(conv2->forward(scope.layer_input(scope.input(y), conv2->weight)));
   }
   {
     ModuleScope scope(bn2_scope_);
-    y = scope.output(bn2->forward(y));
+    y = scope.output(bn2->forward(scope.input(y)));
   }
   return at::relu(x + y);
 }
@@ -102,15 +102,15 @@ at::Tensor ConvNetImpl::forward(const at::Tensor& input) {
   at::Tensor x = channels_last_ ? input.contiguous(at::MemoryFormat::ChannelsLast) : input;
   {
     ModuleScope scope(stem_scope_);
-    x = scope.output(stem->forward(x));
+    x = scope.output(stem->forward(scope.input(x)));
   }
   for (size_t i = 0; i < blocks.size(); ++i) {
     ModuleScope scope(block_scopes_[i]);
-    x = scope.output(blocks[i]->forward(x));
+    x = scope.output(blocks[i]->forward(scope.input(x)));
   }
   x = x.mean({2, 3});  // global average pool: [B, width, H, W] -> [B, width]
   ModuleScope scope(head_scope_);
-  return scope.output(apply_linear(scope, *head, x));
+  return scope.output(apply_linear(scope, *head, scope.input(x)));
 }
 
 std::unique_ptr<Model> make_convnet(const ModelConfig& config, const SampleSpec& spec) {

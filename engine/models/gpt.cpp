@@ -39,7 +39,7 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
   at::Tensor qkv_out;
   {
     ModuleScope scope(qkv_scope_);
-    qkv_out = scope.output(apply_linear(scope, *qkv, x));
+    qkv_out = scope.output(apply_linear(scope, *qkv, scope.input(x)));
   }
   auto parts = qkv_out.split(c, /*dim=*/2);
   // [B, T, C] -> [B, heads, T, head_dim]
@@ -52,7 +52,7 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
                        .transpose(1, 2)
                        .reshape({b, t, c});
     ModuleScope scope(proj_scope_);
-    return apply_linear(scope, *proj, y);
+    return apply_linear(scope, *proj, scope.input(y));
   }
   at::Tensor att = at::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(hd)));
   att = att.masked_fill(causal_mask.slice(0, 0, t).slice(1, 0, t),
@@ -60,7 +60,7 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
   att = at::softmax(att, -1);
   at::Tensor y = at::matmul(att, v).transpose(1, 2).reshape({b, t, c});
   ModuleScope scope(proj_scope_);
-  return scope.output(apply_linear(scope, *proj, y));
+  return scope.output(apply_linear(scope, *proj, scope.input(y)));
 }
 
 GptMlpImpl::GptMlpImpl(int64_t width, const std::string& path)
@@ -74,10 +74,10 @@ at::Tensor GptMlpImpl::forward(const at::Tensor& x) {
   at::Tensor h;
   {
     ModuleScope scope(fc_scope_);
-    h = scope.output(at::gelu(apply_linear(scope, *fc, x)));
+    h = scope.output(at::gelu(apply_linear(scope, *fc, scope.input(x))));
   }
   ModuleScope scope(proj_scope_);
-  return scope.output(apply_linear(scope, *proj, h));
+  return scope.output(apply_linear(scope, *proj, scope.input(h)));
 }
 
 GptBlockImpl::GptBlockImpl(int64_t width, int64_t heads, int64_t seq_len, AttentionKind attention,
@@ -97,19 +97,19 @@ at::Tensor GptBlockImpl::forward(const at::Tensor& x) {
   at::Tensor h;
   {
     ModuleScope scope(ln1_scope_);
-    h = scope.output(ln1->forward(x));
+    h = scope.output(ln1->forward(scope.input(x)));
   }
   at::Tensor y;
   {
     ModuleScope scope(attn_scope_);
-    y = scope.output(x + attn->forward(h));
+    y = scope.output(x + attn->forward(scope.input(h)));
   }
   {
     ModuleScope scope(ln2_scope_);
-    h = scope.output(ln2->forward(y));
+    h = scope.output(ln2->forward(scope.input(y)));
   }
   ModuleScope scope(mlp_scope_);
-  return scope.output(y + mlp->forward(h));
+  return scope.output(y + mlp->forward(scope.input(h)));
 }
 
 GptImpl::GptImpl(int64_t vocab, int64_t seq_len, int64_t layers, int64_t width, int64_t heads,
@@ -176,18 +176,18 @@ at::Tensor GptImpl::forward(const at::Tensor& tokens) {
   }
   {
     ModuleScope scope(pos_scope_);
-    x = scope.output(x + pos_emb->forward(at::arange(t, tokens.options().dtype(at::kLong))));  // [T, C] broadcast
+    x = scope.output(scope.input(x) + pos_emb->forward(at::arange(t, tokens.options().dtype(at::kLong))));  // [T, C] broadcast
   }
   for (size_t i = 0; i < blocks.size(); ++i) {
     ModuleScope scope(block_scopes_[i]);
-    x = scope.output(blocks[i]->forward(x));
+    x = scope.output(blocks[i]->forward(scope.input(x)));
   }
   {
     ModuleScope scope(ln_f_scope_);
-    x = scope.output(ln_f->forward(x));
+    x = scope.output(ln_f->forward(scope.input(x)));
   }
   ModuleScope scope(head_scope_);
-  return scope.output(at::linear(scope.layer_input(x, head_weight_), head_weight_));
+  return scope.output(at::linear(scope.layer_input(scope.input(x), head_weight_), head_weight_));
 }
 
 std::unique_ptr<Model> make_gpt(const ModelConfig& config, const SampleSpec& spec) {

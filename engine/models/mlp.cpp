@@ -34,10 +34,10 @@ at::Tensor MlpImpl::forward(const at::Tensor& input) {
   at::Tensor x = input.flatten(1);
   for (size_t i = 0; i < hidden->size(); ++i) {
     ModuleScope scope(hidden_scopes_[i]);
-    x = scope.output(at::relu(apply_linear(scope, *hidden[i]->as<torch::nn::Linear>(), x)));
+    x = scope.output(at::relu(apply_linear(scope, *hidden[i]->as<torch::nn::Linear>(), scope.input(x))));
   }
   ModuleScope scope(head_scope_);
-  return scope.output(apply_linear(scope, *head, x));
+  return scope.output(apply_linear(scope, *head, scope.input(x)));
 }
 
 std::unique_ptr<Model> make_mlp(const ModelConfig& config, const SampleSpec& spec) {

@@ -34,7 +34,7 @@ int64_t steady_now_ns() {
 
 bool Profiler::is_record_batch(const Job& job) {
   return !std::holds_alternative<StepJob>(job) && !std::holds_alternative<PublishJob>(job) &&
-         !std::holds_alternative<FinishJob>(job);
+         !std::holds_alternative<FinishJob>(job) && !std::holds_alternative<BackwardCheckJob>(job);
 }
 
 Profiler::Profiler(ProfilerOptions options)
@@ -88,6 +88,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
       observer_.set_activity_source(gpu_source_.get());
       activations_.set_activity_source(gpu_source_.get());
       readiness_.set_activity_source(gpu_source_.get());
+      backward_checks_recorder_.set_activity_source(gpu_source_.get());
       // Nothing is traced until the first sampled step.
       gpu_source_->pause();
       gpu_tracing_paused_ = true;
@@ -111,10 +112,15 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
 
 void Profiler::on_step_begin(int64_t step) {
   step_thread_ = std::this_thread::get_id();
-  // Activation ranges and precision readiness on the gradient-sampled steps: the
-  // models' module outputs and layer inputs reach step_sink_ during this step's
+  // Activation ranges and precision readiness on the gradient-sampled steps, backward
+  // checks on those and on the steps after a skipped one or a growth of the scale: the
+  // models' module inputs, layer inputs and outputs reach step_sink_ during this step's
   // forward (training thread only).
-  if (wants_gradients(step)) engine::activation_sink() = &step_sink_;
+  const bool sampled = wants_gradients(step);
+  step_sink_.activations = sampled ? &activations_ : nullptr;
+  step_sink_.readiness = sampled ? &readiness_ : nullptr;
+  step_sink_.backward = sampled || check_next_step_ ? &backward_checks_recorder_ : nullptr;
+  if (step_sink_.activations || step_sink_.backward) engine::activation_sink() = &step_sink_;
   if (!step_is_sampled(step)) return;
   // Over half full: the stride widens (this step shed); nearly empty for a while: it narrows.
   const uint64_t high = std::max<size_t>(options_.queue_capacity / 2, 1), low = options_.queue_capacity / 8;
@@ -188,7 +194,15 @@ void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, c
 }
 
 void Profiler::on_step_end(const engine::StepEvent& step) {
-  if (engine::activation_sink() == &step_sink_) engine::activation_sink() = nullptr;
+  if (engine::activation_sink() == &step_sink_) {
+    engine::activation_sink() = nullptr;
+    if (step_sink_.backward) {
+      // One transfer of the step's gradient tests, after its work (own work, untraced).
+      pause_gpu_tracing();
+      if (auto check = backward_checks_recorder_.take(step.step, step.skipped))
+        enqueue(BackwardCheckJob{std::move(*check)}, /*may_drop=*/false);
+    }
+  }
   if (!activations_.empty() || !readiness_.empty()) {
     // The transfers of the activation statistics and the readiness sums are the
     // profiler's own work: not the user's ops, not in the GPU trace (the step's work is done).
@@ -197,6 +211,9 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
     if (!activations_.empty()) enqueue(ActivationsJob{activations_.take(step.step)});
     if (!readiness_.empty()) enqueue(ReadinessJob{readiness_.take(step.step)});
   }
+  // A run of skips is caught from its second step; an overflow that follows a growth of
+  // the scale (GradScaler probing a larger one) at its first.
+  check_next_step_ = step.skipped || step.loss_scale_after > step.loss_scale;
   if (observer_.recording()) {
     observer_.end_step();
     hand_over_ops(step.step);  // admitted at the step's start
@@ -355,6 +372,9 @@ void Profiler::process(Job& job) {
   } else if (auto* readiness = std::get_if<ReadinessJob>(&job)) {
     for (const ReadinessSample& sample : readiness->samples) readiness_totals_.add(sample);
     if (writer_) writer_->append_readiness(std::move(readiness->samples));
+  } else if (auto* checked = std::get_if<BackwardCheckJob>(&job)) {
+    backward_checks_.push_back(checked->check);
+    if (writer_) writer_->append_backward_checks({std::move(checked->check)});
   } else if (auto* step = std::get_if<StepJob>(&job)) {
     last_step_ = step->step.step;
     // A step's ops are queued before its StepRecord: a completed step with ops is a
@@ -446,6 +466,7 @@ void Profiler::publish_snapshot() {
   next->activations = latest_activations_;
   next->first_fp16_overflow = first_fp16_overflow_;
   next->readiness = readiness_totals_;
+  next->backward_inf = summarize_backward_checks(backward_checks_);
   next->gpu_tracing = gpu_tracing_;
   next->dropped_records = dropped_.load(std::memory_order_relaxed);
   last_publish_ = std::chrono::steady_clock::now();

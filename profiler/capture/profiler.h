@@ -41,6 +41,8 @@
 #include "profiler/recording_health.h"
 #include "profiler/capture/activation_stats.h"
 #include "profiler/capture/readiness_recorder.h"
+#include "profiler/capture/backward_checks.h"
+#include "profiler/capture/step_module_sink.h"
 #include "profiler/snapshot.h"
 #include "profiler/store/session_writer.h"
 
@@ -98,6 +100,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   bool wants_gradients(int64_t step) override;
   void on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) override;
   void on_step_end(const engine::StepEvent& step) override;
+  // A backward pass checked for non-finite gradients (the engine's, or a Python loop's):
+  // stored, never dropped, and summarized in the snapshot. Training thread.
+  void on_backward_check(BackwardCheck check);
   void on_run_end(engine::RunState final_state, const std::string& message) override;
   // A Linear or convolution layer's input and weight before its GEMM, on a
   // gradient-sampled step, for callers that see layers themselves (python/: module
@@ -111,6 +116,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // thread, after on_run_start and before on_run_end; without a session, nothing.
   // Defined in profiler_feed.cpp.
   void append_optimizer_steps(std::vector<OptimizerStepRecord>&& records);
+  void append_scheduler_steps(std::vector<SchedulerStepRecord>&& records);
   void set_meta_value(std::string key, std::string value);
   // The ops of torch.compile's graphs as op table rows (OpStats::compiled), replacing
   // the previous set: saved and shown with the recorded ops from the next save on.
@@ -123,27 +129,11 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   struct StepJob { StepRecord step; };
   struct ActivationsJob { std::vector<ActivationSample> samples; };
   struct ReadinessJob { std::vector<ReadinessSample> samples; };
+  struct BackwardCheckJob { BackwardCheck check; };
   struct PublishJob {};
   struct FinishJob {};  // the recording ended: give up on kernels still waiting, save the tables
-  using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob, ActivationsJob, ReadinessJob, FinishJob>;
-
-  // The engine's activation sink on gradient-sampled steps: module outputs to the
-  // activation ranges, layer inputs to precision readiness.
-  class StepSink final : public engine::ActivationSink {
-   public:
-    StepSink(ActivationRecorder& activations, ReadinessRecorder& readiness)
-        : activations_(activations), readiness_(readiness) {}
-    void on_module_output(const std::string& scope_name, const at::Tensor& output) override {
-      activations_.on_module_output(scope_name, output);
-    }
-    void on_layer_input(const std::string& scope_name, const at::Tensor& input, const at::Tensor& weight) override {
-      readiness_.on_layer_input(scope_name, input, weight);
-    }
-
-   private:
-    ActivationRecorder& activations_;
-    ReadinessRecorder& readiness_;
-  };
+  using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob, ActivationsJob, ReadinessJob,
+                           FinishJob, BackwardCheckJob>;
 
   void on_kernels(std::vector<KernelRecord>&& batch) override;
   void enqueue(Job job, bool may_drop = true);
@@ -186,7 +176,12 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   ActivationRecorder activations_;  // training thread: module outputs of gradient-sampled steps
   ReadinessRecorder readiness_;     // training thread: layers' tensors of gradient-sampled steps
   std::thread::id step_thread_;     // the training thread: the one that began the current step
-  StepSink step_sink_{activations_, readiness_};
+  // Training thread: module gradients of the checked steps (gradient-sampled ones, and
+  // those after a skipped step or a growth of the loss scale), and what the models'
+  // ModuleScopes feed on such steps (to the activation ranges, readiness and checks).
+  BackwardCheckRecorder backward_checks_recorder_;
+  StepModuleSink step_sink_;
+  bool check_next_step_ = false;  // the last step skipped, or grew the scale: check the next backward
   OpSamplingRule op_rule_;          // training thread: which steps' ops are recorded
 
   // Worker state (worker thread only).
@@ -200,6 +195,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::vector<ActivationSample> latest_activations_;
   std::optional<ActivationSample> first_fp16_overflow_;
   ReadinessTotals readiness_totals_;
+  std::vector<BackwardCheck> backward_checks_;  // one per checked step: the snapshot's summary
   int64_t last_step_ = 0;
   static constexpr int64_t kNoStep = std::numeric_limits<int64_t>::min();
   int64_t profiled_steps_ = 0;       // completed steps whose ops reached the op table

@@ -8,6 +8,12 @@ void Profiler::append_optimizer_steps(std::vector<OptimizerStepRecord>&& records
   if (writer_) writer_->append_optimizer_steps(std::move(records));
 }
 
+void Profiler::append_scheduler_steps(std::vector<SchedulerStepRecord>&& records) {
+  if (writer_) writer_->append_scheduler_steps(std::move(records));
+}
+
+void Profiler::on_backward_check(BackwardCheck check) { enqueue(BackwardCheckJob{std::move(check)}, false); }
+
 void Profiler::set_meta_value(std::string key, std::string value) {
   if (writer_) writer_->set_meta_value(std::move(key), std::move(value));
 }

@@ -261,6 +261,52 @@ Json readiness_json(const ReadinessTotals& totals) {
   return j;
 }
 
+// Where a non-finite gradient started in backward, over the checked steps; null when
+// the session checked none.
+Json backward_inf_json(const BackwardInfSummary& b) {
+  if (!b.any()) return nullptr;
+  Json j;
+  j["checked_steps"] = b.checked_steps;
+  j["checked_skipped_steps"] = b.checked_skipped_steps;
+  j["steps_with_nonfinite"] = b.steps_with_nonfinite;
+  if (b.first) {
+    j["first"] = {{"step", b.first->step},
+                  {"module", b.first->module},
+                  {"gradient", to_string(b.first->side)},
+                  {"skipped", b.first->skipped},
+                  {"position", b.first->position},
+                  {"gradients_checked", b.first->gradients},
+                  {"nonfinite_gradients", b.first->nonfinite}};
+  } else {
+    j["first"] = nullptr;
+  }
+  Json origins = Json::array();
+  for (const auto& o : b.origins)
+    origins.push_back({{"module", o.module}, {"gradient", to_string(o.side)}, {"steps", o.steps}});
+  j["origins"] = std::move(origins);
+  return j;
+}
+
+// Each LR scheduler against the optimizer steps GradScaler skipped; `drifts` flags one
+// stepped per optimizer step that advanced after skipped ones (by after_skipped_steps).
+Json schedulers_json(const std::vector<SchedulerSummary>& schedulers) {
+  Json list = Json::array();
+  for (const SchedulerSummary& s : schedulers) {
+    list.push_back({{"scheduler", s.scheduler},
+                    {"name", s.name},
+                    {"optimizer", s.optimizer},
+                    {"optimizer_name", s.optimizer_name},
+                    {"calls", s.calls},
+                    {"optimizer_steps", s.optimizer_steps},
+                    {"after_skipped_steps", s.after_skipped},
+                    {"skipped_steps_followed", s.after_skipped_steps},
+                    {"per_optimizer_step", s.per_optimizer_step()},
+                    {"drifts", s.drifts()},
+                    {"last_lr", finite_or_null(s.last_lr)}});
+  }
+  return list;
+}
+
 }  // namespace
 
 Json session_summary(const SessionView& session, size_t top_n) {
@@ -357,6 +403,8 @@ Json session_summary(const SessionView& session, size_t top_n) {
   s["gradients"] = gradients_json(session.latest_gradients);
   s["activations"] = activations_json(session);
   s["readiness"] = readiness_json(session.readiness);
+  s["backward_inf"] = backward_inf_json(session.backward_inf);
+  s["schedulers"] = schedulers_json(session.schedulers);
   return s;
 }
 

@@ -85,6 +85,32 @@ std::string optimizers_html(const std::vector<OptimizerStepRecord>& rows) {
                     table);
 }
 
+// LR schedulers (lr_scheduler.step() calls) against the optimizer steps GradScaler
+// skipped: one row per scheduler; the recommendation says what to change.
+std::string schedulers_html(const std::vector<SchedulerSummary>& schedulers) {
+  std::vector<std::vector<std::string>> table;
+  for (const SchedulerSummary& s : schedulers) {
+    std::string at;
+    for (size_t i = 0; i < s.after_skipped_steps.size() && i < 20; ++i)
+      at += (i ? ", " : "") + std::to_string(s.after_skipped_steps[i]);
+    if (s.after_skipped_steps.size() > 20) at += ", …";
+    const std::string after = s.drifts() ? "<span class=\"bad\">" + grouped(s.after_skipped) + "</span>"
+                                         : grouped(s.after_skipped);
+    table.push_back({std::to_string(s.scheduler), escape(s.name),
+                     escape(std::to_string(s.optimizer) + (s.optimizer_name.empty() ? "" : " " + s.optimizer_name)),
+                     grouped(s.calls), after, escape(at), escape(sig3(s.last_lr))});
+  }
+  return "<h3>LR schedulers</h3>" +
+         table_html({{"#", true},
+                     {"scheduler"},
+                     {"optimizer"},
+                     {"steps", true},
+                     {"after skipped steps", true, "scheduler steps that followed an optimizer step GradScaler skipped"},
+                     {"after skipped steps at"},
+                     {"last lr", true}},
+                    table);
+}
+
 std::string training_html(const ReportData& d) {
   const auto& steps = d.steps;
   if (steps.empty())
@@ -135,6 +161,7 @@ std::string training_html(const ReportData& d) {
                    (skipped.size() == 1 ? "step is" : "steps are") +
                    " marked in red at the bottom of the plots.");
   if (!d.optimizer_steps.empty()) s += optimizers_html(d.optimizer_steps);
+  if (!d.schedulers.empty()) s += schedulers_html(d.schedulers);
   return section_html("training", "Training", s);
 }
 
@@ -260,12 +287,26 @@ std::string gradients_html(const ReportData& d) {
   return section_html("gradients", "Gradient range", s);
 }
 
+// Where a non-finite gradient started in backward, beside the forward origin.
+std::string backward_inf_html(const BackwardInfSummary& b) {
+  if (!b.any()) return {};
+  const std::string text = backward_inf_text(b);
+  if (!b.first) return paragraph(capitalized(text) + ".", "muted");
+  const std::string advice = b.first->side == GradientSide::kInput
+                                 ? " Its backward is where to look: keep it in fp32, or rescale what it multiplies."
+                                 : " Look at what consumes its output: the loss, or code between modules.";
+  return paragraph(capitalized(text) + "." + advice, "rec warning");
+}
+
 // Forward outputs per module at the last sampled step, against the formats, and
-// the module where an fp16 overflow started.
+// the module where an fp16 overflow started; beside it, where a non-finite gradient
+// started in backward.
 std::string activations_html(const ReportData& d) {
-  if (d.latest_activations.empty() && !d.first_fp16_overflow) return {};
+  if (d.latest_activations.empty() && !d.first_fp16_overflow && !d.backward_inf.any()) return {};
   std::string s;
-  if (const auto& first = d.first_fp16_overflow) {
+  if (d.latest_activations.empty() && !d.first_fp16_overflow) {
+    // No forward samples (a Python loop): the backward origin alone.
+  } else if (const auto& first = d.first_fp16_overflow) {
     s += paragraph("The first module whose output overflowed fp16: " + first->module + " at step " +
                        std::to_string(first->step) + " (" + first->dtype + " output, " +
                        percent(first->nonfinite_fraction) + " inf/NaN, " + percent(first->fp16.overflow) +
@@ -275,6 +316,7 @@ std::string activations_html(const ReportData& d) {
   } else {
     s += paragraph("No module output overflowed fp16 at the sampled steps.", "muted");
   }
+  s += backward_inf_html(d.backward_inf);
   std::vector<std::vector<std::string>> rows;
   for (const ActivationSample& a : d.latest_activations) {
     rows.push_back({"<code>" + escape(a.module) + "</code>", escape(a.dtype), grouped(a.numel),
@@ -299,7 +341,7 @@ std::string activations_html(const ReportData& d) {
                      {"e5m2 → 0", true}},
                     rows);
   }
-  return section_html("activations", "Activation range", s);
+  return section_html("activations", "Activation range and non-finite gradients", s);
 }
 
 // Without a GPU trace the GPU columns would be dashes only: leave them out.

@@ -21,7 +21,8 @@ inline constexpr size_t kMaxEvidence = 8;
 // kept_fp32_share, no_autocast_effect.
 void add_op_table_findings(const RecommendationInput& input, std::vector<Finding>& out);
 
-// frequent_skipped_steps, loss_scale_stuck_low, fp16_gradient_underflow.
+// frequent_skipped_steps, loss_scale_stuck_low, fp16_gradient_underflow,
+// scheduler_steps_after_skipped.
 void add_training_findings(const RecommendationInput& input, std::vector<Finding>& out);
 
 }  // namespace ampscope::profiler::report_rules

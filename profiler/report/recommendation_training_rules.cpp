@@ -1,4 +1,5 @@
-// The rules that read steps (loss scale, skipped steps) and gradient samples.
+// The rules that read steps (loss scale, skipped steps), gradient samples, the
+// backward checks and a Python loop's LR scheduler calls.
 #include <algorithm>
 #include <cmath>
 
@@ -49,6 +50,13 @@ size_t calibration_steps(const std::vector<StepRecord>& steps) {
   return std::max(kCalibrationSteps, leading_skips);
 }
 
+// Where the skipped steps' inf/NaN started in backward, when the checks found it: a
+// sentence for the rules about overflow.
+std::string backward_origin_sentence(const RecommendationInput& in) {
+  if (!in.backward_inf.first) return "";
+  return " The backward checks name the module: " + backward_inf_text(in.backward_inf) + ".";
+}
+
 std::string scale_change(const std::vector<StepRecord>& steps, size_t i) {
   std::string line = "step " + std::to_string(steps[i].step) + ": loss scale ";
   if (i > 0) line += text::loss_scale_text(steps[i - 1].loss_scale) + " -> ";
@@ -93,6 +101,7 @@ void frequent_skipped_steps(const RecommendationInput& in, const std::vector<Ste
         "look for an op that produces inf in fp16 (exp, pow, a division by a small "
         "number, large logits), keep it in fp32, or lower the learning rate.";
   }
+  r.detail += backward_origin_sentence(in);
   for (size_t i : skipped) {
     if (r.evidence.size() == kMaxEvidence) break;
     r.evidence.push_back(scale_change(steps, i));
@@ -137,7 +146,7 @@ void loss_scale_stuck_low(const RecommendationInput& in, const std::vector<StepR
       "or lower the learning rate; bf16, where the hardware has it, has fp32's range. "
       "Meanwhile gradients below " +
       number(kFp16SmallestSubnormal / std::max(final_scale, 1e-300)) +
-      " flush to zero at this scale.";
+      " flush to zero at this scale." + backward_origin_sentence(in);
   for (auto it = backoffs.rbegin(); it != backoffs.rend() && r.evidence.size() < kMaxEvidence;
        ++it) {
     r.evidence.push_back(scale_change(steps, *it));
@@ -211,6 +220,33 @@ void fp16_gradient_underflow(const RecommendationInput& in, std::vector<Finding>
   out.push_back(std::move(f));
 }
 
+// A scheduler stepped once per optimizer step that also stepped after the steps
+// GradScaler skipped: its schedule runs ahead of the optimizer's real updates.
+void scheduler_steps_after_skipped(const RecommendationInput& in, std::vector<Finding>& out) {
+  for (const SchedulerSummary& s : in.schedulers) {
+    if (!s.drifts()) continue;
+    Finding f;
+    Recommendation& r = f.recommendation;
+    r.id = "scheduler_steps_after_skipped";
+    r.severity = Severity::kWarning;
+    r.title = s.name + " advanced " + std::to_string(s.after_skipped) + " time" + (s.after_skipped == 1 ? "" : "s") +
+              " after optimizer steps GradScaler skipped";
+    r.detail = "GradScaler skips optimizer.step() when the step's gradients hold inf or NaN, but " + s.name +
+               " (optimizer " + std::to_string(s.optimizer) +
+               (s.optimizer_name.empty() ? "" : ", " + s.optimizer_name) + ") stepped anyway: " +
+               std::to_string(s.after_skipped) + " of its " + std::to_string(s.calls) +
+               " steps followed a skipped optimizer step, so its schedule runs " + std::to_string(s.after_skipped) +
+               " steps ahead of the optimizer's real updates (warm-up ends early, decay comes early). PyTorch "
+               "warns about it only before the first optimizer step. Fix: " + kSchedulerFix + ".";
+    for (int64_t step : s.after_skipped_steps) {
+      if (r.evidence.size() == kMaxEvidence) break;
+      r.evidence.push_back("step " + std::to_string(step) + ": optimizer step skipped, " + s.name + " stepped");
+    }
+    f.impact = s.calls > 0 ? static_cast<double>(s.after_skipped) / static_cast<double>(s.calls) : 0.0;
+    out.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 void add_training_findings(const RecommendationInput& input, std::vector<Finding>& out) {
@@ -218,6 +254,7 @@ void add_training_findings(const RecommendationInput& input, std::vector<Finding
   frequent_skipped_steps(input, steps, out);
   loss_scale_stuck_low(input, steps, out);
   fp16_gradient_underflow(input, out);
+  scheduler_steps_after_skipped(input, out);
 }
 
 }  // namespace ampscope::profiler::report_rules

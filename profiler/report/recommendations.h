@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "profiler/analysis/backward_origin.h"
+#include "profiler/analysis/scheduler_drift.h"
 #include "profiler/records.h"
 
 namespace ampscope::profiler {
@@ -16,7 +18,7 @@ enum class Severity { kInfo, kWarning };
 struct Recommendation {
   // Stable ids: gemm_dims_not_multiple_of_8, eligible_not_on_tensor_cores,
   // high_cast_tax, kept_fp32_share, frequent_skipped_steps, loss_scale_stuck_low,
-  // fp16_gradient_underflow, no_autocast_effect.
+  // fp16_gradient_underflow, no_autocast_effect, scheduler_steps_after_skipped.
   std::string id;
   Severity severity = Severity::kInfo;
   std::string title;                  // one line, plain words
@@ -33,6 +35,8 @@ struct RecommendationInput {
   std::vector<GradientSample>
       gradients;  // the latest gradient sample, one per parameter (may be empty)
   std::vector<KernelSummary> kernels;  // top kernels (empty on CPU)
+  std::vector<SchedulerSummary> schedulers;  // a Python loop's LR schedulers
+  BackwardInfSummary backward_inf;           // where non-finite gradients started in backward
 };
 
 // Warnings first, then by impact (the share of step time or of steps concerned).

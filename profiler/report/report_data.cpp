@@ -21,6 +21,8 @@ RecommendationInput session_input(const ReportData& d) {
   in.steps = d.steps;
   in.gradients = d.latest_gradients;
   in.kernels = d.top_kernels;
+  in.schedulers = d.schedulers;
+  in.backward_inf = d.backward_inf;
   return in;
 }
 

@@ -52,4 +52,9 @@ std::string step_timing_text(const StepTiming& t) {
          " (capture overhead " + factor(t.capture_overhead().value_or(0.0)) + ")";
 }
 
+std::string capitalized(std::string text) {
+  if (!text.empty() && text[0] >= 'a' && text[0] <= 'z') text[0] = static_cast<char>(text[0] - 'a' + 'A');
+  return text;
+}
+
 }  // namespace ampscope::profiler::report_detail

@@ -30,6 +30,9 @@ using text::printf_string;
 using text::shapes_text;
 using text::sig3;
 
+// The text with its first letter upper-case (ASCII): a clause made a sentence.
+std::string capitalized(std::string text);
+
 // A session's step time with capture told apart, one line: "median step 19.0 ms over 36
 // unprofiled steps; 4 profiled steps 21.3 ms (capture overhead 1.12×)", or that every step
 // was profiled, so its time includes capture.

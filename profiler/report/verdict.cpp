@@ -275,6 +275,12 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
       out.push_back("No step was skipped; the loss scale ended at " +
                     text::loss_scale_text(d.steps.back().loss_scale) + ".");
     }
+    // The skipped steps' consequences: where their inf started in backward, and a
+    // scheduler that advanced anyway.
+    if (d.backward_inf.first)
+      out.push_back(report_detail::capitalized(backward_inf_text(d.backward_inf)) + ".");
+    for (const SchedulerSummary& sc : d.schedulers)
+      if (sc.drifts()) out.push_back(scheduler_drift_text(sc) + ".");
     const auto bad = std::find_if(d.steps.begin(), d.steps.end(),
                                   [](const StepRecord& st) { return !std::isfinite(st.loss); });
     if (bad != d.steps.end()) {

@@ -121,4 +121,46 @@ std::optional<ReadinessSample> read_readiness(const Stmt& s, int first) {
   return sample;
 }
 
+void bind_scheduler_step(Stmt& s, int first, const SchedulerStepRecord& r) {
+  const int i = first;
+  s.bind(i, r.call).bind(i + 1, static_cast<int64_t>(r.scheduler)).bind_text(i + 2, r.name);
+  s.bind(i + 3, static_cast<int64_t>(r.optimizer)).bind(i + 4, r.step).bind(i + 5, r.after_skipped);
+  s.bind(i + 6, r.lr);
+}
+
+SchedulerStepRecord read_scheduler_step(const Stmt& s, int first) {
+  const int i = first;
+  SchedulerStepRecord r;
+  r.call = s.i64(i);
+  r.scheduler = s.i32(i + 1);
+  r.name = s.text(i + 2);
+  r.optimizer = s.i32(i + 3);
+  r.step = s.i64(i + 4);
+  r.after_skipped = s.boolean(i + 5);
+  r.lr = s.real(i + 6);
+  return r;
+}
+
+void bind_backward_check(Stmt& s, int first, const BackwardCheck& r) {
+  const int i = first;
+  s.bind(i, r.step).bind(i + 1, r.skipped).bind(i + 2, r.gradients).bind(i + 3, r.nonfinite);
+  // NULL module and side when every gradient was finite.
+  s.bind_text(i + 4, r.found() ? std::string_view(r.module) : std::string_view());
+  s.bind_text(i + 5, r.found() ? to_string(r.side) : std::string_view());
+  s.bind(i + 6, r.position);
+}
+
+BackwardCheck read_backward_check(const Stmt& s, int first) {
+  const int i = first;
+  BackwardCheck r;
+  r.step = s.i64(i);
+  r.skipped = s.boolean(i + 1);
+  r.gradients = s.i64(i + 2);
+  r.nonfinite = s.i64(i + 3);
+  r.module = s.text(i + 4);
+  r.side = parse_gradient_side(s.text(i + 5)).value_or(GradientSide::kInput);
+  r.position = s.i64(i + 6);
+  return r;
+}
+
 }  // namespace ampscope::profiler::store_detail

@@ -1,9 +1,9 @@
 #pragma once
 // Rows that more than one table holds in the same columns: steps (sessions'
 // `steps`, comparisons' `comparison_steps`) and op table rows (`op_stats`,
-// `comparison_op_stats`); and the newer tables' rows (`readiness`), whose column
-// order is written here once for the writer and the reader. One place binds and
-// reads them, so the tables cannot drift.
+// `comparison_op_stats`); and the newer session tables' rows (readiness,
+// scheduler_steps, backward_checks), whose column order is written here once for
+// the writer and the reader. One place binds and reads them, so the tables cannot drift.
 #include <string>
 
 #include "profiler/analysis/quantization_readiness.h"
@@ -54,5 +54,14 @@ void bind_readiness(Stmt& stmt, int first, const ReadinessSample& sample, QuantF
 // merges into ReadinessTotals as is); nothing for a tensor or format this build
 // does not know (a newer file's).
 std::optional<ReadinessSample> read_readiness(const Stmt& stmt, int first);
+inline constexpr const char* kSchedulerStepColumns = "call,scheduler,name,optimizer,step,after_skipped,lr";
+inline constexpr int kSchedulerStepColumnCount = 7;
+void bind_scheduler_step(Stmt& stmt, int first, const SchedulerStepRecord& row);
+SchedulerStepRecord read_scheduler_step(const Stmt& stmt, int first);
+
+inline constexpr const char* kBackwardCheckColumns = "step,skipped,gradients,nonfinite,module,side,position";
+inline constexpr int kBackwardCheckColumnCount = 7;
+void bind_backward_check(Stmt& stmt, int first, const BackwardCheck& row);
+BackwardCheck read_backward_check(const Stmt& stmt, int first);
 
 }  // namespace ampscope::profiler::store_detail

@@ -523,6 +523,26 @@ std::vector<OptimizerStepRecord> SessionReader::optimizer_steps() const {
   return out;
 }
 
+std::vector<SchedulerStepRecord> SessionReader::scheduler_steps() const {
+  std::vector<SchedulerStepRecord> out;
+  if (!has_table(impl_->db, "scheduler_steps")) return out;  // written before issue #30
+  Stmt s(impl_->db,
+         (std::string("SELECT ") + store_detail::kSchedulerStepColumns + " FROM scheduler_steps ORDER BY call").c_str(),
+         "reading scheduler steps");
+  while (s.step()) out.push_back(store_detail::read_scheduler_step(s, 0));
+  return out;
+}
+
+std::vector<BackwardCheck> SessionReader::backward_checks() const {
+  std::vector<BackwardCheck> out;
+  if (!has_table(impl_->db, "backward_checks")) return out;
+  Stmt s(impl_->db,
+         (std::string("SELECT ") + store_detail::kBackwardCheckColumns + " FROM backward_checks ORDER BY step").c_str(),
+         "reading backward checks");
+  while (s.step()) out.push_back(store_detail::read_backward_check(s, 0));
+  return out;
+}
+
 std::vector<CategoryTotals> SessionReader::category_totals() const {
   return profiler::category_totals(op_stats());
 }

@@ -78,6 +78,10 @@ class SessionReader {
   // row by row (the rows are never all in memory). Empty for sessions recorded
   // before readiness was.
   ReadinessTotals readiness() const;
+  // lr_scheduler.step() calls of a Python loop, in call order; backward passes checked
+  // for non-finite gradients, by step. Empty for sessions written before they existed.
+  std::vector<SchedulerStepRecord> scheduler_steps() const;
+  std::vector<BackwardCheck> backward_checks() const;
 
   // profiler::category_totals(op_stats()): the top-level rows of the stored op table,
   // so it reads op_stats only and never scans ops or kernels.

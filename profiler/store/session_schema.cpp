@@ -17,7 +17,8 @@ namespace ampscope::profiler::store_detail {
 // So did op_stats.compiled (torch.compile's graph ops): older files read as eager rows,
 // kernel_enclosing_ops (the ops a kernel ran inside): older files have no such table,
 // and the readiness table (precision readiness, issue #30; row_codec.h's columns):
-// older files lack it and have no readiness.
+// older files lack it and have no readiness. scheduler_steps and backward_checks
+// (issue #30) are additive tables too: older files lack them and read as having none.
 const char* const kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE steps(
@@ -84,6 +85,12 @@ CREATE TABLE readiness(
   step INTEGER, layer TEXT, tensor TEXT, format TEXT, elements INTEGER, nonzero INTEGER,
   flushed INTEGER, saturated INTEGER, signal REAL, noise REAL, scale_log2_min REAL,
   scale_log2_max REAL, PRIMARY KEY(step, layer, tensor, format));
+CREATE TABLE scheduler_steps(
+  call INTEGER PRIMARY KEY, scheduler INTEGER, name TEXT, optimizer INTEGER, step INTEGER,
+  after_skipped INTEGER, lr REAL);
+CREATE TABLE backward_checks(
+  step INTEGER PRIMARY KEY, skipped INTEGER, gradients INTEGER, nonfinite INTEGER, module TEXT,
+  side TEXT, position INTEGER);
 )sql";
 
 namespace {

@@ -113,9 +113,13 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   if (!activation_steps.empty()) v.latest_activations = reader.activations(activation_steps.back());
   v.first_fp16_overflow = reader.first_fp16_overflow();
   v.readiness = reader.readiness();
+  const std::vector<BackwardCheck> backward_checks = reader.backward_checks();
+  v.backward_inf = summarize_backward_checks(backward_checks);
+  v.schedulers = summarize_schedulers(reader.scheduler_steps(), v.optimizer_steps);
   std::set<int64_t> recorded;
   for (const auto& source : {reader.op_steps(), reader.gradient_steps(), activation_steps})
     recorded.insert(source.begin(), source.end());
+  for (const BackwardCheck& c : backward_checks) recorded.insert(c.step);  // its checks ran inside the step
   v.step_timing = step_timing(v.steps, recorded);
   v.compile = compile_events_from_meta(v.meta_values);
   return v;

@@ -15,8 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "profiler/analysis/backward_origin.h"
 #include "profiler/analysis/comparison.h"
 #include "profiler/analysis/quantization_readiness.h"
+#include "profiler/analysis/scheduler_drift.h"
 #include "profiler/analysis/step_timing.h"
 #include "profiler/records.h"
 #include "profiler/recording_health.h"
@@ -99,6 +101,12 @@ struct SessionView {
   std::vector<ActivationSample> latest_activations;
   size_t activation_sampled_steps = 0;
   std::optional<ActivationSample> first_fp16_overflow;
+  // Backward passes checked for non-finite gradients: where the first one arose.
+  BackwardInfSummary backward_inf;
+
+  // LR schedulers of a Python loop (lr_scheduler.step() calls), each against the
+  // optimizer steps GradScaler skipped; empty when the script stepped none.
+  std::vector<SchedulerSummary> schedulers;
 
   // Precision readiness per layer and tensor, the sampled steps added up (none in
   // sessions recorded before it was).

@@ -102,10 +102,20 @@ struct SessionWriter::Statements {
                   (std::string("INSERT OR REPLACE INTO readiness(") + store_detail::kReadinessColumns +
                    ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)")
                       .c_str(),
-                  "storing precision readiness") {}
+                  "storing precision readiness"),
+        scheduler_step(db,
+                       (std::string("INSERT OR REPLACE INTO scheduler_steps(") + store_detail::kSchedulerStepColumns +
+                        ") VALUES(?1,?2,?3,?4,?5,?6,?7)")
+                           .c_str(),
+                       "storing scheduler steps"),
+        backward_check(db,
+                       (std::string("INSERT OR REPLACE INTO backward_checks(") + store_detail::kBackwardCheckColumns +
+                        ") VALUES(?1,?2,?3,?4,?5,?6,?7)")
+                           .c_str(),
+                       "storing backward checks") {}
   Stmt step, op, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops, clear_kernel_enclosing_ops,
       kernel_stat, kernel_op, kernel_enclosing_op, gradient, activation, clear_op_stats, op_stat, meta, optimizer_step,
-      readiness;
+      readiness, scheduler_step, backward_check;
 };
 
 bool is_live_session(const std::string& path) {
@@ -235,6 +245,12 @@ void SessionWriter::append_gradients(std::vector<GradientSample>&& samples) {
 }
 void SessionWriter::append_optimizer_steps(std::vector<OptimizerStepRecord>&& records) {
   if (!records.empty()) enqueue(Item(std::move(records)), false);
+}
+void SessionWriter::append_scheduler_steps(std::vector<SchedulerStepRecord>&& records) {
+  if (!records.empty()) enqueue(Item(std::move(records)), false);
+}
+void SessionWriter::append_backward_checks(std::vector<BackwardCheck>&& checks) {
+  if (!checks.empty()) enqueue(Item(std::move(checks)), false);
 }
 void SessionWriter::append_activations(std::vector<ActivationSample>&& samples) {
   if (!samples.empty()) enqueue(Item(std::move(samples)), true);
@@ -473,6 +489,16 @@ void SessionWriter::write(Item& item) {
       s.optimizer_step.bind(1, r.step).bind(2, static_cast<int64_t>(r.optimizer)).bind_text(3, r.name);
       s.optimizer_step.bind(4, r.stepped).bind(5, r.found_inf).bind(6, r.skipped).bind(7, r.unscale_calls);
       s.optimizer_step.bind(8, r.lr).bind(9, r.loss_scale).bind(10, r.loss_scale_after).run();
+    }
+  } else if (auto* calls = std::get_if<std::vector<SchedulerStepRecord>>(&item)) {
+    for (const auto& r : *calls) {
+      store_detail::bind_scheduler_step(s.scheduler_step, 1, r);
+      s.scheduler_step.run();
+    }
+  } else if (auto* checks = std::get_if<std::vector<BackwardCheck>>(&item)) {
+    for (const auto& r : *checks) {
+      store_detail::bind_backward_check(s.backward_check, 1, r);
+      s.backward_check.run();
     }
   }
 }

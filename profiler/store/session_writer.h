@@ -70,6 +70,10 @@ class SessionWriter {
   void append_activations(std::vector<ActivationSample>&& samples);
   // Precision readiness of a sampled step's layers: a row per format of each sample.
   void append_readiness(std::vector<ReadinessSample>&& samples);
+  // Never dropped, like steps (a row per scheduler call or checked step). A call or a
+  // step already stored is replaced.
+  void append_scheduler_steps(std::vector<SchedulerStepRecord>&& records);
+  void append_backward_checks(std::vector<BackwardCheck>&& checks);
   // The aggregated op table replaces the stored one as a whole.
   void replace_op_stats(std::vector<OpStats>&& stats);
   // The aggregated kernel table (KernelAggregator) replaces the stored one as a whole:
@@ -116,7 +120,8 @@ class SessionWriter {
   using Item = std::variant<StepRecord, std::vector<OpRecord>, std::vector<KernelRecord>,
                             std::vector<GradientSample>, ReplaceOpStats, ReplaceKernelStats,
                             MetaValue, std::vector<OptimizerStepRecord>, std::vector<ActivationSample>,
-                            std::vector<ReadinessSample>>;
+                            std::vector<ReadinessSample>, std::vector<SchedulerStepRecord>,
+                            std::vector<BackwardCheck>>;
   struct Statements;
 
   static std::unique_ptr<SessionWriter> create_locked(const std::string& path, int lock_fd, const SessionMeta& meta,

@@ -24,7 +24,10 @@ Where things come from:
   and weight, from the forward pre-hook, then their weight gradients with the
   unscaled gradients (the core simulates the low-precision formats on them);
 - torch.compile'd code: the ops of its AOTAutograd graphs, graph breaks and
-  recompilations (_compiled.py; the hooks below stay out of compiled code).
+  recompilations (_compiled.py; the hooks below stay out of compiled code);
+- lr_scheduler.step() calls against the optimizer steps GradScaler skipped
+  (_schedulers.py), and where a non-finite gradient started in backward on the
+  steps checked (_backward_origin.py, fed by the module hooks below).
 """
 from __future__ import annotations
 
@@ -39,7 +42,10 @@ import weakref
 import torch
 
 from . import _ampscope_capture as _core
+from ._backward_origin import BackwardWatch
 from ._compiled import CompiledGraphs
+from ._recording import Quiet as _Quiet, scalar as _scalar
+from . import _schedulers
 
 __all__ = ["Capture", "CaptureError", "capture", "step", "watch"]
 
@@ -57,16 +63,6 @@ _DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 # The layers whose GEMM operands precision readiness measures (subclasses too: a
 # LoRA or quantized Linear still multiplies its input by .weight).
 _GEMM_LAYERS = (torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)
-
-
-class _Quiet:
-    """The wrapper's own tensor reads (.item()) stay out of the recorded ops."""
-
-    def __enter__(self):
-        self._previous = _core.set_recording_enabled(False)
-
-    def __exit__(self, *exc):
-        _core.set_recording_enabled(self._previous)
 
 
 def rank_path(path: str) -> str:
@@ -103,12 +99,6 @@ def capture(path: str = "run.ampscope", **options) -> "Capture":
     """`with ampscope.capture("run.ampscope", window_start=1, window_steps=0, every=1,
     grad_every=10, trace_gpu=True, overwrite=False):` records the training inside."""
     return Capture(path, **options)
-
-
-def _scalar(value) -> float:
-    if isinstance(value, torch.Tensor):
-        return float(value.detach().float().item())
-    return float(value)
 
 
 def _main_global_name(obj) -> str | None:
@@ -237,6 +227,9 @@ class Capture:
         self._last_close_automatic = False
         self._scaled = {}        # id(scaled loss) -> (weakref, unscaled loss)
         self._in_scaler_step = 0
+        self._scheduler_calls = _schedulers.SchedulerCalls(self)
+        self._backward = BackwardWatch(self._core)
+        self._backward.arm(self._core.wants_gradients())
         self._begin_step_state()
         self._step_t0 = None  # the first step is timed from the first model call, not from start-up
 
@@ -358,6 +351,7 @@ class Capture:
             optim_module.register_optimizer_step_post_hook(self._optimizer_post),
         ]
         _patches.install()
+        _schedulers.install(self._scheduler_calls.on_call)
         self._compiled.install()
 
     def _uninstall(self):
@@ -365,6 +359,7 @@ class Capture:
             handle.remove()
         self._handles = []
         _patches.uninstall()
+        _schedulers.uninstall()
         self._compiled.uninstall()
         if not self._stack():
             _core.unwind_scopes(0)
@@ -394,6 +389,8 @@ class Capture:
             if self._readiness and isinstance(module, _GEMM_LAYERS):
                 self._layer_input(module, args)
         stack.append(pushed)
+        if self._backward.armed:
+            self._backward.watch(self._check_name(module), args, is_input=True)
 
     def _layer_input(self, module, args):
         x = args[0] if args else None
@@ -410,6 +407,12 @@ class Capture:
         if stack:
             for _ in range(stack.pop()):
                 _core.exit_scope()
+        if self._backward.armed:
+            self._backward.watch(self._check_name(module), output, is_input=False)
+
+    def _check_name(self, module):
+        """A module's name in backward checks: its path, a root model's class."""
+        return self._module_path(id(module)) or type(module).__name__
 
     def _optimizer_entry(self, optimizer):
         entry = self._optimizers.get(id(optimizer))
@@ -440,6 +443,7 @@ class Capture:
         _core.exit_scope()
         record = self._record(optimizer)
         record["stepped"] = True
+        self._scheduler_calls.optimizer_decided(optimizer, self._core.step, skipped=False)
         if not self._explicit and not self._scaler_seen:
             self._close_pending = True
 
@@ -489,6 +493,7 @@ class Capture:
             record["loss_scale"] = scaler.get_scale()
         # GradScaler.step runs optimizer.step() only when this optimizer's gradients were finite.
         record["found_inf"] = record["skipped"] = bool(found)
+        self._scheduler_calls.optimizer_decided(optimizer, self._core.step, skipped=record["skipped"])
 
     def _on_scaler_update(self, scale_before, scale_after, growth_tracker):
         self._scale_used = scale_before
@@ -534,7 +539,12 @@ class Capture:
         step_number = self._core.step
         self._compiled.push(self._core)
         rows = [dict(r, step=step_number, loss_scale_after=self._scale_after) for r in records]
+        self._backward.finish(step_number, record["skipped"])
         self._core.end_step(record)
+        # The next step is checked when its gradients are sampled, after this one skipped (a
+        # run of skips is caught from its second step), and after the scale grew (an overflow
+        # that follows GradScaler's probe of a larger scale is caught at its first).
+        self._backward.arm(self._core.wants_gradients() or record["skipped"] or self._scale_after > scale_used)
         if rows:
             self._core.optimizer_steps(rows)
         self.steps += 1

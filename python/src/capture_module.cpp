@@ -18,11 +18,13 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "engine/device.h"
+#include "profiler/analysis/backward_origin.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/capture/session_meta.h"
 #include "profiler/analysis/op_classifier.h"
@@ -185,6 +187,45 @@ class Capture {
     profiler_->append_optimizer_steps(std::move(records));
   }
 
+  // lr_scheduler.step() calls (python/ampscope/_schedulers.py), stored as they come.
+  void scheduler_steps(const py::list& rows) {
+    std::vector<profiler::SchedulerStepRecord> records;
+    for (const auto& item : rows) {
+      const py::dict d = item.cast<py::dict>();
+      profiler::SchedulerStepRecord& r = records.emplace_back();
+      r.call = d["call"].cast<int64_t>();
+      r.scheduler = d["scheduler"].cast<int32_t>();
+      r.name = d["name"].cast<std::string>();
+      r.optimizer = d["optimizer"].cast<int32_t>();
+      r.step = d["step"].cast<int64_t>();
+      r.after_skipped = d["after_skipped"].cast<bool>();
+      r.lr = get_double(d, "lr", std::numeric_limits<double>::quiet_NaN());
+    }
+    profiler_->append_scheduler_steps(std::move(records));
+  }
+
+  // The modules of backward checks, numbered in the order they are named here.
+  void backward_module(std::string name) { backward_modules_.push_back(std::move(name)); }
+
+  // A backward pass checked for non-finite gradients (python/ampscope/_backward_origin.py),
+  // flat so that a step's hundreds of gradients cross in a few lists: per gradient in
+  // backward order, whether it was finite and how many uses follow in `uses`, each
+  // module index * 2 + (1 if the module took it as input). The origin is found by the
+  // same rule as for the built-in engine (locate_backward_inf).
+  void backward_check(int64_t step, bool skipped, const std::vector<bool>& finite,
+                      const std::vector<int64_t>& use_counts, const std::vector<int64_t>& uses) {
+    if (finite.size() != use_counts.size()) throw std::invalid_argument("backward_check: one use count per gradient");
+    std::vector<profiler::CheckedGradient> checked(finite.size());
+    size_t next = 0;
+    for (size_t i = 0; i < finite.size(); ++i) {
+      checked[i].finite = finite[i];
+      for (int64_t k = 0; k < use_counts[i] && next < uses.size(); ++k, ++next)
+        checked[i].uses.push_back({static_cast<int32_t>(uses[next] / 2),
+                                   uses[next] % 2 ? profiler::GradientSide::kInput : profiler::GradientSide::kOutput});
+    }
+    profiler_->on_backward_check(profiler::locate_backward_inf(step, skipped, backward_modules_, checked));
+  }
+
   void set_meta(std::string key, std::string value) { profiler_->set_meta_value(std::move(key), std::move(value)); }
   // Where step memory is read: the device the model's parameters are on, once known.
   void set_memory_device(const std::string& device) { memory_device_ = device; }
@@ -227,6 +268,7 @@ class Capture {
  private:
   std::unique_ptr<profiler::Profiler> profiler_;
   std::string description_;
+  std::vector<std::string> backward_modules_;  // backward_module's names
   std::string device_ = "cpu";
   std::string memory_device_ = "cpu";
   int64_t step_ = 0;
@@ -280,6 +322,9 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("layer_input", &Capture::layer_input)
       .def("end_step", &Capture::end_step)
       .def("optimizer_steps", &Capture::optimizer_steps)
+      .def("scheduler_steps", &Capture::scheduler_steps)
+      .def("backward_module", &Capture::backward_module)
+      .def("backward_check", &Capture::backward_check)
       .def("set_meta", &Capture::set_meta)
       .def("set_memory_device", &Capture::set_memory_device)
       .def("finish", &Capture::finish)

@@ -39,6 +39,7 @@ TEST(Profiler, SessionHoldsStepsOpsGradientsAndTheOpTable) {
     EXPECT_FALSE(snap->op_stats.empty());
     EXPECT_FALSE(snap->gradients.empty());
     EXPECT_EQ(snap->gradients.front().step, 6);
+    EXPECT_EQ(snap->backward_inf.checked_steps, 2);  // the live view has the backward checks too
   }
   const auto session = SessionReader::open(options.session_path);
   EXPECT_EQ(session.steps().size(), 7u);
@@ -55,6 +56,15 @@ TEST(Profiler, SessionHoldsStepsOpsGradientsAndTheOpTable) {
                           (activations[i].module == "blocks.0" && activations[i - 1].module == "blocks.0.mlp");
   EXPECT_TRUE(block_after_its_mlp);
   EXPECT_FALSE(session.first_fp16_overflow());  // a healthy bf16 run
+  // Its backward passes were checked at the same steps (no step was skipped, so no
+  // other): every module input and output gradient finite.
+  const auto checks = session.backward_checks();
+  ASSERT_EQ(checks.size(), 2u);
+  for (const auto& c : checks) {
+    EXPECT_TRUE(c.step == 3 || c.step == 6) << c.step;
+    EXPECT_GT(c.gradients, 10);  // the GPT's blocks, their attention and MLP, ln_f, head
+    EXPECT_FALSE(c.found());
+  }
   EXPECT_EQ(session.meta().precision, "bf16");
   EXPECT_EQ(session.meta_value("final_state").value_or(""), "finished");
   std::set<int64_t> op_steps;

@@ -327,6 +327,52 @@ TEST(Recommendations, LossScaleStuckLow) {
   EXPECT_FALSE(find(recommend(in), "loss_scale_stuck_low"));
 }
 
+TEST(Recommendations, LossScaleStuckLowNamesWhereTheBackwardInfStarted) {
+  auto in = session("fp16");
+  std::vector<int64_t> every_third;
+  for (int64_t s = 3; s <= 60; s += 3) every_third.push_back(s);
+  in.steps = steps(60, every_third);
+  BackwardCheck check;
+  check.step = 4;
+  check.skipped = true;
+  check.gradients = 12;
+  check.nonfinite = 5;
+  check.module = "blocks.1.attn";
+  in.backward_inf = summarize_backward_checks({check});
+  const auto r = find(recommend(in), "loss_scale_stuck_low");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(contains(r->detail, "The backward checks name the module: the first non-finite gradient in backward "
+                                  "came out of blocks.1.attn's backward (its input gradient) at step 4"))
+      << r->detail;
+}
+
+TEST(Recommendations, SchedulerSteppedAfterSkippedStepsWithTheCountAndTheFix) {
+  auto in = session("fp16");
+  SchedulerSummary s;
+  s.name = "OneCycleLR";
+  s.optimizer_name = "AdamW";
+  s.calls = 100;
+  s.optimizer_steps = 100;
+  s.after_skipped = 4;
+  s.after_skipped_steps = {1, 2, 3, 57};
+  in.schedulers = {s};
+  const auto r = find(recommend(in), "scheduler_steps_after_skipped");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->severity, Severity::kWarning);
+  EXPECT_EQ(r->title, "OneCycleLR advanced 4 times after optimizer steps GradScaler skipped");
+  EXPECT_TRUE(contains(r->detail, "its schedule runs 4 steps ahead")) << r->detail;
+  EXPECT_TRUE(contains(r->detail, "if scaler.get_scale() >= scale: scheduler.step()")) << r->detail;
+  EXPECT_TRUE(evidence_mentions(*r, "step 57: optimizer step skipped, OneCycleLR stepped"));
+  // Stepped once an epoch (4 calls for 100 optimizer steps): the schedule does not drift.
+  in.schedulers[0].calls = 4;
+  EXPECT_FALSE(find(recommend(in), "scheduler_steps_after_skipped"));
+  // Never after a skipped step.
+  in.schedulers[0].calls = 100;
+  in.schedulers[0].after_skipped = 0;
+  in.schedulers[0].after_skipped_steps.clear();
+  EXPECT_FALSE(find(recommend(in), "scheduler_steps_after_skipped"));
+}
+
 GradientSample gradient(const std::string& parameter, int64_t numel, double underflow) {
   GradientSample g;
   g.step = 40;

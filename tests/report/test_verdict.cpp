@@ -144,6 +144,36 @@ TEST(Verdict, SessionReportsSkippedStepsUnderflowAndTensorCores) {
   EXPECT_EQ(v.find("No GPU was traced"), std::string::npos) << v;
 }
 
+TEST(Verdict, ASkippedStepSaysWhereItsInfStartedAndWhichSchedulerRanAhead) {
+  ReportData d;
+  d.path = "s.ampscope";
+  d.meta = make_fixture().meta;
+  d.steps = make_fixture().steps;
+  profiler::BackwardCheck check;
+  check.step = 3;
+  check.skipped = true;
+  check.gradients = 7;
+  check.nonfinite = 2;
+  check.module = "fc2";
+  check.side = profiler::GradientSide::kOutput;
+  d.backward_inf = profiler::summarize_backward_checks({check});
+  profiler::SchedulerSummary drifting;
+  drifting.name = "StepLR";
+  drifting.calls = drifting.optimizer_steps = 4;
+  drifting.after_skipped = 1;
+  d.schedulers = {drifting};
+  finish_report(d);
+  const auto v = joined(d.verdict);
+  EXPECT_NE(v.find("The first non-finite gradient in backward arrived at fc2's output (from the loss or code between "
+                   "modules) at step 3;"),
+            std::string::npos)
+      << v;
+  EXPECT_NE(v.find("StepLR advanced after 1 optimizer step GradScaler skipped: its schedule runs 1 step ahead of the "
+                   "optimizer."),
+            std::string::npos)
+      << v;
+}
+
 TEST(Verdict, ACpuSessionSaysNoGpuWasTracedAndWouldUnderflow) {
   auto f = make_fixture();
   f.meta.device = "cpu";

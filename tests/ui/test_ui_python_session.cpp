@@ -17,8 +17,10 @@
 #include <cmath>
 
 #include "tests/ui/qt_test_env.h"
+#include "tests/ui/ui_test_data.h"
 #include "tests/ui/window_files.h"
 #include "ui/models/store_session_io.h"
+#include "ui/widgets/gradients_pane.h"
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/run_panel.h"
@@ -145,6 +147,7 @@ TEST(PythonSession, ShownAsItselfWithoutNaNAndWithItsFacts) {
   // The empty gradient-norm plot says why.
   EXPECT_TRUE(window.livePlots()->gradNormNote().contains(QStringLiteral("does not clip gradients")))
       << window.livePlots()->gradNormNote().toStdString();
+  EXPECT_TRUE(window.livePlots()->learningRateNote().isEmpty());  // no scheduler ran ahead
 
   // One state: the session's, in the status bar and the panel alike.
   EXPECT_TRUE(status.contains(QStringLiteral("Recorded session: finished"))) << status.toStdString();
@@ -177,6 +180,52 @@ TEST(PythonSession, AFollowedSessionSaysLiveEverywhereUntilItEnds) {
   EXPECT_TRUE(window.runPanel()->stateText().startsWith(QStringLiteral("Recorded session: finished")))
       << window.runPanel()->stateText().toStdString();
   EXPECT_TRUE(statusBarText(window).contains(QStringLiteral("Recorded session: finished")));
+}
+
+// Issue 30: a scheduler that stepped after skipped optimizer steps is flagged on the
+// learning-rate plot, with the count; where the first non-finite gradient started in
+// backward is named in the gradients pane, beside the forward activation origin.
+TEST(PythonSession, ASchedulerAheadOfItsOptimizerAndTheBackwardOriginAreShown) {
+  test::ScratchDir dir;
+  const std::string path = (dir / "drift.ampscope").string();
+  {
+    auto writer = python_session(path, 12);
+    std::vector<profiler::OptimizerStepRecord> decisions;
+    std::vector<profiler::SchedulerStepRecord> calls;
+    for (int64_t step = 1; step <= 12; ++step) {
+      const bool skipped = step == 3 || step == 7;
+      profiler::OptimizerStepRecord d;
+      d.step = step;
+      d.name = "SGD";
+      d.stepped = !skipped;
+      d.found_inf = d.skipped = skipped;
+      decisions.push_back(d);
+      calls.push_back({.call = step - 1, .scheduler = 0, .name = "StepLR", .optimizer = 0, .step = step,
+                       .after_skipped = skipped, .lr = 0.01});
+    }
+    writer->append_optimizer_steps(std::move(decisions));
+    writer->append_scheduler_steps(std::move(calls));
+    profiler::BackwardCheck clean;
+    clean.step = 10;
+    clean.gradients = 9;
+    writer->append_backward_checks({{.step = 4, .skipped = true, .gradients = 9, .nonfinite = 3,
+                                     .module = "block.boom", .side = profiler::GradientSide::kInput},
+                                    clean});
+    writer->append_gradients({testing::gradientSample("block.fc1.weight", -10, 2, 65536.0, 10)});
+    writer->set_meta_value(key::kFinalState, "finished");
+    writer->close();
+  }
+  ShownWindow shown;
+  MainWindow& window = shown.window;
+  ASSERT_TRUE(shown.open(path)) << window.bannerText().toStdString();
+  EXPECT_EQ(window.livePlots()->learningRateNote(),
+            QStringLiteral("StepLR advanced after 2 optimizer steps GradScaler skipped: its schedule runs 2 steps "
+                           "ahead of the optimizer"));
+  const QString backward = window.gradientsPane()->backwardText();
+  EXPECT_TRUE(backward.startsWith(QStringLiteral("Backward: the first non-finite gradient in backward came out of "
+                                                 "block.boom's backward (its input gradient) at step 4; 1 of the 2 "
+                                                 "checked steps (1 skipped by GradScaler) had one")))
+      << backward.toStdString();
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "profiler/analysis/comparison.h"
+#include "profiler/analysis/scheduler_drift.h"
 #include "profiler/analysis/step_timing.h"
 #include "profiler/records.h"
 #include "profiler/recording_health.h"
@@ -22,6 +23,7 @@ struct LoadedSession {
   std::vector<profiler::StepRecord> steps;
   profiler::StepTiming step_timing;  // profiled steps' times apart from the others (issue #27)
   std::vector<profiler::OptimizerStepRecord> optimizer_steps;  // steps of several optimizers only
+  std::vector<profiler::SchedulerSummary> schedulers;           // a Python loop's LR schedulers
   profiler::ProfileSnapshotPtr profile;  // null when the session recorded no profile
   profiler::RecordingHealth health;      // what the recording lost (a killed run, dropped records)
   int64_t writer_pid = 0;                // the process that recorded it, and its host ("" unknown)

@@ -18,6 +18,7 @@ profiler::ProfileSnapshotPtr snapshot_from_view(const profiler::SessionView& ses
   snapshot->activations = session.latest_activations;
   snapshot->first_fp16_overflow = session.first_fp16_overflow;
   snapshot->readiness = session.readiness;
+  snapshot->backward_inf = session.backward_inf;
   snapshot->gpu_tracing = session.meta.gpu_tracing;
   return snapshot;
 }
@@ -36,6 +37,7 @@ LoadedSession loaded_session(profiler::SessionView session) {
   loaded.steps = std::move(session.steps);
   loaded.step_timing = session.step_timing;
   loaded.optimizer_steps = std::move(session.optimizer_steps);
+  loaded.schedulers = std::move(session.schedulers);
   return loaded;
 }
 

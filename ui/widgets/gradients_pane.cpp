@@ -162,6 +162,16 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
          "module to overflow is where the inf starts; the modules after it inherit it."));
   activation_label_->setVisible(false);
   column->addWidget(activation_label_);
+  backward_label_ = new QLabel;
+  backward_label_->setObjectName(QStringLiteral("backwardOrigin"));
+  backward_label_->setWordWrap(true);
+  backward_label_->setToolTip(
+      tr("Backward: at the gradient-sampled steps and the steps after a skipped one or a growth of the loss scale, "
+         "each module's input and "
+         "output gradients are tested for inf/NaN as backward produces them. The first non-finite one names "
+         "the module whose backward made it (its input gradient), or at whose output it arrived."));
+  backward_label_->setVisible(false);
+  column->addWidget(backward_label_);
 
   auto* split = new QSplitter(Qt::Vertical);
   heatmap_ = new QCustomPlot;
@@ -231,6 +241,8 @@ QString GradientsPane::fractionsText() const { return fractions_; }
 
 QString GradientsPane::activationText() const { return activation_label_->text(); }
 
+QString GradientsPane::backwardText() const { return backward_label_->text(); }
+
 void GradientsPane::selectParameter(int index) { parameter_->setCurrentIndex(index); }
 
 void GradientsPane::setHeatmapMode(HeatmapMode mode) {
@@ -277,6 +289,9 @@ void GradientsPane::setSnapshot(profiler::ProfileSnapshotPtr snapshot) {
                   .arg(snapshot_->activations.front().step));
   }
   activation_label_->setVisible(!activation_label_->text().isEmpty());
+  const std::string backward = profiler::backward_inf_text(snapshot_->backward_inf);
+  backward_label_->setText(backward.empty() ? QString() : tr("Backward: %1").arg(QString::fromStdString(backward)));
+  backward_label_->setVisible(!backward.empty());
   const QString selected = parameter_->currentText();
   QSignalBlocker block(parameter_);
   parameter_->clear();

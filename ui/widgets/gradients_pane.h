@@ -63,6 +63,8 @@ class GradientsPane : public QWidget {
   QString fractionsText() const;  // what the histogram writes about the selected parameter
   // Where forward activations overflowed fp16 (the first module), or that none did.
   QString activationText() const;
+  // Beside it: where a non-finite gradient started in backward, at the checked steps.
+  QString backwardText() const;
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -83,6 +85,7 @@ class GradientsPane : public QWidget {
   QComboBox* format_ = nullptr;  // whose limits are drawn
   QLabel* scale_label_ = nullptr;
   QLabel* activation_label_ = nullptr;
+  QLabel* backward_label_ = nullptr;
   QCustomPlot* heatmap_ = nullptr;
   QCPColorMap* map_ = nullptr;
   QCPGraph* limit_graphs_[3] = {};  // the shown format's limits per step, over-time mode only

@@ -84,6 +84,10 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nu
                              tr("The learning rate the optimizer used at each step."));
   lr->yAxis->setNumberFormat(QStringLiteral("gb"));
   lr->addGraph()->setName(tr("lr"));
+  lr_note_ = new QCPItemText(lr);
+  lr_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  lr_note_->position->setCoords(0.5, 0.12);
+  lr_note_->setVisible(false);
 
   QCustomPlot* time = makePlot(kStepTime, tr("Step time & throughput"), tr("step time (ms)"),
                                tr("Wall time of each optimizer step (device work included) and "
@@ -167,6 +171,14 @@ void LivePlots::setStepTimingNote(const QString& text) {
   step_timing_note_->setVisible(!text.isEmpty());
   plots_[kStepTime]->replot(QCustomPlot::rpQueuedReplot);
 }
+
+void LivePlots::setLearningRateNote(const QString& text) {
+  lr_note_->setText(text);
+  lr_note_->setVisible(!text.isEmpty());
+  plots_[kLearningRate]->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString LivePlots::learningRateNote() const { return lr_note_->visible() ? lr_note_->text() : QString(); }
 
 void LivePlots::setGradNormAbsence(const QString& reason) {
   no_grad_norm_note_->setText(reason);
@@ -309,6 +321,7 @@ void LivePlots::applyPalette() {
   no_scaler_note_->setColor(pal.color(QPalette::PlaceholderText));
   step_timing_note_->setColor(pal.color(QPalette::PlaceholderText));
   no_grad_norm_note_->setColor(pal.color(QPalette::PlaceholderText));
+  lr_note_->setColor(seriesColors(pal).danger);
   styleGraphs();
   for (QCustomPlot* plot : plots_) plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -40,6 +40,10 @@ class LivePlots : public QWidget {
   // Under the step-time plot's title: what the times include (profiled steps are slower
   // by capture); "" hides it.
   void setStepTimingNote(const QString& text);
+  // On the learning-rate plot, in the warning colour: schedulers that advanced after
+  // optimizer steps GradScaler skipped; "" hides it.
+  void setLearningRateNote(const QString& text);
+  QString learningRateNote() const;  // the note's text while shown, else empty
   // What the gradient-norm plot says while it has no finite point (a script that
   // does not clip gradients has no norm to show).
   void setGradNormAbsence(const QString& reason);
@@ -68,6 +72,7 @@ class LivePlots : public QWidget {
   QVector<QCustomPlot*> plots_;
   QCPItemText* no_scaler_note_ = nullptr;
   QCPItemText* step_timing_note_ = nullptr;
+  QCPItemText* lr_note_ = nullptr;
   QCPItemText* no_grad_norm_note_ = nullptr;
   bool grad_norm_seen_ = false;  // a finite gradient norm among the points copied
   int points_ = 0;  // points already copied into the graphs

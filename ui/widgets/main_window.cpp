@@ -298,6 +298,7 @@ void MainWindow::connectController() {
   connect(controller_, &TrainingController::runStarted, this, [this](const RunInfo& info) {
     plots_->setScalerEnabled(info.scaler_enabled);
     plots_->setStepTimingNote(info.step_timing);
+    plots_->setLearningRateNote(info.scheduler_drift);
     setWindowTitle(tr("ampscope — %1 · %2 · %3").arg(info.model, info.precision, info.device));
     updateStatus();
   });
@@ -471,6 +472,10 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
     info.source = path;
     if (session.step_timing.recorded_steps > 0)
       info.step_timing = QString::fromStdString(profiler::report_detail::step_timing_text(session.step_timing));
+    QStringList drifting;
+    for (const profiler::SchedulerSummary& s : session.schedulers)
+      if (s.drifts()) drifting << QString::fromStdString(profiler::scheduler_drift_text(s));
+    info.scheduler_drift = drifting.join(QLatin1Char('\n'));
     recorded_state_ = session.health.closed ? tr("Recorded session: %1").arg(QString::fromStdString(session.final_state))
                                             : tr("Recorded session: not closed");
     if (session.script) {

@@ -1,0 +1,97 @@
+#include "profiler/analysis/backward_origin.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace ampscope::profiler {
+namespace {
+
+std::string module_name(const std::vector<std::string>& modules, int32_t index) {
+  if (index < 0 || static_cast<size_t>(index) >= modules.size()) return "?";
+  return modules[static_cast<size_t>(index)];
+}
+
+}  // namespace
+
+BackwardCheck locate_backward_inf(int64_t step, bool skipped, const std::vector<std::string>& modules,
+                                  const std::vector<CheckedGradient>& gradients) {
+  BackwardCheck check;
+  check.step = step;
+  check.skipped = skipped;
+  check.gradients = static_cast<int64_t>(gradients.size());
+  // For each module, the position of its latest finite output gradient (-1: none yet):
+  // its backward has begun, and what it produces next is its input gradient.
+  std::vector<int64_t> output_at(modules.size(), -1);
+  for (size_t i = 0; i < gradients.size(); ++i) {
+    const CheckedGradient& g = gradients[i];
+    if (g.finite) {
+      for (const GradientUse& use : g.uses)
+        if (use.side == GradientSide::kOutput && use.module >= 0 && static_cast<size_t>(use.module) < modules.size())
+          output_at[static_cast<size_t>(use.module)] = static_cast<int64_t>(i);
+      continue;
+    }
+    if (check.nonfinite++ > 0 || g.uses.empty()) continue;
+    check.position = static_cast<int64_t>(i);
+    const GradientUse* origin = nullptr;
+    int64_t latest_output = -1;
+    for (const GradientUse& use : g.uses) {
+      if (use.side != GradientSide::kInput || use.module < 0 || static_cast<size_t>(use.module) >= modules.size())
+        continue;
+      if (const int64_t at = output_at[static_cast<size_t>(use.module)]; at > latest_output) {
+        latest_output = at;
+        origin = &use;
+      }
+    }
+    if (origin == nullptr) {
+      const auto output = std::find_if(g.uses.begin(), g.uses.end(),
+                                       [](const GradientUse& u) { return u.side == GradientSide::kOutput; });
+      origin = output != g.uses.end() ? &*output : &g.uses.front();
+    }
+    check.module = module_name(modules, origin->module);
+    check.side = origin->side;
+  }
+  return check;
+}
+
+BackwardInfSummary summarize_backward_checks(const std::vector<BackwardCheck>& checks) {
+  BackwardInfSummary s;
+  for (const BackwardCheck& c : checks) {
+    ++s.checked_steps;
+    s.checked_skipped_steps += c.skipped ? 1 : 0;
+    if (!c.found()) continue;
+    ++s.steps_with_nonfinite;
+    if (!s.first || c.step < s.first->step) s.first = c;
+    auto it = std::find_if(s.origins.begin(), s.origins.end(), [&](const BackwardInfSummary::Origin& o) {
+      return o.module == c.module && o.side == c.side;
+    });
+    if (it == s.origins.end()) it = s.origins.insert(s.origins.end(), {c.module, c.side, 0});
+    ++it->steps;
+  }
+  std::stable_sort(s.origins.begin(), s.origins.end(),
+                   [](const auto& a, const auto& b) { return a.steps > b.steps; });
+  return s;
+}
+
+std::string backward_inf_text(const BackwardInfSummary& s) {
+  if (!s.any()) return "";
+  const std::string checked = std::to_string(s.checked_steps) + " checked step" + (s.checked_steps == 1 ? "" : "s") +
+                              " (" + std::to_string(s.checked_skipped_steps) + " skipped by GradScaler)";
+  if (!s.first) return "no non-finite gradient in the backward passes of the " + checked;
+  const BackwardCheck& f = *s.first;
+  std::string text = "the first non-finite gradient in backward ";
+  text += f.side == GradientSide::kInput
+              ? "came out of " + f.module + "'s backward (its input gradient)"
+              : "arrived at " + f.module + "'s output (from the loss or code between modules)";
+  text += " at step " + std::to_string(f.step) + "; " + std::to_string(s.steps_with_nonfinite) + " of the " +
+          checked + " had one";
+  if (s.origins.size() > 1) {
+    text += "; origins:";
+    for (size_t i = 0; i < s.origins.size() && i < 3; ++i)
+      text += (i ? ", " : " ") + s.origins[i].module + " (" + std::string(to_string(s.origins[i].side)) + ") " +
+              std::to_string(s.origins[i].steps);
+    if (s.origins.size() > 3) text += ", …";
+  }
+  return text;
+}
+
+}  // namespace ampscope::profiler

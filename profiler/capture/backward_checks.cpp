@@ -1,0 +1,106 @@
+#include "profiler/capture/backward_checks.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+
+#include <map>
+#include <string_view>
+#include <utility>
+
+#include "profiler/capture/own_work.h"
+
+namespace ampscope::profiler {
+namespace {
+
+// A sum accumulated in fp32: inf/NaN exactly when an element is (only a sum of finite
+// values beyond fp32's ~3.4e38 could overflow it, never fp16's). One reduction, a quarter
+// of isfinite().all() on small tensors (python/ampscope/_backward_origin.py: the same).
+at::Tensor finite_probe(const at::Tensor& grad) {
+  const auto t = grad.scalar_type();
+  if (t == at::kHalf || t == at::kBFloat16 || t == at::kFloat) return grad.sum(at::kFloat);
+  return grad.sum().abs().to(at::kFloat);
+}
+
+}  // namespace
+
+struct BackwardCheckRecorder::Uses {
+  std::vector<GradientUse> list;  // filled during the forward, read after the backward
+};
+
+struct BackwardCheckRecorder::Results {
+  std::mutex mutex;
+  std::vector<std::pair<std::shared_ptr<Uses>, at::Tensor>> tests;  // (uses, on-device probe)
+  cupti::ActivitySource* source = nullptr;  // null once the recorder is gone
+};
+
+BackwardCheckRecorder::BackwardCheckRecorder() : results_(std::make_shared<Results>()) {}
+
+BackwardCheckRecorder::~BackwardCheckRecorder() {
+  // A graph that outlives the profiler keeps its hooks: they must not reach the tracer.
+  std::lock_guard lock(results_->mutex);
+  results_->source = nullptr;
+}
+
+void BackwardCheckRecorder::set_activity_source(cupti::ActivitySource* source) {
+  source_ = source;
+  std::lock_guard lock(results_->mutex);
+  results_->source = source;
+}
+
+void BackwardCheckRecorder::on_module_tensor(const std::string& scope_name, const at::Tensor& tensor,
+                                             GradientSide side) {
+  if (!tensor.defined() || !tensor.requires_grad() || !at::GradMode::is_enabled()) return;
+  auto [named, added] = module_index_.try_emplace(scope_name, static_cast<int32_t>(modules_.size()));
+  if (added) {
+    std::string_view name(scope_name);
+    if (name.starts_with(engine::kModuleScopePrefix))
+      name.remove_prefix(std::string_view(engine::kModuleScopePrefix).size());
+    modules_.emplace_back(name);
+  }
+  c10::TensorImpl* impl = tensor.unsafeGetTensorImpl();
+  auto it = watched_.find(impl);
+  if (it == watched_.end() || it->second.tensor.lock().get() != impl) {
+    auto uses = std::make_shared<Uses>();
+    it = watched_.insert_or_assign(impl, Watched{c10::weak_intrusive_ptr<c10::TensorImpl>(tensor.getIntrusivePtr()), uses})
+             .first;
+    // The hook keeps this step's results: a later step's are another object.
+    tensor.register_hook([results = results_, uses](const at::Tensor& grad) {
+      if (!grad.defined() || grad.is_sparse()) return;
+      std::lock_guard lock(results->mutex);
+      OwnWork own(results->source);  // not the user's op, nor the user's kernel
+      at::NoGradGuard no_grad;
+      results->tests.emplace_back(uses, finite_probe(grad));
+    });
+  }
+  it->second.uses->list.push_back({named->second, side});
+}
+
+std::optional<BackwardCheck> BackwardCheckRecorder::take(int64_t step, bool skipped) {
+  std::shared_ptr<Results> done = std::exchange(results_, std::make_shared<Results>());
+  results_->source = source_;
+  watched_.clear();
+  std::vector<std::pair<std::shared_ptr<Uses>, at::Tensor>> tests;
+  {
+    std::lock_guard lock(done->mutex);
+    tests = std::move(done->tests);
+  }
+  if (tests.empty()) return std::nullopt;
+  std::vector<CheckedGradient> gradients(tests.size());
+  {
+    OwnWork own(source_);  // the one transfer per device
+    std::map<std::string, std::vector<size_t>> by_device;
+    for (size_t i = 0; i < tests.size(); ++i) by_device[tests[i].second.device().str()].push_back(i);
+    for (const auto& [device, positions] : by_device) {
+      std::vector<at::Tensor> flags;
+      flags.reserve(positions.size());
+      for (size_t i : positions) flags.push_back(tests[i].second);
+      const at::Tensor host = at::isfinite(at::stack(flags)).cpu();
+      const bool* finite = host.data_ptr<bool>();
+      for (size_t k = 0; k < positions.size(); ++k) gradients[positions[k]].finite = finite[k];
+    }
+  }
+  for (size_t i = 0; i < tests.size(); ++i) gradients[i].uses = tests[i].first->list;
+  return locate_backward_inf(step, skipped, modules_, gradients);
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,136 @@
+// Backward checks of the built-in engine (issue #30): a crafted model marked as the
+// built-in models mark theirs (ModuleScope::input/output), whose "root" block takes
+// the square root of its input masked to the positive values: sqrt'(0) is inf, and
+// the mask's gradient there is 0·inf = NaN, so root's input gradient is the first
+// non-finite one, while its output gradient (and the later block's) stay finite. The store keeps the checks and the view sums them up.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/nn.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/module_scope.h"
+#include "profiler/capture/activation_stats.h"
+#include "profiler/capture/backward_checks.h"
+#include "profiler/store/session_reader.h"
+#include "profiler/store/session_view.h"
+#include "profiler/store/session_writer.h"
+#include "tests/support/test_support.h"
+
+namespace ampscope::profiler {
+namespace {
+
+std::string scope(const std::string& path) { return std::string(engine::kModuleScopePrefix) + path; }
+
+struct CraftedModel {
+  torch::nn::Linear fc1{8, 8}, fc2{8, 2};
+  std::string fc1_scope = scope("fc1"), root_scope = scope("root"), fc2_scope = scope("fc2");
+  bool overflow = true;
+  at::Tensor forward(const at::Tensor& x) {
+    at::Tensor h;
+    {
+      engine::ModuleScope s(fc1_scope);
+      h = s.output(fc1->forward(s.input(x)));
+    }
+    {
+      engine::ModuleScope s(root_scope);
+      const at::Tensor& in = s.input(h);
+      const at::Tensor masked = in * (in > 0).to(in.scalar_type());  // relu, by a product
+      h = s.output(overflow ? at::sqrt(masked) : masked);
+    }
+    engine::ModuleScope s(fc2_scope);
+    return s.output(fc2->forward(s.input(h)));
+  }
+};
+
+std::optional<BackwardCheck> checked_step(CraftedModel& model, int64_t step, bool skipped) {
+  BackwardCheckRecorder recorder;
+  StepModuleSink sink;
+  sink.backward = &recorder;
+  {
+    ActivationCapture capture(&sink);
+    model.forward(at::randn({16, 8})).sum().backward();
+  }
+  return recorder.take(step, skipped);
+}
+
+TEST(BackwardChecks, TheModuleWhoseBackwardMadeTheFirstNonFiniteGradientIsNamed) {
+  at::manual_seed(0);
+  CraftedModel model;
+  const auto check = checked_step(model, 7, true);
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->step, 7);
+  EXPECT_TRUE(check->skipped);
+  EXPECT_TRUE(check->found());
+  EXPECT_EQ(check->module, "root");  // not fc1, whose output gradient root's backward made non-finite
+  EXPECT_EQ(check->side, GradientSide::kInput);
+  // fc2's output and input (= root's output) came first and were finite.
+  EXPECT_EQ(check->gradients, 3);  // the input x needs no gradient
+  EXPECT_EQ(check->position, 2);
+  EXPECT_EQ(check->nonfinite, 1);
+}
+
+TEST(BackwardChecks, FiniteGradientsNameNoModule) {
+  at::manual_seed(0);
+  CraftedModel model;
+  model.overflow = false;
+  const auto check = checked_step(model, 3, false);
+  ASSERT_TRUE(check);
+  EXPECT_FALSE(check->found());
+  EXPECT_EQ(check->module, "");
+  EXPECT_EQ(check->gradients, 3);
+}
+
+TEST(BackwardChecks, NothingMarkedNothingChecked) {
+  BackwardCheckRecorder recorder;
+  EXPECT_FALSE(recorder.take(1, false));
+  ASSERT_EQ(engine::activation_sink(), nullptr);  // without a sink the scopes only pass tensors through
+  at::manual_seed(0);
+  CraftedModel model;
+  EXPECT_EQ(model.forward(at::ones({1, 8})).sizes(), (std::vector<int64_t>{1, 2}));
+}
+
+TEST(BackwardChecks, StoreKeepsThemAndTheViewSumsThemUp) {
+  test::ScratchDir dir;
+  const std::string path = dir / "b.ampscope";
+  at::manual_seed(0);
+  CraftedModel model;
+  std::vector<BackwardCheck> checks;
+  checks.push_back(*checked_step(model, 4, true));
+  model.overflow = false;
+  checks.push_back(*checked_step(model, 10, false));
+  model.overflow = true;
+  checks.push_back(*checked_step(model, 12, true));
+  {
+    auto writer = SessionWriter::create(path, SessionMeta{});
+    writer->append_backward_checks(std::vector<BackwardCheck>(checks));
+    writer->close();
+    ASSERT_EQ(writer->last_error(), "");
+  }
+  const auto back = SessionReader::open(path).backward_checks();
+  ASSERT_EQ(back.size(), 3u);
+  for (size_t i = 0; i < back.size(); ++i) {
+    EXPECT_EQ(back[i].step, checks[i].step);
+    EXPECT_EQ(back[i].skipped, checks[i].skipped);
+    EXPECT_EQ(back[i].module, checks[i].module);
+    EXPECT_EQ(back[i].side, checks[i].side);
+    EXPECT_EQ(back[i].gradients, checks[i].gradients);
+    EXPECT_EQ(back[i].nonfinite, checks[i].nonfinite);
+    EXPECT_EQ(back[i].position, checks[i].position);
+  }
+  const BackwardInfSummary s = load_session_view(path).backward_inf;
+  EXPECT_EQ(s.checked_steps, 3);
+  EXPECT_EQ(s.checked_skipped_steps, 2);
+  EXPECT_EQ(s.steps_with_nonfinite, 2);
+  ASSERT_TRUE(s.first);
+  EXPECT_EQ(s.first->step, 4);
+  ASSERT_EQ(s.origins.size(), 1u);
+  EXPECT_EQ(s.origins[0].steps, 2);
+  EXPECT_EQ(backward_inf_text(s),
+            "the first non-finite gradient in backward came out of root's backward (its input gradient) at step 4; "
+            "2 of the 3 checked steps (2 skipped by GradScaler) had one");
+}
+
+}  // namespace
+}  // namespace ampscope::profiler
