@@ -13,6 +13,7 @@
 #include "engine/module_scope.h"
 #include "profiler/capture/activation_stats.h"
 #include "profiler/capture/backward_checks.h"
+#include "profiler/capture/step_module_sink.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_view.h"
 #include "profiler/store/session_writer.h"
