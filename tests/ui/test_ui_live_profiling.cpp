@@ -48,6 +48,11 @@ TEST(LiveProfiling, EachRunIsRecordedIntoItsOwnSessionAndFeedsTheLiveViews) {
   LiveProfiling live(*window.controller(), *window.runPanel(), io, sessions);
   window.show();
   EXPECT_EQ(live.currentSessionPath(), "");
+  // Gradients (and readiness) every 5 steps, so the 6-step run samples step 5; the
+  // panel's default is every entry point's, 10 (profiler/capture_option_specs.h).
+  ProfilingSettings sampling;
+  sampling.gradient_every = 5;
+  window.runPanel()->setProfilerOptions(sampling);
 
   ASSERT_TRUE(runToEnd(window, tinyRun(engine::Precision::kBF16, 6)));
   ASSERT_EQ(window.controller()->state(), engine::RunState::kFinished);
@@ -62,7 +67,7 @@ TEST(LiveProfiling, EachRunIsRecordedIntoItsOwnSessionAndFeedsTheLiveViews) {
     EXPECT_GT(session.op_count(), 0);
   }
   // The live op table came from the run's profiler, and so did precision readiness
-  // (the run panel samples gradients every 5 steps: step 5).
+  // (gradients sampled every 5 steps, as set above: step 5).
   EXPECT_TRUE(testing::waitUntil([&] { return window.opExplorer()->model()->rowCount() > 0; }, 10s));
   EXPECT_TRUE(testing::waitUntil([&] { return window.readinessPane()->model()->rowCount() > 0; }, 10s));
   EXPECT_EQ(window.readinessPane()->model()->index(0, ReadinessModel::kLayer).data().toString(),
