@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/bytes_text.h"
 #include "engine/errors.h"
 
 namespace ampscope::engine {
@@ -142,16 +143,6 @@ std::string model_size_advice(ModelKind model) {
   return "lower --width or --layers";
 }
 
-std::string format_bytes(double bytes) {
-  const char* units[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
-  size_t unit = 0;
-  while (bytes >= 1000.0 && unit + 1 < std::size(units)) {
-    bytes /= 1000.0;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{:.0f} bytes", bytes) : fmt::format("{:.1f} {}", bytes, units[unit]);
-}
-
 std::string first_line(const std::string& text) {
   const auto end = text.find('\n');
   return end == std::string::npos ? text : text.substr(0, end);
@@ -166,7 +157,7 @@ std::string requested_size(const std::string& what) {
   const auto at = what.find(marker);
   if (at == std::string::npos) return {};
   try {
-    return fmt::format(" (one allocation of {})", format_bytes(std::stod(what.substr(at + marker.size()))));
+    return fmt::format(" (one allocation of {})", bytes_text(std::stod(what.substr(at + marker.size()))));
   } catch (const std::exception&) {
     return {};
   }

@@ -46,9 +46,6 @@ int64_t available_host_memory_bytes();
 // What to lower when a model does not fit in memory, for a message.
 std::string model_size_advice(ModelKind model);
 
-// "4.0 TB", "512.0 MB": a size for a message.
-std::string format_bytes(double bytes);
-
 // First line of a c10::Error, without LibTorch's C++ backtrace.
 std::string first_line(const std::string& text);
 // LibTorch's CPU allocator reports a failed allocation as a plain c10::Error

@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "engine/autocast_guard.h"
+#include "engine/bytes_text.h"
 #include "engine/device.h"
 #include "engine/errors.h"
 #include "engine/module_scope.h"
@@ -82,7 +83,7 @@ std::unique_ptr<DataSource> load_data(const TrainConfig& c) {
   if (const double bytes = data_file_bytes(c.data.path); available >= 0 && bytes > static_cast<double>(available))
     throw DataError(fmt::format("out of memory: the data at '{}' is {}, more than the {} of memory that is free "
                                 "(it is read whole); use a smaller data set",
-                                c.data.path, format_bytes(bytes), format_bytes(static_cast<double>(available))));
+                                c.data.path, bytes_text(bytes), bytes_text(static_cast<double>(available))));
   try {
     return make_data_source(c.data, c.model, c.seed);
   } catch (const std::bad_alloc&) {
@@ -99,7 +100,7 @@ void require_memory(double bytes, const std::string& what, ModelKind model) {
   const int64_t available = available_host_memory_bytes();
   if (available < 0 || bytes <= static_cast<double>(available)) return;
   throw TrainingError(fmt::format("out of memory: {} need {} but only {} of memory is free; {}", what,
-                                  format_bytes(bytes), format_bytes(static_cast<double>(available)),
+                                  bytes_text(bytes), bytes_text(static_cast<double>(available)),
                                   model_size_advice(model)));
 }
 
