@@ -1,5 +1,7 @@
 #include "profiler/number_text.h"
 
+#include "engine/bytes_text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
@@ -78,19 +80,7 @@ std::string ms_text(double ms) {
 
 std::string ns_as_ms(double ns) { return ms_text(ns / 1e6); }
 
-std::string bytes_text(double bytes) {
-  if (!std::isfinite(bytes)) return kDash;
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  double v = bytes;
-  while (std::fabs(v) >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  // Three significant digits: "1.50 MiB", "15.0 MiB", "150 MiB".
-  const int decimals = std::fabs(v) < 10 ? 2 : std::fabs(v) < 100 ? 1 : 0;
-  return u == 0 ? printf_string("%.0f B", v) : printf_string("%.*f %s", decimals, v, units[u]);
-}
+std::string bytes_text(double bytes) { return engine::bytes_text(bytes); }
 
 std::string percent(double fraction) {
   if (!std::isfinite(fraction)) return kDash;
@@ -165,6 +155,40 @@ std::string shapes_text(const std::vector<Shape>& shapes, size_t max_shown) {
   }
   if (tensors > shown) out += printf_string(" \u2026 (+%zu more)", tensors - shown);
   return out;
+}
+
+std::string short_dtype(const DtypeName& dtype) {
+  if (dtype == "float32" || dtype == "float") return "fp32";
+  if (dtype == "float16" || dtype == "half") return "fp16";
+  if (dtype == "bfloat16") return "bf16";
+  if (dtype == "float64" || dtype == "double") return "fp64";
+  return dtype;
+}
+
+std::string dtype_flow_text(const std::vector<DtypeName>& inputs, const std::vector<DtypeName>& outputs) {
+  const auto distinct = [](const std::vector<DtypeName>& dtypes) {
+    std::vector<std::string> seen;
+    std::string out;
+    for (const DtypeName& d : dtypes) {
+      if (d.empty()) continue;
+      std::string s = short_dtype(d);
+      if (std::find(seen.begin(), seen.end(), s) != seen.end()) continue;
+      out += (out.empty() ? "" : ",") + s;
+      seen.push_back(std::move(s));
+    }
+    return out;
+  };
+  const std::string in = distinct(inputs), out = distinct(outputs);
+  if (in.empty()) return out.empty() ? std::string() : "\u2192 " + out;
+  if (out.empty()) return in;
+  return in + " \u2192 " + out;
+}
+
+size_t display_width(std::string_view utf8) {
+  // Continuation bytes (10xxxxxx) add no column.
+  return static_cast<size_t>(std::count_if(utf8.begin(), utf8.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
 }
 
 bool shows_gpu_time(const std::vector<OpStats>& rows) {

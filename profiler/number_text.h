@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "profiler/records.h"
@@ -47,6 +48,17 @@ std::string shape_text(const Shape& shape);
 // The tensors' shapes, non-tensor arguments left out; past `max_shown` the rest are
 // counted: "[64, 128] [128] … (+118 more)" (a fused optimizer takes hundreds).
 std::string shapes_text(const std::vector<Shape>& shapes, size_t max_shown = 4);
+// A dtype as the tables spell it: "fp32", "fp16", "bf16", "fp64"; others as recorded
+// ("long", "float8_e4m3fn").
+std::string short_dtype(const DtypeName& dtype);
+// An op's dtypes, inputs to outputs, each side its distinct dtypes in order of first
+// appearance: "bf16,fp32 → bf16" (a fused optimizer's hundreds of inputs stay one
+// word); "→ bf16" without inputs, "" without either. Non-tensor arguments ("") are
+// left out.
+std::string dtype_flow_text(const std::vector<DtypeName>& inputs, const std::vector<DtypeName>& outputs);
+// Columns a UTF-8 string takes in a terminal (code points; every character the
+// tables print is one column wide).
+size_t display_width(std::string_view utf8);
 // Whether an op table shows GPU time (kernels were traced for some row) or CPU time,
 // and a row's time in it.
 bool shows_gpu_time(const std::vector<OpStats>& rows);

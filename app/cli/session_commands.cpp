@@ -20,7 +20,7 @@
 #include "profiler/recording_health.h"
 #include "profiler/report/report_format.h"
 #include "profiler/script_facts.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_view.h"
 
@@ -35,13 +35,44 @@ std::string strip_extension(const std::string& path) {
 
 std::string ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) {
-    if (!out.empty()) out += ",";
-    out += s.empty() ? "-" : s;
+// A module path past this many columns keeps its tail, the most specific part
+// ("…h.11.attn.c_attn"), so that one deep path does not widen every row.
+constexpr size_t kModuleColumnMax = 40;
+
+std::string module_cell(const std::string& module) {
+  if (module.empty()) return "-";
+  if (profiler::text::display_width(module) <= kModuleColumnMax) return module;
+  return "\u2026" + module.substr(module.size() - (kModuleColumnMax - 1));  // paths are ASCII
+}
+
+// Pads to `width` terminal columns (fmt's own width counts bytes on some fmt versions).
+std::string padded(const std::string& s, size_t width) {
+  const size_t w = profiler::text::display_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+// Op rows of one category, columns as wide as what they hold: names and dtypes are
+// never cut (a reader must be able to search for what they see).
+void print_op_rows(const std::vector<const profiler::OpStats*>& list, size_t top, const char* indent, bool times) {
+  const size_t shown = std::min(list.size(), top);
+  size_t name_width = 2, module_width = 6, dtype_width = 15;
+  std::vector<std::string> dtypes(shown);
+  for (size_t i = 0; i < shown; ++i) {
+    dtypes[i] = profiler::text::dtype_flow_text(list[i]->input_dtypes, list[i]->output_dtypes);
+    name_width = std::max(name_width, profiler::text::display_width(list[i]->name));
+    module_width = std::max(module_width, profiler::text::display_width(module_cell(list[i]->module)));
+    dtype_width = std::max(dtype_width, profiler::text::display_width(dtypes[i]));
   }
-  return out;
+  fmt::print("{}{} {} {:<9} {} {:>7}{}\n", indent, padded("op", name_width), padded("module", module_width), "phase",
+             padded("in \u2192 out dtypes", dtype_width), "calls",
+             times ? fmt::format(" {:>10} {:>10}", "CPU ms", "GPU ms") : "");
+  for (size_t i = 0; i < shown; ++i) {
+    const auto& r = *list[i];
+    fmt::print("{}{} {} {:<9} {} {:>7}{}{}\n", indent, padded(r.name, name_width),
+               padded(module_cell(r.module), module_width), profiler::to_string(r.phase), padded(dtypes[i], dtype_width),
+               r.calls, times ? fmt::format(" {:>10} {:>10}", ms(r.cpu_time_ns), ms(r.gpu_time_ns)) : "",
+               r.tensor_core_note.empty() ? "" : "  [" + r.tensor_core_note + "]");
+  }
 }
 
 }  // namespace
@@ -196,12 +227,7 @@ void print_compiled(const profiler::SessionView& session, size_t top) {
   for (auto& [category, list] : by_category) {
     std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->calls > b->calls; });
     fmt::print("  compiled {} ({} signatures)\n", profiler::to_string(category), list.size());
-    for (size_t i = 0; i < list.size() && i < top; ++i) {
-      const auto& r = *list[i];
-      fmt::print("    {:<28} {:<24} {:<9} {:<30} {:>7}\n", r.name.substr(0, 28),
-                 r.module.empty() ? "-" : r.module.substr(0, 24), profiler::to_string(r.phase),
-                 (join(r.input_dtypes) + " -> " + join(r.output_dtypes)).substr(0, 30), r.calls);
-    }
+    print_op_rows(list, top, "    ", /*times=*/false);
   }
   fmt::print("  graph breaks: {}\n", compile.graph_breaks.empty() ? "none" : "");
   for (const auto& b : compile.graph_breaks) fmt::print("    {} ({}x): {}\n", b.where, b.count, b.reason);
@@ -299,15 +325,7 @@ int SummaryCommand::run() {
   for (auto& [category, list] : by_category) {
     std::sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->cpu_time_ns + a->gpu_time_ns > b->cpu_time_ns + b->gpu_time_ns; });
     fmt::print("\n{} ({} signatures)\n", profiler::to_string(category), list.size());
-    fmt::print("  {:<28} {:<24} {:<9} {:<30} {:>7} {:>10} {:>10}\n", "op", "module", "phase", "in -> out dtypes",
-               "calls", "CPU ms", "GPU ms");
-    for (size_t i = 0; i < list.size() && i < top_; ++i) {
-      const auto& r = *list[i];
-      fmt::print("  {:<28} {:<24} {:<9} {:<30} {:>7} {:>10} {:>10}{}\n", r.name.substr(0, 28),
-                 r.module.empty() ? "-" : r.module.substr(0, 24), profiler::to_string(r.phase),
-                 (join(r.input_dtypes) + " -> " + join(r.output_dtypes)).substr(0, 30), r.calls, ms(r.cpu_time_ns),
-                 ms(r.gpu_time_ns), r.tensor_core_note.empty() ? "" : "  [" + r.tensor_core_note + "]");
-    }
+    print_op_rows(list, top_, "  ", /*times=*/true);
   }
 
   print_compiled(session, top_);
@@ -316,7 +334,8 @@ int SummaryCommand::run() {
   if (!kernels.empty()) {
     fmt::print("\nTop kernels (GPU ms, calls, Tensor Cores)\n");
     for (const auto& k : kernels)
-      fmt::print("  {:>10} {:>7} {:<3} {}\n", ms(k.total_ns), k.calls, k.tensor_core ? "TC" : "", k.name.substr(0, 100));
+      fmt::print("  {:>10} {:>7} {:<3} {}\n", ms(k.total_ns), k.calls, k.tensor_core ? "TC" : "",
+                 k.name.size() > 160 ? k.name.substr(0, 159) + "\u2026" : k.name);
     const profiler::GpuAttribution& gpu = session.gpu_attribution;
     fmt::print("  GPU time with no op: {} ms of {} ms traced ({:.1f}%){}\n", ms(gpu.unattributed_ns),
                ms(gpu.traced_ns), 100.0 * gpu.unattributed_share(),

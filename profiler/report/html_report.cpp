@@ -200,15 +200,8 @@ std::string rich_text(const std::string& text) {
 
 
 std::string dtypes_text(const std::vector<DtypeName>& in, const std::vector<DtypeName>& out) {
-  auto join = [](const std::vector<DtypeName>& v) {
-    std::string s;
-    for (const auto& d : v) {
-      if (d.empty()) continue;
-      s += (s.empty() ? "" : ", ") + d;
-    }
-    return s.empty() ? std::string("\u2013") : s;
-  };
-  return join(in) + " \u2192 " + join(out);
+  const std::string flow = text::dtype_flow_text(in, out);
+  return flow.empty() ? std::string("\u2013") : flow;
 }
 
 std::string recommendations_html(const std::vector<Recommendation>& recs) {

@@ -8,6 +8,8 @@
 
 #include <fstream>
 #include <regex>
+#include <sstream>
+#include <string_view>
 
 #include "tests/cli/cli_runner.h"
 #include "tests/support/tensorboard_reader.h"
@@ -43,9 +45,55 @@ ScratchDir* ProfiledGptSession::dir_ = nullptr;
 TEST_F(ProfiledGptSession, SummaryShowsTheAutocastCategories) {
   const Result r = ampscope(fmt::format("summary '{}'", session().string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* needle : {"demoted", "kept_fp32", "aten::linear", "aten::cross_entropy_loss", "bfloat16",
+  for (const char* needle : {"demoted", "kept_fp32", "aten::linear", "aten::cross_entropy_loss", "fp32 \u2192 bf16",
                              "cast tax", "autocast_cast", "steps     8"})
     EXPECT_NE(r.output.find(needle), std::string::npos) << needle << "\n" << r.output;
+}
+
+// Terminal columns of a UTF-8 line (the tables print one-column characters).
+size_t columns(std::string_view utf8) {
+  return static_cast<size_t>(std::count_if(utf8.begin(), utf8.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+// Issue #31: the op tables print whole op names (a reader searches for what they
+// see) and every row's numbers stand under their header, however long a name,
+// module path or dtype list (the optimizer's hundreds of inputs) is.
+TEST_F(ProfiledGptSession, SummaryOpTablesFitTheirContent) {
+  const Result r = ampscope(fmt::format("summary '{}' --top 1000", session().string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream lines(r.output);
+  std::string line;
+  size_t tables = 0, rows = 0, widest_name_column = 0;
+  while (std::getline(lines, line)) {
+    if (!line.starts_with("  op ")) continue;
+    ++tables;
+    const size_t header_calls_end = columns(line.substr(0, line.find("calls") + 5));
+    const size_t header_module = line.find("module");
+    widest_name_column = std::max(widest_name_column, header_module - 3);  // "  " before, " " after
+    while (std::getline(lines, line) && !line.empty()) {
+      ++rows;
+      // The module column starts under its header: the name was not cut and did not push it.
+      EXPECT_EQ(line[header_module - 1], ' ') << line;
+      EXPECT_NE(line[header_module], ' ') << "module column misplaced:\n" << line;
+      // The calls count ends under "calls".
+      std::string head;  // the row's first header_calls_end columns
+      size_t cols = 0, i = 0;
+      for (; i < line.size() && cols < header_calls_end; ++i)
+        if ((line[i] & 0xC0) != 0x80) ++cols;
+      while (i < line.size() && (line[i] & 0xC0) == 0x80) ++i;
+      head = line.substr(0, i);
+      ASSERT_FALSE(head.empty());
+      EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(head.back()))) << "calls not under its header:\n" << line;
+      EXPECT_TRUE(i == line.size() || line[i] == ' ') << line;
+    }
+  }
+  EXPECT_GE(tables, 3u) << r.output;  // demoted, kept_fp32, unchanged at least
+  EXPECT_GE(rows, 10u) << r.output;
+  // The GPT's names longer than the old 28-character column are shown whole.
+  EXPECT_GT(widest_name_column, 28u) << r.output;
+  // The optimizer's dtypes (a tensor list per parameter group) stay one short word each side.
+  for (std::istringstream all(r.output); std::getline(all, line);)
+    if (line.find("adam") != std::string::npos) EXPECT_EQ(line.find("fp32,fp32"), std::string::npos) << line;
 }
 
 TEST_F(ProfiledGptSession, ChromeTraceIsValidWithOpsAndSteps) {

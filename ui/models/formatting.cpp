@@ -26,35 +26,11 @@ QString formatCount(double value) {
   return QStringLiteral("%1G").arg(value / 1e9, 0, 'f', 2);
 }
 
-QString shortDtype(const std::string& dtype) {
-  if (dtype == "float32" || dtype == "float") return QStringLiteral("fp32");
-  if (dtype == "float16" || dtype == "half") return QStringLiteral("fp16");
-  if (dtype == "bfloat16") return QStringLiteral("bf16");
-  if (dtype == "float64" || dtype == "double") return QStringLiteral("fp64");
-  return QString::fromStdString(dtype);
-}
-
-namespace {
-
-QString distinctDtypes(const std::vector<profiler::DtypeName>& dtypes) {
-  QStringList out;
-  for (const auto& d : dtypes) {
-    if (d.empty()) continue;
-    const QString s = shortDtype(d);
-    if (!out.contains(s)) out << s;
-  }
-  return out.join(QLatin1Char(','));
-}
-
-}  // namespace
+QString shortDtype(const std::string& dtype) { return QString::fromStdString(profiler::text::short_dtype(dtype)); }
 
 QString dtypeFlow(const std::vector<profiler::DtypeName>& inputs,
                   const std::vector<profiler::DtypeName>& outputs) {
-  QString in = distinctDtypes(inputs);  // not const: returned by move below
-  const QString out = distinctDtypes(outputs);
-  if (in.isEmpty()) return out.isEmpty() ? QString() : QStringLiteral("→ ") + out;
-  if (out.isEmpty()) return in;
-  return in + QStringLiteral(" → ") + out;
+  return QString::fromStdString(profiler::text::dtype_flow_text(inputs, outputs));
 }
 
 QString shapesText(const std::vector<profiler::Shape>& shapes) {
