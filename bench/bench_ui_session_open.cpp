@@ -226,9 +226,9 @@ void BM_OpenSession(benchmark::State& state) {
     ui::LoadedSession session = std::move(*io.load(path).session);
     if (session.profile) {
       ops.setRows(session.profile->op_stats);
-      kernels.setRows(session.profile->kernels);
+      kernels.setRows(session.profile->top_kernels);
       op_rows = session.profile->op_stats.size();
-      kernel_rows = session.profile->kernels.size();
+      kernel_rows = session.profile->top_kernels.size();
     }
     benchmark::DoNotOptimize(session.steps.data());
   }

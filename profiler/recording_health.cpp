@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 
 namespace ampscope::profiler {
 namespace {

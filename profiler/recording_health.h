@@ -45,7 +45,7 @@ struct RecordingHealth {
 std::string describe(const RecordingHealth& health);
 
 // From the keys the profiler and the session writer leave in a session's meta
-// when it is closed (profiler/store/session_meta_keys.h).
+// when it is closed (profiler/session_meta_keys.h).
 RecordingHealth recording_health_from_meta(const std::map<std::string, std::string>& meta);
 
 }  // namespace ampscope::profiler

@@ -1,6 +1,6 @@
 #include "profiler/script_facts.h"
 
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 
 namespace ampscope::profiler {
 namespace {

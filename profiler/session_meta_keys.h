@@ -1,6 +1,6 @@
 #pragma once
-// The keys of a session's `meta` table, once, next to the schema: the writer, the
-// profiler, the comparison store and every reader use these names, so a key that
+// The keys of a session's `meta` table, once, beside records.h (capture, the store and
+// the recording-health text all read them): the writer, the profiler, the comparison store and every reader use these names, so a key that
 // is read is a key that something writes. docs/session-format.md lists them for
 // users. The Python capture (python/ampscope/_capture.py) writes the SessionMeta
 // keys and `kind` by name through the extension's set_meta; keep it in step.

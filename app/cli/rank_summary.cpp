@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "profiler/analysis/rank_comparison.h"
+#include "profiler/store/rank_comparison.h"
 
 namespace ampscope::cli {
 

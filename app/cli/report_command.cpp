@@ -7,7 +7,7 @@
 #include "app/cli/output_path.h"
 #include "app/cli/session_commands.h"
 #include "profiler/report/html_report.h"
-#include "profiler/analysis/rank_comparison.h"
+#include "profiler/store/rank_comparison.h"
 #include "profiler/report/report_data.h"
 
 namespace ampscope::cli {

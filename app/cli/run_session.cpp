@@ -76,7 +76,7 @@ int run_session(const engine::TrainConfig& config, const std::vector<engine::Tra
     if (!snapshot) return;
     std::map<int64_t, std::vector<profiler::GradientSample>> by_step;
     for (const auto& g : snapshot->gradient_history) by_step[g.step].push_back(g);
-    if (by_step.empty() && !snapshot->gradients.empty()) by_step[snapshot->gradients.front().step] = snapshot->gradients;
+    if (by_step.empty() && !snapshot->latest_gradients.empty()) by_step[snapshot->latest_gradients.front().step] = snapshot->latest_gradients;
     for (const auto& [step, samples] : by_step) tensorboard->on_gradients(samples);
   };
 

@@ -10,7 +10,7 @@
 
 #include "engine/config.h"
 #include "engine/training_observer.h"
-#include "profiler/snapshot.h"
+#include "profiler/analysis/profile_snapshot.h"
 
 namespace ampscope::cli {
 

@@ -1,35 +1,41 @@
 #pragma once
-// What the profiler publishes to a live viewer (the GUI): an immutable snapshot,
-// replaced as a whole. The producer builds a new one off the training thread's
-// hot path and swaps a shared_ptr; readers keep theirs as long as they like.
+// A profile: the op table, kernels, gradient and activation ranges, readiness and
+// backward checks of a run so far. One carrier for live and saved data (Tracy's
+// Worker, heaptrack's AccumulatedTraceData): the live profiler publishes it as an
+// immutable snapshot, replaced as a whole (built off the training thread's hot
+// path, swapped as a shared_ptr; readers keep theirs as long as they like), and
+// the store's SessionView *is* one (it derives from it), so a file opens into the
+// same value the live views take, without repacking: a new profile field is one
+// field here, filled by the profiler and by the loader.
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
-#include "profiler/analysis/quantization_readiness.h"
 #include "profiler/analysis/backward_origin.h"
+#include "profiler/analysis/quantization_readiness.h"
 #include "profiler/records.h"
 
 namespace ampscope::profiler {
 
 struct ProfileSnapshot {
-  int64_t step = 0;                           // the last step included
-  std::vector<OpStats> op_stats;              // the whole op table so far
-  std::vector<KernelSummary> kernels;         // by total GPU time, descending
+  int64_t step = 0;                                 // the last step included
+  std::vector<OpStats> op_stats;                    // the whole op table so far
+  std::vector<KernelSummary> top_kernels;           // by total GPU time, descending (a saved file: the top N)
   // GPU time no op can be named for, against all traced GPU time.
   GpuAttribution gpu_attribution;
   int64_t unattributed_kernels = 0;
-  std::vector<GradientSample> gradients;      // the latest sample, one per parameter
-  std::vector<GradientSample> gradient_history;  // every sample of a bounded set of steps (heatmap over time)
-  std::vector<ActivationSample> activations;  // module outputs of the latest sampled step, in completion order
+  std::vector<GradientSample> latest_gradients;     // the latest sample, one per parameter
+  std::vector<GradientSample> gradient_history;     // every sample of a bounded set of steps (heatmap over time)
+  std::vector<ActivationSample> latest_activations;  // module outputs of the latest sampled step, in completion order
   // The first module whose output overflowed fp16, at the earliest sampled step with one.
   std::optional<ActivationSample> first_fp16_overflow;
   // Precision readiness per layer and tensor, the sampled steps so far added up.
   ReadinessTotals readiness;
   // Backward passes checked for non-finite gradients, and where the first one arose.
   BackwardInfSummary backward_inf;
-  std::string gpu_tracing;                    // "cupti" or why GPU tracing is off
-  uint64_t dropped_records = 0;               // anything the capture had to drop
+  std::string gpu_tracing;                          // "cupti" or why GPU tracing is off
+  uint64_t dropped_records = 0;                     // anything the capture had to drop
 };
 
 using ProfileSnapshotPtr = std::shared_ptr<const ProfileSnapshot>;

@@ -15,7 +15,7 @@
 #include "profiler/capture/step_record.h"
 #include "profiler/analysis/tensor_core_eligibility.h"
 #include "profiler/process_identity.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/thread_priority.h"
 
 namespace ampscope::profiler {
@@ -458,12 +458,12 @@ void Profiler::publish_snapshot() {
   auto next = std::make_shared<ProfileSnapshot>();
   next->step = last_step_;
   next->op_stats = annotated_op_stats();
-  next->kernels = kernel_table_.summaries();
+  next->top_kernels = kernel_table_.summaries();
   next->unattributed_kernels = aggregator_.unattributed_kernels();
   next->gpu_attribution = {aggregator_.unattributed_gpu_ns(), kernel_table_.total_gpu_ns()};
-  next->gradients = latest_gradients_;
+  next->latest_gradients = latest_gradients_;
   next->gradient_history.assign(gradient_history_.begin(), gradient_history_.end());
-  next->activations = latest_activations_;
+  next->latest_activations = latest_activations_;
   next->first_fp16_overflow = first_fp16_overflow_;
   next->readiness = readiness_totals_;
   next->backward_inf = summarize_backward_checks(backward_checks_);

@@ -43,7 +43,7 @@
 #include "profiler/capture/readiness_recorder.h"
 #include "profiler/capture/backward_checks.h"
 #include "profiler/capture/step_module_sink.h"
-#include "profiler/snapshot.h"
+#include "profiler/analysis/profile_snapshot.h"
 #include "profiler/store/session_writer.h"
 
 namespace ampscope::profiler {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "profiler/export/export_util.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 
 namespace ampscope::profiler {
 namespace {

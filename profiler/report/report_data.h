@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "profiler/analysis/comparison.h"
-#include "profiler/analysis/rank_comparison.h"
+#include "profiler/store/rank_comparison.h"
 #include "profiler/records.h"
 #include "profiler/report/recommendations.h"
 #include "profiler/store/session_view.h"

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "profiler/store/row_codec.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_writer.h"
 

@@ -1,4 +1,4 @@
-#include "profiler/analysis/rank_comparison.h"
+#include "profiler/store/rank_comparison.h"
 
 #include <algorithm>
 #include <cctype>

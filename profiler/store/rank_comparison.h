@@ -4,6 +4,8 @@
 // rank (stragglers), skipped steps, whether every rank used the same loss scale at
 // every step (DDP all-reduces gradients, so GradScaler must agree), and the time
 // in collectives. One aggregation for `ampscope summary`, the HTML report and the GUI.
+// It compares sessions as the loader reads them (SessionView), so it sits in store/
+// beside that loader, above the single-session analysis.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "profiler/records.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 
 namespace ampscope::profiler {
 

@@ -7,7 +7,7 @@
 
 #include "profiler/analysis/op_aggregator.h"
 #include "profiler/store/comparison_store.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 
 namespace ampscope::profiler {
@@ -93,6 +93,10 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   v.meta = reader.meta();
   v.health = recording_health_from_meta(v.meta_values);
   v.steps = reader.steps();
+  v.step = v.steps.empty() ? 0 : v.steps.back().step;
+  v.gpu_tracing = v.meta.gpu_tracing;
+  v.unattributed_kernels = meta_key::count(v.meta_values, meta_key::kUnattributedKernels).value_or(0);
+  // dropped_records stays 0: a file's losses are in `health`, with their causes.
   v.optimizer_steps = reader.optimizer_steps();
   v.op_count = reader.op_count();
   v.kernel_count = reader.kernel_count();

@@ -17,6 +17,7 @@
 
 #include "profiler/analysis/backward_origin.h"
 #include "profiler/analysis/comparison.h"
+#include "profiler/analysis/profile_snapshot.h"
 #include "profiler/analysis/quantization_readiness.h"
 #include "profiler/analysis/scheduler_drift.h"
 #include "profiler/analysis/step_timing.h"
@@ -66,7 +67,9 @@ struct SessionViewOptions {
   size_t gradient_history_steps = 0;   // every sample of the last N sampled steps (the GUI's heatmap)
 };
 
-struct SessionView {
+// The profile part (op table, kernels, ranges, readiness, backward checks) is the
+// live views' ProfileSnapshot itself; the rest is what only a file holds.
+struct SessionView : ProfileSnapshot {
   std::string path;
   int format_version = 0;
   SessionMeta meta;
@@ -79,38 +82,23 @@ struct SessionView {
   // GradScaler's decision per optimizer, for steps of several optimizers (multi-loss, Python loops).
   std::vector<OptimizerStepRecord> optimizer_steps;
 
-  // The op table. A run killed before its first save has none stored: then it is
-  // rebuilt from the recorded ops and kernels (without Tensor Core notes) and
-  // op_stats_rebuilt says so.
-  std::vector<OpStats> op_stats;
+  // The op table (ProfileSnapshot::op_stats). A run killed before its first save
+  // has none stored: then it is rebuilt from the recorded ops and kernels (without
+  // Tensor Core notes) and op_stats_rebuilt says so.
   bool op_stats_rebuilt = false;
   int64_t profiled_steps = 0;  // steps whose ops the table covers: per-step time = table time / this
   std::vector<CategoryTotals> category_totals;
   int64_t op_count = 0;
   int64_t kernel_count = 0;
-  GpuAttribution gpu_attribution;
-  std::vector<KernelSummary> top_kernels;  // empty when no GPU was traced
 
-  std::vector<GradientSample> latest_gradients;         // of the last sampled step, by parameter
   std::vector<GradientStepSummary> gradient_summaries;  // per sampled step (see the options)
-  std::vector<GradientSample> gradient_history;         // raw samples, gradient_history_steps steps
   size_t gradient_sampled_steps = 0;
 
-  // Module outputs of the last sampled step (completion order), and the first
-  // module whose output overflowed fp16 at the earliest sampled step with one.
-  std::vector<ActivationSample> latest_activations;
-  size_t activation_sampled_steps = 0;
-  std::optional<ActivationSample> first_fp16_overflow;
-  // Backward passes checked for non-finite gradients: where the first one arose.
-  BackwardInfSummary backward_inf;
+  size_t activation_sampled_steps = 0;  // steps whose module outputs were sampled
 
   // LR schedulers of a Python loop (lr_scheduler.step() calls), each against the
   // optimizer steps GradScaler skipped; empty when the script stepped none.
   std::vector<SchedulerSummary> schedulers;
-
-  // Precision readiness per layer and tensor, the sampled steps added up (none in
-  // sessions recorded before it was).
-  ReadinessTotals readiness;
 
   CompileEvents compile;  // torch.compile'd code of a Python loop; op_stats rows with `compiled`
 

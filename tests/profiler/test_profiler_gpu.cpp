@@ -104,7 +104,7 @@ TEST(ProfilerGpu, TwoStartStopCyclesInOneProcess) {
     Profiler profiler(options);
     train(profiler, gpu_gpt(2));
     ASSERT_EQ(profiler.gpu_tracing(), "cupti") << "cycle " << cycle;
-    EXPECT_FALSE(profiler.snapshot()->kernels.empty()) << "cycle " << cycle;
+    EXPECT_FALSE(profiler.snapshot()->top_kernels.empty()) << "cycle " << cycle;
   }
 }
 

@@ -8,7 +8,7 @@
 #include "engine/trainer.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/process_identity.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
@@ -37,8 +37,8 @@ TEST(Profiler, SessionHoldsStepsOpsGradientsAndTheOpTable) {
     const auto snap = profiler.snapshot();
     EXPECT_EQ(snap->step, 7);
     EXPECT_FALSE(snap->op_stats.empty());
-    EXPECT_FALSE(snap->gradients.empty());
-    EXPECT_EQ(snap->gradients.front().step, 6);
+    EXPECT_FALSE(snap->latest_gradients.empty());
+    EXPECT_EQ(snap->latest_gradients.front().step, 6);
     EXPECT_EQ(snap->backward_inf.checked_steps, 2);  // the live view has the backward checks too
   }
   const auto session = SessionReader::open(options.session_path);

@@ -15,7 +15,7 @@
 #include "engine/trainer.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/cupti/synthetic_activity_source.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
@@ -36,7 +36,7 @@ std::set<std::string> op_names_of_a_run(int64_t gradient_every, engine::Precisio
   std::set<std::string> names;
   for (const OpStats& row : profiler.snapshot()->op_stats) names.insert(row.name);
   if (gradient_every > 0) {
-    EXPECT_FALSE(profiler.snapshot()->gradients.empty());
+    EXPECT_FALSE(profiler.snapshot()->latest_gradients.empty());
   }
   return names;
 }
@@ -177,7 +177,7 @@ TEST(ProfilerTruth, TheProfilersOwnKernelsAreNeverTheUsers) {
     ASSERT_NE(gpu.source, nullptr);
     launched = gpu.source->kernels_launched();
     const auto snap = profiler.snapshot();
-    ASSERT_FALSE(snap->activations.empty()) << "the activation statistics must have run";
+    ASSERT_FALSE(snap->latest_activations.empty()) << "the activation statistics must have run";
     EXPECT_EQ(snap->unattributed_kernels, 0);
     EXPECT_EQ(snap->gpu_attribution.unattributed_ns, 0);
   }
@@ -219,7 +219,7 @@ TEST(ProfilerTruth, KernelsNameTheOpsTheyRanInside) {
   {
     Profiler profiler(options);
     train_tiny_gpt(profiler, 2);
-    live = profiler.snapshot()->kernels;
+    live = profiler.snapshot()->top_kernels;
   }
   // The synthetic source launches one "synthetic_kernel" per recorded op.
   const auto saved = SessionReader::open(options.session_path).top_kernels(10);

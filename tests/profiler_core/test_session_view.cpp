@@ -6,7 +6,7 @@
 
 #include "profiler/export/json_summary.h"
 #include "profiler/store/comparison_store.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/store/session_view.h"
 #include "tests/profiler_core/session_fixture.h"
 #include "tests/support/test_support.h"

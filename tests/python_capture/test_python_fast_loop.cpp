@@ -13,7 +13,7 @@
 #include <set>
 
 #include "profiler/op_sampling_rule.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/support/test_support.h"

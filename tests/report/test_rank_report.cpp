@@ -3,7 +3,7 @@
 // figures for `ampscope summary`, the HTML report and the GUI (compare_ranks).
 #include <gtest/gtest.h>
 
-#include "profiler/analysis/rank_comparison.h"
+#include "profiler/store/rank_comparison.h"
 #include "profiler/report/html_report.h"
 #include "profiler/report/report_data.h"
 #include "profiler/store/session_view.h"

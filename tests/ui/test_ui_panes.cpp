@@ -43,7 +43,7 @@ profiler::ProfileSnapshotPtr snapshotWithHistory() {
     snapshot->gradient_history.push_back(gradientSample("b.weight", -28 + drift, 6, scale, step));
   }
   for (const auto& s : snapshot->gradient_history)
-    if (s.step == 50) snapshot->gradients.push_back(s);
+    if (s.step == 50) snapshot->latest_gradients.push_back(s);
   snapshot->step = 50;
   return snapshot;
 }
@@ -238,7 +238,7 @@ TEST(ColorScheme, PlotsFollowADarkPaletteAndBack) {
 TEST(KernelView, ShowsTheUnattributedShareOfGpuTime) {
   KernelView view;
   auto snapshot = std::make_shared<profiler::ProfileSnapshot>();
-  snapshot->kernels = testing::realisticKernels();
+  snapshot->top_kernels = testing::realisticKernels();
   snapshot->gpu_attribution = {2'500'000, 10'000'000};
   view.setSnapshot(snapshot);
   const auto* label = view.findChild<QLabel*>(QStringLiteral("gpuAttribution"));

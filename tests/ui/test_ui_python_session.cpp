@@ -4,7 +4,7 @@
 // where no batch was seen), the empty gradient-norm plot says why, and the state
 // texts say one thing: the session's state, not a built-in run's "Finished".
 #include "profiler/process_identity.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/store/session_writer.h"
 #include "tests/support/test_support.h"
 // Qt from here on.

@@ -6,7 +6,7 @@
 #include "profiler/capture/profiler.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/process_identity.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/store/session_writer.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <memory>
 
-#include "profiler/snapshot.h"
+#include "profiler/analysis/profile_snapshot.h"
 
 namespace ampscope::ui::testing {
 
@@ -114,8 +114,8 @@ inline profiler::ProfileSnapshotPtr realisticSnapshot(int64_t step) {
   auto snapshot = std::make_shared<profiler::ProfileSnapshot>();
   snapshot->step = step;
   snapshot->op_stats = realisticOps();
-  snapshot->kernels = realisticKernels();
-  snapshot->gradients = {gradientSample("layers.0.weight", -20, 6, 65536.0, step),
+  snapshot->top_kernels = realisticKernels();
+  snapshot->latest_gradients = {gradientSample("layers.0.weight", -20, 6, 65536.0, step),
                          gradientSample("layers.0.bias", -16, 4, 65536.0, step),
                          gradientSample("layers.1.weight", -26, 8, 65536.0, step),
                          gradientSample("head.weight", -12, 5, 65536.0, step)};

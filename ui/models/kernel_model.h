@@ -5,7 +5,7 @@
 #include <QAbstractTableModel>
 #include <vector>
 
-#include "profiler/snapshot.h"
+#include "profiler/analysis/profile_snapshot.h"
 
 namespace ampscope::ui {
 

@@ -4,7 +4,7 @@
 // GradScaler skipped, the last loss scale, and the time in collectives.
 #include <QAbstractTableModel>
 
-#include "profiler/analysis/rank_comparison.h"
+#include "profiler/store/rank_comparison.h"
 
 namespace ampscope::ui {
 

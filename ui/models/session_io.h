@@ -14,7 +14,7 @@
 #include "profiler/records.h"
 #include "profiler/recording_health.h"
 #include "profiler/script_facts.h"
-#include "profiler/snapshot.h"
+#include "profiler/analysis/profile_snapshot.h"
 
 namespace ampscope::ui {
 

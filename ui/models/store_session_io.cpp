@@ -3,29 +3,16 @@
 #include <algorithm>
 
 #include "profiler/store/session_copy.h"
-#include "profiler/store/session_meta_keys.h"
+#include "profiler/session_meta_keys.h"
 
 namespace ampscope::ui {
 
-profiler::ProfileSnapshotPtr snapshot_from_view(const profiler::SessionView& session) {
-  auto snapshot = std::make_shared<profiler::ProfileSnapshot>();
-  snapshot->step = session.steps.empty() ? 0 : session.steps.back().step;
-  snapshot->op_stats = session.op_stats;
-  snapshot->kernels = session.top_kernels;
-  snapshot->gpu_attribution = session.gpu_attribution;
-  snapshot->gradients = session.latest_gradients;
-  snapshot->gradient_history = session.gradient_history;
-  snapshot->activations = session.latest_activations;
-  snapshot->first_fp16_overflow = session.first_fp16_overflow;
-  snapshot->readiness = session.readiness;
-  snapshot->backward_inf = session.backward_inf;
-  snapshot->gpu_tracing = session.meta.gpu_tracing;
-  return snapshot;
-}
-
 LoadedSession loaded_session(profiler::SessionView session) {
   LoadedSession loaded;
-  if (session.has_profile()) loaded.profile = snapshot_from_view(session);
+  // The profile part of the view is the live views' snapshot type: moved, not repacked.
+  if (session.has_profile())
+    loaded.profile = std::make_shared<const profiler::ProfileSnapshot>(
+        std::move(static_cast<profiler::ProfileSnapshot&>(session)));
   loaded.health = session.health;
   loaded.writer_pid = profiler::meta_key::count(session.meta_values, profiler::meta_key::kPid).value_or(0);
   if (const auto host = session.meta_values.find(profiler::meta_key::kHost); host != session.meta_values.end())

@@ -28,7 +28,4 @@ class StoreSessionIO final : public SessionIO {
 // of the last 64 sampled steps for the heatmap over time, no per-step summaries.
 inline constexpr profiler::SessionViewOptions kGuiViewOptions{500, 0, 64};
 
-// A snapshot of a stored session, as the live views take it.
-profiler::ProfileSnapshotPtr snapshot_from_view(const profiler::SessionView& session);
-
 }  // namespace ampscope::ui

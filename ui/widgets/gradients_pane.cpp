@@ -222,11 +222,11 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
     rebuildHistogram();
   });
   connect(mode_, &QComboBox::currentIndexChanged, this, [this] {
-    if (snapshot_ && !snapshot_->gradients.empty()) rebuildHeatmap();
+    if (snapshot_ && !snapshot_->latest_gradients.empty()) rebuildHeatmap();
   });
   connect(format_, &QComboBox::currentIndexChanged, this, [this] {
     updateLimitTooltips();
-    if (!snapshot_ || snapshot_->gradients.empty()) return;
+    if (!snapshot_ || snapshot_->latest_gradients.empty()) return;
     rebuildHeatmap();
     rebuildHistogram();
   });
@@ -234,7 +234,7 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
 }
 
 int GradientsPane::parameterCount() const {
-  return snapshot_ ? static_cast<int>(snapshot_->gradients.size()) : 0;
+  return snapshot_ ? static_cast<int>(snapshot_->latest_gradients.size()) : 0;
 }
 
 QString GradientsPane::fractionsText() const { return fractions_; }
@@ -269,7 +269,7 @@ void GradientsPane::updateLimitTooltips() {
 
 void GradientsPane::setSnapshot(profiler::ProfileSnapshotPtr snapshot) {
   snapshot_ = std::move(snapshot);
-  if (!snapshot_ || snapshot_->gradients.empty()) {
+  if (!snapshot_ || snapshot_->latest_gradients.empty()) {
     stack_->setCurrentIndex(0);
     return;
   }
@@ -282,11 +282,11 @@ void GradientsPane::setSnapshot(profiler::ProfileSnapshotPtr snapshot) {
                                    .arg(shortDtype(first->dtype), pct(first->nonfinite_fraction)));
   } else {
     activation_label_->setText(
-        snapshot_->activations.empty()
+        snapshot_->latest_activations.empty()
             ? QString()
             : tr("Activations: no module output overflowed fp16 (%1 modules at step %2)")
-                  .arg(snapshot_->activations.size())
-                  .arg(snapshot_->activations.front().step));
+                  .arg(snapshot_->latest_activations.size())
+                  .arg(snapshot_->latest_activations.front().step));
   }
   activation_label_->setVisible(!activation_label_->text().isEmpty());
   const std::string backward = profiler::backward_inf_text(snapshot_->backward_inf);
@@ -295,7 +295,7 @@ void GradientsPane::setSnapshot(profiler::ProfileSnapshotPtr snapshot) {
   const QString selected = parameter_->currentText();
   QSignalBlocker block(parameter_);
   parameter_->clear();
-  for (const auto& g : snapshot_->gradients)
+  for (const auto& g : snapshot_->latest_gradients)
     parameter_->addItem(QString::fromStdString(g.parameter));
   const int keep = parameter_->findText(selected);
   parameter_->setCurrentIndex(keep >= 0 ? keep : 0);
@@ -350,7 +350,7 @@ void GradientsPane::rebuildHeatmap() {
 void GradientsPane::rebuildLatestHeatmap() {
   history_ = {};
   for (QCPGraph* graph : limit_graphs_) graph->setVisible(false);
-  const auto& samples = snapshot_->gradients;
+  const auto& samples = snapshot_->latest_gradients;
   const int rows = static_cast<int>(samples.size());
   const double log2_scale = log2Scale(samples.front().loss_scale);
   map_->data()->setSize(kGradBins, rows);
@@ -395,7 +395,7 @@ void GradientsPane::rebuildHistoryHeatmap() {
   const std::string parameter = selected ? parameter_->currentText().toStdString() : std::string();
   // A snapshot without history (an older producer) still has its latest sample: one column.
   const auto& source =
-      snapshot_->gradient_history.empty() ? snapshot_->gradients : snapshot_->gradient_history;
+      snapshot_->gradient_history.empty() ? snapshot_->latest_gradients : snapshot_->gradient_history;
   history_ = gradientHistoryMap(source, parameter);
   const int columns = static_cast<int>(history_.steps.size());
   map_->data()->setSize(columns, kGradBins);
@@ -482,7 +482,7 @@ void GradientsPane::rebuildHistogram() {
   histogram_->clearItems();
   const int index = parameter_->currentIndex();
   if (!snapshot_ || index < 0 || index >= parameterCount()) return;
-  const auto& s = snapshot_->gradients[static_cast<size_t>(index)];
+  const auto& s = snapshot_->latest_gradients[static_cast<size_t>(index)];
   const double log2_scale = std::log2(std::max(1e-300, s.loss_scale));
   QVector<double> keys, values;
   for (int b = 0; b < kGradBins; ++b) {
@@ -550,7 +550,7 @@ void GradientsPane::applyPalette() {
   const SeriesColors c = seriesColors(palette());
   bars_->setPen(Qt::NoPen);
   bars_->setBrush(c.primary);
-  if (snapshot_ && !snapshot_->gradients.empty()) {
+  if (snapshot_ && !snapshot_->latest_gradients.empty()) {
     rebuildHeatmap();
     rebuildHistogram();
   }

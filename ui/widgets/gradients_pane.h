@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/snapshot.h"
+#include "profiler/analysis/profile_snapshot.h"
 
 class QComboBox;
 class QCustomPlot;

@@ -101,13 +101,13 @@ int KernelView::barCount() const {
 
 void KernelView::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
   snapshot_ = snapshot;
-  if (!snapshot_ || snapshot_->kernels.empty()) {
+  if (!snapshot_ || snapshot_->top_kernels.empty()) {
     model_->clear();
     stack_->setCurrentIndex(0);
     return;
   }
   const bool first = model_->rowCount() == 0;
-  model_->setRows(snapshot_->kernels);
+  model_->setRows(snapshot_->top_kernels);
   stack_->setCurrentIndex(1);
   const profiler::GpuAttribution& a = snapshot_->gpu_attribution;
   attribution_->setText(tr("GPU time with no op: %1 ms of %2 ms traced (%3%)")
@@ -125,7 +125,7 @@ void KernelView::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
 void KernelView::rebuildChart() {
   if (!snapshot_) return;
   std::vector<const profiler::KernelSummary*> top;
-  for (const auto& k : snapshot_->kernels) top.push_back(&k);
+  for (const auto& k : snapshot_->top_kernels) top.push_back(&k);
   std::sort(top.begin(), top.end(), [](auto* a, auto* b) { return a->total_ns > b->total_ns; });
   if (top.size() > static_cast<size_t>(kTopN)) top.resize(kTopN);
   QVector<double> tc_keys, tc_values, other_keys, other_values, ticks;

@@ -3,7 +3,7 @@
 // total GPU time, Tensor Core kernels in their own color.
 #include <QWidget>
 
-#include "profiler/snapshot.h"
+#include "profiler/analysis/profile_snapshot.h"
 
 class QCustomPlot;
 class QLabel;

@@ -461,13 +461,7 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
     showComparisonPage();
   } else {
     const LoadedSession& session = *file->session;
-    RunInfo info;
-    info.device = QString::fromStdString(session.meta.device);
-    info.model = QString::fromStdString(session.meta.model);
-    info.data = QString::fromStdString(session.meta.data);
-    info.precision = QString::fromStdString(session.meta.precision);
-    info.parameter_count = session.meta.parameter_count;
-    info.scaler_enabled = session.meta.scaler_enabled;
+    RunInfo info = RunInfo::describing(session.meta);
     info.total_steps = session.steps.empty() ? 0 : session.steps.back().step;
     info.source = path;
     if (session.step_timing.recorded_steps > 0)

@@ -8,7 +8,7 @@
 
 #include "engine/config.h"
 #include "engine/events.h"
-#include "profiler/snapshot.h"
+#include "profiler/analysis/profile_snapshot.h"
 #include "ui/widgets/file_loader.h"
 
 class QAction;

@@ -145,7 +145,7 @@ void OpExplorer::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
                                   [](const profiler::OpStats& s) { return s.top_level; });
   top_level_->setEnabled(marked);
   proxy_->setTopLevelOnly(marked && top_level_->isChecked());
-  kernel_model_->setRows(snapshot->kernels);
+  kernel_model_->setRows(snapshot->top_kernels);
   strip_->setTotals(summarizeByCategory(snapshot->op_stats));
   stack_->setCurrentIndex(1);
   if (first) {

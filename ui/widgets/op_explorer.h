@@ -5,7 +5,7 @@
 // selected op launched.
 #include <QWidget>
 
-#include "profiler/snapshot.h"
+#include "profiler/analysis/profile_snapshot.h"
 
 class QCheckBox;
 class QComboBox;

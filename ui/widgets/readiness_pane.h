@@ -5,7 +5,7 @@
 // session's (its SessionView made a snapshot).
 #include <QWidget>
 
-#include "profiler/snapshot.h"
+#include "profiler/analysis/profile_snapshot.h"
 
 class QLabel;
 class QStackedWidget;

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "engine/trainer.h"
+#include "profiler/capture/session_meta.h"
 #include "profiler/capture/step_record.h"
 
 namespace ampscope::ui {
@@ -33,6 +34,17 @@ QString runStateLabel(RunState state) {
       return QStringLiteral("Failed");
   }
   return {};
+}
+
+RunInfo RunInfo::describing(const profiler::SessionMeta& meta) {
+  RunInfo info;
+  info.device = QString::fromStdString(meta.device);
+  info.model = QString::fromStdString(meta.model);
+  info.data = QString::fromStdString(meta.data);
+  info.precision = QString::fromStdString(meta.precision);
+  info.parameter_count = meta.parameter_count;
+  info.scaler_enabled = meta.scaler_enabled;
+  return info;
 }
 
 TrainingController::TrainingController(QObject* parent) : QObject(parent) {
@@ -170,12 +182,9 @@ void TrainingController::handleEvent(const engine::Event& event) {
       setState(state->state);
     }
   } else if (const auto* started = std::get_if<engine::RunStartedEvent>(&event)) {
-    info_.device = QString::fromStdString(started->device);
-    info_.model = QString::fromStdString(started->model);
-    info_.data = QString::fromStdString(started->data);
-    info_.precision = qs(engine::to_string(started->config.precision));
-    info_.parameter_count = started->parameter_count;
-    info_.scaler_enabled = started->scaler_enabled;
+    RunInfo described = RunInfo::describing(profiler::make_session_meta(*started));
+    described.source = info_.source;
+    info_ = std::move(described);
     info_.total_steps = started->config.steps;
     info_.batch_size = started->config.batch_size * started->config.accumulation_steps;
     emit runStarted(info_);

@@ -20,7 +20,7 @@
 #include "engine/events.h"
 #include "engine/run_follower.h"
 #include "profiler/recording_health.h"
-#include "profiler/snapshot.h"
+#include "profiler/analysis/profile_snapshot.h"
 #include "ui/models/run_series.h"
 
 namespace ampscope::engine {
@@ -46,6 +46,10 @@ struct RunInfo {
   // LR schedulers that advanced after skipped optimizer steps (scheduler_drift_text), one
   // per line; "" when none did.
   QString scheduler_drift;
+
+  // The run's description as a session records it (live: profiler::make_session_meta of
+  // the run-start event; saved: the file's meta), so both read the same fields.
+  static RunInfo describing(const profiler::SessionMeta& meta);
 };
 
 class TrainingController : public QObject {
