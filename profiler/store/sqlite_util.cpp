@@ -142,6 +142,14 @@ bool has_column(const Db& db, const char* table, const char* column) {
   return s.step();
 }
 
+std::vector<std::string> table_columns(const Db& db, std::string_view table) {
+  Stmt s(db, "SELECT name FROM pragma_table_info(?1) ORDER BY cid", "reading the table layout");
+  s.bind_text(1, table);
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  return out;
+}
+
 void Stmt::check_number(int col) const {
   const int type = sqlite3_column_type(stmt_, col);
   if (type != SQLITE_TEXT && type != SQLITE_BLOB) return;
