@@ -29,7 +29,8 @@
 
 namespace ampscope::profiler::store_detail {
 
-// A run of a table's columns, in on-disk order.
+// A run of a table's columns, in on-disk order; the lists below are std::arrays,
+// their size() the column count that the bind/read functions are checked against.
 using Columns = std::span<const std::string_view>;
 
 template <size_t... N>
@@ -60,7 +61,6 @@ std::string select_columns(const Db& db, std::string_view table, Columns columns
 inline constexpr auto kStepColumns = std::to_array<std::string_view>(
     {"step", "loss", "lr", "loss_scale", "found_inf", "skipped", "growth_tracker", "grad_norm", "step_time_ms",
      "samples_per_second", "mem_allocated_bytes", "mem_reserved_bytes", "mem_peak_bytes", "end_ns", "eval_loss"});
-inline constexpr int kStepColumnCount = static_cast<int>(kStepColumns.size());
 // Files written before eval_loss existed read it as NULL (NaN: no validation).
 inline constexpr std::array<AddedColumn, 1> kStepAddedColumns{{{"eval_loss", "NULL"}}};
 // Binds kStepColumns to parameters first.. (1-based); reads them from result columns first.. (0-based).
@@ -72,7 +72,6 @@ inline constexpr auto kOpStatsColumns = std::to_array<std::string_view>(
     {"name", "module", "phase", "category", "input_dtypes", "input_shapes", "output_dtypes", "calls", "cpu_time_ns",
      "gpu_time_ns", "kernels", "tensor_core_kernels", "tensor_core_gpu_time_ns", "cast_calls", "cast_bytes",
      "cast_cpu_time_ns", "cast_gpu_time_ns", "tensor_core_eligible", "tensor_core_note", "top_level"});
-inline constexpr int kOpStatsColumnCount = static_cast<int>(kOpStatsColumns.size());
 
 // Stmt binds text without copying: the encoded lists live here until the statement ran.
 struct EncodedOpStats {
@@ -94,7 +93,6 @@ OpStats read_session_op_stats(const Stmt& stmt, int first);
 inline constexpr auto kComparisonOpStatsColumns =
     concat_columns(std::to_array<std::string_view>({"variant"}), kOpStatsColumns,
                    std::to_array<std::string_view>({"step_cpu_ns", "step_gpu_ns"}));
-inline constexpr int kComparisonOpStatsColumnCount = static_cast<int>(kComparisonOpStatsColumns.size());
 // Comparison files from before the per-step columns read as no samples.
 inline constexpr std::array<AddedColumn, 2> kComparisonOpStatsAddedColumns{
     {{"step_cpu_ns", "NULL"}, {"step_gpu_ns", "NULL"}}};
@@ -106,7 +104,6 @@ OpStats read_comparison_op_stats(const Stmt& stmt, int first);
 // ---- comparison_steps and comparison_variants ----
 inline constexpr auto kComparisonStepColumns =
     concat_columns(std::to_array<std::string_view>({"variant", "repeat"}), kStepColumns);
-inline constexpr int kComparisonStepColumnCount = static_cast<int>(kComparisonStepColumns.size());
 struct ComparisonStepRow {
   std::string variant;
   int64_t repeat = 0;
@@ -119,8 +116,6 @@ ComparisonStepRow read_comparison_step(const Stmt& stmt, int first);
 // stored its op table (0 until then, the column's default).
 inline constexpr auto kComparisonVariantDescriptionColumns =
     std::to_array<std::string_view>({"variant", "precision", "tf32", "scaler", "error"});
-inline constexpr int kComparisonVariantDescriptionColumnCount =
-    static_cast<int>(kComparisonVariantDescriptionColumns.size());
 inline constexpr auto kComparisonVariantColumns =
     concat_columns(kComparisonVariantDescriptionColumns, std::to_array<std::string_view>({"profiled_steps"}));
 // Binds kComparisonVariantDescriptionColumns; reads kComparisonVariantColumns (no repeats, no op table).
@@ -178,7 +173,6 @@ KernelRecord read_kernel(const Stmt& stmt, int first);
 inline constexpr auto kKernelStatColumns = std::to_array<std::string_view>(
     {"name_id", "kind", "calls", "total_ns", "min_ns", "max_ns", "tensor_core_calls", "measured_calls",
      "measured_tensor_core_calls", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"});
-inline constexpr int kKernelStatColumnCount = static_cast<int>(kKernelStatColumns.size());
 void bind_kernel_stat(Stmt& stmt, int first, const KernelSummary& row, int64_t name_id);
 // Everything but the name (kernel_names') and the ops (kernel_ops').
 struct KernelStatRow {
