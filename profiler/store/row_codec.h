@@ -13,6 +13,7 @@
 // Definitions: row_codec.cpp (the helpers, steps, op tables, meta, optimizer and
 // scheduler steps, comparisons), row_codec_gpu.cpp (ops, kernels, the kernel table),
 // row_codec_numerics.cpp (gradients, activations, readiness, backward checks).
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
