@@ -12,14 +12,17 @@
 
 namespace ampscope::profiler {
 
+namespace sd = store_detail;
 using store_detail::Db;
+using store_detail::insert_sql;
 using store_detail::quoted;
 using store_detail::Stmt;
-using store_detail::has_column;
 
 namespace {
 
-// Additive to session format 1: plain sessions do not have these tables.
+// Additive to session format 1: plain sessions do not have these tables. Their
+// columns are also listed in row_codec.h (comparison_table_layouts()), checked
+// against this text by test_store_columns.
 constexpr const char* kComparisonSchemaSql = R"sql(
 CREATE TABLE comparison_variants(
   ord INTEGER PRIMARY KEY, variant TEXT NOT NULL UNIQUE, precision TEXT, tf32 INTEGER,
@@ -39,31 +42,6 @@ CREATE TABLE comparison_op_stats(
   tensor_core_note TEXT, top_level INTEGER, step_cpu_ns TEXT, step_gpu_ns TEXT);
 CREATE INDEX comparison_op_stats_by_variant ON comparison_op_stats(variant);
 )sql";
-
-// Per-step times as "12,0,15": readable in the sqlite3 shell, and short (a profiled pass has few steps).
-std::string encode_samples(const std::vector<int64_t>& values) {
-  std::string out;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) out.push_back(',');
-    out += std::to_string(values[i]);
-  }
-  return out;
-}
-
-std::vector<int64_t> decode_samples(const std::string& text) {
-  std::vector<int64_t> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    try {
-      out.push_back(std::stoll(text.substr(start, comma - start)));
-    } catch (const std::exception&) {
-      return {};  // damaged: the reader falls back to the totals
-    }
-    start = comma + 1;
-  }
-  return out;
-}
 
 
 constexpr const char* kKindKey = meta_key::kKind;
@@ -113,16 +91,19 @@ std::unique_ptr<ComparisonWriter> ComparisonWriter::create(const std::string& pa
   }
   in_transaction(writer->db_, "creating the comparison tables", [&] {
     writer->db_.exec(kComparisonSchemaSql, "creating the comparison tables");
-    Stmt put(writer->db_, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta");
+    Stmt put(writer->db_, insert_sql("INSERT OR REPLACE", "meta", sd::kMetaColumns).c_str(), "storing meta");
     const std::string warmup = std::to_string(comparison.warmup_steps);
     const std::string repeats = std::to_string(comparison.planned_repeats);
     const std::string batch = std::to_string(comparison.effective_batch);
-    put.bind_text(1, kKindKey).bind_text(2, kKindComparison).run();
-    put.bind_text(1, "warmup_steps").bind_text(2, warmup).run();
-    put.bind_text(1, "planned_repeats").bind_text(2, repeats).run();
-    put.bind_text(1, "effective_batch").bind_text(2, batch).run();
-    // Absent in files from before inference comparisons: they read as training.
-    put.bind_text(1, kModeKey).bind_text(2, comparison.inference ? kModeInference : kModeTraining).run();
+    // kModeKey is absent in files from before inference comparisons: they read as training.
+    for (const auto& [key, value] : {std::pair<std::string_view, std::string_view>{kKindKey, kKindComparison},
+                                     {"warmup_steps", warmup},
+                                     {"planned_repeats", repeats},
+                                     {"effective_batch", batch},
+                                     {kModeKey, comparison.inference ? kModeInference : kModeTraining}}) {
+      sd::bind_meta(put, 1, key, value);
+      put.run();
+    }
   });
   return writer;
 }
@@ -137,23 +118,19 @@ ComparisonWriter::~ComparisonWriter() = default;
 
 void ComparisonWriter::add_variant(const VariantRun& v) {
   in_transaction(db_, "storing a comparison variant", [&] {
-    Stmt s(db_, "INSERT INTO comparison_variants(variant,precision,tf32,scaler,error) VALUES(?1,?2,?3,?4,?5)",
+    Stmt s(db_, insert_sql("INSERT", "comparison_variants", sd::kComparisonVariantDescriptionColumns).c_str(),
            "storing a comparison variant");
-    s.bind_text(1, v.variant).bind_text(2, v.precision).bind(3, v.tf32).bind(4, v.scaler).bind_text(5, v.error);
+    sd::bind_comparison_variant(s, 1, v);
     s.run();
   });
 }
 
 void ComparisonWriter::add_repeat(const std::string& variant, int64_t repeat, const std::vector<StepRecord>& steps) {
   in_transaction(db_, "storing a comparison run", [&] {
-    Stmt s(db_,
-           (std::string("INSERT OR REPLACE INTO comparison_steps(variant,repeat,") + store_detail::kStepColumns +
-            ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)")
-               .c_str(),
+    Stmt s(db_, insert_sql("INSERT OR REPLACE", "comparison_steps", sd::kComparisonStepColumns).c_str(),
            "storing a comparison run");
     for (const auto& step : steps) {
-      s.bind_text(1, variant).bind(2, repeat);
-      store_detail::bind_step(s, 3, step);
+      sd::bind_comparison_step(s, 1, variant, repeat, step);
       s.run();
     }
   });
@@ -164,19 +141,11 @@ void ComparisonWriter::set_profile(const std::string& variant, const std::vector
   in_transaction(db_, "storing a comparison op table", [&] {
     Stmt clear(db_, "DELETE FROM comparison_op_stats WHERE variant=?1", "storing a comparison op table");
     clear.bind_text(1, variant).run();
-    Stmt s(db_,
-           (std::string("INSERT INTO comparison_op_stats(variant,") + store_detail::kOpStatsColumns +
-            ",step_cpu_ns,step_gpu_ns) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,"
-            "?20,?21,?22,?23)")
-               .c_str(),
+    Stmt s(db_, insert_sql("INSERT", "comparison_op_stats", sd::kComparisonOpStatsColumns).c_str(),
            "storing a comparison op table");
-    static_assert(store_detail::kOpStatsColumnCount == 20, "the per-step columns follow the op_stats columns");
-    store_detail::EncodedOpStats encoded;
+    sd::EncodedOpStats encoded;
     for (const auto& row : op_stats) {
-      s.bind_text(1, variant);
-      store_detail::bind_op_stats(s, 2, row, encoded);
-      const std::string cpu = encode_samples(row.step_cpu_time_ns), gpu = encode_samples(row.step_gpu_time_ns);
-      s.bind_text(22, cpu).bind_text(23, gpu);
+      sd::bind_comparison_op_stats(s, 1, variant, row, encoded);
       s.run();
     }
     Stmt steps(db_, "UPDATE comparison_variants SET profiled_steps=?2 WHERE variant=?1",
@@ -193,8 +162,9 @@ void ComparisonWriter::set_error(const std::string& variant, const std::string& 
 }
 
 void ComparisonWriter::set_meta(const std::string& key, const std::string& value) {
-  Stmt s(db_, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta");
-  s.bind_text(1, key).bind_text(2, value).run();
+  Stmt s(db_, insert_sql("INSERT OR REPLACE", "meta", sd::kMetaColumns).c_str(), "storing meta");
+  sd::bind_meta(s, 1, key, value);
+  s.run();
 }
 
 bool is_comparison(const SessionReader& session) {
@@ -219,28 +189,22 @@ Comparison read_comparison(const SessionReader& session) {
 
   const Db& db = session.database();
   {
-    Stmt s(db, "SELECT variant,precision,tf32,scaler,error,profiled_steps FROM comparison_variants ORDER BY ord",
+    Stmt s(db,
+           ("SELECT " + sd::column_list(sd::kComparisonVariantColumns) + " FROM comparison_variants ORDER BY ord")
+               .c_str(),
            "reading the comparison");
-    while (s.step()) {
-      VariantRun v;
-      v.variant = s.text(0);
-      v.precision = s.text(1);
-      v.tf32 = s.boolean(2);
-      v.scaler = s.boolean(3);
-      v.error = s.text(4);
-      v.profiled_steps = s.i64(5);
-      c.variants.push_back(std::move(v));
-    }
+    while (s.step()) c.variants.push_back(sd::read_comparison_variant(s, 0));
   }
   Stmt steps(db,
-             ("SELECT repeat," + store_detail::step_select_columns(db, "comparison_steps") +
+             ("SELECT " +
+              sd::select_columns(db, "comparison_steps", sd::kComparisonStepColumns, sd::kStepAddedColumns) +
               " FROM comparison_steps WHERE variant=?1 ORDER BY repeat, step")
                  .c_str(),
              "reading the comparison");
-  // Comparison files from before the per-step columns lack them; they read as no samples.
-  const bool per_step = has_column(db, "comparison_op_stats", "step_cpu_ns");
   Stmt ops(db,
-           (std::string("SELECT ") + store_detail::kOpStatsColumns + (per_step ? ",step_cpu_ns,step_gpu_ns" : "") +
+           ("SELECT " +
+            sd::select_columns(db, "comparison_op_stats", sd::kComparisonOpStatsColumns,
+                               sd::kComparisonOpStatsAddedColumns) +
             " FROM comparison_op_stats WHERE variant=?1 ORDER BY id")
                .c_str(),
            "reading the comparison");
@@ -248,22 +212,16 @@ Comparison read_comparison(const SessionReader& session) {
     steps.bind_text(1, v.variant);
     int64_t current_repeat = -1;
     while (steps.step()) {
-      const int64_t repeat = steps.i64(0);
-      if (repeat != current_repeat) {
+      sd::ComparisonStepRow row = sd::read_comparison_step(steps, 0);
+      if (row.repeat != current_repeat) {
         v.repeats.emplace_back();
-        current_repeat = repeat;
+        current_repeat = row.repeat;
       }
-      v.repeats.back().push_back(store_detail::read_step(steps, 1));
+      v.repeats.back().push_back(row.step);
     }
     steps.reset();
     ops.bind_text(1, v.variant);
-    while (ops.step()) {
-      v.op_stats.push_back(store_detail::read_op_stats(ops, 0));
-      if (per_step) {
-        v.op_stats.back().step_cpu_time_ns = decode_samples(ops.text(store_detail::kOpStatsColumnCount));
-        v.op_stats.back().step_gpu_time_ns = decode_samples(ops.text(store_detail::kOpStatsColumnCount + 1));
-      }
-    }
+    while (ops.step()) v.op_stats.push_back(sd::read_comparison_op_stats(ops, 0));
     ops.reset();
   }
   return c;

@@ -1,166 +1,332 @@
 #include "profiler/store/row_codec.h"
 
+#include <algorithm>
+#include <initializer_list>
+
+#include "profiler/store/row_codec_cursor.h"
 #include "profiler/store/session_schema.h"
 
 namespace ampscope::profiler::store_detail {
 
+std::string column_list(Columns columns, std::string_view alias) {
+  std::string out;
+  for (const std::string_view column : columns) {
+    if (!out.empty()) out += ',';
+    if (!alias.empty()) (out += alias) += '.';
+    out += column;
+  }
+  return out;
+}
+
+std::string insert_sql(std::string_view verb, std::string_view table, Columns columns) {
+  std::string out = std::string(verb) + " INTO " + std::string(table) + "(" + column_list(columns) + ") VALUES(";
+  for (size_t i = 1; i <= columns.size(); ++i) {
+    if (i > 1) out += ',';
+    out += '?' + std::to_string(i);
+  }
+  return out + ")";
+}
+
+std::string select_columns(const Db& db, std::string_view table, Columns columns, std::span<const AddedColumn> added) {
+  if (added.empty()) return column_list(columns);
+  const std::vector<std::string> present = table_columns(db, table);
+  std::string out;
+  for (const std::string_view column : columns) {
+    if (!out.empty()) out += ',';
+    const auto it = std::find_if(added.begin(), added.end(), [&](const AddedColumn& a) { return a.name == column; });
+    const bool absent = it != added.end() && std::find(present.begin(), present.end(), column) == present.end();
+    out += absent ? it->when_absent : column;
+  }
+  return out;
+}
+
+// ---- steps ----
+
 void bind_step(Stmt& s, int first, const StepRecord& r) {
-  const int i = first;
-  s.bind(i, r.step).bind(i + 1, r.loss).bind(i + 2, r.lr).bind(i + 3, r.loss_scale);
-  s.bind(i + 4, r.found_inf).bind(i + 5, r.skipped).bind(i + 6, r.growth_tracker);
-  s.bind(i + 7, r.grad_norm).bind(i + 8, r.step_time_ms).bind(i + 9, r.samples_per_second);
-  s.bind(i + 10, r.mem_allocated_bytes).bind(i + 11, r.mem_reserved_bytes);
-  s.bind(i + 12, r.mem_peak_bytes).bind(i + 13, r.end_ns).bind(i + 14, r.eval_loss);
+  BindCursor b(s, first);
+  b.value(r.step).value(r.loss).value(r.lr).value(r.loss_scale).value(r.found_inf).value(r.skipped);
+  b.value(r.growth_tracker).value(r.grad_norm).value(r.step_time_ms).value(r.samples_per_second);
+  b.value(r.mem_allocated_bytes).value(r.mem_reserved_bytes).value(r.mem_peak_bytes).value(r.end_ns);
+  b.value(r.eval_loss);
+  b.done(kStepColumns);
 }
 
 StepRecord read_step(const Stmt& s, int first) {
-  const int i = first;
+  ReadCursor c(s, first);
   StepRecord r;
-  r.step = s.i64(i);
-  r.loss = s.real(i + 1);
-  r.lr = s.real(i + 2);
-  r.loss_scale = s.real(i + 3);
-  r.found_inf = s.boolean(i + 4);
-  r.skipped = s.boolean(i + 5);
-  r.growth_tracker = s.i64(i + 6);
-  r.grad_norm = s.real(i + 7);
-  r.step_time_ms = s.real(i + 8);
-  r.samples_per_second = s.real(i + 9);
-  r.mem_allocated_bytes = s.i64(i + 10);
-  r.mem_reserved_bytes = s.i64(i + 11);
-  r.mem_peak_bytes = s.i64(i + 12);
-  r.end_ns = s.i64(i + 13);
-  r.eval_loss = s.real(i + 14);
+  r.step = c.i64();
+  r.loss = c.real();
+  r.lr = c.real();
+  r.loss_scale = c.real();
+  r.found_inf = c.boolean();
+  r.skipped = c.boolean();
+  r.growth_tracker = c.i64();
+  r.grad_norm = c.real();
+  r.step_time_ms = c.real();
+  r.samples_per_second = c.real();
+  r.mem_allocated_bytes = c.i64();
+  r.mem_reserved_bytes = c.i64();
+  r.mem_peak_bytes = c.i64();
+  r.end_ns = c.i64();
+  r.eval_loss = c.real();
+  c.done(kStepColumns);
   return r;
 }
 
-std::string step_select_columns(const Db& db, const char* table) {
-  std::string columns = kStepColumns;
-  if (!has_column(db, table, "eval_loss")) columns.replace(columns.rfind("eval_loss"), 9, "NULL");
-  return columns;
+// ---- op tables ----
+
+namespace {
+
+// Per-step times as "12,0,15": readable in the sqlite3 shell, and short (a profiled pass has few steps).
+std::string encode_samples(const std::vector<int64_t>& values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out.push_back(',');
+    out += std::to_string(values[i]);
+  }
+  return out;
 }
 
-std::string op_stats_select_columns(const Db& db) {
-  return std::string(kOpStatsColumns) + "," + (has_column(db, "op_stats", kOpStatsCompiledColumn) ? kOpStatsCompiledColumn : "0");
+std::vector<int64_t> decode_samples(const std::string& text) {
+  std::vector<int64_t> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    try {
+      out.push_back(std::stoll(text.substr(start, comma - start)));
+    } catch (const std::exception&) {
+      return {};  // damaged: the reader falls back to the totals
+    }
+    start = comma + 1;
+  }
+  return out;
 }
 
-void bind_op_stats(Stmt& s, int first, const OpStats& r, EncodedOpStats& keep) {
+void bind_op_stats_values(BindCursor& b, const OpStats& r, EncodedOpStats& keep) {
   keep.input_dtypes = encode_strings(r.input_dtypes);
   keep.input_shapes = encode_shapes(r.input_shapes);
   keep.output_dtypes = encode_strings(r.output_dtypes);
-  const int i = first;
-  s.bind_text(i, r.name).bind_text(i + 1, r.module).bind_text(i + 2, to_string(r.phase));
-  s.bind_text(i + 3, to_string(r.category)).bind_text(i + 4, keep.input_dtypes);
-  s.bind_text(i + 5, keep.input_shapes).bind_text(i + 6, keep.output_dtypes).bind(i + 7, r.calls);
-  s.bind(i + 8, r.cpu_time_ns).bind(i + 9, r.gpu_time_ns).bind(i + 10, r.kernels);
-  s.bind(i + 11, r.tensor_core_kernels).bind(i + 12, r.tensor_core_gpu_time_ns);
-  s.bind(i + 13, r.cast_calls).bind(i + 14, r.cast_bytes).bind(i + 15, r.cast_cpu_time_ns);
-  s.bind(i + 16, r.cast_gpu_time_ns).bind(i + 17, r.tensor_core_eligible);
-  s.bind_text(i + 18, r.tensor_core_note).bind(i + 19, r.top_level);
+  b.text(r.name).text(r.module).text(to_string(r.phase)).text(to_string(r.category));
+  b.text(keep.input_dtypes).text(keep.input_shapes).text(keep.output_dtypes);
+  b.value(r.calls).value(r.cpu_time_ns).value(r.gpu_time_ns).value(r.kernels).value(r.tensor_core_kernels);
+  b.value(r.tensor_core_gpu_time_ns).value(r.cast_calls).value(r.cast_bytes).value(r.cast_cpu_time_ns);
+  b.value(r.cast_gpu_time_ns).value(r.tensor_core_eligible).text(r.tensor_core_note).value(r.top_level);
+}
+
+OpStats read_op_stats_values(ReadCursor& c) {
+  OpStats r;
+  r.name = c.text();
+  r.module = c.text();
+  r.phase = parse_phase(c.text()).value_or(Phase::kOther);
+  r.category = parse_category(c.text()).value_or(OpCategory::kUnchanged);
+  r.input_dtypes = decode_strings(c.text());
+  r.input_shapes = decode_shapes(c.text());
+  r.output_dtypes = decode_strings(c.text());
+  r.calls = c.i64();
+  r.cpu_time_ns = c.i64();
+  r.gpu_time_ns = c.i64();
+  r.kernels = c.i64();
+  r.tensor_core_kernels = c.i64();
+  r.tensor_core_gpu_time_ns = c.i64();
+  r.cast_calls = c.i64();
+  r.cast_bytes = c.i64();
+  r.cast_cpu_time_ns = c.i64();
+  r.cast_gpu_time_ns = c.i64();
+  r.tensor_core_eligible = c.boolean();
+  r.tensor_core_note = c.text();
+  r.top_level = c.boolean();
+  return r;
+}
+
+}  // namespace
+
+void bind_op_stats(Stmt& s, int first, const OpStats& r, EncodedOpStats& keep) {
+  BindCursor b(s, first);
+  bind_op_stats_values(b, r, keep);
+  b.done(kOpStatsColumns);
 }
 
 OpStats read_op_stats(const Stmt& s, int first) {
-  const int i = first;
-  OpStats r;
-  r.name = s.text(i);
-  r.module = s.text(i + 1);
-  r.phase = parse_phase(s.text(i + 2)).value_or(Phase::kOther);
-  r.category = parse_category(s.text(i + 3)).value_or(OpCategory::kUnchanged);
-  r.input_dtypes = decode_strings(s.text(i + 4));
-  r.input_shapes = decode_shapes(s.text(i + 5));
-  r.output_dtypes = decode_strings(s.text(i + 6));
-  r.calls = s.i64(i + 7);
-  r.cpu_time_ns = s.i64(i + 8);
-  r.gpu_time_ns = s.i64(i + 9);
-  r.kernels = s.i64(i + 10);
-  r.tensor_core_kernels = s.i64(i + 11);
-  r.tensor_core_gpu_time_ns = s.i64(i + 12);
-  r.cast_calls = s.i64(i + 13);
-  r.cast_bytes = s.i64(i + 14);
-  r.cast_cpu_time_ns = s.i64(i + 15);
-  r.cast_gpu_time_ns = s.i64(i + 16);
-  r.tensor_core_eligible = s.boolean(i + 17);
-  r.tensor_core_note = s.text(i + 18);
-  r.top_level = s.boolean(i + 19);
+  ReadCursor c(s, first);
+  OpStats r = read_op_stats_values(c);
+  c.done(kOpStatsColumns);
   return r;
 }
 
-void bind_readiness(Stmt& s, int first, const ReadinessSample& sample, QuantFormat format) {
-  const QuantMetrics& m = sample.tensor.formats[static_cast<int>(format)];
-  const int i = first;
-  s.bind(i, sample.step).bind_text(i + 1, sample.layer).bind_text(i + 2, tensor_role_key(sample.tensor.role));
-  s.bind_text(i + 3, quant_format(format).key).bind(i + 4, m.elements).bind(i + 5, m.nonzero);
-  s.bind(i + 6, m.flushed).bind(i + 7, m.saturated).bind(i + 8, m.signal).bind(i + 9, m.noise);
-  if (m.scale_log2_max >= m.scale_log2_min) {
-    s.bind(i + 10, m.scale_log2_min).bind(i + 11, m.scale_log2_max);
-  } else {
-    s.bind_null(i + 10).bind_null(i + 11);
-  }
+void bind_session_op_stats(Stmt& s, int first, const OpStats& r, EncodedOpStats& keep) {
+  BindCursor b(s, first);
+  bind_op_stats_values(b, r, keep);
+  b.value(r.compiled);
+  b.done(kSessionOpStatsColumns);
 }
 
-std::optional<ReadinessSample> read_readiness(const Stmt& s, int first) {
-  const int i = first;
-  const std::optional<TensorRole> role = parse_tensor_role(s.text(i + 2));
-  const std::optional<QuantFormat> format = parse_quant_format(s.text(i + 3));
-  if (!role || !format) return std::nullopt;
-  ReadinessSample sample;
-  sample.step = s.i64(i);
-  sample.layer = s.text(i + 1);
-  sample.tensor.role = *role;
-  QuantMetrics& m = sample.tensor.formats[static_cast<int>(*format)];
-  m.elements = s.i64(i + 4);
-  m.nonzero = s.i64(i + 5);
-  m.flushed = s.i64(i + 6);
-  m.saturated = s.i64(i + 7);
-  m.signal = s.real(i + 8);
-  m.noise = s.real(i + 9);
-  if (!s.is_null(i + 10) && !s.is_null(i + 11)) {
-    m.scale_log2_min = s.real(i + 10);
-    m.scale_log2_max = s.real(i + 11);
-  }
-  return sample;
+OpStats read_session_op_stats(const Stmt& s, int first) {
+  ReadCursor c(s, first);
+  OpStats r = read_op_stats_values(c);
+  r.compiled = c.boolean();
+  c.done(kSessionOpStatsColumns);
+  return r;
+}
+
+void bind_comparison_op_stats(Stmt& s, int first, std::string_view variant, const OpStats& r,
+                              EncodedOpStats& keep) {
+  BindCursor b(s, first);
+  b.text(variant);
+  bind_op_stats_values(b, r, keep);
+  keep.step_cpu_ns = encode_samples(r.step_cpu_time_ns);
+  keep.step_gpu_ns = encode_samples(r.step_gpu_time_ns);
+  b.text(keep.step_cpu_ns).text(keep.step_gpu_ns);
+  b.done(kComparisonOpStatsColumns);
+}
+
+OpStats read_comparison_op_stats(const Stmt& s, int first) {
+  ReadCursor c(s, first);
+  c.skip();  // the variant
+  OpStats r = read_op_stats_values(c);
+  r.step_cpu_time_ns = decode_samples(c.text());
+  r.step_gpu_time_ns = decode_samples(c.text());
+  c.done(kComparisonOpStatsColumns);
+  return r;
+}
+
+// ---- comparison_steps, comparison_variants ----
+
+void bind_comparison_step(Stmt& s, int first, std::string_view variant, int64_t repeat, const StepRecord& step) {
+  s.bind_text(first, variant).bind(first + 1, repeat);
+  bind_step(s, first + 2, step);
+}
+
+ComparisonStepRow read_comparison_step(const Stmt& s, int first) {
+  return {s.text(first), s.i64(first + 1), read_step(s, first + 2)};
+}
+
+void bind_comparison_variant(Stmt& s, int first, const VariantRun& v) {
+  BindCursor b(s, first);
+  b.text(v.variant).text(v.precision).value(v.tf32).value(v.scaler).text(v.error);
+  b.done(kComparisonVariantDescriptionColumns);
+}
+
+VariantRun read_comparison_variant(const Stmt& s, int first) {
+  ReadCursor c(s, first);
+  VariantRun v;
+  v.variant = c.text();
+  v.precision = c.text();
+  v.tf32 = c.boolean();
+  v.scaler = c.boolean();
+  v.error = c.text();
+  v.profiled_steps = c.i64();
+  c.done(kComparisonVariantColumns);
+  return v;
+}
+
+// ---- meta ----
+
+void bind_meta(Stmt& s, int first, std::string_view key, std::string_view value) {
+  BindCursor b(s, first);
+  b.text(key).text(value);
+  b.done(kMetaColumns);
+}
+
+std::pair<std::string, std::string> read_meta(const Stmt& s, int first) {
+  ReadCursor c(s, first);
+  std::pair<std::string, std::string> kv;
+  kv.first = c.text();
+  kv.second = c.text();
+  c.done(kMetaColumns);
+  return kv;
+}
+
+// ---- optimizer_steps, scheduler_steps ----
+
+void bind_optimizer_step(Stmt& s, int first, const OptimizerStepRecord& r) {
+  BindCursor b(s, first);
+  b.value(r.step).value(static_cast<int64_t>(r.optimizer)).text(r.name).value(r.stepped).value(r.found_inf);
+  b.value(r.skipped).value(r.unscale_calls).value(r.lr).value(r.loss_scale).value(r.loss_scale_after);
+  b.done(kOptimizerStepColumns);
+}
+
+OptimizerStepRecord read_optimizer_step(const Stmt& s, int first) {
+  ReadCursor c(s, first);
+  OptimizerStepRecord r;
+  r.step = c.i64();
+  r.optimizer = c.i32();
+  r.name = c.text();
+  r.stepped = c.boolean();
+  r.found_inf = c.boolean();
+  r.skipped = c.boolean();
+  r.unscale_calls = c.i64();
+  r.lr = c.real();
+  r.loss_scale = c.real();
+  r.loss_scale_after = c.real();
+  c.done(kOptimizerStepColumns);
+  return r;
 }
 
 void bind_scheduler_step(Stmt& s, int first, const SchedulerStepRecord& r) {
-  const int i = first;
-  s.bind(i, r.call).bind(i + 1, static_cast<int64_t>(r.scheduler)).bind_text(i + 2, r.name);
-  s.bind(i + 3, static_cast<int64_t>(r.optimizer)).bind(i + 4, r.step).bind(i + 5, r.after_skipped);
-  s.bind(i + 6, r.lr);
+  BindCursor b(s, first);
+  b.value(r.call).value(static_cast<int64_t>(r.scheduler)).text(r.name).value(static_cast<int64_t>(r.optimizer));
+  b.value(r.step).value(r.after_skipped).value(r.lr);
+  b.done(kSchedulerStepColumns);
 }
 
 SchedulerStepRecord read_scheduler_step(const Stmt& s, int first) {
-  const int i = first;
+  ReadCursor c(s, first);
   SchedulerStepRecord r;
-  r.call = s.i64(i);
-  r.scheduler = s.i32(i + 1);
-  r.name = s.text(i + 2);
-  r.optimizer = s.i32(i + 3);
-  r.step = s.i64(i + 4);
-  r.after_skipped = s.boolean(i + 5);
-  r.lr = s.real(i + 6);
+  r.call = c.i64();
+  r.scheduler = c.i32();
+  r.name = c.text();
+  r.optimizer = c.i32();
+  r.step = c.i64();
+  r.after_skipped = c.boolean();
+  r.lr = c.real();
+  c.done(kSchedulerStepColumns);
   return r;
 }
 
-void bind_backward_check(Stmt& s, int first, const BackwardCheck& r) {
-  const int i = first;
-  s.bind(i, r.step).bind(i + 1, r.skipped).bind(i + 2, r.gradients).bind(i + 3, r.nonfinite);
-  // NULL module and side when every gradient was finite.
-  s.bind_text(i + 4, r.found() ? std::string_view(r.module) : std::string_view());
-  s.bind_text(i + 5, r.found() ? to_string(r.side) : std::string_view());
-  s.bind(i + 6, r.position);
+// ---- the tables as a whole ----
+
+namespace {
+
+TableLayout layout(std::string_view table, std::initializer_list<Columns> parts) {
+  TableLayout out{table, {}};
+  for (const Columns part : parts) out.columns.insert(out.columns.end(), part.begin(), part.end());
+  return out;
 }
 
-BackwardCheck read_backward_check(const Stmt& s, int first) {
-  const int i = first;
-  BackwardCheck r;
-  r.step = s.i64(i);
-  r.skipped = s.boolean(i + 1);
-  r.gradients = s.i64(i + 2);
-  r.nonfinite = s.i64(i + 3);
-  r.module = s.text(i + 4);
-  r.side = parse_gradient_side(s.text(i + 5)).value_or(GradientSide::kInput);
-  r.position = s.i64(i + 6);
-  return r;
+// The INTEGER PRIMARY KEY columns SQLite assigns, outside the codecs' lists.
+constexpr std::array<std::string_view, 1> kAssignedId{"id"};
+constexpr std::array<std::string_view, 1> kAssignedOrd{"ord"};
+
+}  // namespace
+
+const std::vector<TableLayout>& session_table_layouts() {
+  static const std::vector<TableLayout> layouts{
+      layout("meta", {kMetaColumns}),
+      layout("steps", {kStepColumns}),
+      layout("ops", {kOpColumns}),
+      layout("kernel_names", {kAssignedId, kKernelNameColumns}),
+      layout("kernels", {kAssignedId, kKernelColumns}),
+      layout("kernel_stats", {kKernelStatColumns}),
+      layout("kernel_ops", {kKernelOpColumns}),
+      layout("kernel_enclosing_ops", {kKernelOpColumns}),
+      layout("gradients", {kGradientColumns}),
+      layout("activations", {kActivationColumns}),
+      layout("op_stats", {kAssignedId, kSessionOpStatsColumns}),
+      layout("optimizer_steps", {kOptimizerStepColumns}),
+      layout("readiness", {kReadinessColumns}),
+      layout("scheduler_steps", {kSchedulerStepColumns}),
+      layout("backward_checks", {kBackwardCheckColumns}),
+  };
+  return layouts;
+}
+
+const std::vector<TableLayout>& comparison_table_layouts() {
+  static const std::vector<TableLayout> layouts{
+      layout("comparison_variants", {kAssignedOrd, kComparisonVariantColumns}),
+      layout("comparison_steps", {kComparisonStepColumns}),
+      layout("comparison_op_stats", {kAssignedId, kComparisonOpStatsColumns}),
+  };
+  return layouts;
 }
 
 }  // namespace ampscope::profiler::store_detail

@@ -14,98 +14,27 @@
 
 namespace ampscope::profiler {
 
+namespace sd = store_detail;
+using store_detail::column_list;
 using store_detail::Db;
 using store_detail::quoted;
 using store_detail::Stmt;
 
 namespace {
 
-constexpr const char* kOpColumns =
-    "id,parent_id,step,name,phase,category,module,sequence_nr,forward_op_id,depth,thread_id,"
-    "start_ns,end_ns,input_dtypes,input_shapes,output_dtypes,cast_bytes,autograd_node";
-
-OpRecord read_op(const Stmt& s) {
-  OpRecord op;
-  op.id = s.u64(0);
-  op.parent_id = s.u64(1);
-  op.step = s.i64(2);
-  op.name = s.text(3);
-  op.phase = parse_phase(s.text(4)).value_or(Phase::kOther);
-  op.category = parse_category(s.text(5)).value_or(OpCategory::kUnchanged);
-  op.module = s.text(6);
-  op.sequence_nr = s.i64(7);
-  op.forward_op_id = s.u64(8);
-  op.depth = static_cast<uint32_t>(s.i64(9));
-  op.thread_id = s.u64(10);
-  op.start_ns = s.i64(11);
-  op.end_ns = s.i64(12);
-  op.input_dtypes = store_detail::decode_strings(s.text(13));
-  op.input_shapes = store_detail::decode_shapes(s.text(14));
-  op.output_dtypes = store_detail::decode_strings(s.text(15));
-  op.cast_bytes = s.i64(16);
-  op.autograd_node = s.i64(17) != 0;
-  return op;
+// Files from before an additive table lack it.
+bool has_table(const Db& db, const char* name) {
+  Stmt s(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1", "reading the schema");
+  s.bind_text(1, name);
+  return s.step();
 }
 
-constexpr const char* kKernelColumns =
-    "k.kind,k.correlation_id,k.op_id,k.step,n.name,k.device,k.stream,k.start_ns,k.end_ns,"
-    "k.grid_x,k.grid_y,k.grid_z,k.block_x,k.block_y,k.block_z,k.registers_per_thread,"
-    "k.shared_memory_bytes,k.bytes,k.tensor_core_by_name "
-    "FROM kernels k JOIN kernel_names n ON n.id = k.name_id ";
+// The activation rows, for a WHERE or ORDER BY clause to follow.
+std::string activation_select() { return "SELECT " + column_list(sd::kActivationColumns) + " FROM activations "; }
 
-KernelRecord read_kernel(const Stmt& s) {
-  KernelRecord k;
-  k.kind = parse_activity_kind(s.text(0)).value_or(ActivityKind::kKernel);
-  k.correlation_id = s.u64(1);
-  k.op_id = s.u64(2);
-  k.step = s.i64(3);
-  k.name = s.text(4);
-  k.device = s.i32(5);
-  k.stream = s.i32(6);
-  k.start_ns = s.i64(7);
-  k.end_ns = s.i64(8);
-  for (int i = 0; i < 3; ++i) {
-    k.grid[static_cast<size_t>(i)] = s.i32(9 + i);
-    k.block[static_cast<size_t>(i)] = s.i32(12 + i);
-  }
-  k.registers_per_thread = s.i32(15);
-  k.shared_memory_bytes = s.i32(16);
-  k.bytes = s.i64(17);
-  k.tensor_core_by_name = s.boolean(18);
-  return k;
-}
-
-constexpr const char* kGradientColumns =
-    "step,parameter,loss_scale,numel,log2_histogram,zero_fraction,nonfinite_fraction,"
-    "fp16_underflow_fraction,fp16_subnormal_fraction,fp16_overflow_fraction,min_abs_nonzero,"
-    "max_abs,norm,";
-// Added to format 1 with the fp8 shares; sessions from before read them as NULL (NaN).
-constexpr const char* kGradientFormatColumns =
-    "bf16_underflow_fraction,bf16_subnormal_fraction,bf16_overflow_fraction,"
-    "fp8_e4m3_underflow_fraction,fp8_e4m3_subnormal_fraction,fp8_e4m3_overflow_fraction,"
-    "fp8_e5m2_underflow_fraction,fp8_e5m2_subnormal_fraction,fp8_e5m2_overflow_fraction FROM gradients ";
-constexpr const char* kGradientFormatColumnsAbsent =
-    "NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL FROM gradients ";
-
-GradientSample read_gradient(const Stmt& s) {
-  GradientSample g;
-  g.step = s.i64(0);
-  g.parameter = s.text(1);
-  g.loss_scale = s.real(2);
-  g.numel = s.i64(3);
-  g.log2_histogram = store_detail::decode_histogram(s.blob(4));
-  g.zero_fraction = s.real(5);
-  g.nonfinite_fraction = s.real(6);
-  g.fp16_underflow_fraction = s.real(7);
-  g.fp16_subnormal_fraction = s.real(8);
-  g.fp16_overflow_fraction = s.real(9);
-  g.min_abs_nonzero = s.real(10);
-  g.max_abs = s.real(11);
-  g.norm = s.real(12);
-  g.bf16 = {s.real(13), s.real(14), s.real(15)};
-  g.fp8_e4m3 = {s.real(16), s.real(17), s.real(18)};
-  g.fp8_e5m2 = {s.real(19), s.real(20), s.real(21)};
-  return g;
+// The kernel rows with their names, for a WHERE clause to follow.
+std::string kernel_select() {
+  return "SELECT " + sd::kernel_select_columns() + " FROM " + sd::kKernelsWithNames + " ";
 }
 
 int64_t saturating_sub(int64_t a, int64_t b) {
@@ -204,8 +133,11 @@ const store_detail::Db& SessionReader::database() const { return impl_->db; }
 
 std::map<std::string, std::string> SessionReader::meta_values() const {
   std::map<std::string, std::string> out;
-  Stmt s(impl_->db, "SELECT key, value FROM meta", "reading meta");
-  while (s.step()) out[s.text(0)] = s.text(1);
+  Stmt s(impl_->db, ("SELECT " + column_list(sd::kMetaColumns) + " FROM meta").c_str(), "reading meta");
+  while (s.step()) {
+    auto [key, value] = sd::read_meta(s, 0);
+    out.insert_or_assign(std::move(key), std::move(value));
+  }
   return out;
 }
 
@@ -244,30 +176,33 @@ SessionMeta SessionReader::meta() const {
 std::vector<StepRecord> SessionReader::steps() const {
   std::vector<StepRecord> out;
   Stmt s(impl_->db,
-         ("SELECT " + store_detail::step_select_columns(impl_->db, "steps") + " FROM steps ORDER BY step").c_str(),
+         ("SELECT " + sd::select_columns(impl_->db, "steps", sd::kStepColumns, sd::kStepAddedColumns) +
+          " FROM steps ORDER BY step")
+             .c_str(),
          "reading steps");
-  while (s.step()) out.push_back(store_detail::read_step(s, 0));
+  while (s.step()) out.push_back(sd::read_step(s, 0));
   return out;
 }
 
 std::vector<OpStats> SessionReader::op_stats() const {
   std::vector<OpStats> out;
-  Stmt s(impl_->db, ("SELECT " + store_detail::op_stats_select_columns(impl_->db) + " FROM op_stats ORDER BY id").c_str(),
+  Stmt s(impl_->db,
+         ("SELECT " +
+          sd::select_columns(impl_->db, "op_stats", sd::kSessionOpStatsColumns, sd::kSessionOpStatsAddedColumns) +
+          " FROM op_stats ORDER BY id")
+             .c_str(),
          "reading the op table");
-  while (s.step()) {
-    out.push_back(store_detail::read_op_stats(s, 0));
-    out.back().compiled = s.boolean(store_detail::kOpStatsColumnCount);
-  }
+  while (s.step()) out.push_back(sd::read_session_op_stats(s, 0));
   return out;
 }
 
 void SessionReader::for_each_op(int64_t first_step, int64_t last_step,
                                 const std::function<void(const OpRecord&)>& fn) const {
-  const std::string sql = std::string("SELECT ") + kOpColumns +
-                          " FROM ops WHERE step BETWEEN ?1 AND ?2 ORDER BY start_ns, id";
+  const std::string sql =
+      "SELECT " + column_list(sd::kOpColumns) + " FROM ops WHERE step BETWEEN ?1 AND ?2 ORDER BY start_ns, id";
   Stmt s(impl_->db, sql.c_str(), "reading ops");
   s.bind(1, first_step).bind(2, last_step);
-  while (s.step()) fn(read_op(s));
+  while (s.step()) fn(sd::read_op(s, 0));
 }
 
 std::vector<OpRecord> SessionReader::ops(int64_t first_step, int64_t last_step) const {
@@ -298,37 +233,37 @@ void SessionReader::for_each_kernel(int64_t start_ns, int64_t end_ns,
   // most the longest kernel's duration before it, which kernel_stats knows.
   const int64_t longest =
       impl_->scalar("SELECT coalesce(max(max_ns),0) FROM kernel_stats", "reading kernels");
-  const std::string sql = std::string("SELECT ") + kKernelColumns +
+  const std::string sql = kernel_select() +
                           "WHERE k.start_ns >= ?1 AND k.start_ns < ?2 AND k.end_ns > ?3 "
                           "ORDER BY k.start_ns, k.id";
   Stmt s(impl_->db, sql.c_str(), "reading kernels");
   s.bind(1, saturating_sub(start_ns, longest + 1)).bind(2, end_ns).bind(3, start_ns);
-  while (s.step()) fn(read_kernel(s));
+  while (s.step()) fn(sd::read_kernel(s, 0));
 }
 
 std::vector<KernelRecord> SessionReader::kernels(int64_t start_ns, int64_t end_ns,
                                                  size_t limit) const {
   const int64_t longest =
       impl_->scalar("SELECT coalesce(max(max_ns),0) FROM kernel_stats", "reading kernels");
-  const std::string sql = std::string("SELECT ") + kKernelColumns +
+  const std::string sql = kernel_select() +
                           "WHERE k.start_ns >= ?1 AND k.start_ns < ?2 AND k.end_ns > ?3 "
                           "ORDER BY k.start_ns, k.id LIMIT ?4";
   Stmt s(impl_->db, sql.c_str(), "reading kernels");
   s.bind(1, saturating_sub(start_ns, longest + 1)).bind(2, end_ns).bind(3, start_ns);
   s.bind(4, limit > static_cast<size_t>(INT64_MAX) ? int64_t{-1} : static_cast<int64_t>(limit));
   std::vector<KernelRecord> out;
-  while (s.step()) out.push_back(read_kernel(s));
+  while (s.step()) out.push_back(sd::read_kernel(s, 0));
   return out;
 }
 
 std::vector<KernelRecord> SessionReader::kernels_in_steps(int64_t first_step,
                                                           int64_t last_step) const {
-  const std::string sql = std::string("SELECT ") + kKernelColumns +
+  const std::string sql = kernel_select() +
                           "WHERE k.step BETWEEN ?1 AND ?2 ORDER BY k.start_ns, k.id";
   Stmt s(impl_->db, sql.c_str(), "reading kernels");
   s.bind(1, first_step).bind(2, last_step);
   std::vector<KernelRecord> out;
-  while (s.step()) out.push_back(read_kernel(s));
+  while (s.step()) out.push_back(sd::read_kernel(s, 0));
   return out;
 }
 
@@ -341,11 +276,11 @@ int64_t SessionReader::kernel_count() const {
 
 std::vector<KernelRecord> SessionReader::kernels_for_op(uint64_t op_id) const {
   const std::string sql =
-      std::string("SELECT ") + kKernelColumns + "WHERE k.op_id = ?1 ORDER BY k.start_ns, k.id";
+      kernel_select() + "WHERE k.op_id = ?1 ORDER BY k.start_ns, k.id";
   Stmt s(impl_->db, sql.c_str(), "reading kernels");
   s.bind(1, op_id);
   std::vector<KernelRecord> out;
-  while (s.step()) out.push_back(read_kernel(s));
+  while (s.step()) out.push_back(sd::read_kernel(s, 0));
   return out;
 }
 
@@ -353,29 +288,16 @@ std::vector<KernelSummary> SessionReader::top_kernels(size_t n) const {
   std::vector<KernelSummary> out;
   std::vector<int64_t> ids;
   Stmt s(impl_->db,
-         "SELECT n.name,s.kind,s.calls,s.total_ns,s.min_ns,s.max_ns,s.tensor_core_calls,"
-         "s.measured_calls,s.measured_tensor_core_calls,s.name_id,s.grid_x,s.grid_y,s.grid_z,"
-         "s.block_x,s.block_y,s.block_z FROM kernel_stats s "
-         "JOIN kernel_names n ON n.id = s.name_id ORDER BY s.total_ns DESC, n.name LIMIT ?1",
+         ("SELECT n.name," + column_list(sd::kKernelStatColumns, "s") +
+          " FROM kernel_stats s JOIN kernel_names n ON n.id = s.name_id ORDER BY s.total_ns DESC, n.name LIMIT ?1")
+             .c_str(),
          "reading kernel statistics");
   s.bind(1, static_cast<int64_t>(std::min<size_t>(n, INT64_MAX)));
   while (s.step()) {
-    KernelSummary k;
-    k.name = s.text(0);
-    k.kind = parse_activity_kind(s.text(1)).value_or(ActivityKind::kKernel);
-    k.calls = s.i64(2);
-    k.total_ns = s.i64(3);
-    k.mean_ns = k.calls ? k.total_ns / k.calls : 0;
-    k.min_ns = s.i64(4);
-    k.max_ns = s.i64(5);
-    k.tensor_core_calls = s.i64(6);
-    k.tensor_core = k.tensor_core_calls > 0;
-    for (size_t i = 0; i < 3; ++i) {
-      k.grid[i] = s.i32(10 + static_cast<int>(i));
-      k.block[i] = s.i32(13 + static_cast<int>(i));
-    }
-    out.push_back(std::move(k));
-    ids.push_back(s.i64(9));
+    sd::KernelStatRow row = sd::read_kernel_stat(s, 1);
+    row.summary.name = s.text(0);
+    out.push_back(std::move(row.summary));
+    ids.push_back(row.name_id);
   }
   Stmt o(impl_->db,
          "SELECT op_name FROM kernel_ops WHERE name_id=?1 ORDER BY calls DESC, op_name LIMIT 8",
@@ -386,9 +308,7 @@ std::vector<KernelSummary> SessionReader::top_kernels(size_t n) const {
     o.reset();
   }
   // Sessions from before kernel_enclosing_ops name only the launching ops.
-  if (impl_->scalar("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='kernel_enclosing_ops'",
-                       "reading kernel statistics") == 0)
-    return out;
+  if (!has_table(impl_->db, "kernel_enclosing_ops")) return out;
   Stmt e(impl_->db,
          "SELECT op_name FROM kernel_enclosing_ops WHERE name_id=?1 ORDER BY calls DESC, op_name LIMIT 8",
          "reading kernel statistics");
@@ -401,59 +321,22 @@ std::vector<KernelSummary> SessionReader::top_kernels(size_t n) const {
 }
 
 std::vector<GradientSample> SessionReader::gradients(int64_t step) const {
-  const std::string sql =
-      std::string("SELECT ") + kGradientColumns +
-      (store_detail::has_column(impl_->db, "gradients", "bf16_underflow_fraction") ? kGradientFormatColumns
-                                                                                   : kGradientFormatColumnsAbsent) +
-      "WHERE step = ?1 ORDER BY parameter";
+  const std::string sql = "SELECT " +
+                          sd::select_columns(impl_->db, "gradients", sd::kGradientColumns, sd::kGradientAddedColumns) +
+                          " FROM gradients WHERE step = ?1 ORDER BY parameter";
   Stmt s(impl_->db, sql.c_str(), "reading gradients");
   s.bind(1, step);
   std::vector<GradientSample> out;
-  while (s.step()) out.push_back(read_gradient(s));
+  while (s.step()) out.push_back(sd::read_gradient(s, 0));
   return out;
 }
-
-namespace {
-
-constexpr const char* kActivationColumns =
-    "SELECT step,ord,module,dtype,numel,nonfinite_fraction,max_abs,fp16_underflow_fraction,"
-    "fp16_subnormal_fraction,fp16_overflow_fraction,bf16_underflow_fraction,bf16_subnormal_fraction,"
-    "bf16_overflow_fraction,fp8_e4m3_underflow_fraction,fp8_e4m3_subnormal_fraction,"
-    "fp8_e4m3_overflow_fraction,fp8_e5m2_underflow_fraction,fp8_e5m2_subnormal_fraction,"
-    "fp8_e5m2_overflow_fraction FROM activations ";
-
-ActivationSample read_activation(const Stmt& s) {
-  ActivationSample a;
-  a.step = s.i64(0);
-  a.order = s.i64(1);
-  a.module = s.text(2);
-  a.dtype = s.text(3);
-  a.numel = s.i64(4);
-  a.nonfinite_fraction = s.real(5);
-  a.max_abs = s.real(6);
-  int column = 7;
-  for (FormatRangeShares* r : {&a.fp16, &a.bf16, &a.fp8_e4m3, &a.fp8_e5m2}) {
-    *r = {s.real(column), s.real(column + 1), s.real(column + 2)};
-    column += 3;
-  }
-  return a;
-}
-
-bool has_table(const Db& db, const char* name) {
-  Stmt s(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1", "reading the schema");
-  s.bind_text(1, name);
-  return s.step();
-}
-
-}  // namespace
 
 std::vector<ActivationSample> SessionReader::activations(int64_t step) const {
   std::vector<ActivationSample> out;
   if (!has_table(impl_->db, "activations")) return out;  // recorded before activation ranges
-  Stmt s(impl_->db, (std::string(kActivationColumns) + "WHERE step = ?1 ORDER BY ord").c_str(),
-         "reading activations");
+  Stmt s(impl_->db, (activation_select() + "WHERE step = ?1 ORDER BY ord").c_str(), "reading activations");
   s.bind(1, step);
-  while (s.step()) out.push_back(read_activation(s));
+  while (s.step()) out.push_back(sd::read_activation(s, 0));
   return out;
 }
 
@@ -467,9 +350,9 @@ std::vector<int64_t> SessionReader::activation_steps() const {
 
 std::optional<ActivationSample> SessionReader::first_fp16_overflow() const {
   if (!has_table(impl_->db, "activations")) return std::nullopt;
-  Stmt s(impl_->db, (std::string(kActivationColumns) + "ORDER BY step, ord").c_str(), "reading activations");
+  Stmt s(impl_->db, (activation_select() + "ORDER BY step, ord").c_str(), "reading activations");
   while (s.step()) {
-    ActivationSample a = read_activation(s);
+    ActivationSample a = sd::read_activation(s, 0);
     if (overflows_fp16(a)) return a;
   }
   return std::nullopt;
@@ -478,10 +361,10 @@ std::optional<ActivationSample> SessionReader::first_fp16_overflow() const {
 ReadinessTotals SessionReader::readiness() const {
   ReadinessTotals totals;
   if (!has_table(impl_->db, "readiness")) return totals;  // recorded before precision readiness
-  Stmt s(impl_->db, (std::string("SELECT ") + store_detail::kReadinessColumns + " FROM readiness ORDER BY rowid").c_str(),
+  Stmt s(impl_->db, ("SELECT " + column_list(sd::kReadinessColumns) + " FROM readiness ORDER BY rowid").c_str(),
          "reading precision readiness");
   while (s.step())
-    if (const auto sample = store_detail::read_readiness(s, 0)) totals.add(*sample);
+    if (const auto sample = sd::read_readiness(s, 0)) totals.add(*sample);
   return totals;
 }
 
@@ -500,26 +383,12 @@ std::vector<GradientSample> SessionReader::latest_gradients() const {
 
 std::vector<OptimizerStepRecord> SessionReader::optimizer_steps() const {
   std::vector<OptimizerStepRecord> out;
-  if (impl_->scalar("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='optimizer_steps'",
-                    "reading the schema") == 0)
-    return out;
+  if (!has_table(impl_->db, "optimizer_steps")) return out;
   Stmt s(impl_->db,
-         "SELECT step,optimizer,name,stepped,found_inf,skipped,unscale_calls,lr,loss_scale,loss_scale_after "
-         "FROM optimizer_steps ORDER BY step, optimizer",
+         ("SELECT " + column_list(sd::kOptimizerStepColumns) + " FROM optimizer_steps ORDER BY step, optimizer")
+             .c_str(),
          "reading optimizer steps");
-  while (s.step()) {
-    OptimizerStepRecord& r = out.emplace_back();
-    r.step = s.i64(0);
-    r.optimizer = s.i32(1);
-    r.name = s.text(2);
-    r.stepped = s.boolean(3);
-    r.found_inf = s.boolean(4);
-    r.skipped = s.boolean(5);
-    r.unscale_calls = s.i64(6);
-    r.lr = s.real(7);
-    r.loss_scale = s.real(8);
-    r.loss_scale_after = s.real(9);
-  }
+  while (s.step()) out.push_back(sd::read_optimizer_step(s, 0));
   return out;
 }
 
@@ -527,9 +396,9 @@ std::vector<SchedulerStepRecord> SessionReader::scheduler_steps() const {
   std::vector<SchedulerStepRecord> out;
   if (!has_table(impl_->db, "scheduler_steps")) return out;  // written before issue #30
   Stmt s(impl_->db,
-         (std::string("SELECT ") + store_detail::kSchedulerStepColumns + " FROM scheduler_steps ORDER BY call").c_str(),
+         ("SELECT " + column_list(sd::kSchedulerStepColumns) + " FROM scheduler_steps ORDER BY call").c_str(),
          "reading scheduler steps");
-  while (s.step()) out.push_back(store_detail::read_scheduler_step(s, 0));
+  while (s.step()) out.push_back(sd::read_scheduler_step(s, 0));
   return out;
 }
 
@@ -537,9 +406,9 @@ std::vector<BackwardCheck> SessionReader::backward_checks() const {
   std::vector<BackwardCheck> out;
   if (!has_table(impl_->db, "backward_checks")) return out;
   Stmt s(impl_->db,
-         (std::string("SELECT ") + store_detail::kBackwardCheckColumns + " FROM backward_checks ORDER BY step").c_str(),
+         ("SELECT " + column_list(sd::kBackwardCheckColumns) + " FROM backward_checks ORDER BY step").c_str(),
          "reading backward checks");
-  while (s.step()) out.push_back(store_detail::read_backward_check(s, 0));
+  while (s.step()) out.push_back(sd::read_backward_check(s, 0));
   return out;
 }
 

@@ -16,9 +16,12 @@ namespace ampscope::profiler::store_detail {
 // steps.eval_loss came later (additive): older files lack the column, readers read NULL.
 // So did op_stats.compiled (torch.compile's graph ops): older files read as eager rows,
 // kernel_enclosing_ops (the ops a kernel ran inside): older files have no such table,
-// and the readiness table (precision readiness, issue #30; row_codec.h's columns):
-// older files lack it and have no readiness. scheduler_steps and backward_checks
+// and the readiness table (precision readiness, issue #30): older files lack it and
+// have no readiness. scheduler_steps and backward_checks
 // (issue #30) are additive tables too: older files lack them and read as having none.
+// Each table's columns are also listed in row_codec.h, which the writer and the
+// reader build their SQL from: a column added here goes there too, in the same
+// place (test_store_columns checks every table).
 const char* const kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE steps(

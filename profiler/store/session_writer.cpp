@@ -22,7 +22,9 @@
 
 namespace ampscope::profiler {
 
+namespace sd = store_detail;
 using store_detail::Db;
+using store_detail::insert_sql;
 using store_detail::quoted;
 using store_detail::Stmt;
 
@@ -52,66 +54,32 @@ std::vector<std::pair<std::string, std::string>> meta_pairs(const SessionMeta& m
 
 struct SessionWriter::Statements {
   explicit Statements(const Db& db)
-      : step(db,
-             (std::string("INSERT OR REPLACE INTO steps(") + store_detail::kStepColumns +
-              ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)")
-                 .c_str(),
-             "storing a step"),
-        op(db,
-           "INSERT OR REPLACE INTO ops "
-           "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
-           "?17,?18)",
-           "storing ops"),
-        kernel(db,
-               "INSERT INTO kernels(kind,correlation_id,op_id,step,name_id,device,stream,start_ns,"
-               "end_ns,grid_x,grid_y,grid_z,block_x,block_y,block_z,registers_per_thread,"
-               "shared_memory_bytes,bytes,tensor_core_by_name,tensor_core_measured) VALUES(?1,?2,"
-               "?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)",
-               "storing kernels"),
+      : step(db, insert_sql("INSERT OR REPLACE", "steps", sd::kStepColumns).c_str(), "storing a step"),
+        op(db, insert_sql("INSERT OR REPLACE", "ops", sd::kOpColumns).c_str(), "storing ops"),
+        kernel(db, insert_sql("INSERT", "kernels", sd::kKernelColumns).c_str(), "storing kernels"),
         find_name(db, "SELECT id FROM kernel_names WHERE name=?1", "storing kernels"),
-        add_name(db, "INSERT INTO kernel_names(name) VALUES(?1)", "storing kernels"),
+        add_name(db, insert_sql("INSERT", "kernel_names", sd::kKernelNameColumns).c_str(), "storing kernels"),
         clear_kernel_stats(db, "DELETE FROM kernel_stats", "storing kernel statistics"),
         clear_kernel_ops(db, "DELETE FROM kernel_ops", "storing kernel statistics"),
         clear_kernel_enclosing_ops(db, "DELETE FROM kernel_enclosing_ops", "storing kernel statistics"),
-        kernel_stat(db,
-                    "INSERT INTO kernel_stats VALUES(?1,?2,?3,?4,?5,?6,?7,0,0,?8,?9,?10,?11,?12,?13)",
+        kernel_stat(db, insert_sql("INSERT", "kernel_stats", sd::kKernelStatColumns).c_str(),
                     "storing kernel statistics"),
-        kernel_op(db, "INSERT INTO kernel_ops VALUES(?1,?2,?3)", "storing kernel statistics"),
-        kernel_enclosing_op(db, "INSERT INTO kernel_enclosing_ops VALUES(?1,?2,?3)", "storing kernel statistics"),
-        gradient(
-            db,
-            "INSERT OR REPLACE INTO gradients VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
-            "?14,?15,?16,?17,?18,?19,?20,?21,?22)",
-            "storing gradients"),
-        activation(db,
-                   "INSERT OR REPLACE INTO activations VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
-                   "?14,?15,?16,?17,?18,?19)",
+        kernel_op(db, insert_sql("INSERT", "kernel_ops", sd::kKernelOpColumns).c_str(), "storing kernel statistics"),
+        kernel_enclosing_op(db, insert_sql("INSERT", "kernel_enclosing_ops", sd::kKernelOpColumns).c_str(),
+                            "storing kernel statistics"),
+        gradient(db, insert_sql("INSERT OR REPLACE", "gradients", sd::kGradientColumns).c_str(), "storing gradients"),
+        activation(db, insert_sql("INSERT OR REPLACE", "activations", sd::kActivationColumns).c_str(),
                    "storing activations"),
         clear_op_stats(db, "DELETE FROM op_stats", "storing the op table"),
-        op_stat(
-            db,
-            (std::string("INSERT INTO op_stats(") + store_detail::kOpStatsColumns + "," +
-             store_detail::kOpStatsCompiledColumn +
-             ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)")
-                .c_str(),
-            "storing the op table"),
-        meta(db, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta"),
-        optimizer_step(db, "INSERT OR REPLACE INTO optimizer_steps VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+        op_stat(db, insert_sql("INSERT", "op_stats", sd::kSessionOpStatsColumns).c_str(), "storing the op table"),
+        meta(db, insert_sql("INSERT OR REPLACE", "meta", sd::kMetaColumns).c_str(), "storing meta"),
+        optimizer_step(db, insert_sql("INSERT OR REPLACE", "optimizer_steps", sd::kOptimizerStepColumns).c_str(),
                        "storing optimizer steps"),
-        readiness(db,
-                  (std::string("INSERT OR REPLACE INTO readiness(") + store_detail::kReadinessColumns +
-                   ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)")
-                      .c_str(),
+        readiness(db, insert_sql("INSERT OR REPLACE", "readiness", sd::kReadinessColumns).c_str(),
                   "storing precision readiness"),
-        scheduler_step(db,
-                       (std::string("INSERT OR REPLACE INTO scheduler_steps(") + store_detail::kSchedulerStepColumns +
-                        ") VALUES(?1,?2,?3,?4,?5,?6,?7)")
-                           .c_str(),
+        scheduler_step(db, insert_sql("INSERT OR REPLACE", "scheduler_steps", sd::kSchedulerStepColumns).c_str(),
                        "storing scheduler steps"),
-        backward_check(db,
-                       (std::string("INSERT OR REPLACE INTO backward_checks(") + store_detail::kBackwardCheckColumns +
-                        ") VALUES(?1,?2,?3,?4,?5,?6,?7)")
-                           .c_str(),
+        backward_check(db, insert_sql("INSERT OR REPLACE", "backward_checks", sd::kBackwardCheckColumns).c_str(),
                        "storing backward checks") {}
   Stmt step, op, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops, clear_kernel_enclosing_ops,
       kernel_stat, kernel_op, kernel_enclosing_op, gradient, activation, clear_op_stats, op_stat, meta, optimizer_step,
@@ -198,8 +166,11 @@ std::unique_ptr<SessionWriter> SessionWriter::create_locked(const std::string& p
               .c_str(),
           "creating the schema");
   {
-    Stmt put(db, "INSERT OR REPLACE INTO meta VALUES(?1,?2)", "storing meta");
-    for (const auto& [k, v] : meta_pairs(meta)) put.bind_text(1, k).bind_text(2, v).run();
+    Stmt put(db, insert_sql("INSERT OR REPLACE", "meta", sd::kMetaColumns).c_str(), "storing meta");
+    for (const auto& [k, v] : meta_pairs(meta)) {
+      sd::bind_meta(put, 1, k, v);
+      put.run();
+    }
   }
   db.exec("COMMIT", "creating the schema");
   return std::unique_ptr<SessionWriter>(new SessionWriter(path, lock_fd, std::move(db), options));
@@ -314,11 +285,13 @@ void SessionWriter::close() {
   if (thread_.joinable()) thread_.join();
   // The thread is gone: SQLite is ours again. Errors here must not throw (destructor).
   try {
-    stmts_->meta.bind_text(1, meta_key::kStoreDroppedBatches)
-        .bind_text(2, std::to_string(dropped_batches()))
-        .run();
-    if (const std::string error = last_error(); !error.empty())
-      stmts_->meta.bind_text(1, meta_key::kStoreLastError).bind_text(2, error).run();
+    const std::string dropped = std::to_string(dropped_batches());
+    sd::bind_meta(stmts_->meta, 1, meta_key::kStoreDroppedBatches, dropped);
+    stmts_->meta.run();
+    if (const std::string error = last_error(); !error.empty()) {
+      sd::bind_meta(stmts_->meta, 1, meta_key::kStoreLastError, error);
+      stmts_->meta.run();
+    }
     stmts_.reset();
     db_.exec("PRAGMA wal_checkpoint(TRUNCATE)", "closing");
     // Fails harmlessly (SQLITE_BUSY) while a reader has the file open: it stays WAL.
@@ -421,83 +394,59 @@ void SessionWriter::run() {
 void SessionWriter::write(Item& item) {
   auto& s = *stmts_;
   if (auto* step = std::get_if<StepRecord>(&item)) {
-    store_detail::bind_step(s.step, 1, *step);
+    sd::bind_step(s.step, 1, *step);
     s.step.run();
   } else if (auto* ops = std::get_if<std::vector<OpRecord>>(&item)) {
+    sd::EncodedOp encoded;
     for (const auto& op : *ops) {
-      const std::string in_dtypes = store_detail::encode_strings(op.input_dtypes);
-      const std::string in_shapes = store_detail::encode_shapes(op.input_shapes);
-      const std::string out_dtypes = store_detail::encode_strings(op.output_dtypes);
-      s.op.bind(1, op.id).bind(2, op.parent_id).bind(3, op.step).bind_text(4, op.name);
-      s.op.bind_text(5, to_string(op.phase)).bind_text(6, to_string(op.category));
-      s.op.bind_text(7, op.module).bind(8, op.sequence_nr).bind(9, op.forward_op_id);
-      s.op.bind(10, static_cast<int64_t>(op.depth)).bind(11, op.thread_id);
-      s.op.bind(12, op.start_ns).bind(13, op.end_ns).bind_text(14, in_dtypes);
-      s.op.bind_text(15, in_shapes).bind_text(16, out_dtypes).bind(17, op.cast_bytes);
-      s.op.bind(18, static_cast<int64_t>(op.autograd_node)).run();
+      sd::bind_op(s.op, 1, op, encoded);
+      s.op.run();
     }
   } else if (auto* kernels = std::get_if<std::vector<KernelRecord>>(&item)) {
     write_kernels(*kernels);
   } else if (auto* grads = std::get_if<std::vector<GradientSample>>(&item)) {
+    std::string histogram;
     for (const auto& g : *grads) {
-      const std::string hist = store_detail::encode_histogram(g.log2_histogram);
-      s.gradient.bind(1, g.step).bind_text(2, g.parameter).bind(3, g.loss_scale);
-      s.gradient.bind(4, g.numel).bind_blob(5, hist.data(), hist.size());
-      s.gradient.bind(6, g.zero_fraction).bind(7, g.nonfinite_fraction);
-      s.gradient.bind(8, g.fp16_underflow_fraction).bind(9, g.fp16_subnormal_fraction);
-      s.gradient.bind(10, g.fp16_overflow_fraction).bind(11, g.min_abs_nonzero);
-      s.gradient.bind(12, g.max_abs).bind(13, g.norm);
-      int column = 14;
-      for (const FormatRangeShares& r : {g.bf16, g.fp8_e4m3, g.fp8_e5m2}) {
-        s.gradient.bind(column, r.underflow).bind(column + 1, r.subnormal).bind(column + 2, r.overflow);
-        column += 3;
-      }
+      sd::bind_gradient(s.gradient, 1, g, histogram);
       s.gradient.run();
     }
   } else if (auto* activations = std::get_if<std::vector<ActivationSample>>(&item)) {
     for (const auto& a : *activations) {
-      s.activation.bind(1, a.step).bind(2, a.order).bind_text(3, a.module).bind_text(4, a.dtype);
-      s.activation.bind(5, a.numel).bind(6, a.nonfinite_fraction).bind(7, a.max_abs);
-      int column = 8;
-      for (const FormatRangeShares& r : {a.fp16, a.bf16, a.fp8_e4m3, a.fp8_e5m2}) {
-        s.activation.bind(column, r.underflow).bind(column + 1, r.subnormal).bind(column + 2, r.overflow);
-        column += 3;
-      }
+      sd::bind_activation(s.activation, 1, a);
       s.activation.run();
     }
   } else if (auto* readiness = std::get_if<std::vector<ReadinessSample>>(&item)) {
     for (const ReadinessSample& sample : *readiness) {
       for (const QuantFormatSpec& spec : kQuantFormats) {
-        store_detail::bind_readiness(s.readiness, 1, sample, spec.format);
+        sd::bind_readiness(s.readiness, 1, sample, spec.format);
         s.readiness.run();
       }
     }
   } else if (auto* table = std::get_if<ReplaceOpStats>(&item)) {
     s.clear_op_stats.run();
-    store_detail::EncodedOpStats encoded;
+    sd::EncodedOpStats encoded;
     for (const auto& r : table->stats) {
-      store_detail::bind_op_stats(s.op_stat, 1, r, encoded);
-      s.op_stat.bind(1 + store_detail::kOpStatsColumnCount, r.compiled);
+      sd::bind_session_op_stats(s.op_stat, 1, r, encoded);
       s.op_stat.run();
     }
   } else if (auto* kernel_table = std::get_if<ReplaceKernelStats>(&item)) {
     write_kernel_stats(*kernel_table);
   } else if (auto* kv = std::get_if<MetaValue>(&item)) {
-    s.meta.bind_text(1, kv->key).bind_text(2, kv->value).run();
+    sd::bind_meta(s.meta, 1, kv->key, kv->value);
+    s.meta.run();
   } else if (auto* records = std::get_if<std::vector<OptimizerStepRecord>>(&item)) {
     for (const auto& r : *records) {
-      s.optimizer_step.bind(1, r.step).bind(2, static_cast<int64_t>(r.optimizer)).bind_text(3, r.name);
-      s.optimizer_step.bind(4, r.stepped).bind(5, r.found_inf).bind(6, r.skipped).bind(7, r.unscale_calls);
-      s.optimizer_step.bind(8, r.lr).bind(9, r.loss_scale).bind(10, r.loss_scale_after).run();
+      sd::bind_optimizer_step(s.optimizer_step, 1, r);
+      s.optimizer_step.run();
     }
   } else if (auto* calls = std::get_if<std::vector<SchedulerStepRecord>>(&item)) {
     for (const auto& r : *calls) {
-      store_detail::bind_scheduler_step(s.scheduler_step, 1, r);
+      sd::bind_scheduler_step(s.scheduler_step, 1, r);
       s.scheduler_step.run();
     }
   } else if (auto* checks = std::get_if<std::vector<BackwardCheck>>(&item)) {
     for (const auto& r : *checks) {
-      store_detail::bind_backward_check(s.backward_check, 1, r);
+      sd::bind_backward_check(s.backward_check, 1, r);
       s.backward_check.run();
     }
   }
@@ -523,17 +472,7 @@ int64_t SessionWriter::kernel_name_id(const std::string& name) {
 void SessionWriter::write_kernels(const std::vector<KernelRecord>& kernels) {
   auto& s = *stmts_;
   for (const auto& k : kernels) {
-    const int64_t name_id = kernel_name_id(k.name);
-    s.kernel.bind_text(1, to_string(k.kind)).bind(2, k.correlation_id).bind(3, k.op_id);
-    s.kernel.bind(4, k.step).bind(5, name_id).bind(6, k.device).bind(7, k.stream);
-    s.kernel.bind(8, k.start_ns).bind(9, k.end_ns);
-    for (int i = 0; i < 3; ++i) {
-      s.kernel.bind(10 + i, k.grid[static_cast<size_t>(i)]);
-      s.kernel.bind(13 + i, k.block[static_cast<size_t>(i)]);
-    }
-    s.kernel.bind(16, k.registers_per_thread).bind(17, k.shared_memory_bytes).bind(18, k.bytes);
-    s.kernel.bind(19, k.tensor_core_by_name);
-    s.kernel.bind_null(20);  // tensor_core_measured: reserved, no hardware counters are read
+    sd::bind_kernel(s.kernel, 1, k, kernel_name_id(k.name));
     s.kernel.run();
   }
 }
@@ -544,24 +483,18 @@ void SessionWriter::write_kernel_stats(const ReplaceKernelStats& table) {
   s.clear_kernel_ops.run();
   s.clear_kernel_enclosing_ops.run();
   for (const KernelSummary& k : table.rows) {
-    const int64_t name_id = kernel_name_id(k.name);
-    s.kernel_stat.bind(1, name_id).bind_text(2, to_string(k.kind)).bind(3, k.calls);
-    s.kernel_stat.bind(4, k.total_ns).bind(5, k.min_ns).bind(6, k.max_ns);
-    s.kernel_stat.bind(7, k.tensor_core_calls);
-    for (int i = 0; i < 3; ++i) {
-      s.kernel_stat.bind(8 + i, k.grid[static_cast<size_t>(i)]);
-      s.kernel_stat.bind(11 + i, k.block[static_cast<size_t>(i)]);
-    }
+    sd::bind_kernel_stat(s.kernel_stat, 1, k, kernel_name_id(k.name));
     s.kernel_stat.run();
   }
-  for (const auto& [kernel, ops] : table.launchers) {
-    const int64_t name_id = kernel_name_id(kernel);
-    for (const auto& [op_name, calls] : ops) s.kernel_op.bind(1, name_id).bind_text(2, op_name).bind(3, calls).run();
-  }
-  for (const auto& [kernel, ops] : table.enclosing) {
-    const int64_t name_id = kernel_name_id(kernel);
-    for (const auto& [op_name, calls] : ops)
-      s.kernel_enclosing_op.bind(1, name_id).bind_text(2, op_name).bind(3, calls).run();
+  for (const auto& [launchers, stmt] : {std::pair{&table.launchers, &s.kernel_op},
+                                        std::pair{&table.enclosing, &s.kernel_enclosing_op}}) {
+    for (const auto& [kernel, ops] : *launchers) {
+      const int64_t name_id = kernel_name_id(kernel);
+      for (const auto& [op_name, calls] : ops) {
+        sd::bind_kernel_op(*stmt, 1, name_id, op_name, calls);
+        stmt->run();
+      }
+    }
   }
 }
 

@@ -135,11 +135,12 @@ void Stmt::reset() {
   sqlite3_clear_bindings(stmt_);
 }
 
-bool has_column(const Db& db, const char* table, const char* column) {
-  Stmt s(db, (std::string("SELECT 1 FROM pragma_table_info('") + table + "') WHERE name=?1").c_str(),
-         "reading the table layout");
-  s.bind_text(1, column);
-  return s.step();
+std::vector<std::string> table_columns(const Db& db, std::string_view table) {
+  Stmt s(db, "SELECT name FROM pragma_table_info(?1) ORDER BY cid", "reading the table layout");
+  s.bind_text(1, table);
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  return out;
 }
 
 void Stmt::check_number(int col) const {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ampscope::profiler {
 
@@ -92,8 +93,9 @@ class Stmt {
   std::string what_;
 };
 
-// Whether `table` has `column`: files from before an additive column lack it.
-bool has_column(const Db& db, const char* table, const char* column);
+// `table`'s columns in order (PRAGMA table_info); none when the file has no such
+// table. Files from before an additive column lack it (row_codec's AddedColumn).
+std::vector<std::string> table_columns(const Db& db, std::string_view table);
 
 }  // namespace store_detail
 }  // namespace ampscope::profiler
