@@ -1,5 +1,7 @@
 #include "profiler/store/row_codec.h"
 
+#include <nlohmann/json.hpp>
+
 #include "profiler/store/session_schema.h"
 
 namespace ampscope::profiler::store_detail {
@@ -160,6 +162,44 @@ BackwardCheck read_backward_check(const Stmt& s, int first) {
   r.module = s.text(i + 4);
   r.side = parse_gradient_side(s.text(i + 5)).value_or(GradientSide::kInput);
   r.position = s.i64(i + 6);
+  return r;
+}
+
+void bind_compiled_kernel(Stmt& s, int first, const CompiledKernelRow& r, std::string& ops_json) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const CompiledFusedOp& op : r.ops)
+    ops.push_back({{"node", op.node}, {"name", op.name}, {"module", op.module}, {"category", op.category},
+                   {"input_dtypes", op.input_dtypes}, {"output_dtypes", op.output_dtypes}});
+  ops_json = ops.dump();
+  const int i = first;
+  s.bind(i, r.graph).bind_text(i + 1, to_string(r.phase)).bind_text(i + 2, r.kind).bind_text(i + 3, r.kernel);
+  s.bind(i + 4, r.ordinal).bind_text(i + 5, ops_json).bind(i + 6, r.calls).bind(i + 7, r.cpu_time_ns);
+}
+
+CompiledKernelRow read_compiled_kernel(const Stmt& s, int first) {
+  const int i = first;
+  CompiledKernelRow r;
+  r.graph = s.i64(i);
+  r.phase = parse_phase(s.text(i + 1)).value_or(Phase::kOther);
+  r.kind = s.text(i + 2);
+  r.kernel = s.text(i + 3);
+  r.ordinal = s.i64(i + 4);
+  const auto ops = nlohmann::json::parse(s.text(i + 5), nullptr, /*allow_exceptions=*/false);
+  if (ops.is_array())
+    for (const auto& o : ops) {
+      if (!o.is_object()) continue;
+      auto text = [&](const char* key) { return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : ""; };
+      auto list = [&](const char* key) {
+        std::vector<std::string> out;
+        if (o.contains(key) && o[key].is_array())
+          for (const auto& v : o[key]) out.push_back(v.is_string() ? v.get<std::string>() : "");
+        return out;
+      };
+      r.ops.push_back({text("node"), text("name"), text("module"), text("category"), list("input_dtypes"),
+                       list("output_dtypes")});
+    }
+  r.calls = s.i64(i + 6);
+  r.cpu_time_ns = s.i64(i + 7);
   return r;
 }
 

@@ -6,6 +6,7 @@
 // the writer and the reader. One place binds and reads them, so the tables cannot drift.
 #include <string>
 
+#include "profiler/analysis/compiled_kernels.h"
 #include "profiler/analysis/quantization_readiness.h"
 #include "profiler/records.h"
 #include "profiler/store/sqlite_util.h"
@@ -63,5 +64,14 @@ inline constexpr const char* kBackwardCheckColumns = "step,skipped,gradients,non
 inline constexpr int kBackwardCheckColumnCount = 7;
 void bind_backward_check(Stmt& stmt, int first, const BackwardCheck& row);
 BackwardCheck read_backward_check(const Stmt& stmt, int first);
+
+// torch.compile'd code's kernels (issue #28), one row per call of a compiled graph
+// (CompiledKernelRow), the graph ops a kernel computes in `ops` as a JSON array of
+// {node, name, module, category, input_dtypes, output_dtypes}.
+inline constexpr const char* kCompiledKernelColumns = "graph,phase,kind,kernel,ordinal,ops,calls,cpu_time_ns";
+inline constexpr int kCompiledKernelColumnCount = 8;
+// The ops' JSON stays alive in `ops_json` until the statement ran.
+void bind_compiled_kernel(Stmt& stmt, int first, const CompiledKernelRow& row, std::string& ops_json);
+CompiledKernelRow read_compiled_kernel(const Stmt& stmt, int first);
 
 }  // namespace ampscope::profiler::store_detail

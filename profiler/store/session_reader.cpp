@@ -543,6 +543,17 @@ std::vector<BackwardCheck> SessionReader::backward_checks() const {
   return out;
 }
 
+std::vector<CompiledKernelRow> SessionReader::compiled_kernels() const {
+  std::vector<CompiledKernelRow> out;
+  if (!has_table(impl_->db, "compiled_kernels")) return out;  // written before issue #28
+  Stmt s(impl_->db,
+         (std::string("SELECT ") + store_detail::kCompiledKernelColumns + " FROM compiled_kernels ORDER BY rowid")
+             .c_str(),
+         "reading compiled kernels");
+  while (s.step()) out.push_back(store_detail::read_compiled_kernel(s, 0));
+  return out;
+}
+
 std::vector<CategoryTotals> SessionReader::category_totals() const {
   return profiler::category_totals(op_stats());
 }

@@ -19,6 +19,8 @@ namespace ampscope::profiler::store_detail {
 // and the readiness table (precision readiness, issue #30; row_codec.h's columns):
 // older files lack it and have no readiness. scheduler_steps and backward_checks
 // (issue #30) are additive tables too: older files lack them and read as having none.
+// So is compiled_kernels (torch.compile'd code's kernels with the graph ops each
+// fused, issue #28; row_codec.h's columns), replaced as a whole like op_stats.
 const char* const kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE steps(
@@ -91,6 +93,9 @@ CREATE TABLE scheduler_steps(
 CREATE TABLE backward_checks(
   step INTEGER PRIMARY KEY, skipped INTEGER, gradients INTEGER, nonfinite INTEGER, module TEXT,
   side TEXT, position INTEGER);
+CREATE TABLE compiled_kernels(
+  graph INTEGER, phase TEXT, kind TEXT, kernel TEXT, ordinal INTEGER, ops TEXT, calls INTEGER,
+  cpu_time_ns INTEGER);
 )sql";
 
 namespace {
