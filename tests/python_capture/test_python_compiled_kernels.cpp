@@ -26,7 +26,7 @@ using ampscope::profiler::Phase;
 constexpr int kSteps = 3;
 const std::string kExample = std::string(AMPSCOPE_EXAMPLES_DIR) + "/compiled_bf16.py";
 
-struct Run {
+struct CapturedRun {
   ampscope::test::ScratchDir dir;
   std::filesystem::path session;
   std::vector<CompiledKernelRow> rows;
@@ -38,13 +38,17 @@ class CompiledKernels : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (!ampscope::test::python_with_torch()) return;
-    run_ = std::make_unique<Run>();
-    Run& r = *run_;
+    run_ = std::make_unique<CapturedRun>();
+    CapturedRun& r = *run_;
     r.session = r.dir / "compiled.ampscope";
     const auto trace = r.dir / "trace";
     std::string output;
-    if (ampscope::test::run_command(fmt::format("TORCH_TRACE='{}' '{}' run --out '{}' '{}' --steps {} 2>&1",
-                                                trace.string(), AMPSCOPE_CLI, r.session.string(), kExample, kSteps),
+    // A cache of its own: an entry compiled with kernel profiling but without
+    // provenance (by hand, or by an older ampscope) would hit and bring no fused ops.
+    if (ampscope::test::run_command(fmt::format("TORCH_TRACE='{}' TORCHINDUCTOR_CACHE_DIR='{}' '{}' run --out '{}' "
+                                                "'{}' --steps {} 2>&1",
+                                                trace.string(), (r.dir / "inductor-cache").string(), AMPSCOPE_CLI,
+                                                r.session.string(), kExample, kSteps),
                                     &output) != 0) {
       r.error = output;
       return;
@@ -69,9 +73,9 @@ class CompiledKernels : public ::testing::Test {
     ASSERT_TRUE(run_->error.empty()) << run_->error;
     ASSERT_FALSE(run_->rows.empty()) << "no compiled kernels stored";
   }
-  static std::unique_ptr<Run> run_;
+  static std::unique_ptr<CapturedRun> run_;
 };
-std::unique_ptr<Run> CompiledKernels::run_;
+std::unique_ptr<CapturedRun> CompiledKernels::run_;
 
 // "graph_0_cpp_fused_gelu_1" -> "cpp_fused_gelu_1": inductor's kernel name.
 std::string kernel_name(const std::string& record) {
