@@ -213,8 +213,62 @@ void print_schedulers(const std::vector<profiler::SchedulerSummary>& schedulers)
   if (drifts) fmt::print("  fix: {}\n", profiler::kSchedulerFix);
 }
 
+// A kernel's fused graph ops, grouped by module and category: "layers.1 unchanged:
+// mul x3, erf, add; layers.1 autocast_cast: convert_element_type x2".
+std::string fused_ops_text(const profiler::CompiledKernelRow& row) {
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, int>>> groups;
+  for (const auto& op : row.ops) {
+    std::string name = op.name.empty() ? op.node + " (inductor's)" : op.name;
+    if (const auto colons = name.find("::"); colons != std::string::npos) name = name.substr(colons + 2);
+    auto& names = groups[{op.module.empty() ? "-" : op.module, op.category}];
+    auto it = std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == name; });
+    if (it == names.end()) names.emplace_back(name, 1);
+    else ++it->second;
+  }
+  std::string out;
+  for (const auto& [key, names] : groups) {
+    if (!out.empty()) out += "; ";
+    out += key.second.empty() ? key.first + ":" : key.first + " " + key.second + ":";
+    for (size_t i = 0; i < names.size(); ++i)
+      out += fmt::format("{}{}{}", i ? ", " : " ", names[i].first,
+                         names[i].second > 1 ? fmt::format(" x{}", names[i].second) : "");
+  }
+  return out;
+}
+
+// Time inside the compiled graphs: per graph call, its kernels (inductor's fused
+// ones with the graph ops each computes, extern GEMMs and convolutions as the ATen
+// ops they are) by time, and the share of the graphs' time they cover.
+void print_compiled_kernels(const profiler::SessionView& session, size_t top) {
+  const auto& rows = session.compile.kernels;
+  if (rows.empty()) return;
+  const profiler::CompiledTimeShare share = profiler::compiled_time_share(rows);
+  const double graph = static_cast<double>(std::max<int64_t>(share.graph_ns, 1));
+  fmt::print("  time inside compiled graphs: {} ms CPU on profiled steps; {:.1f}% in the kernels below, {:.1f}% in "
+             "other recorded ops, {:.1f}% in the generated wrapper itself\n",
+             ms(share.graph_ns), 100.0 * share.kernel_share(), 100.0 * static_cast<double>(share.other_ns) / graph,
+             100.0 * static_cast<double>(share.graph_ns - share.kernel_ns - share.other_ns) / graph);
+  for (size_t i = 0; i < rows.size();) {
+    const auto& whole = rows[i];
+    std::vector<const profiler::CompiledKernelRow*> calls;
+    for (++i; i < rows.size() && rows[i].kind != profiler::kCompiledGraphCall; ++i) calls.push_back(&rows[i]);
+    fmt::print("    graph {} ({}): {} ms in {} calls\n", whole.graph, profiler::to_string(whole.phase),
+               ms(whole.cpu_time_ns), whole.calls);
+    std::stable_sort(calls.begin(), calls.end(), [](auto* a, auto* b) { return a->cpu_time_ns > b->cpu_time_ns; });
+    for (size_t k = 0; k < calls.size() && k < top; ++k) {
+      const auto& r = *calls[k];
+      const std::string ops = r.kind == profiler::kCompiledOtherCall ? "" : fused_ops_text(r);
+      fmt::print("      {:>9} ms {:>5}x  {:<6} {}{}\n", ms(r.cpu_time_ns), r.calls, r.kind, r.kernel,
+                 r.kernel.starts_with("graph_") || r.ordinal == 0 ? std::string() : fmt::format(" #{}", r.ordinal + 1));
+      if (!ops.empty()) fmt::print("                          {}\n", ops);
+    }
+    if (calls.size() > top) fmt::print("      ... {} more\n", calls.size() - top);
+  }
+}
+
 // torch.compile'd code: the ops of its graphs (op table rows marked compiled), which
-// have calls but no time of their own, then dynamo's graph breaks and recompilations.
+// have calls but no time of their own, then the time of inductor's kernels, then
+// dynamo's graph breaks and recompilations.
 void print_compiled(const profiler::SessionView& session, size_t top) {
   const profiler::CompileEvents& compile = session.compile;
   std::map<profiler::OpCategory, std::vector<const profiler::OpStats*>> by_category;
@@ -222,13 +276,16 @@ void print_compiled(const profiler::SessionView& session, size_t top) {
     if (r.compiled) by_category[r.category].push_back(&r);
   if (!compile.any() && by_category.empty()) return;
   fmt::print("\nCompiled (torch.compile): {} graphs read; ops of their forward and backward graphs as autocast "
-             "traced them, calls on profiled steps (no per-op time: the compiled code fuses them)\n",
-             compile.graphs);
+             "traced them, calls on profiled steps ({})\n",
+             compile.graphs,
+             compile.kernels.empty() ? "no per-op time: the compiled code fuses them"
+                                     : "no per-op time: the compiled code fuses them; time per kernel below");
   for (auto& [category, list] : by_category) {
     std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->calls > b->calls; });
     fmt::print("  compiled {} ({} signatures)\n", profiler::to_string(category), list.size());
     print_op_rows(list, top, "    ", /*times=*/false);
   }
+  print_compiled_kernels(session, top);
   fmt::print("  graph breaks: {}\n", compile.graph_breaks.empty() ? "none" : "");
   for (const auto& b : compile.graph_breaks) fmt::print("    {} ({}x): {}\n", b.where, b.count, b.reason);
   fmt::print("  recompilations: {}\n", compile.recompilations.empty() ? "none" : "");

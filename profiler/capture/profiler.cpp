@@ -347,6 +347,7 @@ void Profiler::process(Job& job) {
   if (auto* ops = std::get_if<OpsJob>(&job)) {
     std::vector<OpRecord> records = std::move(ops->ops).to_records();
     aggregator_.add_ops(records);
+    compiled_kernel_times_.add_ops(records);
     for (const OpRecord& op : records) last_ops_step_ = std::max(last_ops_step_, op.step);
     if (writer_) writer_->append_ops(std::move(records));
     take_settled_kernels();  // kernels that came before these ops
@@ -420,6 +421,11 @@ void Profiler::save_tables() {
   tables_dirty_ = false;
   if (!writer_) return;
   writer_->replace_op_stats(annotated_op_stats());
+  {
+    std::lock_guard lock(compiled_mutex_);
+    if (!compiled_kernels_.empty() || !compiled_kernel_times_.empty())
+      writer_->replace_compiled_kernels(join_compiled_kernels(compiled_kernels_, compiled_kernel_times_));
+  }
   // With the table it describes, so a killed run's stale table and its count agree.
   const int64_t profiled = std::max<int64_t>(profiled_steps_, last_ops_step_ > kNoStep ? 1 : 0);
   writer_->set_meta_value(meta_key::kProfiledSteps, std::to_string(profiled));

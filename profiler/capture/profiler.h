@@ -31,6 +31,7 @@
 #include <variant>
 
 #include "engine/training_observer.h"
+#include "profiler/analysis/compiled_kernels.h"
 #include "profiler/analysis/kernel_aggregator.h"
 #include "profiler/analysis/op_aggregator.h"
 #include "profiler/capture/op_observer.h"
@@ -121,6 +122,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // The ops of torch.compile's graphs as op table rows (OpStats::compiled), replacing
   // the previous set: saved and shown with the recorded ops from the next save on.
   void set_compiled_op_stats(std::vector<OpStats> rows);
+  // The calls of inductor's compiled graphs, without times (profiler/analysis/
+  // compiled_kernels.h), replacing the previous list: saved with their times.
+  void set_compiled_kernels(std::vector<CompiledKernelRow> rows);
 
  private:
   struct OpsJob { OpBatch ops; };  // made into OpRecords on the worker, off the training thread
@@ -230,6 +234,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // set_compiled_op_stats (any thread) -> annotated_op_stats (worker); held alone.
   mutable std::mutex compiled_mutex_;
   std::vector<OpStats> compiled_op_stats_;
+  std::vector<CompiledKernelRow> compiled_kernels_;
+  CompiledKernelTimes compiled_kernel_times_;  // worker only
 };
 
 }  // namespace ampscope::profiler

@@ -24,4 +24,9 @@ void Profiler::set_compiled_op_stats(std::vector<OpStats> rows) {
   compiled_op_stats_ = std::move(rows);
 }
 
+void Profiler::set_compiled_kernels(std::vector<CompiledKernelRow> rows) {
+  std::lock_guard lock(compiled_mutex_);
+  compiled_kernels_ = std::move(rows);
+}
+
 }  // namespace ampscope::profiler

@@ -57,6 +57,26 @@ Json compiled_json(const SessionView& session) {
   Json recompiles = Json::array();
   for (const auto& r : session.compile.recompilations) recompiles.push_back({{"frame", r.frame}, {"reason", r.reason}});
   c["recompilations"] = std::move(recompiles);
+  // Inductor's kernels: per graph call (kind "graph"), its fused and extern kernels
+  // with the graph ops each computes, and the share of the graphs' time they cover.
+  Json kernels = Json::array();
+  for (const CompiledKernelRow& r : session.compile.kernels) {
+    Json ops = Json::array();
+    for (const CompiledFusedOp& op : r.ops)
+      ops.push_back({{"node", op.node}, {"name", op.name}, {"module", op.module}, {"category", op.category},
+                     {"input_dtypes", op.input_dtypes}, {"output_dtypes", op.output_dtypes}});
+    kernels.push_back({{"graph", r.graph}, {"phase", to_string(r.phase)}, {"kind", r.kind}, {"kernel", r.kernel},
+                       {"ordinal", r.ordinal}, {"calls", r.calls}, {"cpu_time_ns", r.cpu_time_ns},
+                       {"ops", std::move(ops)}});
+  }
+  if (!kernels.empty()) {
+    const CompiledTimeShare share = compiled_time_share(session.compile.kernels);
+    c["time"] = {{"graphs_cpu_time_ns", share.graph_ns},
+                 {"kernels_cpu_time_ns", share.kernel_ns},
+                 {"other_ops_cpu_time_ns", share.other_ns},
+                 {"kernel_share", share.kernel_share()}};
+  }
+  c["kernels"] = std::move(kernels);
   return c;
 }
 

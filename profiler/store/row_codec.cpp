@@ -1,5 +1,7 @@
 #include "profiler/store/row_codec.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <initializer_list>
 
@@ -316,6 +318,7 @@ const std::vector<TableLayout>& session_table_layouts() {
       layout("readiness", {kReadinessColumns}),
       layout("scheduler_steps", {kSchedulerStepColumns}),
       layout("backward_checks", {kBackwardCheckColumns}),
+      layout("compiled_kernels", {kCompiledKernelColumns}),
   };
   return layouts;
 }
@@ -327,6 +330,46 @@ const std::vector<TableLayout>& comparison_table_layouts() {
       layout("comparison_op_stats", {kAssignedId, kComparisonOpStatsColumns}),
   };
   return layouts;
+}
+
+void bind_compiled_kernel(Stmt& s, int first, const CompiledKernelRow& r, std::string& ops_json) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const CompiledFusedOp& op : r.ops)
+    ops.push_back({{"node", op.node}, {"name", op.name}, {"module", op.module}, {"category", op.category},
+                   {"input_dtypes", op.input_dtypes}, {"output_dtypes", op.output_dtypes}});
+  ops_json = ops.dump();
+  BindCursor b(s, first);
+  b.value(r.graph).text(to_string(r.phase)).text(r.kind).text(r.kernel).value(r.ordinal).text(ops_json);
+  b.value(r.calls).value(r.cpu_time_ns);
+  b.done(kCompiledKernelColumns);
+}
+
+CompiledKernelRow read_compiled_kernel(const Stmt& s, int first) {
+  ReadCursor c(s, first);
+  CompiledKernelRow r;
+  r.graph = c.i64();
+  r.phase = parse_phase(c.text()).value_or(Phase::kOther);
+  r.kind = c.text();
+  r.kernel = c.text();
+  r.ordinal = c.i64();
+  const auto ops = nlohmann::json::parse(c.text(), nullptr, /*allow_exceptions=*/false);
+  if (ops.is_array())
+    for (const auto& o : ops) {
+      if (!o.is_object()) continue;
+      auto text = [&](const char* key) { return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : ""; };
+      auto list = [&](const char* key) {
+        std::vector<std::string> out;
+        if (o.contains(key) && o[key].is_array())
+          for (const auto& v : o[key]) out.push_back(v.is_string() ? v.get<std::string>() : "");
+        return out;
+      };
+      r.ops.push_back({text("node"), text("name"), text("module"), text("category"), list("input_dtypes"),
+                       list("output_dtypes")});
+    }
+  r.calls = c.i64();
+  r.cpu_time_ns = c.i64();
+  c.done(kCompiledKernelColumns);
+  return r;
 }
 
 }  // namespace ampscope::profiler::store_detail

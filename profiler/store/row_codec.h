@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "profiler/analysis/comparison.h"
+#include "profiler/analysis/compiled_kernels.h"
 #include "profiler/analysis/quantization_readiness.h"
 #include "profiler/records.h"
 #include "profiler/store/sqlite_util.h"
@@ -234,6 +235,15 @@ inline constexpr auto kBackwardCheckColumns = std::to_array<std::string_view>(
     {"step", "skipped", "gradients", "nonfinite", "module", "side", "position"});
 void bind_backward_check(Stmt& stmt, int first, const BackwardCheck& row);
 BackwardCheck read_backward_check(const Stmt& stmt, int first);
+
+// torch.compile'd code's kernels (issue #28), one row per kernel of a compiled graph
+// (CompiledKernelRow), the graph ops a kernel computes in `ops` as a JSON array of
+// {node, name, module, category, input_dtypes, output_dtypes}.
+inline constexpr auto kCompiledKernelColumns = std::to_array<std::string_view>(
+    {"graph", "phase", "kind", "kernel", "ordinal", "ops", "calls", "cpu_time_ns"});
+// The ops' JSON stays alive in `ops_json` until the statement ran.
+void bind_compiled_kernel(Stmt& stmt, int first, const CompiledKernelRow& row, std::string& ops_json);
+CompiledKernelRow read_compiled_kernel(const Stmt& stmt, int first);
 
 // ---- the tables as a whole ----
 struct TableLayout {

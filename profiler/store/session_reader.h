@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/analysis/compiled_kernels.h"
 #include "profiler/analysis/quantization_readiness.h"
 #include "profiler/records.h"
 #include "profiler/store/sqlite_util.h"
@@ -82,6 +83,9 @@ class SessionReader {
   // for non-finite gradients, by step. Empty for sessions written before they existed.
   std::vector<SchedulerStepRecord> scheduler_steps() const;
   std::vector<BackwardCheck> backward_checks() const;
+  // torch.compile'd code's kernels, as stored (by graph, then in call order). Empty
+  // for sessions without compiled code or written before the table existed.
+  std::vector<CompiledKernelRow> compiled_kernels() const;
 
   // profiler::category_totals(op_stats()): the top-level rows of the stored op table,
   // so it reads op_stats only and never scans ops or kernels.

@@ -19,6 +19,8 @@ namespace ampscope::profiler::store_detail {
 // and the readiness table (precision readiness, issue #30): older files lack it and
 // have no readiness. scheduler_steps and backward_checks
 // (issue #30) are additive tables too: older files lack them and read as having none.
+// So is compiled_kernels (torch.compile'd code's kernels with the graph ops each
+// fused, issue #28), replaced as a whole like op_stats.
 // Each table's columns are also listed in row_codec.h, which the writer and the
 // reader build their SQL from: a column added here goes there too, in the same
 // place (test_store_columns checks every table).
@@ -94,6 +96,9 @@ CREATE TABLE scheduler_steps(
 CREATE TABLE backward_checks(
   step INTEGER PRIMARY KEY, skipped INTEGER, gradients INTEGER, nonfinite INTEGER, module TEXT,
   side TEXT, position INTEGER);
+CREATE TABLE compiled_kernels(
+  graph INTEGER, phase TEXT, kind TEXT, kernel TEXT, ordinal INTEGER, ops TEXT, calls INTEGER,
+  cpu_time_ns INTEGER);
 )sql";
 
 namespace {

@@ -126,6 +126,7 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   for (const BackwardCheck& c : backward_checks) recorded.insert(c.step);  // its checks ran inside the step
   v.step_timing = step_timing(v.steps, recorded);
   v.compile = compile_events_from_meta(v.meta_values);
+  v.compile.kernels = reader.compiled_kernels();
   return v;
 }
 

@@ -17,6 +17,7 @@
 
 #include "profiler/analysis/backward_origin.h"
 #include "profiler/analysis/comparison.h"
+#include "profiler/analysis/compiled_kernels.h"
 #include "profiler/analysis/profile_snapshot.h"
 #include "profiler/analysis/quantization_readiness.h"
 #include "profiler/analysis/scheduler_drift.h"
@@ -56,7 +57,9 @@ struct CompileEvents {
   int64_t graphs = 0;
   std::vector<GraphBreak> graph_breaks;
   std::vector<Recompilation> recompilations;
-  bool any() const { return graphs > 0 || !graph_breaks.empty() || !recompilations.empty(); }
+  // Inductor's kernels with the graph ops each fused and their time (compiled_kernels table).
+  std::vector<CompiledKernelRow> kernels;
+  bool any() const { return graphs > 0 || !graph_breaks.empty() || !recompilations.empty() || !kernels.empty(); }
 };
 // From the meta keys _compiled.py writes; absent or unreadable ones read as none.
 CompileEvents compile_events_from_meta(const std::map<std::string, std::string>& meta);

@@ -80,10 +80,13 @@ struct SessionWriter::Statements {
         scheduler_step(db, insert_sql("INSERT OR REPLACE", "scheduler_steps", sd::kSchedulerStepColumns).c_str(),
                        "storing scheduler steps"),
         backward_check(db, insert_sql("INSERT OR REPLACE", "backward_checks", sd::kBackwardCheckColumns).c_str(),
-                       "storing backward checks") {}
+                       "storing backward checks"),
+        clear_compiled_kernels(db, "DELETE FROM compiled_kernels", "storing compiled kernels"),
+        compiled_kernel(db, insert_sql("INSERT", "compiled_kernels", sd::kCompiledKernelColumns).c_str(),
+                        "storing compiled kernels") {}
   Stmt step, op, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops, clear_kernel_enclosing_ops,
       kernel_stat, kernel_op, kernel_enclosing_op, gradient, activation, clear_op_stats, op_stat, meta, optimizer_step,
-      readiness, scheduler_step, backward_check;
+      readiness, scheduler_step, backward_check, clear_compiled_kernels, compiled_kernel;
 };
 
 bool is_live_session(const std::string& path) {
@@ -237,6 +240,9 @@ void SessionWriter::replace_op_stats(std::vector<OpStats>&& stats) {
 void SessionWriter::replace_kernel_stats(std::vector<KernelSummary>&& rows, KernelLaunchers launchers,
                                          KernelLaunchers enclosing) {
   enqueue(Item(ReplaceKernelStats{std::move(rows), std::move(launchers), std::move(enclosing)}), false);
+}
+void SessionWriter::replace_compiled_kernels(std::vector<CompiledKernelRow>&& rows) {
+  enqueue(Item(ReplaceCompiledKernels{std::move(rows)}), false);
 }
 void SessionWriter::set_meta_value(std::string key, std::string value) {
   enqueue(Item(MetaValue{std::move(key), std::move(value)}), false);
@@ -428,6 +434,13 @@ void SessionWriter::write(Item& item) {
     for (const auto& r : table->stats) {
       sd::bind_session_op_stats(s.op_stat, 1, r, encoded);
       s.op_stat.run();
+    }
+  } else if (auto* compiled = std::get_if<ReplaceCompiledKernels>(&item)) {
+    s.clear_compiled_kernels.run();
+    std::string ops_json;
+    for (const auto& r : compiled->rows) {
+      store_detail::bind_compiled_kernel(s.compiled_kernel, 1, r, ops_json);
+      s.compiled_kernel.run();
     }
   } else if (auto* kernel_table = std::get_if<ReplaceKernelStats>(&item)) {
     write_kernel_stats(*kernel_table);

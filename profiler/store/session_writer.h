@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "profiler/analysis/compiled_kernels.h"
 #include "profiler/analysis/quantization_readiness.h"
 #include "profiler/records.h"
 #include "profiler/store/sqlite_util.h"
@@ -76,6 +77,8 @@ class SessionWriter {
   void append_backward_checks(std::vector<BackwardCheck>&& checks);
   // The aggregated op table replaces the stored one as a whole.
   void replace_op_stats(std::vector<OpStats>&& stats);
+  // torch.compile'd code's kernels with their times, replacing the previous rows.
+  void replace_compiled_kernels(std::vector<CompiledKernelRow>&& rows);
   // The aggregated kernel table (KernelAggregator) replaces the stored one as a whole:
   // rows, and every (kernel name -> op name -> calls) pair.
   using KernelLaunchers = std::unordered_map<std::string, std::map<std::string, int64_t>>;
@@ -117,11 +120,14 @@ class SessionWriter {
   struct MetaValue {
     std::string key, value;
   };
+  struct ReplaceCompiledKernels {
+    std::vector<CompiledKernelRow> rows;
+  };
   using Item = std::variant<StepRecord, std::vector<OpRecord>, std::vector<KernelRecord>,
                             std::vector<GradientSample>, ReplaceOpStats, ReplaceKernelStats,
                             MetaValue, std::vector<OptimizerStepRecord>, std::vector<ActivationSample>,
                             std::vector<ReadinessSample>, std::vector<SchedulerStepRecord>,
-                            std::vector<BackwardCheck>>;
+                            std::vector<BackwardCheck>, ReplaceCompiledKernels>;
   struct Statements;
 
   static std::unique_ptr<SessionWriter> create_locked(const std::string& path, int lock_fd, const SessionMeta& meta,

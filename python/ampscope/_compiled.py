@@ -16,6 +16,9 @@ compilers, so while a capture runs the compilers are plain functions, which that
 cache does not serve (inductor's FX graph cache still does: its lookup is inside
 the compiler, after the graph is read here).
 
+Under inductor, each graph's kernels are timed too, with the graph ops each fused
+(_compiled_kernels.py): the graph's node names are kept for that.
+
 Compiling runs ops too (dynamo and AOTAutograd trace on fake tensors): the op
 observer is off on the compiling thread from dynamo's compile-start callback to its
 compile-end callback, and around a backward compiled lazily, so those never appear
@@ -39,6 +42,7 @@ import threading
 import torch
 
 from . import _ampscope_capture as _core
+from ._compiled_kernels import KernelProfiling, graph_scope, kernel_calls
 
 # dynamo-level ops (source_fn_stack) that are themselves a cast the script asked for.
 _SCRIPT_CASTS = {"to", "float", "half", "bfloat16", "double", "type", "type_as"}
@@ -116,10 +120,13 @@ class _Graph:
     """One compiled graph's ops (per signature, with how often the graph holds it)
     and how often it ran on sampled steps."""
 
-    def __init__(self, phase: str, rows: dict):
+    def __init__(self, phase: str, rows: dict, nodes: dict):
         self.phase = phase
         self.rows = rows  # signature tuple -> occurrences in the graph
+        self.nodes = nodes  # node name -> the op it is (a fused op's description)
         self.calls = 0
+        self.number = -1  # its place in CompiledGraphs._graphs: its marker op's name
+        self.kernel_calls: list[dict] = []  # inductor's calls, in order (_compiled_kernels.kernel_calls)
 
 
 class CompiledGraphs:
@@ -137,6 +144,7 @@ class CompiledGraphs:
         self._active = False   # between install() and uninstall()
         self._hooked = False   # dynamo's hooks are in place
         self._quiet = threading.local()  # the observer's state before a compile began
+        self._kernels = KernelProfiling()
 
     # -- hooks ---------------------------------------------------------------------------------
     def install(self):
@@ -167,6 +175,7 @@ class CompiledGraphs:
         self._set(translator, "log_graph_break", self._wrap_graph_break(translator.log_graph_break))
         torch._dynamo.callback_handler.register_start_callback(self._compile_started)
         torch._dynamo.callback_handler.register_end_callback(self._compile_ended)
+        self._kernels.enable()
         self._hooked = True
 
     def uninstall(self):
@@ -175,6 +184,7 @@ class CompiledGraphs:
             self._hooked = False
             torch._dynamo.callback_handler.remove_start_callback(self._compile_started)
             torch._dynamo.callback_handler.remove_end_callback(self._compile_ended)
+            self._kernels.disable()
         for owner, name, original in reversed(self._originals):
             setattr(owner, name, original)
         self._originals = []
@@ -205,17 +215,20 @@ class CompiledGraphs:
                 def compile_forward(gm, example_inputs):
                     graph = graphs._read(gm, phase, forward_nodes)
                     forward.append(graph)
-                    return compiler(gm, example_inputs)
+                    with graphs._kernels.compiling(backward=False) as outputs:
+                        compiled = compiler(gm, example_inputs)
+                    return graphs._timed(compiled, graph, outputs)
                 return compile_forward
 
             def compile_backward(gm, example_inputs):
                 previous = _core.set_recording_enabled(False)  # lazily, inside the first backward
                 try:
                     graph = graphs._read(gm, "backward", forward_nodes)
-                    compiled = (bw_compiler or fw_compiler)(gm, example_inputs)
+                    with graphs._kernels.compiling(backward=True) as outputs:
+                        compiled = (bw_compiler or fw_compiler)(gm, example_inputs)
                 finally:
                     _core.set_recording_enabled(previous)
-                return graphs._counted(compiled, graph)
+                return graphs._counted(graphs._timed(compiled, graph, outputs), graph)
 
             inference = kwargs.get("inference_compiler")
             if inference is not None:
@@ -276,6 +289,7 @@ class CompiledGraphs:
         cast)) is filled from a forward graph and read for a backward one."""
         autocast_casts = set()  # forward cast nodes autocast inserted
         rows: dict[tuple, int] = {}
+        nodes: dict[str, dict] = {}
         for node in gm.graph.nodes:
             name = _op_name(node)
             if name is None:
@@ -311,10 +325,22 @@ class CompiledGraphs:
             category = _core.classify_op(name, classified_inputs, outputs, by_autocast, backward_of_autocast_cast)
             key = (name, module, phase, category, tuple(inputs), tuple(tuple(s) for s in shapes), tuple(outputs))
             rows[key] = rows.get(key, 0) + 1
-        graph = _Graph(phase, rows)
+            nodes[node.name] = dict(node=node.name, name=name, module=module, category=category,
+                                    input_dtypes=inputs, output_dtypes=outputs)
+        graph = _Graph(phase, rows, nodes)
         with self._lock:
+            graph.number = len(self._graphs)
             self._graphs.append(graph)
         return graph
+
+    @staticmethod
+    def _timed(compiled, graph: _Graph, outputs: list):
+        """An inductor graph's calls run inside its marker op, so that its kernels are
+        timed per graph (_compiled_kernels.py); other backends' graphs run as they are."""
+        if not outputs:
+            return compiled
+        graph.kernel_calls = kernel_calls(outputs[-1])
+        return graph_scope(compiled, graph.number)
 
     @staticmethod
     def _before_autocast_casts(node, autocast_casts: set) -> list[str]:
@@ -363,6 +389,24 @@ class CompiledGraphs:
                             cast_calls=calls if category == "autocast_cast" else 0))
         return out
 
+    def kernel_rows(self) -> list[dict]:
+        """Per inductor graph, its calls in order with the graph ops each computes:
+        {graph, phase, kind, kernel, ordinal (among the graph's calls of that name), ops}.
+        A node inductor made itself (a post-grad pattern's) has only its name."""
+        out = []
+        with self._lock:
+            graphs = [g for g in self._graphs if g.kernel_calls]
+        for graph in graphs:
+            seen: dict[str, int] = {}
+            for call in graph.kernel_calls:
+                ordinal = seen.get(call["kernel"], 0)
+                seen[call["kernel"]] = ordinal + 1
+                ops = [graph.nodes.get(n, dict(node=n, name="", module="", category="", input_dtypes=[],
+                                               output_dtypes=[])) for n in call["nodes"]]
+                out.append(dict(graph=graph.number, phase=graph.phase, kind=call["kind"], kernel=call["kernel"],
+                                ordinal=ordinal, ops=ops))
+        return out
+
     def push(self, core):
         """Hands the rows and the compile events to the session when they changed."""
         with self._lock:
@@ -374,6 +418,7 @@ class CompiledGraphs:
             return
         self._pushed = state
         core.compiled_op_stats(self.rows())
+        core.compiled_kernels(self.kernel_rows())
         core.set_meta("compiled_graphs", str(events["graphs"]))
         core.set_meta("compile_graph_breaks", json.dumps(events["graph_breaks"]))
         core.set_meta("compile_recompiles", json.dumps(events["recompiles"]))

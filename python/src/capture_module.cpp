@@ -68,6 +68,15 @@ void enter_scope(size_t id) {
   t_scopes.push_back(std::move(scope));
 }
 
+// An op of ampscope's own around a compiled graph's call (FUNCTION scope, so the
+// observer records it like any op): its children are the graph's kernels
+// (profiler/analysis/compiled_kernels.h). Closed by exit_scope/unwind_scopes.
+void enter_op_scope(size_t id) {
+  auto scope = std::make_unique<at::RecordFunction>(at::RecordScope::FUNCTION);
+  if (scope->isActive()) scope->before(ScopeNames::instance().get(id));
+  t_scopes.push_back(std::move(scope));
+}
+
 void exit_scope() {
   if (!t_scopes.empty()) t_scopes.pop_back();
 }
@@ -262,6 +271,29 @@ class Capture {
     profiler_->set_compiled_op_stats(std::move(stats));
   }
 
+  // The calls of inductor's compiled graphs (python/ampscope/_compiled_kernels.py),
+  // replacing the previous list: dicts {graph, phase, kind, kernel, ordinal, ops}.
+  void compiled_kernels(const py::list& rows) {
+    std::vector<profiler::CompiledKernelRow> out;
+    for (const auto& item : rows) {
+      const py::dict d = item.cast<py::dict>();
+      profiler::CompiledKernelRow& r = out.emplace_back();
+      r.graph = d["graph"].cast<int64_t>();
+      r.phase = profiler::parse_phase(d["phase"].cast<std::string>()).value_or(profiler::Phase::kOther);
+      r.kind = d["kind"].cast<std::string>();
+      r.kernel = d["kernel"].cast<std::string>();
+      r.ordinal = d["ordinal"].cast<int64_t>();
+      for (const auto& op_item : d["ops"].cast<py::list>()) {
+        const py::dict o = op_item.cast<py::dict>();
+        r.ops.push_back({o["node"].cast<std::string>(), o["name"].cast<std::string>(),
+                         o["module"].cast<std::string>(), o["category"].cast<std::string>(),
+                         o["input_dtypes"].cast<std::vector<std::string>>(),
+                         o["output_dtypes"].cast<std::vector<std::string>>()});
+      }
+    }
+    profiler_->set_compiled_kernels(std::move(out));
+  }
+
   std::string gpu_tracing() const { return profiler_->gpu_tracing(); }
   uint64_t dropped_batches() const { return profiler_->dropped_batches(); }
 
@@ -284,6 +316,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   m.doc() = "ampscope's capture core for Python training loops (use the ampscope package)";
   m.def("intern_scope", [](const std::string& name) { return ScopeNames::instance().intern(name); });
   m.def("enter_scope", &enter_scope);
+  m.def("enter_op_scope", &enter_op_scope);
   m.def("exit_scope", &exit_scope);
   m.def("scope_depth", [] { return t_scopes.size(); });
   m.def("unwind_scopes", &unwind_scopes);
@@ -329,6 +362,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("set_memory_device", &Capture::set_memory_device)
       .def("finish", &Capture::finish)
       .def("compiled_op_stats", &Capture::compiled_op_stats)
+      .def("compiled_kernels", &Capture::compiled_kernels)
       .def_property_readonly("gpu_tracing", &Capture::gpu_tracing)
       .def_property_readonly("dropped_batches", &Capture::dropped_batches);
 }

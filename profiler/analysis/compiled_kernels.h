@@ -1,0 +1,87 @@
+#pragma once
+// Time inside torch.compile'd code, per kernel inductor generated, with the graph
+// ops each fused (python/ampscope/_compiled_kernels.py lists them).
+//
+// Each compiled graph's call runs inside a recorded op of ampscope's,
+// `ampscope::compiled_graph::<n>`; its direct children are the graph's calls in
+// order: the RecordFunctions inductor's kernel profiling opens around each
+// generated kernel (`graph_0_cpp_fused_gelu_1`) and the ATen ops of its extern
+// calls (aten::addmm). CompiledKernelTimes times those children by (graph, name,
+// ordinal among the graph's calls of that name) and the graph's call itself;
+// join_compiled_kernels() puts the times on the calls the Python side listed.
+// Pure data, no LibTorch.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "profiler/records.h"
+
+namespace ampscope::profiler {
+
+inline constexpr std::string_view kCompiledGraphOpPrefix = "ampscope::compiled_graph::";
+
+// Kinds of CompiledKernelRow.
+inline constexpr const char* kCompiledGraphCall = "graph";    // the graph's whole call
+inline constexpr const char* kCompiledFusedKernel = "fused";  // a kernel inductor generated
+inline constexpr const char* kCompiledExternKernel = "extern";  // an ATen op it calls (GEMM, conv)
+// A recorded op under the graph's call that the listing does not name (a graph
+// compiled without provenance, an op the generated wrapper runs itself).
+inline constexpr const char* kCompiledOtherCall = "other";
+
+// A graph op a kernel computes, as _compiled.py read it from the AOTAutograd graph.
+struct CompiledFusedOp {
+  std::string node;      // the graph node ("addmm_1")
+  std::string name;      // its op ("aten::addmm"); empty for a node inductor made itself
+  std::string module;
+  std::string category;  // OpCategory's name, as the op table's rows store it
+  std::vector<DtypeName> input_dtypes;
+  std::vector<DtypeName> output_dtypes;
+};
+
+struct CompiledKernelRow {
+  int64_t graph = 0;  // _compiled.py's number of the AOTAutograd graph
+  Phase phase = Phase::kOther;
+  std::string kind;    // kCompiledGraphCall, kCompiledFusedKernel, ...
+  std::string kernel;  // the recorded name: "graph_0_cpp_fused_gelu_1", "aten::addmm"; "" for the graph
+  int64_t ordinal = 0;
+  std::vector<CompiledFusedOp> ops;
+  int64_t calls = 0;        // on sampled steps
+  int64_t cpu_time_ns = 0;  // inclusive
+};
+
+class CompiledKernelTimes {
+ public:
+  // Records of whole steps: a graph's op and its children arrive together.
+  void add_ops(const std::vector<OpRecord>& ops);
+  struct Time {
+    Phase phase = Phase::kOther;
+    int64_t calls = 0, cpu_time_ns = 0;
+  };
+  using Key = std::tuple<int64_t, std::string, int64_t>;  // (graph, name, ordinal); name "" is the graph
+  const std::map<Key, Time>& times() const { return times_; }
+  bool empty() const { return times_.empty(); }
+
+ private:
+  std::map<Key, Time> times_;
+};
+
+// The listed calls (kind, kernel, ordinal, ops; graph and phase) with their times,
+// a kCompiledGraphCall row per graph, and kCompiledOtherCall rows for the timed
+// children nobody listed. Ordered by graph, then as listed.
+std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledKernelRow>& listed,
+                                                     const CompiledKernelTimes& times);
+
+// How much of the compiled graphs' time the rows name: the graphs' calls (their
+// marker ops, inclusive), and within them the fused and extern kernels' and the
+// other recorded ops'. The rest is the generated wrapper's own Python (buffer
+// allocation, argument checks) and the RecordFunctions' cost.
+struct CompiledTimeShare {
+  int64_t graph_ns = 0, kernel_ns = 0, other_ns = 0;
+  double kernel_share() const { return graph_ns > 0 ? static_cast<double>(kernel_ns) / static_cast<double>(graph_ns) : 0.0; }
+};
+CompiledTimeShare compiled_time_share(const std::vector<CompiledKernelRow>& rows);
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,191 @@
+// Time inside torch.compile'd code (python/ampscope/_compiled_kernels.py,
+// profiler/analysis/compiled_kernels.h), on the CPU with inductor's C++ backend,
+// checked against what inductor itself says it generated: one `ampscope run` of the
+// compiled bf16 MLP with TORCH_TRACE on, whose structured trace holds inductor's
+// generated code and its provenance mapping (kernel -> the graph nodes it fused).
+// Compiling dominates the time, so the suite runs the script once.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "profiler/store/session_reader.h"
+#include "profiler/store/session_view.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+using ampscope::profiler::CompiledKernelRow;
+using ampscope::profiler::Phase;
+
+constexpr int kSteps = 3;
+const std::string kExample = std::string(AMPSCOPE_EXAMPLES_DIR) + "/compiled_bf16.py";
+
+struct CapturedRun {
+  ampscope::test::ScratchDir dir;
+  std::filesystem::path session;
+  std::vector<CompiledKernelRow> rows;
+  nlohmann::json inductor;  // tests/python/compiled_kernels_reference.py's reading of the trace
+  std::string error;
+};
+
+class CompiledKernels : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!ampscope::test::python_with_torch()) return;
+    run_ = std::make_unique<CapturedRun>();
+    CapturedRun& r = *run_;
+    r.session = r.dir / "compiled.ampscope";
+    const auto trace = r.dir / "trace";
+    std::string output;
+    // A cache of its own: an entry compiled with kernel profiling but without
+    // provenance (by hand, or by an older ampscope) would hit and bring no fused ops.
+    if (ampscope::test::run_command(fmt::format("TORCH_TRACE='{}' TORCHINDUCTOR_CACHE_DIR='{}' '{}' run --out '{}' "
+                                                "'{}' --steps {} 2>&1",
+                                                trace.string(), (r.dir / "inductor-cache").string(), AMPSCOPE_CLI,
+                                                r.session.string(), kExample, kSteps),
+                                    &output) != 0) {
+      r.error = output;
+      return;
+    }
+    const auto reference = r.dir / "inductor.json";
+    std::string text;
+    if (ampscope::test::run_command(
+            fmt::format("'{}' '{}' '{}' '{}' 2>&1", *ampscope::test::python_with_torch(),
+                        ampscope::test::test_source_path("python/compiled_kernels_reference.py").string(),
+                        trace.string(), reference.string()),
+            &text) != 0) {
+      r.error = text;
+      return;
+    }
+    std::ifstream in(reference);
+    r.inductor = nlohmann::json::parse(in);
+    r.rows = ampscope::profiler::SessionReader::open(r.session.string()).compiled_kernels();
+  }
+  static void TearDownTestSuite() { run_.reset(); }
+  void SetUp() override {
+    if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+    ASSERT_TRUE(run_->error.empty()) << run_->error;
+    ASSERT_FALSE(run_->rows.empty()) << "no compiled kernels stored";
+  }
+  static std::unique_ptr<CapturedRun> run_;
+};
+std::unique_ptr<CapturedRun> CompiledKernels::run_;
+
+// "graph_0_cpp_fused_gelu_1" -> "cpp_fused_gelu_1": inductor's kernel name.
+std::string kernel_name(const std::string& record) {
+  const auto underscore = record.find('_', std::string("graph_").size());
+  return record.starts_with("graph_") && underscore != std::string::npos ? record.substr(underscore + 1) : record;
+}
+
+TEST_F(CompiledKernels, FusedKernelsAreTheOnesInductorGeneratedWithTheNodesItSaysTheyFused) {
+  // Inductor's: record name -> the post-grad nodes its provenance handle computes.
+  std::map<std::string, std::set<std::string>> inductor;
+  std::map<std::string, int> inductor_externs;  // "extern_kernels.addmm" -> calls per graph run
+  for (const auto& graph : run_->inductor) {
+    std::map<std::string, std::string> records;  // kernel name -> record name
+    for (const auto& record : graph.at("records")) records[kernel_name(record)] = record;
+    for (const auto& handle_json : graph.at("calls")) {
+      const auto handle = handle_json.get<std::string>();
+      const std::string kernel = handle.substr(0, handle.rfind(':'));
+      std::set<std::string> nodes;
+      if (graph.at("fused").contains(handle))
+        for (const auto& n : graph.at("fused").at(handle)) nodes.insert(n.get<std::string>());
+      if (records.contains(kernel)) inductor[records.at(kernel)] = nodes;
+      else ++inductor_externs[kernel];
+    }
+  }
+  ASSERT_FALSE(inductor.empty()) << run_->inductor.dump();
+
+  std::map<std::string, std::set<std::string>> ours;
+  std::map<std::string, int> our_externs;
+  for (const auto& r : run_->rows) {
+    if (r.kind == ampscope::profiler::kCompiledFusedKernel) {
+      std::set<std::string> nodes;
+      for (const auto& op : r.ops) nodes.insert(op.node);
+      ours[r.kernel] = nodes;
+      EXPECT_EQ(r.calls, kSteps) << r.kernel << ": one call per step";
+      EXPECT_GT(r.cpu_time_ns, 0) << r.kernel;
+      for (const auto& op : r.ops) EXPECT_FALSE(op.name.empty()) << r.kernel << " fuses " << op.node
+                                                                   << ", a node of the graph ampscope read";
+    }
+    if (r.kind == ampscope::profiler::kCompiledExternKernel) ++our_externs["extern_kernels." + r.kernel.substr(6)];
+  }
+  EXPECT_EQ(ours, inductor);
+  EXPECT_EQ(our_externs, inductor_externs);
+}
+
+TEST_F(CompiledKernels, GemmExternCallsAreTimedWithTheirBf16GraphOps) {
+  std::set<std::string> forward_modules;
+  int backward_mms = 0;
+  for (const auto& r : run_->rows) {
+    if (r.kind != ampscope::profiler::kCompiledExternKernel) continue;
+    EXPECT_TRUE(r.kernel == "aten::addmm" || r.kernel == "aten::mm") << r.kernel;
+    EXPECT_EQ(r.calls, kSteps) << r.kernel;
+    EXPECT_GT(r.cpu_time_ns, 0) << r.kernel;
+    ASSERT_EQ(r.ops.size(), 1u) << r.kernel << ": an extern call computes its one GEMM node";
+    const auto& op = r.ops.front();
+    EXPECT_EQ(op.name, r.kernel);
+    EXPECT_EQ(op.output_dtypes, std::vector<std::string>{"bfloat16"}) << op.node;
+    for (const auto& d : op.input_dtypes)
+      if (!d.empty() && d != "int64") EXPECT_EQ(d, "bfloat16") << op.node;
+    if (r.phase == Phase::kForward) {
+      EXPECT_EQ(op.category, "demoted") << op.node;
+      forward_modules.insert(op.module);
+    } else {
+      ++backward_mms;
+    }
+  }
+  EXPECT_EQ(forward_modules, (std::set<std::string>{"layers.0", "layers.2", "head"}));
+  EXPECT_GE(backward_mms, 5) << "the backward's input and weight gradient GEMMs";
+}
+
+TEST_F(CompiledKernels, KernelTimesAddUpWithinTheirGraphsAndCoverMostOfThem) {
+  std::map<int64_t, int64_t> graph_ns, kernel_ns;
+  for (const auto& r : run_->rows) {
+    if (r.kind == ampscope::profiler::kCompiledGraphCall) {
+      graph_ns[r.graph] = r.cpu_time_ns;
+      EXPECT_EQ(r.calls, kSteps) << "graph " << r.graph;
+    } else {
+      kernel_ns[r.graph] += r.cpu_time_ns;
+    }
+  }
+  EXPECT_EQ(graph_ns.size(), 2u) << "the forward and the backward graph";
+  for (const auto& [graph, ns] : graph_ns) {
+    EXPECT_LE(kernel_ns[graph], ns) << "graph " << graph << ": the calls run inside the graph's call";
+    EXPECT_GT(kernel_ns[graph], 0) << "graph " << graph;
+  }
+  const auto share = ampscope::profiler::compiled_time_share(run_->rows);
+  std::cout << fmt::format("kernels cover {:.1f}% of the compiled graphs' {:.3f} ms\n", 100 * share.kernel_share(),
+                           static_cast<double>(share.graph_ns) / 1e6);
+  // Measured on a 2-core CPU: tiny kernels (16x64 tiles), so the generated wrapper's own
+  // Python between them is a large part; a GPU's or a bigger model's share is higher.
+  EXPECT_GE(share.kernel_share(), 0.5);
+}
+
+TEST_F(CompiledKernels, SummaryAndJsonShowTheKernelsWithTheirFusedOps) {
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", run_->session.string()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("time inside compiled graphs:"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("fused  graph_"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("extern aten::addmm"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("layers.1 unchanged:"), std::string::npos) << summary.output;
+
+  const auto json = ampscope::test::ampscope(fmt::format("export '{}' --format json", run_->session.string()));
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  std::ifstream in(run_->dir / "compiled.summary.json");
+  const auto s = nlohmann::json::parse(in).at("compiled");
+  EXPECT_GT(s.at("time").at("kernel_share").get<double>(), 0.0);
+  bool fused_gelu = false;
+  for (const auto& k : s.at("kernels"))
+    if (k.at("kind") == "fused")
+      for (const auto& op : k.at("ops")) fused_gelu |= op.at("name") == "aten::erf" && op.at("module") == "layers.1";
+  EXPECT_TRUE(fused_gelu) << s.at("kernels").dump();
+}
+
+}  // namespace
