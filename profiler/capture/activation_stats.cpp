@@ -58,7 +58,7 @@ void ActivationRecorder::on_module_output(const std::string& scope_name, const a
   const int64_t bytes = output.numel() * static_cast<int64_t>(output.element_size());
   // Bound what is held: the outputs waiting go through a pass before this one would
   // take the total past the bound.
-  if (!held_.empty() && held_bytes_ + bytes > kActivationHeldBytes) run_pass();
+  if (!held_.empty() && held_bytes_ + bytes > held_bytes_bound_) run_pass();
   captures_.push_back({module, output.scalar_type(), output.numel()});
   Held h{captures_.size() - 1, at::Tensor(), output.unsafeGetTensorImpl()->version_counter(), 0};
   if (copy_when_seen_[module] || !widened_on_the_host(output.scalar_type())) {
@@ -75,7 +75,7 @@ void ActivationRecorder::on_module_output(const std::string& scope_name, const a
   }
   held_.push_back(std::move(h));
   held_bytes_ += bytes;
-  if (held_bytes_ > kActivationHeldBytes) run_pass();  // a single output beyond the bound
+  if (held_bytes_ > held_bytes_bound_) run_pass();  // a single output beyond the bound
 }
 
 void ActivationRecorder::run_pass() {

@@ -35,6 +35,8 @@ inline constexpr int64_t kActivationHeldBytes = int64_t{64} << 20;
 
 class ActivationRecorder final : public engine::ActivationSink {
  public:
+  // `held_bytes_bound`: kActivationHeldBytes but in tests.
+  explicit ActivationRecorder(int64_t held_bytes_bound = kActivationHeldBytes) : held_bytes_bound_(held_bytes_bound) {}
   void on_module_output(const std::string& scope_name, const at::Tensor& output) override;
   // The GPU tracer its passes are bracketed in as the profiler's own (own_work.h).
   void set_activity_source(cupti::ActivitySource* source) { source_ = source; }
@@ -70,6 +72,7 @@ class ActivationRecorder final : public engine::ActivationSink {
   std::vector<Capture> captures_;     // this step's, in completion order
   std::vector<Held> held_;
   int64_t held_bytes_ = 0;
+  int64_t held_bytes_bound_;
   std::vector<Table> tables_;
   cupti::ActivitySource* source_ = nullptr;
 };
