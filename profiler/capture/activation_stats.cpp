@@ -102,6 +102,13 @@ void ActivationRecorder::run_pass() {
   held_bytes_ = 0;
 }
 
+void ActivationRecorder::discard() {
+  captures_.clear();
+  held_.clear();
+  held_bytes_ = 0;
+  tables_.clear();
+}
+
 std::vector<ActivationSample> ActivationRecorder::take(int64_t step) {
   std::vector<ActivationSample> out;
   if (captures_.empty()) return out;
@@ -169,8 +176,7 @@ std::vector<ActivationSample> ActivationRecorder::take(int64_t step) {
       *shares[f] = {sum[base] / n, sum[base + 1] / n, sum[base + 2] / n};
     }
   }
-  captures_.clear();
-  tables_.clear();
+  discard();
   return out;
 }
 

@@ -44,6 +44,9 @@ class ActivationRecorder final : public engine::ActivationSink {
   // the order modules first finished; one device-to-host transfer per pass. Clears.
   std::vector<ActivationSample> take(int64_t step);
   bool empty() const { return captures_.empty(); }
+  // Forgets the step's outputs unmeasured (a run that ended inside a step): the
+  // references held are released.
+  void discard();
   // Bytes of outputs held now, waiting for a pass.
   int64_t held_bytes() const { return held_bytes_; }
 
