@@ -218,6 +218,7 @@ TEST(ActivationStats, ASampleDispatchesNoOpInTheForwardAndAsManyAfterItForSixtyF
   EXPECT_EQ(forward_ops[1], 0);
   EXPECT_GT(pass_ops[0], 0) << "the counting callback saw nothing";
   EXPECT_EQ(pass_ops[1], pass_ops[0]);
+  RecordProperty("ops_per_sample", std::to_string(pass_ops[1]));  // for docs/performance.md
 }
 
 // The pass reads each output's elements as they lie in memory: transposed (dense,
