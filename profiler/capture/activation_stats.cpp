@@ -8,6 +8,7 @@
 #include <map>
 #include <string_view>
 
+#include "profiler/capture/batched_pass.h"
 #include "profiler/capture/dtype_names.h"
 #include "profiler/capture/format_counts.h"
 #include "profiler/capture/own_work.h"
@@ -15,65 +16,158 @@
 namespace ampscope::profiler {
 namespace {
 
-// Per output: numel, non-finite count, max finite |x|, then the format counts.
-enum Slot { kNumel, kNonfinite, kMaxAbs, kFormatCounts };
+// Per output (a row of a pass's table): non-finite count, max finite |x|, then the
+// format counts. The element count is known on the host.
+enum Slot { kNonfinite, kMaxAbs, kFormatCounts };
 constexpr int kRowSize = kFormatCounts + kCountsPerFormat * kFloatFormatCount;
+
+bool widened_on_the_host(at::ScalarType t) {
+  return t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble;
+}
+
+// One pass's table, [outputs, kRowSize] float64. float32 holds every bound of every
+// format exactly (float_formats.h), so fp16 and bf16 outputs need no float64 copy; a
+// float64 output makes the pass float64.
+at::Tensor pass_table(const std::vector<PassMember>& members) {
+  const bool any_double = std::any_of(members.begin(), members.end(),
+                                      [](const PassMember& m) { return m.flat.scalar_type() == at::kDouble; });
+  const Segments seg(members, any_double ? at::kDouble : at::kFloat);
+  const at::Tensor& x = seg.values();
+  const auto count = [&](const at::Tensor& mask) { return seg.count_true(mask); };
+  const at::Tensor a = x.abs();
+  const at::Tensor finite = at::isfinite(x);
+  const at::Tensor nonzero = (a > 0) & finite;
+  std::vector<at::Tensor> columns{count(~finite), seg.reduce(at::where(finite, a, 0.0), "max").to(at::kDouble)};
+  for (at::Tensor& c : format_counts(a, finite, nonzero, count)) columns.push_back(std::move(c));
+  return at::stack(columns, 1);
+}
 
 }  // namespace
 
 void ActivationRecorder::on_module_output(const std::string& scope_name, const at::Tensor& output) {
-  if (!output.defined() || !output.is_floating_point() || output.numel() == 0) return;
+  if (!output.defined() || !output.is_floating_point() || output.layout() != at::kStrided || output.numel() == 0)
+    return;
+  auto [named, added] = module_index_.try_emplace(scope_name, modules_.size());
+  if (added) {
+    std::string_view name(scope_name);
+    if (name.starts_with(engine::kModuleScopePrefix)) name.remove_prefix(std::string_view(engine::kModuleScopePrefix).size());
+    modules_.emplace_back(name);
+    copy_when_seen_.push_back(false);
+  }
+  const size_t module = named->second;
+  const int64_t bytes = output.numel() * static_cast<int64_t>(output.element_size());
+  // Bound what is held: the outputs waiting go through a pass before this one would
+  // take the total past the bound.
+  if (!held_.empty() && held_bytes_ + bytes > held_bytes_bound_) run_pass();
+  captures_.push_back({module, output.scalar_type(), output.numel()});
+  Held h{captures_.size() - 1, at::Tensor(), output.unsafeGetTensorImpl()->version_counter(), 0};
+  if (copy_when_seen_[module] || !widened_on_the_host(output.scalar_type())) {
+    // A copy (an op): this module changes its outputs in place later, or the dtype
+    // (fp8) has no host widening loop. No version to watch.
+    at::NoGradGuard no_grad;
+    OwnWork own(source_);
+    h.flat = widened_on_the_host(output.scalar_type()) ? flat_elements(output).clone()
+                                                         : flat_elements(output).to(at::kFloat);
+    h.version = c10::VariableVersion(c10::VariableVersion::DISABLED);
+  } else {
+    h.flat = flat_elements(output);
+    if (h.version.enabled()) h.seen_version = h.version.current_version();
+  }
+  held_.push_back(std::move(h));
+  held_bytes_ += bytes;
+  if (held_bytes_ > held_bytes_bound_) run_pass();  // a single output beyond the bound
+}
+
+void ActivationRecorder::run_pass() {
+  if (held_.empty()) return;
   at::NoGradGuard no_grad;
-  // The profiler's own reductions, inside the user's traced forward: not the user's ops or kernels.
+  // The profiler's own ops: not the user's ops or kernels (inside a traced forward
+  // when the bound forces a pass there).
   OwnWork own(source_);
-  // float32 holds every bound of every format exactly (float_formats.h), so fp16
-  // and bf16 outputs need no float64 copy.
-  at::Tensor x = output.detach().reshape({-1});
-  if (x.scalar_type() != at::kDouble) x = x.to(at::kFloat);
-  const at::Tensor a = x.abs();
-  const at::Tensor finite = at::isfinite(x);
-  const at::Tensor nonzero = (a > 0) & finite;
-  std::vector<at::Tensor> parts{at::full({1}, static_cast<double>(x.numel()), x.options().dtype(at::kDouble)),
-                                (~finite).sum().to(at::kDouble).reshape({1}),
-                                at::where(finite, a, 0.0).max().to(at::kDouble).reshape({1})};
-  const auto count = [](const at::Tensor& mask) { return mask.sum().to(at::kDouble).reshape({1}); };
-  for (at::Tensor& c : format_counts(a, finite, nonzero, count)) parts.push_back(std::move(c));
-  rows_.push_back(at::cat(parts));
-  std::string_view name(scope_name);
-  if (name.starts_with(engine::kModuleScopePrefix)) name.remove_prefix(std::string_view(engine::kModuleScopePrefix).size());
-  modules_.emplace_back(name);
-  dtypes_.push_back(dtype_name(output.scalar_type()));
+  PassPlanner planner;
+  for (size_t i = 0; i < held_.size(); ++i) {
+    Held& h = held_[i];
+    // Changed since its module returned it: measured as it is now (the module's own
+    // values are gone); its later outputs are copied when seen.
+    if (h.version.enabled() && h.version.current_version() != h.seen_version)
+      copy_when_seen_[captures_[h.capture].module] = true;
+    planner.add(i, std::move(h.flat));
+  }
+  for (const std::vector<PassMember>& pass : planner.take()) {
+    Table& t = tables_.emplace_back();
+    t.rows = pass_table(pass);
+    for (const PassMember& m : pass) t.captures.push_back(held_[m.slot].capture);
+  }
+  held_.clear();
+  held_bytes_ = 0;
+}
+
+void ActivationRecorder::discard() {
+  captures_.clear();
+  held_.clear();
+  held_bytes_ = 0;
+  tables_.clear();
 }
 
 std::vector<ActivationSample> ActivationRecorder::take(int64_t step) {
   std::vector<ActivationSample> out;
-  if (rows_.empty()) return out;
-  const at::Tensor host = at::stack(rows_).cpu();  // the one transfer
-  const auto acc = host.accessor<double, 2>();
+  if (captures_.empty()) return out;
+  run_pass();
+  // One transfer when every pass ran on one device (the usual case: one pass).
+  std::vector<at::Tensor> host;
+  {
+    at::NoGradGuard no_grad;
+    OwnWork own(source_);
+    const bool one_device = std::all_of(tables_.begin(), tables_.end(), [&](const Table& t) {
+      return t.rows.device() == tables_.front().rows.device();
+    });
+    if (one_device) {
+      std::vector<at::Tensor> rows;
+      for (const Table& t : tables_) rows.push_back(t.rows);
+      host.push_back((rows.size() == 1 ? rows.front() : at::cat(rows)).cpu());
+    } else {
+      for (const Table& t : tables_) host.push_back(t.rows.cpu());
+    }
+  }
+  std::vector<std::array<double, kRowSize>> rows(captures_.size());
+  {
+    size_t h = 0;
+    int64_t r = 0;
+    for (const Table& t : tables_) {
+      if (r == host[h].size(0)) ++h, r = 0;  // per-table transfers
+      const auto acc = host[h].accessor<double, 2>();
+      for (size_t capture : t.captures) {
+        for (int k = 0; k < kRowSize; ++k) rows[capture][k] = acc[r][k];
+        ++r;
+      }
+    }
+  }
   // Merge per module: counts add up, max of max; the first completion gives the order.
-  std::map<std::string, size_t> index;
+  std::map<size_t, size_t> index;  // module -> sample
   std::vector<std::array<double, kRowSize>> sums;
-  for (size_t i = 0; i < modules_.size(); ++i) {
-    auto [it, inserted] = index.try_emplace(modules_[i], out.size());
+  std::vector<int64_t> numels;
+  for (size_t i = 0; i < captures_.size(); ++i) {
+    const Capture& c = captures_[i];
+    auto [it, inserted] = index.try_emplace(c.module, out.size());
     if (inserted) {
       ActivationSample a;
       a.step = step;
       a.order = static_cast<int64_t>(out.size());
-      a.module = modules_[i];
-      a.dtype = dtypes_[i];
+      a.module = modules_[c.module];
+      a.dtype = dtype_name(c.dtype);
       out.push_back(std::move(a));
-      sums.emplace_back();
-      sums.back().fill(0.0);
+      sums.emplace_back().fill(0.0);
+      numels.push_back(0);
     }
     auto& sum = sums[it->second];
-    for (int k = 0; k < kRowSize; ++k)
-      sum[k] = k == kMaxAbs ? std::max(sum[k], acc[static_cast<int64_t>(i)][k]) : sum[k] + acc[static_cast<int64_t>(i)][k];
+    numels[it->second] += c.numel;
+    for (int k = 0; k < kRowSize; ++k) sum[k] = k == kMaxAbs ? std::max(sum[k], rows[i][k]) : sum[k] + rows[i][k];
   }
   for (size_t m = 0; m < out.size(); ++m) {
     ActivationSample& a = out[m];
     const auto& sum = sums[m];
-    a.numel = static_cast<int64_t>(sum[kNumel]);
-    const double n = std::max(1.0, sum[kNumel]);
+    a.numel = numels[m];
+    const double n = static_cast<double>(std::max<int64_t>(1, a.numel));
     a.nonfinite_fraction = sum[kNonfinite] / n;
     a.max_abs = sum[kMaxAbs];
     FormatRangeShares* shares[] = {&a.fp16, &a.bf16, &a.fp8_e4m3, &a.fp8_e5m2};
@@ -82,9 +176,7 @@ std::vector<ActivationSample> ActivationRecorder::take(int64_t step) {
       *shares[f] = {sum[base] / n, sum[base + 1] / n, sum[base + 2] / n};
     }
   }
-  rows_.clear();
-  modules_.clear();
-  dtypes_.clear();
+  discard();
   return out;
 }
 

@@ -8,6 +8,8 @@
 // the unattributed share, and counts them on their own.
 #include <ATen/record_function.h>
 
+#include <optional>
+
 #include "profiler/cupti/activity_source.h"
 
 namespace ampscope::profiler {
@@ -15,7 +17,14 @@ namespace ampscope::profiler {
 class OwnWork {
  public:
   explicit OwnWork(cupti::ActivitySource* source) : source_(source) {
+    if (!recorded_on_this_thread()) not_recorded_.emplace();
     if (source_) source_->push_external_id(cupti::kProfilerOwnWork);
+  }
+  // Tests that count the ops the profiler's own work dispatches (a RecordFunction
+  // callback: tests/support/dispatched_ops.h) leave them recorded on their thread.
+  static bool& recorded_on_this_thread() {
+    static thread_local bool recorded = false;
+    return recorded;
   }
   ~OwnWork() {
     if (source_) source_->pop_external_id();
@@ -24,7 +33,7 @@ class OwnWork {
   OwnWork& operator=(const OwnWork&) = delete;
 
  private:
-  at::DisableRecordFunctionGuard not_recorded_;
+  std::optional<at::DisableRecordFunctionGuard> not_recorded_;
   cupti::ActivitySource* source_;
 };
 

@@ -272,6 +272,7 @@ void Profiler::finish_recording() {
 void Profiler::on_run_end(engine::RunState final_state, const std::string& message) {
   if (engine::activation_sink() == &step_sink_) engine::activation_sink() = nullptr;  // a step that failed
   readiness_.discard();
+  activations_.discard();  // a step that failed: its held outputs are released
   // A stop must end the run within a second: the stopped step's ops could be
   // millions (a huge accumulation) and take tens of seconds to store. A failed
   // step keeps its ops: they show where it failed.

@@ -2,7 +2,6 @@
 // format shares against LibTorch's own casts of g * scale, the log2 histogram
 // against std::frexp.
 #include <ATen/ATen.h>
-#include <ATen/record_function.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "profiler/capture/gradient_stats.h"
+#include "tests/support/dispatched_ops.h"
 
 namespace ampscope::profiler {
 namespace {
@@ -121,26 +121,7 @@ TEST(GradientStats, ScalarsAndSkippedParameters) {
   EXPECT_EQ(s.loss_scale, 2.0);
 }
 
-// Every ATen op the calling thread dispatches while one is alive (nested ones too).
-class DispatchedOps {
- public:
-  DispatchedOps()
-      : handle_(at::addThreadLocalCallback(
-            at::RecordFunctionCallback(&DispatchedOps::enter).scopes({at::RecordScope::FUNCTION}))) {
-    count_ = 0;
-  }
-  ~DispatchedOps() { at::removeCallback(handle_); }
-  int64_t count() const { return count_; }
-
- private:
-  static std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction&) {
-    ++count_;
-    return nullptr;
-  }
-  static thread_local int64_t count_;
-  at::CallbackHandle handle_;
-};
-thread_local int64_t DispatchedOps::count_ = 0;
+using test::DispatchedOps;
 
 // An MLP's parameters (width 32), with gradients as the backward leaves them.
 std::vector<std::pair<std::string, at::Tensor>> mlp_parameters(int layers) {

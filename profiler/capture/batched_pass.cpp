@@ -1,0 +1,109 @@
+#include "profiler/capture/batched_pass.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+#include <c10/core/TensorImpl.h>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+namespace ampscope::profiler {
+namespace {
+
+// On the CPU one loop copies and widens the members (at::cat's CPU kernel copies
+// input by input, an op each, once the result is large).
+template <typename dst_t>
+void copy_end_to_end(const std::vector<PassMember>& members, dst_t* dst) {
+  for (const PassMember& m : members) {
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, m.flat.scalar_type(), "batched_pass_copy", [&] {
+      const scalar_t* src = m.flat.const_data_ptr<scalar_t>();
+      at::parallel_for(0, m.flat.numel(), at::internal::GRAIN_SIZE, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<dst_t>(src[i]);
+      });
+    });
+    dst += m.flat.numel();
+  }
+}
+
+// The members end to end in `dtype`. Elsewhere than on the CPU at::cat of
+// same-dtype inputs is one kernel for many inputs: one cat per dtype (PassPlanner
+// grouped them).
+at::Tensor concatenate(const std::vector<PassMember>& members, int64_t total, at::ScalarType dtype) {
+  const at::Device device = members.front().flat.device();
+  if (device.is_cpu()) {
+    at::Tensor out = at::empty({total}, at::TensorOptions(dtype));
+    if (dtype == at::kDouble) {
+      copy_end_to_end(members, out.mutable_data_ptr<double>());
+    } else {
+      TORCH_CHECK(dtype == at::kFloat, "a batched pass is float32 or float64");
+      copy_end_to_end(members, out.mutable_data_ptr<float>());
+    }
+    return out;
+  }
+  std::vector<at::Tensor> by_dtype;
+  for (size_t i = 0; i < members.size();) {
+    size_t j = i;
+    std::vector<at::Tensor> same;
+    for (; j < members.size() && members[j].flat.scalar_type() == members[i].flat.scalar_type(); ++j)
+      same.push_back(members[j].flat);
+    by_dtype.push_back(at::cat(same).to(dtype));
+    i = j;
+  }
+  return by_dtype.size() == 1 ? by_dtype.front() : at::cat(by_dtype);
+}
+
+}  // namespace
+
+at::Tensor flat_elements(const at::Tensor& t) {
+  const at::Tensor dense = t.is_non_overlapping_and_dense() ? t : t.contiguous();
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::TensorImpl::VIEW, c10::Storage(dense.storage()),
+                                                   dense.key_set(), dense.dtype());
+  const int64_t size = dense.numel(), stride = 1;
+  impl->set_sizes_and_strides(c10::IntArrayRef(size), c10::IntArrayRef(stride), dense.storage_offset());
+  return at::Tensor(std::move(impl));
+}
+
+void PassPlanner::add(size_t slot, at::Tensor flat) {
+  const int64_t n = flat.numel();
+  if (passes_.empty() || passes_.back().front().flat.device() != flat.device() || elements_ + n > kPassElements) {
+    passes_.emplace_back();
+    elements_ = 0;
+  }
+  passes_.back().push_back({slot, std::move(flat)});
+  elements_ += n;
+}
+
+std::vector<std::vector<PassMember>> PassPlanner::take() {
+  for (auto& pass : passes_)
+    if (!pass.front().flat.device().is_cpu())
+      std::stable_sort(pass.begin(), pass.end(), [](const PassMember& x, const PassMember& y) {
+        return x.flat.scalar_type() < y.flat.scalar_type();
+      });
+  elements_ = 0;
+  return std::exchange(passes_, {});
+}
+
+Segments::Segments(const std::vector<PassMember>& members, at::ScalarType dtype) {
+  lengths_.reserve(members.size());
+  for (const PassMember& m : members) {
+    lengths_.push_back(m.flat.numel());
+    total_ += m.flat.numel();
+  }
+  values_ = concatenate(members, total_, dtype);
+  lengths_on_device_ = at::tensor(lengths_, at::kLong).to(values_.device());
+}
+
+at::Tensor Segments::reduce(const at::Tensor& values, std::string_view how) const {
+  return at::segment_reduce(values, how, lengths_on_device_, std::nullopt, std::nullopt, 0, /*unsafe=*/true);
+}
+
+at::Tensor Segments::count_true(const at::Tensor& mask) const { return reduce(mask.to(at::kDouble), "sum"); }
+
+at::Tensor Segments::member_of_each_element() const {
+  // The output size given: no host sync.
+  return at::repeat_interleave(lengths_on_device_, std::optional<int64_t>(total_));
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,70 @@
+#pragma once
+// The machinery of the batched range statistics (gradient_stats.cpp, activation_stats.cpp):
+// many tensors' statistics in a fixed number of ATen ops, whatever their number.
+// The tensors of a pass are laid end to end in one 1-D tensor; every statistic is
+// then one elementwise op over all of them and one segment reduction (one row per
+// tensor). A per-tensor op is what made a sample's cost grow with the model.
+#include <ATen/core/Tensor.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace ampscope::profiler {
+
+// Elements one pass takes at most (a larger tensor is a pass of its own): bounds
+// the pass's copy and its masks (about 30 bytes an element in float64) while the
+// number of ops stays independent of the number of tensors.
+inline constexpr int64_t kPassElements = int64_t{1} << 24;
+
+// A tensor's elements as one dimension, without dispatching an op (a view op per
+// tensor would grow with the model). Every statistic here is order-free, so a
+// dense tensor's storage span will do in any memory format; anything else is made
+// contiguous first (one op, rare). The result has no autograd history: holding it
+// keeps the storage alive, not the graph.
+at::Tensor flat_elements(const at::Tensor& t);
+
+struct PassMember {
+  size_t slot;      // the caller's index of this tensor (results go back there)
+  at::Tensor flat;  // flat_elements of it
+};
+
+// Splits tensors, in the order added, into passes: a pass ends where the device
+// changes or it would exceed kPassElements. On devices other than the CPU a pass's
+// members come back grouped by dtype (stable): at::cat is one kernel only for
+// inputs of one dtype.
+class PassPlanner {
+ public:
+  void add(size_t slot, at::Tensor flat);
+  std::vector<std::vector<PassMember>> take();
+
+ private:
+  std::vector<std::vector<PassMember>> passes_;
+  int64_t elements_ = 0;  // in the last pass
+};
+
+// One pass's tensors end to end in `dtype` (on the members' device), and their
+// per-tensor (per-segment) reductions. A fixed number of ops whatever the number of members.
+class Segments {
+ public:
+  Segments(const std::vector<PassMember>& members, at::ScalarType dtype);
+  const at::Tensor& values() const { return values_; }
+  int64_t count() const { return static_cast<int64_t>(lengths_.size()); }
+  int64_t length(size_t member) const { return lengths_[member]; }
+  // One value per member: at::segment_reduce's "sum", "max", "min" of `values`
+  // (laid out as values()).
+  at::Tensor reduce(const at::Tensor& values, std::string_view how) const;
+  // One float64 count per member of the true elements of `mask` (exact below 2^53).
+  at::Tensor count_true(const at::Tensor& mask) const;
+  // Each element's member index (0, 0, ..., 1, ...), without a host sync.
+  at::Tensor member_of_each_element() const;
+
+ private:
+  std::vector<int64_t> lengths_;
+  int64_t total_ = 0;
+  at::Tensor values_;
+  at::Tensor lengths_on_device_;
+};
+
+}  // namespace ampscope::profiler
