@@ -13,6 +13,7 @@
 #include "app/cli/rank_summary.h"
 #include "app/cli/readiness_table.h"
 #include "engine/errors.h"
+#include "profiler/analysis/compiled_kernels_text.h"
 #include "profiler/export/chrome_trace.h"
 #include "profiler/export/csv_export.h"
 #include "profiler/export/json_summary.h"
@@ -213,29 +214,6 @@ void print_schedulers(const std::vector<profiler::SchedulerSummary>& schedulers)
   if (drifts) fmt::print("  fix: {}\n", profiler::kSchedulerFix);
 }
 
-// A kernel's fused graph ops, grouped by module and category: "layers.1 unchanged:
-// mul x3, erf, add; layers.1 autocast_cast: convert_element_type x2".
-std::string fused_ops_text(const profiler::CompiledKernelRow& row) {
-  std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, int>>> groups;
-  for (const auto& op : row.ops) {
-    std::string name = op.name.empty() ? op.node + " (inductor's)" : op.name;
-    if (const auto colons = name.find("::"); colons != std::string::npos) name = name.substr(colons + 2);
-    auto& names = groups[{op.module.empty() ? "-" : op.module, op.category}];
-    auto it = std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == name; });
-    if (it == names.end()) names.emplace_back(name, 1);
-    else ++it->second;
-  }
-  std::string out;
-  for (const auto& [key, names] : groups) {
-    if (!out.empty()) out += "; ";
-    out += key.second.empty() ? key.first + ":" : key.first + " " + key.second + ":";
-    for (size_t i = 0; i < names.size(); ++i)
-      out += fmt::format("{}{}{}", i ? ", " : " ", names[i].first,
-                         names[i].second > 1 ? fmt::format(" x{}", names[i].second) : "");
-  }
-  return out;
-}
-
 // Time inside the compiled graphs: per graph call, its kernels (inductor's fused
 // ones with the graph ops each computes, extern GEMMs and convolutions as the ATen
 // ops they are) by time, and the share of the graphs' time they cover.
@@ -243,11 +221,8 @@ void print_compiled_kernels(const profiler::SessionView& session, size_t top) {
   const auto& rows = session.compile.kernels;
   if (rows.empty()) return;
   const profiler::CompiledTimeShare share = profiler::compiled_time_share(rows);
-  const double graph = static_cast<double>(std::max<int64_t>(share.graph_ns, 1));
-  fmt::print("  time inside compiled graphs: {} ms CPU on profiled steps; {:.1f}% in the kernels below, {:.1f}% in "
-             "other recorded ops, {:.1f}% in the generated wrapper itself\n",
-             ms(share.graph_ns), 100.0 * share.kernel_share(), 100.0 * static_cast<double>(share.other_ns) / graph,
-             100.0 * static_cast<double>(share.graph_ns - share.kernel_ns - share.other_ns) / graph);
+  fmt::print("  time inside compiled graphs: {} ms CPU on profiled steps; {}\n", ms(share.graph_ns),
+             profiler::compiled_share_text(share));
   for (size_t i = 0; i < rows.size();) {
     const auto& whole = rows[i];
     std::vector<const profiler::CompiledKernelRow*> calls;
@@ -257,9 +232,9 @@ void print_compiled_kernels(const profiler::SessionView& session, size_t top) {
     std::stable_sort(calls.begin(), calls.end(), [](auto* a, auto* b) { return a->cpu_time_ns > b->cpu_time_ns; });
     for (size_t k = 0; k < calls.size() && k < top; ++k) {
       const auto& r = *calls[k];
-      const std::string ops = r.kind == profiler::kCompiledOtherCall ? "" : fused_ops_text(r);
-      fmt::print("      {:>9} ms {:>5}x  {:<6} {}{}\n", ms(r.cpu_time_ns), r.calls, r.kind, r.kernel,
-                 r.kernel.starts_with("graph_") || r.ordinal == 0 ? std::string() : fmt::format(" #{}", r.ordinal + 1));
+      const std::string ops = r.kind == profiler::kCompiledOtherCall ? "" : profiler::fused_ops_text(r);
+      fmt::print("      {:>9} ms {:>5}x  {:<6} {}\n", ms(r.cpu_time_ns), r.calls, r.kind,
+                 profiler::compiled_call_text(r));
       if (!ops.empty()) fmt::print("                          {}\n", ops);
     }
     if (calls.size() > top) fmt::print("      ... {} more\n", calls.size() - top);

@@ -42,6 +42,7 @@ std::string recommendations_html(const std::vector<Recommendation>& recommendati
 
 std::string session_body(const ReportData& data);     // html_session.cpp
 std::string readiness_html(const ReportData& data);   // html_readiness.cpp; "" without readiness
+std::string compiled_html(const ReportData& data);    // html_compiled.cpp; "" without compiled code
 std::string comparison_body(const ReportData& data);  // html_comparison.cpp
 std::string ranks_body(const ReportData& data);       // html_ranks.cpp
 

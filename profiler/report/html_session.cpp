@@ -419,7 +419,7 @@ std::string ops_html(const ReportData& d) {
 
   std::map<OpCategory, std::vector<const OpStats*>> by_category;
   for (const auto& r : d.op_stats)
-    if (r.top_level) by_category[r.category].push_back(&r);
+    if (r.top_level && !r.compiled) by_category[r.category].push_back(&r);  // compiled: their own section
   for (const auto& t : totals) {
     auto& list = by_category[t.category];
     if (list.empty()) continue;
@@ -514,6 +514,7 @@ std::string session_body(const ReportData& d) {
   s += activations_html(d);
   s += readiness_html(d);
   s += ops_html(d);
+  s += compiled_html(d);
   s += kernels_html(d);
   s += section_html("recommendations", "Recommendations", recommendations_html(d.recommendations));
   return s;

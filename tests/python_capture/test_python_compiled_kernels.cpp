@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -186,6 +187,33 @@ TEST_F(CompiledKernels, SummaryAndJsonShowTheKernelsWithTheirFusedOps) {
     if (k.at("kind") == "fused")
       for (const auto& op : k.at("ops")) fused_gelu |= op.at("name") == "aten::erf" && op.at("module") == "layers.1";
   EXPECT_TRUE(fused_gelu) << s.at("kernels").dump();
+}
+
+// The HTML report has the same in a section of its own (issue #28), and its eager op
+// table leaves the compiled graphs' rows (no time of their own) to that section.
+TEST_F(CompiledKernels, TheReportHasACompiledCodeSection) {
+  const auto html_path = run_->dir / "compiled.report.html";
+  const auto report = ampscope::test::ampscope(
+      fmt::format("report '{}' -o '{}' --force", run_->session.string(), html_path.string()));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  std::ifstream in(html_path);
+  const std::string html{std::istreambuf_iterator<char>(in), {}};
+  const size_t section = html.find("<section id=\"compiled\">");
+  ASSERT_NE(section, std::string::npos);
+  const std::string compiled = html.substr(section, html.find("</section>", section) - section);
+  EXPECT_NE(compiled.find("Time inside the compiled graphs"), std::string::npos);
+  for (const auto& r : run_->rows)
+    if (r.kind == ampscope::profiler::kCompiledFusedKernel)
+      EXPECT_NE(compiled.find(r.kernel), std::string::npos) << r.kernel;
+  EXPECT_NE(compiled.find("layers.1 unchanged:"), std::string::npos);
+  EXPECT_NE(compiled.find("Graph ops as autocast traced them"), std::string::npos);
+  // The eager op section holds no graph op: the compiled region's row is there, its
+  // kernels are not.
+  const size_t ops = html.find("<section id=\"ops\">");
+  ASSERT_NE(ops, std::string::npos);
+  const std::string eager = html.substr(ops, html.find("</section>", ops) - ops);
+  EXPECT_NE(eager.find("Torch-Compiled Region"), std::string::npos);
+  EXPECT_EQ(eager.find("convert_element_type"), std::string::npos);
 }
 
 }  // namespace
