@@ -10,6 +10,7 @@
 // Qt from here on.
 #include <qcustomplot.h>
 
+#include <QAbstractItemModelTester>
 #include <QAbstractItemView>
 #include <QGroupBox>
 #include <QLabel>
@@ -19,7 +20,11 @@
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/ui_test_data.h"
 #include "tests/ui/window_files.h"
+#include "ui/models/compiled_kernel_model.h"
+#include "ui/models/model_roles.h"
+#include "ui/models/op_stats_model.h"
 #include "ui/models/store_session_io.h"
+#include "ui/widgets/compiled_pane.h"
 #include "ui/widgets/gradients_pane.h"
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/main_window.h"
@@ -226,6 +231,99 @@ TEST(PythonSession, ASchedulerAheadOfItsOptimizerAndTheBackwardOriginAreShown) {
                                                  "block.boom's backward (its input gradient) at step 4; 1 of the 2 "
                                                  "checked steps (1 skipped by GradScaler) had one")))
       << backward.toStdString();
+}
+
+// torch.compile'd code as `ampscope run` stores it: a graph op row (compiled, no time of
+// its own), the forward graph's call with a fused kernel and an extern GEMM, a graph break.
+std::vector<profiler::CompiledKernelRow> compiled_rows() {
+  profiler::CompiledKernelRow graph;
+  graph.graph = 0;
+  graph.phase = profiler::Phase::kForward;
+  graph.kind = profiler::kCompiledGraphCall;
+  graph.calls = 4;
+  graph.cpu_time_ns = 10'000'000;
+  profiler::CompiledKernelRow fused = graph;
+  fused.kind = profiler::kCompiledFusedKernel;
+  fused.kernel = "graph_0_cpp_fused_gelu_1";
+  fused.cpu_time_ns = 3'000'000;
+  fused.ops = {{"mul", "aten::mul", "layers.1", "unchanged", {"bfloat16"}, {"bfloat16"}},
+               {"erf", "aten::erf", "layers.1", "unchanged", {"bfloat16"}, {"bfloat16"}},
+               {"mul_1", "aten::mul", "layers.1", "unchanged", {"bfloat16"}, {"bfloat16"}}};
+  profiler::CompiledKernelRow gemm = graph;
+  gemm.kind = profiler::kCompiledExternKernel;
+  gemm.kernel = "aten::addmm";
+  gemm.ordinal = 1;
+  gemm.cpu_time_ns = 6'000'000;
+  gemm.ops = {{"addmm_1", "aten::addmm", "layers.2", "demoted", {"float32", "bfloat16"}, {"bfloat16"}}};
+  return {graph, fused, gemm};
+}
+
+TEST(CompiledKernelModel, KernelsWithTheirShareOfTheGraphAndTheOpsTheyFuse) {
+  CompiledKernelModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  model.setRows(compiled_rows());
+  ASSERT_EQ(model.rowCount(), 2);  // the graph's own row gives the shares, it is not a row
+  const auto cell = [&](int r, int c) { return model.index(r, c).data().toString(); };
+  EXPECT_EQ(cell(0, CompiledKernelModel::kKernel), QStringLiteral("graph_0_cpp_fused_gelu_1"));
+  EXPECT_EQ(cell(0, CompiledKernelModel::kGraphShare), QStringLiteral("30.0 %"));
+  EXPECT_EQ(cell(0, CompiledKernelModel::kGraphOps), QStringLiteral("layers.1 unchanged: mul x2, erf"));
+  EXPECT_EQ(cell(1, CompiledKernelModel::kKernel), QStringLiteral("aten::addmm #2"));
+  EXPECT_EQ(cell(1, CompiledKernelModel::kGraphShare), QStringLiteral("60.0 %"));
+  EXPECT_EQ(model.index(1, CompiledKernelModel::kCpuTime).data(SortRole).toLongLong(), 6'000'000);
+  model.setRows({});
+  EXPECT_EQ(model.rowCount(), 0);
+}
+
+TEST(PythonSession, CompiledCodeHasItsPaneAndItsOpRowsAreMarked) {
+  test::ScratchDir dir;
+  const std::string path = (dir / "compiled.ampscope").string();
+  {
+    auto writer = python_session(path, 4);
+    profiler::OpStats graph_op;
+    graph_op.name = "aten::addmm";
+    graph_op.module = "layers.2";
+    graph_op.category = profiler::OpCategory::kDemoted;
+    graph_op.phase = profiler::Phase::kForward;
+    graph_op.top_level = true;
+    graph_op.compiled = true;
+    graph_op.input_dtypes = {"float32", "bfloat16"};
+    graph_op.output_dtypes = {"bfloat16"};
+    graph_op.calls = 4;
+    profiler::OpStats eager;
+    eager.name = "Torch-Compiled Region: 0/0";
+    eager.top_level = true;
+    eager.calls = 4;
+    eager.cpu_time_ns = 12'000'000;
+    writer->replace_op_stats({eager, graph_op});
+    writer->replace_compiled_kernels(compiled_rows());
+    writer->set_meta_value(key::kCompiledGraphs, "2");
+    writer->set_meta_value(key::kCompileGraphBreaks,
+                           R"([{"where": "train.py:41", "reason": "print() is not supported", "count": 4}])");
+    writer->set_meta_value(key::kFinalState, "finished");
+    writer->close();
+  }
+  ShownWindow shown;
+  MainWindow& window = shown.window;
+  ASSERT_TRUE(shown.open(path)) << window.bannerText().toStdString();
+  auto* pane = window.findChild<CompiledPane*>();
+  ASSERT_NE(pane, nullptr);
+  ASSERT_TRUE(pane->showsContent());
+  EXPECT_TRUE(pane->summary().contains(QStringLiteral("2 AOTAutograd graphs"))) << pane->summary().toStdString();
+  EXPECT_TRUE(pane->summary().contains(QStringLiteral("90% in the kernels below"))) << pane->summary().toStdString();
+  EXPECT_TRUE(pane->events().contains(QStringLiteral("Graph break at train.py:41 (4×): print() is not supported")))
+      << pane->events().toStdString();
+  EXPECT_EQ(pane->model()->rowCount(), 2);
+  // The Ops pane marks the graph's op as compiled, its time "fused" (not a 0 ns op).
+  bool marked = false;
+  for (auto* model : window.findChildren<OpStatsModel*>())
+    for (int r = 0; r < model->rowCount(); ++r)
+      if (model->row(r).compiled) {
+        marked = true;
+        EXPECT_EQ(model->index(r, OpStatsModel::kPhase).data().toString(), QStringLiteral("forward · compiled"));
+        EXPECT_EQ(model->index(r, OpStatsModel::kCpuTime).data().toString(), QStringLiteral("fused"));
+        EXPECT_TRUE(model->index(r, 0).data(CompiledRole).toBool());
+      }
+  EXPECT_TRUE(marked);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ enum ModelRole : int {
   RanInsideRole,                // KernelModel: QStringList of the ops it ran inside (the launchers' ancestors)
   TopLevelRole,                 // OpStatsModel: bool, called by model/loss/optimizer code or an autograd node
   VerdictRole,                  // ReadinessModel: int(profiler::Readiness) of a cell; none for the layer column
+  CompiledRole,                 // OpStatsModel: bool, an op of a torch.compile'd graph (no time of its own)
 };
 
 }  // namespace ampscope::ui

@@ -67,7 +67,8 @@ QVariant OpStatsModel::data(const QModelIndex& index, int role) const {
         case kModule:
           return QString::fromStdString(s.module);
         case kPhase:
-          return phaseLabel(s.phase);
+          // A torch.compile'd graph's op: autocast's decision as traced, its time in the Compiled code pane.
+          return s.compiled ? phaseLabel(s.phase) + QStringLiteral(" · compiled") : phaseLabel(s.phase);
         case kCategory:
           return categoryLabel(s.category);
         case kDtypes:
@@ -77,7 +78,7 @@ QVariant OpStatsModel::data(const QModelIndex& index, int role) const {
         case kCalls:
           return QString::number(s.calls);
         case kCpuTime:
-          return formatDuration(s.cpu_time_ns);
+          return s.compiled ? QStringLiteral("fused") : formatDuration(s.cpu_time_ns);
         case kGpuTime:
           return s.gpu_time_ns > 0 ? formatDuration(s.gpu_time_ns) : QStringLiteral("—");
         case kTensorCoreShare: {
@@ -113,7 +114,10 @@ QVariant OpStatsModel::data(const QModelIndex& index, int role) const {
     case CategoryRole:
       return static_cast<int>(s.category);
     case FilterTextRole:
-      return QString::fromStdString(s.name) + QLatin1Char(' ') + QString::fromStdString(s.module);
+      return QString::fromStdString(s.name) + QLatin1Char(' ') + QString::fromStdString(s.module) +
+             (s.compiled ? QStringLiteral(" compiled") : QString());
+    case CompiledRole:
+      return s.compiled;
     case Qt::TextAlignmentRole:
       if (col >= kCalls) return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
       return QVariant::fromValue(Qt::AlignLeft | Qt::AlignVCenter);
@@ -145,6 +149,12 @@ QVariant OpStatsModel::data(const QModelIndex& index, int role) const {
                           formatDuration(s.cast_gpu_time_ns));
         case kShapes:
           return shapesText(s.input_shapes);
+        case kPhase:
+        case kCpuTime:
+          if (s.compiled)
+            return QStringLiteral("An op of a torch.compile'd graph, as autocast traced it (AOTAutograd's graph).\n"
+                                  "Compiled code fuses ops into kernels: their time is in the Compiled code pane.");
+          break;
         case kGpuTime:
           return QStringLiteral("%1 kernels, %2 on Tensor Cores")
               .arg(s.kernels)

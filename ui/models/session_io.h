@@ -14,6 +14,7 @@
 #include "profiler/records.h"
 #include "profiler/recording_health.h"
 #include "profiler/script_facts.h"
+#include "profiler/store/session_view.h"
 #include "profiler/analysis/profile_snapshot.h"
 
 namespace ampscope::ui {
@@ -30,6 +31,7 @@ struct LoadedSession {
   std::string writer_host;
   std::string final_state;                // "finished", "stopped", "failed"; "" while not closed
   std::optional<profiler::ScriptFacts> script;  // a session captured from a Python script
+  profiler::CompileEvents compile;  // a Python script's torch.compile'd code: graphs, kernel times, breaks
 };
 
 // A file the user opened: a training session or a comparison, read once.

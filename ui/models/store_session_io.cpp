@@ -25,6 +25,7 @@ LoadedSession loaded_session(profiler::SessionView session) {
   loaded.step_timing = session.step_timing;
   loaded.optimizer_steps = std::move(session.optimizer_steps);
   loaded.schedulers = std::move(session.schedulers);
+  loaded.compile = std::move(session.compile);
   return loaded;
 }
 

@@ -22,6 +22,7 @@
 #include "engine/config_json.h"
 #include "profiler/report/report_format.h"
 #include "ui/widgets/comparison_page.h"
+#include "ui/widgets/compiled_pane.h"
 #include "ui/models/formatting.h"
 #include "ui/models/session_io.h"
 #include "ui/widgets/gradients_pane.h"
@@ -31,6 +32,7 @@
 #include "ui/widgets/op_explorer.h"
 #include "ui/widgets/ranks_page.h"
 #include "ui/widgets/run_panel.h"
+#include "ui/widgets/run_status_bar.h"
 #include "ui/widgets/session_follower.h"
 #include "ui/widgets/training_controller.h"
 
@@ -46,14 +48,6 @@ constexpr char kGeometryKey[] = "window/geometry";
 constexpr char kStateKey[] = "window/state";
 // Bump when docks are added or renamed so an old saved layout is not applied.
 constexpr int kLayoutVersion = 1;
-
-QString etaText(double seconds) {
-  if (seconds <= 0 || !std::isfinite(seconds)) return QStringLiteral("—");
-  const qint64 s = static_cast<qint64>(seconds + 0.5);
-  if (s < 60) return QStringLiteral("%1 s").arg(s);
-  if (s < 3600) return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
-  return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
-}
 
 }  // namespace
 
@@ -141,11 +135,7 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
 
 MainWindow::~MainWindow() = default;
 
-void MainWindow::setRecordingProblem(const QString& problem) {
-  status_recording_->setText(problem.isEmpty() ? QString() : tr("Recording: %1").arg(problem));
-  status_recording_->setToolTip(problem);
-  status_recording_->setVisible(!problem.isEmpty());
-}
+void MainWindow::setRecordingProblem(const QString& problem) { status_bar_->setRecordingProblem(problem); }
 
 void MainWindow::buildDocks() {
   auto dock = [this](const QString& title, const QString& name, QWidget* widget) {
@@ -164,14 +154,17 @@ void MainWindow::buildDocks() {
   op_explorer_ = new OpExplorer;
   kernel_view_ = new KernelView;
   readiness_ = new ReadinessPane;
+  compiled_ = new CompiledPane;
   QDockWidget* grads = dock(tr("Gradients"), QStringLiteral("gradientsDock"), gradients_);
   QDockWidget* readiness = dock(tr("Precision readiness"), QStringLiteral("readinessDock"), readiness_);
   QDockWidget* ops = dock(tr("Ops"), QStringLiteral("opsDock"), op_explorer_);
   QDockWidget* kernels = dock(tr("Kernels"), QStringLiteral("kernelsDock"), kernel_view_);
+  QDockWidget* compiled = dock(tr("Compiled code"), QStringLiteral("compiledDock"), compiled_);
   addDockWidget(Qt::BottomDockWidgetArea, ops);
   tabifyDockWidget(ops, kernels);
   tabifyDockWidget(kernels, grads);
   tabifyDockWidget(grads, readiness);
+  tabifyDockWidget(readiness, compiled);
   ops->raise();
   resizeDocks({run}, {330}, Qt::Horizontal);
   resizeDocks({ops}, {300}, Qt::Vertical);
@@ -241,47 +234,13 @@ void MainWindow::buildMenus() {
 }
 
 void MainWindow::buildStatusBar() {
-  auto label = [this](const QString& tip) {
-    auto* l = new QLabel;
-    l->setToolTip(tip);
-    l->setContentsMargins(6, 0, 6, 0);
-    statusBar()->addPermanentWidget(l);
-    return l;
-  };
-  status_state_ = new QLabel;
-  statusBar()->addWidget(status_state_, 1);
-  // Dropped records, a session write that failed (a full disk): never silent.
-  status_recording_ = new QLabel;
-  status_recording_->setObjectName(QStringLiteral("recordingStatus"));
-  status_recording_->setStyleSheet(QStringLiteral("color: #c62828; font-weight: bold"));
-  status_recording_->setMaximumWidth(560);
-  status_recording_->hide();
-  statusBar()->addWidget(status_recording_);
-  status_live_ = new QLabel;
-  status_live_->setObjectName(QStringLiteral("liveStatus"));
-  status_live_->hide();
-  statusBar()->addWidget(status_live_);
+  status_bar_ = new RunStatusBar;
+  setStatusBar(status_bar_);
   connect(follower_, &SessionFollower::statusChanged, this, [this](const QString& text) {
-    status_live_->setText(text);
-    status_live_->setVisible(!text.isEmpty());
+    status_bar_->setLiveText(text);
     showRecordedState();
   });
-  status_busy_ = new QLabel;
-  status_busy_->setObjectName(QStringLiteral("busyStatus"));
-  status_busy_->hide();
-  statusBar()->addWidget(status_busy_);
-  connect(file_loader_, &FileLoader::busyChanged, this, [this](bool busy, const QString& what) {
-    status_busy_->setText(what);
-    status_busy_->setVisible(busy);
-    if (busy) QApplication::setOverrideCursor(Qt::BusyCursor);  // busy, not blocked: the window still answers
-    else QApplication::restoreOverrideCursor();
-  });
-  status_step_ = label(tr("Completed optimizer steps"));
-  status_speed_ = label(tr("Samples per second over the last steps"));
-  status_eta_ = label(tr("Estimated time to the last step, from the recent step time"));
-  status_device_ = label(tr("Where the run trains"));
-  status_precision_ = label(glossary::formatDescription(profiler::FloatFormat::fp16) + QLatin1Char('\n') +
-                            glossary::formatDescription(profiler::FloatFormat::bf16));
+  connect(file_loader_, &FileLoader::busyChanged, status_bar_, &RunStatusBar::setBusy);
 }
 
 void MainWindow::connectController() {
@@ -299,6 +258,7 @@ void MainWindow::connectController() {
     plots_->setScalerEnabled(info.scaler_enabled);
     plots_->setStepTimingNote(info.step_timing);
     plots_->setLearningRateNote(info.scheduler_drift);
+    if (info.source == QLatin1String("live")) compiled_->clear();  // the built-in trainer compiles nothing
     setWindowTitle(tr("ampscope — %1 · %2 · %3").arg(info.model, info.precision, info.device));
     updateStatus();
   });
@@ -352,7 +312,7 @@ void MainWindow::showError(const QString& title, const QString& message) {
 }
 
 QString MainWindow::recordingStatusText() const {
-  return status_recording_->isHidden() ? QString() : status_recording_->text();
+  return status_bar_->recordingProblemText();
 }
 
 QString MainWindow::bannerText() const { return banner_->isHidden() ? QString() : banner_message_; }
@@ -365,7 +325,7 @@ void MainWindow::onStateChanged(RunState state, const QString& message) {
   pause_action_->setEnabled(active);
   pause_action_->setText(state == RunState::kPaused ? tr("&Resume") : tr("&Pause"));
   stop_action_->setEnabled(active);
-  status_state_->setText(runStateLabel(state));
+  status_bar_->setStateText(runStateLabel(state));
   showRecordedState();
   updateStatus();
 }
@@ -373,7 +333,7 @@ void MainWindow::onStateChanged(RunState state, const QString& message) {
 void MainWindow::showRecordedState() {
   if (recorded_state_.isEmpty() || controller_->isActive()) return;
   const QString state = follower_->isFollowing() ? tr("Live session: another process records it") : recorded_state_;
-  status_state_->setText(state);
+  status_bar_->setStateText(state);
   run_panel_->setSessionState(tr("%1 — Start begins a built-in run").arg(state));
 }
 
@@ -385,18 +345,7 @@ void MainWindow::onProfile(const profiler::ProfileSnapshotPtr& snapshot) {
 }
 
 void MainWindow::updateStatus() {
-  const RunSeries& s = controller_->series();
-  const RunInfo& info = controller_->runInfo();
-  const qint64 step = s.empty() ? 0 : s.last().step;
-  status_step_->setText(info.total_steps > 0 ? tr("step %1 / %2").arg(step).arg(info.total_steps)
-                                             : tr("step %1").arg(step));
-  status_speed_->setText(tr("%1 samples/s").arg(formatCount(s.empty() ? NAN : s.last().samples_per_second)));
-  const bool active = controller_->isActive();
-  const double eta =
-      active ? static_cast<double>(info.total_steps - step) * s.recentStepTimeMs() / 1000.0 : 0.0;
-  status_eta_->setText(tr("ETA %1").arg(active ? etaText(eta) : QStringLiteral("—")));
-  status_device_->setText(info.device.isEmpty() ? tr("device —") : info.device);
-  status_precision_->setText(info.precision.isEmpty() ? QStringLiteral("—") : info.precision);
+  status_bar_->showRun(controller_->series(), controller_->runInfo(), controller_->isActive());
 }
 
 void MainWindow::setSessionIO(SessionIO* io) {
@@ -484,6 +433,7 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       plots_->setGradNormAbsence(tr("no finite gradient norm in this session"));
     }
     controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps, session.health);
+    compiled_->setCompileEvents(session.compile);
     showRecordedState();
     if (file->refresh) {
       follower_->reloaded(path, session.health.closed);

@@ -20,6 +20,8 @@ class QToolButton;
 namespace ampscope::ui {
 
 class ComparisonPage;
+class CompiledPane;
+class RunStatusBar;
 class FileLoader;
 class SessionFollower;
 class GradientsPane;
@@ -119,8 +121,6 @@ class MainWindow : public QMainWindow {
   SessionIO* session_io_ = nullptr;
   FileLoader* file_loader_ = nullptr;
   SessionFollower* follower_ = nullptr;  // a live session another process writes
-  QLabel* status_live_ = nullptr;
-  QLabel* status_busy_ = nullptr;  // "Opening x.ampscope…" while the loader works
   TrainingController* controller_ = nullptr;
   RunPanel* run_panel_ = nullptr;
   LivePlots* plots_ = nullptr;
@@ -131,16 +131,11 @@ class MainWindow : public QMainWindow {
   KernelView* kernel_view_ = nullptr;
   GradientsPane* gradients_ = nullptr;
   ReadinessPane* readiness_ = nullptr;
+  CompiledPane* compiled_ = nullptr;
+  RunStatusBar* status_bar_ = nullptr;
   QWidget* banner_ = nullptr;
   QLabel* banner_text_ = nullptr;
   QString banner_message_;  // the banner's text without markup
-  QLabel* status_state_ = nullptr;
-  QLabel* status_step_ = nullptr;
-  QLabel* status_speed_ = nullptr;
-  QLabel* status_eta_ = nullptr;
-  QLabel* status_device_ = nullptr;
-  QLabel* status_precision_ = nullptr;
-  QLabel* status_recording_ = nullptr;  // shown only when the recording lost something
   QString recorded_state_;  // "Recorded session: finished"; empty unless a recorded session is shown
   QMenu* recent_menu_ = nullptr;
   QMenu* view_menu_ = nullptr;
