@@ -3,7 +3,6 @@
 #include <exception>
 
 #include "engine/trainer.h"
-#include "profiler/capture/session_meta.h"
 #include "profiler/capture/step_record.h"
 
 namespace ampscope::ui {
@@ -45,6 +44,20 @@ RunInfo RunInfo::describing(const profiler::SessionMeta& meta) {
   info.parameter_count = meta.parameter_count;
   info.scaler_enabled = meta.scaler_enabled;
   return info;
+}
+
+RunInfo RunInfo::describing(const engine::RunStartedEvent& run) {
+  // The fields make_session_meta writes from the same event, without its hardware
+  // queries: the GUI thread dispatches no ATen op while a run's op observer (a global
+  // RecordFunction callback) could record it as the run's.
+  profiler::SessionMeta meta;
+  meta.device = run.device;
+  meta.model = run.model;
+  meta.data = run.data;
+  meta.precision = std::string(engine::to_string(run.config.precision));
+  meta.parameter_count = run.parameter_count;
+  meta.scaler_enabled = run.scaler_enabled;
+  return describing(meta);
 }
 
 TrainingController::TrainingController(QObject* parent) : QObject(parent) {
@@ -182,7 +195,7 @@ void TrainingController::handleEvent(const engine::Event& event) {
       setState(state->state);
     }
   } else if (const auto* started = std::get_if<engine::RunStartedEvent>(&event)) {
-    RunInfo described = RunInfo::describing(profiler::make_session_meta(*started));
+    RunInfo described = RunInfo::describing(*started);
     described.source = info_.source;
     info_ = std::move(described);
     info_.total_steps = started->config.steps;

@@ -47,9 +47,10 @@ struct RunInfo {
   // per line; "" when none did.
   QString scheduler_drift;
 
-  // The run's description as a session records it (live: profiler::make_session_meta of
-  // the run-start event; saved: the file's meta), so both read the same fields.
+  // The run's description as a session records it (a saved file's meta), and a live
+  // run's from its run-start event through the same fields.
   static RunInfo describing(const profiler::SessionMeta& meta);
+  static RunInfo describing(const engine::RunStartedEvent& run);
 };
 
 class TrainingController : public QObject {
