@@ -1,4 +1,6 @@
-"""A torch.compile'd MLP trained under bfloat16 autocast. Compiled code runs fused
+"""A torch.compile'd model trained under bfloat16 autocast (an MLP; --model gpt2 or
+resnet: a small GPT-2 from transformers or a ResNet-18 from torchvision, both built
+from a config, nothing downloaded). Compiled code runs fused
 kernels, not the ops written here, yet autocast decided each op's precision while
 dynamo and AOTAutograd traced it: `ampscope run` reads those decisions from the
 compiled graphs (forward and backward) and lists graph breaks and recompilations.
@@ -16,6 +18,7 @@ parser.add_argument("--steps", type=int, default=6)
 parser.add_argument("--backend", default="inductor")
 parser.add_argument("--graph-break", action="store_true")
 parser.add_argument("--vary-batch", action="store_true")
+parser.add_argument("--model", choices=["mlp", "gpt2", "resnet"], default="mlp")
 args = parser.parse_args()
 
 
@@ -35,17 +38,50 @@ class MLP(nn.Module):
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
-model = MLP(args.graph_break).to(device)
+
+
+def build():
+    """The model and a function making one (batch size) batch's loss from it."""
+    if args.model == "gpt2":
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        config = GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=128, n_positions=32,
+                            attn_implementation="eager")
+        net = GPT2LMHeadModel(config).to(device)
+
+        def gpt2_loss(forward, batch):
+            ids = torch.randint(0, config.vocab_size, (batch // 4, 16), device=device)
+            return forward(input_ids=ids, labels=ids).loss
+
+        return net, gpt2_loss
+    if args.model == "resnet":
+        from torchvision.models import resnet18
+
+        net = resnet18(num_classes=10).to(device)
+
+        def resnet_loss(forward, batch):
+            images = torch.randn(batch // 4, 3, 32, 32, device=device)
+            return nn.functional.cross_entropy(forward(images), torch.randint(0, 10, (batch // 4,), device=device))
+
+        return net, resnet_loss
+    net = MLP(args.graph_break).to(device)
+
+    def mlp_loss(forward, batch):
+        inputs, target = torch.randn(batch, 32, device=device), torch.randint(0, 10, (batch,), device=device)
+        return nn.functional.cross_entropy(forward(inputs), target)
+
+    return net, mlp_loss
+
+
+model, batch_loss = build()
 compiled = torch.compile(model, backend=args.backend, dynamic=False)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
-loss_fn = nn.CrossEntropyLoss()
 
 for step in range(args.steps):
     batch = 8 if args.vary_batch and step == args.steps - 1 else 16
-    inputs, target = torch.randn(batch, 32, device=device), torch.randint(0, 10, (batch,), device=device)
     optimizer.zero_grad(set_to_none=True)
     with torch.autocast(device_type=device, dtype=torch.bfloat16):
-        loss = loss_fn(compiled(inputs), target)
+        loss = batch_loss(compiled, batch)
     loss.backward()
     optimizer.step()
 print(f"final loss {loss.item():.4f}")

@@ -8,7 +8,7 @@ Runs EXAMPLE twice with torch.compile replaced:
 - "eager": by the model itself, with a TorchDispatchMode recording every aten op after
   autocast (dispatch modes run below the autocast key, so they see its casts' results).
 Writes {"compiled"|"eager": {op name: sorted unique [input dtypes, output dtypes]}}
-for aten::addmm and aten::mm, in ampscope's spellings ("bfloat16"; "" for an
+for aten::addmm, aten::mm, aten::bmm and aten::convolution, in ampscope's spellings ("bfloat16"; "" for an
 argument that is no tensor; tensor lists flattened).
 """
 import json
@@ -19,7 +19,7 @@ import torch
 from torch._dynamo.backends.common import aot_autograd
 from torch.utils._python_dispatch import TorchDispatchMode
 
-OPS = {"aten::addmm", "aten::mm"}
+OPS = {"aten::addmm", "aten::mm", "aten::bmm", "aten::convolution"}
 example, out_path, example_args = sys.argv[1], sys.argv[2], sys.argv[3:]
 
 

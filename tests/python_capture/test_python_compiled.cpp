@@ -106,6 +106,46 @@ TEST_F(CompiledCapture, GemmDtypesEqualTheCompiledGraphsAndEagerPyTorchs) {
   EXPECT_TRUE(backward_cast);
 }
 
+// Models nobody here wrote, built from configs (no downloads): a small GPT-2 from
+// transformers (Conv1D's addmm, attention's bmm) and torchvision's ResNet-18
+// (convolutions, the fc's addmm). Every GEMM and convolution dtype signature ampscope
+// read from the compiled graphs equals PyTorch's own, compiled and eager.
+class CompiledModels : public CompiledCapture, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(CompiledModels, GemmAndConvolutionDtypesEqualPyTorchs) {
+  const std::string args = fmt::format("--backend aot_eager --steps 2 --model {}", GetParam());
+  const auto session = run(args);
+  const auto reference_json = dir_ / "reference.json";
+  std::string out;
+  ASSERT_EQ(ampscope::test::run_command(
+                fmt::format("'{}' '{}' '{}' '{}' {} 2>&1", *ampscope::test::python_with_torch(),
+                            ampscope::test::test_source_path("python/compiled_reference.py").string(), kExample,
+                            reference_json.string(), args),
+                &out),
+            0)
+      << out;
+  std::ifstream in(reference_json);
+  const auto reference = nlohmann::json::parse(in);
+  const auto rows = compiled_rows(session);
+  ASSERT_FALSE(reference.at("compiled").empty());
+  for (const auto& [op, entries] : reference.at("compiled").items()) {
+    const DtypeSignatures ours = signatures(rows, op);
+    EXPECT_EQ(ours, reference_signatures(reference, "compiled", op)) << GetParam() << " " << op;
+    if (reference.at("eager").contains(op))
+      EXPECT_EQ(ours, reference_signatures(reference, "eager", op)) << GetParam() << " " << op;
+  }
+  // autocast demoted the forward GEMMs (convolutions) of named modules: bf16 out.
+  size_t demoted = 0;
+  for (const auto& r : rows)
+    if (r.phase == Phase::kForward && r.category == OpCategory::kDemoted && !r.module.empty()) {
+      ++demoted;
+      EXPECT_EQ(r.output_dtypes.front(), "bfloat16") << r.name << " " << r.module;
+    }
+  EXPECT_GT(demoted, 0u) << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(FromConfigs, CompiledModels, ::testing::Values("gpt2", "resnet"));
+
 TEST_F(CompiledCapture, InductorRunShowsDemotedGemmRowsInSummaryAndJson) {
   const int steps = 3;
   const auto session = run(fmt::format("--steps {}", steps));  // the example's default backend: inductor
