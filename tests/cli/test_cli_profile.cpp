@@ -93,7 +93,9 @@ TEST_F(ProfiledGptSession, SummaryOpTablesFitTheirContent) {
   EXPECT_GT(widest_name_column, 28u) << r.output;
   // The optimizer's dtypes (a tensor list per parameter group) stay one short word each side.
   for (std::istringstream all(r.output); std::getline(all, line);)
-    if (line.find("adam") != std::string::npos) EXPECT_EQ(line.find("fp32,fp32"), std::string::npos) << line;
+    if (line.find("adam") != std::string::npos) {
+      EXPECT_EQ(line.find("fp32,fp32"), std::string::npos) << line;
+    }
 }
 
 TEST_F(ProfiledGptSession, ChromeTraceIsValidWithOpsAndSteps) {

@@ -131,8 +131,9 @@ TEST_P(CompiledModels, GemmAndConvolutionDtypesEqualPyTorchs) {
   for (const auto& [op, entries] : reference.at("compiled").items()) {
     const DtypeSignatures ours = signatures(rows, op);
     EXPECT_EQ(ours, reference_signatures(reference, "compiled", op)) << GetParam() << " " << op;
-    if (reference.at("eager").contains(op))
+    if (reference.at("eager").contains(op)) {
       EXPECT_EQ(ours, reference_signatures(reference, "eager", op)) << GetParam() << " " << op;
+    }
   }
   // autocast demoted the forward GEMMs (convolutions) of named modules: bf16 out.
   size_t demoted = 0;

@@ -134,7 +134,9 @@ TEST_F(CompiledKernels, GemmExternCallsAreTimedWithTheirBf16GraphOps) {
     EXPECT_EQ(op.name, r.kernel);
     EXPECT_EQ(op.output_dtypes, std::vector<std::string>{"bfloat16"}) << op.node;
     for (const auto& d : op.input_dtypes)
-      if (!d.empty() && d != "int64") EXPECT_EQ(d, "bfloat16") << op.node;
+      if (!d.empty() && d != "int64") {
+        EXPECT_EQ(d, "bfloat16") << op.node;
+      }
     if (r.phase == Phase::kForward) {
       EXPECT_EQ(op.category, "demoted") << op.node;
       forward_modules.insert(op.module);
@@ -203,8 +205,9 @@ TEST_F(CompiledKernels, TheReportHasACompiledCodeSection) {
   const std::string compiled = html.substr(section, html.find("</section>", section) - section);
   EXPECT_NE(compiled.find("Time inside the compiled graphs"), std::string::npos);
   for (const auto& r : run_->rows)
-    if (r.kind == ampscope::profiler::kCompiledFusedKernel)
+    if (r.kind == ampscope::profiler::kCompiledFusedKernel) {
       EXPECT_NE(compiled.find(r.kernel), std::string::npos) << r.kernel;
+    }
   EXPECT_NE(compiled.find("layers.1 unchanged:"), std::string::npos);
   EXPECT_NE(compiled.find("Graph ops as autocast traced them"), std::string::npos);
   // The eager op section holds no graph op: the compiled region's row is there, its
