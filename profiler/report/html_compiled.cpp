@@ -41,7 +41,7 @@ std::string graph_ops_html(const ReportData& d, double per) {
   return s;
 }
 
-std::string kernels_html(const ReportData& d, double per) {
+std::string compiled_kernels_html(const ReportData& d, double per) {
   const std::vector<CompiledKernelRow>& rows = d.compile.kernels;
   if (rows.empty()) return "";
   const CompiledTimeShare share = compiled_time_share(rows);
@@ -97,11 +97,11 @@ std::string compiled_html(const ReportData& d) {
   bool graph_ops = false;
   for (const OpStats& r : d.op_stats) graph_ops = graph_ops || r.compiled;
   if (!d.compile.any() && !graph_ops) return "";
-  const double per = d.profiled_steps > 0 ? static_cast<double>(d.profiled_steps) : 1.0;
+  const double per = profiled_step_divisor(d);
   std::string s = paragraph(std::to_string(d.compile.graphs) +
                             " AOTAutograd graphs read (forward and backward). Per profiled step; the compiled "
                             "regions' own rows in the op table above hold their time as the eager code sees it.");
-  s += kernels_html(d, per);
+  s += compiled_kernels_html(d, per);
   s += graph_ops_html(d, per);
   s += compile_events_html(d.compile);
   return section_html("compiled", "Compiled code (torch.compile)", s);

@@ -16,6 +16,12 @@ namespace ampscope::profiler::report_detail {
 // Op table rows shown at most, by time.
 inline constexpr size_t kReportTopOps = 40;
 
+// What the op table's totals divide by for per-step figures: the steps its ops cover
+// (1 for a session that says none, so a figure is the total rather than nothing).
+inline double profiled_step_divisor(const ReportData& d) {
+  return d.profiled_steps > 0 ? static_cast<double>(d.profiled_steps) : 1.0;
+}
+
 struct Column {
   Column(std::string header_text, bool is_numeric = false, std::string tooltip_text = "")
       : header(std::move(header_text)), numeric(is_numeric), tooltip(std::move(tooltip_text)) {}

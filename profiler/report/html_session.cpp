@@ -363,7 +363,7 @@ double op_time(const OpStats& r, bool gpu) {
 std::string ops_html(const ReportData& d) {
   if (d.op_stats.empty())
     return section_html("ops", "Ops", paragraph("No op was recorded in this session.", "muted"));
-  const double per = d.profiled_steps > 0 ? static_cast<double>(d.profiled_steps) : 1.0;
+  const double per = profiled_step_divisor(d);
   bool gpu = false;
   for (const auto& t : d.category_totals) gpu = gpu || t.gpu_time_ns > 0;
   double cpu_all = 0, gpu_all = 0;
