@@ -6,6 +6,7 @@ anywhere transformers is installed; on a GPU the defaults are GPT-2 small's shap
 Capture it with:
     ampscope run --out gpt2.ampscope examples/hf_gpt2_fp16.py
 On the CPU, try small sizes:  --layers 2 --width 64 --heads 4 --seq-len 32 --batch-size 4
+--compile runs the model through torch.compile (--compile reduce-overhead: with CUDA graphs).
 It prints the steady step time (steps after --warmup, with the device synchronized at
 both ends only), which bench/python_script_overhead.py compares with and without capture.
 """
@@ -24,6 +25,8 @@ parser.add_argument("--heads", type=int, default=12)
 parser.add_argument("--seq-len", type=int, default=1024)
 parser.add_argument("--batch-size", type=int, default=8)
 parser.add_argument("--vocab-size", type=int, default=50257)
+parser.add_argument("--compile", nargs="?", const="default", metavar="MODE",
+                    help="torch.compile the model (mode: default, reduce-overhead, max-autotune, ...)")
 args = parser.parse_args()
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -33,6 +36,7 @@ config = GPT2Config(n_layer=args.layers, n_embd=args.width, n_head=args.heads,
 model = GPT2LMHeadModel(config).to(device)
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device == "cuda")
 scaler = torch.amp.GradScaler(device)
+forward = torch.compile(model, mode=args.compile) if args.compile else model
 
 
 def sync():
@@ -48,7 +52,7 @@ for step in range(args.steps):
     tokens = torch.randint(0, args.vocab_size, (args.batch_size, args.seq_len), device=device)
     optimizer.zero_grad(set_to_none=True)
     with torch.autocast(device_type=device, dtype=torch.float16):
-        loss = model(input_ids=tokens, labels=tokens).loss
+        loss = forward(input_ids=tokens, labels=tokens).loss
     scaler.scale(loss).backward()
     scaler.unscale_(optimizer)
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
