@@ -107,7 +107,33 @@ target_compile_options(ampscope_torch INTERFACE ${AMPSCOPE_TORCH_CXX_FLAGS})
 # std::filesystem, and some of it jumps to address 0 when called from outside.
 # Putting libstdc++ first among the needed libraries makes the dynamic linker
 # bind std::filesystem to libstdc++'s.
-target_link_options(ampscope_torch INTERFACE "LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
+#
+# And it must be the *shared* libstdc++, named by its path, not -lstdc++: the GPU
+# machine's g++ (/opt/gcc, a relocated g++ 13) searches its own directory first, which
+# holds libstdc++.a alone, so -lstdc++ (ours and the driver's own) linked a private copy
+# of libstdc++ into every program and into the Python module. The module's copy kept its
+# own locale ids beside the process's libstdc++.so, and std::regex called a codecvt
+# facet for a ctype one (SIGSEGV in TensorCoreRules::parse, issue 26). A shared library
+# named early resolves every libstdc++ reference, so the driver's trailing -lstdc++ finds
+# nothing left to pull from an archive. tests/build/check_no_libstdcxx_copy.py guards it,
+# with a link that searches a libstdc++.a-only directory first, as that g++ does.
+function(ampscope_find_shared_libstdcxx out)
+  foreach(name libstdc++.so libstdc++.so.6)
+    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${name}
+                    OUTPUT_VARIABLE path OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+    if(rc EQUAL 0 AND IS_ABSOLUTE "${path}" AND EXISTS "${path}")
+      set(${out} "${path}" PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  message(FATAL_ERROR "ampscope: ${CMAKE_CXX_COMPILER} finds no shared libstdc++ (libstdc++.so or libstdc++.so.6); "
+          "LibTorch needs the shared one beside it (install the compiler's libstdc++ development package)")
+endfunction()
+ampscope_find_shared_libstdcxx(AMPSCOPE_SHARED_LIBSTDCXX)
+add_library(ampscope_shared_libstdcxx INTERFACE)
+target_link_options(ampscope_shared_libstdcxx INTERFACE
+  "LINKER:--push-state,--no-as-needed" "${AMPSCOPE_SHARED_LIBSTDCXX}" "LINKER:--pop-state")
+target_link_libraries(ampscope_torch INTERFACE ampscope_shared_libstdcxx)
 # Link lines are not the last word: toolchains reorder or drop them (Ubuntu 24.04 with
 # g++ 13 and CMake 4 put LibTorch first and crashed in std::filesystem::remove_all).
 # So every ampscope program is rewritten after linking to need libstdc++ before

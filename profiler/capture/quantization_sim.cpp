@@ -88,8 +88,22 @@ void saturated_into(at::Tensor& out, const at::Tensor& scaled_magnitudes, QuantE
   else at::gt_out(out, scaled_magnitudes, lim.saturation_bound);
 }
 
+// One value per segment of a 1-D tensor. Only 1-D: on CUDA, at::segment_reduce runs
+// 1-D data through CUB (a thread block per segment) but anything wider through a
+// kernel with one thread per segment and column, which walks its whole segment
+// alone: on an H200 that made one readiness sample of a GPT-2-sized model take
+// 4.7 s of GPU time (issue 27). Columns are reduced one by one (segment_columns).
 at::Tensor segment(const at::Tensor& values, std::string_view how, const at::Tensor& lengths) {
+  TORCH_CHECK(values.dim() == 1, "segment(): 1-D values only (see above)");
   return at::segment_reduce(values, how, lengths, std::nullopt, std::nullopt, 0, /*unsafe=*/true);
+}
+
+// [segments, columns.size()]: each column reduced by segment.
+at::Tensor segment_columns(const std::vector<at::Tensor>& columns, std::string_view how, const at::Tensor& lengths) {
+  std::vector<at::Tensor> reduced;
+  reduced.reserve(columns.size());
+  for (const at::Tensor& c : columns) reduced.push_back(segment(c, how, lengths));
+  return at::stack(reduced, 1);
 }
 
 int64_t padded_width(int64_t cols) { return (cols + kRowAlign - 1) / kRowAlign * kRowAlign; }
@@ -318,7 +332,8 @@ at::Tensor pass_sums(const Packed& p) {
     log2_min.push_back(segment(at::where(q.live, group_log2, inf), "min", q.groups_per_matrix));
     log2_max.push_back(segment(at::where(q.live, group_log2, -inf), "max", q.groups_per_matrix));
   }
-  const at::Tensor per_matrix = segment(at::stack(columns, 1).to(at::kDouble), "sum", p.blocks_per_matrix);
+  for (at::Tensor& c : columns) c = c.to(at::kDouble);
+  const at::Tensor per_matrix = segment_columns(columns, "sum", p.blocks_per_matrix);
   const at::Tensor energy = p.matrix_amax.to(at::kDouble).square();
   const at::Tensor nonzero = per_matrix.select(1, 0);
   const at::Tensor signal = per_matrix.select(1, 1) * energy;
