@@ -78,6 +78,8 @@ done
 bash "$src/tests/build/check_bindings.sh" $A --help > $L/bindings.log 2>&1; el "bindings (programs) rc=$? $(tail -n1 $L/bindings.log)"
 python3 "$src/tests/build/check_python_module_bindings.py" "$(ls $B/python/ampscope/_ampscope_capture*.so)" \
   "$(command -v patchelf)" > $L/bindings-python.log 2>&1; el "bindings (Python module) rc=$?"; cat $L/bindings-python.log
+# No private libstdc++ inside (this machine's g++ linked libstdc++.a into everything once: issue 26).
+python3 "$src/tests/build/check_no_libstdcxx_copy.py" $A $B/python/ampscope/_ampscope_capture*.so 2>&1 | tee $L/libstdcxx-copy.log
 save
 
 # 2. The user's own scripts under `ampscope run`, beside bare and torch.profiler.

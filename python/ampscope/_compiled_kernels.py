@@ -138,9 +138,19 @@ def kernel_calls(output) -> list[dict]:
         nodes = list(fused_nodes.get(handle, []))
         if kernel in records:
             calls.append(dict(kernel=records[kernel], kind="fused", nodes=nodes))
-        else:
+        elif _is_extern(kernel):
             calls.append(dict(kernel=_extern_op(kernel), kind="extern", nodes=nodes))
+        else:
+            # A kernel inductor generated that opens no RecordFunction: a Triton kernel
+            # on a GPU (triton_poi_fused_mm_0), named as CUPTI will see it launched.
+            calls.append(dict(kernel=kernel, kind="fused", nodes=nodes))
     return calls
+
+
+def _is_extern(kernel: str) -> bool:
+    """Whether a provenance handle's kernel is an ATen op the wrapper calls
+    (extern_kernels.mm, torch.ops.aten._scaled_dot_product_cudnn_attention_backward.default)."""
+    return kernel.startswith(("extern_kernels.", "torch.ops."))
 
 
 def graph_scope(compiled, number: int):

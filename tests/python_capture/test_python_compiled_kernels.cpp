@@ -220,3 +220,39 @@ TEST_F(CompiledKernels, TheReportHasACompiledCodeSection) {
 }
 
 }  // namespace
+
+// On a GPU inductor generates Triton kernels, which open no RecordFunction: the
+// listing names them as CUPTI sees them launched (the wrapper's kernel names) and
+// calls them fused kernels, with the nodes inductor says they fused; the calls into
+// ATen stay extern ops. Read from the wrapper inductor generated on an H200.
+TEST(CompiledKernelListing, TritonKernelsOfAGpuWrapperAreFusedKernelsUnderTheirLaunchNames) {
+  const auto python = ampscope::test::python_with_torch();
+  if (!python) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  std::string out;
+  const std::string cmd = "PYTHONPATH='" + std::string(AMPSCOPE_PYTHON_PACKAGE_DIR) + "' '" + *python + "' '" +
+                          ampscope::test::test_source_path("python/triton_listing.py").string() + "' '" +
+                          ampscope::test::test_source_path("fixtures/h200-gpt2-backward-wrapper.py.txt").string() +
+                          "' 2>&1";
+  ASSERT_EQ(ampscope::test::run_command(cmd, &out), 0) << out;
+  const auto calls = nlohmann::json::parse(out);
+  std::vector<std::pair<std::string, std::string>> listed;  // (kind, kernel)
+  for (const auto& c : calls) listed.emplace_back(c["kind"], c["kernel"]);
+  const std::vector<std::pair<std::string, std::string>> expected{
+      {"fused", "triton_poi_fused_mm_0"},
+      {"fused", "triton_poi_fused_mm_t_view_1"},
+      {"extern", "aten::mm"},
+      {"fused", "triton_per_fused__to_copy_add_native_dropout_backward_native_layer_norm_backward_view_2"},
+      {"extern", "aten::mm"},
+      {"fused", "triton_poi_fused__to_copy_add_mul_pow_tanh_tanh_backward_view_3"},
+      {"extern", "aten::mm"},
+      {"fused", "triton_per_fused__to_copy_add_native_dropout_backward_native_layer_norm_backward_view_4"},
+      {"extern", "aten::mm"},
+      {"extern", "aten::_scaled_dot_product_cudnn_attention_backward"},
+      {"fused", "triton_poi_fused__unsafe_view_add_cat_clone_transpose_view_5"},
+      {"extern", "aten::mm"}};
+  EXPECT_EQ(listed, expected);
+  // Each call keeps the nodes its handle maps to.
+  ASSERT_EQ(calls.size(), expected.size());
+  EXPECT_EQ(calls[1]["nodes"], nlohmann::json({"view_148", "permute_49", "constant_pad_nd_default_2", "constant_pad_nd_default"}));
+  EXPECT_EQ(calls[9]["nodes"].back(), "_scaled_dot_product_cudnn_attention_backward");
+}
