@@ -223,19 +223,27 @@ void print_compiled_kernels(const profiler::SessionView& session, size_t top) {
   const profiler::CompiledTimeShare share = profiler::compiled_time_share(rows);
   fmt::print("  time inside compiled graphs: {} ms CPU on profiled steps; {}\n", ms(share.graph_ns),
              profiler::compiled_share_text(share));
+  // On a GPU the kernels are ranked, and shown, by their GPU time (CPU time beside it).
+  const bool gpu = share.gpu_graph_ns > 0;
   for (size_t i = 0; i < rows.size();) {
     const auto& whole = rows[i];
     std::vector<const profiler::CompiledKernelRow*> calls;
     for (++i; i < rows.size() && rows[i].kind != profiler::kCompiledGraphCall; ++i) calls.push_back(&rows[i]);
-    fmt::print("    graph {} ({}): {} ms in {} calls\n", whole.graph, profiler::to_string(whole.phase),
-               ms(whole.cpu_time_ns), whole.calls);
-    std::stable_sort(calls.begin(), calls.end(), [](auto* a, auto* b) { return a->cpu_time_ns > b->cpu_time_ns; });
+    fmt::print("    graph {} ({}): {} ms in {} calls{}\n", whole.graph, profiler::to_string(whole.phase),
+               ms(whole.cpu_time_ns), whole.calls,
+               gpu ? fmt::format("; GPU {} ms in {} kernels", ms(whole.gpu_time_ns), whole.kernels) : "");
+    const auto time = [&](const profiler::CompiledKernelRow* r) { return gpu ? r->gpu_time_ns : r->cpu_time_ns; };
+    std::stable_sort(calls.begin(), calls.end(), [&](auto* a, auto* b) { return time(a) > time(b); });
     for (size_t k = 0; k < calls.size() && k < top; ++k) {
       const auto& r = *calls[k];
       const std::string ops = r.kind == profiler::kCompiledOtherCall ? "" : profiler::fused_ops_text(r);
-      fmt::print("      {:>9} ms {:>5}x  {:<6} {}\n", ms(r.cpu_time_ns), r.calls, r.kind,
-                 profiler::compiled_call_text(r));
-      if (!ops.empty()) fmt::print("                          {}\n", ops);
+      const std::string gpu_time =
+          !gpu ? "" : r.kernels == 0 ? fmt::format("{:>12}", "-") : fmt::format("{:>9} GPU", ms(r.gpu_time_ns));
+      const std::string tensor_cores =
+          r.tensor_core_kernels > 0 ? fmt::format(" (Tensor Cores {}/{})", r.tensor_core_kernels, r.kernels) : "";
+      fmt::print("      {:>9} ms{} {:>5}x  {:<6} {}{}\n", ms(r.cpu_time_ns), gpu_time, r.calls, r.kind,
+                 profiler::compiled_call_text(r), tensor_cores);
+      if (!ops.empty()) fmt::print("{:{}}{}\n", "", gpu ? 38 : 26, ops);
     }
     if (calls.size() > top) fmt::print("      ... {} more\n", calls.size() - top);
   }

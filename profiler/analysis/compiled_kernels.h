@@ -50,22 +50,45 @@ struct CompiledKernelRow {
   std::vector<CompiledFusedOp> ops;
   int64_t calls = 0;        // on sampled steps
   int64_t cpu_time_ns = 0;  // inclusive
+  // GPU kernels it ran on sampled steps (CUPTI): a Triton kernel is one; an extern
+  // call's are its ATen op's; a graph's are all of its call's, CUDA-graph replays too.
+  int64_t kernels = 0, tensor_core_kernels = 0, gpu_time_ns = 0;
 };
 
 class CompiledKernelTimes {
  public:
   // Records of whole steps: a graph's op and its children arrive together.
   void add_ops(const std::vector<OpRecord>& ops);
+  // GPU kernels, once the ops that launched them were added (OpAggregator settles a
+  // kernel only after its op). A kernel launched by a graph's op itself (a Triton
+  // kernel: no ATen op of its own) counts under its own name, by its place among the
+  // call's launches of that name; one launched inside a child op of the graph (an
+  // extern GEMM and whatever that op calls) under that child; every one under the graph.
+  void add_kernels(const std::vector<const KernelRecord*>& kernels);
   struct Time {
     Phase phase = Phase::kOther;
     int64_t calls = 0, cpu_time_ns = 0;
+    int64_t kernels = 0, tensor_core_kernels = 0, gpu_time_ns = 0;
   };
   using Key = std::tuple<int64_t, std::string, int64_t>;  // (graph, name, ordinal); name "" is the graph
   const std::map<Key, Time>& times() const { return times_; }
   bool empty() const { return times_.empty(); }
 
  private:
+  struct Launcher {  // an op inside a graph's call: the graph's op itself, or under one of its children
+    int64_t step = 0;
+    uint64_t call = 0;  // the graph's op id
+    Key child;          // the child it is or is under; name "" for the graph's op itself
+  };
+  struct CallLaunches {
+    int64_t graph = 0;
+    std::map<std::string, int64_t, std::less<>> seen;  // kernel name -> launches so far
+  };
+  void forget_before(int64_t step);
+
   std::map<Key, Time> times_;
+  std::map<uint64_t, Launcher> launchers_;     // by op id, for the last few steps
+  std::map<uint64_t, CallLaunches> launches_;  // by the graph's op id
 };
 
 // The listed calls (kind, kernel, ordinal, ops; graph and phase) with their times,
@@ -78,9 +101,16 @@ std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledK
 // marker ops, inclusive), and within them the fused and extern kernels' and the
 // other recorded ops'. The rest is the generated wrapper's own Python (buffer
 // allocation, argument checks) and the RecordFunctions' cost.
+// On a GPU the same for the kernels' GPU time: the graphs' (every kernel their calls
+// ran), and within it the listed calls' and the rest's (kernels the listing does not
+// name: a CUDA-graph replay's library GEMMs, a graph compiled without provenance).
 struct CompiledTimeShare {
   int64_t graph_ns = 0, kernel_ns = 0, other_ns = 0;
+  int64_t gpu_graph_ns = 0, gpu_kernel_ns = 0, gpu_other_ns = 0;
   double kernel_share() const { return graph_ns > 0 ? static_cast<double>(kernel_ns) / static_cast<double>(graph_ns) : 0.0; }
+  double gpu_kernel_share() const {
+    return gpu_graph_ns > 0 ? static_cast<double>(gpu_kernel_ns) / static_cast<double>(gpu_graph_ns) : 0.0;
+  }
 };
 CompiledTimeShare compiled_time_share(const std::vector<CompiledKernelRow>& rows);
 

@@ -39,10 +39,17 @@ std::string compiled_call_text(const CompiledKernelRow& row) {
 
 std::string compiled_share_text(const CompiledTimeShare& share) {
   const double graph = static_cast<double>(std::max<int64_t>(share.graph_ns, 1));
-  return text::percent(share.kernel_share()) + " in the kernels below, " +
-         text::percent(static_cast<double>(share.other_ns) / graph) + " in other recorded ops, " +
-         text::percent(static_cast<double>(share.graph_ns - share.kernel_ns - share.other_ns) / graph) +
-         " in the generated wrapper itself";
+  std::string out = text::percent(share.kernel_share()) + " in the kernels below, " +
+                    text::percent(static_cast<double>(share.other_ns) / graph) + " in other recorded ops, " +
+                    text::percent(static_cast<double>(share.graph_ns - share.kernel_ns - share.other_ns) / graph) +
+                    " in the generated wrapper itself";
+  if (share.gpu_graph_ns > 0) {
+    const double gpu = static_cast<double>(share.gpu_graph_ns);
+    out += "; on the GPU " + text::ns_as_ms(gpu) + ", " + text::percent(share.gpu_kernel_share()) +
+           " in the kernels below and " + text::percent(static_cast<double>(share.gpu_other_ns) / gpu) +
+           " in kernels inductor did not list";
+  }
+  return out;
 }
 
 }  // namespace ampscope::profiler

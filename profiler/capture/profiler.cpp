@@ -410,10 +410,14 @@ void Profiler::take_settled_kernels() {
   if (settled.empty()) return;
   std::vector<KernelRecord> records;
   records.reserve(settled.size());
-  for (auto& k : settled) {
+  std::vector<const KernelRecord*> launched;
+  launched.reserve(settled.size());
+  for (const auto& k : settled) {
     kernel_table_.add(k.record, k.op_name, k.enclosing_ops);
-    records.push_back(std::move(k.record));
+    launched.push_back(&k.record);
   }
+  compiled_kernel_times_.add_kernels(launched);  // inside compiled graphs, on the GPU
+  for (auto& k : settled) records.push_back(std::move(k.record));
   if (writer_) writer_->append_kernels(std::move(records));
 }
 

@@ -67,14 +67,19 @@ Json compiled_json(const SessionView& session) {
                      {"input_dtypes", op.input_dtypes}, {"output_dtypes", op.output_dtypes}});
     kernels.push_back({{"graph", r.graph}, {"phase", to_string(r.phase)}, {"kind", r.kind}, {"kernel", r.kernel},
                        {"ordinal", r.ordinal}, {"calls", r.calls}, {"cpu_time_ns", r.cpu_time_ns},
-                       {"ops", std::move(ops)}});
+                       {"kernels", r.kernels}, {"tensor_core_kernels", r.tensor_core_kernels},
+                       {"gpu_time_ns", r.gpu_time_ns}, {"ops", std::move(ops)}});
   }
   if (!kernels.empty()) {
     const CompiledTimeShare share = compiled_time_share(session.compile.kernels);
     c["time"] = {{"graphs_cpu_time_ns", share.graph_ns},
                  {"kernels_cpu_time_ns", share.kernel_ns},
                  {"other_ops_cpu_time_ns", share.other_ns},
-                 {"kernel_share", share.kernel_share()}};
+                 {"kernel_share", share.kernel_share()},
+                 {"graphs_gpu_time_ns", share.gpu_graph_ns},
+                 {"kernels_gpu_time_ns", share.gpu_kernel_ns},
+                 {"unlisted_kernels_gpu_time_ns", share.gpu_other_ns},
+                 {"gpu_kernel_share", share.gpu_kernel_share()}};
   }
   c["kernels"] = std::move(kernels);
   return c;

@@ -45,26 +45,35 @@ std::string compiled_kernels_html(const ReportData& d, double per) {
   const std::vector<CompiledKernelRow>& rows = d.compile.kernels;
   if (rows.empty()) return "";
   const CompiledTimeShare share = compiled_time_share(rows);
+  // On a GPU a kernel's share is of its graph's GPU time, else of its CPU time.
+  const bool gpu = share.gpu_graph_ns > 0;
   std::string s = "<h3>Time inside the compiled graphs</h3>";
   s += paragraph(ns_as_ms(static_cast<double>(share.graph_ns) / per) + " CPU per profiled step inside compiled graphs: " +
                  compiled_share_text(share) + ".");
+  const auto per_step = [&](int64_t ns) { return escape(ns_as_ms(static_cast<double>(ns) / per)); };
+  const auto gpu_cell = [&](const CompiledKernelRow& r) {
+    if (r.kernels == 0) return std::string("\u2013");
+    std::string cell = per_step(r.gpu_time_ns);
+    if (r.tensor_core_kernels > 0)
+      cell += " <span class=\"muted\">TC " + std::to_string(r.tensor_core_kernels) + "/" + std::to_string(r.kernels) + "</span>";
+    return cell;
+  };
   std::vector<std::vector<std::string>> table;
   int64_t graph_ns = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     const CompiledKernelRow& r = rows[i];
     if (r.kind == kCompiledGraphCall) {
-      graph_ns = r.cpu_time_ns;
+      graph_ns = gpu ? r.gpu_time_ns : r.cpu_time_ns;
       table.push_back({"<b>graph " + std::to_string(r.graph) + "</b>", escape(std::string(to_string(r.phase))), "",
-                       "", escape(sig3(static_cast<double>(r.calls) / per)),
-                       escape(ns_as_ms(static_cast<double>(r.cpu_time_ns) / per)), "", ""});
+                       "", escape(sig3(static_cast<double>(r.calls) / per)), per_step(r.cpu_time_ns), gpu_cell(r), "",
+                       ""});
       continue;
     }
+    const int64_t own = gpu ? r.gpu_time_ns : r.cpu_time_ns;
     table.push_back({"", escape(std::string(to_string(r.phase))), escape(r.kind),
                      "<code>" + escape(compiled_call_text(r)) + "</code>",
-                     escape(sig3(static_cast<double>(r.calls) / per)),
-                     escape(ns_as_ms(static_cast<double>(r.cpu_time_ns) / per)),
-                     escape(graph_ns > 0 ? percent(static_cast<double>(r.cpu_time_ns) / static_cast<double>(graph_ns))
-                                         : "\u2013"),
+                     escape(sig3(static_cast<double>(r.calls) / per)), per_step(r.cpu_time_ns), gpu_cell(r),
+                     escape(graph_ns > 0 ? percent(static_cast<double>(own) / static_cast<double>(graph_ns)) : "\u2013"),
                      escape(r.kind == kCompiledOtherCall ? "" : fused_ops_text(r))});
   }
   s += table_html({{"graph"},
@@ -73,7 +82,8 @@ std::string compiled_kernels_html(const ReportData& d, double per) {
                    {"kernel"},
                    {"calls/step", true},
                    {"CPU/step", true},
-                   {"of its graph", true},
+                   {"GPU/step", true, "the GPU kernels it ran (CUPTI); TC: how many used Tensor Cores"},
+                   {"of its graph", true, gpu ? "of the graph's GPU time" : "of the graph's CPU time"},
                    {"graph ops it computes", false, "by module and autocast category"}},
                   table);
   return s;

@@ -340,7 +340,7 @@ void bind_compiled_kernel(Stmt& s, int first, const CompiledKernelRow& r, std::s
   ops_json = ops.dump();
   BindCursor b(s, first);
   b.value(r.graph).text(to_string(r.phase)).text(r.kind).text(r.kernel).value(r.ordinal).text(ops_json);
-  b.value(r.calls).value(r.cpu_time_ns);
+  b.value(r.calls).value(r.cpu_time_ns).value(r.kernels).value(r.tensor_core_kernels).value(r.gpu_time_ns);
   b.done(kCompiledKernelColumns);
 }
 
@@ -368,6 +368,9 @@ CompiledKernelRow read_compiled_kernel(const Stmt& s, int first) {
     }
   r.calls = c.i64();
   r.cpu_time_ns = c.i64();
+  r.kernels = c.i64();
+  r.tensor_core_kernels = c.i64();
+  r.gpu_time_ns = c.i64();
   c.done(kCompiledKernelColumns);
   return r;
 }

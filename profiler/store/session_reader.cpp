@@ -416,7 +416,9 @@ std::vector<CompiledKernelRow> SessionReader::compiled_kernels() const {
   std::vector<CompiledKernelRow> out;
   if (!has_table(impl_->db, "compiled_kernels")) return out;  // written before issue #28
   Stmt s(impl_->db,
-         ("SELECT " + column_list(sd::kCompiledKernelColumns) + " FROM compiled_kernels ORDER BY rowid")
+         ("SELECT " +
+          sd::select_columns(impl_->db, "compiled_kernels", sd::kCompiledKernelColumns, sd::kCompiledKernelAddedColumns) +
+          " FROM compiled_kernels ORDER BY rowid")
              .c_str(),
          "reading compiled kernels");
   while (s.step()) out.push_back(sd::read_compiled_kernel(s, 0));

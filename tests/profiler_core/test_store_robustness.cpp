@@ -363,5 +363,51 @@ TEST(StoreRobustness, CompiledOpRowsRoundTripAndOlderFilesReadAsEager) {
   }
 }
 
+// Compiled graphs' kernels with their GPU time (issue #28) read back as written; files
+// from before the GPU was joined lack the three columns and read as no GPU kernel.
+TEST(StoreRobustness, CompiledKernelGpuTimesRoundTripAndOlderFilesReadAsNone) {
+  ScratchDir dir;
+  const std::string path = dir / "compiled.ampscope";
+  const Fixture f = make_fixture();
+  {
+    auto w = SessionWriter::create(path, f.meta);
+    write_fixture(*w, f);
+    profiler::CompiledKernelRow graph;
+    graph.graph = 2;
+    graph.phase = profiler::Phase::kForward;
+    graph.kind = profiler::kCompiledGraphCall;
+    graph.calls = 3;
+    graph.cpu_time_ns = 900;
+    graph.kernels = 12;
+    graph.tensor_core_kernels = 3;
+    graph.gpu_time_ns = 4500;
+    profiler::CompiledKernelRow triton = graph;
+    triton.kind = profiler::kCompiledFusedKernel;
+    triton.kernel = "triton_poi_fused_mm_0";
+    triton.cpu_time_ns = 0;
+    triton.kernels = 3;
+    triton.tensor_core_kernels = 0;
+    triton.gpu_time_ns = 1200;
+    w->replace_compiled_kernels({graph, triton});
+    w->close();
+    ASSERT_EQ(w->last_error(), "");
+  }
+  auto rows = SessionReader::open(path).compiled_kernels();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].kernels, 12);
+  EXPECT_EQ(rows[0].tensor_core_kernels, 3);
+  EXPECT_EQ(rows[0].gpu_time_ns, 4500);
+  EXPECT_EQ(rows[1].kernel, "triton_poi_fused_mm_0");
+  EXPECT_EQ(rows[1].gpu_time_ns, 1200);
+
+  for (const char* column : {"kernels", "tensor_core_kernels", "gpu_time_ns"})
+    sql(path, (std::string("ALTER TABLE compiled_kernels DROP COLUMN ") + column).c_str());
+  rows = SessionReader::open(path).compiled_kernels();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].cpu_time_ns, 900);
+  EXPECT_EQ(rows[0].gpu_time_ns, 0);
+  EXPECT_EQ(rows[1].kernels, 0);
+}
+
 }  // namespace
 }  // namespace ampscope::test

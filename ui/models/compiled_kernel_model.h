@@ -14,7 +14,7 @@ namespace ampscope::ui {
 class CompiledKernelModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { kGraph, kPhase, kKind, kKernel, kCalls, kCpuTime, kGraphShare, kGraphOps, kColumnCount };
+  enum Column { kGraph, kPhase, kKind, kKernel, kCalls, kCpuTime, kGpuTime, kGraphShare, kGraphOps, kColumnCount };
 
   explicit CompiledKernelModel(QObject* parent = nullptr);
 
@@ -30,7 +30,10 @@ class CompiledKernelModel : public QAbstractTableModel {
 
  private:
   std::vector<profiler::CompiledKernelRow> rows_;  // kernels and other calls only
-  std::vector<int64_t> graph_ns_;                  // per row: its graph call's time (0 unknown)
+  // Per row: its graph call's time (0 unknown), GPU time where the graph ran kernels
+  // on a GPU (the share is then of that), else CPU time.
+  std::vector<int64_t> graph_ns_;
+  std::vector<bool> share_of_gpu_;
   std::vector<QString> ops_text_;                  // per row: profiler::fused_ops_text
 };
 

@@ -70,6 +70,9 @@ void CompiledPane::setCompileEvents(const profiler::CompileEvents& compile) {
                         .arg(compile.graphs);
   if (!compile.kernels.empty()) {
     const profiler::CompiledTimeShare share = profiler::compiled_time_share(compile.kernels);
+    // On a GPU the kernels' GPU time is what the user came for; on the CPU their CPU time.
+    table_->sortByColumn(share.gpu_graph_ns > 0 ? CompiledKernelModel::kGpuTime : CompiledKernelModel::kCpuTime,
+                         Qt::DescendingOrder);
     summary += QLatin1Char('\n') +
                tr("Inside the compiled graphs: %1 CPU on profiled steps, %2.")
                    .arg(QString::fromStdString(profiler::text::ns_as_ms(static_cast<double>(share.graph_ns))),

@@ -1,0 +1,158 @@
+// GPU time inside torch.compile'd graphs (profiler/analysis/compiled_kernels.h), from
+// records shaped as a GPU capture hands them over: the graph's op
+// `ampscope::compiled_graph::<n>` launching Triton kernels itself (they open no ATen
+// op), extern calls (aten::mm) launching library GEMMs, a CUDA-graph replay's
+// library kernel that inductor's listing does not name, and kernels of ops outside
+// any graph. The kernel names are ones inductor and cuBLAS used on an H200
+// (tests/fixtures/h200-gpt2-backward-wrapper.py.txt; h100-kernels.tsv for nvjet).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "profiler/analysis/compiled_kernels.h"
+
+namespace {
+
+using namespace ampscope::profiler;
+
+constexpr const char* kTriton = "triton_poi_fused_mm_t_view_1";
+constexpr const char* kNvjet = "nvjet_sm90_tst_128x256_64x4_1x2_h_bz_coopA_NTN";
+
+OpRecord op(uint64_t id, uint64_t parent, const std::string& name, int64_t step, int64_t start, int64_t end) {
+  OpRecord r;
+  r.id = id;
+  r.parent_id = parent;
+  r.name = name;
+  r.step = step;
+  r.phase = Phase::kBackward;
+  r.start_ns = start;
+  r.end_ns = end;
+  return r;
+}
+
+KernelRecord kernel(uint64_t op_id, const std::string& name, int64_t start, int64_t end, bool tensor_cores = false) {
+  KernelRecord k;
+  k.op_id = op_id;
+  k.name = name;
+  k.start_ns = start;
+  k.end_ns = end;
+  k.tensor_core_by_name = tensor_cores;
+  return k;
+}
+
+CompiledKernelRow listed(const std::string& kind, const std::string& name, int64_t ordinal) {
+  CompiledKernelRow r;
+  r.graph = 1;
+  r.phase = Phase::kBackward;
+  r.kind = kind;
+  r.kernel = name;
+  r.ordinal = ordinal;
+  return r;
+}
+
+std::vector<const KernelRecord*> pointers(const std::vector<KernelRecord>& kernels) {
+  std::vector<const KernelRecord*> out;
+  for (const KernelRecord& k : kernels) out.push_back(&k);
+  return out;
+}
+
+const CompiledKernelRow* find(const std::vector<CompiledKernelRow>& rows, const std::string& kind,
+                              const std::string& name, int64_t ordinal) {
+  for (const CompiledKernelRow& r : rows)
+    if (r.kind == kind && r.kernel == name && r.ordinal == ordinal) return &r;
+  return nullptr;
+}
+
+// Two calls of graph 1 (steps 3 and 4). In each: the Triton kernel twice, aten::mm
+// (cuBLAS on Tensor Cores), aten::addmm whose kernel an inner aten::mm launches, and
+// in the first a library kernel launched by the graph's op itself (a CUDA-graph replay).
+class CompiledKernelTimesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int64_t call = 0; call < 2; ++call) {
+      const uint64_t base = 100 * static_cast<uint64_t>(call + 1);
+      const int64_t t = 1'000'000 * (call + 1);
+      times.add_ops({op(base, 0, "ampscope::compiled_graph::1", 3 + call, t, t + 900),
+                     op(base + 2, base, "aten::mm", 3 + call, t + 100, t + 150),
+                     op(base + 3, base, "aten::addmm", 3 + call, t + 200, t + 300),
+                     op(base + 4, base + 3, "aten::mm", 3 + call, t + 210, t + 290),
+                     op(base + 50, 0, "aten::add", 3 + call, t + 950, t + 960)});
+      std::vector<KernelRecord> k{kernel(base, kTriton, t + 20, t + 30),  // listed out of launch order
+                                  kernel(base, kTriton, t + 10, t + 15),
+                                  kernel(base + 2, kNvjet, t + 120, t + 180, true),
+                                  kernel(base + 4, kNvjet, t + 220, t + 270, true),
+                                  kernel(base + 50, "vectorized_elementwise_kernel", t + 960, t + 970)};
+      if (call == 0) k.push_back(kernel(base, "cutlass_80_wmma_tensorop_s161616gemm", t + 400, t + 440, true));
+      kernels.push_back(k);
+      times.add_kernels(pointers(kernels.back()));
+    }
+    rows = join_compiled_kernels({listed(kCompiledFusedKernel, kTriton, 0), listed(kCompiledFusedKernel, kTriton, 1),
+                                  listed(kCompiledExternKernel, "aten::mm", 0),
+                                  listed(kCompiledExternKernel, "aten::addmm", 0)},
+                                 times);
+  }
+  CompiledKernelTimes times;
+  std::vector<std::vector<KernelRecord>> kernels;
+  std::vector<CompiledKernelRow> rows;
+};
+
+TEST_F(CompiledKernelTimesTest, TritonKernelsLaunchedByTheGraphItselfAreTimedInLaunchOrderPerCall) {
+  const CompiledKernelRow* first = find(rows, kCompiledFusedKernel, kTriton, 0);
+  const CompiledKernelRow* second = find(rows, kCompiledFusedKernel, kTriton, 1);
+  ASSERT_TRUE(first && second);
+  // Each call launches it twice: the first launch (5 ns) is ordinal 0 in both calls.
+  EXPECT_EQ(first->calls, 2);
+  EXPECT_EQ(first->kernels, 2);
+  EXPECT_EQ(first->gpu_time_ns, 10);
+  EXPECT_EQ(second->kernels, 2);
+  EXPECT_EQ(second->gpu_time_ns, 20);
+  EXPECT_EQ(first->cpu_time_ns, 0) << "a Triton kernel has no CPU op of its own";
+}
+
+TEST_F(CompiledKernelTimesTest, ExternCallsTakeTheKernelsOfTheirOpAndOfOpsInsideIt) {
+  const CompiledKernelRow* mm = find(rows, kCompiledExternKernel, "aten::mm", 0);
+  const CompiledKernelRow* addmm = find(rows, kCompiledExternKernel, "aten::addmm", 0);
+  ASSERT_TRUE(mm && addmm);
+  EXPECT_EQ(mm->calls, 2);
+  EXPECT_EQ(mm->cpu_time_ns, 100);
+  EXPECT_EQ(mm->gpu_time_ns, 120);
+  EXPECT_EQ(mm->tensor_core_kernels, 2);
+  EXPECT_EQ(addmm->gpu_time_ns, 100) << "launched by the aten::mm inside it";
+  EXPECT_EQ(addmm->kernels, 2);
+  EXPECT_EQ(find(rows, kCompiledOtherCall, "aten::mm", 1), nullptr)
+      << "the inner aten::mm is part of the addmm call, not a call of the graph";
+}
+
+TEST_F(CompiledKernelTimesTest, TheGraphHoldsEveryKernelOfItsCallsAndUnlistedOnesAreOtherRows) {
+  ASSERT_FALSE(rows.empty());
+  const CompiledKernelRow& whole = rows.front();
+  ASSERT_EQ(whole.kind, kCompiledGraphCall);
+  EXPECT_EQ(whole.calls, 2);
+  EXPECT_EQ(whole.kernels, 9) << "4 per call, and the replayed library kernel; not aten::add's";
+  EXPECT_EQ(whole.gpu_time_ns, 2 * (5 + 10 + 60 + 50) + 40);
+  const CompiledKernelRow* replay = find(rows, kCompiledOtherCall, "cutlass_80_wmma_tensorop_s161616gemm", 0);
+  ASSERT_NE(replay, nullptr);
+  EXPECT_EQ(replay->gpu_time_ns, 40);
+  EXPECT_EQ(replay->tensor_core_kernels, 1);
+
+  const CompiledTimeShare share = compiled_time_share(rows);
+  EXPECT_EQ(share.gpu_graph_ns, 290);
+  EXPECT_EQ(share.gpu_kernel_ns, 250);
+  EXPECT_EQ(share.gpu_other_ns, 40);
+  EXPECT_NEAR(share.gpu_kernel_share(), 250.0 / 290.0, 1e-12);
+}
+
+TEST(CompiledKernelTimes, KernelsOfOpsLongGoneOrOutsideAnyGraphAreIgnored) {
+  CompiledKernelTimes times;
+  times.add_ops({op(7, 0, "ampscope::compiled_graph::0", 1, 0, 100)});
+  times.add_ops({op(900, 0, "aten::add", 40, 0, 10)});  // many steps later: step 1's ops are forgotten
+  const std::vector<KernelRecord> late{kernel(7, kTriton, 10, 20), kernel(900, kTriton, 10, 20)};
+  times.add_kernels(pointers(late));
+  const auto rows = join_compiled_kernels({}, times);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows.front().kernels, 0);
+  EXPECT_EQ(rows.front().calls, 1);
+}
+
+}  // namespace
