@@ -38,7 +38,7 @@ at::Tensor pass_table(const std::vector<PassMember>& members) {
   const at::Tensor finite = at::isfinite(x);
   const at::Tensor nonzero = (a > 0) & finite;
   std::vector<at::Tensor> columns{count(~finite), seg.reduce(at::where(finite, a, 0.0), "max").to(at::kDouble)};
-  for (at::Tensor& c : format_counts(a, finite, nonzero, count)) columns.push_back(std::move(c));
+  for (const at::Tensor& c : format_counts(a, nonzero, seg).unbind(1)) columns.push_back(c);
   return at::stack(columns, 1);
 }
 

@@ -101,9 +101,11 @@ at::Tensor Segments::reduce(const at::Tensor& values, std::string_view how) cons
 
 at::Tensor Segments::count_true(const at::Tensor& mask) const { return reduce(mask.to(at::kDouble), "sum"); }
 
-at::Tensor Segments::member_of_each_element() const {
+const at::Tensor& Segments::member_of_each_element() const {
   // The output size given: no host sync.
-  return at::repeat_interleave(lengths_on_device_, std::optional<int64_t>(total_));
+  if (!member_of_element_.defined())
+    member_of_element_ = at::repeat_interleave(lengths_on_device_, std::optional<int64_t>(total_));
+  return member_of_element_;
 }
 
 }  // namespace ampscope::profiler

@@ -57,14 +57,16 @@ class Segments {
   at::Tensor reduce(const at::Tensor& values, std::string_view how) const;
   // One float64 count per member of the true elements of `mask` (exact below 2^53).
   at::Tensor count_true(const at::Tensor& mask) const;
-  // Each element's member index (0, 0, ..., 1, ...), without a host sync.
-  at::Tensor member_of_each_element() const;
+  // Each element's member index (0, 0, ..., 1, ...), without a host sync; made once
+  // (the format counts and the gradients' histogram both index by it).
+  const at::Tensor& member_of_each_element() const;
 
  private:
   std::vector<int64_t> lengths_;
   int64_t total_ = 0;
   at::Tensor values_;
   at::Tensor lengths_on_device_;
+  mutable at::Tensor member_of_element_;
 };
 
 }  // namespace ampscope::profiler

@@ -2,20 +2,90 @@
 
 #include <ATen/ATen.h>
 
-namespace ampscope::profiler {
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
 
-std::vector<at::Tensor> format_counts(const at::Tensor& magnitudes, const at::Tensor& finite,
-                                      const at::Tensor& nonzero, const MaskCount& count) {
-  std::vector<at::Tensor> out;
-  out.reserve(static_cast<size_t>(kCountsPerFormat) * kFloatFormatCount);
+namespace ampscope::profiler {
+namespace {
+
+// Each count as a lower bound t with "m >= t" (rather than the mix of <, <=, > of
+// cast_outcome): m <= a is m >= nextafter(a) negated, in the magnitudes' own dtype,
+// where ATen compares too (a float32 tensor against a double bound compares in float32).
+template <typename T>
+double at_or_above(double bound, bool inclusive) {
+  const T b = static_cast<T>(bound);
+  return static_cast<double>(inclusive ? b : std::nextafter(b, std::numeric_limits<T>::infinity()));
+}
+
+struct Bounds {
+  // Per format: flushed below `subnormal`, subnormal below `normal`, overflow from `overflow`.
+  std::array<double, kFloatFormatCount> subnormal{}, normal{}, overflow{};
+};
+
+Bounds bounds_for(at::ScalarType dtype) {
+  Bounds b;
   for (const FloatFormatLimits& f : kFloatFormats) {
+    const auto i = static_cast<size_t>(f.format);
     const double flush = f.min_subnormal / 2, normal = f.min_normal - f.min_subnormal / 2;
-    out.push_back(count(nonzero & (magnitudes <= flush)));
-    out.push_back(count(nonzero & (magnitudes > flush) & (magnitudes < normal)));
-    out.push_back(
-        count(finite & (f.overflow_at_bound ? magnitudes >= f.overflow_bound : magnitudes > f.overflow_bound)));
+    if (dtype == at::kDouble) {
+      b.subnormal[i] = at_or_above<double>(flush, false);
+      b.normal[i] = at_or_above<double>(normal, true);
+      b.overflow[i] = at_or_above<double>(f.overflow_bound, f.overflow_at_bound);
+    } else {
+      b.subnormal[i] = at_or_above<float>(flush, false);
+      b.normal[i] = at_or_above<float>(normal, true);
+      b.overflow[i] = at_or_above<float>(f.overflow_bound, f.overflow_at_bound);
+    }
   }
-  return out;
+  return b;
+}
+
+}  // namespace
+
+at::Tensor format_counts(const at::Tensor& magnitudes, const at::Tensor& nonzero, const Segments& seg) {
+  TORCH_CHECK(magnitudes.scalar_type() == at::kFloat || magnitudes.scalar_type() == at::kDouble,
+              "format_counts: float32 or float64 magnitudes");
+  const Bounds b = bounds_for(magnitudes.scalar_type());
+  std::vector<double> sorted;
+  for (const auto* list : {&b.subnormal, &b.normal, &b.overflow}) sorted.insert(sorted.end(), list->begin(), list->end());
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  const auto places = static_cast<int64_t>(sorted.size());  // a magnitude's place: how many bounds are <= it
+  const auto rank = [&](double bound) {
+    return static_cast<int64_t>(std::lower_bound(sorted.begin(), sorted.end(), bound) - sorted.begin());
+  };
+
+  const at::TensorOptions on = magnitudes.options();
+  const at::Tensor bounds = at::tensor(sorted, on.dtype(at::kDouble)).to(magnitudes.scalar_type());
+  // Places 0..places for nonzero finite magnitudes; zeros and non-finite ones go to
+  // a last bin of their own, left out below.
+  const int64_t bins = places + 2;
+  const at::Tensor place = at::where(nonzero, at::bucketize(magnitudes, bounds, /*out_int32=*/false, /*right=*/true),
+                                     static_cast<int64_t>(places + 1));
+  const at::Tensor histogram =
+      at::zeros({seg.count() * bins}, on.dtype(at::kDouble))
+          .index_add_(0, seg.member_of_each_element() * bins + place, at::ones_like(magnitudes, on.dtype(at::kDouble)))
+          .view({seg.count(), bins});
+  // below[:, r]: nonzero finite magnitudes under the bound of rank r (place <= r).
+  const at::Tensor below = histogram.narrow(1, 0, places + 1).cumsum(1);
+  const at::Tensor all = below.select(1, places).unsqueeze(1);
+  std::vector<int64_t> subnormal, normal, overflow;
+  for (size_t i = 0; i < static_cast<size_t>(kFloatFormatCount); ++i) {
+    subnormal.push_back(rank(b.subnormal[i]));
+    normal.push_back(rank(b.normal[i]));
+    overflow.push_back(rank(b.overflow[i]));
+  }
+  const auto columns = [&](const std::vector<int64_t>& ranks) {
+    return below.index_select(1, at::tensor(ranks, at::kLong).to(magnitudes.device()));
+  };
+  const at::Tensor flushed = columns(subnormal);
+  const at::Tensor subnormals = columns(normal) - flushed;
+  const at::Tensor overflows = all - columns(overflow);
+  // [members, formats, 3] -> [members, formats * 3]: flushed, subnormal, overflow per format.
+  return at::stack({flushed, subnormals, overflows}, 2).reshape({seg.count(), kCountsPerFormat * kFloatFormatCount});
 }
 
 }  // namespace ampscope::profiler

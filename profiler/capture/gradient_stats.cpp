@@ -47,7 +47,7 @@ at::Tensor pass_table(const std::vector<PassMember>& members, double loss_scale)
   const at::Tensor finite = at::isfinite(g);
   const at::Tensor nonzero = (a > 0) & finite;
   std::vector<at::Tensor> columns{count((a == 0) & finite), count(~finite)};
-  for (at::Tensor& c : format_counts(a * loss_scale, finite, nonzero, count)) columns.push_back(std::move(c));
+  for (const at::Tensor& c : format_counts(a * loss_scale, nonzero, seg).unbind(1)) columns.push_back(c);
   const double inf = std::numeric_limits<double>::infinity();
   columns.push_back(seg.reduce(at::where(nonzero, a, inf), "min"));
   columns.push_back(seg.reduce(at::where(finite, a, 0.0), "max"));

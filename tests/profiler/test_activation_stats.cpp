@@ -164,7 +164,12 @@ std::array<double, 3 + kCountsPerFormat * kFloatFormatCount> per_module_referenc
                                 (~finite).sum().to(at::kDouble).reshape({1}),
                                 at::where(finite, a, 0.0).max().to(at::kDouble).reshape({1})};
   const auto count = [](const at::Tensor& mask) { return mask.sum().to(at::kDouble).reshape({1}); };
-  for (at::Tensor& c : format_counts(a, finite, nonzero, count)) parts.push_back(std::move(c));
+  for (const FloatFormatLimits& f : kFloatFormats) {  // a mask per outcome, as cast_outcome reads
+    const double flush = f.min_subnormal / 2, normal = f.min_normal - f.min_subnormal / 2;
+    parts.push_back(count(nonzero & (a <= flush)));
+    parts.push_back(count(nonzero & (a > flush) & (a < normal)));
+    parts.push_back(count(finite & (f.overflow_at_bound ? a >= f.overflow_bound : a > f.overflow_bound)));
+  }
   const at::Tensor row = at::cat(parts);
   std::array<double, 3 + kCountsPerFormat * kFloatFormatCount> out{};
   for (size_t k = 0; k < out.size(); ++k) out[k] = row[static_cast<int64_t>(k)].item<double>();
