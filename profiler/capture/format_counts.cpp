@@ -72,18 +72,16 @@ at::Tensor format_counts(const at::Tensor& magnitudes, const at::Tensor& nonzero
   // below[:, r]: nonzero finite magnitudes under the bound of rank r (place <= r).
   const at::Tensor below = histogram.narrow(1, 0, places + 1).cumsum(1);
   const at::Tensor all = below.select(1, places).unsqueeze(1);
-  std::vector<int64_t> subnormal, normal, overflow;
-  for (size_t i = 0; i < static_cast<size_t>(kFloatFormatCount); ++i) {
-    subnormal.push_back(rank(b.subnormal[i]));
-    normal.push_back(rank(b.normal[i]));
-    overflow.push_back(rank(b.overflow[i]));
-  }
-  const auto columns = [&](const std::vector<int64_t>& ranks) {
-    return below.index_select(1, at::tensor(ranks, at::kLong).to(magnitudes.device()));
+  // Columns picked by views, not an index tensor: no host-to-device copy (on CUDA a
+  // synchronous one) in the pass.
+  const auto columns = [&](const std::array<double, kFloatFormatCount>& bounds_of_formats) {
+    std::vector<at::Tensor> picked;
+    for (const double bound : bounds_of_formats) picked.push_back(below.select(1, rank(bound)));
+    return at::stack(picked, 1);
   };
-  const at::Tensor flushed = columns(subnormal);
-  const at::Tensor subnormals = columns(normal) - flushed;
-  const at::Tensor overflows = all - columns(overflow);
+  const at::Tensor flushed = columns(b.subnormal);
+  const at::Tensor subnormals = columns(b.normal) - flushed;
+  const at::Tensor overflows = all - columns(b.overflow);
   // [members, formats, 3] -> [members, formats * 3]: flushed, subnormal, overflow per format.
   return at::stack({flushed, subnormals, overflows}, 2).reshape({seg.count(), kCountsPerFormat * kFloatFormatCount});
 }
