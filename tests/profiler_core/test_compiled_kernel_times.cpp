@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "profiler/analysis/compiled_kernels.h"
+#include "profiler/analysis/compiled_kernels_text.h"
 
 namespace {
 
@@ -141,6 +142,17 @@ TEST_F(CompiledKernelTimesTest, TheGraphHoldsEveryKernelOfItsCallsAndUnlistedOne
   EXPECT_EQ(share.gpu_kernel_ns, 250);
   EXPECT_EQ(share.gpu_other_ns, 40);
   EXPECT_NEAR(share.gpu_kernel_share(), 250.0 / 290.0, 1e-12);
+}
+
+TEST_F(CompiledKernelTimesTest, TheShareTextSaysWhereTheGpuTimeWent) {
+  const std::string text = compiled_share_text(compiled_time_share(rows));
+  EXPECT_NE(text.find("; on the GPU "), std::string::npos) << text;
+  EXPECT_NE(text.find("86% in the kernels below and 14% in kernels inductor did not list"), std::string::npos)
+      << text;
+  // A graph with no GPU kernels (the CPU) says nothing of a GPU.
+  CompiledTimeShare cpu_only = compiled_time_share(rows);
+  cpu_only.gpu_graph_ns = 0;
+  EXPECT_EQ(compiled_share_text(cpu_only).find("GPU"), std::string::npos);
 }
 
 TEST(CompiledKernelTimes, KernelsOfOpsLongGoneOrOutsideAnyGraphAreIgnored) {

@@ -6,6 +6,7 @@
 
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/ui_test_data.h"
+#include "ui/models/compiled_kernel_model.h"
 #include "ui/models/formatting.h"
 #include "ui/models/kernel_model.h"
 #include "ui/models/model_roles.h"
@@ -383,6 +384,46 @@ TEST(Formatting, WritesUnitsAUserReads) {
   EXPECT_EQ(shortDtype("bfloat16"), QStringLiteral("bf16"));
   EXPECT_EQ(dtypeFlow({"float32", "", "float32"}, {"float16"}), QStringLiteral("fp32 → fp16"));
   EXPECT_EQ(formatCount(12345), QStringLiteral("12.3k"));
+}
+
+// A compiled graph that ran on a GPU (issue 28): the kernels' GPU time is shown, and
+// each kernel's share is of its graph's GPU time, not of the CPU time that launched it.
+TEST(CompiledKernelModel, OnAGpuSharesAreOfTheGraphsGpuTimeAndTensorCoresAreCounted) {
+  CompiledKernelModel model;
+  QAbstractItemModelTester tester(&model, kFatal);
+  profiler::CompiledKernelRow graph;
+  graph.graph = 0;
+  graph.kind = profiler::kCompiledGraphCall;
+  graph.calls = 2;
+  graph.cpu_time_ns = 1'000'000;
+  graph.kernels = 6;
+  graph.gpu_time_ns = 8'000'000;
+  profiler::CompiledKernelRow triton = graph;
+  triton.kind = profiler::kCompiledFusedKernel;
+  triton.kernel = "triton_poi_fused_mm_0";
+  triton.cpu_time_ns = 0;
+  triton.kernels = 2;
+  triton.gpu_time_ns = 2'000'000;
+  profiler::CompiledKernelRow mm = triton;
+  mm.kind = profiler::kCompiledExternKernel;
+  mm.kernel = "aten::mm";
+  mm.cpu_time_ns = 300'000;
+  mm.tensor_core_kernels = 2;
+  mm.gpu_time_ns = 6'000'000;
+  model.setRows({graph, triton, mm});
+  ASSERT_EQ(model.rowCount(), 2);
+  EXPECT_EQ(model.index(0, CompiledKernelModel::kGraphShare).data().toString(), QStringLiteral("25.0 %"));
+  EXPECT_EQ(model.index(1, CompiledKernelModel::kGraphShare).data().toString(), QStringLiteral("75.0 %"));
+  EXPECT_EQ(model.index(1, CompiledKernelModel::kGpuTime).data().toString(), formatDuration(6'000'000));
+  EXPECT_EQ(model.index(1, CompiledKernelModel::kGpuTime).data(Qt::ToolTipRole).toString(),
+            QStringLiteral("2 GPU kernels, 2 on Tensor Cores"));
+  EXPECT_EQ(model.index(1, CompiledKernelModel::kGpuTime).data(SortRole).toLongLong(), 6'000'000);
+
+  // The same graph on the CPU: no GPU kernels, shares of CPU time.
+  for (auto* r : {&graph, &triton, &mm}) r->kernels = r->tensor_core_kernels = r->gpu_time_ns = 0;
+  model.setRows({graph, triton, mm});
+  EXPECT_EQ(model.index(1, CompiledKernelModel::kGraphShare).data().toString(), QStringLiteral("30.0 %"));
+  EXPECT_EQ(model.index(1, CompiledKernelModel::kGpuTime).data().toString(), QStringLiteral("—"));
 }
 
 }  // namespace
