@@ -119,6 +119,12 @@ for rep in 1 2; do
   off=$(med $L/off$rep.jsonl); on=$(med $L/on$rep.jsonl); ev=$(med $L/ev$rep.jsonl)
   el "overhead rep $rep: train $off ms; profile $on ms (x$(python3 -c "print(round($on/$off,3))")); --every 10 $ev ms (x$(python3 -c "print(round($ev/$off,3))"))"
   $A summary /tmp/ev.ampscope > $L/ev$rep.summary.txt 2>&1; $A summary /tmp/on.ampscope > $L/on$rep.summary.txt 2>&1
+  # What a gradient sample adds (steps 10, 20, ...: gradients, activations, readiness; target <= 10 % of a step).
+  python3 -c "
+import json,sys,statistics
+r={x['step']:x['step_time_ms'] for x in map(json.loads,(l for l in open(sys.argv[1]) if l.startswith('{')))}
+s=[v for k,v in r.items() if k%10==0]; u=[v for k,v in r.items() if k>1 and k%10]
+print(f'  --every 10: sampled steps {statistics.median(s):.1f} ms, others {statistics.median(u):.1f} ms: a sample adds {statistics.median(s)/statistics.median(u)-1:.2f} of a step')" $L/ev$rep.jsonl
 done; save
 
 # 4. GPT-2 compiled with CUDA graphs, under ampscope run only (its kernels replay from graphs).
