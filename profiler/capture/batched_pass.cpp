@@ -108,4 +108,14 @@ const at::Tensor& Segments::member_of_each_element() const {
   return member_of_element_;
 }
 
+at::Tensor Segments::histogram(const at::Tensor& bin, int64_t bins, int64_t lanes) const {
+  if (lanes <= 0) lanes = values_.device().is_cpu() ? 1 : kHistogramLanes;
+  const at::TensorOptions doubles = values_.options().dtype(at::kDouble);
+  at::Tensor index = member_of_each_element() * bins + bin;
+  if (lanes > 1) index = index * lanes + at::arange(total_, bin.options()).remainder_(lanes);
+  const at::Tensor table = at::zeros({count() * bins * lanes}, doubles)
+                               .index_add_(0, index, at::ones({total_}, doubles));
+  return lanes > 1 ? table.view({count(), bins, lanes}).sum(2) : table.view({count(), bins});
+}
+
 }  // namespace ampscope::profiler

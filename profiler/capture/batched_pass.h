@@ -57,9 +57,16 @@ class Segments {
   at::Tensor reduce(const at::Tensor& values, std::string_view how) const;
   // One float64 count per member of the true elements of `mask` (exact below 2^53).
   at::Tensor count_true(const at::Tensor& mask) const;
-  // Each element's member index (0, 0, ..., 1, ...), without a host sync; made once
-  // (the format counts and the gradients' histogram both index by it).
+  // Each element's member index (0, 0, ..., 1, ...), without a host sync; made once.
   const at::Tensor& member_of_each_element() const;
+  // [members, bins] float64: how many elements of each member fall in each bin (`bin`:
+  // an int64 per element, laid out as values(), in [0, bins)). One index_add_, no host
+  // sync. On a GPU the elements of a member mostly share a bin (a gradient's magnitudes
+  // sit in a few binades), so their atomic adds would queue on one address: there the
+  // counts go to `lanes` copies of the table by element index, summed after (0: 1 on
+  // the CPU, kHistogramLanes elsewhere).
+  static constexpr int64_t kHistogramLanes = 32;
+  at::Tensor histogram(const at::Tensor& bin, int64_t bins, int64_t lanes = 0) const;
 
  private:
   std::vector<int64_t> lengths_;

@@ -65,10 +65,7 @@ at::Tensor format_counts(const at::Tensor& magnitudes, const at::Tensor& nonzero
   const int64_t bins = places + 2;
   const at::Tensor place = at::where(nonzero, at::bucketize(magnitudes, bounds, /*out_int32=*/false, /*right=*/true),
                                      static_cast<int64_t>(places + 1));
-  const at::Tensor histogram =
-      at::zeros({seg.count() * bins}, on.dtype(at::kDouble))
-          .index_add_(0, seg.member_of_each_element() * bins + place, at::ones_like(magnitudes, on.dtype(at::kDouble)))
-          .view({seg.count(), bins});
+  const at::Tensor histogram = seg.histogram(place, bins);
   // below[:, r]: nonzero finite magnitudes under the bound of rank r (place <= r).
   const at::Tensor below = histogram.narrow(1, 0, places + 1).cumsum(1);
   const at::Tensor all = below.select(1, places).unsqueeze(1);

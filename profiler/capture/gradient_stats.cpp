@@ -20,20 +20,16 @@ constexpr int kMinNonzero = kFormatCounts + kCountsPerFormat * kFloatFormatCount
 constexpr int kMaxAbs = kMinNonzero + 1, kNorm = kMinNonzero + 2, kScalars = kMinNonzero + 3;
 
 // log2 histogram per parameter of the nonzero finite |g| without a host sync
-// (at::bincount reads its input's max on the host): index_add_ into a fixed-size
-// zero table, one row of kGradBins + 1 per parameter.
-at::Tensor log2_histograms(const at::Tensor& a, const at::Tensor& nonzero, const at::Tensor& segment,
-                           int64_t parameters) {
+// (at::bincount reads its input's max on the host): Segments::histogram, one row of
+// kGradBins + 1 per parameter.
+at::Tensor log2_histograms(const at::Tensor& a, const at::Tensor& nonzero, const Segments& seg) {
   // frexp: |x| = m * 2^e with m in [0.5, 1), so floor(log2|x|) = e - 1, exactly
   // (log2 can round up just below a power of two).
   const at::Tensor exponents = std::get<1>(at::frexp(at::where(nonzero, a, 1.0))).to(at::kLong) - 1;
   const at::Tensor in_range = exponents.clamp(kGradLog2Min, kGradLog2Max - 1) - kGradLog2Min;
   // Zeros and non-finite values go to an extra last bin, dropped below.
-  const at::Tensor bins = at::where(nonzero, in_range, static_cast<int64_t>(kGradBins)) + segment * (kGradBins + 1);
-  return at::zeros({parameters * (kGradBins + 1)}, a.options())
-      .index_add_(0, bins, at::ones_like(a))
-      .view({parameters, kGradBins + 1})
-      .slice(1, 0, kGradBins);
+  const at::Tensor bins = at::where(nonzero, in_range, static_cast<int64_t>(kGradBins));
+  return seg.histogram(bins, kGradBins + 1).slice(1, 0, kGradBins);
 }
 
 // One pass: every column for every parameter in it, [parameters, kScalars + kGradBins],
@@ -52,7 +48,7 @@ at::Tensor pass_table(const std::vector<PassMember>& members, double loss_scale)
   columns.push_back(seg.reduce(at::where(nonzero, a, inf), "min"));
   columns.push_back(seg.reduce(at::where(finite, a, 0.0), "max"));
   columns.push_back(seg.reduce(at::where(finite, g, 0.0).square(), "sum").sqrt());
-  return at::cat({at::stack(columns, 1), log2_histograms(a, nonzero, seg.member_of_each_element(), seg.count())}, 1);
+  return at::cat({at::stack(columns, 1), log2_histograms(a, nonzero, seg)}, 1);
 }
 
 }  // namespace

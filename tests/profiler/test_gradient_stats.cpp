@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/capture/batched_pass.h"
 #include "profiler/capture/gradient_stats.h"
 #include "tests/support/dispatched_ops.h"
 
@@ -194,4 +195,30 @@ TEST(GradientStats, EachParameterKeepsItsOwnNumbersInABatchedPass) {
 }
 
 }  // namespace
+// The per-member histogram both passes count with: spread over lanes (as on a GPU,
+// where one member's adds would queue on one address) it counts exactly as in one
+// table, and neither mixes members.
+TEST(GradientStats, HistogramSpreadOverLanesCountsAsOneTable) {
+  at::manual_seed(7);
+  const std::vector<at::Tensor> tensors{at::randn({1000}), at::randn({37, 3}), at::randn({1})};
+  std::vector<PassMember> members;
+  for (size_t i = 0; i < tensors.size(); ++i) members.push_back({i, flat_elements(tensors[i])});
+  const Segments seg(members, at::kDouble);
+  const at::Tensor bins = (seg.values().abs() * 3).floor().clamp_max(5).to(at::kLong);
+  const at::Tensor one = seg.histogram(bins, 6, 1);
+  const at::Tensor spread = seg.histogram(bins, 6, Segments::kHistogramLanes);
+  ASSERT_EQ(one.sizes(), (std::vector<int64_t>{3, 6}));
+  EXPECT_TRUE(at::equal(one, spread)) << one << spread;
+  EXPECT_EQ(one.sum(1)[0].item<double>(), 1000);
+  EXPECT_EQ(one.sum(1)[1].item<double>(), 111);
+  EXPECT_EQ(one.sum(1)[2].item<double>(), 1);
+  // The same counts as a bincount of each member alone.
+  int64_t start = 0;
+  for (int64_t m = 0; m < 3; ++m) {
+    const int64_t n = seg.length(static_cast<size_t>(m));
+    EXPECT_TRUE(at::equal(one[m], at::bincount(bins.narrow(0, start, n), {}, 6).to(at::kDouble))) << m;
+    start += n;
+  }
+}
+
 }  // namespace ampscope::profiler
