@@ -221,7 +221,8 @@ void print_compiled_kernels(const profiler::SessionView& session, size_t top) {
   const auto& rows = session.compile.kernels;
   if (rows.empty()) return;
   const profiler::CompiledTimeShare share = profiler::compiled_time_share(rows);
-  fmt::print("  time inside compiled graphs: {} ms CPU on profiled steps; {}\n", ms(share.graph_ns),
+  fmt::print("  time inside compiled graphs: {} ms CPU{} on profiled steps; {}\n", ms(share.graph_ns),
+             share.gpu_graph_ns > 0 ? fmt::format(" and {} ms GPU", ms(share.gpu_graph_ns)) : "",
              profiler::compiled_share_text(share));
   // On a GPU the kernels are ranked, and shown, by their GPU time (CPU time beside it).
   const bool gpu = share.gpu_graph_ns > 0;
@@ -237,13 +238,14 @@ void print_compiled_kernels(const profiler::SessionView& session, size_t top) {
     for (size_t k = 0; k < calls.size() && k < top; ++k) {
       const auto& r = *calls[k];
       const std::string ops = r.kind == profiler::kCompiledOtherCall ? "" : profiler::fused_ops_text(r);
-      const std::string gpu_time =
-          !gpu ? "" : r.kernels == 0 ? fmt::format("{:>12}", "-") : fmt::format("{:>9} GPU", ms(r.gpu_time_ns));
+      const std::string gpu_time = !gpu              ? ""
+                                   : r.kernels == 0 ? fmt::format(" CPU {:>12}    ", "-")
+                                                    : fmt::format(" CPU {:>12} GPU", ms(r.gpu_time_ns) + " ms");
       const std::string tensor_cores =
           r.tensor_core_kernels > 0 ? fmt::format(" (Tensor Cores {}/{})", r.tensor_core_kernels, r.kernels) : "";
       fmt::print("      {:>9} ms{} {:>5}x  {:<6} {}{}\n", ms(r.cpu_time_ns), gpu_time, r.calls, r.kind,
                  profiler::compiled_call_text(r), tensor_cores);
-      if (!ops.empty()) fmt::print("{:{}}{}\n", "", gpu ? 38 : 26, ops);
+      if (!ops.empty()) fmt::print("{:{}}{}\n", "", gpu ? 47 : 26, ops);
     }
     if (calls.size() > top) fmt::print("      ... {} more\n", calls.size() - top);
   }

@@ -45,7 +45,7 @@ std::string compiled_share_text(const CompiledTimeShare& share) {
                     " in the generated wrapper itself";
   if (share.gpu_graph_ns > 0) {
     const double gpu = static_cast<double>(share.gpu_graph_ns);
-    out += "; on the GPU " + text::ns_as_ms(gpu) + ", " + text::percent(share.gpu_kernel_share()) +
+    out += "; on the GPU, " + text::percent(share.gpu_kernel_share()) +
            " in the kernels below and " + text::percent(static_cast<double>(share.gpu_other_ns) / gpu) +
            " in kernels inductor did not list";
   }

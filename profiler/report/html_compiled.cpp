@@ -48,8 +48,9 @@ std::string compiled_kernels_html(const ReportData& d, double per) {
   // On a GPU a kernel's share is of its graph's GPU time, else of its CPU time.
   const bool gpu = share.gpu_graph_ns > 0;
   std::string s = "<h3>Time inside the compiled graphs</h3>";
-  s += paragraph(ns_as_ms(static_cast<double>(share.graph_ns) / per) + " CPU per profiled step inside compiled graphs: " +
-                 compiled_share_text(share) + ".");
+  s += paragraph(ns_as_ms(static_cast<double>(share.graph_ns) / per) + " CPU" +
+                 (gpu ? " and " + ns_as_ms(static_cast<double>(share.gpu_graph_ns) / per) + " GPU" : "") +
+                 " per profiled step inside compiled graphs: " + compiled_share_text(share) + ".");
   const auto per_step = [&](int64_t ns) { return escape(ns_as_ms(static_cast<double>(ns) / per)); };
   const auto gpu_cell = [&](const CompiledKernelRow& r) {
     if (r.kernels == 0) return std::string("\u2013");

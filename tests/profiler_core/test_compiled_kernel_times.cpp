@@ -146,7 +146,7 @@ TEST_F(CompiledKernelTimesTest, TheGraphHoldsEveryKernelOfItsCallsAndUnlistedOne
 
 TEST_F(CompiledKernelTimesTest, TheShareTextSaysWhereTheGpuTimeWent) {
   const std::string text = compiled_share_text(compiled_time_share(rows));
-  EXPECT_NE(text.find("; on the GPU "), std::string::npos) << text;
+  EXPECT_NE(text.find("; on the GPU, "), std::string::npos) << text;
   EXPECT_NE(text.find("86% in the kernels below and 14% in kernels inductor did not list"), std::string::npos)
       << text;
   // A graph with no GPU kernels (the CPU) says nothing of a GPU.

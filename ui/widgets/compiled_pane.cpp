@@ -74,8 +74,12 @@ void CompiledPane::setCompileEvents(const profiler::CompileEvents& compile) {
     table_->sortByColumn(share.gpu_graph_ns > 0 ? CompiledKernelModel::kGpuTime : CompiledKernelModel::kCpuTime,
                          Qt::DescendingOrder);
     summary += QLatin1Char('\n') +
-               tr("Inside the compiled graphs: %1 CPU on profiled steps, %2.")
+               tr("Inside the compiled graphs: %1 CPU%2 on profiled steps, %3.")
                    .arg(QString::fromStdString(profiler::text::ns_as_ms(static_cast<double>(share.graph_ns))),
+                        share.gpu_graph_ns > 0
+                            ? tr(" and %1 GPU").arg(QString::fromStdString(
+                                  profiler::text::ns_as_ms(static_cast<double>(share.gpu_graph_ns))))
+                            : QString(),
                         QString::fromStdString(profiler::compiled_share_text(share)));
   } else {
     summary += QLatin1Char('\n') + tr("No kernel times: the session was recorded without inductor's kernel profiling.");
