@@ -56,6 +56,24 @@ at::Tensor concatenate(const std::vector<PassMember>& members, int64_t total, at
 
 }  // namespace
 
+namespace {
+
+at::Tensor to_device(at::Tensor host, at::Device device) {
+  if (device.is_cpu()) return host;
+  if (device.is_cuda()) return host.pin_memory().to(device, /*non_blocking=*/true);
+  return host.to(device);
+}
+
+}  // namespace
+
+at::Tensor host_values_on(const std::vector<int64_t>& values, at::Device device) {
+  return to_device(at::tensor(values, at::kLong), device);
+}
+
+at::Tensor host_values_on(const std::vector<double>& values, at::ScalarType dtype, at::Device device) {
+  return to_device(at::tensor(values, at::kDouble).to(dtype), device);
+}
+
 at::Tensor flat_elements(const at::Tensor& t) {
   const at::Tensor dense = t.is_non_overlapping_and_dense() ? t : t.contiguous();
   auto impl = c10::make_intrusive<c10::TensorImpl>(c10::TensorImpl::VIEW, c10::Storage(dense.storage()),
@@ -92,7 +110,7 @@ Segments::Segments(const std::vector<PassMember>& members, at::ScalarType dtype)
     total_ += m.flat.numel();
   }
   values_ = concatenate(members, total_, dtype);
-  lengths_on_device_ = at::tensor(lengths_, at::kLong).to(values_.device());
+  lengths_on_device_ = host_values_on(lengths_, values_.device());
 }
 
 at::Tensor Segments::reduce(const at::Tensor& values, std::string_view how) const {

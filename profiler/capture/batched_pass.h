@@ -44,6 +44,12 @@ class PassPlanner {
   int64_t elements_ = 0;  // in the last pass
 };
 
+// A small host vector (lengths, bounds) as a tensor on `device`. On CUDA through
+// pinned memory, without waiting: a plain copy from pageable memory synchronises the
+// stream, so each would stall the pass until the GPU caught up with it.
+at::Tensor host_values_on(const std::vector<int64_t>& values, at::Device device);
+at::Tensor host_values_on(const std::vector<double>& values, at::ScalarType dtype, at::Device device);
+
 // One pass's tensors end to end in `dtype` (on the members' device), and their
 // per-tensor (per-segment) reductions. A fixed number of ops whatever the number of members.
 class Segments {

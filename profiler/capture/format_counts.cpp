@@ -58,8 +58,7 @@ at::Tensor format_counts(const at::Tensor& magnitudes, const at::Tensor& nonzero
     return static_cast<int64_t>(std::lower_bound(sorted.begin(), sorted.end(), bound) - sorted.begin());
   };
 
-  const at::TensorOptions on = magnitudes.options();
-  const at::Tensor bounds = at::tensor(sorted, on.dtype(at::kDouble)).to(magnitudes.scalar_type());
+  const at::Tensor bounds = host_values_on(sorted, magnitudes.scalar_type(), magnitudes.device());
   // Places 0..places for nonzero finite magnitudes; zeros and non-finite ones go to
   // a last bin of their own, left out below.
   const int64_t bins = places + 2;

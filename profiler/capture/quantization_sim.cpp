@@ -7,6 +7,7 @@
 #include <limits>
 #include <string_view>
 
+#include "profiler/capture/batched_pass.h"
 #include "profiler/float_formats.h"
 
 namespace ampscope::profiler {
@@ -18,9 +19,9 @@ constexpr double kE8M0Bias = 127;  // E8M0: a power-of-two scale's biased expone
 // Rows are padded to a multiple of the widest block, so no block spans two rows
 // and a 32-block is two 16-blocks.
 constexpr int64_t kRowAlign = 32;
-// Padded elements a pass holds at most: its buffer and the temporaries of one
-// format (some 20 bytes an element) stay bounded whatever the model.
-constexpr int64_t kPassElements = int64_t{1} << 24;
+// A pass holds at most kPassElements padded elements (batched_pass.h, the bound the
+// gradient and activation passes share): its buffer and the temporaries of one format
+// (some 20 bytes an element) stay bounded whatever the model.
 
 // Everything below works on magnitudes: each format's rounding is symmetric
 // (a positive scale, a clamp to ±max, round to nearest even), so the quantization
@@ -179,7 +180,7 @@ Packed pack(const std::vector<PlannedMatrix>& plan, const at::Device device) {
   }
   buffer.abs_().nan_to_num_(0.0, 0.0, 0.0);
   p.magnitudes = buffer.view({p.blocks32, kRowAlign});
-  const auto on_device = [&](const std::vector<int64_t>& v) { return at::tensor(v, at::kLong).to(device); };
+  const auto on_device = [&](const std::vector<int64_t>& v) { return host_values_on(v, device); };
   p.rows_per_matrix = on_device(rows_per_matrix);
   p.blocks_per_row = on_device(blocks_per_row);
   p.blocks_per_matrix = on_device(blocks_per_matrix);
@@ -409,7 +410,7 @@ QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices) {
   for (const auto& pass : passes) parts.push_back(pass_sums(pack(pass, pass.front().source.device())).to(device));
   const at::Tensor sums = at::cat(parts);
   if (measured.size() == matrices.size()) out.sums = sums;
-  else out.sums.index_copy_(0, at::tensor(measured, at::kLong).to(device), sums);
+  else out.sums.index_copy_(0, host_values_on(measured, device), sums);
   return out;
 }
 
