@@ -117,7 +117,8 @@ Json training_json(const std::vector<StepRecord>& steps) {
 }
 
 // Step times with the profiled steps apart (step_timing.h): step_time_ms is the
-// unprofiled steps' median when there are any; capture_overhead null without both kinds.
+// unprofiled steps' median when there are any; capture_overhead null without both kinds;
+// gradient-sampled steps apart, with what a sample adds in steps.
 Json step_timing_json(const StepTiming& t) {
   const auto overhead = t.capture_overhead();
   return {{"step_time_ms", t.step_ms()},
@@ -126,6 +127,9 @@ Json step_timing_json(const StepTiming& t) {
           {"profiled_median_ms", t.recorded_steps > 0 ? Json(t.recorded_median_ms) : Json(nullptr)},
           {"unprofiled_median_ms", t.unrecorded_steps > 0 ? Json(t.unrecorded_median_ms) : Json(nullptr)},
           {"capture_overhead", overhead ? Json(*overhead) : Json(nullptr)},
+          {"sampled_steps", t.sampled_steps},
+          {"sampled_median_ms", t.sampled_steps > 0 ? Json(t.sampled_median_ms) : Json(nullptr)},
+          {"sample_cost_steps", t.sample_cost() ? Json(*t.sample_cost()) : Json(nullptr)},
           {"includes_capture", t.every_step_recorded()}};
 }
 

@@ -221,7 +221,7 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
                     (m.device_name.empty() ? m.device : m.device_name) + ": " +
                     std::to_string(d.steps.size()) + (d.steps.size() == 1 ? " step" : " steps");
     // A profiled step's time includes capture: say so, and give the unprofiled steps' time where there are any.
-    if (d.step_timing.recorded_steps > 0) {
+    if (d.step_timing.any_recorded()) {
       s += ", " + step_timing_text(d.step_timing);
     } else if (const double median = median_step_ms(d.steps); median > 0) {
       s += ", median step " + ms_text(median);

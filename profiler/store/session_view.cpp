@@ -120,11 +120,12 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   const std::vector<BackwardCheck> backward_checks = reader.backward_checks();
   v.backward_inf = summarize_backward_checks(backward_checks);
   v.schedulers = summarize_schedulers(reader.scheduler_steps(), v.optimizer_steps);
-  std::set<int64_t> recorded;
-  for (const auto& source : {reader.op_steps(), reader.gradient_steps(), activation_steps})
-    recorded.insert(source.begin(), source.end());
+  std::set<int64_t> recorded, sampled;
+  const std::vector<int64_t> op_steps = reader.op_steps();
+  recorded.insert(op_steps.begin(), op_steps.end());
   for (const BackwardCheck& c : backward_checks) recorded.insert(c.step);  // its checks ran inside the step
-  v.step_timing = step_timing(v.steps, recorded);
+  for (const auto& source : {reader.gradient_steps(), activation_steps}) sampled.insert(source.begin(), source.end());
+  v.step_timing = step_timing(v.steps, recorded, sampled);
   v.compile = compile_events_from_meta(v.meta_values);
   v.compile.kernels = reader.compiled_kernels();
   return v;

@@ -144,13 +144,15 @@ TEST(SessionView, AMissingOpTableIsRebuiltFromTheRecordedOps) {
 }
 
 // Profiled steps are slower by what capture costs (issue #27): the view tells
-// the steps with ops or range samples from the others, so the step time shown is
-// the unprofiled steps' and the overhead is theirs against it.
+// the steps with ops from those with range samples and from the others, so the
+// step time shown is the unprofiled steps', the overhead is the profiled steps'
+// against it, and a sample's cost is stated apart (one median of both read
+// "capture overhead 116×" on an H200, for steps at 1.2× and samples at 207 steps).
 TEST(SessionView, StepTimesOfProfiledStepsAreToldApart) {
   ScratchDir dir;
   const std::string path = dir / "s.ampscope";
   Fixture f = make_fixture();  // ops in steps 1-4, gradient samples at 2 and 4
-  for (auto& s : f.steps) s.step_time_ms = 12.0;
+  for (auto& s : f.steps) s.step_time_ms = s.step % 2 == 0 ? 50.0 : 12.0;
   for (int64_t step = 5; step <= 9; ++step) {
     StepRecord plain = f.steps.back();
     plain.step = step;
@@ -159,16 +161,21 @@ TEST(SessionView, StepTimesOfProfiledStepsAreToldApart) {
   }
   write_fixture_file(path, f);
   const SessionView v = load_session_view(path);
-  EXPECT_EQ(v.step_timing.recorded_steps, 4);
+  EXPECT_EQ(v.step_timing.recorded_steps, 2);
+  EXPECT_EQ(v.step_timing.sampled_steps, 2);
   EXPECT_EQ(v.step_timing.unrecorded_steps, 5);
   EXPECT_EQ(v.step_timing.recorded_median_ms, 12.0);
+  EXPECT_EQ(v.step_timing.sampled_median_ms, 50.0);
   EXPECT_EQ(v.step_timing.unrecorded_median_ms, 10.0);
   EXPECT_EQ(v.step_timing.step_ms(), 10.0);
   ASSERT_TRUE(v.step_timing.capture_overhead());
   EXPECT_DOUBLE_EQ(*v.step_timing.capture_overhead(), 1.2);
+  ASSERT_TRUE(v.step_timing.sample_cost());
+  EXPECT_DOUBLE_EQ(*v.step_timing.sample_cost(), 4.0);
   const auto json = session_summary(v)["training"]["step_time"];
   EXPECT_EQ(json["step_time_ms"], 10.0);
   EXPECT_DOUBLE_EQ(json["capture_overhead"].get<double>(), 1.2);
+  EXPECT_DOUBLE_EQ(json["sample_cost_steps"].get<double>(), 4.0);
   EXPECT_EQ(json["includes_capture"], false);
 
   // Every step profiled: no overhead can be measured, and the step time includes capture.

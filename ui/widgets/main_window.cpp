@@ -413,7 +413,7 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
     RunInfo info = RunInfo::describing(session.meta);
     info.total_steps = session.steps.empty() ? 0 : session.steps.back().step;
     info.source = path;
-    if (session.step_timing.recorded_steps > 0)
+    if (session.step_timing.any_recorded())
       info.step_timing = QString::fromStdString(profiler::report_detail::step_timing_text(session.step_timing));
     QStringList drifting;
     for (const profiler::SchedulerSummary& s : session.schedulers)
