@@ -54,10 +54,6 @@ at::Tensor concatenate(const std::vector<PassMember>& members, int64_t total, at
   return by_dtype.size() == 1 ? by_dtype.front() : at::cat(by_dtype);
 }
 
-}  // namespace
-
-namespace {
-
 at::Tensor to_device(at::Tensor host, at::Device device) {
   if (device.is_cpu()) return host;
   if (device.is_cuda()) return host.pin_memory().to(device, /*non_blocking=*/true);

@@ -26,19 +26,15 @@ struct Bounds {
 };
 
 Bounds bounds_for(at::ScalarType dtype) {
+  const auto bound = [&](double value, bool inclusive) {
+    return dtype == at::kDouble ? at_or_above<double>(value, inclusive) : at_or_above<float>(value, inclusive);
+  };
   Bounds b;
   for (const FloatFormatLimits& f : kFloatFormats) {
     const auto i = static_cast<size_t>(f.format);
-    const double flush = f.min_subnormal / 2, normal = f.min_normal - f.min_subnormal / 2;
-    if (dtype == at::kDouble) {
-      b.subnormal[i] = at_or_above<double>(flush, false);
-      b.normal[i] = at_or_above<double>(normal, true);
-      b.overflow[i] = at_or_above<double>(f.overflow_bound, f.overflow_at_bound);
-    } else {
-      b.subnormal[i] = at_or_above<float>(flush, false);
-      b.normal[i] = at_or_above<float>(normal, true);
-      b.overflow[i] = at_or_above<float>(f.overflow_bound, f.overflow_at_bound);
-    }
+    b.subnormal[i] = bound(f.min_subnormal / 2, false);                 // flushed: m <= half the smallest subnormal
+    b.normal[i] = bound(f.min_normal - f.min_subnormal / 2, true);      // subnormal: below this
+    b.overflow[i] = bound(f.overflow_bound, f.overflow_at_bound);
   }
   return b;
 }
