@@ -1,6 +1,7 @@
 #include "profiler/capture/quantization_sim.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <string_view>
 
 #include "profiler/capture/batched_pass.h"
+#include "profiler/capture/quantization_block_sums_cpu.h"
 #include "profiler/float_formats.h"
 
 namespace ampscope::profiler {
@@ -30,6 +32,14 @@ constexpr int64_t kRowAlign = 32;
 
 at::ScalarType fp8_dtype(QuantElement e) {
   return e == QuantElement::e5m2 ? at::kFloat8_e5m2 : at::kFloat8_e4m3fn;
+}
+
+// The element's grid for round_to_grid: fp8's from float_formats.h; e2m1 is
+// 1 mantissa bit with normal exponents from 0 (0.5 its one subnormal).
+RoundingGrid rounding_grid(QuantElement e) {
+  if (e == QuantElement::e2m1) return {1, 0};
+  const FloatFormatLimits& f = float_format(e == QuantElement::e5m2 ? FloatFormat::fp8_e5m2 : FloatFormat::fp8_e4m3fn);
+  return {f.mantissa_bits, static_cast<int>(std::lround(std::log2(f.min_normal)))};
 }
 
 // Full-size buffers of a pass, reused by every format: on the CPU a fresh tensor
@@ -138,6 +148,43 @@ PlannedMatrix plan(const at::Tensor& m) {
   return p;
 }
 
+bool packs_on_cpu(const PlannedMatrix& m) {
+  const at::ScalarType t = m.source.scalar_type();
+  return m.source.is_cpu() && (t == at::kFloat || t == at::kBFloat16 || t == at::kHalf || t == at::kDouble);
+}
+
+// A matrix's rows into the buffer as float32 magnitudes, non-finite values as 0,
+// each row padded with zeros: what the ATen path's copy, abs_ and nan_to_num_ make,
+// in one loop. On the CPU that path is five view ops and a copy per matrix (some
+// microseconds of dispatch each, and a sampled step of a 64-layer MLP holds 195
+// matrices), then two more passes over the buffer.
+template <typename T>
+void rows_to_magnitudes(const T* source, const PlannedMatrix& m, float* out) {
+  at::parallel_for(0, m.rows, std::max<int64_t>(1, (int64_t{1} << 16) / m.padded_cols), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T* row = source + r * m.cols;
+      float* to = out + r * m.padded_cols;
+      for (int64_t c = 0; c < m.cols; ++c) {
+        const float magnitude = std::fabs(static_cast<float>(row[c]));
+        to[c] = std::isfinite(magnitude) ? magnitude : 0.0f;
+      }
+      std::fill(to + m.cols, to + m.padded_cols, 0.0f);
+    }
+  });
+}
+
+void pack_rows_cpu(const PlannedMatrix& m, float* out) {
+  // Rows in the source's own order (a no-op for the usual contiguous tensor).
+  const at::Tensor source = m.source.contiguous();
+  switch (source.scalar_type()) {
+    case at::kFloat: return rows_to_magnitudes(source.const_data_ptr<float>(), m, out);
+    case at::kBFloat16: return rows_to_magnitudes(source.const_data_ptr<at::BFloat16>(), m, out);
+    case at::kHalf: return rows_to_magnitudes(source.const_data_ptr<at::Half>(), m, out);
+    case at::kDouble: return rows_to_magnitudes(source.const_data_ptr<double>(), m, out);
+    default: TORCH_CHECK(false, "pack_rows_cpu: ", source.scalar_type());
+  }
+}
+
 // A pass's matrices as float32 magnitudes, each row padded with zeros to a
 // multiple of 32, end to end; the segment lengths and indexes that map blocks to
 // rows and rows to matrices (made on the device from the host's shapes: no sync);
@@ -146,11 +193,13 @@ struct Packed {
   at::Tensor magnitudes;  // [blocks32, 32]
   int64_t matrices = 0, rows = 0, blocks32 = 0;
   at::Tensor rows_per_matrix, blocks_per_row, blocks_per_matrix;  // int64 segment lengths
+  std::vector<int64_t> host_blocks_per_matrix;
   at::Tensor row_of_block, matrix_of_block;                        // int64, per 32-block
   at::Tensor amax16, amax32, row_amax, matrix_amax;
   // Per 32-block, [blocks32, 1]: 1 / its matrix's amax (1 for an all-zero matrix),
   // so that squares stay in float32's range (a gradient's 1e-20 squared is not).
   at::Tensor inverse_amax;
+  at::Tensor inverse_matrix_amax;  // [matrices]
 };
 
 Packed pack(const std::vector<PlannedMatrix>& plan, const at::Device device) {
@@ -166,24 +215,35 @@ Packed pack(const std::vector<PlannedMatrix>& plan, const at::Device device) {
   }
   p.rows = static_cast<int64_t>(blocks_per_row.size());
   p.blocks32 = total / kRowAlign;
-  at::Tensor buffer = at::zeros({total}, at::TensorOptions(at::kFloat).device(device));
-  int64_t offset = 0;
-  for (const PlannedMatrix& m : plan) {
-    // The matrix's rows in the buffer, viewed in the source's shape: one copy, any
-    // layout and dtype in, without a reshaped copy of the source first.
-    buffer.narrow(0, offset, m.padded())
-        .view({m.rows, m.padded_cols})
-        .narrow(1, 0, m.cols)
-        .view(m.source.sizes())
-        .copy_(m.source);
-    offset += m.padded();
+  at::Tensor buffer;
+  if (device.is_cpu() && std::all_of(plan.begin(), plan.end(), packs_on_cpu)) {
+    buffer = at::empty({total}, at::kFloat);
+    float* out = buffer.mutable_data_ptr<float>();
+    for (const PlannedMatrix& m : plan) {
+      pack_rows_cpu(m, out);
+      out += m.padded();
+    }
+  } else {
+    buffer = at::zeros({total}, at::TensorOptions(at::kFloat).device(device));
+    int64_t offset = 0;
+    for (const PlannedMatrix& m : plan) {
+      // The matrix's rows in the buffer, viewed in the source's shape: one copy, any
+      // layout and dtype in, without a reshaped copy of the source first.
+      buffer.narrow(0, offset, m.padded())
+          .view({m.rows, m.padded_cols})
+          .narrow(1, 0, m.cols)
+          .view(m.source.sizes())
+          .copy_(m.source);
+      offset += m.padded();
+    }
+    buffer.abs_().nan_to_num_(0.0, 0.0, 0.0);
   }
-  buffer.abs_().nan_to_num_(0.0, 0.0, 0.0);
   p.magnitudes = buffer.view({p.blocks32, kRowAlign});
   const auto on_device = [&](const std::vector<int64_t>& v) { return host_values_on(v, device); };
   p.rows_per_matrix = on_device(rows_per_matrix);
   p.blocks_per_row = on_device(blocks_per_row);
   p.blocks_per_matrix = on_device(blocks_per_matrix);
+  p.host_blocks_per_matrix = blocks_per_matrix;
   // Output sizes given, so no sync.
   const at::Tensor matrix_of_row = at::repeat_interleave(p.rows_per_matrix, std::optional<int64_t>(p.rows));
   p.row_of_block = at::repeat_interleave(p.blocks_per_row, std::optional<int64_t>(p.blocks32));
@@ -198,47 +258,41 @@ Packed pack(const std::vector<PlannedMatrix>& plan, const at::Device device) {
     slot.copy_(at::maximum(slot, plan[i].full_amax.reshape({1})));
   }
   const at::Tensor inverse = at::where(p.matrix_amax > 0, p.matrix_amax.reciprocal(), at::ones_like(p.matrix_amax));
+  p.inverse_matrix_amax = inverse;
   p.inverse_amax = inverse.index_select(0, p.matrix_of_block).unsqueeze(1);
   return p;
 }
 
-// One format over a pass's magnitudes, in blocks of 32 (16 for NVFP4); the
-// element-wise results are views of the pass's Scratch, good until the next format.
-struct Quantized {
-  at::Tensor scaled;       // |x| times the quantization multiplier, before the clamp
-  at::Tensor dequantized;  // magnitudes
-  at::Tensor groups;       // the dequantization multiplier of each scaling group
-  at::Tensor live;         // per group: it holds a nonzero element
+// One format's factors per scaling group (32-block; 16-block for NVFP4) and the
+// group scales its statistics read. The element-wise part is then the same for
+// every format: |x| times `quantize`, clamped, rounded, times (or over) `dequantize`.
+struct FormatScales {
+  at::Tensor quantize;    // float32 [groups]
+  at::Tensor dequantize;  // float32 [groups]
+  bool divide = false;    // torchao's fp8 dequantizes as fp8 / scale
+  bool groups_of_16 = false;
+  at::Tensor groups;      // the dequantization multiplier of each scaling group (tensor, row or block)
+  at::Tensor live;        // per group: it holds a nonzero element
   at::Tensor groups_per_matrix;
 };
-
-// Scratch views shaped as `magnitudes` ([blocks, block]).
-Quantized with_buffers(const at::Tensor& magnitudes, Scratch& scratch) {
-  Quantized q;
-  q.scaled = scratch.scaled.narrow(0, 0, magnitudes.numel()).view(magnitudes.sizes());
-  q.dequantized = scratch.values.narrow(0, 0, magnitudes.numel()).view(magnitudes.sizes());
-  return q;
-}
 
 // torchao float8: scale = fp8_max / clamp(amax, EPS) in float64, then float32,
 // optionally rounded down to a power of two; x * scale clamped to ±max, cast;
 // dequantized as fp8 / scale.
-Quantized fp8_scaled(const Packed& p, const QuantFormatSpec& spec, Scratch& scratch) {
+FormatScales fp8_scales(const Packed& p, const QuantFormatSpec& spec) {
   const QuantElementLimits lim = quant_element_limits(spec.element);
   const bool rowwise = spec.scaling == QuantScaling::rowwise;
   const at::Tensor& amax = rowwise ? p.row_amax : p.matrix_amax;
   at::Tensor scale = (lim.max / amax.to(at::kDouble).clamp_min(kAmaxEps)).to(at::kFloat);
   if (spec.power_of_two_scales) scale = at::exp2(at::floor(at::log2(scale)));
-  const at::Tensor per_block = scale.index_select(0, rowwise ? p.row_of_block : p.matrix_of_block).unsqueeze(1);
-  Quantized q = with_buffers(p.magnitudes, scratch);
-  at::mul_out(q.scaled, p.magnitudes, per_block);
-  at::clamp_max_out(q.dequantized, q.scaled, lim.max);
-  round_to_fp8(q.dequantized, spec.element, scratch);
-  q.dequantized.div_(per_block);
-  q.groups = scale.reciprocal();
-  q.live = amax > 0;
-  q.groups_per_matrix = rowwise ? p.rows_per_matrix : at::ones_like(p.rows_per_matrix);
-  return q;
+  FormatScales s;
+  s.quantize = scale.index_select(0, rowwise ? p.row_of_block : p.matrix_of_block);
+  s.dequantize = s.quantize;
+  s.divide = true;
+  s.groups = scale.reciprocal();
+  s.live = amax > 0;
+  s.groups_per_matrix = rowwise ? p.rows_per_matrix : at::ones_like(p.rows_per_matrix);
+  return s;
 }
 
 // torchao to_mx with the RCEIL rule (NVIDIA's, cuBLAS "Computing scaling and
@@ -247,21 +301,18 @@ Quantized fp8_scaled(const Packed& p, const QuantFormatSpec& spec, Scratch& scra
 // [-127, 127], so no element goes past max; x times 2^-exponent (times 1 for the
 // exponent -127, i.e. biased 0, as torchao), clamped, cast; dequantized times
 // 2^exponent. (The OCP spec's FLOOR rule clamps a block's largest values instead.)
-Quantized mx_scaled(const Packed& p, const QuantFormatSpec& spec, Scratch& scratch) {
+FormatScales mx_scales(const Packed& p, const QuantFormatSpec& spec) {
   const QuantElementLimits lim = quant_element_limits(spec.element);
   const at::Tensor descale = p.amax32 / lim.max;
   const at::Tensor biased = at::ceil(at::log2(descale)).clamp(-kE8M0Bias, kE8M0Bias) + kE8M0Bias;
   const at::Tensor multiplier = at::exp2(biased - kE8M0Bias);
-  const at::Tensor quantize = at::where(biased == 0, at::ones_like(biased), at::exp2(kE8M0Bias - biased));
-  Quantized q = with_buffers(p.magnitudes, scratch);
-  at::mul_out(q.scaled, p.magnitudes, quantize.unsqueeze(1));
-  at::clamp_max_out(q.dequantized, q.scaled, lim.max);
-  round_to_fp8(q.dequantized, spec.element, scratch);
-  q.dequantized.mul_(multiplier.unsqueeze(1));
-  q.groups = multiplier;
-  q.live = p.amax32 > 0;
-  q.groups_per_matrix = p.blocks_per_matrix;
-  return q;
+  FormatScales s;
+  s.quantize = at::where(biased == 0, at::ones_like(biased), at::exp2(kE8M0Bias - biased));
+  s.dequantize = multiplier;
+  s.groups = multiplier;
+  s.live = p.amax32 > 0;
+  s.groups_per_matrix = p.blocks_per_matrix;
+  return s;
 }
 
 // torchao nvfp4_quantize with a per-tensor scale (per_tensor_amax_to_scale):
@@ -269,7 +320,7 @@ Quantized mx_scaled(const Packed& p, const QuantFormatSpec& spec, Scratch& scrat
 // clamped to e4m3's normal range and cast to e4m3; x times (1 / tensor scale) /
 // block scale, clamped to ±6, rounded to e2m1; dequantized times tensor scale *
 // block scale. An all-zero tensor (torchao: NaN) takes amax 1: zeros.
-Quantized nvfp4_scaled(const Packed& p, Scratch& scratch) {
+FormatScales nvfp4_scales(const Packed& p) {
   const double e2m1_max = quant_element_limits(QuantElement::e2m1).max;
   const double e4m3_max = quant_element_limits(QuantElement::e4m3).max;
   const at::Tensor tensor_scale =
@@ -281,68 +332,125 @@ Quantized nvfp4_scaled(const Packed& p, Scratch& scratch) {
   const double e4m3_min_normal = float_format(FloatFormat::fp8_e4m3fn).min_normal;
   const at::Tensor block_scale_e4m3 =
       fp8_rounded((block_scale / per_block).clamp(e4m3_min_normal, e4m3_max), QuantElement::e4m3);
-  const at::Tensor multiplier = per_block * block_scale_e4m3;
-  const at::Tensor magnitudes = p.magnitudes.view({-1, 16});
-  Quantized q = with_buffers(magnitudes, scratch);
-  at::mul_out(q.scaled, magnitudes, (per_block.reciprocal() / block_scale_e4m3).unsqueeze(1));
-  at::clamp_max_out(q.dequantized, q.scaled, e2m1_max);
-  round_to_e2m1(q.dequantized, scratch);
-  q.dequantized.mul_(multiplier.unsqueeze(1));
-  q.groups = multiplier;
-  q.live = p.amax16 > 0;
-  q.groups_per_matrix = p.blocks_per_matrix * 2;
-  return q;
+  FormatScales s;
+  s.quantize = per_block.reciprocal() / block_scale_e4m3;
+  s.dequantize = per_block * block_scale_e4m3;
+  s.groups_of_16 = true;
+  s.groups = s.dequantize;
+  s.live = p.amax16 > 0;
+  s.groups_per_matrix = p.blocks_per_matrix * 2;
+  return s;
 }
 
-Quantized quantize(const Packed& p, const QuantFormatSpec& spec, Scratch& scratch) {
+FormatScales scales_of(const Packed& p, const QuantFormatSpec& spec) {
   switch (spec.scaling) {
     case QuantScaling::tensorwise:
-    case QuantScaling::rowwise: return fp8_scaled(p, spec, scratch);
-    case QuantScaling::block:
-      return spec.element == QuantElement::e2m1 ? nvfp4_scaled(p, scratch) : mx_scaled(p, spec, scratch);
+    case QuantScaling::rowwise: return fp8_scales(p, spec);
+    case QuantScaling::block: return spec.element == QuantElement::e2m1 ? nvfp4_scales(p) : mx_scales(p, spec);
   }
   return {};
 }
 
+// One format over a pass's magnitudes as ATen ops, in groups of 32 (16 for NVFP4);
+// the results are views of the pass's Scratch, good until the next format.
+struct Quantized {
+  at::Tensor scaled;       // |x| times the quantization multiplier, before the clamp
+  at::Tensor dequantized;  // magnitudes
+};
+
+Quantized quantized(const Packed& p, const QuantFormatSpec& spec, const FormatScales& s, Scratch& scratch) {
+  const at::Tensor magnitudes = s.groups_of_16 ? p.magnitudes.view({-1, 16}) : p.magnitudes;
+  Quantized q;
+  q.scaled = scratch.scaled.narrow(0, 0, magnitudes.numel()).view(magnitudes.sizes());
+  q.dequantized = scratch.values.narrow(0, 0, magnitudes.numel()).view(magnitudes.sizes());
+  at::mul_out(q.scaled, magnitudes, s.quantize.unsqueeze(1));
+  at::clamp_max_out(q.dequantized, q.scaled, quant_element_limits(spec.element).max);
+  if (spec.element == QuantElement::e2m1) round_to_e2m1(q.dequantized, scratch);
+  else round_to_fp8(q.dequantized, spec.element, scratch);
+  if (s.divide) q.dequantized.div_(s.dequantize.unsqueeze(1));
+  else q.dequantized.mul_(s.dequantize.unsqueeze(1));
+  return q;
+}
+
 at::Tensor squared_norms(const at::Tensor& blocks) { return at::linalg_vector_norm(blocks, 2, {1}).square(); }
 
-// The pass's sums, [matrices, kQuantFormatCount, kQuantSumColumns] float64: per
-// 32-block columns first (counts, and squares over the matrix's amax squared), then
-// one segmented sum per matrix for all of them.
-at::Tensor pass_sums(const Packed& p) {
+// The per-matrix columns of block_sums_cpu ([matrices, block_sum_columns] float64)
+// as ATen ops, on any device: per 32-block counts and squares over the matrix's
+// amax squared, then one segmented sum per column.
+at::Tensor matrix_sums_aten(const Packed& p, const std::vector<FormatScales>& scales) {
   Scratch scratch(p.magnitudes.numel(), p.magnitudes.device());
   std::vector<at::Tensor> columns{p.magnitudes.sign().sum(1), squared_norms(p.magnitudes * p.inverse_amax)};
-  std::vector<at::Tensor> log2_min, log2_max;
-  const double inf = std::numeric_limits<double>::infinity();
-  for (const QuantFormatSpec& spec : kQuantFormats) {
-    Quantized q = quantize(p, spec, scratch);
+  for (size_t f = 0; f < scales.size(); ++f) {
+    const QuantFormatSpec& spec = kQuantFormats[f];
+    const Quantized q = quantized(p, spec, scales[f], scratch);
     // NVFP4's 16-blocks back to 32-blocks: pairs summed.
-    const bool halves = spec.block_size == 16;
+    const bool halves = scales[f].groups_of_16;
     const auto to_32 = [&](const at::Tensor& per_block) { return halves ? per_block.view({-1, 2}).sum(1) : per_block; };
     at::Tensor mask = scratch.mask.narrow(0, 0, q.scaled.numel()).view(q.scaled.sizes());
     saturated_into(mask, q.scaled, spec.element);
     columns.push_back(to_32(mask.sum({1}, false, at::kInt).to(at::kFloat)));
     // The dequantized magnitudes' signs (0 or 1), in the scaled buffer, which is done with.
-    at::sign_out(q.scaled, q.dequantized);
-    columns.push_back(to_32(q.scaled.sum(1)));
+    at::Tensor signs = q.scaled;
+    at::sign_out(signs, q.dequantized);
+    columns.push_back(to_32(signs.sum(1)));
     const at::Tensor inverse = halves ? p.inverse_amax.repeat_interleave(2, 0) : p.inverse_amax;
     const at::Tensor magnitudes = halves ? p.magnitudes.view({-1, 16}) : p.magnitudes;
-    columns.push_back(to_32(squared_norms(q.dequantized.sub_(magnitudes).mul_(inverse))));
-    // Groups holding a nonzero element: an all-zero group's scale says nothing.
-    const at::Tensor group_log2 = at::log2(q.groups.to(at::kDouble));
-    log2_min.push_back(segment(at::where(q.live, group_log2, inf), "min", q.groups_per_matrix));
-    log2_max.push_back(segment(at::where(q.live, group_log2, -inf), "max", q.groups_per_matrix));
+    at::Tensor dequantized = q.dequantized;
+    columns.push_back(to_32(squared_norms(dequantized.sub_(magnitudes).mul_(inverse))));
   }
   for (at::Tensor& c : columns) c = c.to(at::kDouble);
-  const at::Tensor per_matrix = segment_columns(columns, "sum", p.blocks_per_matrix);
+  return segment_columns(columns, "sum", p.blocks_per_matrix);
+}
+
+// The same columns in one read of each element (quantization_block_sums_cpu.h).
+at::Tensor matrix_sums_fused_cpu(const Packed& p, std::vector<FormatScales>& scales) {
+  std::vector<BlockFormat> formats;
+  for (size_t f = 0; f < scales.size(); ++f) {
+    const QuantFormatSpec& spec = kQuantFormats[f];
+    const QuantElementLimits lim = quant_element_limits(spec.element);
+    FormatScales& s = scales[f];
+    s.quantize = s.quantize.contiguous();
+    s.dequantize = s.dequantize.contiguous();
+    BlockFormat b;
+    b.quantize = s.quantize.const_data_ptr<float>();
+    b.dequantize = s.dequantize.const_data_ptr<float>();
+    b.divide = s.divide;
+    b.groups_of_16 = s.groups_of_16;
+    b.max = static_cast<float>(lim.max);
+    b.saturation_bound = static_cast<float>(lim.saturation_bound);
+    b.saturates_at_bound = lim.saturates_at_bound;
+    b.grid = rounding_grid(spec.element);
+    formats.push_back(b);
+  }
+  const at::Tensor magnitudes = p.magnitudes.contiguous();
+  const at::Tensor inverse = p.inverse_matrix_amax.to(at::kFloat).contiguous();
+  at::Tensor out = at::empty({p.matrices, block_sum_columns(static_cast<int>(formats.size()))}, at::kDouble);
+  block_sums_cpu(magnitudes.const_data_ptr<float>(), p.host_blocks_per_matrix,
+                 {inverse.const_data_ptr<float>(), static_cast<size_t>(p.matrices)}, formats,
+                 out.mutable_data_ptr<double>());
+  return out;
+}
+
+// The pass's sums, [matrices, kQuantFormatCount, kQuantSumColumns] float64.
+at::Tensor pass_sums(const Packed& p, QuantizationKernel kernel) {
+  std::vector<FormatScales> scales;
+  for (const QuantFormatSpec& spec : kQuantFormats) scales.push_back(scales_of(p, spec));
+  const bool fused = kernel == QuantizationKernel::best && p.magnitudes.device().is_cpu();
+  const at::Tensor per_matrix = fused ? matrix_sums_fused_cpu(p, scales) : matrix_sums_aten(p, scales);
   const at::Tensor energy = p.matrix_amax.to(at::kDouble).square();
   const at::Tensor nonzero = per_matrix.select(1, 0);
   const at::Tensor signal = per_matrix.select(1, 1) * energy;
+  const double inf = std::numeric_limits<double>::infinity();
   std::vector<at::Tensor> formats;
   for (int f = 0; f < kQuantFormatCount; ++f) {
     const int base = 2 + 3 * f;
+    // Groups holding a nonzero element: an all-zero group's scale says nothing.
+    const FormatScales& s = scales[static_cast<size_t>(f)];
+    const at::Tensor group_log2 = at::log2(s.groups.to(at::kDouble));
+    const at::Tensor log2_min = segment(at::where(s.live, group_log2, inf), "min", s.groups_per_matrix);
+    const at::Tensor log2_max = segment(at::where(s.live, group_log2, -inf), "max", s.groups_per_matrix);
     formats.push_back(at::stack({nonzero, nonzero - per_matrix.select(1, base + 1), per_matrix.select(1, base), signal,
-                                 per_matrix.select(1, base + 2) * energy, log2_min[f], log2_max[f]},
+                                 per_matrix.select(1, base + 2) * energy, log2_min, log2_max},
                                 1));
   }
   return at::stack(formats, 1);
@@ -364,7 +472,8 @@ SimulatedQuantization simulate_quantization(const at::Tensor& matrix, QuantForma
   const int64_t rows = matrix.size(0), cols = matrix.size(1);
   const Packed p = pack({plan(matrix)}, matrix.device());
   Scratch scratch(p.magnitudes.numel(), matrix.device());
-  const Quantized q = quantize(p, spec, scratch);
+  const FormatScales scales = scales_of(p, spec);
+  const Quantized q = quantized(p, spec, scales, scratch);
   const auto unpad = [&](const at::Tensor& t) { return t.reshape({rows, padded_width(cols)}).narrow(1, 0, cols); };
   SimulatedQuantization out;
   out.dequantized = at::copysign(unpad(q.dequantized), matrix.to(at::kFloat));
@@ -372,16 +481,16 @@ SimulatedQuantization simulate_quantization(const at::Tensor& matrix, QuantForma
   saturated_into(saturated, q.scaled, spec.element);
   out.saturated = unpad(saturated);
   switch (spec.scaling) {
-    case QuantScaling::tensorwise: out.scales = q.groups.reshape({1, 1}); break;
-    case QuantScaling::rowwise: out.scales = q.groups.reshape({rows, 1}); break;
+    case QuantScaling::tensorwise: out.scales = scales.groups.reshape({1, 1}); break;
+    case QuantScaling::rowwise: out.scales = scales.groups.reshape({rows, 1}); break;
     case QuantScaling::block:
-      out.scales = q.groups.reshape({rows, -1}).narrow(1, 0, (cols + spec.block_size - 1) / spec.block_size);
+      out.scales = scales.groups.reshape({rows, -1}).narrow(1, 0, (cols + spec.block_size - 1) / spec.block_size);
       break;
   }
   return out;
 }
 
-QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices) {
+QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices, QuantizationKernel kernel) {
   QuantizationSums out;
   out.elements.assign(matrices.size(), 0);
   if (matrices.empty()) return out;
@@ -407,7 +516,7 @@ QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices) {
   out.sums = at::zeros({static_cast<int64_t>(matrices.size()), kQuantFormatCount, kQuantSumColumns}, doubles);
   if (measured.empty()) return out;
   std::vector<at::Tensor> parts;
-  for (const auto& pass : passes) parts.push_back(pass_sums(pack(pass, pass.front().source.device())).to(device));
+  for (const auto& pass : passes) parts.push_back(pass_sums(pack(pass, pass.front().source.device()), kernel).to(device));
   const at::Tensor sums = at::cat(parts);
   if (measured.size() == matrices.size()) out.sums = sums;
   else out.sums.index_copy_(0, host_values_on(measured, device), sums);

@@ -47,7 +47,12 @@ struct QuantizationSums {
   at::Tensor sums;
   std::vector<int64_t> elements;  // per matrix: how many elements were measured
 };
-QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices);
+// `best` sums CPU passes in one read of each element (quantization_block_sums_cpu.h)
+// and GPU passes as ATen ops; `aten` takes the ATen ops everywhere, the reference
+// the tests hold the CPU kernel to.
+enum class QuantizationKernel { best, aten };
+QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices,
+                                   QuantizationKernel kernel = QuantizationKernel::best);
 
 // One matrix's rows of the sums ([kQuantFormatCount, kQuantSumColumns]), read on
 // the host after the caller's transfer.

@@ -1,0 +1,165 @@
+// Precision readiness's CPU kernel (profiler/capture/quantization_block_sums_cpu.h,
+// issue 27): its rounding against LibTorch's own fp8 casts at every grid point and
+// tie, and its sums against the ATen ops it replaces on the CPU (the path a GPU
+// still takes), on the tensors a sampled step holds, with one thread and several.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "profiler/analysis/quantization_readiness.h"
+#include "profiler/capture/quantization_block_sums_cpu.h"
+#include "profiler/capture/quantization_sim.h"
+#include "profiler/float_formats.h"
+
+namespace ampscope::profiler {
+namespace {
+
+// Every non-negative value of the format, the midpoints between neighbours (the
+// ties), one float32 ulp either side of each, and values in between: all up to max.
+at::Tensor grid_probe(at::ScalarType fp8) {
+  const at::Tensor codes = at::arange(0, 128, at::kByte).view(fp8).to(at::kFloat);
+  const at::Tensor finite = std::get<0>(codes.masked_select(codes.isfinite()).sort());
+  const at::Tensor mids = (finite.narrow(0, 0, finite.numel() - 1) + finite.narrow(0, 1, finite.numel() - 1)) / 2;
+  const at::Tensor inf = at::full({1}, INFINITY);
+  const at::Tensor thirds = finite.narrow(0, 0, finite.numel() - 1) * (2.0 / 3) + finite.narrow(0, 1, finite.numel() - 1) / 3;
+  return at::cat({finite, mids, at::nextafter(mids, inf), at::nextafter(mids, -inf), thirds,
+                  at::rand({100000}) * finite.max()})
+      .clamp(0, finite.max().item<float>());
+}
+
+void expect_grid_equals_cast(at::ScalarType fp8, RoundingGrid grid) {
+  const at::Tensor x = grid_probe(fp8);
+  const at::Tensor cast = x.to(fp8).to(at::kFloat);
+  const float* in = x.const_data_ptr<float>();
+  const float* want = cast.const_data_ptr<float>();
+  int differing = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float got = round_to_grid(in[i], grid);
+    if (got != want[i] && ++differing <= 5) ADD_FAILURE() << in[i] << " rounds to " << got << ", LibTorch casts to " << want[i];
+  }
+  EXPECT_EQ(differing, 0) << "of " << x.numel();
+}
+
+TEST(QuantizationKernelCpu, RoundsAsLibTorchCastsToFp8) {
+  const FloatFormatLimits& e4m3 = float_format(FloatFormat::fp8_e4m3fn);
+  const FloatFormatLimits& e5m2 = float_format(FloatFormat::fp8_e5m2);
+  expect_grid_equals_cast(at::kFloat8_e4m3fn, {e4m3.mantissa_bits, -6});
+  expect_grid_equals_cast(at::kFloat8_e5m2, {e5m2.mantissa_bits, -14});
+}
+
+TEST(QuantizationKernelCpu, RoundsToE2m1sGridTiesToEven) {
+  // {0, 0.5, 1, 1.5, 2, 3, 4, 6}: each tie goes to the neighbour with the even mantissa.
+  const RoundingGrid e2m1{1, 0};
+  const std::vector<std::pair<float, float>> cases{
+      {0.0f, 0.0f}, {0.25f, 0.0f}, {0.2501f, 0.5f}, {0.75f, 1.0f}, {1.25f, 1.0f}, {1.75f, 2.0f}, {2.5f, 2.0f},
+      {3.5f, 4.0f}, {5.0f, 4.0f},  {5.01f, 6.0f},   {6.0f, 6.0f},  {1.4f, 1.5f},  {2.9f, 3.0f}};
+  for (const auto& [x, want] : cases) EXPECT_EQ(round_to_grid(x, e2m1), want) << x;
+}
+
+// The tensors a sampled step holds, in shapes and dtypes the capture meets: widths
+// no multiple of a block, bf16 and half activations, a convolution's input, a
+// tensor with inf and NaN, all zeros, a gradient's tiny values, values that
+// saturate the fp8 formats, a larger weight spread over several of the kernel's tasks.
+std::vector<at::Tensor> step_tensors() {
+  at::manual_seed(27);
+  at::Tensor outliers = at::randn({16, 96});
+  outliers.select(1, 5).mul_(1e4);
+  at::Tensor non_finite = at::randn({3, 40});
+  non_finite[0][1] = INFINITY;
+  non_finite[2][7] = NAN;
+  return {
+      at::randn({5, 40}) * 3.0,
+      scaling_matrix(at::randn({2, 3, 7}).to(at::kBFloat16), TensorRole::input_activation),
+      scaling_matrix(at::randn({4, 33}).to(at::kHalf), TensorRole::input_activation),
+      at::zeros({4, 32}),
+      at::randn({64, 100}) * 1e-20,
+      scaling_matrix(at::randn({2, 8, 3, 3}), TensorRole::input_activation, /*channels_first=*/true),
+      scaling_matrix(at::randn({6, 8, 3, 3}), TensorRole::weight),
+      outliers,
+      non_finite,
+      at::randn({300, 512}).to(at::kDouble) * 0.02,
+      at::rand({8, 64}) * 6e4,
+  };
+}
+
+void expect_equal_sums(const QuantizationSums& fused, const QuantizationSums& aten, size_t count) {
+  ASSERT_EQ(fused.elements, aten.elements);
+  for (size_t i = 0; i < count; ++i) {
+    SCOPED_TRACE(i);
+    const auto a = read_quantization_sums(fused.sums[static_cast<int64_t>(i)].cpu(), fused.elements[i]);
+    const auto b = read_quantization_sums(aten.sums[static_cast<int64_t>(i)].cpu(), aten.elements[i]);
+    for (int f = 0; f < kQuantFormatCount; ++f) {
+      SCOPED_TRACE(quant_format(static_cast<QuantFormat>(f)).key);
+      // The dequantized values are the same floats; only the order of the sums differs.
+      EXPECT_EQ(a[f].nonzero, b[f].nonzero);
+      EXPECT_EQ(a[f].flushed, b[f].flushed);
+      EXPECT_EQ(a[f].saturated, b[f].saturated);
+      EXPECT_NEAR(a[f].signal, b[f].signal, 1e-5 * b[f].signal);
+      EXPECT_NEAR(a[f].noise, b[f].noise, 1e-5 * b[f].noise);
+      EXPECT_EQ(a[f].scale_log2_min, b[f].scale_log2_min);
+      EXPECT_EQ(a[f].scale_log2_max, b[f].scale_log2_max);
+    }
+  }
+}
+
+TEST(QuantizationKernelCpu, SumsEqualTheAtenOpsOnEveryTensorOfAStep) {
+  const std::vector<at::Tensor> tensors = step_tensors();
+  const QuantizationSums aten = quantization_sums(tensors, QuantizationKernel::aten);
+  const QuantizationSums fused = quantization_sums(tensors, QuantizationKernel::best);
+  expect_equal_sums(fused, aten, tensors.size());
+  // What the comparison covers: elements flushed somewhere, and the non-finite
+  // values counted as zeros. (The six formats scale from the amax, so nothing
+  // saturates here; the next test drives the kernel past a format's max.)
+  int64_t flushed = 0;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    for (const QuantMetrics& m : read_quantization_sums(fused.sums[static_cast<int64_t>(i)], fused.elements[i]))
+      flushed += m.flushed;
+  EXPECT_GT(flushed, 0);
+  EXPECT_EQ(read_quantization_sums(fused.sums[8], fused.elements[8])[0].nonzero, 3 * 40 - 2);
+}
+
+TEST(QuantizationKernelCpu, CountsSaturationPastTheFormatsBoundAndTheErrorOfTheClamp) {
+  // One block 0, 1, ..., 31 times 20 into e4m3 (max 448; a value rounds past it
+  // from 464 up): 24 * 20 = 480 and above saturate, 8 elements; 23 * 20 = 460
+  // rounds to 448 without saturating. Dequantized by dividing by 20, as torchao's fp8.
+  const at::Tensor x = at::arange(32, at::kFloat);
+  const float quantize = 20.0f;
+  const FloatFormatLimits& e4m3 = float_format(FloatFormat::fp8_e4m3fn);
+  BlockFormat f;
+  f.quantize = &quantize;
+  f.dequantize = &quantize;
+  f.divide = true;
+  f.max = static_cast<float>(e4m3.max);
+  f.saturation_bound = static_cast<float>(e4m3.overflow_bound);
+  f.saturates_at_bound = e4m3.overflow_at_bound;
+  f.grid = {e4m3.mantissa_bits, -6};
+  const int64_t blocks = 1;
+  const float inverse_amax = 1.0f / 31;
+  double out[block_sum_columns(1)];
+  block_sums_cpu(x.const_data_ptr<float>(), {&blocks, 1}, {&inverse_amax, 1}, {&f, 1}, out);
+  EXPECT_EQ(out[0], 31);  // nonzero |x|
+  EXPECT_EQ(out[2], 8);   // saturated
+  EXPECT_EQ(out[3], 31);  // nonzero dequantized
+  // The error, clamp included, from LibTorch's cast.
+  const at::Tensor dequantized = (x * quantize).clamp_max(e4m3.max).to(at::kFloat8_e4m3fn).to(at::kFloat) / quantize;
+  const double noise = ((dequantized - x) * inverse_amax).square().sum().item<double>();
+  EXPECT_NEAR(out[4], noise, 1e-6 * noise);
+  EXPECT_NEAR(out[1], (x * inverse_amax).square().sum().item<double>(), 1e-6);
+}
+
+TEST(QuantizationKernelCpu, SumsDoNotDependOnTheNumberOfThreads) {
+  const std::vector<at::Tensor> tensors = step_tensors();
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
+  const QuantizationSums one = quantization_sums(tensors);
+  at::set_num_threads(4);
+  const QuantizationSums four = quantization_sums(tensors);
+  at::set_num_threads(threads);
+  EXPECT_TRUE(at::equal(one.sums, four.sums));
+}
+
+}  // namespace
+}  // namespace ampscope::profiler
