@@ -11,6 +11,7 @@
 #include "profiler/capture/batched_pass.h"
 #include "profiler/capture/dtype_names.h"
 #include "profiler/capture/format_counts.h"
+#include "profiler/capture/range_stats_cpu.h"
 #include "profiler/capture/own_work.h"
 
 namespace ampscope::profiler {
@@ -31,7 +32,16 @@ bool widened_on_the_host(at::ScalarType t) {
 at::Tensor pass_table(const std::vector<PassMember>& members) {
   const bool any_double = std::any_of(members.begin(), members.end(),
                                       [](const PassMember& m) { return m.flat.scalar_type() == at::kDouble; });
-  const Segments seg(members, any_double ? at::kDouble : at::kFloat);
+  const at::ScalarType compute = any_double ? at::kDouble : at::kFloat;
+  if (range_stats_on_cpu(members)) {
+    // One loop over the elements (range_stats_cpu.h), the same columns.
+    const std::vector<double> bounds = format_bounds(compute);
+    const at::Tensor t = range_stats_cpu(members, compute, 1.0, bounds);
+    const at::Tensor counts =
+        format_counts_from_places(t.narrow(1, kRangePlaces, static_cast<int64_t>(bounds.size()) + 1), compute);
+    return at::cat({t.select(1, kRangeNonfinite).unsqueeze(1), t.select(1, kRangeMaxAbs).unsqueeze(1), counts}, 1);
+  }
+  const Segments seg(members, compute);
   const at::Tensor& x = seg.values();
   const auto count = [&](const at::Tensor& mask) { return seg.count_true(mask); };
   const at::Tensor a = x.abs();

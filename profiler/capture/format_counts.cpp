@@ -39,43 +39,62 @@ Bounds bounds_for(at::ScalarType dtype) {
   return b;
 }
 
+// The bounds sorted and distinct, and each format's bounds' ranks among them.
+struct Places {
+  Bounds b;
+  std::vector<double> sorted;
+  int64_t rank(double bound) const {
+    return static_cast<int64_t>(std::lower_bound(sorted.begin(), sorted.end(), bound) - sorted.begin());
+  }
+};
+
+Places places_for(at::ScalarType dtype) {
+  Places p;
+  p.b = bounds_for(dtype);
+  for (const auto* list : {&p.b.subnormal, &p.b.normal, &p.b.overflow})
+    p.sorted.insert(p.sorted.end(), list->begin(), list->end());
+  std::sort(p.sorted.begin(), p.sorted.end());
+  p.sorted.erase(std::unique(p.sorted.begin(), p.sorted.end()), p.sorted.end());
+  return p;
+}
+
 }  // namespace
 
-at::Tensor format_counts(const at::Tensor& magnitudes, const at::Tensor& nonzero, const Segments& seg) {
-  TORCH_CHECK(magnitudes.scalar_type() == at::kFloat || magnitudes.scalar_type() == at::kDouble,
-              "format_counts: float32 or float64 magnitudes");
-  const Bounds b = bounds_for(magnitudes.scalar_type());
-  std::vector<double> sorted;
-  for (const auto* list : {&b.subnormal, &b.normal, &b.overflow}) sorted.insert(sorted.end(), list->begin(), list->end());
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  const auto places = static_cast<int64_t>(sorted.size());  // a magnitude's place: how many bounds are <= it
-  const auto rank = [&](double bound) {
-    return static_cast<int64_t>(std::lower_bound(sorted.begin(), sorted.end(), bound) - sorted.begin());
-  };
+std::vector<double> format_bounds(at::ScalarType dtype) { return places_for(dtype).sorted; }
 
-  const at::Tensor bounds = host_values_on(sorted, magnitudes.scalar_type(), magnitudes.device());
-  // Places 0..places for nonzero finite magnitudes; zeros and non-finite ones go to
-  // a last bin of their own, left out below.
-  const int64_t bins = places + 2;
-  const at::Tensor place = at::where(nonzero, at::bucketize(magnitudes, bounds, /*out_int32=*/false, /*right=*/true),
-                                     static_cast<int64_t>(places + 1));
-  const at::Tensor histogram = seg.histogram(place, bins);
+at::Tensor format_counts_from_places(const at::Tensor& histogram, at::ScalarType dtype) {
+  const Places p = places_for(dtype);
+  const auto places = static_cast<int64_t>(p.sorted.size());
+  TORCH_CHECK(histogram.size(1) == places + 1, "format_counts_from_places: ", places + 1, " bins");
   // below[:, r]: nonzero finite magnitudes under the bound of rank r (place <= r).
-  const at::Tensor below = histogram.narrow(1, 0, places + 1).cumsum(1);
+  const at::Tensor below = histogram.cumsum(1);
   const at::Tensor all = below.select(1, places).unsqueeze(1);
   // Columns picked by views, not an index tensor: no host-to-device copy (on CUDA a
   // synchronous one) in the pass.
   const auto columns = [&](const std::array<double, kFloatFormatCount>& bounds_of_formats) {
     std::vector<at::Tensor> picked;
-    for (const double bound : bounds_of_formats) picked.push_back(below.select(1, rank(bound)));
+    for (const double bound : bounds_of_formats) picked.push_back(below.select(1, p.rank(bound)));
     return at::stack(picked, 1);
   };
-  const at::Tensor flushed = columns(b.subnormal);
-  const at::Tensor subnormals = columns(b.normal) - flushed;
-  const at::Tensor overflows = all - columns(b.overflow);
+  const at::Tensor flushed = columns(p.b.subnormal);
+  const at::Tensor subnormals = columns(p.b.normal) - flushed;
+  const at::Tensor overflows = all - columns(p.b.overflow);
   // [members, formats, 3] -> [members, formats * 3]: flushed, subnormal, overflow per format.
-  return at::stack({flushed, subnormals, overflows}, 2).reshape({seg.count(), kCountsPerFormat * kFloatFormatCount});
+  return at::stack({flushed, subnormals, overflows}, 2).reshape({histogram.size(0), kCountsPerFormat * kFloatFormatCount});
+}
+
+at::Tensor format_counts(const at::Tensor& magnitudes, const at::Tensor& nonzero, const Segments& seg) {
+  TORCH_CHECK(magnitudes.scalar_type() == at::kFloat || magnitudes.scalar_type() == at::kDouble,
+              "format_counts: float32 or float64 magnitudes");
+  const std::vector<double> sorted = format_bounds(magnitudes.scalar_type());
+  const auto places = static_cast<int64_t>(sorted.size());  // a magnitude's place: how many bounds are <= it
+  const at::Tensor bounds = host_values_on(sorted, magnitudes.scalar_type(), magnitudes.device());
+  // Places 0..places for nonzero finite magnitudes; zeros and non-finite ones go to
+  // a last bin of their own, left out below.
+  const at::Tensor place = at::where(nonzero, at::bucketize(magnitudes, bounds, /*out_int32=*/false, /*right=*/true),
+                                     static_cast<int64_t>(places + 1));
+  return format_counts_from_places(seg.histogram(place, places + 2).narrow(1, 0, places + 1),
+                                   magnitudes.scalar_type());
 }
 
 }  // namespace ampscope::profiler

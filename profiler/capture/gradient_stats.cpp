@@ -8,6 +8,7 @@
 
 #include "profiler/capture/batched_pass.h"
 #include "profiler/capture/format_counts.h"
+#include "profiler/capture/range_stats_cpu.h"
 
 namespace ampscope::profiler {
 namespace {
@@ -32,9 +33,24 @@ at::Tensor log2_histograms(const at::Tensor& a, const at::Tensor& nonzero, const
   return seg.histogram(bins, kGradBins + 1).slice(1, 0, kGradBins);
 }
 
+// The same table from range_stats_cpu's one loop over the elements.
+at::Tensor pass_table_cpu(const std::vector<PassMember>& members, double loss_scale) {
+  const std::vector<double> bounds = format_bounds(at::kDouble);
+  const auto places = static_cast<int64_t>(bounds.size()) + 1;
+  const at::Tensor t = range_stats_cpu(members, at::kDouble, loss_scale, bounds, kGradLog2Min, kGradBins);
+  std::vector<at::Tensor> columns{t.select(1, kRangeZeros), t.select(1, kRangeNonfinite)};
+  for (const at::Tensor& c : format_counts_from_places(t.narrow(1, kRangePlaces, places), at::kDouble).unbind(1))
+    columns.push_back(c);
+  columns.push_back(t.select(1, kRangeMinNonzero));
+  columns.push_back(t.select(1, kRangeMaxAbs));
+  columns.push_back(t.select(1, kRangeSumSquares).sqrt());
+  return at::cat({at::stack(columns, 1), t.narrow(1, kRangePlaces + places, kGradBins)}, 1);
+}
+
 // One pass: every column for every parameter in it, [parameters, kScalars + kGradBins],
 // with a fixed number of ops whatever the number of parameters.
-at::Tensor pass_table(const std::vector<PassMember>& members, double loss_scale) {
+at::Tensor pass_table(const std::vector<PassMember>& members, double loss_scale, RangeKernel kernel) {
+  if (kernel == RangeKernel::best && range_stats_on_cpu(members)) return pass_table_cpu(members, loss_scale);
   const Segments seg(members, at::kDouble);
   const at::Tensor& g = seg.values();
   const auto count = [&](const at::Tensor& mask) { return seg.count_true(mask); };
@@ -54,7 +70,8 @@ at::Tensor pass_table(const std::vector<PassMember>& members, double loss_scale)
 }  // namespace
 
 std::vector<GradientSample> gradient_range_stats(
-    int64_t step, const std::vector<std::pair<std::string, at::Tensor>>& parameters, double loss_scale) {
+    int64_t step, const std::vector<std::pair<std::string, at::Tensor>>& parameters, double loss_scale,
+    RangeKernel kernel) {
   // Passes in parameter order (PassPlanner: a pass ends where the device changes or it is full).
   std::vector<const std::pair<std::string, at::Tensor>*> sampled;
   PassPlanner planner;
@@ -66,7 +83,7 @@ std::vector<GradientSample> gradient_range_stats(
   }
   std::vector<GradientSample> samples(sampled.size());
   for (const std::vector<PassMember>& pass : planner.take()) {
-    const at::Tensor host = pass_table(pass, loss_scale).cpu();  // one transfer per pass
+    const at::Tensor host = pass_table(pass, loss_scale, kernel).cpu();  // one transfer per pass
     const auto acc = host.accessor<double, 2>();
     for (size_t i = 0; i < pass.size(); ++i) {
       const auto row = static_cast<int64_t>(i);

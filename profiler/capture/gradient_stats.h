@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/capture/range_stats_cpu.h"
 #include "profiler/records.h"
 
 namespace ampscope::profiler {
@@ -18,6 +19,7 @@ namespace ampscope::profiler {
 // the values the fp16 backward actually carried. No host sync but the one
 // transfer of all parameters' results.
 std::vector<GradientSample> gradient_range_stats(
-    int64_t step, const std::vector<std::pair<std::string, at::Tensor>>& parameters, double loss_scale);
+    int64_t step, const std::vector<std::pair<std::string, at::Tensor>>& parameters, double loss_scale,
+    RangeKernel kernel = RangeKernel::best);
 
 }  // namespace ampscope::profiler
