@@ -29,6 +29,8 @@ MODES = {
 
 def run(ampscope, mode, steps, tmp):
     metrics = os.path.join(tmp, "m.jsonl")
+    if os.path.exists(metrics):
+        os.remove(metrics)  # each run's own (ampscope refuses to overwrite one without --force)
     args = [ampscope] + MODES[mode] + MODEL + ["--steps", str(steps), "--metrics", metrics]
     if mode != "train":
         args += ["--out", os.path.join(tmp, "s.ampscope"), "--force"]
