@@ -7,7 +7,9 @@ compiled graphs (forward and backward) and lists graph breaks and recompilations
 
 --graph-break prints a statistic inside forward (a .item(): dynamo splits the graph
 there); --vary-batch makes the last batch smaller, which with dynamic=False compiles
-the model again for the new shape."""
+the model again for the new shape. --eager runs the same model and steps without
+torch.compile: `ampscope diff eager.ampscope compiled.ampscope` then sets the two
+runs side by side (what autocast ran in which dtype, per module, and the time)."""
 import argparse
 
 import torch
@@ -19,6 +21,7 @@ parser.add_argument("--backend", default="inductor")
 parser.add_argument("--graph-break", action="store_true")
 parser.add_argument("--vary-batch", action="store_true")
 parser.add_argument("--model", choices=["mlp", "gpt2", "resnet"], default="mlp")
+parser.add_argument("--eager", action="store_true", help="no torch.compile: the eager baseline of the same run")
 args = parser.parse_args()
 
 
@@ -74,7 +77,7 @@ def build():
 
 
 model, batch_loss = build()
-compiled = torch.compile(model, backend=args.backend, dynamic=False)
+compiled = model if args.eager else torch.compile(model, backend=args.backend, dynamic=False)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 
 for step in range(args.steps):

@@ -7,6 +7,7 @@
 
 #include "app/cli/compare_command.h"
 #include "app/cli/config_file_check.h"
+#include "app/cli/diff_command.h"
 #include "app/cli/message_excerpt.h"
 #include "app/cli/profile_command.h"
 #include "app/cli/report_command.h"
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
     const auto commands = root->get_subcommands();
     if (commands.empty() && !root->remaining().empty())
       return fmt::format("ampscope: error: unknown command '{}'; the commands are train, profile, compare, "
-                         "summary, export and report (see ampscope --help)\n",
+                         "run, summary, export, report and diff (see ampscope --help)\n",
                          root->remaining().front());
     return fmt::format("ampscope: error: {} (see ampscope{} --help)\n",
                        ampscope::cli::with_long_words_excerpted(e.what()),
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   ampscope::cli::SummaryCommand summary(app);
   ampscope::cli::ReportCommand report(app);
   ampscope::cli::RunCommand run_command(app);
+  ampscope::cli::DiffCommand diff(app);
   try {
     ampscope::cli::check_config_file(app, argc, argv);
     app.parse(argc, argv);
@@ -65,6 +67,7 @@ int main(int argc, char** argv) {
     if (summary.selected()) return summary.run();
     if (report.selected()) return report.run();
     if (run_command.selected()) return run_command.run();
+    if (diff.selected()) return diff.run();
   } catch (const ampscope::engine::ConfigError& e) {
     fmt::print(stderr, "ampscope: error: {}\n", e.what());
     return 2;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -33,8 +34,8 @@ class CompiledCapture : public ::testing::Test {
     if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
   }
   // `ampscope run` on the example; the session's path.
-  std::filesystem::path run(const std::string& example_args) {
-    const auto session = dir_ / "compiled.ampscope";
+  std::filesystem::path run(const std::string& example_args, const std::string& name = "compiled.ampscope") {
+    const auto session = dir_ / name;
     const auto r = ampscope::test::ampscope(
         fmt::format("run --out '{}' '{}' {}", session.string(), kExample, example_args));
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -206,6 +207,42 @@ TEST_F(CompiledCapture, GraphBreaksAndRecompilationsAreListedWithDynamosReasons)
   ASSERT_EQ(summary.exit_code, 0) << summary.output;
   EXPECT_NE(summary.output.find("Unsupported Tensor.item()"), std::string::npos) << summary.output;
   EXPECT_NE(summary.output.find("size mismatch"), std::string::npos) << summary.output;
+}
+
+TEST_F(CompiledCapture, DiffSetsTheEagerRunBesideTheCompiledOne) {
+  // The same script, steps and seed, without and with torch.compile (inductor's C++
+  // backend): every Linear's GEMMs ran in bf16 in both, and autocast demoted each.
+  const auto eager = run("--eager --steps 3", "eager.ampscope");
+  const auto compiled = run("--steps 3");
+  const auto r = ampscope::test::ampscope(fmt::format("diff '{}' '{}' --json", eager.string(), compiled.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto d = nlohmann::json::parse(r.output);
+  EXPECT_TRUE(d.at("compiled_run_has_graphs").get<bool>());
+  EXPECT_EQ(d.at("agreement").at("differs"), 0) << r.output;
+  EXPECT_FALSE(d.at("speedup").is_null());
+  std::set<std::string> forward_same;
+  for (const auto& m : d.at("modules")) {
+    if (m.at("phase") != "forward" || m.at("agreement") != "same") continue;
+    EXPECT_EQ(m.at("eager").at("autocast"), "demoted") << m.dump();
+    EXPECT_EQ(m.at("compiled").at("autocast"), "demoted") << m.dump();
+    EXPECT_EQ(m.at("compiled").at("output_dtypes"), nlohmann::json::array({"bfloat16"})) << m.dump();
+    forward_same.insert(m.at("module").get<std::string>());
+  }
+  EXPECT_EQ(forward_same, (std::set<std::string>{"layers.0", "layers.2", "head"})) << r.output;
+  bool forward_timed = false;
+  for (const auto& p : d.at("phases"))
+    forward_timed |= p.at("phase") == "forward" && p.at("eager_cpu_ms").get<double>() > 0 &&
+                     p.at("compiled_cpu_ms").get<double>() > 0;
+  EXPECT_TRUE(forward_timed) << d.at("phases").dump();
+
+  const auto text = ampscope::test::ampscope(fmt::format("diff '{}' '{}'", eager.string(), compiled.string()));
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("Torch-Compiled Region"), std::string::npos) << text.output;
+  // A missing session: one line, exit 1.
+  const auto missing = ampscope::test::ampscope(fmt::format("diff '{}' '{}'", (dir_ / "none.ampscope").string(),
+                                                            compiled.string()));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(std::count(missing.output.begin(), missing.output.end(), '\n'), 1) << missing.output;
 }
 
 }  // namespace

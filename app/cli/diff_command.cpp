@@ -1,0 +1,135 @@
+#include "app/cli/diff_command.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "profiler/analysis/eager_vs_compiled.h"
+#include "profiler/store/session_view.h"
+
+namespace ampscope::cli {
+namespace {
+
+std::string joined(const std::set<std::string>& values) {
+  std::string out;
+  for (const std::string& v : values) out += (out.empty() ? "" : ",") + v;
+  return out.empty() ? "-" : out;
+}
+
+std::string side_text(const profiler::PrecisionSide& s) {
+  if (!s.present) return "-";
+  std::string text = joined(s.operand_dtypes) + " -> " + joined(s.output_dtypes);
+  if (s.decision != profiler::OpCategory::kUnchanged) text += fmt::format(" ({})", profiler::to_string(s.decision));
+  return text;
+}
+
+nlohmann::json side_json(const profiler::PrecisionSide& s) {
+  if (!s.present) return nullptr;
+  return {{"operand_dtypes", s.operand_dtypes},
+          {"output_dtypes", s.output_dtypes},
+          {"calls", s.calls},
+          {"autocast", profiler::to_string(s.decision)}};
+}
+
+std::string ms(double v) { return v > 0 ? fmt::format("{:.3f} ms", v) : "-"; }
+
+std::string ratio(double eager, double compiled) {
+  return eager > 0 && compiled > 0 ? fmt::format("{:.2f}x", eager / compiled) : "";
+}
+
+void print_text(const profiler::EagerVsCompiled& d, const std::string& eager, const std::string& compiled) {
+  fmt::print("eager     {}\ncompiled  {}\n", eager, compiled);
+  if (!d.compiled_run_has_graphs)
+    fmt::print("note: the second session holds no op read from a compiled graph (was it run under torch.compile, "
+               "through `ampscope run`?)\n");
+  fmt::print("\nstep time  eager {}  compiled {}", ms(d.eager_step_ms), ms(d.compiled_step_ms));
+  if (const auto s = d.speedup()) fmt::print("  ({:.2f}x)", *s);
+  fmt::print("\n\nPer recorded step, by phase (top-level ops and compiled backward regions; CPU, and GPU where "
+             "traced):\n");
+  fmt::print("  {:<10} {:>14} {:>14} {:>8}   {:>14} {:>14}\n", "phase", "eager CPU", "compiled CPU", "", "eager GPU",
+             "compiled GPU");
+  for (const auto& p : d.phases)
+    fmt::print("  {:<10} {:>14} {:>14} {:>8}   {:>14} {:>14}\n", profiler::to_string(p.phase), ms(p.eager_cpu_ms),
+               ms(p.compiled_cpu_ms), ratio(p.eager_cpu_ms, p.compiled_cpu_ms), ms(p.eager_gpu_ms),
+               ms(p.compiled_gpu_ms));
+  if (!d.regions.empty()) {
+    fmt::print("\nCompiled regions (mean per call over the recorded calls; a call that compiled is among them):\n");
+    for (const auto& r : d.regions)
+      fmt::print("  {:<34} {:<9} {:>6} calls  CPU {:>12}  GPU {:>12}\n", r.name, profiler::to_string(r.phase), r.calls,
+                 ms(r.cpu_ms_per_call), ms(r.gpu_ms_per_call));
+  }
+  fmt::print("\nPrecision per module (operand dtypes -> output dtypes; autocast's decision): {} same, {} differ, "
+             "{} eager only, {} compiled only\n",
+             d.same, d.differs, d.eager_only, d.compiled_only);
+  fmt::print("  {:<28} {:<9} {:<12} {:<34} {:<34} {}\n", "module", "phase", "kind", "eager", "compiled", "");
+  for (const auto& m : d.modules)
+    fmt::print("  {:<28} {:<9} {:<12} {:<34} {:<34} {}\n", m.module.empty() ? "(no module)" : m.module,
+               profiler::to_string(m.phase), m.kind, side_text(m.eager), side_text(m.compiled),
+               profiler::to_string(m.agreement));
+}
+
+nlohmann::json to_json(const profiler::EagerVsCompiled& d, const std::string& eager, const std::string& compiled) {
+  nlohmann::json j;
+  j["eager"] = eager;
+  j["compiled"] = compiled;
+  j["compiled_run_has_graphs"] = d.compiled_run_has_graphs;
+  j["eager_step_ms"] = d.eager_step_ms;
+  j["compiled_step_ms"] = d.compiled_step_ms;
+  j["speedup"] = d.speedup() ? nlohmann::json(*d.speedup()) : nlohmann::json(nullptr);
+  j["agreement"] = {{"same", d.same}, {"differs", d.differs}, {"eager_only", d.eager_only},
+                    {"compiled_only", d.compiled_only}};
+  for (const auto& p : d.phases)
+    j["phases"].push_back({{"phase", profiler::to_string(p.phase)},
+                           {"eager_cpu_ms", p.eager_cpu_ms},
+                           {"compiled_cpu_ms", p.compiled_cpu_ms},
+                           {"eager_gpu_ms", p.eager_gpu_ms},
+                           {"compiled_gpu_ms", p.compiled_gpu_ms}});
+  for (const auto& r : d.regions)
+    j["regions"].push_back({{"name", r.name},
+                            {"phase", profiler::to_string(r.phase)},
+                            {"calls", r.calls},
+                            {"cpu_ms_per_call", r.cpu_ms_per_call},
+                            {"gpu_ms_per_call", r.gpu_ms_per_call}});
+  for (const auto& m : d.modules)
+    j["modules"].push_back({{"module", m.module},
+                            {"phase", profiler::to_string(m.phase)},
+                            {"kind", m.kind},
+                            {"eager", side_json(m.eager)},
+                            {"compiled", side_json(m.compiled)},
+                            {"agreement", profiler::to_string(m.agreement)}});
+  return j;
+}
+
+profiler::RunOps run_ops(const profiler::SessionView& s) {
+  return {&s.op_stats, s.profiled_steps, s.step_timing};
+}
+
+}  // namespace
+
+DiffCommand::DiffCommand(CLI::App& parent) {
+  command_ = parent.add_subcommand(
+      "diff",
+      "Set an eager and a torch.compile'd run of the same model side by side: per module, the dtypes autocast ran "
+      "its GEMMs, convolutions and attention in; step, phase and compiled-region time");
+  command_->add_option("eager", eager_, "The eager run's .ampscope session")->required();
+  command_->add_option("compiled", compiled_, "The compiled run's .ampscope session")->required();
+  command_->add_flag("--json", json_, "Print JSON instead of text");
+}
+
+int DiffCommand::run() {
+  profiler::SessionViewOptions options;
+  options.gradient_summaries = 0;
+  const profiler::SessionView eager = profiler::load_session_view(eager_, options);
+  const profiler::SessionView compiled = profiler::load_session_view(compiled_, options);
+  for (const auto* s : {&eager, &compiled})
+    if (s->op_stats.empty())
+      throw std::runtime_error(fmt::format("'{}' holds no op table (a session recorded with ops: "
+                                           "`ampscope run` or `ampscope profile`)",
+                                           s->path));
+  const profiler::EagerVsCompiled d = profiler::compare_eager_and_compiled(run_ops(eager), run_ops(compiled));
+  if (json_) fmt::print("{}\n", to_json(d, eager_, compiled_).dump(2));
+  else print_text(d, eager_, compiled_);
+  return 0;
+}
+
+}  // namespace ampscope::cli
