@@ -4,7 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
+#include <stdexcept>
+
 #include "profiler/analysis/eager_vs_compiled.h"
+#include "profiler/store/session_reader.h"
 #include "profiler/store/session_view.h"
 
 namespace ampscope::cli {
@@ -44,8 +48,8 @@ void print_text(const profiler::EagerVsCompiled& d, const std::string& eager, co
                "through `ampscope run`?)\n");
   fmt::print("\nstep time  eager {}  compiled {}", ms(d.eager_step_ms), ms(d.compiled_step_ms));
   if (const auto s = d.speedup()) fmt::print("  ({:.2f}x)", *s);
-  fmt::print("\n\nPer recorded step, by phase (top-level ops and compiled backward regions; CPU, and GPU where "
-             "traced):\n");
+  fmt::print("\n\nPer step, by phase (median over the recorded steps of the time inside outermost recorded ops; "
+             "CPU, and GPU where traced):\n");
   fmt::print("  {:<10} {:>14} {:>14} {:>8}   {:>14} {:>14}\n", "phase", "eager CPU", "compiled CPU", "", "eager GPU",
              "compiled GPU");
   for (const auto& p : d.phases)
@@ -53,10 +57,11 @@ void print_text(const profiler::EagerVsCompiled& d, const std::string& eager, co
                ms(p.compiled_cpu_ms), ratio(p.eager_cpu_ms, p.compiled_cpu_ms), ms(p.eager_gpu_ms),
                ms(p.compiled_gpu_ms));
   if (!d.regions.empty()) {
-    fmt::print("\nCompiled regions (mean per call over the recorded calls; a call that compiled is among them):\n");
+    fmt::print("\nCompiled regions (CPU time of the median call; the first recorded call apart, which compiled when "
+               "it was the run's first):\n");
     for (const auto& r : d.regions)
-      fmt::print("  {:<34} {:<9} {:>6} calls  CPU {:>12}  GPU {:>12}\n", r.name, profiler::to_string(r.phase), r.calls,
-                 ms(r.cpu_ms_per_call), ms(r.gpu_ms_per_call));
+      fmt::print("  {:<34} {:<9} {:>6} calls  median {:>12}  first {:>12}\n", r.name, profiler::to_string(r.phase),
+                 r.calls, ms(r.median_ms), ms(r.first_call_ms));
   }
   fmt::print("\nPrecision per module (operand dtypes -> output dtypes; autocast's decision): {} same, {} differ, "
              "{} eager only, {} compiled only\n",
@@ -88,8 +93,8 @@ nlohmann::json to_json(const profiler::EagerVsCompiled& d, const std::string& ea
     j["regions"].push_back({{"name", r.name},
                             {"phase", profiler::to_string(r.phase)},
                             {"calls", r.calls},
-                            {"cpu_ms_per_call", r.cpu_ms_per_call},
-                            {"gpu_ms_per_call", r.gpu_ms_per_call}});
+                            {"median_cpu_ms", r.median_ms},
+                            {"first_call_cpu_ms", r.first_call_ms}});
   for (const auto& m : d.modules)
     j["modules"].push_back({{"module", m.module},
                             {"phase", profiler::to_string(m.phase)},
@@ -100,8 +105,14 @@ nlohmann::json to_json(const profiler::EagerVsCompiled& d, const std::string& ea
   return j;
 }
 
-profiler::RunOps run_ops(const profiler::SessionView& s) {
-  return {&s.op_stats, s.profiled_steps, s.step_timing};
+// The run's recorded ops, then their kernels (the ops' phases first).
+profiler::RecordedTimes recorded_times(const profiler::SessionReader& reader) {
+  profiler::RecordedTimes t;
+  constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
+  reader.for_each_op(std::numeric_limits<int64_t>::min(), kAll, [&](const profiler::OpRecord& op) { t.add_op(op); });
+  reader.for_each_kernel(std::numeric_limits<int64_t>::min(), kAll,
+                         [&](const profiler::KernelRecord& k) { t.add_kernel(k); });
+  return t;
 }
 
 }  // namespace
@@ -119,14 +130,19 @@ DiffCommand::DiffCommand(CLI::App& parent) {
 int DiffCommand::run() {
   profiler::SessionViewOptions options;
   options.gradient_summaries = 0;
-  const profiler::SessionView eager = profiler::load_session_view(eager_, options);
-  const profiler::SessionView compiled = profiler::load_session_view(compiled_, options);
+  const profiler::SessionReader eager_reader = profiler::SessionReader::open(eager_);
+  const profiler::SessionReader compiled_reader = profiler::SessionReader::open(compiled_);
+  const profiler::SessionView eager = profiler::load_session_view(eager_reader, options);
+  const profiler::SessionView compiled = profiler::load_session_view(compiled_reader, options);
   for (const auto* s : {&eager, &compiled})
     if (s->op_stats.empty())
       throw std::runtime_error(fmt::format("'{}' holds no op table (a session recorded with ops: "
                                            "`ampscope run` or `ampscope profile`)",
                                            s->path));
-  const profiler::EagerVsCompiled d = profiler::compare_eager_and_compiled(run_ops(eager), run_ops(compiled));
+  const profiler::RecordedTimes eager_times = recorded_times(eager_reader);
+  const profiler::RecordedTimes compiled_times = recorded_times(compiled_reader);
+  const profiler::EagerVsCompiled d = profiler::compare_eager_and_compiled(
+      {&eager.op_stats, eager.step_timing, &eager_times}, {&compiled.op_stats, compiled.step_timing, &compiled_times});
   if (json_) fmt::print("{}\n", to_json(d, eager_, compiled_).dump(2));
   else print_text(d, eager_, compiled_);
   return 0;

@@ -18,13 +18,8 @@ std::string kind_of(OpFamily f) {
   return "GEMM";
 }
 
-bool is_region(const OpStats& r) {
-  return r.name.starts_with("Torch-Compiled Region") || r.name == "CompiledFunction" ||
-         r.name == "CompiledFunctionBackward";
-}
-
-bool is_decision(OpCategory c) {
-  return c == OpCategory::kDemoted || c == OpCategory::kKeptFp32 || c == OpCategory::kPromoted;
+bool is_region_name(const std::string& name) {
+  return name.starts_with("Torch-Compiled Region") || name == "CompiledFunction" || name == "CompiledFunctionBackward";
 }
 
 using Key = std::tuple<std::string, Phase, std::string>;  // module, phase, kind
@@ -33,11 +28,24 @@ struct Sides {
   std::map<Key, PrecisionSide> eager, compiled;
 };
 
+bool is_decision(OpCategory c) {
+  return c == OpCategory::kDemoted || c == OpCategory::kKeptFp32 || c == OpCategory::kPromoted;
+}
+
 void add(PrecisionSide& side, const OpStats& r, OpFamily f) {
   side.present = true;
   side.calls += r.calls;
-  for (const size_t i : operand_indices(f, r.input_dtypes.size()))
-    if (i < r.input_dtypes.size() && !r.input_dtypes[i].empty()) side.operand_dtypes.insert(r.input_dtypes[i]);
+  if (is_decision(r.category)) {
+    // An eager op autocast cast for (HF GPT-2's Conv1D calls addmm itself) is
+    // recorded with the dtypes it was called with; autocast then cast its operands
+    // to the output's dtype, which is what the GEMM ran in. A graph holds those casts
+    // as ops of their own, so its GEMM already shows the cast operands.
+    for (const std::string& d : r.output_dtypes)
+      if (!d.empty()) side.operand_dtypes.insert(d);
+  } else {
+    for (const size_t i : operand_indices(f, r.input_dtypes.size()))
+      if (i < r.input_dtypes.size() && !r.input_dtypes[i].empty()) side.operand_dtypes.insert(r.input_dtypes[i]);
+  }
   for (const std::string& d : r.output_dtypes)
     if (!d.empty()) side.output_dtypes.insert(d);
 }
@@ -54,7 +62,45 @@ std::map<Key, OpCategory> decisions(const std::vector<OpStats>& ops) {
   return out;
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Over every step of the run with recorded ops, 0 where the phase had none.
+double median_over_steps(const RecordedTimes& t, const std::map<Phase, std::map<int64_t, double>>& by_phase,
+                         Phase phase) {
+  const auto it = by_phase.find(phase);
+  if (it == by_phase.end()) return 0.0;
+  std::vector<double> v;
+  for (const int64_t step : t.steps) {
+    const auto s = it->second.find(step);
+    v.push_back(s == it->second.end() ? 0.0 : s->second);
+  }
+  return median(std::move(v));
+}
+
 }  // namespace
+
+void RecordedTimes::add_op(const OpRecord& op) {
+  steps.insert(op.step);
+  phase_of_op[op.id] = op.phase;
+  const double ms = static_cast<double>(op.end_ns - op.start_ns) / kNsPerMs;
+  if (op.parent_id == 0) cpu_ms[op.phase][op.step] += ms;
+  if (is_region_name(op.name)) {
+    auto& [phase, calls] = region_calls[op.name];
+    phase = op.phase;
+    calls.push_back({op.start_ns, ms});
+  }
+}
+
+void RecordedTimes::add_kernel(const KernelRecord& k) {
+  const auto it = phase_of_op.find(k.op_id);
+  if (it == phase_of_op.end()) return;  // no op: the unattributed share, reported elsewhere
+  gpu_ms[it->second][k.step] += static_cast<double>(k.end_ns - k.start_ns) / kNsPerMs;
+}
 
 std::string_view to_string(Agreement a) {
   switch (a) {
@@ -130,44 +176,38 @@ EagerVsCompiled compare_eager_and_compiled(const RunOps& eager, const RunOps& co
     out.modules.push_back(std::move(m));
   }
 
-  // Time per phase and step: top-level rows, each microsecond once.
-  std::map<Phase, PhaseTime> phases;
-  const auto per_step = [](int64_t ns, int64_t steps) {
-    return steps > 0 ? static_cast<double>(ns) / kNsPerMs / static_cast<double>(steps) : 0.0;
-  };
-  for (const OpStats& r : e) {
-    if (!r.top_level) continue;
-    PhaseTime& p = phases[r.phase];
-    p.phase = r.phase;
-    p.eager_cpu_ms += per_step(r.cpu_time_ns, eager.profiled_steps);
-    p.eager_gpu_ms += per_step(r.gpu_time_ns, eager.profiled_steps);
+  // Time per phase and step, from the recorded ops: medians over each run's steps.
+  static const RecordedTimes kNoTimes;
+  const RecordedTimes& et = eager.times ? *eager.times : kNoTimes;
+  const RecordedTimes& ct = compiled.times ? *compiled.times : kNoTimes;
+  std::set<Phase> phases;
+  for (const RecordedTimes* t : {&et, &ct})
+    for (const auto& [phase, _] : t->cpu_ms) phases.insert(phase);
+  for (const Phase phase : phases) {
+    PhaseTime p;
+    p.phase = phase;
+    p.eager_cpu_ms = median_over_steps(et, et.cpu_ms, phase);
+    p.compiled_cpu_ms = median_over_steps(ct, ct.cpu_ms, phase);
+    p.eager_gpu_ms = median_over_steps(et, et.gpu_ms, phase);
+    p.compiled_gpu_ms = median_over_steps(ct, ct.gpu_ms, phase);
+    out.phases.push_back(p);
   }
-  for (const OpStats& r : c) {
-    // Graph ops carry no time of their own. A compiled backward runs as one autograd
-    // node, CompiledFunctionBackward, inside the engine's wrapper: no top-level row
-    // holds its time, so it counts itself (a forward region is top-level already).
-    const bool backward_region = r.name == "CompiledFunctionBackward" && !r.top_level;
-    if ((!r.top_level && !backward_region) || r.compiled) continue;
-    PhaseTime& p = phases[r.phase];
-    p.phase = r.phase;
-    p.compiled_cpu_ms += per_step(r.cpu_time_ns, compiled.profiled_steps);
-    p.compiled_gpu_ms += per_step(r.gpu_time_ns, compiled.profiled_steps);
-  }
-  for (auto& [_, p] : phases) out.phases.push_back(p);
-
-  for (const OpStats& r : c) {
-    if (!is_region(r) || r.calls <= 0) continue;
+  for (const auto& [name, entry] : ct.region_calls) {
+    std::vector<RecordedTimes::Call> calls = entry.second;
+    if (calls.empty()) continue;
+    std::sort(calls.begin(), calls.end(), [](const auto& x, const auto& y) { return x.start_ns < y.start_ns; });
     RegionTime t;
-    t.name = r.name;
-    t.phase = r.phase;
-    t.calls = r.calls;
-    t.cpu_ms_per_call = static_cast<double>(r.cpu_time_ns) / kNsPerMs / static_cast<double>(r.calls);
-    t.gpu_ms_per_call = static_cast<double>(r.gpu_time_ns) / kNsPerMs / static_cast<double>(r.calls);
+    t.name = name;
+    t.phase = entry.first;
+    t.calls = static_cast<int64_t>(calls.size());
+    t.first_call_ms = calls.front().ms;
+    std::vector<double> ms;
+    for (const auto& c : calls) ms.push_back(c.ms);
+    t.median_ms = median(ms);
     out.regions.push_back(std::move(t));
   }
-  std::stable_sort(out.regions.begin(), out.regions.end(), [](const RegionTime& a, const RegionTime& b) {
-    return a.cpu_ms_per_call + a.gpu_ms_per_call > b.cpu_ms_per_call + b.gpu_ms_per_call;
-  });
+  std::stable_sort(out.regions.begin(), out.regions.end(),
+                   [](const RegionTime& a, const RegionTime& b) { return a.median_ms > b.median_ms; });
 
   out.eager_step_ms = eager.timing.step_ms();
   out.compiled_step_ms = compiled.timing.step_ms();

@@ -12,8 +12,10 @@
 // graph's own ops again and do not. Plain values, no LibTorch.
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "profiler/analysis/step_timing.h"
@@ -21,17 +23,40 @@
 
 namespace ampscope::profiler {
 
-// One run's facts, from its session (SessionView).
+// A run's time from its recorded ops and kernels, fed one by one (in any order):
+// per recorded step and phase, the time inside outermost recorded ops (parent 0:
+// each microsecond once, autograd's own wrappers included) and the GPU time of the
+// kernels those ops launched; each compiled region call's duration. Medians over
+// steps and calls leave out the step and the call that compiled, which sums over
+// a short run would be all about.
+struct RecordedTimes {
+  void add_op(const OpRecord& op);
+  void add_kernel(const KernelRecord& k);  // after every op of its step was added
+
+  struct Call {
+    int64_t start_ns = 0;
+    double ms = 0;
+  };
+  std::map<Phase, std::map<int64_t, double>> cpu_ms;  // phase -> step -> ms
+  std::map<Phase, std::map<int64_t, double>> gpu_ms;
+  std::set<int64_t> steps;                            // steps with recorded ops
+  std::map<std::string, std::pair<Phase, std::vector<Call>>> region_calls;
+  std::unordered_map<uint64_t, Phase> phase_of_op;
+};
+
+// One run's facts, from its session.
 struct RunOps {
-  const std::vector<OpStats>* ops = nullptr;
-  int64_t profiled_steps = 0;  // steps the op table covers
+  const std::vector<OpStats>* ops = nullptr;  // the op table
   StepTiming timing;
+  const RecordedTimes* times = nullptr;
 };
 
 // What one run did for one module and phase.
 struct PrecisionSide {
   bool present = false;
-  std::set<std::string> operand_dtypes;  // the multiplied operands' dtypes (bias and scalars left out)
+  // The dtypes the multiplied operands were computed in (bias and scalars left out):
+  // an op autocast cast for ran in its output's dtype, whatever it was called with.
+  std::set<std::string> operand_dtypes;
   std::set<std::string> output_dtypes;
   int64_t calls = 0;
   // What autocast did there: the first of demoted, kept fp32, promoted among the
@@ -51,10 +76,8 @@ struct ModulePrecision {
   Agreement agreement = Agreement::kSame;
 };
 
-// A phase's time per step: the top-level rows' (each microsecond once), and in the
-// compiled run its backward regions' (CompiledFunctionBackward runs as an autograd
-// node, which no top-level row holds). Sums over the recorded steps, divided by
-// their number: a call that compiled (the first) is in them.
+// A phase's time per step: medians over each run's recorded steps (0 in a step
+// without ops of the phase).
 struct PhaseTime {
   Phase phase = Phase::kForward;
   double eager_cpu_ms = 0, compiled_cpu_ms = 0;
@@ -62,13 +85,13 @@ struct PhaseTime {
 };
 
 // A compiled region of the compiled run (dynamo's "Torch-Compiled Region: G/V",
-// AOTAutograd's CompiledFunction and its backward) with its mean time per call
-// (the first call, which compiled, included).
+// AOTAutograd's CompiledFunction and its backward): the median call, and the first
+// recorded call apart (where the run's first step was recorded, it compiled).
 struct RegionTime {
   std::string name;
   Phase phase = Phase::kForward;
   int64_t calls = 0;
-  double cpu_ms_per_call = 0, gpu_ms_per_call = 0;
+  double median_ms = 0, first_call_ms = 0;
 };
 
 struct EagerVsCompiled {
@@ -76,7 +99,7 @@ struct EagerVsCompiled {
   int same = 0, differs = 0, eager_only = 0, compiled_only = 0;
   bool compiled_run_has_graphs = false;  // any op row read from a compiled graph
   std::vector<PhaseTime> phases;         // phases either run recorded
-  std::vector<RegionTime> regions;       // by time per call, largest first
+  std::vector<RegionTime> regions;       // by median call, largest first
   double eager_step_ms = 0, compiled_step_ms = 0;  // StepTiming::step_ms() of each
   std::optional<double> speedup() const;           // eager over compiled step time
 };
