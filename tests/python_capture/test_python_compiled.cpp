@@ -146,6 +146,31 @@ TEST_P(CompiledModels, GemmAndConvolutionDtypesEqualPyTorchs) {
   EXPECT_GT(demoted, 0u) << GetParam();
 }
 
+// `ampscope diff` on the same models eager and compiled: every module's GEMMs and
+// convolutions found in both runs, in the same dtypes, demoted by autocast in both.
+TEST_P(CompiledModels, DiffFindsEveryGemmAndConvolutionAlikeEagerAndCompiled) {
+  const std::string args = fmt::format("--backend aot_eager --steps 2 --model {}", GetParam());
+  const auto eager = run(args + " --eager", "eager.ampscope");
+  const auto compiled = run(args);
+  const auto r = ampscope::test::ampscope(fmt::format("diff '{}' '{}' --json", eager.string(), compiled.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto d = nlohmann::json::parse(r.output);
+  const auto& agreement = d.at("agreement");
+  EXPECT_GT(agreement.at("same"), 0);
+  EXPECT_EQ(agreement.at("differs"), 0) << GetParam() << " " << r.output;
+  EXPECT_EQ(agreement.at("eager_only"), 0) << GetParam() << " " << r.output;
+  // Some ops of a compiled backward graph carry no module path (AOTAutograd gave
+  // their nodes no nn_module_stack): listed as compiled only, under no module. Every
+  // op with a module path is matched.
+  for (const auto& m : d.at("modules"))
+    if (m.at("agreement") == "compiled only") EXPECT_EQ(m.at("module"), "") << m.dump();
+  size_t demoted_in_both = 0;
+  for (const auto& m : d.at("modules"))
+    demoted_in_both += m.at("phase") == "forward" && m.at("eager").at("autocast") == "demoted" &&
+                       m.at("compiled").at("autocast") == "demoted";
+  EXPECT_GE(demoted_in_both, std::string(GetParam()) == "gpt2" ? 9u : 21u) << r.output;  // 2 blocks x 4 + lm_head; 20 convs + fc
+}
+
 INSTANTIATE_TEST_SUITE_P(FromConfigs, CompiledModels, ::testing::Values("gpt2", "resnet"));
 
 TEST_F(CompiledCapture, InductorRunShowsDemotedGemmRowsInSummaryAndJson) {
