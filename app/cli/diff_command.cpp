@@ -4,12 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include <limits>
-#include <stdexcept>
 
 #include "profiler/analysis/eager_vs_compiled.h"
-#include "profiler/store/session_reader.h"
-#include "profiler/store/session_view.h"
+#include "profiler/store/session_diff.h"
 
 namespace ampscope::cli {
 namespace {
@@ -105,16 +102,6 @@ nlohmann::json to_json(const profiler::EagerVsCompiled& d, const std::string& ea
   return j;
 }
 
-// The run's recorded ops, then their kernels (the ops' phases first).
-profiler::RecordedTimes recorded_times(const profiler::SessionReader& reader) {
-  profiler::RecordedTimes t;
-  constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
-  reader.for_each_op(std::numeric_limits<int64_t>::min(), kAll, [&](const profiler::OpRecord& op) { t.add_op(op); });
-  reader.for_each_kernel(std::numeric_limits<int64_t>::min(), kAll,
-                         [&](const profiler::KernelRecord& k) { t.add_kernel(k); });
-  return t;
-}
-
 }  // namespace
 
 DiffCommand::DiffCommand(CLI::App& parent) {
@@ -128,21 +115,7 @@ DiffCommand::DiffCommand(CLI::App& parent) {
 }
 
 int DiffCommand::run() {
-  profiler::SessionViewOptions options;
-  options.gradient_summaries = 0;
-  const profiler::SessionReader eager_reader = profiler::SessionReader::open(eager_);
-  const profiler::SessionReader compiled_reader = profiler::SessionReader::open(compiled_);
-  const profiler::SessionView eager = profiler::load_session_view(eager_reader, options);
-  const profiler::SessionView compiled = profiler::load_session_view(compiled_reader, options);
-  for (const auto* s : {&eager, &compiled})
-    if (s->op_stats.empty())
-      throw std::runtime_error(fmt::format("'{}' holds no op table (a session recorded with ops: "
-                                           "`ampscope run` or `ampscope profile`)",
-                                           s->path));
-  const profiler::RecordedTimes eager_times = recorded_times(eager_reader);
-  const profiler::RecordedTimes compiled_times = recorded_times(compiled_reader);
-  const profiler::EagerVsCompiled d = profiler::compare_eager_and_compiled(
-      {&eager.op_stats, eager.step_timing, &eager_times}, {&compiled.op_stats, compiled.step_timing, &compiled_times});
+  const profiler::EagerVsCompiled d = profiler::diff_sessions(eager_, compiled_);
   if (json_) fmt::print("{}\n", to_json(d, eager_, compiled_).dump(2));
   else print_text(d, eager_, compiled_);
   return 0;

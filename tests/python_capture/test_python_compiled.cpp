@@ -162,8 +162,11 @@ TEST_P(CompiledModels, DiffFindsEveryGemmAndConvolutionAlikeEagerAndCompiled) {
   // Some ops of a compiled backward graph carry no module path (AOTAutograd gave
   // their nodes no nn_module_stack): listed as compiled only, under no module. Every
   // op with a module path is matched.
-  for (const auto& m : d.at("modules"))
-    if (m.at("agreement") == "compiled only") EXPECT_EQ(m.at("module"), "") << m.dump();
+  for (const auto& m : d.at("modules")) {
+    if (m.at("agreement") == "compiled only") {
+      EXPECT_EQ(m.at("module"), "") << m.dump();
+    }
+  }
   size_t demoted_in_both = 0;
   for (const auto& m : d.at("modules"))
     demoted_in_both += m.at("phase") == "forward" && m.at("eager").at("autocast") == "demoted" &&

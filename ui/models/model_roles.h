@@ -14,6 +14,7 @@ enum ModelRole : int {
   TopLevelRole,                 // OpStatsModel: bool, called by model/loss/optimizer code or an autograd node
   VerdictRole,                  // ReadinessModel: int(profiler::Readiness) of a cell; none for the layer column
   CompiledRole,                 // OpStatsModel: bool, an op of a torch.compile'd graph (no time of its own)
+  AgreementRole,                // EagerVsCompiledModel: int(profiler::Agreement) of the row
 };
 
 }  // namespace ampscope::ui

@@ -6,11 +6,13 @@
 
 #include "profiler/report/html_report.h"
 #include "profiler/report/report_data.h"
+#include "profiler/store/session_diff.h"
 
 namespace ampscope::ui {
 
 FileLoader::FileLoader(QObject* parent) : QObject(parent) {
   qRegisterMetaType<OpenedFilePtr>();
+  qRegisterMetaType<OpenedDiffPtr>();
 }
 
 // The worker's jobs end before the inbox goes: a report after the open it follows,
@@ -91,6 +93,21 @@ bool FileLoader::openRanks(const QStringList& paths) {
     }
   });
   return true;
+}
+
+void FileLoader::openDiff(const QString& eager_path, const QString& compiled_path) {
+  begin(tr("Comparing %1 and %2…").arg(QFileInfo(eager_path).fileName(), QFileInfo(compiled_path).fileName()));
+  worker_.run([this, eager_path, compiled_path] {
+    try {
+      auto opened = std::make_shared<OpenedDiff>();
+      opened->eager_path = eager_path;
+      opened->compiled_path = compiled_path;
+      opened->diff = profiler::diff_sessions(eager_path.toStdString(), compiled_path.toStdString());
+      post(0, [this] { end(); }, [this, opened = OpenedDiffPtr(std::move(opened))] { emit diffOpened(opened); });
+    } catch (const std::exception& e) {
+      post(0, [this] { end(); }, [this, message = QString::fromUtf8(e.what())] { emit diffFailed(message); });
+    }
+  });
 }
 
 void FileLoader::writeReport(const QString& source, const QString& path) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "profiler/analysis/eager_vs_compiled.h"
 #include "ui/models/session_io.h"
 #include "ui/widgets/comparison_controller.h"
 #include "ui/widgets/thread_handoff.h"
@@ -31,6 +32,13 @@ struct OpenedFile {
 };
 using OpenedFilePtr = std::shared_ptr<const OpenedFile>;
 
+// An eager and a compiled run of one model, compared (profiler::diff_sessions).
+struct OpenedDiff {
+  QString eager_path, compiled_path;
+  profiler::EagerVsCompiled diff;
+};
+using OpenedDiffPtr = std::shared_ptr<const OpenedDiff>;
+
 class FileLoader : public QObject {
   Q_OBJECT
  public:
@@ -46,6 +54,9 @@ class FileLoader : public QObject {
   // The session files of a distributed run's ranks, compared (profiler::rank_report);
   // opened() with `ranks` set (its path: the first file) or openFailed() follows.
   bool openRanks(const QStringList& paths);
+  // Reads two sessions, an eager and a compiled run of one model, and compares them;
+  // diffOpened() or diffFailed() follows. Leaves the open file alone.
+  void openDiff(const QString& eager_path, const QString& compiled_path);
   // Starts writing the HTML report of `source` (a session or comparison file) to
   // `path`; reportWritten() or reportFailed() follows.
   void writeReport(const QString& source, const QString& path);
@@ -57,6 +68,8 @@ class FileLoader : public QObject {
   void busyChanged(bool busy, const QString& what);
   void opened(const ampscope::ui::OpenedFilePtr& file);
   void openFailed(const QString& path, const QString& message, bool refresh);  // message: one line
+  void diffOpened(const ampscope::ui::OpenedDiffPtr& diff);
+  void diffFailed(const QString& message);  // one line
   void reportWritten(const QString& path);
   void reportFailed(const QString& path, const QString& message);
 
@@ -77,3 +90,4 @@ class FileLoader : public QObject {
 }  // namespace ampscope::ui
 
 Q_DECLARE_METATYPE(ampscope::ui::OpenedFilePtr)
+Q_DECLARE_METATYPE(ampscope::ui::OpenedDiffPtr)

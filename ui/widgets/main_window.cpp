@@ -23,6 +23,7 @@
 #include "profiler/report/report_format.h"
 #include "ui/widgets/comparison_page.h"
 #include "ui/widgets/compiled_pane.h"
+#include "ui/widgets/diff_window.h"
 #include "ui/models/formatting.h"
 #include "ui/models/session_io.h"
 #include "ui/widgets/gradients_pane.h"
@@ -71,6 +72,10 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   connect(file_loader_, &FileLoader::reportWritten, this, [this](const QString& path) {
     statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
     emit reportExported(path, true);
+  });
+  connect(file_loader_, &FileLoader::diffOpened, this, &MainWindow::showDiff);
+  connect(file_loader_, &FileLoader::diffFailed, this, [this](const QString& message) {
+    showError(tr("Cannot compare the runs"), message);
   });
   connect(file_loader_, &FileLoader::reportFailed, this, [this](const QString& path, const QString& message) {
     showError(tr("Cannot write the report"), message);
@@ -180,6 +185,7 @@ void MainWindow::buildMenus() {
   recent_menu_ = file->addMenu(tr("Open &recent"));
   updateRecentMenu();
   file->addSeparator();
+  file->addAction(tr("Compare &eager and compiled runs…"), this, &MainWindow::compareEagerAndCompiledDialog);
   QAction* export_plot = file->addAction(tr("&Export plots…"), this, &MainWindow::exportPlotDialog);
   export_plot->setShortcut(Qt::CTRL | Qt::Key_E);
   QAction* report = file->addAction(tr("Export HTML &report…"), this, &MainWindow::exportReportDialog);
@@ -455,6 +461,25 @@ void MainWindow::openSessionDialog() {
       this, tr("Open session (several: the ranks of a distributed run)"), {},
       tr("ampscope sessions (*.%1);;All files (*)").arg(kSessionSuffix));
   if (!paths.isEmpty()) openSessions(paths);
+}
+
+void MainWindow::compareEagerAndCompiledDialog() {
+  const QString filter = tr("ampscope sessions (*.%1);;All files (*)").arg(kSessionSuffix);
+  const QString eager = QFileDialog::getOpenFileName(this, tr("The eager run's session"), {}, filter);
+  if (eager.isEmpty()) return;
+  const QString compiled = QFileDialog::getOpenFileName(this, tr("The compiled run's session"), {}, filter);
+  if (!compiled.isEmpty()) compareEagerAndCompiled(eager, compiled);
+}
+
+void MainWindow::compareEagerAndCompiled(const QString& eager_path, const QString& compiled_path) {
+  file_loader_->openDiff(eager_path, compiled_path);
+}
+
+void MainWindow::showDiff(const OpenedDiffPtr& opened) {
+  if (!diff_window_) diff_window_ = new DiffWindow(this);
+  diff_window_->setDiff(opened->diff, opened->eager_path, opened->compiled_path);
+  diff_window_->show();
+  diff_window_->raise();
 }
 
 void MainWindow::saveSessionDialog() {

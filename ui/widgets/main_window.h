@@ -30,6 +30,7 @@ class KernelView;
 class LivePlots;
 class OpExplorer;
 class RanksPage;
+class DiffWindow;
 class RunPanel;
 class SessionIO;
 class TrainingController;
@@ -69,6 +70,10 @@ class MainWindow : public QMainWindow {
   ReadinessPane* readinessPane() const { return readiness_; }
   ComparisonPage* comparisonPage() const { return comparison_page_; }
   RanksPage* ranksPage() const { return ranks_page_; }
+  // An eager and a compiled run of one model side by side, in a window of its own
+  // (DiffWindow), read off the GUI thread; null until a comparison was shown.
+  void compareEagerAndCompiled(const QString& eager_path, const QString& compiled_path);
+  DiffWindow* diffWindow() const { return diff_window_; }
   // Brings the training plots or the comparison page to the front.
   void showTrainingPage();
   void showComparisonPage();
@@ -105,6 +110,8 @@ class MainWindow : public QMainWindow {
   void updateRecentMenu();
   void addRecentFile(const QString& path);
   void openSessionDialog();
+  void compareEagerAndCompiledDialog();
+  void showDiff(const OpenedDiffPtr& diff);
   void saveSessionDialog();
   void exportPlotDialog();
   void exportReportDialog();
@@ -127,6 +134,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* pages_ = nullptr;  // the training plots and the comparison page
   ComparisonPage* comparison_page_ = nullptr;
   RanksPage* ranks_page_ = nullptr;
+  DiffWindow* diff_window_ = nullptr;
   OpExplorer* op_explorer_ = nullptr;
   KernelView* kernel_view_ = nullptr;
   GradientsPane* gradients_ = nullptr;
