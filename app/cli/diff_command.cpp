@@ -11,19 +11,6 @@
 namespace ampscope::cli {
 namespace {
 
-std::string joined(const std::set<std::string>& values) {
-  std::string out;
-  for (const std::string& v : values) out += (out.empty() ? "" : ",") + v;
-  return out.empty() ? "-" : out;
-}
-
-std::string side_text(const profiler::PrecisionSide& s) {
-  if (!s.present) return "-";
-  std::string text = joined(s.operand_dtypes) + " -> " + joined(s.output_dtypes);
-  if (s.decision != profiler::OpCategory::kUnchanged) text += fmt::format(" ({})", profiler::to_string(s.decision));
-  return text;
-}
-
 nlohmann::json side_json(const profiler::PrecisionSide& s) {
   if (!s.present) return nullptr;
   return {{"operand_dtypes", s.operand_dtypes},
@@ -66,8 +53,8 @@ void print_text(const profiler::EagerVsCompiled& d, const std::string& eager, co
   fmt::print("  {:<28} {:<9} {:<12} {:<34} {:<34} {}\n", "module", "phase", "kind", "eager", "compiled", "");
   for (const auto& m : d.modules)
     fmt::print("  {:<28} {:<9} {:<12} {:<34} {:<34} {}\n", m.module.empty() ? "(no module)" : m.module,
-               profiler::to_string(m.phase), m.kind, side_text(m.eager), side_text(m.compiled),
-               profiler::to_string(m.agreement));
+               profiler::to_string(m.phase), m.kind, profiler::precision_side_text(m.eager),
+               profiler::precision_side_text(m.compiled), profiler::to_string(m.agreement));
 }
 
 nlohmann::json to_json(const profiler::EagerVsCompiled& d, const std::string& eager, const std::string& compiled) {

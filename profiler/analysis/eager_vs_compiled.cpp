@@ -102,6 +102,18 @@ void RecordedTimes::add_kernel(const KernelRecord& k) {
   gpu_ms[it->second][k.step] += static_cast<double>(k.end_ns - k.start_ns) / kNsPerMs;
 }
 
+std::string precision_side_text(const PrecisionSide& side, std::string_view arrow, std::string_view none) {
+  if (!side.present) return std::string(none);
+  const auto joined = [&](const std::set<std::string>& values) {
+    std::string out;
+    for (const std::string& v : values) out += (out.empty() ? "" : ",") + v;
+    return out.empty() ? std::string(none) : out;
+  };
+  std::string text = joined(side.operand_dtypes) + " " + std::string(arrow) + " " + joined(side.output_dtypes);
+  if (side.decision != OpCategory::kUnchanged) text += " (" + std::string(to_string(side.decision)) + ")";
+  return text;
+}
+
 std::string_view to_string(Agreement a) {
   switch (a) {
     case Agreement::kSame: return "same";

@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -64,6 +65,11 @@ struct PrecisionSide {
   // aten::linear), else unchanged.
   OpCategory decision = OpCategory::kUnchanged;
 };
+
+// "bfloat16 -> bfloat16 (demoted)": operand dtypes, output dtypes, and autocast's
+// decision where it changed anything; "-" where the run has none. What `ampscope
+// diff` prints and the GUI's table shows (with its own arrow and dash).
+std::string precision_side_text(const PrecisionSide& side, std::string_view arrow = "->", std::string_view none = "-");
 
 enum class Agreement { kSame, kDiffers, kEagerOnly, kCompiledOnly };
 std::string_view to_string(Agreement a);  // "same" | "differs" | "eager only" | "compiled only"

@@ -1,22 +1,11 @@
 #include "ui/models/eager_vs_compiled_model.h"
 
 #include <QColor>
-#include <QStringList>
 
 #include "ui/models/formatting.h"
 #include "ui/models/model_roles.h"
 
 namespace ampscope::ui {
-namespace {
-
-QString joined(const std::set<std::string>& values) {
-  QStringList out;
-  for (const std::string& v : values) out << QString::fromStdString(v);
-  return out.isEmpty() ? QStringLiteral("—") : out.join(QLatin1Char(','));
-}
-
-}  // namespace
-
 EagerVsCompiledModel::EagerVsCompiledModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void EagerVsCompiledModel::setRows(std::vector<profiler::ModulePrecision> rows) {
@@ -26,11 +15,7 @@ void EagerVsCompiledModel::setRows(std::vector<profiler::ModulePrecision> rows) 
 }
 
 QString EagerVsCompiledModel::sideText(const profiler::PrecisionSide& side) {
-  if (!side.present) return QStringLiteral("—");
-  QString text = joined(side.operand_dtypes) + QStringLiteral(" → ") + joined(side.output_dtypes);
-  if (side.decision != profiler::OpCategory::kUnchanged)
-    text += QStringLiteral(" (%1)").arg(QString::fromUtf8(profiler::to_string(side.decision)));
-  return text;
+  return QString::fromStdString(profiler::precision_side_text(side, "→", "—"));
 }
 
 int EagerVsCompiledModel::rowCount(const QModelIndex& parent) const {
