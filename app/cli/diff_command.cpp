@@ -6,6 +6,8 @@
 
 
 #include "profiler/analysis/eager_vs_compiled.h"
+#include "app/cli/output_path.h"
+#include "profiler/report/html_diff.h"
 #include "profiler/store/session_diff.h"
 
 namespace ampscope::cli {
@@ -99,10 +101,15 @@ DiffCommand::DiffCommand(CLI::App& parent) {
   command_->add_option("eager", eager_, "The eager run's .ampscope session")->required();
   command_->add_option("compiled", compiled_, "The compiled run's .ampscope session")->required();
   command_->add_flag("--json", json_, "Print JSON instead of text");
+  command_->add_option("--html", html_, "Also write the comparison as a self-contained HTML page to this file");
+  command_->add_flag("--force", force_, "Overwrite the --html file if it exists");
 }
 
 int DiffCommand::run() {
+  // Refused before the work, as `report` does: a typo costs nothing and overwrites nothing.
+  if (!html_.empty()) check_output_file("--html", html_, force_, {eager_, compiled_});
   const profiler::EagerVsCompiled d = profiler::diff_sessions(eager_, compiled_);
+  if (!html_.empty()) profiler::write_diff_html(d, eager_, compiled_, html_);
   if (json_) fmt::print("{}\n", to_json(d, eager_, compiled_).dump(2));
   else print_text(d, eager_, compiled_);
   return 0;

@@ -71,6 +71,24 @@ ul.thresholds { margin: 4px 0; padding-left: 20px; font-size: 12.5px; color: var
 footer { margin-top: 36px; padding-top: 8px; border-top: 1px solid var(--line); font-size: 12px; color: var(--muted); }
 )css";
 
+}  // namespace
+
+std::string page_html(const std::string& title, const std::string& version, const std::string& body_html,
+                      const std::string& footer_html) {
+  std::string s;
+  s.reserve(body_html.size() + (1 << 12));
+  s += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>";
+  s += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>";
+  s += "<meta name=\"color-scheme\" content=\"light dark\"/>";
+  s += "<meta name=\"generator\" content=\"ampscope " + escape(version) + "\"/>";
+  s += "<title>" + escape(title) + "</title><style>" + kStyle + "</style></head>\n<body><main>";
+  s += body_html;
+  s += "<footer>" + footer_html + "</footer></main></body></html>\n";
+  return s;
+}
+
+namespace {
+
 std::string file_name(const std::string& path) {
   const auto name = std::filesystem::path(path).filename().string();
   return name.empty() ? path : name;
@@ -231,23 +249,14 @@ std::string render_html(const ReportData& d) {
   const bool comparison = d.kind == ReportData::Kind::kComparison && d.comparison;
   std::string title =
       "ampscope report: " + (d.meta.model.empty() ? file_name(d.path) : d.meta.model);
-  std::string s;
-  s.reserve(1 << 16);
-  s += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>";
-  s += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>";
-  s += "<meta name=\"color-scheme\" content=\"light dark\"/>";
-  s += "<meta name=\"generator\" content=\"ampscope " + escape(d.ampscope_version) + "\"/>";
-  s += "<title>" + escape(title) + "</title><style>" + kStyle + "</style></head>\n<body><main>";
-  s += header_html(d);
-  s += verdict_html(d);
+  std::string body = header_html(d);
+  body += verdict_html(d);
   const bool ranks = d.kind == ReportData::Kind::kRanks && d.ranks && !d.ranks->ranks.empty();
-  s += comparison ? comparison_body(d) : ranks ? ranks_body(d) : session_body(d);
-  s += "<footer>" + escape(file_name(d.path)) + " \u00b7 report by ampscope " +
-       escape(d.ampscope_version);
+  body += comparison ? comparison_body(d) : ranks ? ranks_body(d) : session_body(d);
+  std::string footer = escape(file_name(d.path)) + " \u00b7 report by ampscope " + escape(d.ampscope_version);
   if (!d.meta.ampscope_version.empty() && d.meta.ampscope_version != d.ampscope_version)
-    s += " (recorded by ampscope " + escape(d.meta.ampscope_version) + ")";
-  s += "</footer></main></body></html>\n";
-  return s;
+    footer += " (recorded by ampscope " + escape(d.meta.ampscope_version) + ")";
+  return page_html(title, d.ampscope_version, body, footer);
 }
 
 void write_html_report(const ReportData& data, const std::string& out_path) {

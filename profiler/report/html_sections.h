@@ -46,6 +46,13 @@ std::string rich_text(const std::string& text);
 std::string dtypes_text(const std::vector<DtypeName>& in, const std::vector<DtypeName>& out);
 std::string recommendations_html(const std::vector<Recommendation>& recommendations);
 
+// The version the report names itself by (report_data.cpp: AMPSCOPE_VERSION).
+std::string report_version();
+
+// The whole page around a body: head, the one inline style sheet, footer (HTML).
+std::string page_html(const std::string& title, const std::string& version, const std::string& body_html,
+                      const std::string& footer_html);
+
 std::string session_body(const ReportData& data);     // html_session.cpp
 std::string readiness_html(const ReportData& data);   // html_readiness.cpp; "" without readiness
 std::string compiled_html(const ReportData& data);    // html_compiled.cpp; "" without compiled code

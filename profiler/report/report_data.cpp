@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "profiler/report/html_sections.h"
 #include "profiler/report/verdict.h"
 
 // The build writing the report; kept in step with `ampscope --version` and SessionMeta's.
@@ -31,6 +32,10 @@ bool reduced_precision(const VariantRun& run) {
 }
 
 }  // namespace
+
+namespace report_detail {
+std::string report_version() { return AMPSCOPE_VERSION; }
+}  // namespace report_detail
 
 void finish_report(ReportData& d) {
   if (d.ampscope_version.empty()) d.ampscope_version = AMPSCOPE_VERSION;

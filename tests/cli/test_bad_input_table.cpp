@@ -420,6 +420,7 @@ const std::map<std::string, Generator>& generators() {
       {"config-bad-value", file("run.toml", "[train]\nprecision = \"fp8\"\n")},
       // session files
       {"session-missing", nothing},
+      {"session-missing-diff", nothing},
       {"session-not-sqlite", file("s.ampscope", "this is not what you think it is\n")},
       {"session-not-sqlite-report", file("s.ampscope", "this is not what you think it is\n")},
       {"session-empty", file("s.ampscope", "")},
@@ -460,6 +461,7 @@ const std::map<std::string, Generator>& generators() {
       {"out-compare-exists", file("c.ampscope", "precious")},
       {"out-compare-no-directory", nothing},
       {"out-report-exists", file("r.html", "precious")},
+      {"out-diff-html-exists", file("r.html", "precious")},
       {"out-report-directory", directory("r.html")},
       {"out-report-no-directory", nothing},
       {"out-report-own-input", session_copy([](std::string s) { return s; })},

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -263,9 +264,15 @@ TEST_F(CompiledCapture, DiffSetsTheEagerRunBesideTheCompiledOne) {
                      p.at("compiled_cpu_ms").get<double>() > 0;
   EXPECT_TRUE(forward_timed) << d.at("phases").dump();
 
-  const auto text = ampscope::test::ampscope(fmt::format("diff '{}' '{}'", eager.string(), compiled.string()));
+  const auto page = dir_ / "diff.html";
+  const auto text = ampscope::test::ampscope(
+      fmt::format("diff '{}' '{}' --html '{}'", eager.string(), compiled.string(), page.string()));
   ASSERT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("Torch-Compiled Region"), std::string::npos) << text.output;
+  std::ifstream html_in(page);
+  const std::string html((std::istreambuf_iterator<char>(html_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("layers.0"), std::string::npos);
+  EXPECT_NE(html.find("Torch-Compiled Region"), std::string::npos);
   // A missing session: one line, exit 1.
   const auto missing = ampscope::test::ampscope(fmt::format("diff '{}' '{}'", (dir_ / "none.ampscope").string(),
                                                             compiled.string()));
