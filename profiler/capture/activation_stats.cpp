@@ -22,10 +22,6 @@ namespace {
 enum Slot { kNonfinite, kMaxAbs, kFormatCounts };
 constexpr int kRowSize = kFormatCounts + kCountsPerFormat * kFloatFormatCount;
 
-bool widened_on_the_host(at::ScalarType t) {
-  return t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble;
-}
-
 // One pass's table, [outputs, kRowSize] float64. float32 holds every bound of every
 // format exactly (float_formats.h), so fp16 and bf16 outputs need no float64 copy; a
 // float64 output makes the pass float64.
@@ -71,12 +67,12 @@ void ActivationRecorder::on_module_output(const std::string& scope_name, const a
   if (!held_.empty() && held_bytes_ + bytes > held_bytes_bound_) run_pass();
   captures_.push_back({module, output.scalar_type(), output.numel()});
   Held h{captures_.size() - 1, at::Tensor(), output.unsafeGetTensorImpl()->version_counter(), 0};
-  if (copy_when_seen_[module] || !widened_on_the_host(output.scalar_type())) {
+  if (copy_when_seen_[module] || !widened_on_the_cpu(output.scalar_type())) {
     // A copy (an op): this module changes its outputs in place later, or the dtype
     // (fp8) has no host widening loop. No version to watch.
     at::NoGradGuard no_grad;
     OwnWork own(source_);
-    h.flat = widened_on_the_host(output.scalar_type()) ? flat_elements(output).clone()
+    h.flat = widened_on_the_cpu(output.scalar_type()) ? flat_elements(output).clone()
                                                          : flat_elements(output).to(at::kFloat);
     h.version = c10::VariableVersion(c10::VariableVersion::DISABLED);
   } else {

@@ -62,6 +62,10 @@ at::Tensor to_device(at::Tensor host, at::Device device) {
 
 }  // namespace
 
+bool widened_on_the_cpu(at::ScalarType t) {
+  return t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble;
+}
+
 at::Tensor host_values_on(const std::vector<int64_t>& values, at::Device device) {
   return to_device(at::tensor(values, at::kLong), device);
 }

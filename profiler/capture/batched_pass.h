@@ -25,6 +25,11 @@ inline constexpr int64_t kPassElements = int64_t{1} << 24;
 // keeps the storage alive, not the graph.
 at::Tensor flat_elements(const at::Tensor& t);
 
+// The dtypes the passes' CPU loops read in place, widening each element as ATen's
+// copy would: fp16, bf16, float32, float64 (batched_pass.cpp's copy, range_stats_cpu,
+// quantization_sim's packing; an activation of another dtype is copied to float32).
+bool widened_on_the_cpu(at::ScalarType t);
+
 struct PassMember {
   size_t slot;      // the caller's index of this tensor (results go back there)
   at::Tensor flat;  // flat_elements of it

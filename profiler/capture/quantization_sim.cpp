@@ -80,15 +80,17 @@ void round_to_fp8(at::Tensor& values, QuantElement e, Scratch& scratch) {
 // A small tensor (block scales) cast to fp8 and back.
 at::Tensor fp8_rounded(const at::Tensor& t, QuantElement e) { return t.to(fp8_dtype(e)).to(at::kFloat); }
 
-// Round to nearest even onto e2m1's grid {0, 0.5, 1, 1.5, 2, 3, 4, 6}, for 0 <= x <= 6,
-// in place. The grid step is half the power of two at or below x (0.5 below 2, 1
-// below 4, 2 above; 0.5 in the subnormal range below 1): adding M = that power
-// (at least 1) times 2^22, whose float32 ulp is that step, and subtracting it
-// again rounds x to the step, ties to even as the format does.
-void round_to_e2m1(at::Tensor& x, Scratch& scratch) {
+// round_to_grid (quantization_block_sums_cpu.h) as ATen ops, in place: e2m1's
+// rounding on any device. M = 2^(max(exponent of x, min normal exponent) + 23 -
+// mantissa bits) is the power of two at or below x, floored, times 2^(23 - mantissa
+// bits); adding and subtracting it rounds x to the grid, ties to even. (fp8 keeps
+// ATen's own casts: they are the reference the CPU kernel is tested against.)
+void round_on_grid(at::Tensor& x, RoundingGrid grid, Scratch& scratch) {
   at::Tensor bits = scratch.words.narrow(0, 0, x.numel()).view(x.sizes());
   at::bitwise_and_out(bits, x.view(at::kInt), 0x7F800000);
-  const at::Tensor magic = bits.view(at::kFloat).clamp_min_(1.0).mul_(std::ldexp(1.0, 22));
+  const at::Tensor magic = bits.view(at::kFloat)
+                               .clamp_min_(std::ldexp(1.0, grid.min_normal_exponent))
+                               .mul_(std::ldexp(1.0, 23 - grid.mantissa_bits));
   x.add_(magic).sub_(magic);
 }
 
@@ -148,10 +150,7 @@ PlannedMatrix plan(const at::Tensor& m) {
   return p;
 }
 
-bool packs_on_cpu(const PlannedMatrix& m) {
-  const at::ScalarType t = m.source.scalar_type();
-  return m.source.is_cpu() && (t == at::kFloat || t == at::kBFloat16 || t == at::kHalf || t == at::kDouble);
-}
+bool packs_on_cpu(const PlannedMatrix& m) { return m.source.is_cpu() && widened_on_the_cpu(m.source.scalar_type()); }
 
 // A matrix's rows into the buffer as float32 magnitudes, non-finite values as 0,
 // each row padded with zeros: what the ATen path's copy, abs_ and nan_to_num_ make,
@@ -365,7 +364,7 @@ Quantized quantized(const Packed& p, const QuantFormatSpec& spec, const FormatSc
   q.dequantized = scratch.values.narrow(0, 0, magnitudes.numel()).view(magnitudes.sizes());
   at::mul_out(q.scaled, magnitudes, s.quantize.unsqueeze(1));
   at::clamp_max_out(q.dequantized, q.scaled, quant_element_limits(spec.element).max);
-  if (spec.element == QuantElement::e2m1) round_to_e2m1(q.dequantized, scratch);
+  if (spec.element == QuantElement::e2m1) round_on_grid(q.dequantized, rounding_grid(spec.element), scratch);
   else round_to_fp8(q.dequantized, spec.element, scratch);
   if (s.divide) q.dequantized.div_(s.dequantize.unsqueeze(1));
   else q.dequantized.mul_(s.dequantize.unsqueeze(1));

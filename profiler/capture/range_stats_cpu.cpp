@@ -16,10 +16,6 @@ namespace {
 // summed into its own row, so one embedding gradient still uses every thread.
 constexpr int64_t kChunkElements = int64_t{1} << 16;
 
-bool widened_here(at::ScalarType t) {
-  return t == at::kFloat || t == at::kDouble || t == at::kBFloat16 || t == at::kHalf;
-}
-
 struct Layout {
   int64_t places;  // bins of places: bounds + 1
   int log2_min, log2_bins;
@@ -130,7 +126,7 @@ void run(const std::vector<PassMember>& members, double magnitude_scale, const s
 
 bool range_stats_on_cpu(const std::vector<PassMember>& members) {
   return !members.empty() && std::all_of(members.begin(), members.end(), [](const PassMember& m) {
-    return m.flat.is_cpu() && m.flat.is_contiguous() && widened_here(m.flat.scalar_type());
+    return m.flat.is_cpu() && m.flat.is_contiguous() && widened_on_the_cpu(m.flat.scalar_type());
   });
 }
 

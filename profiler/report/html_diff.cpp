@@ -1,9 +1,7 @@
 #include "profiler/report/html_diff.h"
 
-#include <cstdio>
-#include <filesystem>
-
 #include "profiler/export/export_util.h"
+#include "profiler/number_text.h"
 #include "profiler/report/html_sections.h"
 #include "profiler/report/report_format.h"
 
@@ -12,28 +10,19 @@ namespace {
 
 using namespace report_detail;
 
-std::string ms(double v) {
-  if (v <= 0) return "\u2014";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f ms", v);
-  return buf;
-}
+// "—" for a phase or region a run did not record.
+std::string ms(double v) { return v > 0 ? text::printf_string("%.3f ms", v) : "\u2014"; }
 
 std::string ratio(double eager, double compiled) {
-  if (eager <= 0 || compiled <= 0) return "";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f\u00d7", eager / compiled);
-  return buf;
+  return eager > 0 && compiled > 0 ? text::printf_string("%.2f\u00d7", eager / compiled) : "";
 }
-
-std::string name_of(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
 }  // namespace
 
 std::string render_diff_html(const EagerVsCompiled& d, const std::string& eager_path,
                              const std::string& compiled_path) {
   std::string body = "<header><h1>Eager and compiled runs</h1><p class=\"subtitle\">" +
-                     escape(name_of(eager_path)) + " \u2192 " + escape(name_of(compiled_path)) + "</p></header>";
+                     escape(file_name(eager_path)) + " \u2192 " + escape(file_name(compiled_path)) + "</p></header>";
   const auto speedup = d.speedup();
   body += figures_html({{"eager step", ms(d.eager_step_ms)},
                         {"compiled step", ms(d.compiled_step_ms)},
@@ -88,7 +77,7 @@ std::string render_diff_html(const EagerVsCompiled& d, const std::string& eager_
                                         rows));
   }
   return page_html("ampscope: eager and compiled runs", report_version(), body,
-                   escape(name_of(eager_path) + " \u00b7 " + name_of(compiled_path)) + " \u00b7 ampscope " +
+                   escape(file_name(eager_path) + " \u00b7 " + file_name(compiled_path)) + " \u00b7 ampscope " +
                        escape(report_version()));
 }
 

@@ -87,12 +87,12 @@ std::string page_html(const std::string& title, const std::string& version, cons
   return s;
 }
 
-namespace {
-
 std::string file_name(const std::string& path) {
   const auto name = std::filesystem::path(path).filename().string();
   return name.empty() ? path : name;
 }
+
+namespace {
 
 void add_meta(std::string& out, const std::string& key, const std::string& value) {
   if (value.empty()) return;

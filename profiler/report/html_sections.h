@@ -46,6 +46,9 @@ std::string rich_text(const std::string& text);
 std::string dtypes_text(const std::vector<DtypeName>& in, const std::vector<DtypeName>& out);
 std::string recommendations_html(const std::vector<Recommendation>& recommendations);
 
+// A path's file name, for headers and footers (the path itself when it has none).
+std::string file_name(const std::string& path);
+
 // The version the report names itself by (report_data.cpp: AMPSCOPE_VERSION).
 std::string report_version();
 

@@ -110,39 +110,33 @@ TEST(Verdict, AVariantThatFinishedNothingSaysWhy) {
 // unprofiled steps' median and the overhead, or says that every step was profiled.
 TEST(Verdict, TheStepTimeSaysWhatCaptureCost) {
   ReportData d = session_report(make_fixture());
-  const auto timing = [](int64_t recorded, int64_t unrecorded, int64_t sampled, double recorded_ms,
-                         double unrecorded_ms, double sampled_ms) {
-    StepTiming t;
+  // The verdict's text for these step times.
+  const auto verdict_with = [&](int64_t recorded, int64_t unrecorded, int64_t sampled, double recorded_ms,
+                                double unrecorded_ms, double sampled_ms) {
+    StepTiming& t = d.step_timing;
     t.recorded_steps = recorded;
     t.unrecorded_steps = unrecorded;
     t.sampled_steps = sampled;
     t.recorded_median_ms = recorded_ms;
     t.unrecorded_median_ms = unrecorded_ms;
     t.sampled_median_ms = sampled_ms;
-    return t;
+    finish_report(d);
+    return joined(d.verdict);
   };
-  d.step_timing = timing(4, 36, 0, 21.0, 19.0, 0.0);
-  finish_report(d);
-  auto v = joined(d.verdict);
+  auto v = verdict_with(4, 36, 0, 21.0, 19.0, 0.0);
   EXPECT_NE(v.find("median step 19.0 ms over 36 unprofiled steps; 4 profiled steps 21.0 ms (capture overhead 1.1\u00d7)"),
             std::string::npos)
       << v;
-  d.step_timing = timing(4, 0, 0, 33.2, 0.0, 0.0);
-  finish_report(d);
-  v = joined(d.verdict);
+  v = verdict_with(4, 0, 0, 33.2, 0.0, 0.0);
   EXPECT_NE(v.find("median step 33.2 ms; every step was profiled, so this includes capture"), std::string::npos) << v;
   // Gradient samples cost far more than recording ops: their steps are stated apart
   // (the H200's --every 10: recorded steps 1.2x, samples 207 steps).
-  d.step_timing = timing(4, 32, 4, 28.0, 23.0, 4783.0);
-  finish_report(d);
-  v = joined(d.verdict);
+  v = verdict_with(4, 32, 4, 28.0, 23.0, 4783.0);
   EXPECT_NE(v.find("median step 23.0 ms over 32 unprofiled steps; 4 profiled steps 28.0 ms (capture overhead 1.2\u00d7); "
                    "4 gradient-sampled steps 4,783 ms (a sample adds 207 steps)"),
             std::string::npos)
       << v;
-  d.step_timing = timing(36, 0, 4, 40.9, 0.0, 4805.0);
-  finish_report(d);
-  v = joined(d.verdict);
+  v = verdict_with(36, 0, 4, 40.9, 0.0, 4805.0);
   EXPECT_NE(v.find("median step 40.9 ms; every step was profiled, so this includes capture; 4 gradient-sampled steps "
                    "4,805 ms (a sample adds 116 steps)"),
             std::string::npos)
