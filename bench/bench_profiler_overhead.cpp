@@ -155,10 +155,28 @@ size_t to_records(Batch&& batch) {
 std::unique_ptr<at::ObserverContext> ignore_enter(const at::RecordFunction&) { return nullptr; }
 void ignore_exit(const at::RecordFunction&, at::ObserverContext*) {}
 
-void per_op_cost(benchmark::State& state) {
+engine::TrainConfig tiny_gpt_config() {
   engine::TrainConfig config = gpt_config(engine::DeviceChoice::kCPU, 64);
   config.model.seq_len = 8;
   config.batch_size = 2;
+  return config;
+}
+
+// Issue #27's launch-bound MLP: 64 layers of width 32, batch 16, bf16 autocast
+// (about 8,000 ops a step, casts and backward nodes among them).
+engine::TrainConfig launch_bound_mlp_config(int64_t layers) {
+  engine::TrainConfig config;
+  config.model.kind = engine::ModelKind::kMLP;
+  config.model.layers = layers;
+  config.model.width = 32;
+  config.batch_size = 16;
+  config.precision = engine::Precision::kBF16;
+  config.device = engine::DeviceChoice::kCPU;
+  config.steps = 1'000'000;
+  return config;
+}
+
+void per_op_cost(benchmark::State& state, const engine::TrainConfig& config) {
   engine::TrainingRun run(config);
   profiler::OpObserver observer;
   int64_t step = 1;
@@ -255,15 +273,7 @@ void tiny_op_cost(benchmark::State& state) {
 }
 
 void gradient_sample_cost(benchmark::State& state, int64_t layers) {
-  engine::TrainConfig config;
-  config.model.kind = engine::ModelKind::kMLP;
-  config.model.layers = layers;
-  config.model.width = 32;
-  config.batch_size = 16;
-  config.precision = engine::Precision::kBF16;
-  config.device = engine::DeviceChoice::kCPU;
-  config.steps = 1'000'000;
-  engine::TrainingRun run(config);
+  engine::TrainingRun run(launch_bound_mlp_config(layers));
   profiler::ProfilerOptions options;
   options.window_start = int64_t{1} << 50;  // no op recording: the statistics alone
   options.gradient_every = 2;               // even steps sampled, odd ones plain
@@ -315,12 +325,15 @@ int main(int argc, char** argv) {
         ->ReportAggregatesOnly(true);
   }
   if (device == engine::DeviceChoice::kCPU) {
-    benchmark::RegisterBenchmark("profiling/cpu/gpt64-tiny/per_op", per_op_cost)
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond)
-        ->MinTime(3.0)
-        ->Repetitions(3)
-        ->ReportAggregatesOnly(true);
+    for (const auto& [name, config] : {std::pair{"gpt64-tiny", tiny_gpt_config()},
+                                       std::pair{"mlp64x32", launch_bound_mlp_config(64)}})
+      benchmark::RegisterBenchmark(fmt::format("profiling/cpu/{}/per_op", name).c_str(),
+                                   [config](benchmark::State& s) { per_op_cost(s, config); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond)
+          ->MinTime(3.0)
+          ->Repetitions(3)
+          ->ReportAggregatesOnly(true);
     for (const int64_t layers : {4, 64})
       benchmark::RegisterBenchmark(fmt::format("profiling/cpu/mlp{}x32/gradient_sample", layers).c_str(),
                                    [layers](benchmark::State& s) { gradient_sample_cost(s, layers); })

@@ -89,6 +89,8 @@ void OpAggregator::add_ops(const std::vector<OpRecord>& ops) {
       cast_for = parent->second.cast_for_row;  // inside a cast: its kernels are cast tax too
     }
     ops_[op.id] = OpLink{row, op.parent_id, op.step, cast_for, container};
+    if (op_ids_by_step_.empty() || op.step > op_ids_by_step_.back().first) op_ids_by_step_.emplace_back(op.step, 0);
+    op_ids_by_step_.back().second.push_back(op.id);
     newest_step_ = std::max(newest_step_, op.step);
   }
   // Kernels that came before their ops: every op of the batch is known now, parents included.
@@ -215,8 +217,9 @@ std::optional<std::string> OpAggregator::name_of(uint64_t op_id) const {
 
 void OpAggregator::forget_old_ops(int64_t current_step) {
   if (ops_.size() < 4096) return;
-  for (auto it = ops_.begin(); it != ops_.end();) {
-    it = it->second.step + op_memory_steps_ < current_step ? ops_.erase(it) : std::next(it);
+  while (!op_ids_by_step_.empty() && op_ids_by_step_.front().first + op_memory_steps_ < current_step) {
+    for (const uint64_t id : op_ids_by_step_.front().second) ops_.erase(id);
+    op_ids_by_step_.pop_front();
   }
 }
 

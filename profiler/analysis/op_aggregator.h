@@ -90,6 +90,11 @@ class OpAggregator {
   std::vector<OpStats> rows_;
   std::unordered_map<std::string, size_t> row_by_key_;
   std::unordered_map<uint64_t, OpLink> ops_;
+  // The ids in ops_ by the step they arrived with, oldest first, so forgetting a
+  // step's ops costs its own ops, not a scan of every op kept (64 steps of a
+  // launch-bound model is half a million). An op of an older step than the last
+  // one listed joins the last: kept a little longer, never dropped early.
+  std::deque<std::pair<int64_t, std::vector<uint64_t>>> op_ids_by_step_;
   int64_t newest_step_ = 0;
   int64_t unattributed_kernels_ = 0;
   int64_t unattributed_gpu_ns_ = 0;

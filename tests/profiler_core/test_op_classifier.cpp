@@ -174,6 +174,40 @@ TEST(OpAggregator, ParkingIsBoundedAndCounted) {
   EXPECT_EQ(agg.unattributed_kernels(), 2);
 }
 
+// Ops are remembered for the kernels that come late (op_memory_steps steps), then
+// forgotten step by step; an op that arrives after a newer step's ops is kept at
+// least as long as its step, never dropped early.
+TEST(OpAggregator, RemembersOpsForTheirStepsThenForgetsThem) {
+  OpAggregator agg(/*op_memory_steps=*/2);
+  const auto add_step = [&](int64_t step) {
+    std::vector<OpRecord> ops;
+    for (uint64_t i = 0; i < 3000; ++i)  // forgetting starts past 4,096 ops kept
+      ops.push_back(op(static_cast<uint64_t>(step) * 10000 + i, 0, "aten::add", OpCategory::kUnchanged, 0, 1, step));
+    agg.add_ops(ops);
+  };
+  for (int64_t step = 1; step <= 4; ++step) add_step(step);
+  EXPECT_FALSE(agg.step_of(10000).has_value());  // step 1: 1 + 2 < 4
+  EXPECT_FALSE(agg.step_of(12999).has_value());
+  EXPECT_EQ(agg.step_of(20000), 2);
+  EXPECT_EQ(agg.step_of(40000), 4);
+  agg.add_ops({op(39999, 0, "aten::mul", OpCategory::kUnchanged, 0, 1, 3)});  // late, after step 4's
+  add_step(5);
+  EXPECT_FALSE(agg.step_of(20000).has_value());
+  EXPECT_EQ(agg.step_of(30000), 3);
+  add_step(6);
+  EXPECT_FALSE(agg.step_of(30000).has_value());
+  EXPECT_EQ(agg.step_of(39999), 3);  // kept with step 4's ops
+  EXPECT_EQ(agg.step_of(40000), 4);
+  add_step(7);
+  EXPECT_FALSE(agg.step_of(39999).has_value());
+  EXPECT_FALSE(agg.step_of(40000).has_value());
+  EXPECT_EQ(agg.step_of(50000), 5);
+  EXPECT_EQ(agg.step_of(70000), 7);
+  // A kernel of a forgotten op waits (its op may never come again), one of a remembered op is joined.
+  agg.add_kernels({kernel(40000, 0, 5, false), kernel(70001, 0, 5, false)});
+  EXPECT_EQ(agg.parked_kernels(), 1u);
+}
+
 // Comparisons keep per-step times so one preempted step can be outvoted by a median.
 TEST(OpAggregator, KeepsPerStepTimesForTheFirstStepsWhenAsked) {
   OpAggregator agg(64, /*max_step_samples=*/2);
