@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstring>
 #include <deque>
 #include <optional>
@@ -25,12 +24,6 @@ namespace ampscope::profiler {
 namespace {
 
 std::atomic<OpObserver*> g_active{nullptr};
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 constexpr std::string_view kModulePrefix = engine::kModuleScopePrefix;
 constexpr std::string_view kPhasePrefix = "ampscope.phase:";
@@ -56,7 +49,8 @@ bool is_floating(const TensorDesc& t) {
 
 struct RawOp {
   uint64_t id = 0, parent_id = 0, forward_op_id = 0;
-  int64_t step = 0, sequence_nr = -1, start_ns = 0, end_ns = 0;
+  int64_t step = 0, sequence_nr = -1;
+  uint64_t start_ticks = 0, end_ticks = 0;  // tick_clock.h
   int64_t out_bytes = 0;  // what its outputs take: the cast bytes, if it turns out to be a cast
   uint32_t name = 0, module = 0, depth = 0;
   uint32_t first_tensor = 0, n_inputs = 0, n_outputs = 0;  // inputs, then outputs
@@ -91,6 +85,39 @@ struct OpBatch::Part {
   std::vector<int64_t> dims;  // input shapes, one op after another
   uint64_t over_budget = 0;   // ops finished but not kept: the thread's step budget was spent
 };
+
+namespace observer_detail {
+
+// Buffers of parts already read, kept with their capacity. A thread's buffer grows
+// to a step's ops (about 1.2 MB for 8,000 ops); a fresh one each step would be
+// fresh pages, faulted in one by one on the training thread as the step's ops are
+// written. The training thread takes one per recording thread per step; the
+// profiler's worker gives them back once it has made the records.
+class SpareParts {
+ public:
+  OpBatch::Part take() {
+    std::lock_guard lock(mutex_);
+    if (parts_.empty()) return {};
+    OpBatch::Part part = std::move(parts_.back());
+    parts_.pop_back();
+    return part;
+  }
+  void give_back(OpBatch::Part&& part) {
+    part.ops.clear();
+    part.tensors.clear();
+    part.dims.clear();
+    part.over_budget = 0;
+    std::lock_guard lock(mutex_);
+    if (parts_.size() < kKept) parts_.push_back(std::move(part));
+  }
+
+ private:
+  static constexpr size_t kKept = 8;  // the worker may be a few steps behind
+  std::mutex mutex_;
+  std::vector<OpBatch::Part> parts_;
+};
+
+}  // namespace observer_detail
 
 struct OpObserver::ThreadState {
   uint64_t thread_number = 0;
@@ -358,12 +385,12 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   describe_inputs(fn, ts.pending_tensors, ts.pending_dims);
   r.n_inputs = static_cast<uint32_t>(ts.pending_tensors.size() - op.pending_tensor);
   if (self->hooks_) self->hooks_->push_external_id(r.id);
-  r.start_ns = now_ns();
+  r.start_ticks = read_ticks();
   return nullptr;
 }
 
 void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
-  const int64_t end = now_ns();
+  const uint64_t end = read_ticks();
   OpObserver* self = g_active.load(std::memory_order_acquire);
   if (self == nullptr) return;
   OpObserver::ThreadState& ts = self->thread_state();
@@ -386,7 +413,7 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
   if (self->hooks_) self->hooks_->pop_external_id();
   OpenOp& op = ts.open.back();
   RawOp& r = op.raw;
-  r.end_ns = end;
+  r.end_ticks = end;
   r.out_bytes = describe_outputs(fn, ts.pending_tensors);
   r.n_outputs = static_cast<uint32_t>(ts.pending_tensors.size() - op.pending_tensor - r.n_inputs);
   // The op (or one inside it) created the autograd node with its number iff the
@@ -432,9 +459,23 @@ const std::string& dtype_text(const TensorDesc& t) {
 }  // namespace
 
 OpBatch::OpBatch() = default;
-OpBatch::~OpBatch() = default;
+OpBatch::~OpBatch() { give_back_parts(); }
 OpBatch::OpBatch(OpBatch&&) noexcept = default;
-OpBatch& OpBatch::operator=(OpBatch&&) noexcept = default;
+OpBatch& OpBatch::operator=(OpBatch&& other) noexcept {
+  if (this != &other) {
+    give_back_parts();
+    parts_ = std::move(other.parts_);
+    ticks_ = other.ticks_;
+    spares_ = std::move(other.spares_);
+  }
+  return *this;
+}
+
+void OpBatch::give_back_parts() {
+  if (spares_)
+    for (Part& part : parts_) spares_->give_back(std::move(part));
+  parts_.clear();
+}
 
 size_t OpBatch::size() const {
   size_t n = 0;
@@ -458,7 +499,7 @@ std::vector<OpRecord> OpBatch::to_records() && {
   for (const Part& part : parts_)
     for (const RawOp& op : part.ops) order.emplace_back(&op, &part);
   std::sort(order.begin(), order.end(),
-            [](const auto& a, const auto& b) { return a.first->start_ns < b.first->start_ns; });
+            [](const auto& a, const auto& b) { return a.first->start_ticks < b.first->start_ticks; });
   all.reserve(order.size());
   for (const auto& [raw, part] : order) {
     const RawOp& op = *raw;
@@ -474,8 +515,8 @@ std::vector<OpRecord> OpBatch::to_records() && {
     r.depth = op.depth;
     r.autograd_node = op.autograd_node;
     r.thread_id = part->thread_number;
-    r.start_ns = op.start_ns;
-    r.end_ns = op.end_ns;
+    r.start_ns = ticks_.to_ns(op.start_ticks);
+    r.end_ns = ticks_.to_ns(op.end_ticks);
     const TensorDesc* t = part->tensors.data() + op.first_tensor;
     const int64_t* d = part->dims.data() + op.first_dim;
     r.input_dtypes.reserve(op.n_inputs);
@@ -493,13 +534,16 @@ std::vector<OpRecord> OpBatch::to_records() && {
     if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast)
       r.cast_bytes = op.out_bytes;
   }
-  parts_.clear();
+  give_back_parts();
   return all;
 }
 
 std::atomic<uint64_t> OpObserver::next_serial_{1};
 
-OpObserver::OpObserver() : forward_ops_(std::make_unique<SequenceTable>()), serial_(next_serial_.fetch_add(1)) {}
+OpObserver::OpObserver()
+    : forward_ops_(std::make_unique<SequenceTable>()),
+      serial_(next_serial_.fetch_add(1)),
+      spares_(std::make_shared<SpareParts>()) {}
 
 OpObserver::~OpObserver() { end_step(); }
 
@@ -528,6 +572,10 @@ OpObserver::ThreadState& OpObserver::thread_state() {
 void OpObserver::begin_step(int64_t step) {
   step_.store(step, std::memory_order_relaxed);
   step_first_op_id_ = next_id_.load(std::memory_order_relaxed);
+  if (!span_open_) {  // before any op of the span can be entered
+    span_start_ = read_tick_pair();
+    span_open_ = true;
+  }
   if (handle_ != 0) return;
   // Before publishing `this`: a callback that sees it sees the new generation.
   generation_.fetch_add(1, std::memory_order_relaxed);
@@ -553,17 +601,26 @@ void OpObserver::end_step() {
 
 OpBatch OpObserver::take() {
   OpBatch batch;
+  batch.spares_ = spares_;
+  // After every op taken here has finished; the next span starts here if ops go on.
+  const TickPair now = read_tick_pair();
+  batch.ticks_ = TickSpan(span_open_ ? span_start_ : now, now);
+  span_start_ = now;
+  span_open_ = recording();
   std::lock_guard registry(registry_mutex_);
   for (auto& ts : threads_) {
-    OpBatch::Part part;
+    OpBatch::Part part = spares_->take();  // the thread's next buffer: a spare has the room
     {
       std::lock_guard lock(ts->mutex);
-      if (ts->finished.ops.empty() && ts->finished.over_budget == 0) continue;
-      std::swap(part, ts->finished);
+      if (ts->finished.ops.empty() && ts->finished.over_budget == 0) {
+        spares_->give_back(std::move(part));
+        continue;
+      }
       // The thread records about as much next step: spare it the regrowth.
-      ts->finished.ops.reserve(part.ops.size());
-      ts->finished.tensors.reserve(part.tensors.size());
-      ts->finished.dims.reserve(part.dims.size());
+      part.ops.reserve(ts->finished.ops.size());
+      part.tensors.reserve(ts->finished.tensors.size());
+      part.dims.reserve(ts->finished.dims.size());
+      std::swap(part, ts->finished);
     }
     part.thread_number = ts->thread_number;
     batch.parts_.push_back(std::move(part));

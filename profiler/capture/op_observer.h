@@ -17,6 +17,9 @@
 // one reused array per thread; strings, dtype names and the autocast category
 // are made by OpBatch::to_records(), which the profiler runs on its worker.
 //
+// Timestamps are raw ticks (profiler/capture/tick_clock.h), made nanoseconds by
+// to_records().
+//
 // The callback is registered only for sampled steps (begin_step .. end_step),
 // so unsampled steps pay nothing.
 #include <atomic>
@@ -25,10 +28,15 @@
 #include <mutex>
 #include <vector>
 
+#include "profiler/capture/tick_clock.h"
 #include "profiler/cupti/activity_source.h"
 #include "profiler/records.h"
 
 namespace ampscope::profiler {
+
+namespace observer_detail {
+class SpareParts;
+}
 
 // Finished ops from every thread in the compact form the callbacks write. Moving
 // one is cheap, so the training thread hands it on as is.
@@ -51,7 +59,11 @@ class OpBatch {
 
  private:
   friend class OpObserver;
+  void give_back_parts();
   std::vector<Part> parts_;
+  TickSpan ticks_;  // the ops' ticks as steady-clock ns
+  // Where the parts' buffers go once read, for the observer's threads to fill again.
+  std::shared_ptr<observer_detail::SpareParts> spares_;
 };
 
 class OpObserver {
@@ -99,9 +111,13 @@ class OpObserver {
   const uint64_t serial_;  // keys thread-local state; unlike `this`, never reused
   uint64_t handle_ = 0;
   uint64_t step_first_op_id_ = 1;  // the caller's thread (begin_step's)
+  // Where the ticks of the ops not taken yet begin (the caller's thread).
+  TickPair span_start_;
+  bool span_open_ = false;
   std::mutex registry_mutex_;
   std::vector<std::shared_ptr<ThreadState>> threads_;
   uint32_t next_thread_number_ = 1;
+  const std::shared_ptr<observer_detail::SpareParts> spares_;
 };
 
 }  // namespace ampscope::profiler
