@@ -4,6 +4,9 @@ Same sizes, optimizer (AdamW, lr 1e-3, multi-tensor foreach=True as ampscope's
 default, or fused=True with --fused), attention (--attention sdpa|math), memory
 format (--channels-last), autocast dtype and loss scaler, data drawn from an
 in-memory set by random indices as ampscope's synthetic sources do. Prints one line per case: "<model> <precision> <median step ms>".
+With --torch-profiler, the peer of `ampscope profile`: blocks of 10 steps bare and 10 under
+torch.profiler.profile(record_shapes=True) (CPU activities, and CUDA's on cuda) take turns
+in one process; prints "<model> <precision> <bare ms> <profiled ms> <ratio>" (medians).
 With --inference, the peer of `ampscope compare --inference`: the model in eval mode, each
 batch's forward under torch.inference_mode() and the autocast, timed from the input on the
 device to the output (device synchronised on CUDA); prints the median ms per batch.
@@ -34,6 +37,7 @@ parser.add_argument("--attention", choices=("sdpa", "math"), default="sdpa")
 parser.add_argument("--fused", action="store_true")
 parser.add_argument("--channels-last", action="store_true")
 parser.add_argument("--inference", action="store_true")
+parser.add_argument("--torch-profiler", action="store_true")
 for size in ("layers", "width", "heads", "seq-len", "batch"):
     parser.add_argument("--" + size, type=int)
 args = parser.parse_args()
@@ -89,13 +93,27 @@ def median_step_ms(model_name, precision):
         if device == "cuda":
             torch.cuda.synchronize()
 
+    def timed_step():
+        t0 = time.perf_counter()
+        step()
+        return (time.perf_counter() - t0) * 1e3
+
     for _ in range(5):
         step()
     deadline = time.perf_counter() + seconds
+    if args.torch_profiler:
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if device == "cuda":
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        profiled = []
+        while time.perf_counter() < deadline or len(profiled) < 20:
+            times += [timed_step() for _ in range(10)]
+            with torch.profiler.profile(activities=activities, record_shapes=True):
+                step()  # the profiler's first step warms it up
+                profiled += [timed_step() for _ in range(10)]
+        return statistics.median(times), statistics.median(profiled)
     while time.perf_counter() < deadline or len(times) < 10:
-        t0 = time.perf_counter()
-        step()
-        times.append((time.perf_counter() - t0) * 1e3)
+        times.append(timed_step())
     return statistics.median(times)
 
 
@@ -136,5 +154,9 @@ def median_inference_ms(model_name, precision):
 
 for model_name in args.models.split(","):
     for precision in args.precisions.split(","):
+        if args.torch_profiler:
+            bare, profiled = median_step_ms(model_name, precision)
+            print(f"{model_name} {precision} {bare:.4f} {profiled:.4f} {profiled / bare:.3f}", flush=True)
+            continue
         ms = median_inference_ms(model_name, precision) if args.inference else median_step_ms(model_name, precision)
         print(f"{model_name} {precision} {ms:.4f}", flush=True)
