@@ -34,8 +34,10 @@ std::string with_os_error(sqlite3* db, int rc, std::string msg) {
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
 
 Db::Db(const std::string& path, int flags) : path_(path) {
-  // FULLMUTEX: a reader's const queries may come from several threads (GUI models).
-  int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
+  // FULLMUTEX: a reader's const queries may come from several threads (GUI models),
+  // unless the caller says its connection is one thread's at a time (NOMUTEX).
+  if ((flags & SQLITE_OPEN_NOMUTEX) == 0) flags |= SQLITE_OPEN_FULLMUTEX;
+  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);

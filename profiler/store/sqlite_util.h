@@ -26,7 +26,8 @@ std::string quoted(const std::string& path);
 class Db {
  public:
   Db() = default;
-  // flags: SQLITE_OPEN_READONLY or SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE.
+  // flags: SQLITE_OPEN_READONLY or SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, and
+  // SQLITE_OPEN_NOMUTEX for a connection only one thread at a time uses (no lock per call).
   Db(const std::string& path, int flags);
   ~Db();
   Db(Db&& other) noexcept;
