@@ -7,9 +7,9 @@
 namespace ampscope::profiler::store_detail {
 
 void bind_op(Stmt& s, int first, const OpRecord& op, EncodedOp& keep) {
-  keep.input_dtypes = encode_strings(op.input_dtypes);
-  keep.input_shapes = encode_shapes(op.input_shapes);
-  keep.output_dtypes = encode_strings(op.output_dtypes);
+  encode_strings_into(keep.input_dtypes, op.input_dtypes);
+  encode_shapes_into(keep.input_shapes, op.input_shapes);
+  encode_strings_into(keep.output_dtypes, op.output_dtypes);
   BindCursor b(s, first);
   b.value(op.id).value(op.parent_id).value(op.step).text(op.name).text(to_string(op.phase));
   b.text(to_string(op.category)).text(op.module).value(op.sequence_nr).value(op.forward_op_id);

@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <charconv>
+
 namespace ampscope::profiler::store_detail {
 
 // Times are int64 ns on the profiler clock; ids are uint64 stored as int64 (bit
@@ -21,6 +24,9 @@ namespace ampscope::profiler::store_detail {
 // (issue #30) are additive tables too: older files lack them and read as having none.
 // So is compiled_kernels (torch.compile'd code's kernels with the graph ops each
 // fused, issue #28), replaced as a whole like op_stats.
+// ops has no index on start_ns (files before 2026-11-26 have one, ops_by_start): ops
+// are read by step and sorted within the steps read, and keeping a second index
+// in step with a million rows a second was a fifth of the writer's time.
 // Each table's columns are also listed in row_codec.h, which the writer and the
 // reader build their SQL from: a column added here goes there too, in the same
 // place (test_store_columns checks every table).
@@ -37,7 +43,6 @@ CREATE TABLE ops(
   thread_id INTEGER, start_ns INTEGER, end_ns INTEGER, input_dtypes TEXT,
   input_shapes TEXT, output_dtypes TEXT, cast_bytes INTEGER, autograd_node INTEGER);
 CREATE INDEX ops_by_step ON ops(step);
-CREATE INDEX ops_by_start ON ops(start_ns);
 CREATE TABLE kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE kernels(
   id INTEGER PRIMARY KEY, kind TEXT, correlation_id INTEGER, op_id INTEGER, step INTEGER,
@@ -105,6 +110,12 @@ namespace {
 
 void append_json_string(std::string& out, const std::string& s) {
   out += '"';
+  // Dtype names never need escaping: one append for the whole name.
+  if (std::none_of(s.begin(), s.end(), [](unsigned char c) { return c == '"' || c == '\\' || c < 0x20; })) {
+    out += s;
+    out += '"';
+    return;
+  }
   for (unsigned char c : s) {
     if (c == '"' || c == '\\') {
       out += '\\';
@@ -123,28 +134,39 @@ void append_json_string(std::string& out, const std::string& s) {
 
 }  // namespace
 
-std::string encode_strings(const std::vector<std::string>& values) {
-  std::string out = "[";
+void encode_strings_into(std::string& out, const std::vector<std::string>& values) {
+  out.assign(1, '[');
   for (size_t i = 0; i < values.size(); ++i) {
     if (i) out += ',';
     append_json_string(out, values[i]);
   }
   out += ']';
-  return out;
 }
 
-std::string encode_shapes(const std::vector<Shape>& shapes) {
-  std::string out = "[";
+void encode_shapes_into(std::string& out, const std::vector<Shape>& shapes) {
+  out.assign(1, '[');
+  char digits[24];
   for (size_t i = 0; i < shapes.size(); ++i) {
     if (i) out += ',';
     out += '[';
     for (size_t j = 0; j < shapes[i].size(); ++j) {
       if (j) out += ',';
-      out += std::to_string(shapes[i][j]);
+      out.append(digits, std::to_chars(digits, digits + sizeof digits, shapes[i][j]).ptr);
     }
     out += ']';
   }
   out += ']';
+}
+
+std::string encode_strings(const std::vector<std::string>& values) {
+  std::string out;
+  encode_strings_into(out, values);
+  return out;
+}
+
+std::string encode_shapes(const std::vector<Shape>& shapes) {
+  std::string out;
+  encode_shapes_into(out, shapes);
   return out;
 }
 

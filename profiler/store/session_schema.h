@@ -27,6 +27,10 @@ extern const char* const kSchemaSql;
 // CLI and by json_extract(). Hand-written because the writer thread encodes every op.
 std::string encode_strings(const std::vector<std::string>& values);
 std::string encode_shapes(const std::vector<Shape>& shapes);
+// The same into `out` (replacing its text): a buffer reused row after row allocates
+// nothing once it has grown.
+void encode_strings_into(std::string& out, const std::vector<std::string>& values);
+void encode_shapes_into(std::string& out, const std::vector<Shape>& shapes);
 // Lenient: malformed text yields an empty list rather than failing a whole query.
 std::vector<std::string> decode_strings(std::string_view json);
 std::vector<Shape> decode_shapes(std::string_view json);
