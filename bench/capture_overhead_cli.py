@@ -10,6 +10,11 @@ inside those steps; the gradient ranges run after the timed part, see
 bench_profiler_overhead's gradient_sample for them).
 
     python3 bench/capture_overhead_cli.py --ampscope build/default/app/cli/ampscope [--repeats 3] [--steps 60]
+        [--baseline OLD_AMPSCOPE]
+
+--baseline: another build's ampscope (before a change); its `profile` and
+`profile --every 10` join the same rotation, as ratios to this build's `train`.
+docs/performance.md's figures were taken with OMP_NUM_THREADS=1.
 """
 import argparse
 import json
@@ -44,15 +49,21 @@ def main():
     parser.add_argument("--ampscope", default="build/default/app/cli/ampscope")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--baseline", help="another build's ampscope, measured in the same rotation")
     args = parser.parse_args()
-    medians = {m: [] for m in MODES}
+    runs = [(mode, args.ampscope, mode) for mode in MODES]
+    if args.baseline:
+        runs += [(mode, args.baseline, "baseline " + mode) for mode in MODES if mode != "train"]
+    medians = {label: [] for _, _, label in runs}
     every10 = {"recorded": [], "unrecorded": [], "gradient": []}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(args.repeats):
-            for mode in MODES:
-                times = run(args.ampscope, mode, args.steps, tmp)
+            for mode, ampscope, label in runs:
+                times = run(ampscope, mode, args.steps, tmp)
                 measured = {s: t for s, t in times.items() if s > 10}
-                medians[mode].append(statistics.median(measured.values()))
+                medians[label].append(statistics.median(measured.values()))
+                if label != mode:
+                    continue
                 if mode == "profile --every 10":
                     # Recorded: steps 1, 11, 21, ...; gradient samples: 10, 20, ... (--grad-every 10).
                     for s, t in measured.items():
@@ -61,7 +72,7 @@ def main():
     base = statistics.median(medians["train"])
     for mode, values in medians.items():
         m = statistics.median(values)
-        print(f"{mode:<20} median step {m:8.3f} ms  ({', '.join(f'{v:.3f}' for v in values)})  {m / base:.3f}x train")
+        print(f"{mode:<29} median step {m:8.3f} ms  ({', '.join(f'{v:.3f}' for v in values)})  {m / base:.3f}x train")
     for kind, values in every10.items():
         if values:
             m = statistics.median(values)
