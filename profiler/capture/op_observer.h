@@ -6,7 +6,8 @@
 // its open ops on a thread-local stack and appends finished records to its own
 // buffer (its own mutex, uncontended but for take()). take() runs on the
 // training thread at the end of a step. Lock order: registry_mutex_, then a
-// buffer's mutex. The hot path takes its own buffer's mutex, the sequence
+// buffer's mutex, then the spare parts' (SpareParts, which the worker also takes
+// alone when it gives parts back). The hot path takes its own buffer's mutex, the sequence
 // table's (ops that create an autograd node, backward nodes) and, for a name
 // its thread has not seen yet, the name table's (and registry_mutex_ once per
 // thread), each alone.
