@@ -13,6 +13,7 @@
 #include "profiler/capture/own_work.h"
 #include "profiler/capture/session_meta.h"
 #include "profiler/capture/step_record.h"
+#include "profiler/capture/tick_clock.h"
 #include "profiler/analysis/tensor_core_eligibility.h"
 #include "profiler/process_identity.h"
 #include "profiler/session_meta_keys.h"
@@ -23,12 +24,6 @@ namespace {
 
 constexpr size_t kGradientHistorySteps = 64;
 constexpr auto kPublishInterval = std::chrono::milliseconds(100);
-
-int64_t steady_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -226,7 +221,7 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
       profiled_steps_since_flush_ = 0;
     }
   }
-  enqueue(StepJob{to_step_record(step, steady_now_ns())}, /*may_drop=*/false);  // never shed
+  enqueue(StepJob{to_step_record(step, steady_clock_ns())}, /*may_drop=*/false);  // never shed
   if (auto per_optimizer = to_optimizer_step_records(step); !per_optimizer.empty())
     append_optimizer_steps(std::move(per_optimizer));
 }
