@@ -67,11 +67,14 @@ with tempfile.TemporaryDirectory() as tmp:
     db.executemany("INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                    [(s, 2.0 / s, 1e-3, 65536.0, 0, 0, s, 1.0, 5.0, 1000.0, 1 << 20, 2 << 20, 3 << 20, s * 1000,
                      None if s == 1 else 1.5) for s in (1, 2)])
-    db.execute("INSERT INTO ops VALUES (1, 0, 1, 'aten::linear', 'forward', 'demoted', 'fc1', 7, 0, 0, 1, 100, 900, "
-               "'float,float,float', '[[8,16],[32,16],[32]]', 'c10::BFloat16', 0, 0)")
+    db.execute("INSERT INTO op_signatures VALUES (1, 'aten::linear', 'forward', 'demoted', 'fc1', "
+               "'float,float,float', '[[8,16],[32,16],[32]]', 'c10::BFloat16')")
+    db.execute("INSERT INTO op_calls VALUES (1, 0, 1, 1, 7, 0, 0, 1, 100, 900, 0, 0)")
     db.execute("INSERT INTO op_stats VALUES (1, 'aten::linear', 'fc1', 'forward', 'demoted', 'float', '[[8,16]]', "
-               "'c10::BFloat16', 2, 1600, 0, 0, 0, 0, 1, 64, 50, 0, 1, '', 1)")
-    db.execute("INSERT INTO gradients VALUES (2, 'fc1.weight', 65536.0, 512, x'0102', 0.0, 0.0, 0.01, 0.02, 0.0, "
+               "'c10::BFloat16', 2, 1600, 0, 0, 0, 0, 1, 64, 50, 0, 1, '', 1, 0)")
+    db.execute("INSERT INTO gradients(step, parameter, loss_scale, numel, log2_histogram, zero_fraction, "
+               "nonfinite_fraction, fp16_underflow_fraction, fp16_subnormal_fraction, fp16_overflow_fraction, "
+               "min_abs_nonzero, max_abs, norm) VALUES (2, 'fc1.weight', 65536.0, 512, x'0102', 0.0, 0.0, 0.01, 0.02, 0.0, "
                "1e-9, 0.5, 1.2)")
     db.commit()
     db.execute("VACUUM")

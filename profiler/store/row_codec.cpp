@@ -305,7 +305,9 @@ const std::vector<TableLayout>& session_table_layouts() {
   static const std::vector<TableLayout> layouts{
       layout("meta", {kMetaColumns}),
       layout("steps", {kStepColumns}),
-      layout("ops", {kOpColumns}),
+      layout("op_signatures", {kOpSignatureColumns}),
+      layout("op_calls", {kOpCallColumns}),
+      layout("ops", {kOpColumns}),  // a view of the two
       layout("kernel_names", {kAssignedId, kKernelNameColumns}),
       layout("kernels", {kAssignedId, kKernelColumns}),
       layout("kernel_stats", {kKernelStatColumns}),

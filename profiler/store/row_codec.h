@@ -142,15 +142,26 @@ void bind_scheduler_step(Stmt& stmt, int first, const SchedulerStepRecord& row);
 SchedulerStepRecord read_scheduler_step(const Stmt& stmt, int first);
 
 // ---- ops (row_codec_gpu.cpp) ----
+// A session stores each op signature once (op_signatures) and each op call as
+// integers referring to it (op_calls); the view `ops` joins them into kOpColumns,
+// which is also the table `ops` of files before format 2. Readers read `ops`.
 inline constexpr auto kOpColumns = std::to_array<std::string_view>(
     {"id", "parent_id", "step", "name", "phase", "category", "module", "sequence_nr", "forward_op_id", "depth",
      "thread_id", "start_ns", "end_ns", "input_dtypes", "input_shapes", "output_dtypes", "cast_bytes",
      "autograd_node"});
-struct EncodedOp {
+OpRecord read_op(const Stmt& stmt, int first);
+
+inline constexpr auto kOpSignatureColumns = std::to_array<std::string_view>(
+    {"id", "name", "phase", "category", "module", "input_dtypes", "input_shapes", "output_dtypes"});
+struct EncodedOpSignature {
   std::string input_dtypes, input_shapes, output_dtypes;
 };
-void bind_op(Stmt& stmt, int first, const OpRecord& op, EncodedOp& keep_alive);
-OpRecord read_op(const Stmt& stmt, int first);
+void bind_op_signature(Stmt& stmt, int first, int64_t id, const OpRecord& op, EncodedOpSignature& keep_alive);
+
+inline constexpr auto kOpCallColumns = std::to_array<std::string_view>(
+    {"id", "parent_id", "step", "signature_id", "sequence_nr", "forward_op_id", "depth", "thread_id", "start_ns",
+     "end_ns", "cast_bytes", "autograd_node"});
+void bind_op_call(Stmt& stmt, int first, const OpRecord& op, int64_t signature_id);
 
 // ---- kernel_names, kernels, kernel_stats, kernel_ops, kernel_enclosing_ops ----
 // Kernel names repeat millions of times: kernels and the kernel table refer to them by name_id.

@@ -6,17 +6,22 @@
 
 namespace ampscope::profiler::store_detail {
 
-void bind_op(Stmt& s, int first, const OpRecord& op, EncodedOp& keep) {
+void bind_op_signature(Stmt& s, int first, int64_t id, const OpRecord& op, EncodedOpSignature& keep) {
   encode_strings_into(keep.input_dtypes, op.input_dtypes);
   encode_shapes_into(keep.input_shapes, op.input_shapes);
   encode_strings_into(keep.output_dtypes, op.output_dtypes);
   BindCursor b(s, first);
-  b.value(op.id).value(op.parent_id).value(op.step).text(op.name).text(to_string(op.phase));
-  b.text(to_string(op.category)).text(op.module).value(op.sequence_nr).value(op.forward_op_id);
-  b.value(static_cast<int64_t>(op.depth)).value(op.thread_id).value(op.start_ns).value(op.end_ns);
-  b.text(keep.input_dtypes).text(keep.input_shapes).text(keep.output_dtypes).value(op.cast_bytes);
-  b.value(static_cast<int64_t>(op.autograd_node));
-  b.done(kOpColumns);
+  b.value(id).text(op.name).text(to_string(op.phase)).text(to_string(op.category)).text(op.module);
+  b.text(keep.input_dtypes).text(keep.input_shapes).text(keep.output_dtypes);
+  b.done(kOpSignatureColumns);
+}
+
+void bind_op_call(Stmt& s, int first, const OpRecord& op, int64_t signature_id) {
+  BindCursor b(s, first);
+  b.value(op.id).value(op.parent_id).value(op.step).value(signature_id).value(op.sequence_nr);
+  b.value(op.forward_op_id).value(static_cast<int64_t>(op.depth)).value(op.thread_id).value(op.start_ns);
+  b.value(op.end_ns).value(op.cast_bytes).value(static_cast<int64_t>(op.autograd_node));
+  b.done(kOpCallColumns);
 }
 
 OpRecord read_op(const Stmt& s, int first) {

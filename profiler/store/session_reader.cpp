@@ -116,8 +116,9 @@ SessionReader SessionReader::open(const std::string& path) {
   if (version < 1)
     throw StoreError(quoted(path) + " has an unknown session format (" + std::to_string(version) +
                      ")");
+  // ops is a table in format 1 and a view of op_signatures and op_calls since format 2.
   const int64_t tables = impl->scalar(
-      "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ('meta','steps','ops',"
+      "SELECT count(*) FROM sqlite_master WHERE type IN ('table','view') AND name IN ('meta','steps','ops',"
       "'kernel_names','kernels','kernel_stats','kernel_ops','gradients','op_stats')",
       "reading the schema");
   if (tables != 9) throw StoreError(quoted(path) + " is corrupt: session tables are missing");

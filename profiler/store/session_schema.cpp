@@ -24,9 +24,14 @@ namespace ampscope::profiler::store_detail {
 // (issue #30) are additive tables too: older files lack them and read as having none.
 // So is compiled_kernels (torch.compile'd code's kernels with the graph ops each
 // fused, issue #28), replaced as a whole like op_stats.
-// ops has no index on start_ns (files before 2026-11-26 have one, ops_by_start): ops
-// are read by step and sorted within the steps read, and keeping a second index
-// in step with a million rows a second was a fifth of the writer's time.
+// Format 2 (2026-11-26) stores ops as op_signatures (each distinct name, phase,
+// category, module and dtypes/shapes once) and op_calls (integers per call, referring
+// to a signature); the view `ops` joins them into the columns of format 1's table
+// `ops`, which readers read in both (format 1 files have that table and neither of
+// the two). The text columns were ~70 % of the file and most of the writer's time.
+// op_calls has no index on start_ns (files before 2026-11-26 have one on ops,
+// ops_by_start): ops are read by step and sorted within the steps read, and keeping a
+// second index in step with a million rows a second was a fifth of the writer's time.
 // Each table's columns are also listed in row_codec.h, which the writer and the
 // reader build their SQL from: a column added here goes there too, in the same
 // place (test_store_columns checks every table).
@@ -37,12 +42,20 @@ CREATE TABLE steps(
   skipped INTEGER, growth_tracker INTEGER, grad_norm REAL, step_time_ms REAL,
   samples_per_second REAL, mem_allocated_bytes INTEGER, mem_reserved_bytes INTEGER,
   mem_peak_bytes INTEGER, end_ns INTEGER, eval_loss REAL);
-CREATE TABLE ops(
-  id INTEGER PRIMARY KEY, parent_id INTEGER, step INTEGER, name TEXT, phase TEXT,
-  category TEXT, module TEXT, sequence_nr INTEGER, forward_op_id INTEGER, depth INTEGER,
-  thread_id INTEGER, start_ns INTEGER, end_ns INTEGER, input_dtypes TEXT,
-  input_shapes TEXT, output_dtypes TEXT, cast_bytes INTEGER, autograd_node INTEGER);
-CREATE INDEX ops_by_step ON ops(step);
+CREATE TABLE op_signatures(
+  id INTEGER PRIMARY KEY, name TEXT, phase TEXT, category TEXT, module TEXT,
+  input_dtypes TEXT, input_shapes TEXT, output_dtypes TEXT);
+CREATE TABLE op_calls(
+  id INTEGER PRIMARY KEY, parent_id INTEGER, step INTEGER,
+  signature_id INTEGER REFERENCES op_signatures(id), sequence_nr INTEGER,
+  forward_op_id INTEGER, depth INTEGER, thread_id INTEGER, start_ns INTEGER,
+  end_ns INTEGER, cast_bytes INTEGER, autograd_node INTEGER);
+CREATE INDEX op_calls_by_step ON op_calls(step);
+CREATE VIEW ops AS SELECT
+  c.id, c.parent_id, c.step, s.name, s.phase, s.category, s.module, c.sequence_nr,
+  c.forward_op_id, c.depth, c.thread_id, c.start_ns, c.end_ns, s.input_dtypes,
+  s.input_shapes, s.output_dtypes, c.cast_bytes, c.autograd_node
+  FROM op_calls c JOIN op_signatures s ON s.id = c.signature_id;
 CREATE TABLE kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE kernels(
   id INTEGER PRIMARY KEY, kind TEXT, correlation_id INTEGER, op_id INTEGER, step INTEGER,

@@ -15,12 +15,14 @@ namespace ampscope::profiler {
 // reader tell it from other SQLite databases.
 inline constexpr int32_t kSessionApplicationId = 0x414D5053;
 // PRAGMA user_version. Bump on any change an older reader would misread; additive
-// changes (a new table, a new meta key) keep the number.
-inline constexpr int32_t kSessionFormatVersion = 1;
+// changes (a new table, a new meta key) keep the number. Format 2: ops as signatures
+// and calls (session_schema.cpp); a format-1 reader would call such a file corrupt.
+inline constexpr int32_t kSessionFormatVersion = 2;
 
 namespace store_detail {
 
-// CREATE statements for format 1, run in one transaction by SessionWriter::create.
+// CREATE statements for the current format (kSessionFormatVersion), run in one
+// transaction by SessionWriter::create.
 extern const char* const kSchemaSql;
 
 // Compact JSON, e.g. ["float16","float32"] and [[2,8],[8]]: readable in the sqlite3

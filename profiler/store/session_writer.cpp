@@ -55,7 +55,8 @@ std::vector<std::pair<std::string, std::string>> meta_pairs(const SessionMeta& m
 struct SessionWriter::Statements {
   explicit Statements(const Db& db)
       : step(db, insert_sql("INSERT OR REPLACE", "steps", sd::kStepColumns).c_str(), "storing a step"),
-        op(db, insert_sql("INSERT OR REPLACE", "ops", sd::kOpColumns).c_str(), "storing ops"),
+        op_signature(db, insert_sql("INSERT", "op_signatures", sd::kOpSignatureColumns).c_str(), "storing ops"),
+        op_call(db, insert_sql("INSERT OR REPLACE", "op_calls", sd::kOpCallColumns).c_str(), "storing ops"),
         kernel(db, insert_sql("INSERT", "kernels", sd::kKernelColumns).c_str(), "storing kernels"),
         find_name(db, "SELECT id FROM kernel_names WHERE name=?1", "storing kernels"),
         add_name(db, insert_sql("INSERT", "kernel_names", sd::kKernelNameColumns).c_str(), "storing kernels"),
@@ -84,7 +85,7 @@ struct SessionWriter::Statements {
         clear_compiled_kernels(db, "DELETE FROM compiled_kernels", "storing compiled kernels"),
         compiled_kernel(db, insert_sql("INSERT", "compiled_kernels", sd::kCompiledKernelColumns).c_str(),
                         "storing compiled kernels") {}
-  Stmt step, op, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops, clear_kernel_enclosing_ops,
+  Stmt step, op_signature, op_call, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops, clear_kernel_enclosing_ops,
       kernel_stat, kernel_op, kernel_enclosing_op, gradient, activation, clear_op_stats, op_stat, meta, optimizer_step,
       readiness, scheduler_step, backward_check, clear_compiled_kernels, compiled_kernel;
 };
@@ -360,6 +361,7 @@ void SessionWriter::run() {
         sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
       in_transaction_ = false;
       kernel_name_ids_.clear();  // ids inserted by the rolled-back transaction are gone
+      op_signature_ids_.clear();  // and so may be signatures
       failed += items_in_txn;
       items_in_txn = 0;
     };
@@ -406,10 +408,15 @@ void SessionWriter::write(Item& item) {
     sd::bind_step(s.step, 1, *step);
     s.step.run();
   } else if (auto* ops = std::get_if<std::vector<OpRecord>>(&item)) {
-    sd::EncodedOp encoded;
+    sd::EncodedOpSignature encoded;
     for (const auto& op : *ops) {
-      sd::bind_op(s.op, 1, op, encoded);
-      s.op.run();
+      const auto signature = op_signature_ids_.find_or_add(op);
+      if (signature.is_new) {
+        sd::bind_op_signature(s.op_signature, 1, signature.id, op, encoded);
+        s.op_signature.run();
+      }
+      sd::bind_op_call(s.op_call, 1, op, signature.id);
+      s.op_call.run();
     }
   } else if (auto* kernels = std::get_if<std::vector<KernelRecord>>(&item)) {
     write_kernels(*kernels);

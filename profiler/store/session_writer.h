@@ -21,6 +21,7 @@
 #include "profiler/analysis/compiled_kernels.h"
 #include "profiler/analysis/quantization_readiness.h"
 #include "profiler/records.h"
+#include "profiler/store/op_signatures.h"
 #include "profiler/store/sqlite_util.h"
 
 namespace ampscope::profiler {
@@ -163,6 +164,7 @@ class SessionWriter {
   // Writer-thread state.
   std::unique_ptr<Statements> stmts_;
   std::unordered_map<std::string, int64_t> kernel_name_ids_;  // a cache of kernel_names
+  store_detail::OpSignatureIds op_signature_ids_;              // what op_signatures holds
   bool in_transaction_ = false;
   std::thread thread_;
 };

@@ -226,7 +226,7 @@ TEST(StoreRobustness, NewerFormatIsRefusedWithItsVersion) {
   sql(path, "PRAGMA user_version = 7");
   EXPECT_EQ(open_error(path), "'" + path +
                                   "' was written by a newer ampscope (session format 7; this "
-                                  "build reads up to 1)");
+                                  "build reads up to 2)");
 }
 
 // Sessions recorded before the fp8/bf16 shares lack their columns (an additive

@@ -131,7 +131,7 @@ TEST(StoreRoundTrip, EverythingWrittenReadsBackEqual) {
   write_fixture_file(path, f);
 
   const auto r = SessionReader::open(path);
-  EXPECT_EQ(r.format_version(), 1);
+  EXPECT_EQ(r.format_version(), 2);
   const SessionMeta m = r.meta();
   EXPECT_EQ(m.ampscope_version, f.meta.ampscope_version);
   EXPECT_EQ(m.created_utc, f.meta.created_utc);
