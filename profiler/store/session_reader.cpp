@@ -212,12 +212,18 @@ std::vector<OpRecord> SessionReader::ops(int64_t first_step, int64_t last_step) 
   return out;
 }
 
+// Counting ops and listing their steps need no signature: since format 2 they read
+// op_calls alone (count(*) through the view joins every row, 5x slower).
+const char* SessionReader::op_calls_table() const { return format_version_ >= 2 ? "op_calls" : "ops"; }
+
 int64_t SessionReader::op_count() const {
-  return impl_->scalar("SELECT count(*) FROM ops", "reading ops");
+  return impl_->scalar((std::string("SELECT count(*) FROM ") + op_calls_table()).c_str(), "reading ops");
 }
 
 std::vector<int64_t> SessionReader::op_steps() const {
-  Stmt s(impl_->db, "SELECT step FROM ops WHERE step > ?1 ORDER BY step LIMIT 1", "reading ops");
+  Stmt s(impl_->db,
+         (std::string("SELECT step FROM ") + op_calls_table() + " WHERE step > ?1 ORDER BY step LIMIT 1").c_str(),
+         "reading ops");
   std::vector<int64_t> out;
   int64_t after = std::numeric_limits<int64_t>::min();
   while (s.bind(1, after).step()) {

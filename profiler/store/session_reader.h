@@ -100,6 +100,7 @@ class SessionReader {
   struct Impl;
   explicit SessionReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+  const char* op_calls_table() const;
   int format_version_ = 0;
 };
 

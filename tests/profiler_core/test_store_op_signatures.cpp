@@ -171,7 +171,12 @@ TEST(StoreOpSignatures, RepeatedStepsStoreEachSignatureOnceAndEveryOpReadsBackAs
     w->close();
     ASSERT_EQ(w->last_error(), "");
   }
-  expect_same_ops(SessionReader::open(path).ops(), written);
+  const SessionReader reader = SessionReader::open(path);
+  expect_same_ops(reader.ops(), written);
+  EXPECT_EQ(reader.op_count(), static_cast<int64_t>(written.size()));
+  std::vector<int64_t> steps;
+  for (int s = 1; s <= kSteps; ++s) steps.push_back(s);
+  EXPECT_EQ(reader.op_steps(), steps);
   EXPECT_EQ(count(path, "SELECT count(*) FROM op_calls"), static_cast<int64_t>(written.size()));
   // Once each: as many rows as distinct signatures among the ops read back, and at
   // least the variants and their original (all distinct), whatever the fixture repeats.
@@ -190,6 +195,7 @@ TEST(StoreOpSignatures, AFormatOneSessionWithOpsAsATableReadsTheSameOps) {
   const Fixture f = make_fixture();
   test::write_fixture_file(path, f);
   const std::vector<OpRecord> before = SessionReader::open(path).ops();
+  const std::vector<int64_t> steps_before = SessionReader::open(path).op_steps();
   ASSERT_EQ(before.size(), f.ops.size());
   sql(path,
       "CREATE TABLE ops_v1 AS SELECT * FROM ops; DROP VIEW ops; DROP TABLE op_calls; DROP TABLE op_signatures;"
@@ -199,6 +205,8 @@ TEST(StoreOpSignatures, AFormatOneSessionWithOpsAsATableReadsTheSameOps) {
   EXPECT_EQ(old.format_version(), 1);
   expect_same_ops(old.ops(), before);
   EXPECT_EQ(old.op_count(), static_cast<int64_t>(f.ops.size()));
+  EXPECT_EQ(old.op_steps(), steps_before);
+  EXPECT_FALSE(steps_before.empty());
 }
 
 }  // namespace
