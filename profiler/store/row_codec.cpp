@@ -21,12 +21,20 @@ std::string column_list(Columns columns, std::string_view alias) {
 }
 
 std::string insert_sql(std::string_view verb, std::string_view table, Columns columns) {
-  std::string out = std::string(verb) + " INTO " + std::string(table) + "(" + column_list(columns) + ") VALUES(";
-  for (size_t i = 1; i <= columns.size(); ++i) {
-    if (i > 1) out += ',';
-    out += '?' + std::to_string(i);
+  return insert_rows_sql(verb, table, columns, 1);
+}
+
+std::string insert_rows_sql(std::string_view verb, std::string_view table, Columns columns, size_t rows) {
+  std::string out = std::string(verb) + " INTO " + std::string(table) + "(" + column_list(columns) + ") VALUES";
+  for (size_t row = 0; row < rows; ++row) {
+    out += row ? ",(" : "(";
+    for (size_t i = 1; i <= columns.size(); ++i) {
+      if (i > 1) out += ',';
+      out += '?' + std::to_string(row * columns.size() + i);
+    }
+    out += ')';
   }
-  return out + ")";
+  return out;
 }
 
 std::string select_columns(const Db& db, std::string_view table, Columns columns, std::span<const AddedColumn> added) {

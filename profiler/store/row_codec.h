@@ -47,6 +47,8 @@ constexpr std::array<std::string_view, (N + ...)> concat_columns(const std::arra
 std::string column_list(Columns columns, std::string_view alias = {});
 // "<verb> INTO table(a,b,c) VALUES(?1,?2,?3)", verb "INSERT" or "INSERT OR REPLACE".
 std::string insert_sql(std::string_view verb, std::string_view table, Columns columns);
+// The same for `rows` rows in one statement: row k's values at ?(k*n+1)..?(k*n+n).
+std::string insert_rows_sql(std::string_view verb, std::string_view table, Columns columns, size_t rows);
 
 // A column added to a table after files were written without it: such files read
 // `when_absent` (an SQL expression) in its place.

@@ -142,7 +142,8 @@ void expect_same_ops(const std::vector<OpRecord>& read, const std::vector<OpReco
 }
 
 // 50 steps of the fixture's ops and of ops one field apart from each other: every
-// op reads back as written, and the file holds each distinct signature once.
+// op reads back as written, in small batches and in a large one, and the file holds
+// each distinct signature once.
 TEST(StoreOpSignatures, RepeatedStepsStoreEachSignatureOnceAndEveryOpReadsBackAsWritten) {
   ScratchDir dir;
   const std::string path = dir / "s.ampscope";
@@ -151,7 +152,7 @@ TEST(StoreOpSignatures, RepeatedStepsStoreEachSignatureOnceAndEveryOpReadsBackAs
   for (OpRecord op : one_field_apart()) per_step.push_back(op);
   per_step.push_back(linear_op());
   constexpr int kSteps = 50;
-  std::vector<OpRecord> written;
+  std::vector<OpRecord> written, batch;
   {
     auto w = SessionWriter::create(path, f.meta);
     uint64_t next_id = 1;
@@ -166,8 +167,17 @@ TEST(StoreOpSignatures, RepeatedStepsStoreEachSignatureOnceAndEveryOpReadsBackAs
         op.cast_bytes = s;  // per call, not per signature
       }
       written.insert(written.end(), ops.begin(), ops.end());
-      w->append_ops(std::move(ops));
+      // The first half a batch a step; the second half in one batch of hundreds of ops,
+      // which the writer stores many rows to a statement, and the rest one by one.
+      if (s <= kSteps / 2) {
+        w->append_ops(std::move(ops));
+      } else {
+        batch.insert(batch.end(), ops.begin(), ops.end());
+      }
     }
+    ASSERT_GT(batch.size(), 100u);
+    ASSERT_NE(batch.size() % 32, 0u);
+    w->append_ops(std::move(batch));
     w->close();
     ASSERT_EQ(w->last_error(), "");
   }
