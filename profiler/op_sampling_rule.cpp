@@ -35,28 +35,44 @@ bool OpSamplingRule::selects(int64_t step) const {
   return (step - window_start_) % every_ == 0;
 }
 
-OpSamplingRule::Change OpSamplingRule::adjust(int64_t step, uint64_t backlog, uint64_t high, uint64_t low) {
+namespace {
+
+// How full the waiting records are, as a share of the nearer limit (1 = behind).
+double fullness(uint64_t batches, uint64_t ops, const OpSamplingRule::Limits& limits) {
+  double share = static_cast<double>(batches) / static_cast<double>(std::max<uint64_t>(limits.high_batches, 1));
+  if (limits.high_ops > 0) share = std::max(share, static_cast<double>(ops) / static_cast<double>(limits.high_ops));
+  return share;
+}
+
+}  // namespace
+
+OpSamplingRule::Change OpSamplingRule::adjust(int64_t step, Backlog waiting, const Limits& limits) {
   if (!selects(step)) return Change::kNone;
   ++selected_since_change_;
   if (fallbacks_.size() >= kMaxChanges) return Change::kNone;
-  if (backlog >= high) {
-    const bool settled = fallbacks_.empty() || (selected_since_change_ > kSelectedStepsBeforeWideningAgain &&
-                                                backlog >= fallbacks_.back().backlog);
+  const double now = fullness(waiting.batches, waiting.ops, limits);
+  if (now >= 1.0) {
+    // After a fall-back, widen again only when the wider stride has had time to show
+    // and what waits has not shrunk.
+    const Fallback* last = fallbacks_.empty() ? nullptr : &fallbacks_.back();
+    const bool settled = !last || (selected_since_change_ > kSelectedStepsBeforeWideningAgain &&
+                                   now >= fullness(last->backlog, last->ops_waiting, limits));
     if (!settled) return Change::kNone;
-    fall_back(step, backlog);
+    fall_back(step, waiting);
     return Change::kWidened;
   }
-  if (backlog <= low && current_every() > every_ && selected_since_change_ > kSelectedStepsBeforeNarrowing) {
-    fallbacks_.push_back({step, std::max(every_, current_every() / 2), backlog});
+  const bool drained = waiting.batches <= limits.low_batches && (limits.high_ops == 0 || waiting.ops <= limits.low_ops);
+  if (drained && current_every() > every_ && selected_since_change_ > kSelectedStepsBeforeNarrowing) {
+    fallbacks_.push_back({step, std::max(every_, current_every() / 2), waiting.batches, waiting.ops});
     selected_since_change_ = 0;
     return Change::kNarrowed;
   }
   return Change::kNone;
 }
 
-bool OpSamplingRule::fall_back(int64_t step, uint64_t backlog) {
+bool OpSamplingRule::fall_back(int64_t step, Backlog waiting) {
   if (!selects(step)) return false;
-  fallbacks_.push_back({step, current_every() * 2, backlog});
+  fallbacks_.push_back({step, current_every() * 2, waiting.batches, waiting.ops});
   selected_since_change_ = 0;
   return true;
 }
@@ -65,7 +81,7 @@ std::string OpSamplingRule::encode() const {
   std::string text;
   for (const Fallback& f : fallbacks_)
     text += (text.empty() ? "" : ";") + std::to_string(f.from_step) + ":" + std::to_string(f.every) + ":" +
-            std::to_string(f.backlog);
+            std::to_string(f.backlog) + ":" + std::to_string(f.ops_waiting);
   return text;
 }
 
@@ -75,11 +91,14 @@ std::optional<std::vector<OpSamplingRule::Fallback>> OpSamplingRule::decode(cons
   std::string item;
   while (std::getline(in, item, ';')) {
     Fallback f;
-    char colon1 = 0, colon2 = 0;
+    char colon1 = 0, colon2 = 0, colon3 = 0;
     std::istringstream fields(item);
     if (!(fields >> f.from_step >> colon1 >> f.every >> colon2 >> f.backlog) || colon1 != ':' || colon2 != ':' ||
-        !fields.eof() || f.every < 1 || f.from_step < 1)
+        f.every < 1 || f.from_step < 1)
       return std::nullopt;
+    // The op count came later: "step:every:batches" is an older session's.
+    if (!fields.eof() && (!(fields >> colon3 >> f.ops_waiting) || colon3 != ':')) return std::nullopt;
+    if (!fields.eof()) return std::nullopt;
     out.push_back(f);
   }
   return out;
@@ -98,8 +117,11 @@ std::string OpSamplingRule::describe(const std::vector<Fallback>& fallbacks) {
             std::to_string(widened ? f.from_step + f.every : f.from_step);
   }
   const Fallback& first = fallbacks.front();
-  line += ": the capture fell behind the training (" + std::to_string(first.backlog) +
-          " record batches waiting at step " + std::to_string(first.from_step) + ")" +
+  const std::string waiting = first.ops_waiting > 0 ? std::to_string(first.ops_waiting) + " op records in " +
+                                                           std::to_string(first.backlog) + " batches"
+                                                     : std::to_string(first.backlog) + " record batches";
+  line += ": the capture fell behind the training (" + waiting + " waiting at step " +
+          std::to_string(first.from_step) + ")" +
           (caught_up ? " and caught up as its queue drained" : "") +
           "; steps, losses and loss scales are complete";
   return line;

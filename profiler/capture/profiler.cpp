@@ -118,8 +118,9 @@ void Profiler::on_step_begin(int64_t step) {
   if (step_sink_.activations || step_sink_.backward) engine::activation_sink() = &step_sink_;
   if (!step_is_sampled(step)) return;
   // Over half full: the stride widens (this step shed); nearly empty for a while: it narrows.
-  const uint64_t high = std::max<size_t>(options_.queue_capacity / 2, 1), low = options_.queue_capacity / 8;
-  switch (op_rule_.adjust(step, recording_backlog(), high, low)) {
+  const OpSamplingRule::Limits limits{std::max<size_t>(options_.queue_capacity / 2, 1), options_.queue_capacity / 8,
+                                      options_.op_backlog_limit, options_.op_backlog_limit / 8};
+  switch (op_rule_.adjust(step, recording_backlog(), limits)) {
     case OpSamplingRule::Change::kWidened:
       pause_gpu_tracing();  // this step's kernels would have no ops to join
       return publish_rule_change();
@@ -134,16 +135,19 @@ void Profiler::on_step_begin(int64_t step) {
 }
 
 // --- issue 32: per-op records are shed only by the recorded rule ---------------------
-uint64_t Profiler::recording_backlog() {
-  size_t ops_waiting = 0;
+OpSamplingRule::Backlog Profiler::recording_backlog() {
+  OpSamplingRule::Backlog waiting;
   {
     std::lock_guard lock(queue_mutex_);
-    ops_waiting = ops_waiting_;
+    waiting = {op_batches_waiting_, op_records_waiting_};
   }
-  // The writer's queue in the same units: as full as the worker's would be.
-  const size_t writer_waiting =
-      writer_ ? writer_->backlog() * options_.queue_capacity / std::max<size_t>(writer_->capacity(), 1) : 0;
-  return std::max(ops_waiting, writer_waiting);
+  if (writer_) {
+    // The writer's queue in the worker's units: as full as the worker's would be.
+    waiting.batches = std::max<uint64_t>(
+        waiting.batches, writer_->backlog() * options_.queue_capacity / std::max<size_t>(writer_->capacity(), 1));
+    waiting.ops += writer_->ops_waiting();
+  }
+  return waiting;
 }
 
 void Profiler::publish_rule_change() {
@@ -312,7 +316,10 @@ void Profiler::enqueue(Job job, bool may_drop) {
       return;
     }
     records_waiting_ += record_batch;
-    ops_waiting_ += std::holds_alternative<OpsJob>(job);
+    if (const auto* ops = std::get_if<OpsJob>(&job)) {
+      ++op_batches_waiting_;
+      op_records_waiting_ += ops->ops.size();
+    }
     queue_.push_back(std::move(job));
   }
   queue_changed_.notify_one();
@@ -326,7 +333,10 @@ void Profiler::worker_loop() {
     Job job = std::move(queue_.front());
     queue_.pop_front();
     records_waiting_ -= is_record_batch(job);
-    ops_waiting_ -= std::holds_alternative<OpsJob>(job);
+    if (const auto* ops = std::get_if<OpsJob>(&job)) {
+      --op_batches_waiting_;
+      op_records_waiting_ -= ops->ops.size();
+    }
     busy_ = true;
     lock.unlock();
     process(job);

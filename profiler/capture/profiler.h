@@ -8,8 +8,9 @@
 //  - training thread: the TrainingObserver calls. It only moves records into
 //    the worker's queue and never waits. Steps (loss, loss scale, skips) and
 //    optimizer decisions are never dropped; a step's ops are taken only when
-//    the queue is less than half full at the step's start (or draining since the
-//    last fall-back), else the op sampling rule falls back to a wider stride
+//    the queue is less than half full and fewer than op_backlog_limit op records
+//    wait at the step's start (or draining since the last fall-back), else the op
+//    sampling rule falls back to a wider stride
 //    (OpSamplingRule, recorded in the session);
 //    kernel, gradient and activation batches drop and are counted when it is full.
 //  - profiler worker: aggregation, session writes, snapshots. Owns aggregator_
@@ -59,6 +60,11 @@ struct ProfilerOptions {
   int64_t gradient_every = kGradEveryOption.default_value;  // gradient range statistics every K steps; 0 = never
   bool trace_gpu = true;       // CUPTI kernel tracing when training on CUDA
   size_t queue_capacity = 256; // batches waiting for the worker; half of it is the ops' limit
+  // Op records waiting for the worker and the session writer (together) at which the
+  // op sampling rule falls back: ~0.5 KB each, so ~0.5 GiB. A launch-bound step
+  // records ~8,000 ops; a writer slower than the training (two cores for three
+  // busy threads) held 2.4 GiB after 1,000 steps under the batch limit alone.
+  uint64_t op_backlog_limit = 1'000'000;
   // Per-step op times for the first this many recorded steps (OpStats::step_*_time_ns);
   // comparisons' profiled passes take medians of them. 0 = totals only.
   size_t op_step_samples = 0;
@@ -157,8 +163,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::vector<OpStats> annotated_op_stats() const;
   void save_tables();
   // Training thread: op batches waiting for the worker, or the session writer's
-  // queue scaled to the worker's capacity, whichever is fuller.
-  uint64_t recording_backlog();
+  // queue scaled to the worker's capacity, whichever is fuller; and the op records
+  // waiting for the two together.
+  OpSamplingRule::Backlog recording_backlog();
   // The op sampling rule changed its stride: health() and the session's meta say so.
   void publish_rule_change();
   // Training thread: the step's ops (and the count of those over budget) to the worker.
@@ -211,7 +218,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::condition_variable queue_drained_;
   std::deque<Job> queue_;
   size_t records_waiting_ = 0;  // record batches in queue_ (ops, kernels, gradients, activations)
-  size_t ops_waiting_ = 0;      // of which OpsJobs
+  size_t op_batches_waiting_ = 0;   // of which OpsJobs
+  uint64_t op_records_waiting_ = 0; // the ops in those
   std::vector<OpSamplingRule::Fallback> op_fallbacks_;  // op_rule_'s, for health() on any thread
   bool busy_ = false;
   bool stopping_ = false;

@@ -210,6 +210,7 @@ void SessionWriter::enqueue(Item&& item, bool droppable) {
       ++dropped_;
       return;  // `item` dies after the lock is released
     }
+    if (const auto* ops = std::get_if<std::vector<OpRecord>>(&item)) ops_waiting_ += ops->size();
     queue_.push_back(std::move(item));
     ++enqueued_seq_;
   }
@@ -271,6 +272,11 @@ void SessionWriter::flush() {
 size_t SessionWriter::backlog() const {
   std::lock_guard lk(mutex_);
   return queue_.size();
+}
+
+uint64_t SessionWriter::ops_waiting() const {
+  std::lock_guard lk(mutex_);
+  return ops_waiting_;
 }
 
 uint64_t SessionWriter::dropped_batches() const {
@@ -359,6 +365,7 @@ void SessionWriter::run() {
 
     std::string error;
     uint64_t failed = 0;
+    uint64_t ops_taken = 0;  // waiting until written (or lost with a failed transaction)
     // A failed transaction loses all of its items; later ones get a fresh one.
     auto abandon = [&](const std::exception& e) {
       error = e.what();
@@ -371,6 +378,7 @@ void SessionWriter::run() {
       items_in_txn = 0;
     };
     for (auto& item : batch) {
+      if (const auto* ops = std::get_if<std::vector<OpRecord>>(&item)) ops_taken += ops->size();
       try {
         if (!in_transaction_) {
           begin();
@@ -397,6 +405,7 @@ void SessionWriter::run() {
     }
 
     lk.lock();
+    ops_waiting_ -= ops_taken;
     if (!error.empty()) {
       last_error_ = error;
       dropped_ += failed;

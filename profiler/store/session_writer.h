@@ -104,6 +104,8 @@ class SessionWriter {
   // before the queue fills: OpSamplingRule).
   size_t backlog() const;
   size_t capacity() const { return options_.queue_capacity; }
+  // Op records accepted and not yet written (in the queue or being written).
+  uint64_t ops_waiting() const;
   // Batches not stored: the queue was full, the writer was closed, or a write failed.
   uint64_t dropped_batches() const;
   // The last write error, empty if none. Writing goes on after an error.
@@ -159,6 +161,7 @@ class SessionWriter {
   bool stopping_ = false;
   bool closed_ = false;
   uint64_t dropped_ = 0;
+  uint64_t ops_waiting_ = 0;
   std::string last_error_;
 
   // Writer-thread state.

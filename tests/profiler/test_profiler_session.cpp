@@ -7,7 +7,9 @@
 #include "engine/device.h"
 #include "engine/trainer.h"
 #include "profiler/capture/profiler.h"
+#include "profiler/op_sampling_rule.h"
 #include "profiler/process_identity.h"
+#include "profiler/recording_health.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "tests/support/test_support.h"
@@ -129,6 +131,45 @@ TEST(Profiler, AFailedRunStillClosesTheSession) {
   EXPECT_EQ(session.meta_value("final_state").value_or(""), "failed");
   EXPECT_NE(session.meta_value("final_message").value_or("").find("diverged"), std::string::npos);
   EXPECT_FALSE(session.steps().empty());
+}
+
+// Memory while the writer is behind is bounded in op records, not only in batches:
+// a few batches of large steps hold a million records. With a limit of one record,
+// the ops of the step before, still waiting for the worker or the writer when the
+// next step begins, make the rule fall back; the session records it with the count
+// and keeps exactly the steps the rule selected.
+TEST(Profiler, OpRecordsWaitingBeyondTheLimitShedStepsByTheRecordedRule) {
+  test::ScratchDir dir;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.op_backlog_limit = 1;
+  constexpr int64_t kSteps = 30;
+  {
+    Profiler profiler(options);
+    engine::Trainer trainer(gpt_bf16(kSteps));
+    trainer.add_observer(&profiler);
+    trainer.start();
+    trainer.wait();
+    ASSERT_EQ(trainer.state(), engine::RunState::kFinished) << trainer.error_message();
+  }
+  const auto session = SessionReader::open(options.session_path);
+  EXPECT_EQ(session.steps().size(), static_cast<size_t>(kSteps));
+  const std::string stored = session.meta_value(meta_key::kOpSamplingFallbacks).value_or("");
+  const auto fallbacks = OpSamplingRule::decode(stored);
+  ASSERT_TRUE(fallbacks.has_value()) << stored;
+  ASSERT_FALSE(fallbacks->empty()) << "no step began with the step before's ops still waiting";
+  const OpSamplingRule::Fallback& first = fallbacks->front();
+  EXPECT_GE(first.ops_waiting, 1u);
+  EXPECT_LT(first.backlog, options.queue_capacity / 2) << "the batch limit, not the op limit, fell back";
+  const OpSamplingRule rule(options.window_start, options.window_steps, options.every_n_steps, *fallbacks);
+  std::set<int64_t> selected;
+  for (int64_t step = 1; step <= kSteps; ++step)
+    if (rule.selects(step)) selected.insert(step);
+  const auto op_steps = session.op_steps();
+  EXPECT_EQ(std::set<int64_t>(op_steps.begin(), op_steps.end()), selected) << stored;
+  EXPECT_LT(selected.size(), static_cast<size_t>(kSteps));
+  const std::string said = describe(recording_health_from_meta(session.meta_values()));
+  EXPECT_NE(said.find(std::to_string(first.ops_waiting) + " op records in "), std::string::npos) << said;
 }
 
 }  // namespace

@@ -54,20 +54,23 @@ TEST(RecordingHealth, FromASessionsMeta) {
 TEST(OpSamplingRule, FallingBehindDoublesTheStrideFromThatStepAndShedsThatStep) {
   OpSamplingRule rule(/*window_start=*/1, /*window_steps=*/0, /*every_n_steps=*/1);
   for (int64_t step = 1; step <= 5; ++step) EXPECT_TRUE(rule.selects(step)) << step;
-  EXPECT_TRUE(rule.fall_back(5, 128));
+  EXPECT_TRUE(rule.fall_back(5, {128, 0}));
   EXPECT_TRUE(rule.selects(4));  // steps before the fall-back keep the user's stride
   for (int64_t step : {5, 6, 8, 10}) EXPECT_FALSE(rule.selects(step)) << step;
   for (int64_t step : {7, 9, 11}) EXPECT_TRUE(rule.selects(step)) << step;
-  EXPECT_FALSE(rule.fall_back(8, 200));  // a step the rule does not select changes nothing
-  EXPECT_TRUE(rule.fall_back(9, 130));
+  EXPECT_FALSE(rule.fall_back(8, {200, 0}));  // a step the rule does not select changes nothing
+  EXPECT_TRUE(rule.fall_back(9, {130, 0}));
   for (int64_t step : {9, 10, 11, 12}) EXPECT_FALSE(rule.selects(step)) << step;
   EXPECT_TRUE(rule.selects(13));
   EXPECT_TRUE(rule.selects(7));
-  EXPECT_EQ(rule.encode(), "5:2:128;9:4:130");
+  EXPECT_EQ(rule.encode(), "5:2:128:0;9:4:130:0");
   EXPECT_EQ(OpSamplingRule::describe(rule.fallbacks()),
             "ops recorded every 2nd step from step 7 and every 4th from step 13: the capture fell behind the "
             "training (128 record batches waiting at step 5); steps, losses and loss scales are complete");
 }
+
+// Behind at 128 batches, drained at 32; op records not counted.
+constexpr OpSamplingRule::Limits kBatchLimits{128, 32, 0, 0};
 
 // The live rule at each selected step with the given backlog: what changed where.
 std::vector<std::pair<int64_t, OpSamplingRule::Change>> drive(OpSamplingRule& rule, int64_t from, int64_t to,
@@ -75,7 +78,7 @@ std::vector<std::pair<int64_t, OpSamplingRule::Change>> drive(OpSamplingRule& ru
   std::vector<std::pair<int64_t, OpSamplingRule::Change>> changes;
   for (int64_t step = from; step <= to; ++step) {
     if (!rule.selects(step)) continue;
-    if (const auto c = rule.adjust(step, backlog, /*high=*/128, /*low=*/32); c != OpSamplingRule::Change::kNone)
+    if (const auto c = rule.adjust(step, {backlog, 0}, kBatchLimits); c != OpSamplingRule::Change::kNone)
       changes.emplace_back(step, c);
   }
   return changes;
@@ -99,7 +102,7 @@ TEST(OpSamplingRule, WideningWaitsForTheWiderStrideToShow) {
   OpSamplingRule draining(1, 0, 1);
   uint64_t backlog = 200;
   for (int64_t step = 1; step <= 100; ++step)
-    if (draining.selects(step)) draining.adjust(step, backlog--, 128, 32);
+    if (draining.selects(step)) draining.adjust(step, {backlog--, 0}, kBatchLimits);
   EXPECT_EQ(draining.current_every(), 2);
 }
 
@@ -110,7 +113,7 @@ TEST(OpSamplingRule, CatchingUpNarrowsBackToTheUsersStride) {
   using Change = OpSamplingRule::Change;
   OpSamplingRule rule(1, 0, 3);
   for (int64_t step = 1; step <= 40; ++step)
-    if (rule.selects(step)) rule.adjust(step, 200, 128, 32);
+    if (rule.selects(step)) rule.adjust(step, {200, 0}, kBatchLimits);
   const int64_t widest = rule.current_every();
   ASSERT_GE(widest, 12);
   const int64_t behind_until = rule.fallbacks().back().from_step;
@@ -135,22 +138,61 @@ TEST(OpSamplingRule, KeepsTheWindowAndTheUsersStride) {
   OpSamplingRule rule(/*window_start=*/10, /*window_steps=*/20, /*every_n_steps=*/5);  // steps 10..29
   EXPECT_FALSE(rule.selects(5));
   EXPECT_TRUE(rule.selects(15));
-  EXPECT_TRUE(rule.fall_back(15, 7));  // every 10th from 15: 25, 35 (outside the window)
+  EXPECT_TRUE(rule.fall_back(15, {7, 0}));  // every 10th from 15: 25, 35 (outside the window)
   EXPECT_FALSE(rule.selects(20));
   EXPECT_TRUE(rule.selects(25));
   EXPECT_FALSE(rule.selects(35));
 }
 
 TEST(OpSamplingRule, StoredFormRoundTripsAndRejectsForeignText) {
-  const auto decoded = OpSamplingRule::decode("5:2:128;9:4:130");
+  const auto decoded = OpSamplingRule::decode("5:2:128:0;9:4:130:2000000");
   ASSERT_TRUE(decoded.has_value());
   ASSERT_EQ(decoded->size(), 2u);
   EXPECT_EQ((*decoded)[1].from_step, 9);
   EXPECT_EQ((*decoded)[1].every, 4);
   EXPECT_EQ((*decoded)[1].backlog, 130u);
+  EXPECT_EQ((*decoded)[1].ops_waiting, 2000000u);
   EXPECT_TRUE(OpSamplingRule::decode("")->empty());
-  for (const char* bad : {"x", "5:2", "5:0:1", "5:2:1 junk", "-1:2:3"})
+  for (const char* bad : {"x", "5:2", "5:0:1", "5:2:1 junk", "-1:2:3", "5:2:1:", "5:2:1:2:3", "5:2:1;2"})
     EXPECT_FALSE(OpSamplingRule::decode(bad).has_value()) << bad;
+}
+
+// A few batches of large steps hold a million op records (half a gigabyte) long
+// before 128 batches wait: the op count alone makes the rule fall back, the line
+// says how many records waited, and the rule narrows only when both have drained.
+TEST(OpSamplingRule, OpRecordsWaitingFallBackOnTheirOwnAndAreSaid) {
+  using Change = OpSamplingRule::Change;
+  constexpr OpSamplingRule::Limits limits{128, 32, 1'000'000, 125'000};
+  OpSamplingRule rule(1, 0, 1);
+  EXPECT_EQ(rule.adjust(1, {10, 999'999}, limits), Change::kNone);
+  EXPECT_EQ(rule.adjust(2, {10, 1'000'000}, limits), Change::kWidened);
+  EXPECT_FALSE(rule.selects(2));
+  EXPECT_EQ(rule.fallbacks().back().ops_waiting, 1'000'000u);
+  EXPECT_EQ(OpSamplingRule::describe(rule.fallbacks()),
+            "ops recorded every 2nd step from step 4: the capture fell behind the training (1000000 op records in "
+            "10 batches waiting at step 2); steps, losses and loss scales are complete");
+  // Few batches but still many records: not drained, the stride stays.
+  for (int64_t step = 4; step <= 60; step += 2) EXPECT_NE(rule.adjust(step, {0, 200'000}, limits), Change::kNarrowed);
+  EXPECT_EQ(rule.current_every(), 2);
+  bool narrowed = false;
+  for (int64_t step = 62; step <= 100 && !narrowed; step += 2)
+    narrowed = rule.adjust(step, {0, 100'000}, limits) == Change::kNarrowed;
+  EXPECT_TRUE(narrowed);
+  EXPECT_EQ(rule.current_every(), 1);
+  // A stored rule of either form selects the same steps as the live one.
+  const OpSamplingRule stored(1, 0, 1, *OpSamplingRule::decode(rule.encode()));
+  for (int64_t step = 1; step <= 120; ++step) EXPECT_EQ(stored.selects(step), rule.selects(step)) << step;
+}
+
+// Sessions before 2026-11-26 stored "step:every:batches": they read and say as they did.
+TEST(OpSamplingRule, AnOlderSessionsRuleWithoutOpCountsIsSaidInBatches) {
+  const auto decoded = OpSamplingRule::decode("5:2:128;9:4:130");
+  ASSERT_TRUE(decoded.has_value());
+  ASSERT_EQ(decoded->size(), 2u);
+  EXPECT_EQ((*decoded)[0].ops_waiting, 0u);
+  EXPECT_EQ(OpSamplingRule::describe(*decoded),
+            "ops recorded every 2nd step from step 7 and every 4th from step 13: the capture fell behind the "
+            "training (128 record batches waiting at step 5); steps, losses and loss scales are complete");
 }
 
 TEST(RecordingHealth, ShedOpsAreSaidFromTheSessionsMeta) {
