@@ -10,11 +10,11 @@
 // the ops they ran. Ids, times and steps advance as a run's do. Figures go into
 // docs/performance.md, never into pass/fail tests.
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <limits>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "profiler/records.h"
@@ -34,8 +34,9 @@ struct StepBuilder {
   int64_t now_ns = 0;
   int64_t step = 1;
 
-  OpRecord& add(std::string name, Phase phase, OpCategory category, std::string module, uint64_t parent,
-                uint32_t depth, std::vector<DtypeName> in, std::vector<Shape> shapes, std::vector<DtypeName> out) {
+  OpRecord& add(std::string name, Phase phase, OpCategory category, std::string module,
+                uint64_t parent, uint32_t depth, std::vector<DtypeName> in,
+                std::vector<Shape> shapes, std::vector<DtypeName> out) {
     OpRecord op;
     op.id = next_id++;
     op.parent_id = parent;
@@ -62,51 +63,63 @@ struct StepBuilder {
     const Shape act{kBatch, kWidth}, weight{kWidth, kWidth}, bias{kWidth};
     for (int l = 0; l < kLayers; ++l) {
       const std::string module = "layers." + std::to_string(l);
-      const uint64_t linear = add("aten::linear", Phase::kForward, OpCategory::kDemoted, module, 0, 0,
-                                  {"float", "float", "float"}, {act, weight, bias}, {"c10::BFloat16"}).id;
+      const uint64_t linear =
+          add("aten::linear", Phase::kForward, OpCategory::kDemoted, module, 0, 0,
+              {"float", "float", "float"}, {act, weight, bias}, {"c10::BFloat16"})
+              .id;
       for (const Shape& s : {weight, bias}) {
-        const uint64_t cast = add("aten::to", Phase::kForward, OpCategory::kAutocastCast, module, linear, 1,
-                                  {"float"}, {s}, {"c10::BFloat16"}).id;
+        const uint64_t cast = add("aten::to", Phase::kForward, OpCategory::kAutocastCast, module,
+                                  linear, 1, {"float"}, {s}, {"c10::BFloat16"})
+                                  .id;
         ops.back().cast_bytes = 2 * s[0] * (s.size() > 1 ? s[1] : 1);
-        const uint64_t copy = add("aten::_to_copy", Phase::kForward, OpCategory::kAutocastCast, module, cast, 2,
-                                  {"float"}, {s}, {"c10::BFloat16"}).id;
-        add("aten::empty_strided", Phase::kForward, OpCategory::kUnchanged, module, copy, 3, {}, {}, {"c10::BFloat16"});
-        add("aten::copy_", Phase::kForward, OpCategory::kUnchanged, module, copy, 3, {"c10::BFloat16", "float"},
-            {s, s}, {"c10::BFloat16"});
+        const uint64_t copy = add("aten::_to_copy", Phase::kForward, OpCategory::kAutocastCast,
+                                  module, cast, 2, {"float"}, {s}, {"c10::BFloat16"})
+                                  .id;
+        add("aten::empty_strided", Phase::kForward, OpCategory::kUnchanged, module, copy, 3, {}, {},
+            {"c10::BFloat16"});
+        add("aten::copy_", Phase::kForward, OpCategory::kUnchanged, module, copy, 3,
+            {"c10::BFloat16", "float"}, {s, s}, {"c10::BFloat16"});
       }
-      add("aten::t", Phase::kForward, OpCategory::kUnchanged, module, linear, 1, {"c10::BFloat16"}, {weight},
-          {"c10::BFloat16"});
+      add("aten::t", Phase::kForward, OpCategory::kUnchanged, module, linear, 1, {"c10::BFloat16"},
+          {weight}, {"c10::BFloat16"});
       add("aten::addmm", Phase::kForward, OpCategory::kUnchanged, module, linear, 1,
-          {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16"}, {bias, act, weight}, {"c10::BFloat16"});
-      add("aten::relu", Phase::kForward, OpCategory::kUnchanged, module, 0, 0, {"c10::BFloat16"}, {act},
+          {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16"}, {bias, act, weight},
           {"c10::BFloat16"});
+      add("aten::relu", Phase::kForward, OpCategory::kUnchanged, module, 0, 0, {"c10::BFloat16"},
+          {act}, {"c10::BFloat16"});
     }
     for (int l = kLayers - 1; l >= 0; --l) {
       const std::string module = "layers." + std::to_string(l);
-      const uint64_t relu_node = add("autograd::engine::evaluate_function: ReluBackward0", Phase::kBackward,
-                                     OpCategory::kUnchanged, module, 0, 0, {}, {}, {}).id;
+      const uint64_t relu_node =
+          add("autograd::engine::evaluate_function: ReluBackward0", Phase::kBackward,
+              OpCategory::kUnchanged, module, 0, 0, {}, {}, {})
+              .id;
       ops.back().autograd_node = true;
-      add("aten::threshold_backward", Phase::kBackward, OpCategory::kUnchanged, module, relu_node, 1,
-          {"c10::BFloat16", "c10::BFloat16"}, {act, act}, {"c10::BFloat16"});
-      const uint64_t addmm_node = add("autograd::engine::evaluate_function: AddmmBackward0", Phase::kBackward,
-                                      OpCategory::kUnchanged, module, 0, 0, {}, {}, {}).id;
+      add("aten::threshold_backward", Phase::kBackward, OpCategory::kUnchanged, module, relu_node,
+          1, {"c10::BFloat16", "c10::BFloat16"}, {act, act}, {"c10::BFloat16"});
+      const uint64_t addmm_node =
+          add("autograd::engine::evaluate_function: AddmmBackward0", Phase::kBackward,
+              OpCategory::kUnchanged, module, 0, 0, {}, {}, {})
+              .id;
       ops.back().autograd_node = true;
       for (int k = 0; k < 3; ++k) {
-        add("aten::t", Phase::kBackward, OpCategory::kUnchanged, module, addmm_node, 1, {"c10::BFloat16"}, {weight},
-            {"c10::BFloat16"});
+        add("aten::t", Phase::kBackward, OpCategory::kUnchanged, module, addmm_node, 1,
+            {"c10::BFloat16"}, {weight}, {"c10::BFloat16"});
         add("aten::mm", Phase::kBackward, OpCategory::kUnchanged, module, addmm_node, 1,
             {"c10::BFloat16", "c10::BFloat16"}, {act, weight}, {"c10::BFloat16"});
       }
-      add("aten::sum", Phase::kBackward, OpCategory::kUnchanged, module, addmm_node, 1, {"c10::BFloat16"}, {act},
-          {"c10::BFloat16"});
+      add("aten::sum", Phase::kBackward, OpCategory::kUnchanged, module, addmm_node, 1,
+          {"c10::BFloat16"}, {act}, {"c10::BFloat16"});
       for (const Shape& s : {weight, bias}) {
-        const uint64_t node = add("autograd::engine::evaluate_function: ToCopyBackward0", Phase::kBackward,
-                                  OpCategory::kUnchanged, module, 0, 0, {}, {}, {}).id;
+        const uint64_t node =
+            add("autograd::engine::evaluate_function: ToCopyBackward0", Phase::kBackward,
+                OpCategory::kUnchanged, module, 0, 0, {}, {}, {})
+                .id;
         ops.back().autograd_node = true;
-        add("aten::to", Phase::kBackward, OpCategory::kExplicitCast, module, node, 1, {"c10::BFloat16"}, {s},
-            {"float"});
-        add("aten::add_", Phase::kBackward, OpCategory::kUnchanged, module, node, 1, {"float", "float"}, {s, s},
-            {"float"});
+        add("aten::to", Phase::kBackward, OpCategory::kExplicitCast, module, node, 1,
+            {"c10::BFloat16"}, {s}, {"float"});
+        add("aten::add_", Phase::kBackward, OpCategory::kUnchanged, module, node, 1,
+            {"float", "float"}, {s, s}, {"float"});
       }
     }
     ++step;
@@ -115,8 +128,8 @@ struct StepBuilder {
 };
 
 std::string scratch_path() {
-  return (std::filesystem::temp_directory_path() / ("ampscope-bench-store-" + std::to_string(::getpid()) +
-                                                    ".ampscope"))
+  return (std::filesystem::temp_directory_path() /
+          ("ampscope-bench-store-" + std::to_string(::getpid()) + ".ampscope"))
       .string();
 }
 
@@ -136,7 +149,8 @@ void BM_WriteOps(benchmark::State& state) {
     std::vector<std::vector<OpRecord>> copy = stream;
     SessionWriterOptions options;
     options.overwrite = true;
-    options.queue_capacity = copy.size() + 16;  // nothing dropped: the writer's cost per op is the figure
+    options.queue_capacity =
+        copy.size() + 16;  // nothing dropped: the writer's cost per op is the figure
     auto writer = SessionWriter::create(path, SessionMeta{}, options);
     state.ResumeTiming();
     for (auto& step_ops : copy) {
@@ -150,7 +164,8 @@ void BM_WriteOps(benchmark::State& state) {
     state.ResumeTiming();
   }
   std::filesystem::remove(path);
-  state.counters["ops_per_s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsRate);
+  state.counters["ops_per_s"] =
+      benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsRate);
   state.counters["file_bytes_per_op"] = bytes_per_op;
 }
 BENCHMARK(BM_WriteOps)->Arg(20)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -170,10 +185,14 @@ void BM_ReadOps(benchmark::State& state) {
   for (auto _ : state) {
     const SessionReader reader = SessionReader::open(path);
     reader.for_each_op(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
-                       [&](const OpRecord& op) { benchmark::DoNotOptimize(op.id); ++ops; });
+                       [&](const OpRecord& op) {
+                         benchmark::DoNotOptimize(op.id);
+                         ++ops;
+                       });
   }
   std::filesystem::remove(path);
-  state.counters["ops_per_s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsRate);
+  state.counters["ops_per_s"] =
+      benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_ReadOps)->Arg(20)->Unit(benchmark::kMillisecond)->UseRealTime();
 

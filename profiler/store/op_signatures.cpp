@@ -12,7 +12,9 @@ void mix(uint64_t& seed, uint64_t value) {
   seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
 }
 
-void mix_text(uint64_t& seed, std::string_view text) { mix(seed, std::hash<std::string_view>{}(text)); }
+void mix_text(uint64_t& seed, std::string_view text) {
+  mix(seed, std::hash<std::string_view>{}(text));
+}
 
 uint64_t signature_hash(const OpRecord& op) {
   uint64_t h = 0;
@@ -37,12 +39,13 @@ uint64_t signature_hash(const OpRecord& op) {
 OpSignatureIds::Found OpSignatureIds::find_or_add(const OpRecord& op) {
   std::vector<Signature>& bucket = by_hash_[signature_hash(op)];
   for (const Signature& s : bucket) {
-    if (s.name == op.name && s.module == op.module && s.phase == op.phase && s.category == op.category &&
-        s.input_dtypes == op.input_dtypes && s.input_shapes == op.input_shapes && s.output_dtypes == op.output_dtypes)
+    if (s.name == op.name && s.module == op.module && s.phase == op.phase &&
+        s.category == op.category && s.input_dtypes == op.input_dtypes &&
+        s.input_shapes == op.input_shapes && s.output_dtypes == op.output_dtypes)
       return {s.id, false};
   }
-  bucket.push_back(Signature{op.name, op.module, op.phase, op.category, op.input_dtypes, op.input_shapes,
-                             op.output_dtypes, next_id_});
+  bucket.push_back(Signature{op.name, op.module, op.phase, op.category, op.input_dtypes,
+                             op.input_shapes, op.output_dtypes, next_id_});
   ++size_;
   return {next_id_++, true};
 }

@@ -57,7 +57,8 @@ struct SessionWriter::Statements {
       : step(db, insert_sql("INSERT OR REPLACE", "steps", sd::kStepColumns).c_str(), "storing a step"),
         op_signature(db, insert_sql("INSERT", "op_signatures", sd::kOpSignatureColumns).c_str(), "storing ops"),
         op_call(db, insert_sql("INSERT OR REPLACE", "op_calls", sd::kOpCallColumns).c_str(), "storing ops"),
-        op_calls(db, sd::insert_rows_sql("INSERT OR REPLACE", "op_calls", sd::kOpCallColumns, kOpCallsPerInsert).c_str(),
+        op_calls(db,
+                 sd::insert_rows_sql("INSERT OR REPLACE", "op_calls", sd::kOpCallColumns, kOpCallsPerInsert).c_str(),
                  "storing ops"),
         kernel(db, insert_sql("INSERT", "kernels", sd::kKernelColumns).c_str(), "storing kernels"),
         find_name(db, "SELECT id FROM kernel_names WHERE name=?1", "storing kernels"),
@@ -90,9 +91,10 @@ struct SessionWriter::Statements {
   // Op calls go kOpCallsPerInsert rows to a statement: one statement's fixed cost
   // (step, reset, the VM's start and end) per row was a third of the writer's time.
   static constexpr size_t kOpCallsPerInsert = 32;
-  Stmt step, op_signature, op_call, op_calls, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops, clear_kernel_enclosing_ops,
-      kernel_stat, kernel_op, kernel_enclosing_op, gradient, activation, clear_op_stats, op_stat, meta, optimizer_step,
-      readiness, scheduler_step, backward_check, clear_compiled_kernels, compiled_kernel;
+  Stmt step, op_signature, op_call, op_calls, kernel, find_name, add_name, clear_kernel_stats, clear_kernel_ops,
+      clear_kernel_enclosing_ops, kernel_stat, kernel_op, kernel_enclosing_op, gradient, activation, clear_op_stats,
+      op_stat, meta, optimizer_step, readiness, scheduler_step, backward_check, clear_compiled_kernels,
+      compiled_kernel;
 };
 
 bool is_live_session(const std::string& path) {

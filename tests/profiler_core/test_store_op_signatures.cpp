@@ -49,7 +49,7 @@ std::vector<OpRecord> one_field_apart() {
   with([](OpRecord& op) { op.module = "layers.1"; });
   with([](OpRecord& op) { op.input_dtypes = {"float", "c10::BFloat16"}; });
   with([](OpRecord& op) { op.input_shapes = {{16, 32}, {32, 33}}; });
-  with([](OpRecord& op) { op.input_shapes = {{16, 32, 32}}; });       // same dims, other tensors
+  with([](OpRecord& op) { op.input_shapes = {{16, 32, 32}}; });        // same dims, other tensors
   with([](OpRecord& op) { op.input_shapes = {{16}, {32, 32, 32}}; });  // same dims, other split
   with([](OpRecord& op) { op.output_dtypes = {"float"}; });
   with([](OpRecord& op) { op.output_dtypes = {}; });
@@ -111,7 +111,8 @@ int64_t count(const std::string& path, const char* query) {
 void sql(const std::string& path, const char* statements) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, statements, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  ASSERT_EQ(sqlite3_exec(db, statements, nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
   sqlite3_close(db);
 }
 
@@ -190,9 +191,10 @@ TEST(StoreOpSignatures, RepeatedStepsStoreEachSignatureOnceAndEveryOpReadsBackAs
   EXPECT_EQ(count(path, "SELECT count(*) FROM op_calls"), static_cast<int64_t>(written.size()));
   // Once each: as many rows as distinct signatures among the ops read back, and at
   // least the variants and their original (all distinct), whatever the fixture repeats.
-  const int64_t distinct = count(path,
-                                 "SELECT count(*) FROM (SELECT DISTINCT name, phase, category, module, input_dtypes, "
-                                 "input_shapes, output_dtypes FROM ops)");
+  const int64_t distinct =
+      count(path,
+            "SELECT count(*) FROM (SELECT DISTINCT name, phase, category, module, input_dtypes, "
+            "input_shapes, output_dtypes FROM ops)");
   EXPECT_GE(distinct, static_cast<int64_t>(one_field_apart().size() + 1));
   EXPECT_EQ(count(path, "SELECT count(*) FROM op_signatures"), distinct);
 }
@@ -208,8 +210,10 @@ TEST(StoreOpSignatures, AFormatOneSessionWithOpsAsATableReadsTheSameOps) {
   const std::vector<int64_t> steps_before = SessionReader::open(path).op_steps();
   ASSERT_EQ(before.size(), f.ops.size());
   sql(path,
-      "CREATE TABLE ops_v1 AS SELECT * FROM ops; DROP VIEW ops; DROP TABLE op_calls; DROP TABLE op_signatures;"
-      "ALTER TABLE ops_v1 RENAME TO ops; CREATE INDEX ops_by_step ON ops(step); PRAGMA user_version = 1;");
+      "CREATE TABLE ops_v1 AS SELECT * FROM ops; DROP VIEW ops; DROP TABLE op_calls; DROP TABLE "
+      "op_signatures;"
+      "ALTER TABLE ops_v1 RENAME TO ops; CREATE INDEX ops_by_step ON ops(step); PRAGMA "
+      "user_version = 1;");
   ASSERT_EQ(count(path, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='ops'"), 1);
   const SessionReader old = SessionReader::open(path);
   EXPECT_EQ(old.format_version(), 1);
