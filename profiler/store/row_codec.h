@@ -159,11 +159,15 @@ struct EncodedOpSignature {
   std::string input_dtypes, input_shapes, output_dtypes;
 };
 void bind_op_signature(Stmt& stmt, int first, int64_t id, const OpRecord& op, EncodedOpSignature& keep_alive);
+// The signature's fields of an OpRecord (name, phase, category, module, dtypes, shapes).
+OpRecord read_op_signature(const Stmt& stmt, int first);
 
 inline constexpr auto kOpCallColumns = std::to_array<std::string_view>(
     {"id", "parent_id", "step", "signature_id", "sequence_nr", "forward_op_id", "depth", "thread_id", "start_ns",
      "end_ns", "cast_bytes", "autograd_node"});
 void bind_op_call(Stmt& stmt, int first, const OpRecord& op, int64_t signature_id);
+// The call's fields into `op` (the others are left as they are); returns its signature_id.
+int64_t read_op_call(const Stmt& stmt, int first, OpRecord& op);
 
 // ---- kernel_names, kernels, kernel_stats, kernel_ops, kernel_enclosing_ops ----
 // Kernel names repeat millions of times: kernels and the kernel table refer to them by name_id.

@@ -24,6 +24,39 @@ void bind_op_call(Stmt& s, int first, const OpRecord& op, int64_t signature_id) 
   b.done(kOpCallColumns);
 }
 
+OpRecord read_op_signature(const Stmt& s, int first) {
+  ReadCursor c(s, first);
+  OpRecord op;
+  c.skip();  // id: the caller's key
+  op.name = c.text();
+  op.phase = parse_phase(c.text()).value_or(Phase::kOther);
+  op.category = parse_category(c.text()).value_or(OpCategory::kUnchanged);
+  op.module = c.text();
+  op.input_dtypes = decode_strings(c.text());
+  op.input_shapes = decode_shapes(c.text());
+  op.output_dtypes = decode_strings(c.text());
+  c.done(kOpSignatureColumns);
+  return op;
+}
+
+int64_t read_op_call(const Stmt& s, int first, OpRecord& op) {
+  ReadCursor c(s, first);
+  op.id = c.u64();
+  op.parent_id = c.u64();
+  op.step = c.i64();
+  const int64_t signature_id = c.i64();
+  op.sequence_nr = c.i64();
+  op.forward_op_id = c.u64();
+  op.depth = static_cast<uint32_t>(c.i64());
+  op.thread_id = c.u64();
+  op.start_ns = c.i64();
+  op.end_ns = c.i64();
+  op.cast_bytes = c.i64();
+  op.autograd_node = c.i64() != 0;
+  c.done(kOpCallColumns);
+  return signature_id;
+}
+
 OpRecord read_op(const Stmt& s, int first) {
   ReadCursor c(s, first);
   OpRecord op;

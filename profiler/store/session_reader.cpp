@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <unordered_map>
 #include <system_error>
 
 #include "profiler/store/row_codec.h"
@@ -199,11 +201,49 @@ std::vector<OpStats> SessionReader::op_stats() const {
 
 void SessionReader::for_each_op(int64_t first_step, int64_t last_step,
                                 const std::function<void(const OpRecord&)>& fn) const {
-  const std::string sql =
-      "SELECT " + column_list(sd::kOpColumns) + " FROM ops WHERE step BETWEEN ?1 AND ?2 ORDER BY start_ns, id";
-  Stmt s(impl_->db, sql.c_str(), "reading ops");
-  s.bind(1, first_step).bind(2, last_step);
-  while (s.step()) fn(sd::read_op(s, 0));
+  if (format_version_ < 2) {
+    const std::string sql =
+        "SELECT " + column_list(sd::kOpColumns) + " FROM ops WHERE step BETWEEN ?1 AND ?2 ORDER BY start_ns, id";
+    Stmt s(impl_->db, sql.c_str(), "reading ops");
+    s.bind(1, first_step).bind(2, last_step);
+    while (s.step()) fn(sd::read_op(s, 0));
+    return;
+  }
+  // Format 2: the calls, each signature decoded once (its dtype and shape text was
+  // most of the reading); `op` is reused, so its strings and vectors keep their
+  // capacity. A call whose signature is missing (a damaged file) is left out, as
+  // the view `ops` leaves it out.
+  Stmt calls(impl_->db,
+             ("SELECT " + column_list(sd::kOpCallColumns) +
+              " FROM op_calls WHERE step BETWEEN ?1 AND ?2 ORDER BY start_ns, id")
+                 .c_str(),
+             "reading ops");
+  Stmt find_signature(
+      impl_->db, ("SELECT " + column_list(sd::kOpSignatureColumns) + " FROM op_signatures WHERE id=?1").c_str(),
+      "reading ops");
+  std::unordered_map<int64_t, std::optional<OpRecord>> signatures;
+  calls.bind(1, first_step).bind(2, last_step);
+  OpRecord op;
+  while (calls.step()) {
+    const int64_t signature_id = sd::read_op_call(calls, 0, op);
+    auto it = signatures.find(signature_id);
+    if (it == signatures.end()) {
+      std::optional<OpRecord> found;
+      if (find_signature.bind(1, signature_id).step()) found = sd::read_op_signature(find_signature, 0);
+      find_signature.reset();
+      it = signatures.emplace(signature_id, std::move(found)).first;
+    }
+    if (!it->second) continue;
+    const OpRecord& signature = *it->second;
+    op.name = signature.name;
+    op.phase = signature.phase;
+    op.category = signature.category;
+    op.module = signature.module;
+    op.input_dtypes = signature.input_dtypes;
+    op.input_shapes = signature.input_shapes;
+    op.output_dtypes = signature.output_dtypes;
+    fn(op);
+  }
 }
 
 std::vector<OpRecord> SessionReader::ops(int64_t first_step, int64_t last_step) const {

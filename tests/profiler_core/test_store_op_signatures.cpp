@@ -199,6 +199,22 @@ TEST(StoreOpSignatures, RepeatedStepsStoreEachSignatureOnceAndEveryOpReadsBackAs
   EXPECT_EQ(count(path, "SELECT count(*) FROM op_signatures"), distinct);
 }
 
+// A damaged file whose op_signatures lost a row: the calls of that signature are
+// left out, as the view `ops` (and SQL on it) leaves them out, and nothing throws.
+TEST(StoreOpSignatures, CallsWhoseSignatureIsMissingAreLeftOutAsTheViewLeavesThemOut) {
+  ScratchDir dir;
+  const std::string path = dir / "damaged.ampscope";
+  const Fixture f = make_fixture();
+  test::write_fixture_file(path, f);
+  sql(path, "DELETE FROM op_signatures WHERE id = (SELECT signature_id FROM op_calls ORDER BY id LIMIT 1)");
+  const int64_t through_view = count(path, "SELECT count(*) FROM ops");
+  ASSERT_LT(through_view, static_cast<int64_t>(f.ops.size()));
+  std::vector<OpRecord> read;
+  ASSERT_NO_THROW(read = SessionReader::open(path).ops());
+  EXPECT_EQ(static_cast<int64_t>(read.size()), through_view);
+  for (const OpRecord& op : read) EXPECT_NE(op.id, f.ops.front().id);
+}
+
 // A session written before format 2 has a table `ops` with the text of every op:
 // made here from a format-2 file by the SQL that format 1's writer would have left.
 TEST(StoreOpSignatures, AFormatOneSessionWithOpsAsATableReadsTheSameOps) {
