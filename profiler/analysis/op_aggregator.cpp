@@ -3,33 +3,10 @@
 #include <string_view>
 
 #include "profiler/analysis/op_classifier.h"
+#include "profiler/op_signature.h"
 
 namespace ampscope::profiler {
 namespace {
-
-void append_list(std::string& key, const std::vector<std::string>& values) {
-  for (const auto& v : values) key.append(v).push_back(',');
-  key.push_back('|');
-}
-
-std::string signature_key(const OpRecord& op, bool top_level) {
-  std::string key;
-  key.reserve(128);
-  key.append(op.name).push_back('|');
-  key.append(op.module).push_back('|');
-  key.push_back(static_cast<char>('0' + static_cast<int>(op.phase)));
-  key.push_back(static_cast<char>('0' + static_cast<int>(op.category)));
-  key.push_back(top_level ? 'T' : 'n');
-  key.push_back('|');
-  append_list(key, op.input_dtypes);
-  for (const auto& shape : op.input_shapes) {
-    for (int64_t d : shape) key.append(std::to_string(d)).push_back('x');
-    key.push_back(',');
-  }
-  key.push_back('|');
-  append_list(key, op.output_dtypes);
-  return key;
-}
 
 void add_at(std::vector<int64_t>& samples, size_t slot, int64_t value) {
   if (samples.size() <= slot) samples.resize(slot + 1, 0);
@@ -48,21 +25,22 @@ std::optional<size_t> OpAggregator::sample_slot(int64_t step, bool may_add) {
 }
 
 size_t OpAggregator::row_for(const OpRecord& op, bool top_level) {
-  const std::string key = signature_key(op, top_level);
-  auto [it, inserted] = row_by_key_.try_emplace(key, rows_.size());
-  if (inserted) {
-    OpStats row;
-    row.name = op.name;
-    row.module = op.module;
-    row.phase = op.phase;
-    row.category = op.category;
-    row.top_level = top_level;
-    row.input_dtypes = op.input_dtypes;
-    row.input_shapes = op.input_shapes;
-    row.output_dtypes = op.output_dtypes;
-    rows_.push_back(std::move(row));
-  }
-  return it->second;
+  // A row per signature, top-level and nested apart.
+  std::vector<size_t>& bucket = rows_by_hash_[op_signature_hash(op) ^ (top_level ? kTopLevelSalt : 0)];
+  for (const size_t row : bucket)
+    if (rows_[row].top_level == top_level && same_op_signature(rows_[row], op)) return row;
+  OpStats row;
+  row.name = op.name;
+  row.module = op.module;
+  row.phase = op.phase;
+  row.category = op.category;
+  row.top_level = top_level;
+  row.input_dtypes = op.input_dtypes;
+  row.input_shapes = op.input_shapes;
+  row.output_dtypes = op.output_dtypes;
+  rows_.push_back(std::move(row));
+  bucket.push_back(rows_.size() - 1);
+  return rows_.size() - 1;
 }
 
 void OpAggregator::add_ops(const std::vector<OpRecord>& ops) {

@@ -88,7 +88,9 @@ class OpAggregator {
   std::vector<int64_t> sampled_steps_;
   std::unordered_map<int64_t, size_t> slot_by_step_;
   std::vector<OpStats> rows_;
-  std::unordered_map<std::string, size_t> row_by_key_;
+  // rows_ by op_signature_hash (top-level rows' salted): no key is built per op.
+  static constexpr uint64_t kTopLevelSalt = 0x5bd1e9955bd1e995ULL;
+  std::unordered_map<uint64_t, std::vector<size_t>> rows_by_hash_;
   std::unordered_map<uint64_t, OpLink> ops_;
   // The ids in ops_ by the step they arrived with, oldest first, so forgetting a
   // step's ops costs its own ops, not a scan of every op kept (64 steps of a

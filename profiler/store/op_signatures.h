@@ -1,6 +1,6 @@
 #pragma once
-// An op's signature: what it is (name, phase, autocast category, module) and what it
-// ran on (input dtypes and shapes, output dtypes). A training step repeats the same
+// An op's signature (profiler/op_signature.h: name, phase, autocast category,
+// module, input dtypes and shapes, output dtypes). A training step repeats the same
 // few hundred signatures thousands of times, so a session stores each once, in
 // op_signatures, and every op call refers to its signature's id (issue #27: the
 // text columns were most of the writer's time and of the file).

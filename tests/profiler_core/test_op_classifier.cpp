@@ -241,6 +241,51 @@ TEST(OpAggregator, KeepsPerStepTimesForTheFirstStepsWhenAsked) {
   EXPECT_TRUE(plain.sampled_steps().empty());
 }
 
+// A row per signature and top-level or nested: calls alike in all of name, module,
+// phase, category and dtypes/shapes share one; any one of them apart makes another,
+// and so does the same signature called at top level and inside another op.
+TEST(OpAggregator, OneRowPerSignatureAndTopLevelOrNested) {
+  OpAggregator agg;
+  auto linear = [](uint64_t id, uint64_t parent) {
+    OpRecord r = op(id, parent, "aten::linear", OpCategory::kDemoted, static_cast<int64_t>(id) * 100,
+                    static_cast<int64_t>(id) * 100 + 10);
+    r.input_dtypes = {"float", "float"};
+    r.input_shapes = {{16, 32}, {32, 32}};
+    r.output_dtypes = {"c10::BFloat16"};
+    return r;
+  };
+  std::vector<OpRecord> ops{linear(1, 0), linear(2, 0)};  // one row, 2 calls
+  uint64_t id = 3;
+  auto apart = [&](auto change) {
+    OpRecord r = linear(id++, 0);
+    change(r);
+    ops.push_back(r);
+  };
+  apart([](OpRecord& r) { r.name = "aten::matmul"; });
+  apart([](OpRecord& r) { r.module = "fc2"; });
+  apart([](OpRecord& r) { r.phase = Phase::kBackward; });
+  apart([](OpRecord& r) { r.category = OpCategory::kUnchanged; });
+  apart([](OpRecord& r) { r.input_dtypes = {"float", "c10::BFloat16"}; });
+  apart([](OpRecord& r) { r.input_shapes = {{16, 32, 32}}; });  // the same dims, split otherwise
+  apart([](OpRecord& r) { r.output_dtypes = {"float"}; });
+  ops.push_back(linear(id++, 0));                  // the first row again
+  ops.push_back(op(id++, 0, "aten::relu", OpCategory::kUnchanged, 5000, 5100));
+  ops.push_back(linear(id++, ops.back().id));       // nested: a row of its own
+  agg.add_ops(ops);
+  const auto rows = agg.op_stats();
+  EXPECT_EQ(rows.size(), 1u + 7u + 1u + 1u);
+  int64_t first_row_calls = 0, nested_rows = 0;
+  for (const OpStats& r : rows) {
+    if (r.name == "aten::linear" && r.module == "fc" && r.top_level && r.output_dtypes.size() == 1 &&
+        r.output_dtypes[0] == "c10::BFloat16" && r.input_shapes.size() == 2 && r.phase == Phase::kForward &&
+        r.category == OpCategory::kDemoted && r.input_dtypes[1] == "float")
+      first_row_calls = r.calls;
+    nested_rows += !r.top_level;
+  }
+  EXPECT_EQ(first_row_calls, 3);
+  EXPECT_EQ(nested_rows, 1);
+}
+
 TEST(OpAggregator, ChildrenOfAutogradNodesAreTopLevel) {
   OpAggregator agg;
   OpRecord node = op(1, 0, "autograd::engine::evaluate_function: AddmmBackward0",
