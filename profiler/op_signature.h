@@ -16,8 +16,12 @@ namespace ampscope::profiler {
 namespace op_signature_detail {
 
 // boost::hash_combine's mix, over 64 bits.
-inline void mix(uint64_t& seed, uint64_t value) { seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2); }
-inline void mix_text(uint64_t& seed, std::string_view text) { mix(seed, std::hash<std::string_view>{}(text)); }
+inline void mix(uint64_t& seed, uint64_t value) {
+  seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+}
+inline void mix_text(uint64_t& seed, std::string_view text) {
+  mix(seed, std::hash<std::string_view>{}(text));
+}
 
 }  // namespace op_signature_detail
 
@@ -44,8 +48,9 @@ uint64_t op_signature_hash(const Op& op) {
 
 template <typename A, typename B>
 bool same_op_signature(const A& a, const B& b) {
-  return a.name == b.name && a.module == b.module && a.phase == b.phase && a.category == b.category &&
-         a.input_dtypes == b.input_dtypes && a.input_shapes == b.input_shapes && a.output_dtypes == b.output_dtypes;
+  return a.name == b.name && a.module == b.module && a.phase == b.phase &&
+         a.category == b.category && a.input_dtypes == b.input_dtypes &&
+         a.input_shapes == b.input_shapes && a.output_dtypes == b.output_dtypes;
 }
 
 }  // namespace ampscope::profiler
