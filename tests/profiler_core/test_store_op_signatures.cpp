@@ -12,6 +12,7 @@
 #include "profiler/store/op_signatures.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_writer.h"
+#include "profiler/store/sqlite_util.h"
 #include "tests/profiler_core/session_fixture.h"
 #include "tests/support/test_support.h"
 
@@ -96,24 +97,15 @@ TEST(OpSignatureIds, AfterClearEverySignatureIsNewUnderAnIdNeverGivenBefore) {
   EXPECT_GT(after.id, before);
 }
 
+// SQL on the file through the store's own SQLite wrappers (they throw StoreError).
 int64_t count(const std::string& path, const char* query) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, query, -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  int64_t n = -1;
-  if (sqlite3_step(stmt) == SQLITE_ROW) n = sqlite3_column_int64(stmt, 0);
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return n;
+  const store_detail::Db db(path, SQLITE_OPEN_READONLY);
+  store_detail::Stmt s(db, query, "counting");
+  return s.step() ? s.i64(0) : -1;
 }
 
 void sql(const std::string& path, const char* statements) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, statements, nullptr, nullptr, nullptr), SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  store_detail::Db(path, SQLITE_OPEN_READWRITE).exec(statements, "changing the file");
 }
 
 void expect_same_ops(const std::vector<OpRecord>& read, const std::vector<OpRecord>& written) {
