@@ -142,10 +142,11 @@ OpSamplingRule::Backlog Profiler::recording_backlog() {
     waiting = {op_batches_waiting_, op_records_waiting_};
   }
   if (writer_) {
+    const SessionWriter::Waiting writer = writer_->waiting();
     // The writer's queue in the worker's units: as full as the worker's would be.
     waiting.batches = std::max<uint64_t>(
-        waiting.batches, writer_->backlog() * options_.queue_capacity / std::max<size_t>(writer_->capacity(), 1));
-    waiting.ops += writer_->ops_waiting();
+        waiting.batches, writer.batches * options_.queue_capacity / std::max<size_t>(writer_->capacity(), 1));
+    waiting.ops += writer.ops;
   }
   return waiting;
 }

@@ -271,14 +271,9 @@ void SessionWriter::flush() {
   --flush_waiters_;
 }
 
-size_t SessionWriter::backlog() const {
+SessionWriter::Waiting SessionWriter::waiting() const {
   std::lock_guard lk(mutex_);
-  return queue_.size();
-}
-
-uint64_t SessionWriter::ops_waiting() const {
-  std::lock_guard lk(mutex_);
-  return ops_waiting_;
+  return {queue_.size(), ops_waiting_};
 }
 
 uint64_t SessionWriter::dropped_batches() const {

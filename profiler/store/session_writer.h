@@ -100,12 +100,15 @@ class SessionWriter {
   int close_keeping_live_lock();
 
   const std::string& path() const { return path_; }
-  // Batches waiting to be written, and the queue's capacity (the profiler sheds ops
-  // before the queue fills: OpSamplingRule).
-  size_t backlog() const;
+  // What waits to be written, read under one lock: batches (the queue; the profiler
+  // sheds ops before it fills: OpSamplingRule) and the op records in them (queued
+  // or being written). capacity() is the queue's.
+  struct Waiting {
+    size_t batches = 0;
+    uint64_t ops = 0;
+  };
+  Waiting waiting() const;
   size_t capacity() const { return options_.queue_capacity; }
-  // Op records accepted and not yet written (in the queue or being written).
-  uint64_t ops_waiting() const;
   // Batches not stored: the queue was full, the writer was closed, or a write failed.
   uint64_t dropped_batches() const;
   // The last write error, empty if none. Writing goes on after an error.
