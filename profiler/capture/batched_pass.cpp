@@ -103,6 +103,33 @@ std::vector<std::vector<PassMember>> PassPlanner::take() {
   return std::exchange(passes_, {});
 }
 
+SegmentLengths::SegmentLengths(const std::vector<int64_t>& lengths, at::Device device) : host_lengths_(lengths) {
+  std::vector<int64_t> pieces, pieces_per_segment;
+  pieces_per_segment.reserve(lengths.size());
+  bool cut = false;
+  for (const int64_t n : lengths) {
+    total_ += n;
+    const int64_t count = std::max<int64_t>(1, (n + kSegmentPiece - 1) / kSegmentPiece);
+    cut = cut || count > 1;
+    pieces_per_segment.push_back(count);
+    for (int64_t k = 0; k < count; ++k) pieces.push_back(std::min(kSegmentPiece, n - k * kSegmentPiece));
+  }
+  lengths_ = host_values_on(lengths, device);
+  if (cut) {
+    pieces_ = host_values_on(pieces, device);
+    pieces_per_segment_ = host_values_on(pieces_per_segment, device);
+  }
+}
+
+at::Tensor SegmentLengths::reduce(const at::Tensor& values, std::string_view how) const {
+  TORCH_CHECK(values.dim() == 1, "SegmentLengths::reduce: 1-D values only");
+  const auto reduced = [&](const at::Tensor& v, const at::Tensor& lengths) {
+    return at::segment_reduce(v, how, lengths, std::nullopt, std::nullopt, 0, /*unsafe=*/true);
+  };
+  if (!pieces_.defined()) return reduced(values, lengths_);
+  return reduced(reduced(values, pieces_), pieces_per_segment_);
+}
+
 Segments::Segments(const std::vector<PassMember>& members, at::ScalarType dtype) {
   lengths_.reserve(members.size());
   for (const PassMember& m : members) {
@@ -110,19 +137,17 @@ Segments::Segments(const std::vector<PassMember>& members, at::ScalarType dtype)
     total_ += m.flat.numel();
   }
   values_ = concatenate(members, total_, dtype);
-  lengths_on_device_ = host_values_on(lengths_, values_.device());
+  segments_ = SegmentLengths(lengths_, values_.device());
 }
 
-at::Tensor Segments::reduce(const at::Tensor& values, std::string_view how) const {
-  return at::segment_reduce(values, how, lengths_on_device_, std::nullopt, std::nullopt, 0, /*unsafe=*/true);
-}
+at::Tensor Segments::reduce(const at::Tensor& values, std::string_view how) const { return segments_.reduce(values, how); }
 
 at::Tensor Segments::count_true(const at::Tensor& mask) const { return reduce(mask.to(at::kDouble), "sum"); }
 
 const at::Tensor& Segments::member_of_each_element() const {
   // The output size given: no host sync.
   if (!member_of_element_.defined())
-    member_of_element_ = at::repeat_interleave(lengths_on_device_, std::optional<int64_t>(total_));
+    member_of_element_ = at::repeat_interleave(segments_.lengths(), std::optional<int64_t>(total_));
   return member_of_element_;
 }
 

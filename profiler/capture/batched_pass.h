@@ -55,6 +55,35 @@ class PassPlanner {
 at::Tensor host_values_on(const std::vector<int64_t>& values, at::Device device);
 at::Tensor host_values_on(const std::vector<double>& values, at::ScalarType dtype, at::Device device);
 
+// Segment lengths for at::segment_reduce, made to stay fast on a GPU: on CUDA it
+// reduces each segment with one thread block, so a segment of millions of elements
+// (a GPT-2's embedding gradient, a module's output) ran on one SM of 132, some
+// milliseconds a reduction: an H200 spent about a second of GPU time on one sample of
+// a 12-layer GPT (issue 27). Segments longer than kSegmentPiece are cut into pieces
+// reduced in parallel, and the pieces' results reduced per segment: two launches
+// whatever the lengths, each block reading at most kSegmentPiece values.
+inline constexpr int64_t kSegmentPiece = 4096;
+
+class SegmentLengths {
+ public:
+  SegmentLengths() = default;
+  SegmentLengths(const std::vector<int64_t>& lengths, at::Device device);
+  // One value per segment of 1-D `values`: "sum", "max" or "min". (1-D only: CUDA
+  // runs wider data through a kernel with one thread per segment and column.)
+  at::Tensor reduce(const at::Tensor& values, std::string_view how) const;
+  // The segments' own lengths (int64, on the device).
+  const at::Tensor& lengths() const { return lengths_; }
+  const std::vector<int64_t>& host_lengths() const { return host_lengths_; }
+  int64_t total() const { return total_; }
+
+ private:
+  std::vector<int64_t> host_lengths_;
+  int64_t total_ = 0;
+  at::Tensor lengths_;
+  at::Tensor pieces_;              // each piece's length; undefined when no segment is longer than a piece
+  at::Tensor pieces_per_segment_;  // how many pieces make each segment
+};
+
 // One pass's tensors end to end in `dtype` (on the members' device), and their
 // per-tensor (per-segment) reductions. A fixed number of ops whatever the number of members.
 class Segments {
@@ -63,8 +92,7 @@ class Segments {
   const at::Tensor& values() const { return values_; }
   int64_t count() const { return static_cast<int64_t>(lengths_.size()); }
   int64_t length(size_t member) const { return lengths_[member]; }
-  // One value per member: at::segment_reduce's "sum", "max", "min" of `values`
-  // (laid out as values()).
+  // One value per member: the "sum", "max", "min" of `values` (laid out as values()).
   at::Tensor reduce(const at::Tensor& values, std::string_view how) const;
   // One float64 count per member of the true elements of `mask` (exact below 2^53).
   at::Tensor count_true(const at::Tensor& mask) const;
@@ -83,7 +111,7 @@ class Segments {
   std::vector<int64_t> lengths_;
   int64_t total_ = 0;
   at::Tensor values_;
-  at::Tensor lengths_on_device_;
+  SegmentLengths segments_;
   mutable at::Tensor member_of_element_;
 };
 

@@ -101,21 +101,15 @@ void saturated_into(at::Tensor& out, const at::Tensor& scaled_magnitudes, QuantE
   else at::gt_out(out, scaled_magnitudes, lim.saturation_bound);
 }
 
-// One value per segment of a 1-D tensor. Only 1-D: on CUDA, at::segment_reduce runs
-// 1-D data through CUB (a thread block per segment) but anything wider through a
+// [segments, columns.size()]: each column reduced by segment. Column by column: on
+// CUDA at::segment_reduce runs 1-D data through CUB but anything wider through a
 // kernel with one thread per segment and column, which walks its whole segment
 // alone: on an H200 that made one readiness sample of a GPT-2-sized model take
-// 4.7 s of GPU time (issue 27). Columns are reduced one by one (segment_columns).
-at::Tensor segment(const at::Tensor& values, std::string_view how, const at::Tensor& lengths) {
-  TORCH_CHECK(values.dim() == 1, "segment(): 1-D values only (see above)");
-  return at::segment_reduce(values, how, lengths, std::nullopt, std::nullopt, 0, /*unsafe=*/true);
-}
-
-// [segments, columns.size()]: each column reduced by segment.
-at::Tensor segment_columns(const std::vector<at::Tensor>& columns, std::string_view how, const at::Tensor& lengths) {
+// 4.7 s of GPU time (issue 27). (SegmentLengths cuts long segments for CUB too.)
+at::Tensor segment_columns(const std::vector<at::Tensor>& columns, std::string_view how, const SegmentLengths& segments) {
   std::vector<at::Tensor> reduced;
   reduced.reserve(columns.size());
-  for (const at::Tensor& c : columns) reduced.push_back(segment(c, how, lengths));
+  for (const at::Tensor& c : columns) reduced.push_back(segments.reduce(c, how));
   return at::stack(reduced, 1);
 }
 
@@ -191,8 +185,8 @@ void pack_rows_cpu(const PlannedMatrix& m, float* out) {
 struct Packed {
   at::Tensor magnitudes;  // [blocks32, 32]
   int64_t matrices = 0, rows = 0, blocks32 = 0;
-  at::Tensor rows_per_matrix, blocks_per_row, blocks_per_matrix;  // int64 segment lengths
-  std::vector<int64_t> host_blocks_per_matrix;
+  // Segments: a row's 32-blocks, a matrix's rows, its 32-blocks, its 16-blocks, and one per matrix.
+  SegmentLengths blocks_by_row, rows_by_matrix, blocks_by_matrix, half_blocks_by_matrix, one_by_matrix;
   at::Tensor row_of_block, matrix_of_block;                        // int64, per 32-block
   at::Tensor amax16, amax32, row_amax, matrix_amax;
   // Per 32-block, [blocks32, 1]: 1 / its matrix's amax (1 for an all-zero matrix),
@@ -238,19 +232,21 @@ Packed pack(const std::vector<PlannedMatrix>& plan, const at::Device device) {
     buffer.abs_().nan_to_num_(0.0, 0.0, 0.0);
   }
   p.magnitudes = buffer.view({p.blocks32, kRowAlign});
-  const auto on_device = [&](const std::vector<int64_t>& v) { return host_values_on(v, device); };
-  p.rows_per_matrix = on_device(rows_per_matrix);
-  p.blocks_per_row = on_device(blocks_per_row);
-  p.blocks_per_matrix = on_device(blocks_per_matrix);
-  p.host_blocks_per_matrix = blocks_per_matrix;
+  p.blocks_by_row = SegmentLengths(blocks_per_row, device);
+  p.rows_by_matrix = SegmentLengths(rows_per_matrix, device);
+  p.blocks_by_matrix = SegmentLengths(blocks_per_matrix, device);
+  std::vector<int64_t> halves(blocks_per_matrix);
+  for (int64_t& n : halves) n *= 2;
+  p.half_blocks_by_matrix = SegmentLengths(halves, device);
+  p.one_by_matrix = SegmentLengths(std::vector<int64_t>(plan.size(), 1), device);
   // Output sizes given, so no sync.
-  const at::Tensor matrix_of_row = at::repeat_interleave(p.rows_per_matrix, std::optional<int64_t>(p.rows));
-  p.row_of_block = at::repeat_interleave(p.blocks_per_row, std::optional<int64_t>(p.blocks32));
+  const at::Tensor matrix_of_row = at::repeat_interleave(p.rows_by_matrix.lengths(), std::optional<int64_t>(p.rows));
+  p.row_of_block = at::repeat_interleave(p.blocks_by_row.lengths(), std::optional<int64_t>(p.blocks32));
   p.matrix_of_block = matrix_of_row.index_select(0, p.row_of_block);
   p.amax16 = buffer.view({-1, 16}).amax(1);
   p.amax32 = p.amax16.view({-1, 2}).amax(1);
-  p.row_amax = segment(p.amax32, "max", p.blocks_per_row);
-  p.matrix_amax = segment(p.row_amax, "max", p.rows_per_matrix);
+  p.row_amax = p.blocks_by_row.reduce(p.amax32, "max");
+  p.matrix_amax = p.rows_by_matrix.reduce(p.row_amax, "max");
   for (size_t i = 0; i < plan.size(); ++i) {
     if (!plan[i].full_amax.defined()) continue;
     at::Tensor slot = p.matrix_amax.narrow(0, static_cast<int64_t>(i), 1);
@@ -272,7 +268,7 @@ struct FormatScales {
   bool groups_of_16 = false;
   at::Tensor groups;      // the dequantization multiplier of each scaling group (tensor, row or block)
   at::Tensor live;        // per group: it holds a nonzero element
-  at::Tensor groups_per_matrix;
+  const SegmentLengths* groups_by_matrix = nullptr;  // the Packed's
 };
 
 // torchao float8: scale = fp8_max / clamp(amax, EPS) in float64, then float32,
@@ -290,7 +286,7 @@ FormatScales fp8_scales(const Packed& p, const QuantFormatSpec& spec) {
   s.divide = true;
   s.groups = scale.reciprocal();
   s.live = amax > 0;
-  s.groups_per_matrix = rowwise ? p.rows_per_matrix : at::ones_like(p.rows_per_matrix);
+  s.groups_by_matrix = rowwise ? &p.rows_by_matrix : &p.one_by_matrix;
   return s;
 }
 
@@ -310,7 +306,7 @@ FormatScales mx_scales(const Packed& p, const QuantFormatSpec& spec) {
   s.dequantize = multiplier;
   s.groups = multiplier;
   s.live = p.amax32 > 0;
-  s.groups_per_matrix = p.blocks_per_matrix;
+  s.groups_by_matrix = &p.blocks_by_matrix;
   return s;
 }
 
@@ -337,7 +333,7 @@ FormatScales nvfp4_scales(const Packed& p) {
   s.groups_of_16 = true;
   s.groups = s.dequantize;
   s.live = p.amax16 > 0;
-  s.groups_per_matrix = p.blocks_per_matrix * 2;
+  s.groups_by_matrix = &p.half_blocks_by_matrix;
   return s;
 }
 
@@ -398,7 +394,7 @@ at::Tensor matrix_sums_aten(const Packed& p, const std::vector<FormatScales>& sc
     columns.push_back(to_32(squared_norms(dequantized.sub_(magnitudes).mul_(inverse))));
   }
   for (at::Tensor& c : columns) c = c.to(at::kDouble);
-  return segment_columns(columns, "sum", p.blocks_per_matrix);
+  return segment_columns(columns, "sum", p.blocks_by_matrix);
 }
 
 // The same columns in one read of each element (quantization_block_sums_cpu.h).
@@ -424,7 +420,7 @@ at::Tensor matrix_sums_fused_cpu(const Packed& p, std::vector<FormatScales>& sca
   const at::Tensor magnitudes = p.magnitudes.contiguous();
   const at::Tensor inverse = p.inverse_matrix_amax.to(at::kFloat).contiguous();
   at::Tensor out = at::empty({p.matrices, block_sum_columns(static_cast<int>(formats.size()))}, at::kDouble);
-  block_sums_cpu(magnitudes.const_data_ptr<float>(), p.host_blocks_per_matrix,
+  block_sums_cpu(magnitudes.const_data_ptr<float>(), p.blocks_by_matrix.host_lengths(),
                  {inverse.const_data_ptr<float>(), static_cast<size_t>(p.matrices)}, formats,
                  out.mutable_data_ptr<double>());
   return out;
@@ -446,8 +442,8 @@ at::Tensor pass_sums(const Packed& p, QuantizationKernel kernel) {
     // Groups holding a nonzero element: an all-zero group's scale says nothing.
     const FormatScales& s = scales[static_cast<size_t>(f)];
     const at::Tensor group_log2 = at::log2(s.groups.to(at::kDouble));
-    const at::Tensor log2_min = segment(at::where(s.live, group_log2, inf), "min", s.groups_per_matrix);
-    const at::Tensor log2_max = segment(at::where(s.live, group_log2, -inf), "max", s.groups_per_matrix);
+    const at::Tensor log2_min = s.groups_by_matrix->reduce(at::where(s.live, group_log2, inf), "min");
+    const at::Tensor log2_max = s.groups_by_matrix->reduce(at::where(s.live, group_log2, -inf), "max");
     formats.push_back(at::stack({nonzero, nonzero - per_matrix.select(1, base + 1), per_matrix.select(1, base), signal,
                                  per_matrix.select(1, base + 2) * energy, log2_min, log2_max},
                                 1));

@@ -221,4 +221,36 @@ TEST(GradientStats, HistogramSpreadOverLanesCountsAsOneTable) {
   }
 }
 
+// Segments longer than a piece are reduced in pieces, then per segment (on CUDA one
+// thread block reduced each whole segment): the same sums, maxima and minima as each
+// segment reduced alone, for segments shorter than a piece, exactly one, one more,
+// several, and with the extreme in a segment's last piece.
+TEST(SegmentLengths, LongSegmentsReduceInPiecesToTheSameValues) {
+  at::manual_seed(11);
+  const std::vector<int64_t> lengths{1, kSegmentPiece, kSegmentPiece + 1, 3 * kSegmentPiece + 17, 5};
+  int64_t total = 0;
+  for (const int64_t n : lengths) total += n;
+  // Integers as doubles: sums are exact in any order.
+  at::Tensor values = at::randint(-1000, 1000, {total}, at::kDouble);
+  const int64_t last_of_fourth = 1 + kSegmentPiece + kSegmentPiece + 1 + 3 * kSegmentPiece + 16;
+  values[last_of_fourth] = 1e6;
+  values[last_of_fourth - 1] = -1e6;
+  const SegmentLengths segments(lengths, values.device());
+  const at::Tensor sums = segments.reduce(values, "sum");
+  const at::Tensor maxima = segments.reduce(values, "max");
+  const at::Tensor minima = segments.reduce(values, "min");
+  ASSERT_EQ(sums.numel(), static_cast<int64_t>(lengths.size()));
+  int64_t start = 0;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    const at::Tensor alone = values.narrow(0, start, lengths[i]);
+    const auto at_i = static_cast<int64_t>(i);
+    EXPECT_EQ(sums[at_i].item<double>(), alone.sum().item<double>()) << i;
+    EXPECT_EQ(maxima[at_i].item<double>(), alone.max().item<double>()) << i;
+    EXPECT_EQ(minima[at_i].item<double>(), alone.min().item<double>()) << i;
+    start += lengths[i];
+  }
+  EXPECT_EQ(maxima[3].item<double>(), 1e6);
+  EXPECT_EQ(minima[3].item<double>(), -1e6);
+}
+
 }  // namespace ampscope::profiler
