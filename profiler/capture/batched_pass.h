@@ -58,10 +58,11 @@ at::Tensor host_values_on(const std::vector<double>& values, at::ScalarType dtyp
 // Segment lengths for at::segment_reduce, made to stay fast on a GPU: on CUDA it
 // reduces each segment with one thread block, so a segment of millions of elements
 // (a GPT-2's embedding gradient, a module's output) ran on one SM of 132, some
-// milliseconds a reduction: an H200 spent about a second of GPU time on one sample of
-// a 12-layer GPT (issue 27). Segments longer than kSegmentPiece are cut into pieces
-// reduced in parallel, and the pieces' results reduced per segment: two launches
-// whatever the lengths, each block reading at most kSegmentPiece values.
+// milliseconds a reduction. (An H200 spent about a second of GPU time on one sample
+// of a 12-layer GPT, issue 27; these reductions were among its kernels.) Segments
+// longer than kSegmentPiece are cut into pieces reduced in parallel, and the pieces'
+// results reduced per segment: two launches whatever the lengths, each block reading
+// at most kSegmentPiece values.
 inline constexpr int64_t kSegmentPiece = 4096;
 
 class SegmentLengths {
