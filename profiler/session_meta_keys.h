@@ -58,6 +58,9 @@ inline constexpr const char* kKernelsGivenUp = "kernels_given_up";
 // their time, kept out of the kernel table and of the unattributed share.
 inline constexpr const char* kProfilerOwnKernels = "profiler_own_kernels";
 inline constexpr const char* kProfilerOwnGpuNs = "profiler_own_gpu_ns";
+// The costliest of those kernels by name: a JSON array of {name, calls, gpu_ns}
+// (session_view.h: own_kernels_json / own_kernels_from_meta).
+inline constexpr const char* kProfilerOwnKernelNames = "profiler_own_kernel_names";
 
 // torch.compile under `ampscope run` (python/ampscope/_compiled.py): graphs whose ops
 // the op table holds (rows with `compiled`), and dynamo's graph breaks and

@@ -385,8 +385,11 @@ int SummaryCommand::run() {
     if (const auto own = profiler::meta_key::count(session.meta_values, profiler::meta_key::kProfilerOwnKernels);
         own && *own > 0) {
       const int64_t own_ns = profiler::meta_key::count(session.meta_values, profiler::meta_key::kProfilerOwnGpuNs).value_or(0);
-      fmt::print("  the profiler's own GPU work (range statistics, not in the tables above): {} kernels, {} ms\n", *own,
-                 ms(own_ns));
+      fmt::print("  the profiler's own GPU work (range statistics, not in the tables above): {} kernels, {} ms{}\n", *own,
+                 ms(own_ns), session.own_kernels.empty() ? "" : "; the costliest:");
+      for (const auto& k : session.own_kernels)
+        fmt::print("    {:>10} {:>7}     {}\n", ms(k.gpu_ns), k.calls,
+                   k.name.size() > 150 ? k.name.substr(0, 149) + "\u2026" : k.name);
     }
   }
 

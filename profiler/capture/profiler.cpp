@@ -17,6 +17,7 @@
 #include "profiler/analysis/tensor_core_eligibility.h"
 #include "profiler/process_identity.h"
 #include "profiler/session_meta_keys.h"
+#include "profiler/store/session_view.h"
 #include "profiler/thread_priority.h"
 
 namespace ampscope::profiler {
@@ -24,6 +25,8 @@ namespace {
 
 constexpr size_t kGradientHistorySteps = 64;
 constexpr auto kPublishInterval = std::chrono::milliseconds(100);
+// The profiler's own kernels named in the session: enough to see what a sample costs.
+constexpr size_t kOwnKernelsKept = 12;
 
 }  // namespace
 
@@ -407,6 +410,9 @@ void Profiler::set_aside_own_kernels(std::vector<KernelRecord>& kernels) {
     if (k.op_id != cupti::kProfilerOwnWork) return false;
     ++own_kernels_;
     own_gpu_ns_ += k.end_ns - k.start_ns;
+    auto& [calls, ns] = own_by_name_[k.name];
+    ++calls;
+    ns += k.end_ns - k.start_ns;
     return true;
   });
 }
@@ -446,6 +452,12 @@ void Profiler::save_tables() {
   writer_->set_meta_value(meta_key::kKernelsGivenUp, std::to_string(aggregator_.kernels_given_up()));
   writer_->set_meta_value(meta_key::kProfilerOwnKernels, std::to_string(own_kernels_));
   writer_->set_meta_value(meta_key::kProfilerOwnGpuNs, std::to_string(own_gpu_ns_));
+  if (!own_by_name_.empty()) {
+    std::vector<OwnKernelCost> own;
+    own.reserve(own_by_name_.size());
+    for (const auto& [name, cost] : own_by_name_) own.push_back({name, cost.first, cost.second});
+    writer_->set_meta_value(meta_key::kProfilerOwnKernelNames, own_kernels_json(std::move(own), kOwnKernelsKept));
+  }
 }
 
 std::vector<OpStats> Profiler::annotated_op_stats() const {

@@ -201,6 +201,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   bool tables_dirty_ = false;
   std::chrono::steady_clock::time_point last_table_save_{};
   int64_t own_kernels_ = 0, own_gpu_ns_ = 0;  // the profiler's own GPU work, never the user's
+  std::unordered_map<std::string, std::pair<int64_t, int64_t>> own_by_name_;  // kernel name -> calls, GPU ns
   std::vector<GradientSample> latest_gradients_;
   std::deque<GradientSample> gradient_history_;
   std::vector<ActivationSample> latest_activations_;

@@ -64,6 +64,18 @@ struct CompileEvents {
 // From the meta keys _compiled.py writes; absent or unreadable ones read as none.
 CompileEvents compile_events_from_meta(const std::map<std::string, std::string>& meta);
 
+// The profiler's own GPU work by kernel name (the range statistics' kernels a traced
+// step caught), costliest first: what a sample costs on the GPU, and where.
+struct OwnKernelCost {
+  std::string name;
+  int64_t calls = 0;
+  int64_t gpu_ns = 0;
+};
+// The meta value of meta_key::kProfilerOwnKernelNames: the `top` costliest by GPU time.
+std::string own_kernels_json(std::vector<OwnKernelCost> kernels, size_t top);
+// Back from the meta; absent or unreadable reads as none.
+std::vector<OwnKernelCost> own_kernels_from_meta(const std::map<std::string, std::string>& meta);
+
 struct SessionViewOptions {
   size_t top_kernels = 15;             // KernelSummary rows, by GPU time
   size_t gradient_summaries = 2000;    // GradientStepSummary rows at most, evenly over the samples
@@ -104,6 +116,7 @@ struct SessionView : ProfileSnapshot {
   std::vector<SchedulerSummary> schedulers;
 
   CompileEvents compile;  // torch.compile'd code of a Python loop; op_stats rows with `compiled`
+  std::vector<OwnKernelCost> own_kernels;  // the profiler's own costliest kernels (none in older sessions)
 
   bool gpu_traced() const { return meta.gpu_tracing == "cupti"; }
   // Anything beyond the training curve: ops, kernels or gradient samples.

@@ -17,6 +17,7 @@
 #include "profiler/cupti/synthetic_activity_source.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
+#include "profiler/store/session_view.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
 
@@ -197,6 +198,12 @@ TEST(ProfilerTruth, TheProfilersOwnKernelsAreNeverTheUsers) {
   EXPECT_EQ(session.gpu_attribution().unattributed_ns, 0);
   EXPECT_EQ(session.gpu_attribution().traced_ns, stored * 1000);
   EXPECT_EQ(session.meta_value(meta_key::kUnattributedKernels).value_or(""), "0");
+  // And named, with their calls and time, for the summary's account of what a sample costs.
+  const SessionView view = load_session_view(session);
+  ASSERT_EQ(view.own_kernels.size(), 1u);
+  EXPECT_EQ(view.own_kernels[0].name, "synthetic_kernel");
+  EXPECT_EQ(view.own_kernels[0].calls, own);
+  EXPECT_EQ(view.own_kernels[0].gpu_ns, own * 1000);
 }
 
 }  // namespace

@@ -189,6 +189,24 @@ TEST(SessionView, StepTimesOfProfiledStepsAreToldApart) {
   EXPECT_TRUE(every_json["capture_overhead"].is_null());
 }
 
+// The profiler's own kernels by name: the costliest kept, costliest first, and a
+// damaged or foreign value reads as none rather than failing the session.
+TEST(SessionView, TheProfilersOwnKernelsKeepTheCostliestFirst) {
+  const std::string json = profiler::own_kernels_json(
+      {{"copy", 10, 500}, {"reduce", 3, 9000}, {"compare", 40, 700}, {"tiny", 1, 1}}, 3);
+  const auto kept = profiler::own_kernels_from_meta({{profiler::meta_key::kProfilerOwnKernelNames, json}});
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept[0].name, "reduce");
+  EXPECT_EQ(kept[0].calls, 3);
+  EXPECT_EQ(kept[0].gpu_ns, 9000);
+  EXPECT_EQ(kept[1].name, "compare");
+  EXPECT_EQ(kept[2].name, "copy");
+  for (const char* damaged : {"", "{", "{\"name\": 1}", "[1, {\"calls\": 2}]"})
+    EXPECT_TRUE(profiler::own_kernels_from_meta({{profiler::meta_key::kProfilerOwnKernelNames, damaged}}).empty())
+        << damaged;
+  EXPECT_TRUE(profiler::own_kernels_from_meta({}).empty());
+}
+
 TEST(SessionView, AFileIsOpenedOnceAndSaysWhatItHolds) {
   ScratchDir dir;
   const std::string session = dir / "s.ampscope";
