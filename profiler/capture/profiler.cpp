@@ -15,9 +15,9 @@
 #include "profiler/capture/step_record.h"
 #include "profiler/capture/tick_clock.h"
 #include "profiler/analysis/tensor_core_eligibility.h"
+#include "profiler/own_kernel_costs.h"
 #include "profiler/process_identity.h"
 #include "profiler/session_meta_keys.h"
-#include "profiler/store/session_view.h"
 #include "profiler/thread_priority.h"
 
 namespace ampscope::profiler {
@@ -181,9 +181,9 @@ bool Profiler::wants_gradients(int64_t step) {
 
 void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) {
   // The profiler must not record itself: the engine calls this after the step's
-  // timed work (device idle); its ops stay out of the op table and its kernels
-  // out of the GPU trace.
-  pause_gpu_tracing();
+  // timed work (device idle); its ops stay out of the op table, and its kernels, traced
+  // when the step is, come back marked as the profiler's: out of the user's tables,
+  // counted and named as its own (what a sample costs on the GPU, and where).
   OwnWork own(gpu_source_.get());
   enqueue(GradientsJob{gradient_range_stats(step, parameters, loss_scale)});
   // The layers' weights and gradients, with the inputs the forward left waiting:
@@ -200,16 +200,14 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
   if (engine::activation_sink() == &step_sink_) {
     engine::activation_sink() = nullptr;
     if (step_sink_.backward) {
-      // One transfer of the step's gradient tests, after its work (own work, untraced).
-      pause_gpu_tracing();
+      // One transfer of the step's gradient tests, after its work (own work).
       if (auto check = backward_checks_recorder_.take(step.step, step.skipped))
         enqueue(BackwardCheckJob{std::move(*check)}, /*may_drop=*/false);
     }
   }
   if (!activations_.empty() || !readiness_.empty()) {
     // The transfers of the activation statistics and the readiness sums are the
-    // profiler's own work: not the user's ops, not in the GPU trace (the step's work is done).
-    pause_gpu_tracing();
+    // profiler's own work: not the user's ops or kernels (the step's work is done).
     OwnWork own(gpu_source_.get());
     if (!activations_.empty()) enqueue(ActivationsJob{activations_.take(step.step)});
     if (!readiness_.empty()) enqueue(ReadinessJob{readiness_.take(step.step)});

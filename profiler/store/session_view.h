@@ -22,6 +22,7 @@
 #include "profiler/analysis/quantization_readiness.h"
 #include "profiler/analysis/scheduler_drift.h"
 #include "profiler/analysis/step_timing.h"
+#include "profiler/own_kernel_costs.h"
 #include "profiler/records.h"
 #include "profiler/recording_health.h"
 
@@ -63,18 +64,6 @@ struct CompileEvents {
 };
 // From the meta keys _compiled.py writes; absent or unreadable ones read as none.
 CompileEvents compile_events_from_meta(const std::map<std::string, std::string>& meta);
-
-// The profiler's own GPU work by kernel name (the range statistics' kernels a traced
-// step caught), costliest first: what a sample costs on the GPU, and where.
-struct OwnKernelCost {
-  std::string name;
-  int64_t calls = 0;
-  int64_t gpu_ns = 0;
-};
-// The meta value of meta_key::kProfilerOwnKernelNames: the `top` costliest by GPU time.
-std::string own_kernels_json(std::vector<OwnKernelCost> kernels, size_t top);
-// Back from the meta; absent or unreadable reads as none.
-std::vector<OwnKernelCost> own_kernels_from_meta(const std::map<std::string, std::string>& meta);
 
 struct SessionViewOptions {
   size_t top_kernels = 15;             // KernelSummary rows, by GPU time
