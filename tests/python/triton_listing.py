@@ -7,7 +7,8 @@ code from an H200, compiled with provenance tracking off; this adds what trackin
 writes, as torch/_inductor/codegen/wrapper.py does: before each call a
 `# [Provenance debug handles] <kernel>:<n>` comment, and a mapping from that handle
 to the nodes the call computes, here the nodes of the call's own
-"Topologically Sorted Source Nodes" comment.
+"Topologically Sorted Source Nodes" comment. Except, as inductor (torch 2.11,
+codegen/simd.py), after "# Call mix order reduction kernel": that call gets no handle.
 
     python triton_listing.py WRAPPER
 """
@@ -20,13 +21,16 @@ from ampscope._compiled_kernels import kernel_calls
 CALL = re.compile(r"^(\s*)(?:\w+ = )?(triton_\w+(?=\.run\()|extern_kernels\.\w+(?=\()|torch\.ops\.[\w.]+(?=\())")
 SOURCES = re.compile(r"# Topologically Sorted Source Nodes: \[([^\]]*)\]")
 
-lines, mapping, nodes, handle = [], {}, [], 0
+lines, mapping, nodes, handle, mix_order = [], {}, [], 0, False
 for line in open(sys.argv[1]).read().splitlines():
+    mix_order = mix_order or "# Call mix order reduction kernel" in line
     found = SOURCES.search(line)
     if found:
         nodes = [n.strip() for n in found.group(1).split(",")]
     call = CALL.match(line)
-    if call:
+    if call and mix_order:
+        mix_order = False
+    elif call:
         handle += 1
         key = f"{call.group(2)}:{handle}"
         lines.append(f"{call.group(1)}# [Provenance debug handles] {key}")
