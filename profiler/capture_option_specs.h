@@ -27,8 +27,13 @@ inline constexpr CaptureOptionSpec kWindowStepsOption{"window_steps", "--window-
 inline constexpr CaptureOptionSpec kEveryOption{"every", "--every", 1, 1, "Inside the window, record every Nth step"};
 inline constexpr CaptureOptionSpec kGradEveryOption{
     "grad_every", "--grad-every", 10, 0, "Gradient and activation range statistics every K steps (0 = off)"};
-inline constexpr std::array<CaptureOptionSpec, 4> kCaptureOptions{kWindowStartOption, kWindowStepsOption,
-                                                                  kEveryOption, kGradEveryOption};
+// Range samples cost the GPU far more than a step (profiler/range_sample_spacing.h).
+inline constexpr CaptureOptionSpec kSampleBudgetOption{
+    "sample_budget", "--sample-budget", 5, 0,
+    "Space range samples past every K steps to keep their cost within this percent of the run's time "
+    "(0 = every K steps, whatever they cost)"};
+inline constexpr std::array<CaptureOptionSpec, 5> kCaptureOptions{kWindowStartOption, kWindowStepsOption,
+                                                                  kEveryOption, kGradEveryOption, kSampleBudgetOption};
 
 // "--every must be >= 1" when `value` is below the option's minimum, else nullopt.
 inline std::optional<std::string> capture_option_error(const CaptureOptionSpec& spec, int64_t value) {

@@ -58,6 +58,12 @@ inline constexpr const char* kKernelsGivenUp = "kernels_given_up";
 // their time, kept out of the kernel table and of the unattributed share.
 inline constexpr const char* kProfilerOwnKernels = "profiler_own_kernels";
 inline constexpr const char* kProfilerOwnGpuNs = "profiler_own_gpu_ns";
+// Range samples (profiler/range_sample_spacing.h): every K steps, the budget in
+// percent, and the changes of spacing the budget made (`from:every:cost_ms:step_ms`,
+// ';'-separated; absent when there were none).
+inline constexpr const char* kRangeSampleEvery = "range_sample_every";
+inline constexpr const char* kRangeSampleBudget = "range_sample_budget";
+inline constexpr const char* kRangeSampleSpacing = "range_sample_spacing";
 // The costliest of those kernels by name: a JSON array of {name, calls, gpu_ns}
 // (session_view.h: own_kernels_json / own_kernels_from_meta).
 inline constexpr const char* kProfilerOwnKernelNames = "profiler_own_kernel_names";

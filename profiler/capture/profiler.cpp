@@ -38,6 +38,7 @@ bool Profiler::is_record_batch(const Job& job) {
 Profiler::Profiler(ProfilerOptions options)
     : options_(std::move(options)),
       op_rule_(options_.window_start, options_.window_steps, options_.every_n_steps),
+      sample_spacing_(options_.gradient_every, options_.sample_budget_percent),
       aggregator_(64, options_.op_step_samples),
       snapshot_(std::make_shared<const ProfileSnapshot>()) {
   observer_.set_step_op_budget(options_.step_op_budget);
@@ -105,6 +106,8 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   writer_->set_meta_value(meta_key::kPid, std::to_string(current_process_id()));
   writer_->set_meta_value(meta_key::kHost, current_host_name());
   writer_->set_meta_value(meta_key::kStepOpBudget, std::to_string(options_.step_op_budget));
+  writer_->set_meta_value(meta_key::kRangeSampleEvery, std::to_string(options_.gradient_every));
+  writer_->set_meta_value(meta_key::kRangeSampleBudget, std::to_string(options_.sample_budget_percent));
   writer_published_.store(writer_.get(), std::memory_order_release);
 }
 
@@ -175,9 +178,7 @@ void Profiler::pause_gpu_tracing() {
   gpu_tracing_paused_ = true;
 }
 
-bool Profiler::wants_gradients(int64_t step) {
-  return options_.gradient_every > 0 && step % options_.gradient_every == 0;
-}
+bool Profiler::wants_gradients(int64_t step) { return sample_spacing_.selects(step); }
 
 void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) {
   // The profiler must not record itself: the engine calls this after the step's
@@ -230,6 +231,9 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
   enqueue(StepJob{to_step_record(step, steady_clock_ns())}, /*may_drop=*/false);  // never shed
   if (auto per_optimizer = to_optimizer_step_records(step); !per_optimizer.empty())
     append_optimizer_steps(std::move(per_optimizer));
+  // The spacing of range samples follows what this step cost (it decided at its start).
+  if (sample_spacing_.on_step_end(step.step, step.step_time_ms, wants_gradients(step.step)) && writer_)
+    writer_->set_meta_value(meta_key::kRangeSampleSpacing, sample_spacing_.encode());
 }
 
 void Profiler::hand_over_ops(int64_t step) {

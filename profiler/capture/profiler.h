@@ -40,6 +40,7 @@
 #include "profiler/cupti/activity_source.h"
 #include "profiler/analysis/tensor_core_eligibility.h"
 #include "profiler/op_sampling_rule.h"
+#include "profiler/range_sample_spacing.h"
 #include "profiler/recording_health.h"
 #include "profiler/capture/activation_stats.h"
 #include "profiler/capture/readiness_recorder.h"
@@ -58,6 +59,7 @@ struct ProfilerOptions {
   int64_t window_steps = kWindowStepsOption.default_value;  // steps from window_start; 0 = to the end of the run
   int64_t every_n_steps = kEveryOption.default_value;       // inside the window, record every Nth step
   int64_t gradient_every = kGradEveryOption.default_value;  // gradient range statistics every K steps; 0 = never
+  int64_t sample_budget_percent = kSampleBudgetOption.default_value;  // range_sample_spacing.h; 0 = every K steps
   bool trace_gpu = true;       // CUPTI kernel tracing when training on CUDA
   size_t queue_capacity = 256; // batches waiting for the worker; half of it is the ops' limit
   // Op records waiting for the worker and the session writer (together) at which the
@@ -194,6 +196,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   StepModuleSink step_sink_;
   bool check_next_step_ = false;  // the last step skipped, or grew the scale: check the next backward
   OpSamplingRule op_rule_;          // training thread: which steps' ops are recorded
+  RangeSampleSpacing sample_spacing_;  // training thread: which steps take range samples
 
   // Worker state (worker thread only).
   OpAggregator aggregator_;

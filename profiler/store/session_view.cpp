@@ -7,6 +7,7 @@
 
 #include "profiler/analysis/op_aggregator.h"
 #include "profiler/store/comparison_store.h"
+#include "profiler/range_sample_spacing.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 
@@ -129,6 +130,13 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   v.compile = compile_events_from_meta(v.meta_values);
   v.compile.kernels = reader.compiled_kernels();
   v.own_kernels = own_kernels_from_meta(v.meta_values);
+  if (const auto every = meta_key::count(v.meta_values, meta_key::kRangeSampleEvery)) {
+    const auto spacing = v.meta_values.find(meta_key::kRangeSampleSpacing);
+    v.range_sampling = RangeSampleSpacing::describe(
+        *every, meta_key::count(v.meta_values, meta_key::kRangeSampleBudget).value_or(0),
+        spacing == v.meta_values.end() ? std::vector<RangeSampleSpacing::Change>{}
+                                       : RangeSampleSpacing::decode(spacing->second));
+  }
   return v;
 }
 

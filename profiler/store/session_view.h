@@ -105,6 +105,9 @@ struct SessionView : ProfileSnapshot {
   std::vector<SchedulerSummary> schedulers;
 
   CompileEvents compile;  // torch.compile'd code of a Python loop; op_stats rows with `compiled`
+  // Which steps took range samples: "every 10 steps, spaced to every 560 from step 11 …"
+  // (RangeSampleSpacing::describe of the meta); empty in sessions before 2026-11-26.
+  std::string range_sampling;
   std::vector<OwnKernelCost> own_kernels;  // the profiler's own costliest kernels (none in older sessions)
 
   bool gpu_traced() const { return meta.gpu_tracing == "cupti"; }

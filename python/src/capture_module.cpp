@@ -110,6 +110,7 @@ class Capture {
     options.window_steps = o["window_steps"].cast<int64_t>();
     options.every_n_steps = o["every"].cast<int64_t>();
     options.gradient_every = o["grad_every"].cast<int64_t>();
+    options.sample_budget_percent = o["sample_budget"].cast<int64_t>();
     options.trace_gpu = o["trace_gpu"].cast<bool>();
     description_ = o["description"].cast<std::string>();
     options.describe_session = [this](profiler::SessionMeta& meta) {

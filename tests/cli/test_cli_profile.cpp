@@ -131,7 +131,7 @@ TEST(ProfileTensorBoard, LiveLogAndExportAgreeWithTheSession) {
   ScratchDir dir;
   const auto session = dir / "s.ampscope";
   Result r = ampscope(fmt::format(
-      "profile --model mlp --precision fp16 --device cpu --steps 9 --grad-every 4 --out '{}' --tensorboard '{}' -q",
+      "profile --model mlp --precision fp16 --device cpu --steps 9 --grad-every 4 --sample-budget 0 --out '{}' --tensorboard '{}' -q",
       session.string(), (dir / "live").string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = ampscope(fmt::format("export '{}' --format tensorboard -o '{}'", session.string(), (dir / "exported").string()));

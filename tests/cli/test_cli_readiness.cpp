@@ -29,7 +29,7 @@ class ProfiledMlp : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto r = ampscope(fmt::format(
-        "profile --model mlp --layers 2 --width 32 --device cpu --steps 4 --grad-every 2 --out '{}'", session()));
+        "profile --model mlp --layers 2 --width 32 --device cpu --steps 4 --grad-every 2 --sample-budget 0 --out '{}'", session()));
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
   std::string session() const { return (dir_ / "s.ampscope").string(); }

@@ -59,6 +59,7 @@ TEST(ProfilerGpu, GemmAndAttentionKernelsCarryTheirOp) {
   if (!gpu_tracing_possible(&why)) GTEST_SKIP() << why;
   ProfilerOptions options;
   options.gradient_every = 2;
+  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   Profiler profiler(options);
   train(profiler, gpu_gpt(4));
   if (profiler.gpu_tracing() != "cupti") GTEST_SKIP() << profiler.gpu_tracing();
@@ -84,6 +85,7 @@ TEST(ProfilerGpu, UnsampledStepsProduceNoKernelRecords) {
   options.session_path = (dir / "s.ampscope").string();
   options.every_n_steps = 3;  // steps 1 and 4
   options.gradient_every = 1;
+  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   {
     Profiler profiler(options);
     train(profiler, gpu_gpt(6));

@@ -28,6 +28,7 @@ TEST(Profiler, SessionHoldsStepsOpsGradientsAndTheOpTable) {
   options.window_steps = 4;
   options.every_n_steps = 2;  // steps 2 and 4
   options.gradient_every = 3;
+  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   {
     Profiler profiler(options);
     engine::Trainer trainer(gpt_bf16(7));

@@ -27,6 +27,7 @@ namespace {
 std::set<std::string> op_names_of_a_run(int64_t gradient_every, engine::Precision precision) {
   ProfilerOptions options;
   options.gradient_every = gradient_every;
+  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   Profiler profiler(options);
   engine::TrainConfig config = test::tiny_gpt(precision, 4);
   engine::Trainer trainer(config);
@@ -87,6 +88,7 @@ TEST(ProfilerTruth, KernelsDeliveredBeforeTheirOpsAreAllAttributed) {
   ProfilerOptions options;
   options.session_path = (dir / "s.ampscope").string();
   options.gradient_every = 2;
+  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   // About 100 kernels a buffer: several buffers per step, each before the step's ops.
   options.activity_source_factory = gpu.factory(/*deliver_every=*/300);
   int64_t launched = 0, live_traced_ns = 0;
@@ -138,6 +140,7 @@ TEST(ProfilerTruth, OnlySampledStepsAreTraced) {
   options.session_path = (dir / "s.ampscope").string();
   options.every_n_steps = 3;  // steps 1, 4
   options.gradient_every = 1;
+  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   options.activity_source_factory = gpu.factory(0);
   {
     Profiler profiler(options);
@@ -170,6 +173,7 @@ TEST(ProfilerTruth, TheProfilersOwnKernelsAreNeverTheUsers) {
   ProfilerOptions options;
   options.session_path = (dir / "s.ampscope").string();
   options.gradient_every = 1;  // activation and gradient statistics on every step
+  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   options.activity_source_factory = gpu.factory(0);
   int64_t launched = 0;
   {

@@ -40,6 +40,7 @@ TEST(ReadinessCapture, AnOutlierChannelKeepsItsLayerOutOfNvfp4AndAWellScaledLaye
   ProfilerOptions options;
   options.session_path = dir / "s.ampscope";
   options.gradient_every = 2;  // steps 2 and 4
+  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   engine::TrainConfig config = test::tiny_mlp(4, /*width=*/64, /*batch=*/32);
   config.model.layers = 2;
   engine::TrainingRun run(config);

@@ -102,7 +102,7 @@ class PythonExamples : public ::testing::Test {
 
 TEST_F(PythonExamples, TypicalFp16LoopHasDemotedKeptAndPromotedOpsWithModulePathsAndTheScaleHistory) {
   const Captured c = capture(dir_, "amp_typical", "--steps 20 --init-scale 1048576 --growth-interval 4",
-                             "--grad-every 5");
+                             "--grad-every 5 --sample-budget 0");
   ASSERT_EQ(c.exit_code, 0) << c.output;
   const auto session = SessionReader::open(c.session.string());
   const auto meta = session.meta();

@@ -242,7 +242,7 @@ TEST_F(PythonSkippedSteps, AStepLRSteppedOnlyWhenTheScaleDidNotDropIsNotFlagged)
 }
 
 TEST_F(PythonSkippedSteps, ACraftedBackwardOverflowNamesItsModule) {
-  const auto r = run(kBackwardScript, "--grad-every 1");
+  const auto r = run(kBackwardScript, "--grad-every 1 --sample-budget 0");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_NE(r.output.find("skipped steps 3,6"), std::string::npos) << r.output;
   const auto checks = SessionReader::open(session()).backward_checks();
@@ -312,7 +312,7 @@ TEST_F(PythonSkippedSteps, ANestedSchedulerStepIsTheOuterOnesAndReduceLROnPlatea
 }
 
 TEST_F(PythonSkippedSteps, FiniteGradientsNameNoModule) {
-  const auto r = run(kBackwardScript, "--grad-every 2", "--boom-steps ''");
+  const auto r = run(kBackwardScript, "--grad-every 2 --sample-budget 0", "--boom-steps ''");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
   EXPECT_NE(summary.output.find("Backward: no non-finite gradient in the backward passes of the 4 checked steps (0 "

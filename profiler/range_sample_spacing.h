@@ -1,0 +1,65 @@
+#pragma once
+// Which steps take a range sample (gradient, activation and readiness statistics):
+// every K steps (--grad-every), spaced further when samples cost more than a share
+// of the run's time (--sample-budget, percent). A sample's cost is what the user
+// feels: its step's wall time beyond the median of recent unsampled steps. On an
+// H200 one sample of a 12-layer GPT cost ~1.1 s against a 20 ms step, so sampling
+// every 10 steps made the training 5x slower: the profiler would not be left on.
+// The cost taken is the mean of the last kCostSamples samples' (the budget bounds
+// their sum; one noisy step on a loaded machine should not swing the spacing).
+// After each sample the next one is N steps later, the least multiple of K for
+// which the sample's cost is at most the budget of N steps' time: the samples stay on
+// multiples of K, and the first one is always taken. Each change
+// of spacing is kept in the session (meta `range_sample_spacing`) and said by
+// `summary`. Without unsampled steps to compare with (K = 1 from the start) the
+// spacing stays K. No LibTorch.
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace ampscope::profiler {
+
+class RangeSampleSpacing {
+ public:
+  // A change of spacing: from `from_step` on, samples every `every` steps; the
+  // sample at the step before cost `cost_ms` against a `step_ms` median step.
+  struct Change {
+    int64_t from_step = 0;
+    int64_t every = 0;
+    double cost_ms = 0.0;
+    double step_ms = 0.0;
+  };
+  static constexpr size_t kBaselineSteps = 32;  // recent unsampled steps whose median is the step
+  static constexpr size_t kCostSamples = 4;     // recent samples whose mean cost is a sample's
+  static constexpr size_t kMaxChanges = 64;     // then the spacing stays (the meta line stays short)
+
+  // every: K (0 = never sample); budget_percent: 0 = every K steps, whatever they cost.
+  RangeSampleSpacing(int64_t every, int64_t budget_percent);
+
+  bool selects(int64_t step) const;
+  // At a step's end, with its wall time (NaN: unknown, ignored) and whether it sampled.
+  // True when the spacing changed.
+  bool on_step_end(int64_t step, double step_ms, bool sampled);
+
+  int64_t current_every() const { return every_now_; }
+  const std::vector<Change>& changes() const { return changes_; }
+  // "from:every:cost_ms:step_ms" per change, ';'-separated (the session's meta value).
+  std::string encode() const;
+  static std::vector<Change> decode(const std::string& text);
+  // "every 10 steps, spaced to every 560 from step 11 (a sample cost 1120 ms against a 20 ms step; budget 5 %)".
+  static std::string describe(int64_t every, int64_t budget_percent, const std::vector<Change>& changes);
+
+ private:
+  double baseline_ms() const;
+
+  int64_t every_;
+  int64_t budget_percent_;
+  int64_t every_now_;
+  int64_t next_ = 0;  // the first step that may sample
+  std::deque<double> unsampled_ms_;
+  std::deque<double> sample_costs_ms_;
+  std::vector<Change> changes_;
+};
+
+}  // namespace ampscope::profiler
