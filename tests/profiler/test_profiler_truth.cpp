@@ -388,3 +388,42 @@ TEST(ProfilerBounds, AStopInsideAStepKeepsTheFinishedStepsAndCountsTheRest) {
 
 }  // namespace
 }  // namespace ampscope::profiler
+
+namespace ampscope::profiler {
+namespace {
+
+// The profiler takes range samples by the budget's spacing, and the session says
+// which: a sampled step 1,100 ms over a 20 ms step spaces the next by 1,100 steps
+// (steps driven by hand with the step times the H200 showed; no training needed).
+TEST(ProfilerTruth, RangeSamplesFollowTheBudgetAndTheSessionSaysSo) {
+  test::ScratchDir dir;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.gradient_every = 10;
+  options.sample_budget_percent = 5;
+  options.trace_gpu = false;
+  std::vector<int64_t> sampled;
+  {
+    Profiler profiler(options);
+    engine::RunStartedEvent run;
+    run.device = "cpu";
+    profiler.on_run_start(run);
+    for (int64_t step = 1; step <= 1200; ++step) {
+      profiler.on_step_begin(step);
+      if (profiler.wants_gradients(step)) sampled.push_back(step);
+      engine::StepEvent e;
+      e.step = step;
+      e.step_time_ms = profiler.wants_gradients(step) ? 1120.0 : 20.0;
+      profiler.on_step_end(e);
+    }
+    profiler.on_run_end(engine::RunState::kFinished, "");
+  }
+  EXPECT_EQ(sampled, (std::vector<int64_t>{10, 1110}));
+  const SessionView view = load_session_view(options.session_path);
+  EXPECT_EQ(view.range_sampling,
+            "every 10 steps, spaced to every 1100 from step 11 to keep samples within 5 % of the run's time "
+            "(a sample cost 1100 ms against a 20.0 ms step)");
+}
+
+}  // namespace
+}  // namespace ampscope::profiler
