@@ -429,6 +429,8 @@ Json session_summary(const SessionView& session, size_t top_n) {
   s["compiled"] = compiled_json(session);
   s["training"] = training_json(steps);
   s["training"]["step_time"] = step_timing_json(session.step_timing);
+  // Which steps took range samples (range_sample_spacing.h); null in older sessions.
+  s["training"]["range_samples"] = session.range_sampling.empty() ? Json() : Json(session.range_sampling);
   s["gradients"] = gradients_json(session.latest_gradients);
   s["activations"] = activations_json(session);
   s["readiness"] = readiness_json(session.readiness);

@@ -15,6 +15,7 @@
 #include "engine/trainer.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/cupti/synthetic_activity_source.h"
+#include "profiler/export/json_summary.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_view.h"
@@ -423,6 +424,7 @@ TEST(ProfilerTruth, RangeSamplesFollowTheBudgetAndTheSessionSaysSo) {
   EXPECT_EQ(view.range_sampling,
             "every 10 steps, spaced to every 1100 from step 11 to keep samples within 5 % of the run's time "
             "(a sample cost 1100 ms against a 20.0 ms step)");
+  EXPECT_EQ(session_summary(view)["training"]["range_samples"], view.range_sampling);  // the JSON summary too
 }
 
 }  // namespace
