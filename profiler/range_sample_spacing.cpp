@@ -32,24 +32,24 @@ bool RangeSampleSpacing::on_step_end(int64_t step, double step_ms, bool sampled)
   }
   if (every_ == 0 || budget_percent_ == 0) return false;
   const double step_time = baseline_ms();
-  if (!std::isfinite(step_time) || step_time <= 0) {
-    next_ = step + every_;
-    return false;
-  }
+  if (!std::isfinite(step_time) || step_time <= 0) return false;  // nothing to compare with: every K steps
   sample_costs_ms_.push_back(std::max(0.0, step_ms - step_time));
   if (sample_costs_ms_.size() > kCostSamples) sample_costs_ms_.pop_front();
   double cost = 0.0;
   for (const double c : sample_costs_ms_) cost += c;
   cost /= static_cast<double>(sample_costs_ms_.size());
-  // Unsampled steps needed so that cost <= budget * their time, in whole multiples of K.
+  // Steps from this sample to the next so that cost <= budget * their time, in whole multiples of K.
   const double steps_needed = cost / (static_cast<double>(budget_percent_) / 100.0 * step_time);
   const auto multiples = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(steps_needed / static_cast<double>(every_))));
   const int64_t every = multiples * every_;
-  next_ = step + every;
-  if (every == every_now_ || changes_.size() >= kMaxChanges) return false;
-  every_now_ = every;
-  changes_.push_back({step + 1, every, cost, step_time});
-  return true;
+  // Past kMaxChanges the spacing stays as last said, so the session's account stays true.
+  const bool changed = every != every_now_ && changes_.size() < kMaxChanges;
+  if (changed) {
+    every_now_ = every;
+    changes_.push_back({step + 1, every, cost, step_time});
+  }
+  next_ = step + every_now_;
+  return changed;
 }
 
 std::string RangeSampleSpacing::encode() const {

@@ -108,7 +108,6 @@ SegmentLengths::SegmentLengths(const std::vector<int64_t>& lengths, at::Device d
   pieces_per_segment.reserve(lengths.size());
   bool cut = false;
   for (const int64_t n : lengths) {
-    total_ += n;
     const int64_t count = std::max<int64_t>(1, (n + kSegmentPiece - 1) / kSegmentPiece);
     cut = cut || count > 1;
     pieces_per_segment.push_back(count);
@@ -131,13 +130,14 @@ at::Tensor SegmentLengths::reduce(const at::Tensor& values, std::string_view how
 }
 
 Segments::Segments(const std::vector<PassMember>& members, at::ScalarType dtype) {
-  lengths_.reserve(members.size());
+  std::vector<int64_t> lengths;
+  lengths.reserve(members.size());
   for (const PassMember& m : members) {
-    lengths_.push_back(m.flat.numel());
+    lengths.push_back(m.flat.numel());
     total_ += m.flat.numel();
   }
   values_ = concatenate(members, total_, dtype);
-  segments_ = SegmentLengths(lengths_, values_.device());
+  segments_ = SegmentLengths(lengths, values_.device());
 }
 
 at::Tensor Segments::reduce(const at::Tensor& values, std::string_view how) const { return segments_.reduce(values, how); }

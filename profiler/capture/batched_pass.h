@@ -75,11 +75,9 @@ class SegmentLengths {
   // The segments' own lengths (int64, on the device).
   const at::Tensor& lengths() const { return lengths_; }
   const std::vector<int64_t>& host_lengths() const { return host_lengths_; }
-  int64_t total() const { return total_; }
 
  private:
   std::vector<int64_t> host_lengths_;
-  int64_t total_ = 0;
   at::Tensor lengths_;
   at::Tensor pieces_;              // each piece's length; undefined when no segment is longer than a piece
   at::Tensor pieces_per_segment_;  // how many pieces make each segment
@@ -91,8 +89,8 @@ class Segments {
  public:
   Segments(const std::vector<PassMember>& members, at::ScalarType dtype);
   const at::Tensor& values() const { return values_; }
-  int64_t count() const { return static_cast<int64_t>(lengths_.size()); }
-  int64_t length(size_t member) const { return lengths_[member]; }
+  int64_t count() const { return static_cast<int64_t>(segments_.host_lengths().size()); }
+  int64_t length(size_t member) const { return segments_.host_lengths()[member]; }
   // One value per member: the "sum", "max", "min" of `values` (laid out as values()).
   at::Tensor reduce(const at::Tensor& values, std::string_view how) const;
   // One float64 count per member of the true elements of `mask` (exact below 2^53).
@@ -109,7 +107,6 @@ class Segments {
   at::Tensor histogram(const at::Tensor& bin, int64_t bins, int64_t lanes = 0) const;
 
  private:
-  std::vector<int64_t> lengths_;
   int64_t total_ = 0;
   at::Tensor values_;
   SegmentLengths segments_;
