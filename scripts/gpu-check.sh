@@ -91,16 +91,12 @@ overhead() {  # name repeats timeout script args...
   timeout $limit python3 "$src/bench/python_script_overhead.py" --repeats $repeats --out-dir $L/$name "$@" \
     > $L/$name.overhead.txt 2>&1; el "$name overhead rc=$?"; tail -n 6 $L/$name.overhead.txt
   for s in $L/$name/*.repeat1.ampscope; do
-    [ -f "$s" ] && { $A summary "$s" > $L/$name.summary.txt 2>&1; python3 "$src/scripts/check_gpu_session.py" "$s"; }
+    [ -f "$s" ] && { $A summary "$s" > $L/$name.summary.txt 2>&1; python3 "$src/scripts/check_gpu_session.py" "$s"
+      grep -E "range samples|a sample adds|profiler's own GPU work" $L/$name.summary.txt; }
   done
   save
 }
-overhead compiled 1 200 "$src/examples/hf_gpt2_fp16.py" --compile --steps 25 --warmup 10
-# Inductor's generated wrappers (the calls and their provenance handles) for the Triton join.
-grep -rl "def call(" /tmp/torchinductor_$(whoami) --include=*.py 2>/dev/null | head -40 \
-  | tar -czf $L/inductor-code.tgz -T - 2>/dev/null; save
 overhead hf_gpt2_fp16 2 150 "$src/examples/hf_gpt2_fp16.py" --steps 30
-overhead resnet50 1 100 "$src/examples/torchvision_resnet50_bf16.py" --steps 30
 
 # 3. The built-in GPT: capture overhead (two alternating repeats).
 S="--model gpt --precision bf16 --device cuda --layers 12 --width 768 --heads 12 --seq-len 1024 --batch-size 8 --fused --seed 1"
@@ -115,10 +111,13 @@ for rep in 1 2; do
   [ "$(left)" -gt 200 ] || break
   $A train $S --steps 40 --metrics $L/off$rep.jsonl > /dev/null 2>&1
   $A profile $S --steps 40 --metrics $L/on$rep.jsonl --out /tmp/on.ampscope --force > /dev/null 2>&1
-  $A profile $S --steps 40 --every 10 --metrics $L/ev$rep.jsonl --out /tmp/ev.ampscope --force > /dev/null 2>&1
+  # --sample-budget 0: a sample at every 10th step exactly, so each sample's cost shows (the default
+  # budget would space them out after the first).
+  $A profile $S --steps 40 --every 10 --sample-budget 0 --metrics $L/ev$rep.jsonl --out /tmp/ev.ampscope --force > /dev/null 2>&1
   off=$(med $L/off$rep.jsonl); on=$(med $L/on$rep.jsonl); ev=$(med $L/ev$rep.jsonl)
   el "overhead rep $rep: train $off ms; profile $on ms (x$(python3 -c "print(round($on/$off,3))")); --every 10 $ev ms (x$(python3 -c "print(round($ev/$off,3))"))"
   $A summary /tmp/ev.ampscope > $L/ev$rep.summary.txt 2>&1; $A summary /tmp/on.ampscope > $L/on$rep.summary.txt 2>&1
+  grep -A14 "profiler's own GPU work" $L/ev$rep.summary.txt | head -16; grep -E "range samples|a sample adds" $L/on$rep.summary.txt
   # What a gradient sample adds (steps 10, 20, ...: gradients, activations, readiness; target <= 10 % of a step).
   python3 -c "
 import json,sys,statistics
@@ -126,6 +125,12 @@ r={x['step']:x['step_time_ms'] for x in map(json.loads,(l for l in open(sys.argv
 s=[v for k,v in r.items() if k%10==0]; u=[v for k,v in r.items() if k>1 and k%10]
 print(f'  --every 10: sampled steps {statistics.median(s):.1f} ms, others {statistics.median(u):.1f} ms: a sample adds {statistics.median(s)/statistics.median(u)-1:.2f} of a step')" $L/ev$rep.jsonl
 done; save
+
+overhead compiled 1 200 "$src/examples/hf_gpt2_fp16.py" --compile --steps 25 --warmup 10
+# Inductor's generated wrappers (the calls and their provenance handles) for the Triton join.
+grep -rl "def call(" /tmp/torchinductor_$(whoami) --include=*.py 2>/dev/null | head -40 \
+  | tar -czf $L/inductor-code.tgz -T - 2>/dev/null; save
+overhead resnet50 1 100 "$src/examples/torchvision_resnet50_bf16.py" --steps 30
 
 # 4. GPT-2 compiled with CUDA graphs, under ampscope run only (its kernels replay from graphs).
 if [ "$(left)" -gt 190 ]; then
