@@ -46,7 +46,9 @@ class CompiledKernels : public ::testing::Test {
     std::string output;
     // A cache of its own: an entry compiled with kernel profiling but without
     // provenance (by hand, or by an older ampscope) would hit and bring no fused ops.
-    if (ampscope::test::run_command(fmt::format("TORCH_TRACE='{}' TORCHINDUCTOR_CACHE_DIR='{}' '{}' run --out '{}' "
+    // CUDA hidden: the example trains on a GPU where there is one, and this test is about
+    // the C++ backend's kernels (Triton's are scripts/gpu-check.sh's compiled session).
+    if (ampscope::test::run_command(fmt::format("CUDA_VISIBLE_DEVICES= TORCH_TRACE='{}' TORCHINDUCTOR_CACHE_DIR='{}' '{}' run --out '{}' "
                                                 "'{}' --steps {} 2>&1",
                                                 trace.string(), (r.dir / "inductor-cache").string(), AMPSCOPE_CLI,
                                                 r.session.string(), kExample, kSteps),
