@@ -129,6 +129,13 @@ at::Tensor SegmentLengths::reduce(const at::Tensor& values, std::string_view how
   return reduced(reduced(values, pieces_), pieces_per_segment_);
 }
 
+at::Tensor SegmentLengths::segment_of_each_element(int64_t total) const {
+  const std::optional<int64_t> size(total);  // given: no host sync
+  if (!pieces_.defined()) return at::repeat_interleave(lengths_, size);
+  const at::Tensor segment_of_piece = at::repeat_interleave(pieces_per_segment_, std::optional<int64_t>(pieces_.size(0)));
+  return at::repeat_interleave(segment_of_piece, pieces_, 0, size);
+}
+
 Segments::Segments(const std::vector<PassMember>& members, at::ScalarType dtype) {
   std::vector<int64_t> lengths;
   lengths.reserve(members.size());
@@ -145,9 +152,7 @@ at::Tensor Segments::reduce(const at::Tensor& values, std::string_view how) cons
 at::Tensor Segments::count_true(const at::Tensor& mask) const { return reduce(mask.to(at::kDouble), "sum"); }
 
 const at::Tensor& Segments::member_of_each_element() const {
-  // The output size given: no host sync.
-  if (!member_of_element_.defined())
-    member_of_element_ = at::repeat_interleave(segments_.lengths(), std::optional<int64_t>(total_));
+  if (!member_of_element_.defined()) member_of_element_ = segments_.segment_of_each_element(total_);
   return member_of_element_;
 }
 

@@ -239,9 +239,8 @@ Packed pack(const std::vector<PlannedMatrix>& plan, const at::Device device) {
   for (int64_t& n : halves) n *= 2;
   p.half_blocks_by_matrix = SegmentLengths(halves, device);
   p.one_by_matrix = SegmentLengths(std::vector<int64_t>(plan.size(), 1), device);
-  // Output sizes given, so no sync.
-  const at::Tensor matrix_of_row = at::repeat_interleave(p.rows_by_matrix.lengths(), std::optional<int64_t>(p.rows));
-  p.row_of_block = at::repeat_interleave(p.blocks_by_row.lengths(), std::optional<int64_t>(p.blocks32));
+  const at::Tensor matrix_of_row = p.rows_by_matrix.segment_of_each_element(p.rows);
+  p.row_of_block = p.blocks_by_row.segment_of_each_element(p.blocks32);
   p.matrix_of_block = matrix_of_row.index_select(0, p.row_of_block);
   p.amax16 = buffer.view({-1, 16}).amax(1);
   p.amax32 = p.amax16.view({-1, 2}).amax(1);

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -251,6 +252,22 @@ TEST(SegmentLengths, LongSegmentsReduceInPiecesToTheSameValues) {
   }
   EXPECT_EQ(maxima[3].item<double>(), 1e6);
   EXPECT_EQ(minima[3].item<double>(), -1e6);
+}
+
+// Each element's segment, written piece by piece where a segment is long: the same
+// map as each segment's index repeated its length, empty segments skipped, with and
+// without a segment longer than a piece.
+TEST(SegmentLengths, EachElementKnowsItsSegmentAcrossPiecesAndEmptySegments) {
+  for (const std::vector<int64_t>& lengths :
+       {std::vector<int64_t>{3, 0, 2, 0}, std::vector<int64_t>{0, 2 * kSegmentPiece + 3, 0, 1, kSegmentPiece, 7}}) {
+    std::vector<int64_t> expected;
+    for (size_t i = 0; i < lengths.size(); ++i) expected.insert(expected.end(), lengths[i], static_cast<int64_t>(i));
+    const SegmentLengths segments(lengths, at::kCPU);
+    const at::Tensor got = segments.segment_of_each_element(static_cast<int64_t>(expected.size())).contiguous();
+    ASSERT_EQ(got.scalar_type(), at::kLong);
+    ASSERT_EQ(got.numel(), static_cast<int64_t>(expected.size()));
+    EXPECT_TRUE(std::equal(expected.begin(), expected.end(), got.const_data_ptr<int64_t>())) << lengths.size();
+  }
 }
 
 }  // namespace ampscope::profiler
