@@ -83,6 +83,24 @@ if(AMPSCOPE_WITH_CUPTI)
   endif()
 endif()
 
+# ampscope's own CUDA kernels (profiler/cuda/: the range statistics of a gradient or
+# activation sample in one read), where a CUDA compiler is found beside a CUDA build
+# of LibTorch (the GPU machine, and CI's and the development machine's toolkit, where
+# they compile and link but never run). Without one the same statistics run as ATen
+# ops on a GPU; the CPU has its own loop either way. Enabled here, at the top level,
+# because the programs and the Python module link them.
+option(AMPSCOPE_WITH_CUDA_KERNELS "Build ampscope's CUDA kernels when a CUDA compiler is found" ON)
+set(AMPSCOPE_HAVE_CUDA_KERNELS OFF)
+if(AMPSCOPE_WITH_CUDA_KERNELS AND AMPSCOPE_TORCH_HAS_CUDA AND TARGET CUDA::cudart AND NOT AMPSCOPE_SANITIZER)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    set(AMPSCOPE_HAVE_CUDA_KERNELS ON)
+  endif()
+endif()
+message(STATUS "ampscope: own CUDA kernels: ${AMPSCOPE_HAVE_CUDA_KERNELS}")
+
 if(AMPSCOPE_BUILD_GUI)
   find_package(Qt6 6.2 QUIET COMPONENTS Core Gui Widgets Svg PrintSupport Test)
   if(NOT Qt6_FOUND)

@@ -12,6 +12,7 @@
 #include "profiler/capture/dtype_names.h"
 #include "profiler/capture/format_counts.h"
 #include "profiler/capture/range_stats_cpu.h"
+#include "profiler/capture/range_stats_cuda.h"
 #include "profiler/capture/own_work.h"
 
 namespace ampscope::profiler {
@@ -29,10 +30,11 @@ at::Tensor pass_table(const std::vector<PassMember>& members) {
   const bool any_double = std::any_of(members.begin(), members.end(),
                                       [](const PassMember& m) { return m.flat.scalar_type() == at::kDouble; });
   const at::ScalarType compute = any_double ? at::kDouble : at::kFloat;
-  if (range_stats_on_cpu(members)) {
-    // One loop over the elements (range_stats_cpu.h), the same columns.
+  if (range_stats_on_cpu(members) || range_stats_on_cuda(members)) {
+    // One read of each element (range_stats_cpu.h, range_stats_cuda.h), the same columns.
     const std::vector<double> bounds = format_bounds(compute);
-    const at::Tensor t = range_stats_cpu(members, compute, 1.0, bounds);
+    const at::Tensor t = range_stats_on_cpu(members) ? range_stats_cpu(members, compute, 1.0, bounds)
+                                                     : range_stats_cuda(members, compute, 1.0, bounds);
     const at::Tensor counts =
         format_counts_from_places(t.narrow(1, kRangePlaces, static_cast<int64_t>(bounds.size()) + 1), compute);
     return at::cat({t.select(1, kRangeNonfinite).unsqueeze(1), t.select(1, kRangeMaxAbs).unsqueeze(1), counts}, 1);

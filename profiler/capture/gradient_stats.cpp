@@ -9,6 +9,7 @@
 #include "profiler/capture/batched_pass.h"
 #include "profiler/capture/format_counts.h"
 #include "profiler/capture/range_stats_cpu.h"
+#include "profiler/capture/range_stats_cuda.h"
 
 namespace ampscope::profiler {
 namespace {
@@ -33,11 +34,13 @@ at::Tensor log2_histograms(const at::Tensor& a, const at::Tensor& nonzero, const
   return seg.histogram(bins, kGradBins + 1).slice(1, 0, kGradBins);
 }
 
-// The same table from range_stats_cpu's one loop over the elements.
-at::Tensor pass_table_cpu(const std::vector<PassMember>& members, double loss_scale) {
+// The same table from one read of each element (range_stats_cpu, or range_stats_cuda on a GPU).
+at::Tensor pass_table_one_read(const std::vector<PassMember>& members, double loss_scale) {
   const std::vector<double> bounds = format_bounds(at::kDouble);
   const auto places = static_cast<int64_t>(bounds.size()) + 1;
-  const at::Tensor t = range_stats_cpu(members, at::kDouble, loss_scale, bounds, kGradLog2Min, kGradBins);
+  const at::Tensor t = range_stats_on_cpu(members)
+                           ? range_stats_cpu(members, at::kDouble, loss_scale, bounds, kGradLog2Min, kGradBins)
+                           : range_stats_cuda(members, at::kDouble, loss_scale, bounds, kGradLog2Min, kGradBins);
   std::vector<at::Tensor> columns{t.select(1, kRangeZeros), t.select(1, kRangeNonfinite)};
   for (const at::Tensor& c : format_counts_from_places(t.narrow(1, kRangePlaces, places), at::kDouble).unbind(1))
     columns.push_back(c);
@@ -50,7 +53,8 @@ at::Tensor pass_table_cpu(const std::vector<PassMember>& members, double loss_sc
 // One pass: every column for every parameter in it, [parameters, kScalars + kGradBins],
 // with a fixed number of ops whatever the number of parameters.
 at::Tensor pass_table(const std::vector<PassMember>& members, double loss_scale, RangeKernel kernel) {
-  if (kernel == RangeKernel::best && range_stats_on_cpu(members)) return pass_table_cpu(members, loss_scale);
+  if (kernel == RangeKernel::best && (range_stats_on_cpu(members) || range_stats_on_cuda(members)))
+    return pass_table_one_read(members, loss_scale);
   const Segments seg(members, at::kDouble);
   const at::Tensor& g = seg.values();
   const auto count = [&](const at::Tensor& mask) { return seg.count_true(mask); };

@@ -3,8 +3,8 @@
 // on the CPU in one read of each element. As ATen ops they are some 20 passes over
 // every element (masks, where, a float64 copy, segmented reductions, a histogram's
 // index_add_), each a buffer the size of the pass: on the 2-core CI machine the
-// gradients alone took 3.3 ms of a 64-layer MLP's 8 ms step (issue 27). A GPU keeps
-// the ATen ops (a few kernels over memory it reads fast).
+// gradients alone took 3.3 ms of a 64-layer MLP's 8 ms step (issue 27). A GPU has its
+// twin, range_stats_cuda.h.
 //
 // Each member (tensor) is read in place, any of float32, float64, bf16, fp16,
 // widened to the pass's compute type as the ATen path widens it, so every count and
@@ -17,8 +17,9 @@
 
 namespace ampscope::profiler {
 
-// `best`: range_stats_cpu wherever range_stats_on_cpu, else ATen ops; `aten`: ATen
-// ops everywhere, the reference the tests hold the CPU loop to.
+// `best`: range_stats_cpu wherever range_stats_on_cpu, range_stats_cuda wherever
+// range_stats_on_cuda (range_stats_cuda.h), else ATen ops; `aten`: ATen ops
+// everywhere, the reference the tests hold the one-read loops to.
 enum class RangeKernel { best, aten };
 
 // Columns of range_stats_cpu's table, one row per member.

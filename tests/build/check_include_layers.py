@@ -8,6 +8,7 @@ lowest first (a file may include its own folder and any lower layer):
   0  profiler/*.h,*.cpp   plain values and vocabularies (records, float formats,
                           number_text, session_meta_keys, capture option specs)
   1  cupti/               the CUPTI seam and record processing
+  1  cuda/                ampscope's own CUDA kernels (plain C++ types at the seam)
   2  analysis/            op families and classification, aggregation, comparisons,
                           readiness, the ProfileSnapshot carrier
   3  store/               SessionWriter/Reader, SessionView (the one loader)
@@ -25,6 +26,7 @@ TOP_ORDER = {"engine": 0, "profiler": 1, "ui": 2, "app": 3}
 PROFILER_LAYERS = {
     "": 0,
     "cupti": 1,
+    "cuda": 1,
     "analysis": 2,
     "store": 3,
     "capture": 4,
