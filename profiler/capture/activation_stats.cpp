@@ -30,11 +30,9 @@ at::Tensor pass_table(const std::vector<PassMember>& members) {
   const bool any_double = std::any_of(members.begin(), members.end(),
                                       [](const PassMember& m) { return m.flat.scalar_type() == at::kDouble; });
   const at::ScalarType compute = any_double ? at::kDouble : at::kFloat;
-  if (range_stats_on_cpu(members) || range_stats_on_cuda(members)) {
-    // One read of each element (range_stats_cpu.h, range_stats_cuda.h), the same columns.
-    const std::vector<double> bounds = format_bounds(compute);
-    const at::Tensor t = range_stats_on_cpu(members) ? range_stats_cpu(members, compute, 1.0, bounds)
-                                                     : range_stats_cuda(members, compute, 1.0, bounds);
+  // One read of each element where a loop reads every member (range_stats_cuda.h), the same columns.
+  const std::vector<double> bounds = format_bounds(compute);
+  if (const at::Tensor t = range_stats_one_read(members, compute, 1.0, bounds); t.defined()) {
     const at::Tensor counts =
         format_counts_from_places(t.narrow(1, kRangePlaces, static_cast<int64_t>(bounds.size()) + 1), compute);
     return at::cat({t.select(1, kRangeNonfinite).unsqueeze(1), t.select(1, kRangeMaxAbs).unsqueeze(1), counts}, 1);

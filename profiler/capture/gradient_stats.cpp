@@ -34,13 +34,13 @@ at::Tensor log2_histograms(const at::Tensor& a, const at::Tensor& nonzero, const
   return seg.histogram(bins, kGradBins + 1).slice(1, 0, kGradBins);
 }
 
-// The same table from one read of each element (range_stats_cpu, or range_stats_cuda on a GPU).
+// The same table from one read of each element (range_stats_one_read); undefined where
+// no loop reads every member.
 at::Tensor pass_table_one_read(const std::vector<PassMember>& members, double loss_scale) {
   const std::vector<double> bounds = format_bounds(at::kDouble);
   const auto places = static_cast<int64_t>(bounds.size()) + 1;
-  const at::Tensor t = range_stats_on_cpu(members)
-                           ? range_stats_cpu(members, at::kDouble, loss_scale, bounds, kGradLog2Min, kGradBins)
-                           : range_stats_cuda(members, at::kDouble, loss_scale, bounds, kGradLog2Min, kGradBins);
+  const at::Tensor t = range_stats_one_read(members, at::kDouble, loss_scale, bounds, kGradLog2Min, kGradBins);
+  if (!t.defined()) return t;
   std::vector<at::Tensor> columns{t.select(1, kRangeZeros), t.select(1, kRangeNonfinite)};
   for (const at::Tensor& c : format_counts_from_places(t.narrow(1, kRangePlaces, places), at::kDouble).unbind(1))
     columns.push_back(c);
@@ -53,8 +53,8 @@ at::Tensor pass_table_one_read(const std::vector<PassMember>& members, double lo
 // One pass: every column for every parameter in it, [parameters, kScalars + kGradBins],
 // with a fixed number of ops whatever the number of parameters.
 at::Tensor pass_table(const std::vector<PassMember>& members, double loss_scale, RangeKernel kernel) {
-  if (kernel == RangeKernel::best && (range_stats_on_cpu(members) || range_stats_on_cuda(members)))
-    return pass_table_one_read(members, loss_scale);
+  if (kernel == RangeKernel::best)
+    if (at::Tensor table = pass_table_one_read(members, loss_scale); table.defined()) return table;
   const Segments seg(members, at::kDouble);
   const at::Tensor& g = seg.values();
   const auto count = [&](const at::Tensor& mask) { return seg.count_true(mask); };

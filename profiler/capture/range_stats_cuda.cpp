@@ -101,4 +101,11 @@ at::Tensor range_stats_cuda(const std::vector<PassMember>&, at::ScalarType, doub
 
 #endif
 
+at::Tensor range_stats_one_read(const std::vector<PassMember>& members, at::ScalarType compute, double magnitude_scale,
+                                const std::vector<double>& bounds, int log2_min, int log2_bins) {
+  if (range_stats_on_cpu(members)) return range_stats_cpu(members, compute, magnitude_scale, bounds, log2_min, log2_bins);
+  if (range_stats_on_cuda(members)) return range_stats_cuda(members, compute, magnitude_scale, bounds, log2_min, log2_bins);
+  return {};
+}
+
 }  // namespace ampscope::profiler

@@ -21,4 +21,9 @@ bool range_stats_on_cuda(const std::vector<PassMember>& members);
 at::Tensor range_stats_cuda(const std::vector<PassMember>& members, at::ScalarType compute, double magnitude_scale,
                             const std::vector<double>& bounds, int log2_min = 0, int log2_bins = 0);
 
+// The table in one read of each element: range_stats_cpu or range_stats_cuda, whichever
+// reads every member; an undefined tensor where neither does (the ATen ops then).
+at::Tensor range_stats_one_read(const std::vector<PassMember>& members, at::ScalarType compute, double magnitude_scale,
+                                const std::vector<double>& bounds, int log2_min = 0, int log2_bins = 0);
+
 }  // namespace ampscope::profiler
