@@ -244,10 +244,14 @@ TEST(CompiledKernelListing, TritonKernelsOfAGpuWrapperAreFusedKernelsUnderTheirL
       {"fused", "triton_poi_fused_mm_t_view_1"},
       {"extern", "aten::mm"},
       {"fused", "triton_per_fused__to_copy_add_native_dropout_backward_native_layer_norm_backward_view_2"},
+      {"extern", "aten::sum"},
+      {"extern", "aten::sum"},
       {"extern", "aten::mm"},
       {"fused", "triton_poi_fused__to_copy_add_mul_pow_tanh_tanh_backward_view_3"},
       {"extern", "aten::mm"},
       {"fused", "triton_per_fused__to_copy_add_native_dropout_backward_native_layer_norm_backward_view_4"},
+      {"extern", "aten::sum"},
+      {"extern", "aten::sum"},
       {"extern", "aten::mm"},
       {"extern", "aten::_scaled_dot_product_cudnn_attention_backward"},
       {"fused", "triton_poi_fused__unsafe_view_add_cat_clone_transpose_view_5"},
@@ -256,12 +260,16 @@ TEST(CompiledKernelListing, TritonKernelsOfAGpuWrapperAreFusedKernelsUnderTheirL
   // Each call keeps the nodes its handle maps to.
   ASSERT_EQ(calls.size(), expected.size());
   EXPECT_EQ(calls[1]["nodes"], nlohmann::json({"view_148", "permute_49", "constant_pad_nd_default_2", "constant_pad_nd_default"}));
-  EXPECT_EQ(calls[9]["nodes"].back(), "_scaled_dot_product_cudnn_attention_backward");
+  EXPECT_EQ(calls[13]["nodes"].back(), "_scaled_dot_product_cudnn_attention_backward");
   // The mix order reductions (LayerNorm backward) have no handle: their nodes come from
   // their own source-nodes comment (without it, 5.8 % of the H200's compiled GPU time
   // had no op).
   EXPECT_EQ(calls[3]["nodes"].size(), 19u);
   EXPECT_EQ(calls[3]["nodes"].front(), "view_149");
-  EXPECT_EQ(calls[7]["nodes"].front(), "convert_element_type_317");
-  EXPECT_EQ(calls[7]["nodes"].back(), "mul_174");
+  EXPECT_EQ(calls[9]["nodes"].front(), "convert_element_type_317");
+  EXPECT_EQ(calls[9]["nodes"].back(), "mul_174");
+  // The wrapper finishes their column sums in ATen (`workspace_0[...].view(...).sum(dim=0)`,
+  // twice each): aten::sum calls of the graph, computing part of the same nodes.
+  EXPECT_EQ(calls[4]["nodes"], calls[3]["nodes"]);
+  EXPECT_EQ(calls[11]["nodes"], calls[9]["nodes"]);
 }
