@@ -9,13 +9,54 @@ namespace ampscope::profiler {
 
 namespace {
 
-// Kernels settle a step or two after their ops; ops older than this are forgotten.
-constexpr int64_t kLauncherSteps = 8;
+// The heaviest common subsequence of two sequences of (name, weight): for each of
+// `a`'s elements, the index of the `b` element it is matched with, or -1. Ties
+// prefer `b`'s later elements, so an extra early kernel in `b` (a first call's
+// one-off) stays unmatched.
+struct Launch {
+  const std::string* name;
+  uint32_t weight;
+};
+std::vector<int64_t> align_by_name(const std::vector<Launch>& a, const std::vector<Launch>& b) {
+  const size_t n = a.size(), m = b.size();
+  std::vector<uint64_t> score((n + 1) * (m + 1), 0);
+  const auto at = [&](size_t i, size_t j) -> uint64_t& { return score[i * (m + 1) + j]; };
+  const auto same = [&](size_t i, size_t j) { return *a[i - 1].name == *b[j - 1].name; };
+  for (size_t i = 1; i <= n; ++i)
+    for (size_t j = 1; j <= m; ++j) {
+      at(i, j) = std::max(at(i - 1, j), at(i, j - 1));
+      if (same(i, j)) at(i, j) = std::max(at(i, j), at(i - 1, j - 1) + a[i - 1].weight);
+    }
+  std::vector<int64_t> match(n, -1);
+  for (size_t i = n, j = m; i > 0 && j > 0;) {
+    if (same(i, j) && at(i, j) == at(i - 1, j - 1) + a[i - 1].weight) {
+      match[i - 1] = static_cast<int64_t>(j - 1);
+      --i;
+      --j;
+    } else if (at(i, j - 1) >= at(i - 1, j)) {
+      --j;
+    } else {
+      --i;
+    }
+  }
+  return match;
+}
 
-void add_gpu(CompiledKernelTimes::Time& t, const KernelRecord& k) {
+// A kernel outweighs any number of copies and memsets: a first call's extra copies
+// (Triton's autotuner cloning the buffers a kernel writes) must not pull the
+// alignment off the GEMMs.
+uint32_t launch_weight(ActivityKind kind) { return kind == ActivityKind::kKernel ? 1u << 16 : 1u; }
+
+// Alignments larger than this (cells) are not tried: the replayed kernels keep their names.
+constexpr size_t kMaxAlignmentCells = size_t{1} << 24;
+// An eager call's kernels kept for the alignment (a first call can launch thousands while tuning).
+constexpr size_t kMaxEagerKernels = size_t{1} << 16;
+
+void add_gpu(CompiledKernelTimes::Time& t, const KernelRecord& k, bool first_call) {
   ++t.kernels;
   if (k.tensor_core_by_name) ++t.tensor_core_kernels;
   t.gpu_time_ns += k.end_ns - k.start_ns;
+  if (first_call) t.first_call_gpu_ns += k.end_ns - k.start_ns;
 }
 
 }  // namespace
@@ -37,7 +78,8 @@ void CompiledKernelTimes::add_ops(const std::vector<OpRecord>& ops) {
       ++t.calls;
       t.cpu_time_ns += op.end_ns - op.start_ns;
       launchers_[op.id] = {op.step, op.id, whole};
-      launches_[op.id] = {graph, {}};
+      const bool first = first_calls_.try_emplace(graph, op.id).first->second == op.id;
+      launches_[op.id] = {graph, first, {}, 0};
       continue;
     }
     const auto parent = launchers_.find(op.parent_id);
@@ -54,7 +96,7 @@ void CompiledKernelTimes::add_ops(const std::vector<OpRecord>& ops) {
     }
     launchers_[op.id] = std::move(launcher);
   }
-  forget_before(newest - kLauncherSteps);
+  forget_before(newest - op_memory_steps_);
 }
 
 void CompiledKernelTimes::add_kernels(const std::vector<const KernelRecord*>& kernels) {
@@ -68,19 +110,72 @@ void CompiledKernelTimes::add_kernels(const std::vector<const KernelRecord*>& ke
     if (it == launchers_.end()) continue;
     const Launcher& l = it->second;
     const int64_t graph = std::get<0>(l.child);
+    CallLaunches& call = launches_[l.call];
     Time& whole = times_[{graph, std::string(), 0}];
-    add_gpu(whole, *k);
+    add_gpu(whole, *k, call.first);
     if (!std::get<1>(l.child).empty()) {
-      add_gpu(times_[l.child], *k);
+      add_gpu(times_[l.child], *k, call.first);
+      EagerCall& eager = eager_calls_[graph];
+      if (eager.call == 0) eager.call = l.call;
+      if (eager.call == l.call && eager.kernels.size() < kMaxEagerKernels)
+        eager.kernels.push_back({k->name, l.child, launch_weight(k->kind)});
       continue;
     }
     // Launched by the graph's op itself: a Triton kernel, or a CUDA graph's replay.
-    CallLaunches& call = launches_[l.call];
-    Time& t = times_[{graph, k->name, call.seen[k->name]++}];
+    const Key key{graph, k->name, call.seen[k->name]++};
+    Time& t = times_[key];
     t.phase = whole.phase;
     ++t.calls;
-    add_gpu(t, *k);
+    add_gpu(t, *k, call.first);
+    own_launch_place_.try_emplace(key, OwnLaunch{call.own_launches++, launch_weight(k->kind)});
   }
+}
+
+std::map<CompiledKernelTimes::Key, CompiledKernelTimes::Time> CompiledKernelTimes::attributed_times() const {
+  std::map<Key, Time> out = times_;
+  for (const auto& [graph, eager] : eager_calls_) {
+    // The keys the graph's op launched itself that an eager child op launched too, in
+    // launch order: only a CUDA graph's replay launches a library kernel itself (a
+    // Triton kernel is never a child op's).
+    std::set<std::string_view> eager_names;
+    for (const EagerLaunch& launch : eager.kernels) eager_names.insert(launch.name);
+    std::vector<std::pair<OwnLaunch, const Key*>> replayed;
+    for (auto it = own_launch_place_.lower_bound({graph, std::string(), 0});
+         it != own_launch_place_.end() && std::get<0>(it->first) == graph; ++it)
+      if (eager_names.contains(std::get<1>(it->first))) replayed.emplace_back(it->second, &it->first);
+    if (replayed.empty()) continue;
+    std::sort(replayed.begin(), replayed.end(),
+              [](const auto& x, const auto& y) { return x.first.place < y.first.place; });
+    std::set<std::string_view> replayed_names;
+    for (const auto& entry : replayed) replayed_names.insert(std::get<1>(*entry.second));
+    std::vector<const EagerLaunch*> candidates;
+    for (const EagerLaunch& launch : eager.kernels)
+      if (replayed_names.contains(launch.name)) candidates.push_back(&launch);
+    if (replayed.size() * candidates.size() > kMaxAlignmentCells) continue;
+    std::vector<Launch> a, b;
+    for (const auto& [launch, key] : replayed) a.push_back({&std::get<1>(*key), launch.weight});
+    for (const EagerLaunch* launch : candidates) b.push_back({&launch->name, launch->weight});
+    const std::vector<int64_t> match = align_by_name(a, b);
+    // A child's replays: each replayed kernel of it counts its calls once per call.
+    std::map<Key, int64_t> replay_calls;
+    for (size_t i = 0; i < replayed.size(); ++i) {
+      if (match[i] < 0) continue;
+      const Key& from = *replayed[i].second;
+      const Key& child = candidates[static_cast<size_t>(match[i])]->child;
+      const auto moved = out.find(from);
+      if (moved == out.end()) continue;
+      Time& to = out[child];
+      to.kernels += moved->second.kernels;
+      to.tensor_core_kernels += moved->second.tensor_core_kernels;
+      to.gpu_time_ns += moved->second.gpu_time_ns;
+      to.first_call_gpu_ns += moved->second.first_call_gpu_ns;
+      int64_t& calls = replay_calls[child];
+      calls = std::max(calls, moved->second.calls);
+      out.erase(moved);
+    }
+    for (const auto& [child, calls] : replay_calls) out[child].calls += calls;
+  }
+  return out;
 }
 
 void CompiledKernelTimes::forget_before(int64_t step) {
@@ -90,14 +185,15 @@ void CompiledKernelTimes::forget_before(int64_t step) {
 
 std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledKernelRow>& listed,
                                                      const CompiledKernelTimes& times) {
+  const std::map<CompiledKernelTimes::Key, CompiledKernelTimes::Time> attributed = times.attributed_times();
   std::map<int64_t, std::vector<const CompiledKernelRow*>> by_graph;
   for (const CompiledKernelRow& row : listed) by_graph[row.graph].push_back(&row);
-  for (const auto& [key, time] : times.times()) by_graph[std::get<0>(key)];
+  for (const auto& [key, time] : attributed) by_graph[std::get<0>(key)];
   std::vector<CompiledKernelRow> out;
   for (const auto& [graph, rows] : by_graph) {
     auto time_of = [&](const std::string& name, int64_t ordinal) -> const CompiledKernelTimes::Time* {
-      const auto it = times.times().find({graph, name, ordinal});
-      return it == times.times().end() ? nullptr : &it->second;
+      const auto it = attributed.find({graph, name, ordinal});
+      return it == attributed.end() ? nullptr : &it->second;
     };
     CompiledKernelRow& whole = out.emplace_back();
     whole.graph = graph;
@@ -109,6 +205,7 @@ std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledK
       r.kernels = t.kernels;
       r.tensor_core_kernels = t.tensor_core_kernels;
       r.gpu_time_ns = t.gpu_time_ns;
+      r.first_call_gpu_ns = t.first_call_gpu_ns;
     };
     if (const auto* t = time_of("", 0)) {
       whole.phase = t->phase;
@@ -120,8 +217,8 @@ std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledK
       named.emplace(r.kernel, r.ordinal);
       if (const auto* t = time_of(r.kernel, r.ordinal)) take(r, *t);
     }
-    for (auto it = times.times().lower_bound({graph, std::string(), 0});
-         it != times.times().end() && std::get<0>(it->first) == graph; ++it) {
+    for (auto it = attributed.lower_bound({graph, std::string(), 0});
+         it != attributed.end() && std::get<0>(it->first) == graph; ++it) {
       const auto& [key, t] = *it;
       if (std::get<1>(key).empty() || named.contains({std::get<1>(key), std::get<2>(key)})) continue;
       CompiledKernelRow& r = out.emplace_back();
@@ -142,12 +239,16 @@ CompiledTimeShare compiled_time_share(const std::vector<CompiledKernelRow>& rows
     if (r.kind == kCompiledGraphCall) {
       share.graph_ns += r.cpu_time_ns;
       share.gpu_graph_ns += r.gpu_time_ns;
+      share.gpu_graph_first_ns += r.first_call_gpu_ns;
+      share.calls += r.calls;
+      ++share.graphs;
     } else if (r.kind == kCompiledOtherCall) {
       share.other_ns += r.cpu_time_ns;
       share.gpu_other_ns += r.gpu_time_ns;
     } else {
       share.kernel_ns += r.cpu_time_ns;
       share.gpu_kernel_ns += r.gpu_time_ns;
+      share.gpu_kernel_first_ns += r.first_call_gpu_ns;
     }
   }
   return share;

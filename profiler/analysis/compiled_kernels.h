@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "profiler/analysis/op_aggregator.h"
 #include "profiler/records.h"
 
 namespace ampscope::profiler {
@@ -53,25 +54,40 @@ struct CompiledKernelRow {
   // GPU kernels it ran on sampled steps (CUPTI): a Triton kernel is one; an extern
   // call's are its ATen op's; a graph's are all of its call's, CUDA-graph replays too.
   int64_t kernels = 0, tensor_core_kernels = 0, gpu_time_ns = 0;
+  int64_t first_call_gpu_ns = 0;  // of gpu_time_ns, in the graph's first call (CompiledKernelTimes::Time)
 };
 
 class CompiledKernelTimes {
  public:
+  // Ops are remembered for as long as the op table remembers them (OpAggregator):
+  // CUPTI hands a buffer over when it fills, which under CUDA graphs (a few hundred
+  // kernels a step) is many steps after the kernels ran.
+  explicit CompiledKernelTimes(int64_t op_memory_steps = kOpMemorySteps) : op_memory_steps_(op_memory_steps) {}
   // Records of whole steps: a graph's op and its children arrive together.
   void add_ops(const std::vector<OpRecord>& ops);
   // GPU kernels, once the ops that launched them were added (OpAggregator settles a
   // kernel only after its op). A kernel launched by a graph's op itself (a Triton
-  // kernel: no ATen op of its own) counts under its own name, by its place among the
-  // call's launches of that name; one launched inside a child op of the graph (an
-  // extern GEMM and whatever that op calls) under that child; every one under the graph.
+  // kernel: no ATen op of its own; every kernel of a CUDA graph's replay) counts under
+  // its own name, by its place among the call's launches of that name; one launched
+  // inside a child op of the graph (an extern GEMM and whatever that op calls) under
+  // that child; every one under the graph.
   void add_kernels(const std::vector<const KernelRecord*>& kernels);
   struct Time {
     Phase phase = Phase::kOther;
     int64_t calls = 0, cpu_time_ns = 0;
     int64_t kernels = 0, tensor_core_kernels = 0, gpu_time_ns = 0;
+    // Of gpu_time_ns, what ran in the graph's first call seen: there inductor tunes
+    // its kernels (each launched many times) and CUDA graphs are warmed up.
+    int64_t first_call_gpu_ns = 0;
   };
   using Key = std::tuple<int64_t, std::string, int64_t>;  // (graph, name, ordinal); name "" is the graph
+  // As recorded: a CUDA graph's replayed library kernels under their own names
+  // (in a replay the graph's op launches every kernel itself).
   const std::map<Key, Time>& times() const { return times_; }
+  // The same with each replayed library kernel moved to the extern call that launched
+  // it when the graph ran eagerly (before CUDA graphs recorded it): the kernels an
+  // eager call's child ops launched, in order, aligned by name with the replay's.
+  std::map<Key, Time> attributed_times() const;
   bool empty() const { return times_.empty(); }
 
  private:
@@ -82,13 +98,34 @@ class CompiledKernelTimes {
   };
   struct CallLaunches {
     int64_t graph = 0;
+    bool first = false;  // the graph's first call seen
     std::map<std::string, int64_t, std::less<>> seen;  // kernel name -> launches so far
+    int64_t own_launches = 0;                          // kernels the graph's op launched itself so far
+  };
+  // A graph's first call whose child ops launched kernels: what each replayed library
+  // kernel is (the eager run CUDA graph trees do before recording).
+  struct EagerLaunch {
+    std::string name;
+    Key child;  // the child op it ran under
+    uint32_t weight = 1;  // how much matching it counts in the alignment: a kernel more than a copy
+  };
+  struct EagerCall {
+    uint64_t call = 0;
+    std::vector<EagerLaunch> kernels;  // in launch order
+  };
+  struct OwnLaunch {
+    int64_t place = 0;  // among the call's own launches
+    uint32_t weight = 1;
   };
   void forget_before(int64_t step);
 
+  int64_t op_memory_steps_;
   std::map<Key, Time> times_;
-  std::map<uint64_t, Launcher> launchers_;     // by op id, for the last few steps
-  std::map<uint64_t, CallLaunches> launches_;  // by the graph's op id
+  std::map<Key, OwnLaunch> own_launch_place_;     // a key the graph's op launched -> its place in the call
+  std::map<int64_t, EagerCall> eager_calls_;      // by graph
+  std::map<int64_t, uint64_t> first_calls_;       // graph -> its first call's op id
+  std::map<uint64_t, Launcher> launchers_;        // by op id, for the last op_memory_steps steps
+  std::map<uint64_t, CallLaunches> launches_;     // by the graph's op id
 };
 
 // The listed calls (kind, kernel, ordinal, ops; graph and phase) with their times,
@@ -103,13 +140,24 @@ std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledK
 // allocation, argument checks) and the RecordFunctions' cost.
 // On a GPU the same for the kernels' GPU time: the graphs' (every kernel their calls
 // ran), and within it the listed calls' and the rest's (kernels the listing does not
-// name: a CUDA-graph replay's library GEMMs, a graph compiled without provenance).
+// name: a graph compiled without provenance, inductor tuning a kernel by launching it
+// many times in a graph's first call), and the part of each that ran in first calls.
 struct CompiledTimeShare {
   int64_t graph_ns = 0, kernel_ns = 0, other_ns = 0;
   int64_t gpu_graph_ns = 0, gpu_kernel_ns = 0, gpu_other_ns = 0;
+  int64_t gpu_graph_first_ns = 0, gpu_kernel_first_ns = 0;  // of the two above, in the graphs' first calls
+  int64_t calls = 0, graphs = 0;                              // the graphs' calls, and how many graphs
   double kernel_share() const { return graph_ns > 0 ? static_cast<double>(kernel_ns) / static_cast<double>(graph_ns) : 0.0; }
   double gpu_kernel_share() const {
     return gpu_graph_ns > 0 ? static_cast<double>(gpu_kernel_ns) / static_cast<double>(gpu_graph_ns) : 0.0;
+  }
+  // The same after each graph's first call: what training with the compiled model
+  // costs from then on. False when no graph was called twice on the GPU.
+  bool has_later_calls() const { return calls > graphs && gpu_graph_ns > gpu_graph_first_ns; }
+  double gpu_kernel_share_after_first_calls() const {
+    return has_later_calls() ? static_cast<double>(gpu_kernel_ns - gpu_kernel_first_ns) /
+                                   static_cast<double>(gpu_graph_ns - gpu_graph_first_ns)
+                             : 0.0;
   }
 };
 CompiledTimeShare compiled_time_share(const std::vector<CompiledKernelRow>& rows);

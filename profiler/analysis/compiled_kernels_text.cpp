@@ -45,9 +45,14 @@ std::string compiled_share_text(const CompiledTimeShare& share) {
                     " in the generated wrapper itself";
   if (share.gpu_graph_ns > 0) {
     const double gpu = static_cast<double>(share.gpu_graph_ns);
-    out += "; on the GPU, " + text::percent(share.gpu_kernel_share()) +
-           " in the kernels below and " + text::percent(static_cast<double>(share.gpu_other_ns) / gpu) +
-           " in kernels inductor did not list";
+    out += "; on the GPU, " + text::percent(share.gpu_kernel_share()) + " in the kernels below and " +
+           text::percent(static_cast<double>(share.gpu_other_ns) / gpu) + " in kernels inductor did not list";
+    // A first call tunes kernels by launching them many times (unlisted launches)
+    // and warms CUDA graphs up: it says little of the calls that train.
+    if (share.has_later_calls() && share.gpu_graph_first_ns > 0)
+      out += "; after each graph's first call, " + text::percent(share.gpu_kernel_share_after_first_calls()) +
+             " in the kernels below (the first calls, with inductor's one-time kernel tuning, took " +
+             text::percent(static_cast<double>(share.gpu_graph_first_ns) / gpu) + " of the GPU time)";
   }
   return out;
 }

@@ -18,8 +18,9 @@ std::string compiled_call_text(const CompiledKernelRow& row);
 
 // Where the compiled graphs' time went: "93% in the kernels below, 0.3% in other
 // recorded ops, 6.7% in the generated wrapper itself", and where they ran on a GPU
-// "; on the GPU, 97% in the kernels below and 3% in kernels inductor did not list"
-// (shares only: each caller states the times in its own unit, total or per step).
+// "; on the GPU, 97% in the kernels below and 3% in kernels inductor did not list",
+// and when graphs ran more than once the same after their first calls (shares only:
+// each caller states the times in its own unit, total or per step).
 std::string compiled_share_text(const CompiledTimeShare& share);
 
 }  // namespace ampscope::profiler

@@ -22,11 +22,14 @@
 namespace ampscope::profiler {
 
 
+// How many steps after its own an op's kernels may still arrive and be joined to it.
+inline constexpr int64_t kOpMemorySteps = 64;
+
 class OpAggregator {
  public:
   // max_step_samples > 0: the first that many steps seen also get per-step times in
   // each row (OpStats::step_*_time_ns); bounded so a long live run cannot grow them.
-  explicit OpAggregator(int64_t op_memory_steps = 64, size_t max_step_samples = 0,
+  explicit OpAggregator(int64_t op_memory_steps = kOpMemorySteps, size_t max_step_samples = 0,
                         size_t max_parked = kDefaultMaxParked)
       : op_memory_steps_(op_memory_steps), max_step_samples_(max_step_samples), max_parked_(max_parked) {}
 

@@ -39,7 +39,7 @@ Profiler::Profiler(ProfilerOptions options)
     : options_(std::move(options)),
       op_rule_(options_.window_start, options_.window_steps, options_.every_n_steps),
       sample_spacing_(options_.gradient_every, options_.sample_budget_percent),
-      aggregator_(64, options_.op_step_samples),
+      aggregator_(kOpMemorySteps, options_.op_step_samples),
       snapshot_(std::make_shared<const ProfileSnapshot>()) {
   observer_.set_step_op_budget(options_.step_op_budget);
   worker_ = std::thread([this] {

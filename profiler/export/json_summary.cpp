@@ -68,7 +68,8 @@ Json compiled_json(const SessionView& session) {
     kernels.push_back({{"graph", r.graph}, {"phase", to_string(r.phase)}, {"kind", r.kind}, {"kernel", r.kernel},
                        {"ordinal", r.ordinal}, {"calls", r.calls}, {"cpu_time_ns", r.cpu_time_ns},
                        {"kernels", r.kernels}, {"tensor_core_kernels", r.tensor_core_kernels},
-                       {"gpu_time_ns", r.gpu_time_ns}, {"ops", std::move(ops)}});
+                       {"gpu_time_ns", r.gpu_time_ns}, {"first_call_gpu_time_ns", r.first_call_gpu_ns},
+                       {"ops", std::move(ops)}});
   }
   if (!kernels.empty()) {
     const CompiledTimeShare share = compiled_time_share(session.compile.kernels);
@@ -79,7 +80,11 @@ Json compiled_json(const SessionView& session) {
                  {"graphs_gpu_time_ns", share.gpu_graph_ns},
                  {"kernels_gpu_time_ns", share.gpu_kernel_ns},
                  {"unlisted_kernels_gpu_time_ns", share.gpu_other_ns},
-                 {"gpu_kernel_share", share.gpu_kernel_share()}};
+                 {"gpu_kernel_share", share.gpu_kernel_share()},
+                 {"graphs_first_calls_gpu_time_ns", share.gpu_graph_first_ns},
+                 {"kernels_first_calls_gpu_time_ns", share.gpu_kernel_first_ns},
+                 {"gpu_kernel_share_after_first_calls",
+                  share.has_later_calls() ? Json(share.gpu_kernel_share_after_first_calls()) : Json(nullptr)}};
   }
   c["kernels"] = std::move(kernels);
   return c;

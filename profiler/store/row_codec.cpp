@@ -351,6 +351,7 @@ void bind_compiled_kernel(Stmt& s, int first, const CompiledKernelRow& r, std::s
   BindCursor b(s, first);
   b.value(r.graph).text(to_string(r.phase)).text(r.kind).text(r.kernel).value(r.ordinal).text(ops_json);
   b.value(r.calls).value(r.cpu_time_ns).value(r.kernels).value(r.tensor_core_kernels).value(r.gpu_time_ns);
+  b.value(r.first_call_gpu_ns);
   b.done(kCompiledKernelColumns);
 }
 
@@ -381,6 +382,7 @@ CompiledKernelRow read_compiled_kernel(const Stmt& s, int first) {
   r.kernels = c.i64();
   r.tensor_core_kernels = c.i64();
   r.gpu_time_ns = c.i64();
+  r.first_call_gpu_ns = c.i64();
   c.done(kCompiledKernelColumns);
   return r;
 }

@@ -258,10 +258,11 @@ BackwardCheck read_backward_check(const Stmt& stmt, int first);
 // {node, name, module, category, input_dtypes, output_dtypes}.
 inline constexpr auto kCompiledKernelColumns = std::to_array<std::string_view>(
     {"graph", "phase", "kind", "kernel", "ordinal", "ops", "calls", "cpu_time_ns", "kernels", "tensor_core_kernels",
-     "gpu_time_ns"});
-// Files written before the GPU's kernels were joined read as no GPU kernel.
-inline constexpr std::array<AddedColumn, 3> kCompiledKernelAddedColumns{
-    {{"kernels", "0"}, {"tensor_core_kernels", "0"}, {"gpu_time_ns", "0"}}};
+     "gpu_time_ns", "first_call_gpu_ns"});
+// Files written before the GPU's kernels were joined read as no GPU kernel, and files
+// written before first calls were told apart as none in first calls.
+inline constexpr std::array<AddedColumn, 4> kCompiledKernelAddedColumns{
+    {{"kernels", "0"}, {"tensor_core_kernels", "0"}, {"gpu_time_ns", "0"}, {"first_call_gpu_ns", "0"}}};
 // The ops' JSON stays alive in `ops_json` until the statement ran.
 void bind_compiled_kernel(Stmt& stmt, int first, const CompiledKernelRow& row, std::string& ops_json);
 CompiledKernelRow read_compiled_kernel(const Stmt& stmt, int first);

@@ -116,7 +116,8 @@ CREATE TABLE backward_checks(
   side TEXT, position INTEGER);
 CREATE TABLE compiled_kernels(
   graph INTEGER, phase TEXT, kind TEXT, kernel TEXT, ordinal INTEGER, ops TEXT, calls INTEGER,
-  cpu_time_ns INTEGER, kernels INTEGER, tensor_core_kernels INTEGER, gpu_time_ns INTEGER);
+  cpu_time_ns INTEGER, kernels INTEGER, tensor_core_kernels INTEGER, gpu_time_ns INTEGER,
+  first_call_gpu_ns INTEGER);
 )sql";
 
 namespace {

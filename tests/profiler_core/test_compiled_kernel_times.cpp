@@ -158,13 +158,30 @@ TEST_F(CompiledKernelTimesTest, TheShareTextSaysWhereTheGpuTimeWent) {
 TEST(CompiledKernelTimes, KernelsOfOpsLongGoneOrOutsideAnyGraphAreIgnored) {
   CompiledKernelTimes times;
   times.add_ops({op(7, 0, "ampscope::compiled_graph::0", 1, 0, 100)});
-  times.add_ops({op(900, 0, "aten::add", 40, 0, 10)});  // many steps later: step 1's ops are forgotten
+  times.add_ops({op(900, 0, "aten::add", 2 + kOpMemorySteps, 0, 10)});  // step 1's ops are forgotten
   const std::vector<KernelRecord> late{kernel(7, kTriton, 10, 20), kernel(900, kTriton, 10, 20)};
   times.add_kernels(pointers(late));
   const auto rows = join_compiled_kernels({}, times);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows.front().kernels, 0);
   EXPECT_EQ(rows.front().calls, 1);
+}
+
+// CUPTI hands a buffer over when it fills: with CUDA graphs (a few hundred kernels a
+// step) that was 8 and more steps after the kernels ran on an H200, and the backward
+// graph's extern calls lost all their GPU time.
+TEST(CompiledKernelTimes, KernelsArrivingManyStepsAfterTheirOpsStillCount) {
+  CompiledKernelTimes times;
+  times.add_ops({op(7, 0, "ampscope::compiled_graph::1", 1, 0, 1000), op(8, 7, "aten::mm", 1, 100, 200)});
+  for (int64_t step = 2; step <= 20; ++step)
+    times.add_ops({op(100 + static_cast<uint64_t>(step), 0, "aten::add", step, 0, 10)});
+  const std::vector<KernelRecord> late{kernel(8, kNvjet, 120, 180, true)};
+  times.add_kernels(pointers(late));
+  const auto rows = join_compiled_kernels({listed(kCompiledExternKernel, "aten::mm", 0)}, times);
+  const CompiledKernelRow* mm = find(rows, kCompiledExternKernel, "aten::mm", 0);
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(mm->kernels, 1);
+  EXPECT_EQ(mm->gpu_time_ns, 60);
 }
 
 }  // namespace
