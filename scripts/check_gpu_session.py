@@ -4,9 +4,13 @@
   - every forward GEMM or convolution row of the op table that ran kernels has
     Tensor Core kernels (a fp16/bf16 matrix multiply that missed them is a finding);
   - GPU time launched by no op is under 2 % of the traced GPU time;
-  - for a Python loop, one optimizer_steps row per optimizer per recorded step.
+  - for a Python loop, one optimizer_steps row per optimizer per recorded step;
+  - for a torch.compile'd loop (issue 28), at least 95 % of the compiled graphs' GPU
+    time after each graph's first call in the calls inductor listed (its kernels and
+    extern calls: CUDA-graph replays included), the first calls (kernel tuning,
+    warmup) reported apart.
 
-    python scripts/check_gpu_session.py SESSION.ampscope [--max-unattributed 0.02]
+    python scripts/check_gpu_session.py SESSION.ampscope [--max-unattributed 0.02] [--min-compiled-listed 0.95]
 
 Prints one line per check and exits 1 when one fails, 0 when all pass.
 """
@@ -26,6 +30,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("session")
     parser.add_argument("--max-unattributed", type=float, default=0.02)
+    parser.add_argument("--min-compiled-listed", type=float, default=0.95)
     args = parser.parse_args()
     db = sqlite3.connect(f"file:{args.session}?mode=ro", uri=True)
     failed = False
@@ -58,6 +63,23 @@ def main():
         per_opt = db.execute("SELECT optimizer, COUNT(*) FROM optimizer_steps GROUP BY optimizer").fetchall()
         report(steps > 0 and per_opt and all(n == steps for _, n in per_opt),
                f"steps: {steps}; optimizer_steps rows per optimizer: {dict(per_opt)}")
+
+    has_compiled = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'compiled_kernels'").fetchone()[0]
+    if has_compiled and db.execute("SELECT COUNT(*) FROM compiled_kernels").fetchone()[0]:
+        columns = {c[1] for c in db.execute("PRAGMA table_info(compiled_kernels)")}
+        first = "first_call_gpu_ns" if "first_call_gpu_ns" in columns else "0"  # older files: all calls
+        graph, graph_first, listed, listed_first, calls, graphs = db.execute(
+            "SELECT SUM(CASE WHEN kind = 'graph' THEN gpu_time_ns ELSE 0 END), "
+            f"SUM(CASE WHEN kind = 'graph' THEN {first} ELSE 0 END), "
+            "SUM(CASE WHEN kind IN ('fused', 'extern') THEN gpu_time_ns ELSE 0 END), "
+            f"SUM(CASE WHEN kind IN ('fused', 'extern') THEN {first} ELSE 0 END), "
+            "SUM(CASE WHEN kind = 'graph' THEN calls ELSE 0 END), SUM(kind = 'graph') FROM compiled_kernels").fetchone()
+        later = (graph or 0) - (graph_first or 0)
+        share = ((listed or 0) - (listed_first or 0)) / later if later > 0 else 0.0
+        report(calls > graphs and later > 0 and share >= args.min_compiled_listed,
+               f"compiled graphs: {graph / 1e6:.3f} ms GPU in {calls} calls of {graphs} graphs; after each graph's "
+               f"first call {share:.1%} in listed calls (limit {args.min_compiled_listed:.0%}); first calls "
+               f"{(graph_first or 0) / 1e6:.3f} ms, {(listed or 0) / max(graph or 1, 1):.1%} listed over all calls")
     return 1 if failed else 0
 
 
