@@ -12,6 +12,7 @@
 
 #include "profiler/analysis/compiled_kernels.h"
 #include "profiler/analysis/compiled_kernels_text.h"
+#include "tests/support/compiled_records.h"
 
 namespace {
 
@@ -21,42 +22,18 @@ constexpr const char* kTriton = "triton_poi_fused_mm_t_view_1";
 constexpr const char* kNvjet = "nvjet_sm90_tst_128x256_64x4_1x2_h_bz_coopA_NTN";
 
 OpRecord op(uint64_t id, uint64_t parent, const std::string& name, int64_t step, int64_t start, int64_t end) {
-  OpRecord r;
-  r.id = id;
-  r.parent_id = parent;
-  r.name = name;
-  r.step = step;
-  r.phase = Phase::kBackward;
-  r.start_ns = start;
-  r.end_ns = end;
-  return r;
+  return ampscope::test::compiled::op(id, parent, name, step, start, end, Phase::kBackward);
 }
 
 KernelRecord kernel(uint64_t op_id, const std::string& name, int64_t start, int64_t end, bool tensor_cores = false) {
-  KernelRecord k;
-  k.op_id = op_id;
-  k.name = name;
-  k.start_ns = start;
-  k.end_ns = end;
-  k.tensor_core_by_name = tensor_cores;
-  return k;
+  return ampscope::test::compiled::kernel(op_id, name, start, end, tensor_cores);
 }
 
 CompiledKernelRow listed(const std::string& kind, const std::string& name, int64_t ordinal) {
-  CompiledKernelRow r;
-  r.graph = 1;
-  r.phase = Phase::kBackward;
-  r.kind = kind;
-  r.kernel = name;
-  r.ordinal = ordinal;
-  return r;
+  return ampscope::test::compiled::listed(kind, name, ordinal, 1, Phase::kBackward);
 }
 
-std::vector<const KernelRecord*> pointers(const std::vector<KernelRecord>& kernels) {
-  std::vector<const KernelRecord*> out;
-  for (const KernelRecord& k : kernels) out.push_back(&k);
-  return out;
-}
+using ampscope::test::compiled::pointers;
 
 const CompiledKernelRow* find(const std::vector<CompiledKernelRow>& rows, const std::string& kind,
                               const std::string& name, int64_t ordinal) {

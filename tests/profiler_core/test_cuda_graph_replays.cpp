@@ -16,6 +16,7 @@
 
 #include "profiler/analysis/compiled_kernels.h"
 #include "profiler/analysis/compiled_kernels_text.h"
+#include "tests/support/compiled_records.h"
 
 namespace {
 
@@ -29,42 +30,19 @@ constexpr const char* kPhilox = "at::cuda::philox::unpack_cudnn(at::PhiloxCudaSt
 constexpr const char* kSdpa = "aten::_scaled_dot_product_cudnn_attention";
 
 OpRecord op(uint64_t id, uint64_t parent, const std::string& name, int64_t step, int64_t start, int64_t end) {
-  OpRecord r;
-  r.id = id;
-  r.parent_id = parent;
-  r.name = name;
-  r.step = step;
-  r.phase = Phase::kForward;
-  r.start_ns = start;
-  r.end_ns = end;
-  return r;
+  return ampscope::test::compiled::op(id, parent, name, step, start, end, Phase::kForward);
 }
 
 KernelRecord kernel(uint64_t op_id, const std::string& name, int64_t start, int64_t end) {
-  KernelRecord k;
-  k.op_id = op_id;
-  k.name = name;
-  k.start_ns = start;
-  k.end_ns = end;
-  k.tensor_core_by_name = name.starts_with("nvjet") || name.starts_with("cudnn") || name.starts_with("cutlass");
-  return k;
-}
-
-std::vector<const KernelRecord*> pointers(const std::vector<KernelRecord>& kernels) {
-  std::vector<const KernelRecord*> out;
-  for (const KernelRecord& k : kernels) out.push_back(&k);
-  return out;
+  const bool tensor_cores = name.starts_with("nvjet") || name.starts_with("cudnn") || name.starts_with("cutlass");
+  return ampscope::test::compiled::kernel(op_id, name, start, end, tensor_cores);
 }
 
 CompiledKernelRow listed(const std::string& kind, const std::string& name, int64_t ordinal, int64_t graph = 1) {
-  CompiledKernelRow r;
-  r.graph = graph;
-  r.phase = Phase::kForward;
-  r.kind = kind;
-  r.kernel = name;
-  r.ordinal = ordinal;
-  return r;
+  return ampscope::test::compiled::listed(kind, name, ordinal, graph, Phase::kForward);
 }
+
+using ampscope::test::compiled::pointers;
 
 const CompiledKernelRow* find(const std::vector<CompiledKernelRow>& rows, const std::string& name, int64_t ordinal) {
   for (const CompiledKernelRow& r : rows)
