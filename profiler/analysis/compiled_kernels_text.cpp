@@ -51,8 +51,9 @@ std::string compiled_share_text(const CompiledTimeShare& share) {
     // and warms CUDA graphs up: it says little of the calls that train.
     if (share.has_later_calls() && share.gpu_graph_first_ns > 0)
       out += "; after each graph's first call, " + text::percent(share.gpu_kernel_share_after_first_calls()) +
-             " in the kernels below (the first calls, with inductor's one-time kernel tuning, took " +
-             text::percent(static_cast<double>(share.gpu_graph_first_ns) / gpu) + " of the GPU time)";
+             " in the kernels below (the first calls took " +
+             text::percent(static_cast<double>(share.gpu_graph_first_ns) / gpu) +
+             " of the GPU time: a graph's first run tunes its kernels and warms CUDA graphs up)";
   }
   return out;
 }
