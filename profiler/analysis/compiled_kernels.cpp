@@ -77,7 +77,7 @@ void CompiledKernelTimes::add_ops(const std::vector<OpRecord>& ops) {
       t.phase = op.phase;
       ++t.calls;
       t.cpu_time_ns += op.end_ns - op.start_ns;
-      launchers_[op.id] = {op.step, op.id, whole};
+      launchers_[op.id] = {op.step, op.id, whole, op.id, false};
       const bool first = first_calls_.try_emplace(graph, op.id).first->second == op.id;
       launches_[op.id] = {graph, first, {}, 0};
       continue;
@@ -89,11 +89,13 @@ void CompiledKernelTimes::add_ops(const std::vector<OpRecord>& ops) {
     if (std::get<1>(launcher.child).empty()) {  // a child of the graph's op
       CallLaunches& call = launches_[launcher.call];
       launcher.child = Key{call.graph, op.name, call.seen[op.name]++};
+      launcher.child_op = op.id;
       Time& t = times_[launcher.child];
       t.phase = op.phase;
       ++t.calls;
       t.cpu_time_ns += op.end_ns - op.start_ns;
     }
+    launcher.launched = false;
     launchers_[op.id] = std::move(launcher);
   }
   forget_before(newest - op_memory_steps_);
@@ -114,7 +116,12 @@ void CompiledKernelTimes::add_kernels(const std::vector<const KernelRecord*>& ke
     Time& whole = times_[{graph, std::string(), 0}];
     add_gpu(whole, *k, call.first);
     if (!std::get<1>(l.child).empty()) {
-      add_gpu(times_[l.child], *k, call.first);
+      Time& child = times_[l.child];
+      add_gpu(child, *k, call.first);
+      if (const auto child_op = launchers_.find(l.child_op); child_op != launchers_.end() && !child_op->second.launched) {
+        child_op->second.launched = true;
+        ++child.calls_with_kernels;
+      }
       EagerCall& eager = eager_calls_[graph];
       if (eager.call == 0) eager.call = l.call;
       if (eager.call == l.call && eager.kernels.size() < kMaxEagerKernels)
@@ -156,7 +163,9 @@ std::map<CompiledKernelTimes::Key, CompiledKernelTimes::Time> CompiledKernelTime
     for (const auto& [launch, key] : replayed) a.push_back({&std::get<1>(*key), launch.weight});
     for (const EagerLaunch* launch : candidates) b.push_back({&launch->name, launch->weight});
     const std::vector<int64_t> match = align_by_name(a, b);
-    // A child's replays: each replayed kernel of it counts its calls once per call.
+    // A child's calls: those that ran kernels, and its replays (each replayed kernel
+    // of it counts its calls once per call). A call CUDA graph trees recorded ran the
+    // child on the CPU and its kernels in the replay that follows: one call.
     std::map<Key, int64_t> replay_calls;
     for (size_t i = 0; i < replayed.size(); ++i) {
       if (match[i] < 0) continue;
@@ -173,7 +182,10 @@ std::map<CompiledKernelTimes::Key, CompiledKernelTimes::Time> CompiledKernelTime
       calls = std::max(calls, moved->second.calls);
       out.erase(moved);
     }
-    for (const auto& [child, calls] : replay_calls) out[child].calls += calls;
+    for (const auto& [child, calls] : replay_calls) {
+      Time& t = out[child];
+      t.calls = t.calls_with_kernels + calls;
+    }
   }
   return out;
 }

@@ -79,6 +79,9 @@ class CompiledKernelTimes {
     // Of gpu_time_ns, what ran in the graph's first call seen: there inductor tunes
     // its kernels (each launched many times) and CUDA graphs are warmed up.
     int64_t first_call_gpu_ns = 0;
+    // Of a child op's calls, those that ran a kernel: not the ones a CUDA graph
+    // captured (a replay runs their kernels, and counts the call then).
+    int64_t calls_with_kernels = 0;
   };
   using Key = std::tuple<int64_t, std::string, int64_t>;  // (graph, name, ordinal); name "" is the graph
   // As recorded: a CUDA graph's replayed library kernels under their own names
@@ -93,8 +96,10 @@ class CompiledKernelTimes {
  private:
   struct Launcher {  // an op inside a graph's call: the graph's op itself, or under one of its children
     int64_t step = 0;
-    uint64_t call = 0;  // the graph's op id
-    Key child;          // the child it is or is under; name "" for the graph's op itself
+    uint64_t call = 0;       // the graph's op id
+    Key child;               // the child it is or is under; name "" for the graph's op itself
+    uint64_t child_op = 0;   // that child's op id
+    bool launched = false;   // (on a child's own entry) a kernel of it arrived
   };
   struct CallLaunches {
     int64_t graph = 0;

@@ -190,10 +190,18 @@ class CompiledGraphs:
         self._originals = []
 
     def _compile_started(self, args=None):
+        # CUDA graph trees record a graph under these callbacks too: that is the compiled
+        # code running in the user's step (its ops are the step's), not a compile. With
+        # recording off there, the recording call's ops were missing from the session.
+        if getattr(getattr(args, "callback_trigger", None), "name", "") == "CUDAGRAPH_RECORDING":
+            self._quiet.previous = None
+            return
         self._quiet.previous = _core.set_recording_enabled(False)
 
     def _compile_ended(self, args=None):
-        _core.set_recording_enabled(getattr(self._quiet, "previous", True))
+        previous = getattr(self._quiet, "previous", True)
+        if previous is not None:
+            _core.set_recording_enabled(previous)
 
     def _set(self, owner, name, value):
         self._originals.append((owner, name, owner.__dict__[name]))

@@ -54,7 +54,8 @@ const CompiledKernelRow* find(const std::vector<CompiledKernelRow>& rows, const 
 // times) with an aten::zero_ between, then three addmm calls and one cuDNN attention
 // whose first call sets three Memsets where later calls set one. Then two replays
 // (steps 2, 3) launching everything from the graph's op, with one library kernel the
-// eager run never launched.
+// eager run never launched; the first is the call that recorded the CUDA graph, whose
+// ops ran on the CPU while their kernels were captured.
 std::vector<std::vector<KernelRecord>> add_eager_call(CompiledKernelTimes& times) {
   times.add_ops({op(10, 0, "ampscope::compiled_graph::1", 1, 0, 10'000), op(11, 10, "aten::zero_", 1, 62, 70),
                  op(12, 10, "aten::addmm", 1, 100, 200), op(13, 10, kSdpa, 1, 300, 400),
@@ -82,7 +83,11 @@ class CudaGraphReplays : public ::testing::Test {
     for (int64_t r = 0; r < 2; ++r) {
       const uint64_t call = 20 + 10 * static_cast<uint64_t>(r);
       const int64_t t = 10'000 * (r + 1);
-      times.add_ops({op(call, 0, "ampscope::compiled_graph::1", 2 + r, t, t + 200)});
+      std::vector<OpRecord> ops{op(call, 0, "ampscope::compiled_graph::1", 2 + r, t, t + 200)};
+      if (r == 0)  // CUDA graph trees record the graph (its ops run, their kernels are captured), then replay it
+        for (const char* name : {"aten::addmm", kSdpa, "aten::addmm", "aten::addmm"})
+          ops.push_back(op(call + ops.size(), call, name, 2, t + static_cast<int64_t>(ops.size()), t + 9));
+      times.add_ops(ops);
       kernels.push_back(replay(call, t));
       times.add_kernels(pointers(kernels.back()));
     }
@@ -102,7 +107,7 @@ TEST_F(CudaGraphReplays, ReplayedLibraryKernelsAreTheExternCallsThatLaunchedThem
   const CompiledKernelRow* third = find(rows, "aten::addmm", 2);
   const CompiledKernelRow* attention = find(rows, kSdpa, 0);
   ASSERT_TRUE(first && second && third && attention);
-  EXPECT_EQ(first->calls, 3) << "its eager call and two replays";
+  EXPECT_EQ(first->calls, 3) << "its eager call and two replays (the recording call once)";
   EXPECT_EQ(first->kernels, 6);
   EXPECT_EQ(first->gpu_time_ns, 31 + 2 * 26);
   EXPECT_EQ(first->tensor_core_kernels, 3);

@@ -238,6 +238,38 @@ TEST_F(CompiledCapture, GraphBreaksAndRecompilationsAreListedWithDynamosReasons)
   EXPECT_NE(summary.output.find("size mismatch"), std::string::npos) << summary.output;
 }
 
+// Dynamo's compile callbacks also open around CUDA graph trees' recording of a graph
+// (CallbackTrigger.CUDAGRAPH_RECORDING): the compiled code running in the step, whose
+// ops are recorded; around a compile (DYNAMO) they are not (an H200 session missed
+// every op of its CUDA-graph recording calls).
+TEST_F(CompiledCapture, OpsRunWhileACudaGraphIsRecordedAreRecordedAndACompilesAreNot) {
+  const auto script = dir_ / "callbacks.py";
+  ampscope::test::write_file(script, R"(import torch
+from torch._dynamo.callback import CallbackTrigger
+torch.compile(torch.nn.Identity())  # ampscope hooks dynamo at the first torch.compile (nothing compiles)
+import torch._dynamo
+model = torch.nn.Linear(8, 8)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+a = torch.randn(4, 4)
+for step in range(3):
+    model(torch.randn(2, 8)).sum().backward()
+    with torch._dynamo.callback_handler.install_callbacks(CallbackTrigger.CUDAGRAPH_RECORDING, "0/0"):
+        torch.kron(a, a)
+    with torch._dynamo.callback_handler.install_callbacks(CallbackTrigger.DYNAMO, "0/0"):
+        torch.cumprod(a, 0)
+    optimizer.step()
+    optimizer.zero_grad()
+)");
+  const auto session = dir_ / "callbacks.ampscope";
+  const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' '{}'", session.string(), script.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::set<std::string> names;
+  for (const auto& row : SessionReader::open(session.string()).op_stats()) names.insert(row.name);
+  EXPECT_TRUE(names.contains("aten::kron")) << "run while a CUDA graph is recorded";
+  EXPECT_FALSE(names.contains("aten::cumprod")) << "run by a compile";
+  EXPECT_TRUE(names.contains("aten::addmm")) << "recording is on again after both";
+}
+
 TEST_F(CompiledCapture, DiffSetsTheEagerRunBesideTheCompiledOne) {
   // The same script, steps and seed, without and with torch.compile (inductor's C++
   // backend): every Linear's GEMMs ran in bf16 in both, and autocast demoted each.
