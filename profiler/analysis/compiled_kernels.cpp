@@ -118,7 +118,8 @@ void CompiledKernelTimes::add_kernels(const std::vector<const KernelRecord*>& ke
     if (!std::get<1>(l.child).empty()) {
       Time& child = times_[l.child];
       add_gpu(child, *k, call.first);
-      if (const auto child_op = launchers_.find(l.child_op); child_op != launchers_.end() && !child_op->second.launched) {
+      const auto child_op = launchers_.find(l.child_op);
+      if (child_op != launchers_.end() && !child_op->second.launched) {
         child_op->second.launched = true;
         ++child.calls_with_kernels;
       }

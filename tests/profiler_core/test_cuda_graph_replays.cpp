@@ -91,10 +91,11 @@ class CudaGraphReplays : public ::testing::Test {
       kernels.push_back(replay(call, t));
       times.add_kernels(pointers(kernels.back()));
     }
-    rows = join_compiled_kernels({listed(kCompiledFusedKernel, kTriton, 0), listed(kCompiledExternKernel, "aten::addmm", 0),
-                                  listed(kCompiledExternKernel, kSdpa, 0), listed(kCompiledExternKernel, "aten::addmm", 1),
-                                  listed(kCompiledExternKernel, "aten::addmm", 2)},
-                                 times);
+    rows = join_compiled_kernels(
+        {listed(kCompiledFusedKernel, kTriton, 0), listed(kCompiledExternKernel, "aten::addmm", 0),
+         listed(kCompiledExternKernel, kSdpa, 0), listed(kCompiledExternKernel, "aten::addmm", 1),
+         listed(kCompiledExternKernel, "aten::addmm", 2)},
+        times);
   }
   CompiledKernelTimes times;
   std::vector<std::vector<KernelRecord>> kernels;
