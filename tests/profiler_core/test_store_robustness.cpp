@@ -363,8 +363,9 @@ TEST(StoreRobustness, CompiledOpRowsRoundTripAndOlderFilesReadAsEager) {
   }
 }
 
-// Compiled graphs' kernels with their GPU time (issue #28) read back as written; files
-// from before the GPU was joined lack the three columns and read as no GPU kernel.
+// Compiled graphs' kernels with their GPU time (issue #28), first calls' part included,
+// read back as written; files from before the GPU was joined lack the GPU columns and
+// read as no GPU kernel.
 TEST(StoreRobustness, CompiledKernelGpuTimesRoundTripAndOlderFilesReadAsNone) {
   ScratchDir dir;
   const std::string path = dir / "compiled.ampscope";
@@ -381,6 +382,7 @@ TEST(StoreRobustness, CompiledKernelGpuTimesRoundTripAndOlderFilesReadAsNone) {
     graph.kernels = 12;
     graph.tensor_core_kernels = 3;
     graph.gpu_time_ns = 4500;
+    graph.first_call_gpu_ns = 1500;
     profiler::CompiledKernelRow triton = graph;
     triton.kind = profiler::kCompiledFusedKernel;
     triton.kernel = "triton_poi_fused_mm_0";
@@ -388,6 +390,7 @@ TEST(StoreRobustness, CompiledKernelGpuTimesRoundTripAndOlderFilesReadAsNone) {
     triton.kernels = 3;
     triton.tensor_core_kernels = 0;
     triton.gpu_time_ns = 1200;
+    triton.first_call_gpu_ns = 400;
     w->replace_compiled_kernels({graph, triton});
     w->close();
     ASSERT_EQ(w->last_error(), "");
@@ -399,13 +402,16 @@ TEST(StoreRobustness, CompiledKernelGpuTimesRoundTripAndOlderFilesReadAsNone) {
   EXPECT_EQ(rows[0].gpu_time_ns, 4500);
   EXPECT_EQ(rows[1].kernel, "triton_poi_fused_mm_0");
   EXPECT_EQ(rows[1].gpu_time_ns, 1200);
+  EXPECT_EQ(rows[0].first_call_gpu_ns, 1500);
+  EXPECT_EQ(rows[1].first_call_gpu_ns, 400);
 
-  for (const char* column : {"kernels", "tensor_core_kernels", "gpu_time_ns"})
+  for (const char* column : {"kernels", "tensor_core_kernels", "gpu_time_ns", "first_call_gpu_ns"})
     sql(path, (std::string("ALTER TABLE compiled_kernels DROP COLUMN ") + column).c_str());
   rows = SessionReader::open(path).compiled_kernels();
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].cpu_time_ns, 900);
   EXPECT_EQ(rows[0].gpu_time_ns, 0);
+  EXPECT_EQ(rows[0].first_call_gpu_ns, 0);
   EXPECT_EQ(rows[1].kernels, 0);
 }
 

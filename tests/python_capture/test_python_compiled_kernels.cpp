@@ -186,6 +186,8 @@ TEST_F(CompiledKernels, SummaryAndJsonShowTheKernelsWithTheirFusedOps) {
   std::ifstream in(run_->dir / "compiled.summary.json");
   const auto s = nlohmann::json::parse(in).at("compiled");
   EXPECT_GT(s.at("time").at("kernel_share").get<double>(), 0.0);
+  // No GPU kernels on the CPU: no GPU share after first calls either (null, not 0).
+  EXPECT_TRUE(s.at("time").at("gpu_kernel_share_after_first_calls").is_null()) << s.at("time").dump();
   bool fused_gelu = false;
   for (const auto& k : s.at("kernels"))
     if (k.at("kind") == "fused")
