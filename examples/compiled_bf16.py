@@ -17,6 +17,7 @@ from torch import nn
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=6)
+parser.add_argument("--batch", type=int, default=16, help="samples per step (the MLP; GPT-2 and ResNet take a quarter)")
 parser.add_argument("--backend", default="inductor")
 parser.add_argument("--graph-break", action="store_true")
 parser.add_argument("--vary-batch", action="store_true")
@@ -81,7 +82,7 @@ compiled = model if args.eager else torch.compile(model, backend=args.backend, d
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 
 for step in range(args.steps):
-    batch = 8 if args.vary_batch and step == args.steps - 1 else 16
+    batch = args.batch // 2 if args.vary_batch and step == args.steps - 1 else args.batch
     optimizer.zero_grad(set_to_none=True)
     with torch.autocast(device_type=device, dtype=torch.bfloat16):
         loss = batch_loss(compiled, batch)
