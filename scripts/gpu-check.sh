@@ -5,8 +5,8 @@
 # Debian packages the machine lacks may be given as .deb files in .gpu-deps/ (unpacked, not
 # installed). It builds into $B (default /tmp/ampbuild: Release, no GUI) what the GPU checks need
 # first, then runs, the most important first, each bounded so a slow step cannot eat the rest:
-#   1. the GPU tests (test_range_stats_gpu, test_profiler_gpu, test_cupti_gpu) and the bindings checks (programs and the
-#      Python module);
+#   1. the GPU tests (test_range_stats_gpu, test_quantization_kernel_gpu, test_profiler_gpu,
+#      test_cupti_gpu) and the bindings checks (programs and the Python module);
 #   2. `python -m ampscope run` on examples/hf_gpt2_fp16.py eager, then compiled with CUDA graphs
 #      (--compile reduce-overhead, ampscope run only), later --compile'd and on
 #      torchvision_resnet50_bf16.py, beside the bare script and torch.profiler
@@ -59,12 +59,12 @@ if [ ! -f $B/build.ninja ]; then
       || { tail -30 $L/configure-again.log; save; exit 1; }; }
 fi
 # What the GPU checks need first; the rest (most tests) is built at the end, in the time left.
-first_targets="ampscope _ampscope_capture test_profiler_gpu test_cupti_gpu test_range_stats_gpu"
+first_targets="ampscope _ampscope_capture test_profiler_gpu test_cupti_gpu test_range_stats_gpu test_quantization_kernel_gpu"
 if ! cmake --build $B -j"$nproc_" --target $first_targets > $L/build.log 2>&1; then
   grep -E "error|FAILED" $L/build.log | head -20
   # A TensorBoard target (protobuf under CMake 4) or ampscope's own CUDA kernels (nvcc)
   # that fail must not cost the whole loan: configured again without them.
-  grep -qE "tensorboard|\.cu\b|nvcc|ampscope_cuda_kernels|range_stats_(cuda|gpu)" $L/build.log || { save; exit 1; }
+  grep -qE "tensorboard|\.cu\b|nvcc|ampscope_cuda_kernels|range_stats_(cuda|gpu)|quantization_(block_sums_cuda|kernel_gpu)" $L/build.log || { save; exit 1; }
   el "a TensorBoard or CUDA-kernel target failed: configuring again without protobuf and without the CUDA kernels"
   configure -DCMAKE_DISABLE_FIND_PACKAGE_Protobuf=ON -DAMPSCOPE_WITH_CUDA_KERNELS=OFF > $L/configure2.log 2>&1
   cmake --build $B -j"$nproc_" --target $first_targets > $L/build2.log 2>&1 \
@@ -79,7 +79,7 @@ A=$B/app/cli/ampscope; export PYTHONPATH=$B/python
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 # 1. GPU tests and bindings.
-for t in test_range_stats_gpu test_profiler_gpu test_cupti_gpu; do
+for t in test_range_stats_gpu test_quantization_kernel_gpu test_profiler_gpu test_cupti_gpu; do
   timeout 150 $B/tests/$t > $L/$t.log 2>&1; el "$t rc=$? $(grep -E '^\[  (PASSED|FAILED) |^\[  SKIPPED' $L/$t.log | tr '\n' ' ')"
   grep -E "^\[  FAILED  \]|Failure|Expected|Which is|actual" $L/$t.log | head -12
 done

@@ -38,7 +38,7 @@ f32x4 select(i32x4 mask, f32x4 a, f32x4 b) {
 }
 i32x4 select(i32x4 mask, i32x4 a, i32x4 b) { return (mask & a) | (~mask & b); }
 
-// round_to_grid on four lanes.
+// round_to_grid (quantization_element_math.h) on four lanes.
 f32x4 round_to_grid(f32x4 x, RoundingGrid grid) {
   const i32x4 exponent_field = std::bit_cast<i32x4>(std::bit_cast<u32x4>(x) >> 23);
   const i32x4 floor_field = i32x4{} + (grid.min_normal_exponent + 127);
@@ -58,12 +58,13 @@ void flush(const f32x4& lanes, double& total) {
   total += (static_cast<double>(v[0]) + v[1]) + (static_cast<double>(v[2]) + v[3]);
 }
 
-// One format over blocks [begin, end) of one matrix: what the ATen path does element
-// by element (mul, clamp, round, mul or div, subtract, scale by 1 / amax).
+// One format over blocks [begin, end) of one matrix: quantize_element
+// (quantization_element_math.h) on four lanes.
 template <bool kDivide, bool kSaturatesAtBound>
 Lanes format_blocks(const float* magnitudes, int64_t begin, int64_t end, float inverse_amax, const BlockFormat& f) {
   Lanes sums;  // saturated, nonzero dequantized, squared error
-  const f32x4 bound = splat(f.saturation_bound), max = splat(f.max), inverse = splat(inverse_amax);
+  const ElementFormat& e = f.element;
+  const f32x4 bound = splat(e.saturation_bound), max = splat(e.max), inverse = splat(inverse_amax);
   for (int64_t b = begin; b < end; ++b) {
     const float* m = magnitudes + b * kBlockSumsBlock;
     for (int c = 0; c < kChunksPerBlock; ++c) {
@@ -72,7 +73,7 @@ Lanes format_blocks(const float* magnitudes, int64_t begin, int64_t end, float i
       const f32x4 x = load(m + c * kLanes);
       const f32x4 scaled = x * f.quantize[group];
       sums.a += ones_where(kSaturatesAtBound ? scaled >= bound : scaled > bound);
-      const f32x4 rounded = round_to_grid(select(scaled < max, scaled, max), f.grid);
+      const f32x4 rounded = round_to_grid(select(scaled < max, scaled, max), e.grid);
       const f32x4 dequantized = kDivide ? rounded / f.dequantize[group] : rounded * f.dequantize[group];
       sums.b += ones_where(dequantized != 0.0f);
       const f32x4 error = (dequantized - x) * inverse;
@@ -83,11 +84,11 @@ Lanes format_blocks(const float* magnitudes, int64_t begin, int64_t end, float i
 }
 
 Lanes format_blocks(const float* magnitudes, int64_t begin, int64_t end, float inverse_amax, const BlockFormat& f) {
-  if (f.divide) {
-    return f.saturates_at_bound ? format_blocks<true, true>(magnitudes, begin, end, inverse_amax, f)
+  if (f.element.divide) {
+    return f.element.saturates_at_bound ? format_blocks<true, true>(magnitudes, begin, end, inverse_amax, f)
                                 : format_blocks<true, false>(magnitudes, begin, end, inverse_amax, f);
   }
-  return f.saturates_at_bound ? format_blocks<false, true>(magnitudes, begin, end, inverse_amax, f)
+  return f.element.saturates_at_bound ? format_blocks<false, true>(magnitudes, begin, end, inverse_amax, f)
                               : format_blocks<false, false>(magnitudes, begin, end, inverse_amax, f);
 }
 
@@ -120,8 +121,6 @@ void chunk(const float* magnitudes, int64_t begin, int64_t end, float inverse_am
 }
 
 }  // namespace
-
-float round_to_grid(float x, RoundingGrid grid) { return round_to_grid(splat(x), grid)[0]; }
 
 void block_sums_cpu(const float* magnitudes, std::span<const int64_t> blocks_per_matrix,
                     std::span<const float> inverse_amax, std::span<const BlockFormat> formats, double* out) {

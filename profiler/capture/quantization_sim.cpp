@@ -10,6 +10,7 @@
 
 #include "profiler/capture/batched_pass.h"
 #include "profiler/capture/quantization_block_sums_cpu.h"
+#include "profiler/capture/quantization_block_sums_cuda.h"
 #include "profiler/float_formats.h"
 
 namespace ampscope::profiler {
@@ -80,7 +81,7 @@ void round_to_fp8(at::Tensor& values, QuantElement e, Scratch& scratch) {
 // A small tensor (block scales) cast to fp8 and back.
 at::Tensor fp8_rounded(const at::Tensor& t, QuantElement e) { return t.to(fp8_dtype(e)).to(at::kFloat); }
 
-// round_to_grid (quantization_block_sums_cpu.h) as ATen ops, in place: e2m1's
+// round_to_grid (profiler/cuda/quantization_element_math.h) as ATen ops, in place: e2m1's
 // rounding on any device. M = 2^(max(exponent of x, min normal exponent) + 23 -
 // mantissa bits) is the power of two at or below x, floored, times 2^(23 - mantissa
 // bits); adding and subtracting it rounds x to the grid, ties to even. (fp8 keeps
@@ -396,25 +397,27 @@ at::Tensor matrix_sums_aten(const Packed& p, const std::vector<FormatScales>& sc
   return segment_columns(columns, "sum", p.blocks_by_matrix);
 }
 
+// A format's element loop: its clamp, saturation test, grid and dequantization.
+ElementFormat element_format(const QuantFormatSpec& spec, const FormatScales& s) {
+  const QuantElementLimits lim = quant_element_limits(spec.element);
+  ElementFormat e;
+  e.max = static_cast<float>(lim.max);
+  e.saturation_bound = static_cast<float>(lim.saturation_bound);
+  e.saturates_at_bound = lim.saturates_at_bound;
+  e.divide = s.divide;
+  e.grid = rounding_grid(spec.element);
+  return e;
+}
+
 // The same columns in one read of each element (quantization_block_sums_cpu.h).
 at::Tensor matrix_sums_fused_cpu(const Packed& p, std::vector<FormatScales>& scales) {
   std::vector<BlockFormat> formats;
   for (size_t f = 0; f < scales.size(); ++f) {
-    const QuantFormatSpec& spec = kQuantFormats[f];
-    const QuantElementLimits lim = quant_element_limits(spec.element);
     FormatScales& s = scales[f];
     s.quantize = s.quantize.contiguous();
     s.dequantize = s.dequantize.contiguous();
-    BlockFormat b;
-    b.quantize = s.quantize.const_data_ptr<float>();
-    b.dequantize = s.dequantize.const_data_ptr<float>();
-    b.divide = s.divide;
-    b.groups_of_16 = s.groups_of_16;
-    b.max = static_cast<float>(lim.max);
-    b.saturation_bound = static_cast<float>(lim.saturation_bound);
-    b.saturates_at_bound = lim.saturates_at_bound;
-    b.grid = rounding_grid(spec.element);
-    formats.push_back(b);
+    formats.push_back({s.quantize.const_data_ptr<float>(), s.dequantize.const_data_ptr<float>(), s.groups_of_16,
+                       element_format(kQuantFormats[f], s)});
   }
   const at::Tensor magnitudes = p.magnitudes.contiguous();
   const at::Tensor inverse = p.inverse_matrix_amax.to(at::kFloat).contiguous();
@@ -425,12 +428,23 @@ at::Tensor matrix_sums_fused_cpu(const Packed& p, std::vector<FormatScales>& sca
   return out;
 }
 
+// The same columns on a CUDA GPU (quantization_block_sums_cuda.h).
+at::Tensor matrix_sums_fused_cuda(const Packed& p, const std::vector<FormatScales>& scales) {
+  std::vector<BlockFormatFactors> formats;
+  for (size_t f = 0; f < scales.size(); ++f)
+    formats.push_back({scales[f].quantize, scales[f].dequantize, scales[f].groups_of_16,
+                       element_format(kQuantFormats[f], scales[f])});
+  return block_sums_cuda(p.magnitudes, p.blocks_by_matrix.host_lengths(), p.inverse_matrix_amax, formats);
+}
+
 // The pass's sums, [matrices, kQuantFormatCount, kQuantSumColumns] float64.
 at::Tensor pass_sums(const Packed& p, QuantizationKernel kernel) {
   std::vector<FormatScales> scales;
   for (const QuantFormatSpec& spec : kQuantFormats) scales.push_back(scales_of(p, spec));
-  const bool fused = kernel == QuantizationKernel::best && p.magnitudes.device().is_cpu();
-  const at::Tensor per_matrix = fused ? matrix_sums_fused_cpu(p, scales) : matrix_sums_aten(p, scales);
+  const bool best = kernel == QuantizationKernel::best;
+  const at::Tensor per_matrix = best && p.magnitudes.is_cpu()            ? matrix_sums_fused_cpu(p, scales)
+                                : best && block_sums_on_cuda(p.magnitudes) ? matrix_sums_fused_cuda(p, scales)
+                                                                           : matrix_sums_aten(p, scales);
   const at::Tensor energy = p.matrix_amax.to(at::kDouble).square();
   const at::Tensor nonzero = per_matrix.select(1, 0);
   const at::Tensor signal = per_matrix.select(1, 1) * energy;

@@ -47,9 +47,10 @@ struct QuantizationSums {
   at::Tensor sums;
   std::vector<int64_t> elements;  // per matrix: how many elements were measured
 };
-// `best` sums CPU passes in one read of each element (quantization_block_sums_cpu.h)
-// and GPU passes as ATen ops; `aten` takes the ATen ops everywhere, the reference
-// the tests hold the CPU kernel to.
+// `best` sums a pass in one read of each element: on the CPU
+// (quantization_block_sums_cpu.h) and on a CUDA GPU where the build has ampscope's
+// kernels (quantization_block_sums_cuda.h; else the ATen ops); `aten` takes the ATen
+// ops everywhere, the reference the tests hold both kernels to.
 enum class QuantizationKernel { best, aten };
 QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices,
                                    QuantizationKernel kernel = QuantizationKernel::best);

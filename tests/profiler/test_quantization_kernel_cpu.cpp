@@ -13,9 +13,13 @@
 #include "profiler/capture/quantization_block_sums_cpu.h"
 #include "profiler/capture/quantization_sim.h"
 #include "profiler/float_formats.h"
+#include "tests/support/quantization_cases.h"
 
 namespace ampscope::profiler {
 namespace {
+
+using quantization_cases::expect_equal_sums;
+using quantization_cases::step_tensors;
 
 // Every non-negative value of the format, the midpoints between neighbours (the
 // ties), one float32 ulp either side of each, and values in between: all up to max.
@@ -59,52 +63,6 @@ TEST(QuantizationKernelCpu, RoundsToE2m1sGridTiesToEven) {
   for (const auto& [x, want] : cases) EXPECT_EQ(round_to_grid(x, e2m1), want) << x;
 }
 
-// The tensors a sampled step holds, in shapes and dtypes the capture meets: widths
-// no multiple of a block, bf16 and half activations, a convolution's input, a
-// tensor with inf and NaN, all zeros, a gradient's tiny values, values that
-// saturate the fp8 formats, a larger weight spread over several of the kernel's tasks.
-std::vector<at::Tensor> step_tensors() {
-  at::manual_seed(27);
-  at::Tensor outliers = at::randn({16, 96});
-  outliers.select(1, 5).mul_(1e4);
-  at::Tensor non_finite = at::randn({3, 40});
-  non_finite[0][1] = INFINITY;
-  non_finite[2][7] = NAN;
-  return {
-      at::randn({5, 40}) * 3.0,
-      scaling_matrix(at::randn({2, 3, 7}).to(at::kBFloat16), TensorRole::input_activation),
-      scaling_matrix(at::randn({4, 33}).to(at::kHalf), TensorRole::input_activation),
-      at::zeros({4, 32}),
-      at::randn({64, 100}) * 1e-20,
-      scaling_matrix(at::randn({2, 8, 3, 3}), TensorRole::input_activation, /*channels_first=*/true),
-      scaling_matrix(at::randn({6, 8, 3, 3}), TensorRole::weight),
-      outliers,
-      non_finite,
-      at::randn({300, 512}).to(at::kDouble) * 0.02,
-      at::rand({8, 64}) * 6e4,
-  };
-}
-
-void expect_equal_sums(const QuantizationSums& fused, const QuantizationSums& aten, size_t count) {
-  ASSERT_EQ(fused.elements, aten.elements);
-  for (size_t i = 0; i < count; ++i) {
-    SCOPED_TRACE(i);
-    const auto a = read_quantization_sums(fused.sums[static_cast<int64_t>(i)].cpu(), fused.elements[i]);
-    const auto b = read_quantization_sums(aten.sums[static_cast<int64_t>(i)].cpu(), aten.elements[i]);
-    for (int f = 0; f < kQuantFormatCount; ++f) {
-      SCOPED_TRACE(quant_format(static_cast<QuantFormat>(f)).key);
-      // The dequantized values are the same floats; only the order of the sums differs.
-      EXPECT_EQ(a[f].nonzero, b[f].nonzero);
-      EXPECT_EQ(a[f].flushed, b[f].flushed);
-      EXPECT_EQ(a[f].saturated, b[f].saturated);
-      EXPECT_NEAR(a[f].signal, b[f].signal, 1e-5 * b[f].signal);
-      EXPECT_NEAR(a[f].noise, b[f].noise, 1e-5 * b[f].noise);
-      EXPECT_EQ(a[f].scale_log2_min, b[f].scale_log2_min);
-      EXPECT_EQ(a[f].scale_log2_max, b[f].scale_log2_max);
-    }
-  }
-}
-
 TEST(QuantizationKernelCpu, SumsEqualTheAtenOpsOnEveryTensorOfAStep) {
   const std::vector<at::Tensor> tensors = step_tensors();
   const QuantizationSums aten = quantization_sums(tensors, QuantizationKernel::aten);
@@ -131,11 +89,11 @@ TEST(QuantizationKernelCpu, CountsSaturationPastTheFormatsBoundAndTheErrorOfTheC
   BlockFormat f;
   f.quantize = &quantize;
   f.dequantize = &quantize;
-  f.divide = true;
-  f.max = static_cast<float>(e4m3.max);
-  f.saturation_bound = static_cast<float>(e4m3.overflow_bound);
-  f.saturates_at_bound = e4m3.overflow_at_bound;
-  f.grid = {e4m3.mantissa_bits, -6};
+  f.element.divide = true;
+  f.element.max = static_cast<float>(e4m3.max);
+  f.element.saturation_bound = static_cast<float>(e4m3.overflow_bound);
+  f.element.saturates_at_bound = e4m3.overflow_at_bound;
+  f.element.grid = {e4m3.mantissa_bits, -6};
   const int64_t blocks = 1;
   const float inverse_amax = 1.0f / 31;
   double out[block_sum_columns(1)];
@@ -148,6 +106,64 @@ TEST(QuantizationKernelCpu, CountsSaturationPastTheFormatsBoundAndTheErrorOfTheC
   const double noise = ((dequantized - x) * inverse_amax).square().sum().item<double>();
   EXPECT_NEAR(out[4], noise, 1e-6 * noise);
   EXPECT_NEAR(out[1], (x * inverse_amax).square().sum().item<double>(), 1e-6);
+}
+
+// The GPU kernel runs quantize_element (profiler/cuda/quantization_element_math.h)
+// one element at a time; the CPU kernel runs the same arithmetic four lanes at a
+// time. Each value alone in its 32-block (zeros beside it add nothing), so the CPU
+// kernel's sums are that one element's: the two must agree exactly, for every
+// element type, both dequantization rules and both saturation rules, on values from
+// far below a grid's subnormals to far past its max.
+TEST(QuantizationKernelCpu, TheGpusElementMathEqualsTheCpuKernelElementForElement) {
+  at::manual_seed(11);
+  constexpr int64_t kValues = 4096;
+  const at::Tensor x = at::exp2(at::rand({kValues}) * 60 - 40).contiguous();
+  const at::Tensor quantize = at::exp2(at::rand({kValues}) * 30 - 15).contiguous();
+  const at::Tensor dequantize = at::exp2(at::rand({kValues}) * 30 - 15).contiguous();
+  at::Tensor blocks = at::zeros({kValues, kBlockSumsBlock});
+  blocks.select(1, 0).copy_(x);
+  // Per 16-block: the value's group and an unused one.
+  const at::Tensor quantize16 = at::stack({quantize, at::ones_like(quantize)}, 1).contiguous();
+  const at::Tensor dequantize16 = at::stack({dequantize, at::ones_like(dequantize)}, 1).contiguous();
+  const std::vector<int64_t> one_block(kValues, 1);
+  const std::vector<float> inverse_amax(kValues, 1.0f / 3);
+  const std::vector<std::pair<QuantElement, RoundingGrid>> elements{
+      {QuantElement::e4m3, {3, -6}}, {QuantElement::e5m2, {2, -14}}, {QuantElement::e2m1, {1, 0}}};
+  for (const auto& [element, grid] : elements) {
+    const QuantElementLimits lim = quant_element_limits(element);
+    for (const bool divide : {false, true}) {
+      for (const bool groups_of_16 : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << static_cast<int>(element) << " divide " << divide << " groups_of_16 "
+                                          << groups_of_16);
+        BlockFormat f;
+        f.quantize = (groups_of_16 ? quantize16 : quantize).const_data_ptr<float>();
+        f.dequantize = (groups_of_16 ? dequantize16 : dequantize).const_data_ptr<float>();
+        f.groups_of_16 = groups_of_16;
+        f.element = {static_cast<float>(lim.max), static_cast<float>(lim.saturation_bound), lim.saturates_at_bound,
+                     divide, grid};
+        std::vector<double> out(static_cast<size_t>(kValues) * block_sum_columns(1));
+        block_sums_cpu(blocks.const_data_ptr<float>(), one_block, inverse_amax, {&f, 1}, out.data());
+        int differing = 0, saturated = 0, flushed = 0;
+        for (int64_t i = 0; i < kValues; ++i) {
+          const float value = x.const_data_ptr<float>()[i];
+          const ElementSums e = quantize_element(value, quantize.const_data_ptr<float>()[i],
+                                                 dequantize.const_data_ptr<float>()[i], inverse_amax[0], f.element);
+          const double* row = out.data() + i * block_sum_columns(1);
+          saturated += e.saturated;
+          flushed += !e.dequantized_nonzero;
+          if ((row[2] != e.saturated || row[3] != e.dequantized_nonzero ||
+               row[4] != static_cast<double>(e.error * e.error)) &&
+              ++differing <= 5)
+            ADD_FAILURE() << value << ": CPU kernel " << row[2] << " " << row[3] << " " << row[4] << ", element math "
+                          << e.saturated << " " << e.dequantized_nonzero << " " << e.error * e.error;
+        }
+        EXPECT_EQ(differing, 0) << "of " << kValues;
+        // What the comparison covers: clamped values and values flushed to zero.
+        EXPECT_GT(saturated, 0);
+        EXPECT_GT(flushed, 0);
+      }
+    }
+  }
 }
 
 TEST(QuantizationKernelCpu, SumsDoNotDependOnTheNumberOfThreads) {
