@@ -139,39 +139,45 @@ void CompiledKernelTimes::add_kernels(const std::vector<const KernelRecord*>& ke
   }
 }
 
+const CompiledKernelTimes::ReplayMoves& CompiledKernelTimes::replay_moves(int64_t graph, const EagerCall& eager) const {
+  // The keys the graph's op launched itself that an eager child op launched too, in
+  // launch order: only a CUDA graph's replay launches a library kernel itself (a
+  // Triton kernel is never a child op's).
+  std::set<std::string_view> eager_names;
+  for (const EagerLaunch& launch : eager.kernels) eager_names.insert(launch.name);
+  std::vector<std::pair<OwnLaunch, const Key*>> replayed;
+  for (auto it = own_launch_place_.lower_bound({graph, std::string(), 0});
+       it != own_launch_place_.end() && std::get<0>(it->first) == graph; ++it)
+    if (eager_names.contains(std::get<1>(it->first))) replayed.emplace_back(it->second, &it->first);
+  Alignment& cached = alignments_[graph];
+  if (cached.eager_kernels == eager.kernels.size() && cached.replayed == replayed.size()) return cached.moves;
+  cached = {eager.kernels.size(), replayed.size(), {}};
+  if (replayed.empty()) return cached.moves;
+  std::sort(replayed.begin(), replayed.end(),
+            [](const auto& x, const auto& y) { return x.first.place < y.first.place; });
+  std::set<std::string_view> replayed_names;
+  for (const auto& entry : replayed) replayed_names.insert(std::get<1>(*entry.second));
+  std::vector<const EagerLaunch*> candidates;
+  for (const EagerLaunch& launch : eager.kernels)
+    if (replayed_names.contains(launch.name)) candidates.push_back(&launch);
+  if (replayed.size() * candidates.size() > kMaxAlignmentCells) return cached.moves;
+  std::vector<Launch> a, b;
+  for (const auto& [launch, key] : replayed) a.push_back({&std::get<1>(*key), launch.weight});
+  for (const EagerLaunch* launch : candidates) b.push_back({&launch->name, launch->weight});
+  const std::vector<int64_t> match = align_by_name(a, b);
+  for (size_t i = 0; i < replayed.size(); ++i)
+    if (match[i] >= 0) cached.moves.emplace_back(*replayed[i].second, candidates[static_cast<size_t>(match[i])]->child);
+  return cached.moves;
+}
+
 std::map<CompiledKernelTimes::Key, CompiledKernelTimes::Time> CompiledKernelTimes::attributed_times() const {
   std::map<Key, Time> out = times_;
   for (const auto& [graph, eager] : eager_calls_) {
-    // The keys the graph's op launched itself that an eager child op launched too, in
-    // launch order: only a CUDA graph's replay launches a library kernel itself (a
-    // Triton kernel is never a child op's).
-    std::set<std::string_view> eager_names;
-    for (const EagerLaunch& launch : eager.kernels) eager_names.insert(launch.name);
-    std::vector<std::pair<OwnLaunch, const Key*>> replayed;
-    for (auto it = own_launch_place_.lower_bound({graph, std::string(), 0});
-         it != own_launch_place_.end() && std::get<0>(it->first) == graph; ++it)
-      if (eager_names.contains(std::get<1>(it->first))) replayed.emplace_back(it->second, &it->first);
-    if (replayed.empty()) continue;
-    std::sort(replayed.begin(), replayed.end(),
-              [](const auto& x, const auto& y) { return x.first.place < y.first.place; });
-    std::set<std::string_view> replayed_names;
-    for (const auto& entry : replayed) replayed_names.insert(std::get<1>(*entry.second));
-    std::vector<const EagerLaunch*> candidates;
-    for (const EagerLaunch& launch : eager.kernels)
-      if (replayed_names.contains(launch.name)) candidates.push_back(&launch);
-    if (replayed.size() * candidates.size() > kMaxAlignmentCells) continue;
-    std::vector<Launch> a, b;
-    for (const auto& [launch, key] : replayed) a.push_back({&std::get<1>(*key), launch.weight});
-    for (const EagerLaunch* launch : candidates) b.push_back({&launch->name, launch->weight});
-    const std::vector<int64_t> match = align_by_name(a, b);
     // A child's calls: those that ran kernels, and its replays (each replayed kernel
     // of it counts its calls once per call). A call CUDA graph trees recorded ran the
     // child on the CPU and its kernels in the replay that follows: one call.
     std::map<Key, int64_t> replay_calls;
-    for (size_t i = 0; i < replayed.size(); ++i) {
-      if (match[i] < 0) continue;
-      const Key& from = *replayed[i].second;
-      const Key& child = candidates[static_cast<size_t>(match[i])]->child;
+    for (const auto& [from, child] : replay_moves(graph, eager)) {
       const auto moved = out.find(from);
       if (moved == out.end()) continue;
       Time& to = out[child];
@@ -244,6 +250,21 @@ std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledK
     }
   }
   return out;
+}
+
+std::vector<OpStats> compiled_op_rows(const std::vector<CompiledOpSignature>& signatures,
+                                      const std::vector<int64_t>& graph_calls) {
+  std::vector<OpStats> rows;
+  rows.reserve(signatures.size());
+  for (const CompiledOpSignature& s : signatures) {
+    OpStats& r = rows.emplace_back(s.row);
+    r.compiled = true;
+    r.calls = 0;
+    for (const auto& [graph, occurrences] : s.occurrences)
+      if (graph < graph_calls.size()) r.calls += occurrences * graph_calls[graph];
+    r.cast_calls = r.category == OpCategory::kAutocastCast ? r.calls : 0;
+  }
+  return rows;
 }
 
 CompiledTimeShare compiled_time_share(const std::vector<CompiledKernelRow>& rows) {

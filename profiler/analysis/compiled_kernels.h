@@ -90,6 +90,9 @@ class CompiledKernelTimes {
   // The same with each replayed library kernel moved to the extern call that launched
   // it when the graph ran eagerly (before CUDA graphs recorded it): the kernels an
   // eager call's child ops launched, in order, aligned by name with the replay's.
+  // An alignment is kept until either side grows: the tables are saved every two
+  // seconds, and aligning a GPT-2's graphs took the worker two seconds each time.
+  // Not thread-safe (the worker's alone, like everything here).
   std::map<Key, Time> attributed_times() const;
   bool empty() const { return times_.empty(); }
 
@@ -122,6 +125,9 @@ class CompiledKernelTimes {
     int64_t place = 0;  // among the call's own launches
     uint32_t weight = 1;
   };
+  // Where each replayed key's time goes: (the replayed key, the child that launched it eagerly).
+  using ReplayMoves = std::vector<std::pair<Key, Key>>;
+  const ReplayMoves& replay_moves(int64_t graph, const EagerCall& eager) const;
   void forget_before(int64_t step);
 
   int64_t op_memory_steps_;
@@ -131,6 +137,13 @@ class CompiledKernelTimes {
   std::map<int64_t, uint64_t> first_calls_;       // graph -> its first call's op id
   std::map<uint64_t, Launcher> launchers_;        // by op id, for the last op_memory_steps steps
   std::map<uint64_t, CallLaunches> launches_;     // by the graph's op id
+  // replay_moves' last alignment per graph, with the sizes of the two sides it aligned
+  // (both only grow: a new replayed key, or more of the eager call's kernels).
+  struct Alignment {
+    size_t eager_kernels = 0, replayed = 0;
+    ReplayMoves moves;
+  };
+  mutable std::map<int64_t, Alignment> alignments_;
 };
 
 // The listed calls (kind, kernel, ordinal, ops; graph and phase) with their times,
@@ -138,6 +151,19 @@ class CompiledKernelTimes {
 // children nobody listed. Ordered by graph, then as listed.
 std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledKernelRow>& listed,
                                                      const CompiledKernelTimes& times);
+
+// One signature of torch.compile's graphs as an op table row (OpStats::compiled, no
+// calls yet), and how often each graph holds it. The graphs are fixed once compiled;
+// their calls grow every step: compiled_op_rows() makes the rows from both, so a
+// step's new counts cross threads as a few integers, not the whole table again.
+struct CompiledOpSignature {
+  OpStats row;
+  std::vector<std::pair<size_t, int64_t>> occurrences;  // (graph, how often it holds the signature)
+};
+// calls = the sum over graphs of occurrences times the graph's calls (graph_calls,
+// by graph; a graph past its end has none); cast calls for autocast's casts.
+std::vector<OpStats> compiled_op_rows(const std::vector<CompiledOpSignature>& signatures,
+                                      const std::vector<int64_t>& graph_calls);
 
 // How much of the compiled graphs' time the rows name: the graphs' calls (their
 // marker ops, inclusive), and within them the fused and extern kernels' and the

@@ -440,11 +440,14 @@ void Profiler::save_tables() {
   tables_dirty_ = false;
   if (!writer_) return;
   writer_->replace_op_stats(annotated_op_stats());
+  std::shared_ptr<const std::vector<CompiledKernelRow>> listed;
   {
     std::lock_guard lock(compiled_mutex_);
-    if (!compiled_kernels_.empty() || !compiled_kernel_times_.empty())
-      writer_->replace_compiled_kernels(join_compiled_kernels(compiled_kernels_, compiled_kernel_times_));
+    listed = compiled_kernels_;
   }
+  if ((listed && !listed->empty()) || !compiled_kernel_times_.empty())
+    writer_->replace_compiled_kernels(
+        join_compiled_kernels(listed ? *listed : std::vector<CompiledKernelRow>{}, compiled_kernel_times_));
   // With the table it describes, so a killed run's stale table and its count agree.
   const int64_t profiled = std::max<int64_t>(profiled_steps_, last_ops_step_ > kNoStep ? 1 : 0);
   writer_->set_meta_value(meta_key::kProfiledSteps, std::to_string(profiled));
@@ -464,9 +467,16 @@ void Profiler::save_tables() {
 
 std::vector<OpStats> Profiler::annotated_op_stats() const {
   std::vector<OpStats> rows = aggregator_.op_stats();
+  std::shared_ptr<const std::vector<CompiledOpSignature>> signatures;
+  std::vector<int64_t> graph_calls;
   {
     std::lock_guard lock(compiled_mutex_);
-    rows.insert(rows.end(), compiled_op_stats_.begin(), compiled_op_stats_.end());
+    signatures = compiled_op_signatures_;
+    graph_calls = compiled_graph_calls_;
+  }
+  if (signatures) {
+    std::vector<OpStats> compiled = compiled_op_rows(*signatures, graph_calls);
+    rows.insert(rows.end(), std::make_move_iterator(compiled.begin()), std::make_move_iterator(compiled.end()));
   }
   for (OpStats& row : rows) {
     // A demoted op computes in its output's dtype: autocast cast its floating inputs to it.

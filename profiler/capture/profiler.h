@@ -127,9 +127,11 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   void append_optimizer_steps(std::vector<OptimizerStepRecord>&& records);
   void append_scheduler_steps(std::vector<SchedulerStepRecord>&& records);
   void set_meta_value(std::string key, std::string value);
-  // The ops of torch.compile's graphs as op table rows (OpStats::compiled), replacing
-  // the previous set: saved and shown with the recorded ops from the next save on.
-  void set_compiled_op_stats(std::vector<OpStats> rows);
+  // The ops of torch.compile's graphs as op table rows (compiled_op_rows), replacing
+  // the previous set when a graph is compiled; their graphs' calls on profiled steps,
+  // every step. Saved and shown with the recorded ops from the next save on.
+  void set_compiled_op_signatures(std::vector<CompiledOpSignature> signatures);
+  void set_compiled_graph_calls(std::vector<int64_t> calls);
   // The calls of inductor's compiled graphs, without times (profiler/analysis/
   // compiled_kernels.h), replacing the previous list: saved with their times.
   void set_compiled_kernels(std::vector<CompiledKernelRow> rows);
@@ -243,10 +245,13 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   mutable std::mutex snapshot_mutex_;
   ProfileSnapshotPtr snapshot_;
 
-  // set_compiled_op_stats (any thread) -> annotated_op_stats (worker); held alone.
+  // set_compiled_* (the training thread) -> the worker's table saves; held alone, and
+  // only to swap these: the worker joins and counts on its own copies, so the training
+  // thread never waits for a save (aligning a CUDA graph's replays took seconds).
   mutable std::mutex compiled_mutex_;
-  std::vector<OpStats> compiled_op_stats_;
-  std::vector<CompiledKernelRow> compiled_kernels_;
+  std::shared_ptr<const std::vector<CompiledOpSignature>> compiled_op_signatures_;
+  std::vector<int64_t> compiled_graph_calls_;
+  std::shared_ptr<const std::vector<CompiledKernelRow>> compiled_kernels_;
   CompiledKernelTimes compiled_kernel_times_;  // worker only
 };
 

@@ -18,15 +18,21 @@ void Profiler::set_meta_value(std::string key, std::string value) {
   if (writer_) writer_->set_meta_value(std::move(key), std::move(value));
 }
 
-void Profiler::set_compiled_op_stats(std::vector<OpStats> rows) {
-  for (OpStats& row : rows) row.compiled = true;
+void Profiler::set_compiled_op_signatures(std::vector<CompiledOpSignature> signatures) {
+  auto shared = std::make_shared<const std::vector<CompiledOpSignature>>(std::move(signatures));
   std::lock_guard lock(compiled_mutex_);
-  compiled_op_stats_ = std::move(rows);
+  compiled_op_signatures_ = std::move(shared);
+}
+
+void Profiler::set_compiled_graph_calls(std::vector<int64_t> calls) {
+  std::lock_guard lock(compiled_mutex_);
+  compiled_graph_calls_.swap(calls);
 }
 
 void Profiler::set_compiled_kernels(std::vector<CompiledKernelRow> rows) {
+  auto shared = std::make_shared<const std::vector<CompiledKernelRow>>(std::move(rows));
   std::lock_guard lock(compiled_mutex_);
-  compiled_kernels_ = std::move(rows);
+  compiled_kernels_ = std::move(shared);
 }
 
 }  // namespace ampscope::profiler

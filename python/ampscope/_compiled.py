@@ -382,20 +382,18 @@ class CompiledGraphs:
                 graph.calls += 1
 
     # -- to the session ------------------------------------------------------------------------
-    def rows(self) -> list[dict]:
-        """Op table rows: one per signature over all graphs, calls = sum over graphs of
-        (occurrences in the graph x the graph's calls on sampled steps)."""
-        merged: dict[tuple, int] = {}
+    def signature_rows(self) -> list[dict]:
+        """Op table rows without calls: one per signature over all graphs, with `graphs`,
+        [(graph, occurrences in it)]; the session counts calls = sum over graphs of
+        (occurrences x the graph's calls on sampled steps) from compiled_graph_calls."""
+        merged: dict[tuple, list] = {}
         with self._lock:
-            for graph in self._graphs:
+            for number, graph in enumerate(self._graphs):
                 for key, occurrences in graph.rows.items():
-                    merged[key] = merged.get(key, 0) + occurrences * graph.calls
-        out = []
-        for (name, module, phase, category, inputs, shapes, outputs), calls in merged.items():
-            out.append(dict(name=name, module=module, phase=phase, category=category, input_dtypes=list(inputs),
-                            input_shapes=[list(s) for s in shapes], output_dtypes=list(outputs), calls=calls,
-                            cast_calls=calls if category == "autocast_cast" else 0))
-        return out
+                    merged.setdefault(key, []).append((number, occurrences))
+        return [dict(name=name, module=module, phase=phase, category=category, input_dtypes=list(inputs),
+                     input_shapes=[list(s) for s in shapes], output_dtypes=list(outputs), graphs=graphs)
+                for (name, module, phase, category, inputs, shapes, outputs), graphs in merged.items()]
 
     def kernel_rows(self) -> list[dict]:
         """Per inductor graph, its calls in order with the graph ops each computes:
@@ -416,17 +414,30 @@ class CompiledGraphs:
         return out
 
     def push(self, core):
-        """Hands the rows and the compile events to the session when they changed."""
+        """Hands what changed to the session, at each step's end on the training thread: the
+        graphs' op rows and inductor's listing when a graph was compiled, the compile events
+        when there were new ones, and otherwise only each graph's calls (a few integers:
+        sending every row each step cost a 2-layer GPT-2 5-15 ms a step)."""
         with self._lock:
+            graphs = tuple(id(g) for g in self._graphs)
+            listing = tuple(len(g.kernel_calls) for g in self._graphs)
+            calls = [g.calls for g in self._graphs]
             events = dict(graphs=self._dynamo_graphs,
                           graph_breaks=[dict(where=w, reason=r, count=c) for (w, r), c in self._breaks.items()],
                           recompiles=list(self._recompiles))
-            state = (tuple((id(g), g.calls) for g in self._graphs), json.dumps(events))
-        if state == self._pushed or not events["graphs"] and not events["graph_breaks"]:
+        if not events["graphs"] and not events["graph_breaks"]:
             return
-        self._pushed = state
-        core.compiled_op_stats(self.rows())
-        core.compiled_kernels(self.kernel_rows())
+        pushed = self._pushed or {}
+        if pushed.get("graphs") != graphs:
+            core.compiled_op_signatures(self.signature_rows())
+        if pushed.get("listing") != (graphs, listing):
+            core.compiled_kernels(self.kernel_rows())
+        if pushed.get("calls") != calls:
+            core.compiled_graph_calls(calls)
+        events_text = json.dumps(events)
+        self._pushed = dict(graphs=graphs, listing=(graphs, listing), calls=calls, events=events_text)
+        if pushed.get("events") == events_text:
+            return
         core.set_meta("compiled_graphs", str(events["graphs"]))
         core.set_meta("compile_graph_breaks", json.dumps(events["graph_breaks"]))
         core.set_meta("compile_recompiles", json.dumps(events["recompiles"]))

@@ -252,12 +252,14 @@ class Capture {
   }
 
   // The ops of torch.compile's graphs (python/ampscope/_compiled.py), replacing the
-  // previous set: dicts with the OpStats fields the graphs tell (no times).
-  void compiled_op_stats(const py::list& rows) {
-    std::vector<profiler::OpStats> stats;
+  // previous set: dicts with the OpStats fields the graphs tell (no times, no calls)
+  // and `graphs`, [(graph, occurrences in it)]. Sent when a graph is compiled.
+  void compiled_op_signatures(const py::list& rows) {
+    std::vector<profiler::CompiledOpSignature> signatures;
     for (const auto& item : rows) {
       const py::dict d = item.cast<py::dict>();
-      profiler::OpStats& r = stats.emplace_back();
+      profiler::CompiledOpSignature& s = signatures.emplace_back();
+      profiler::OpStats& r = s.row;
       r.name = d["name"].cast<std::string>();
       r.module = d["module"].cast<std::string>();
       r.phase = profiler::parse_phase(d["phase"].cast<std::string>()).value_or(profiler::Phase::kOther);
@@ -265,11 +267,17 @@ class Capture {
       r.input_dtypes = d["input_dtypes"].cast<std::vector<std::string>>();
       r.input_shapes = d["input_shapes"].cast<std::vector<std::vector<int64_t>>>();
       r.output_dtypes = d["output_dtypes"].cast<std::vector<std::string>>();
-      r.calls = d["calls"].cast<int64_t>();
-      r.cast_calls = d["cast_calls"].cast<int64_t>();
       r.top_level = true;  // called by the model's code (its time is the compiled region's)
+      s.occurrences = d["graphs"].cast<std::vector<std::pair<size_t, int64_t>>>();
     }
-    profiler_->set_compiled_op_stats(std::move(stats));
+    profiler_->set_compiled_op_signatures(std::move(signatures));
+  }
+
+  // Each graph's calls on sampled steps, by graph: every step, a few integers. (The
+  // GIL stays held: the profiler takes its lock only to swap the list, and handing the
+  // GIL over could let another Python thread hold up the training thread.)
+  void compiled_graph_calls(std::vector<int64_t> calls) {
+    profiler_->set_compiled_graph_calls(std::move(calls));
   }
 
   // The calls of inductor's compiled graphs (python/ampscope/_compiled_kernels.py),
@@ -362,7 +370,8 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("set_meta", &Capture::set_meta)
       .def("set_memory_device", &Capture::set_memory_device)
       .def("finish", &Capture::finish)
-      .def("compiled_op_stats", &Capture::compiled_op_stats)
+      .def("compiled_op_signatures", &Capture::compiled_op_signatures)
+      .def("compiled_graph_calls", &Capture::compiled_graph_calls)
       .def("compiled_kernels", &Capture::compiled_kernels)
       .def_property_readonly("gpu_tracing", &Capture::gpu_tracing)
       .def_property_readonly("dropped_batches", &Capture::dropped_batches);

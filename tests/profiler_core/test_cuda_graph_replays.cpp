@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "profiler/analysis/compiled_kernels.h"
@@ -254,6 +255,40 @@ TEST(CudaGraphReplaysOnAnH200, NearlyAllOfTheGraphsGpuTimeAfterTheirFirstCallsIs
     EXPECT_GE(r.tensor_core_kernels, 4) << "addmm #" << r.ordinal;
   }
   EXPECT_EQ(addmm, 48);
+}
+
+// The worker saves the tables every two seconds while records still arrive, and keeps
+// each graph's alignment until more records change it: tables saved along the way
+// must end where one join over all the records does.
+TEST(CudaGraphReplaysOnAnH200, TablesSavedWhileRecordsArriveEndWhereOneJoinOverAllOfThemDoes) {
+  const Fixture f = read_fixture(AMPSCOPE_FIXTURES_DIR "/h200-gpt2-cudagraphs-records.tsv");
+  ASSERT_GE(f.ops_by_step.size(), 5u) << "missing fixture " AMPSCOPE_FIXTURES_DIR "/h200-gpt2-cudagraphs-records.tsv";
+  CompiledKernelTimes saved_along, at_once;
+  std::vector<CompiledKernelRow> along;
+  for (size_t step = 1; step < f.ops_by_step.size(); ++step) {
+    for (CompiledKernelTimes* times : {&saved_along, &at_once}) times->add_ops(f.ops_by_step[step]);
+    if (step >= f.kernels_by_step.size()) continue;
+    // Kernels come in buffers: half a step's, a save, then the rest.
+    const std::vector<KernelRecord>& kernels = f.kernels_by_step[step];
+    const auto half = kernels.begin() + static_cast<std::ptrdiff_t>(kernels.size() / 2);
+    saved_along.add_kernels(pointers({kernels.begin(), half}));
+    along = join_compiled_kernels(f.listed, saved_along);
+    saved_along.add_kernels(pointers({half, kernels.end()}));
+    along = join_compiled_kernels(f.listed, saved_along);
+    at_once.add_kernels(pointers(kernels));
+  }
+  const auto whole = join_compiled_kernels(f.listed, at_once);
+  const auto fields = [](const CompiledKernelRow& r) {
+    return std::tuple(r.graph, r.kind, r.kernel, r.ordinal, r.calls, r.kernels, r.tensor_core_kernels, r.gpu_time_ns,
+                      r.first_call_gpu_ns);
+  };
+  ASSERT_EQ(along.size(), whole.size());
+  int64_t extern_gpu_ns = 0;
+  for (size_t i = 0; i < whole.size(); ++i) {
+    EXPECT_EQ(fields(along[i]), fields(whole[i])) << whole[i].kernel << " #" << whole[i].ordinal;
+    if (whole[i].kind == kCompiledExternKernel) extern_gpu_ns += whole[i].gpu_time_ns;
+  }
+  EXPECT_GT(extern_gpu_ns, 0) << "the replays' library kernels joined to their extern calls";
 }
 
 }  // namespace
