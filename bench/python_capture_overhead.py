@@ -79,10 +79,11 @@ def print_table(results_ms, prefix=""):
     """Each mode's median step (ms), its ratio to bare's, and every repeat: the one table
     of the capture-overhead benchmarks (also bench/python_script_overhead.py's)."""
     bare = statistics.median(results_ms["bare"])
-    print(f"{prefix}{'mode':<16} {'median step ms':>14} {'ratio to bare':>14}  (each repeat, ms)")
+    width = max(16, *(len(mode) for mode in results_ms))
+    print(f"{prefix}{'mode':<{width}} {'median step ms':>14} {'ratio to bare':>14}  (each repeat, ms)")
     for mode, times in results_ms.items():
         m = statistics.median(times)
-        print(f"{prefix}{mode:<16} {m:>14.2f} {m / bare:>14.3f}  " + " ".join(f"{t:.2f}" for t in times))
+        print(f"{prefix}{mode:<{width}} {m:>14.2f} {m / bare:>14.3f}  " + " ".join(f"{t:.2f}" for t in times))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ device synchronized at both ends only, so neither capture changes what is timed)
 
 Prints each mode's median steady step and its ratio to bare; with --out-dir the
 ampscope sessions are kept there (SCRIPT-stem.repeatN.ampscope) for summary/export.
+With --baseline DIR, a fourth mode, "ampscope (baseline)", runs the ampscope package
+found in DIR (another build's python/ folder, e.g. main's before a change) in the same
+rotation, so the two builds are compared in one run.
 """
 import argparse
 import os
@@ -40,14 +43,20 @@ def under_torch_profiler(script, script_args):
         runpy.run_path(script, run_name="__main__")
 
 
-def run_mode(mode, script, script_args, session):
+BASELINE = "ampscope (baseline)"
+
+
+def run_mode(mode, script, script_args, session, baseline=None):
+    env = None
     if mode == "bare":
         cmd = [sys.executable, script]
-    elif mode == "ampscope":
+    elif mode in ("ampscope", BASELINE):
         cmd = [sys.executable, "-m", "ampscope", "run", "--out", session, "--force", script]
+        if mode == BASELINE:
+            env = dict(os.environ, PYTHONPATH=baseline)
     else:
         cmd = [sys.executable, __file__, "--child-torch-profiler", script]
-    run = subprocess.run(cmd + script_args, capture_output=True, text=True)
+    run = subprocess.run(cmd + script_args, capture_output=True, text=True, env=env)
     found = STEADY.findall(run.stdout)
     if run.returncode != 0 or not found:
         sys.exit(f"{mode}: exit {run.returncode}, no 'steady step ms' line: {run.stderr.strip()[-600:]}")
@@ -61,18 +70,21 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--out-dir", help="keep the ampscope sessions here")
+    parser.add_argument("--baseline", metavar="DIR", help="also run the ampscope package in DIR (another build's python/)")
     parser.add_argument("script")
     parser.add_argument("script_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     stem = os.path.splitext(os.path.basename(args.script))[0]
-    results = {m: [] for m in MODES}
+    modes = MODES + ([BASELINE] if args.baseline else [])
+    results = {m: [] for m in modes}
     with tempfile.TemporaryDirectory() as scratch:
         out_dir = args.out_dir or scratch
         os.makedirs(out_dir, exist_ok=True)
         for r in range(args.repeats):
-            for mode in MODES:
-                session = os.path.join(out_dir, f"{stem}.repeat{r + 1}.ampscope")
-                results[mode].append(run_mode(mode, args.script, args.script_args, session))
+            for mode in modes:
+                tag = ".baseline" if mode == BASELINE else ""
+                session = os.path.join(out_dir, f"{stem}.repeat{r + 1}{tag}.ampscope")
+                results[mode].append(run_mode(mode, args.script, args.script_args, session, args.baseline))
     print_table(results, prefix=f"{stem}: ")
 
 
