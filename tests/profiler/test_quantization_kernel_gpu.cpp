@@ -13,6 +13,7 @@
 
 #include "profiler/capture/quantization_block_sums_cuda.h"
 #include "profiler/capture/quantization_sim.h"
+#include "tests/support/cuda_kernels.h"
 #include "tests/support/quantization_cases.h"
 
 namespace ampscope::profiler {
@@ -20,18 +21,6 @@ namespace {
 
 using quantization_cases::expect_equal_sums;
 using quantization_cases::step_tensors;
-
-bool kernel_runs_here(std::string* why) {
-  if (!at::hasCUDA()) return *why = "LibTorch sees no CUDA device", false;
-  if (!block_sums_on_cuda(at::zeros({1}, at::kCUDA))) return *why = "built without ampscope's CUDA kernels", false;
-  return true;
-}
-
-#define SKIP_WITHOUT_THE_KERNEL()                     \
-  do {                                                \
-    std::string why;                                  \
-    if (!kernel_runs_here(&why)) GTEST_SKIP() << why; \
-  } while (0)
 
 std::vector<at::Tensor> on_cuda(const std::vector<at::Tensor>& tensors) {
   std::vector<at::Tensor> out;
@@ -46,7 +35,7 @@ std::vector<at::Tensor> with_a_large_weight(std::vector<at::Tensor> tensors) {
 }
 
 TEST(QuantizationKernelGpu, SumsEqualTheCpuKernelAndTheAtenOpsOnEveryTensorOfAStep) {
-  SKIP_WITHOUT_THE_KERNEL();
+  AMPSCOPE_SKIP_WITHOUT_CUDA_KERNELS();
   const std::vector<at::Tensor> cpu = with_a_large_weight(step_tensors());
   const std::vector<at::Tensor> gpu = on_cuda(cpu);
   const QuantizationSums kernel = quantization_sums(gpu, QuantizationKernel::best);
@@ -62,7 +51,7 @@ TEST(QuantizationKernelGpu, SumsEqualTheCpuKernelAndTheAtenOpsOnEveryTensorOfASt
 }
 
 TEST(QuantizationKernelGpu, SumsAreTheSameOnEveryRun) {
-  SKIP_WITHOUT_THE_KERNEL();
+  AMPSCOPE_SKIP_WITHOUT_CUDA_KERNELS();
   const std::vector<at::Tensor> gpu = on_cuda(with_a_large_weight(step_tensors()));
   const at::Tensor first = quantization_sums(gpu).sums.cpu();
   for (int run = 0; run < 3; ++run) EXPECT_TRUE(at::equal(quantization_sums(gpu).sums.cpu(), first)) << run;

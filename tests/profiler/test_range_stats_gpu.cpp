@@ -18,6 +18,7 @@
 #include "profiler/capture/gradient_stats.h"
 #include "profiler/capture/range_stats_cpu.h"
 #include "profiler/capture/range_stats_cuda.h"
+#include "tests/support/cuda_kernels.h"
 #include "tests/support/range_stats_cases.h"
 
 namespace ampscope::profiler {
@@ -25,18 +26,6 @@ namespace {
 
 using range_cases::expect_same_samples;
 using range_cases::wide_values;
-
-bool kernel_runs_here(std::string* why) {
-  if (!at::hasCUDA()) return *why = "LibTorch sees no CUDA device", false;
-  if (!range_stats_on_cuda({{0, at::zeros({1}, at::kCUDA)}})) return *why = "built without ampscope's CUDA kernels", false;
-  return true;
-}
-
-#define SKIP_WITHOUT_THE_KERNEL()                           \
-  do {                                                      \
-    std::string why;                                        \
-    if (!kernel_runs_here(&why)) GTEST_SKIP() << why;       \
-  } while (0)
 
 std::vector<std::pair<std::string, at::Tensor>> on_cuda(const std::vector<std::pair<std::string, at::Tensor>>& params) {
   std::vector<std::pair<std::string, at::Tensor>> out;
@@ -49,7 +38,7 @@ std::vector<std::pair<std::string, at::Tensor>> on_cuda(const std::vector<std::p
 }
 
 TEST(RangeStatsGpu, GradientSamplesEqualTheCpuLoopAndTheAtenOps) {
-  SKIP_WITHOUT_THE_KERNEL();
+  AMPSCOPE_SKIP_WITHOUT_CUDA_KERNELS();
   auto params = range_cases::parameters();
   // fp32 subnormals and a gradient over many thread blocks (2^16 elements each).
   params.emplace_back("subnormal", range_cases::parameter(at::tensor({1e-40f, -1e-42f, 1e-38f, 0.0f})));
@@ -72,7 +61,7 @@ TEST(RangeStatsGpu, GradientSamplesEqualTheCpuLoopAndTheAtenOps) {
 }
 
 TEST(RangeStatsGpu, TablesEqualTheCpuLoopForEveryComputeTypeAndEmptyMembers) {
-  SKIP_WITHOUT_THE_KERNEL();
+  AMPSCOPE_SKIP_WITHOUT_CUDA_KERNELS();
   for (const at::ScalarType compute : {at::kFloat, at::kDouble}) {
     SCOPED_TRACE(compute);
     const std::vector<at::Tensor> tensors{wide_values(4000, 5).to(compute),
