@@ -420,7 +420,7 @@ class CompiledGraphs:
         sending every row each step cost a 2-layer GPT-2 5-15 ms a step)."""
         with self._lock:
             graphs = tuple(id(g) for g in self._graphs)
-            listing = tuple(len(g.kernel_calls) for g in self._graphs)
+            listing = tuple((id(g), len(g.kernel_calls)) for g in self._graphs)
             calls = [g.calls for g in self._graphs]
             events = dict(graphs=self._dynamo_graphs,
                           graph_breaks=[dict(where=w, reason=r, count=c) for (w, r), c in self._breaks.items()],
@@ -430,13 +430,12 @@ class CompiledGraphs:
         pushed = self._pushed or {}
         if pushed.get("graphs") != graphs:
             core.compiled_op_signatures(self.signature_rows())
-        if pushed.get("listing") != (graphs, listing):
+        if pushed.get("listing") != listing:
             core.compiled_kernels(self.kernel_rows())
         if pushed.get("calls") != calls:
             core.compiled_graph_calls(calls)
-        events_text = json.dumps(events)
-        self._pushed = dict(graphs=graphs, listing=(graphs, listing), calls=calls, events=events_text)
-        if pushed.get("events") == events_text:
+        self._pushed = dict(graphs=graphs, listing=listing, calls=calls, events=events)
+        if pushed.get("events") == events:
             return
         core.set_meta("compiled_graphs", str(events["graphs"]))
         core.set_meta("compile_graph_breaks", json.dumps(events["graph_breaks"]))
