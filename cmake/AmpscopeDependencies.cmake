@@ -100,6 +100,18 @@ if(AMPSCOPE_WITH_CUDA_KERNELS AND AMPSCOPE_TORCH_HAS_CUDA AND TARGET CUDA::cudar
   endif()
 endif()
 message(STATUS "ampscope: own CUDA kernels: ${AMPSCOPE_HAVE_CUDA_KERNELS}")
+# The files that launch those kernels, compiled with AMPSCOPE_HAVE_CUDA_KERNELS=1 where
+# they are built. A source file's definitions belong to the directory that sets them, and
+# the profiler libraries and the Python module compile these files each in their own
+# directory: both call this, so neither can miss one (the module once ran the readiness
+# sums as ATen ops on the GPU because its list lacked a file).
+set(AMPSCOPE_CUDA_KERNEL_CALLERS ${PROJECT_SOURCE_DIR}/profiler/capture/range_stats_cuda.cpp
+    ${PROJECT_SOURCE_DIR}/profiler/capture/quantization_block_sums_cuda.cpp)
+function(ampscope_mark_cuda_kernel_callers)
+  if(AMPSCOPE_HAVE_CUDA_KERNELS)
+    set_source_files_properties(${AMPSCOPE_CUDA_KERNEL_CALLERS} PROPERTIES COMPILE_DEFINITIONS AMPSCOPE_HAVE_CUDA_KERNELS=1)
+  endif()
+endfunction()
 
 if(AMPSCOPE_BUILD_GUI)
   find_package(Qt6 6.2 QUIET COMPONENTS Core Gui Widgets Svg PrintSupport Test)

@@ -86,6 +86,9 @@ done
 bash "$src/tests/build/check_bindings.sh" $A --help > $L/bindings.log 2>&1; el "bindings (programs) rc=$? $(tail -n1 $L/bindings.log)"
 python3 "$src/tests/build/check_python_module_bindings.py" "$(ls $B/python/ampscope/_ampscope_capture*.so)" \
   "$(command -v patchelf)" > $L/bindings-python.log 2>&1; el "bindings (Python module) rc=$?"; cat $L/bindings-python.log
+# The module runs the same own CUDA kernels as the CLI (it once summed readiness with ATen ops).
+python3 "$src/tests/build/check_own_cuda_kernels.py" $A $B/python \
+  "$(grep -q 'own CUDA kernels: ON' $L/configure.log 2>/dev/null && echo ON || echo OFF)" 2>&1 | tee $L/own-kernels.log
 # No private libstdc++ inside (this machine's g++ linked libstdc++.a into everything once: issue 26).
 python3 "$src/tests/build/check_no_libstdcxx_copy.py" $A $B/python/ampscope/_ampscope_capture*.so 2>&1 | tee $L/libstdcxx-copy.log
 save

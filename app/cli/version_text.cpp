@@ -1,18 +1,25 @@
 #include "app/cli/version_text.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "profiler/analysis/gpu_peaks.h"
+#include "profiler/capture/own_cuda_kernels.h"
 #include "profiler/cupti/tensor_core_rules.h"
 #include "profiler/resource_files.h"
 
 namespace ampscope::cli {
 
 std::string version_text() {
-  std::string text = "ampscope 0.1.0\nresources " + profiler::resource_dir() + "\n";
+  std::string text = "ampscope 0.1.0\n";
+  const std::vector<std::string> kernels = profiler::own_cuda_kernels();
+  text += fmt::format("own CUDA kernels: {}\n",
+                      kernels.empty() ? "none (built without a CUDA compiler: ATen ops do their work on a GPU)"
+                                      : fmt::format("{}", fmt::join(kernels, ", ")));
+  text += "resources " + profiler::resource_dir() + "\n";
   const std::string rules_path = profiler::cupti::TensorCoreRules::default_path();
   try {
     const auto rules = profiler::cupti::TensorCoreRules::load(rules_path);

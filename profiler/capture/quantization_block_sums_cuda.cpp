@@ -18,6 +18,8 @@ namespace ampscope::profiler {
 #if AMPSCOPE_HAVE_CUDA_KERNELS
 namespace kernels = cuda_kernels;
 
+bool block_sums_kernel_built() { return true; }
+
 bool block_sums_on_cuda(const at::Tensor& magnitudes) { return magnitudes.is_cuda(); }
 
 at::Tensor block_sums_cuda(const at::Tensor& magnitudes, const std::vector<int64_t>& blocks_per_matrix,
@@ -74,6 +76,8 @@ at::Tensor block_sums_cuda(const at::Tensor& magnitudes, const std::vector<int64
 }
 
 #else
+
+bool block_sums_kernel_built() { return false; }
 
 bool block_sums_on_cuda(const at::Tensor&) { return false; }
 

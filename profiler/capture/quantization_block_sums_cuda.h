@@ -19,6 +19,9 @@ struct BlockFormatFactors {
   ElementFormat element;
 };
 
+// Whether this build has the kernel (a CUDA compiler was found; profiler/capture/own_cuda_kernels.h).
+bool block_sums_kernel_built();
+
 // Whether block_sums_cuda can sum these magnitudes: the kernel is built and they are on a CUDA device.
 bool block_sums_on_cuda(const at::Tensor& magnitudes);
 

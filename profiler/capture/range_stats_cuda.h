@@ -11,6 +11,9 @@
 
 namespace ampscope::profiler {
 
+// Whether this build has the kernel (a CUDA compiler was found; profiler/capture/own_cuda_kernels.h).
+bool range_stats_kernel_built();
+
 // Whether range_stats_cuda reads every member of the pass: the kernel is built, and
 // the members are contiguous float32, float64, bf16 or fp16 on one CUDA device.
 bool range_stats_on_cuda(const std::vector<PassMember>& members);

@@ -25,6 +25,7 @@
 
 #include "engine/device.h"
 #include "profiler/analysis/backward_origin.h"
+#include "profiler/capture/own_cuda_kernels.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/capture/session_meta.h"
 #include "profiler/analysis/op_classifier.h"
@@ -331,6 +332,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   m.def("unwind_scopes", &unwind_scopes);
   m.def("set_recording_enabled", &set_recording_enabled);
   m.def("device_model_name", &ampscope::profiler::device_model_name);
+  m.def("own_cuda_kernels", &ampscope::profiler::own_cuda_kernels);
   // The stored values of a session's cpu_bf16_matmul / cpu_fp16_matmul, defined once in C++.
   m.attr("CPU_MATMUL_ONEDNN") = ampscope::profiler::kCpuMatmulOneDnn;
   m.attr("CPU_MATMUL_FALLBACK") = ampscope::profiler::kCpuMatmulFallback;
