@@ -25,6 +25,9 @@ std::string describe(const RecordingHealth& h) {
                     (h.store_dropped_batches > 0
                          ? " and did not store " + plural(h.store_dropped_batches, "batch", "batches") + " of records"
                          : std::string()));
+  } else if (h.store_counts_missing) {
+    parts.push_back("the session writer could not store what it lost (a write failed as the run ended: disk full?); "
+                    "records may be missing that no count here names");
   } else if (h.store_dropped_batches > 0) {
     parts.push_back("the session writer could not keep up and did not store " +
                     plural(h.store_dropped_batches, "batch", "batches") + " of records");
@@ -70,6 +73,9 @@ RecordingHealth recording_health_from_meta(const std::map<std::string, std::stri
   h.interrupted_step_gpu_activities = count_of(meta, meta_key::kInterruptedStepKernels);
   // The profiler writes final_state when the run ends; the writer then closes the file.
   h.closed = meta.count(meta_key::kFinalState) > 0;
+  const auto outcome = meta.find(meta_key::kStoreOutcome);
+  h.store_counts_missing = h.closed && h.store_error.empty() && outcome != meta.end() &&
+                           outcome->second == meta_key::kStoreOutcomeOpen;
   return h;
 }
 

@@ -21,6 +21,9 @@ struct RecordingHealth {
   uint64_t cupti_dropped_records = 0;     // GPU activity records CUPTI dropped
   std::string store_error;                // the session writer's last error ("database or disk is full")
   bool closed = true;                     // false: the session was never closed (the process was killed)
+  // The run ended, but the writer could not store its closing counts (store_outcome
+  // "open"): a write failed at the end, so its losses are not counted.
+  bool store_counts_missing = false;
   // When the capture fell behind, it recorded the ops of fewer steps (never steps themselves).
   std::vector<OpSamplingRule::Fallback> op_sampling_fallbacks;
   // Ops over the per-thread, per-step budget: counted, not recorded.
@@ -36,7 +39,7 @@ struct RecordingHealth {
     return dropped_events + profiler_dropped_batches + store_dropped_batches + cupti_dropped_records +
                    ops_over_step_budget + interrupted_step_ops + interrupted_step_gpu_activities >
                0 ||
-           !store_error.empty() || !op_sampling_fallbacks.empty();
+           !store_error.empty() || !op_sampling_fallbacks.empty() || store_counts_missing;
   }
 };
 

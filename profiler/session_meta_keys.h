@@ -83,6 +83,13 @@ inline constexpr const char* kFinalMessage = "final_message";
 inline constexpr const char* kProfilerDroppedBatches = "profiler_dropped_batches";
 inline constexpr const char* kStoreDroppedBatches = "store_dropped_batches";
 inline constexpr const char* kStoreLastError = "store_last_error";
+// "open" from the session's creation, "complete" once the writer, closing, stored its
+// counts and had no error. A full disk can fail those last writes too (the writer's
+// error then never reaches the file): "open" beside a final_state says the session's
+// counts of what it lost could not be written. Absent in sessions before 2026-11-27.
+inline constexpr const char* kStoreOutcome = "store_outcome";
+inline constexpr const char* kStoreOutcomeOpen = "open";
+inline constexpr const char* kStoreOutcomeComplete = "complete";
 inline constexpr const char* kCuptiDroppedRecords = "cupti_dropped_records";
 inline constexpr const char* kCuptiUnmappedRecords = "cupti_unmapped_records";
 // Where the capture fell back to recording fewer steps' ops (profiler/op_sampling_rule.h):

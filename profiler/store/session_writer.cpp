@@ -185,6 +185,8 @@ std::unique_ptr<SessionWriter> SessionWriter::create_locked(const std::string& p
       sd::bind_meta(put, 1, k, v);
       put.run();
     }
+    sd::bind_meta(put, 1, meta_key::kStoreOutcome, meta_key::kStoreOutcomeOpen);
+    put.run();
   }
   db.exec("COMMIT", "creating the schema");
   return std::unique_ptr<SessionWriter>(new SessionWriter(path, lock_fd, std::move(db), options));
@@ -302,12 +304,19 @@ void SessionWriter::close() {
   work_cv_.notify_one();
   if (thread_.joinable()) thread_.join();
   // The thread is gone: SQLite is ours again. Errors here must not throw (destructor).
+  // The error first: on a full disk these writes can fail as well, and it says most.
+  // store_outcome says "complete" only after all of them went through without one.
   try {
+    const std::string error = last_error();
+    if (!error.empty()) {
+      sd::bind_meta(stmts_->meta, 1, meta_key::kStoreLastError, error);
+      stmts_->meta.run();
+    }
     const std::string dropped = std::to_string(dropped_batches());
     sd::bind_meta(stmts_->meta, 1, meta_key::kStoreDroppedBatches, dropped);
     stmts_->meta.run();
-    if (const std::string error = last_error(); !error.empty()) {
-      sd::bind_meta(stmts_->meta, 1, meta_key::kStoreLastError, error);
+    if (error.empty()) {
+      sd::bind_meta(stmts_->meta, 1, meta_key::kStoreOutcome, meta_key::kStoreOutcomeComplete);
       stmts_->meta.run();
     }
     stmts_.reset();

@@ -45,6 +45,26 @@ TEST(RecordingHealth, FromASessionsMeta) {
   const RecordingHealth killed = recording_health_from_meta({{"precision", "bf16"}});
   EXPECT_FALSE(killed.closed);
   EXPECT_NE(describe(killed).find("not closed"), std::string::npos);
+  // The run ended but the writer's closing writes failed (a full disk): its counts are
+  // missing, and the line says so rather than nothing.
+  const RecordingHealth uncounted = recording_health_from_meta(
+      {{"final_state", "finished"}, {meta_key::kStoreOutcome, meta_key::kStoreOutcomeOpen}});
+  EXPECT_TRUE(uncounted.lost_anything());
+  EXPECT_NE(describe(uncounted).find("could not store what it lost"), std::string::npos) << describe(uncounted);
+  // Its error, when it reached the file, says more; a complete close and a session from
+  // before the key say nothing; a run still going is "not closed", not uncounted.
+  EXPECT_EQ(describe(recording_health_from_meta({{"final_state", "finished"},
+                                                 {meta_key::kStoreOutcome, meta_key::kStoreOutcomeOpen},
+                                                 {meta_key::kStoreLastError, "database or disk is full"}}))
+                .find("could not store what it lost"),
+            std::string::npos);
+  EXPECT_EQ(describe(recording_health_from_meta(
+                {{"final_state", "finished"}, {meta_key::kStoreOutcome, meta_key::kStoreOutcomeComplete}})),
+            "");
+  EXPECT_EQ(describe(recording_health_from_meta({{"final_state", "finished"}})), "");
+  const RecordingHealth running = recording_health_from_meta({{meta_key::kStoreOutcome, meta_key::kStoreOutcomeOpen}});
+  EXPECT_FALSE(running.store_counts_missing);
+  EXPECT_NE(describe(running).find("not closed"), std::string::npos);
   // A count that is not a number is not a loss (and no crash).
   EXPECT_EQ(recording_health_from_meta({{"final_state", "finished"}, {"store_dropped_batches", "x"}})
                 .store_dropped_batches,
