@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 
 #include "engine/autocast_guard.h"
@@ -84,6 +85,11 @@ std::unique_ptr<DataSource> load_data(const TrainConfig& c) {
     throw DataError(fmt::format("out of memory: the data at '{}' is {}, more than the {} of memory that is free "
                                 "(it is read whole); use a smaller data set",
                                 c.data.path, bytes_text(bytes), bytes_text(static_cast<double>(available))));
+  if (const double bytes = synthetic_data_bytes(c.data, c.model); available >= 0 && bytes > static_cast<double>(available))
+    throw DataError(fmt::format("out of memory loading the data: the synthetic data set needs {} but only {} of "
+                                "memory is free; {}",
+                                bytes_text(bytes), bytes_text(static_cast<double>(available)),
+                                data_memory_advice(c.data, c.model.kind)));
   try {
     return make_data_source(c.data, c.model, c.seed);
   } catch (const std::bad_alloc&) {
@@ -102,6 +108,19 @@ void require_memory(double bytes, const std::string& what, ModelKind model) {
   throw TrainingError(fmt::format("out of memory: {} need {} but only {} of memory is free; {}", what,
                                   bytes_text(bytes), bytes_text(static_cast<double>(available)),
                                   model_size_advice(model)));
+}
+
+// The least one batch holds on the host: its drawn indices, its inputs and its targets
+// (tokens are int64, other inputs float32); the gathers' copies come on top. Checked
+// before the first step for the reason synthetic_data_bytes is (data_source.h).
+double batch_bytes_at_least(const SampleSpec& spec, int64_t batch_size) {
+  double input = 1;
+  for (const int64_t d : spec.input_shape) input *= static_cast<double>(d);
+  const bool tokens = spec.task == TaskKind::kLanguageModel;
+  const double target = tokens                                ? input * 8.0
+                        : spec.task == TaskKind::kRegression ? static_cast<double>(std::max<int64_t>(1, spec.target_dim)) * 4.0
+                                                              : 8.0;
+  return static_cast<double>(batch_size) * (8.0 + input * (tokens ? 8.0 : 4.0) + target);
 }
 
 }  // namespace
@@ -143,6 +162,13 @@ TrainingRun::TrainingRun(const TrainConfig& config)
   const double models = two_models ? 2.0 : 1.0;
   require_memory(models * estimated_weight_bytes(config_.model, data_->spec()),
                  two_models ? "the two models' weights" : "the model's weights", config_.model.kind);
+  if (const int64_t available = available_host_memory_bytes(); available >= 0) {
+    const double bytes = batch_bytes_at_least(data_->spec(), config_.batch_size);
+    if (bytes > static_cast<double>(available))
+      throw TrainingError(fmt::format("out of memory: a batch of {} samples needs at least {} but only {} of memory "
+                                      "is free; lower --batch-size",
+                                      config_.batch_size, bytes_text(bytes), bytes_text(static_cast<double>(available))));
+  }
   int64_t parameter_count = 0;
   for (const char* name : two_models ? std::vector<const char*>{"A", "B"} : std::vector<const char*>{"A"}) {
     Trainee t;

@@ -11,6 +11,17 @@
 
 namespace ampscope::engine {
 
+double synthetic_data_bytes(const DataConfig& data, const ModelConfig& model) {
+  if (data.kind != DataKind::kSynthetic) return 0;
+  switch (model.kind) {
+    case ModelKind::kMLP:
+    case ModelKind::kTorchScript: return data::synthetic_vectors_bytes(data.synthetic_samples);
+    case ModelKind::kConvNet: return data::synthetic_images_bytes(data.synthetic_samples);
+    case ModelKind::kGPT: return data::synthetic_tokens_bytes(data.synthetic_samples, model.seq_len, data.vocab_size);
+  }
+  return 0;
+}
+
 std::unique_ptr<DataSource> make_data_source(const DataConfig& data, const ModelConfig& model,
                                              uint64_t seed) {
   switch (data.kind) {

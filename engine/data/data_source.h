@@ -45,6 +45,10 @@ class DataSource {
 
 // Builds the source a config asks for. The synthetic task depends on the model:
 // vectors for the MLP, images for the ConvNet, token sequences for the GPT.
+// The host memory make_data_source's synthetic data set holds, in bytes; 0 for data
+// read from files (their size on disk is checked instead).
+double synthetic_data_bytes(const DataConfig& data, const ModelConfig& model);
+
 // Throws DataError (unreadable/corrupt files) or ConfigError (impossible settings).
 std::unique_ptr<DataSource> make_data_source(const DataConfig& data, const ModelConfig& model,
                                              uint64_t seed);

@@ -22,6 +22,22 @@ const at::TensorOptions kLong = at::TensorOptions().dtype(at::kLong);
 
 }  // namespace
 
+double synthetic_vectors_bytes(int64_t samples) {
+  // inputs (float), the teacher's logits (float), labels (int64)
+  return static_cast<double>(samples) * ((kSyntheticFeatures + kSyntheticClasses) * 4.0 + 8.0);
+}
+
+double synthetic_images_bytes(int64_t samples) {
+  // the noise and the images (float), labels (int64)
+  return static_cast<double>(samples) *
+         (2.0 * 4.0 * static_cast<double>(kSyntheticImageChannels * kSyntheticImageSize * kSyntheticImageSize) + 8.0);
+}
+
+double synthetic_tokens_bytes(int64_t samples, int64_t seq_len, int64_t vocab_size) {
+  // the permutation, the windows of seq_len + 1 tokens, and two columns of tokens (int64)
+  return 8.0 * (static_cast<double>(vocab_size) + static_cast<double>(samples) * (static_cast<double>(seq_len) + 3.0));
+}
+
 std::unique_ptr<DataSource> make_synthetic_vectors(int64_t samples, uint64_t seed) {
   check_samples(samples);
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);

@@ -29,4 +29,13 @@ std::unique_ptr<DataSource> make_synthetic_images(int64_t samples, uint64_t seed
 std::unique_ptr<DataSource> make_synthetic_tokens(int64_t samples, int64_t seq_len,
                                                   int64_t vocab_size, uint64_t seed);
 
+// The host memory the makers above hold at once, in bytes (double: the settings'
+// products overflow int64 long before they fit in memory). Checked before they run:
+// where the kernel overcommits memory (vm.overcommit_memory=1, common on GPU servers)
+// an allocation beyond the machine's memory succeeds, and the filling that follows
+// hangs (a billion-token window's loop) or ends in the OOM killer instead of a message.
+double synthetic_vectors_bytes(int64_t samples);
+double synthetic_images_bytes(int64_t samples);
+double synthetic_tokens_bytes(int64_t samples, int64_t seq_len, int64_t vocab_size);
+
 }  // namespace ampscope::engine::data
