@@ -64,6 +64,9 @@ inline constexpr const char* kProfilerOwnGpuNs = "profiler_own_gpu_ns";
 inline constexpr const char* kRangeSampleEvery = "range_sample_every";
 inline constexpr const char* kRangeSampleBudget = "range_sample_budget";
 inline constexpr const char* kRangeSampleSpacing = "range_sample_spacing";
+// Where the samples' time went on the training thread, by pass (range_sample_phases.h):
+// "samples:N;gradients:ms;activations:ms;readiness:ms", sums. Absent before 2026-11-27.
+inline constexpr const char* kRangeSamplePhases = "range_sample_phases";
 // The costliest of those kernels by name: a JSON array of {name, calls, gpu_ns}
 // (session_view.h: own_kernels_json / own_kernels_from_meta).
 inline constexpr const char* kProfilerOwnKernelNames = "profiler_own_kernel_names";

@@ -103,7 +103,7 @@ overhead() {  # name repeats timeout script args...
     > $L/$name.overhead.txt 2>&1; el "$name overhead rc=$?"; tail -n 6 $L/$name.overhead.txt
   for s in $L/$name/*.repeat1.ampscope; do
     [ -f "$s" ] && { $A summary "$s" > $L/$name.summary.txt 2>&1; python3 "$src/scripts/check_gpu_session.py" "$s"
-      grep -E "range samples|a sample adds|profiler's own GPU work" $L/$name.summary.txt; }
+      grep -E "range samples|a sample adds|own passes|profiler.s own GPU work" $L/$name.summary.txt; }
   done
   save
 }
@@ -147,7 +147,7 @@ for rep in 1 2; do
   off=$(med $L/off$rep.jsonl); on=$(med $L/on$rep.jsonl); ev=$(med $L/ev$rep.jsonl)
   el "overhead rep $rep: train $off ms; profile $on ms (x$(python3 -c "print(round($on/$off,3))")); --every 10 $ev ms (x$(python3 -c "print(round($ev/$off,3))"))"
   $A summary /tmp/ev.ampscope > $L/ev$rep.summary.txt 2>&1; $A summary /tmp/on.ampscope > $L/on$rep.summary.txt 2>&1
-  grep -A14 "profiler's own GPU work" $L/ev$rep.summary.txt | head -16; grep -E "range samples|a sample adds" $L/on$rep.summary.txt
+  grep -A14 "profiler's own GPU work" $L/ev$rep.summary.txt | head -16; grep -E "range samples|a sample adds|own passes" $L/on$rep.summary.txt
   # What a gradient sample adds (steps 10, 20, ...: gradients, activations, readiness; target <= 10 % of a step).
   python3 -c "
 import json,sys,statistics

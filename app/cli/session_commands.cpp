@@ -337,6 +337,7 @@ int SummaryCommand::run() {
                profiler::text::loss_scale_text(max_scale), profiler::text::loss_scale_text(steps.back().loss_scale));
     fmt::print("  step time {}\n", profiler::report_detail::step_timing_text(session.step_timing));
     if (!session.range_sampling.empty()) fmt::print("  range samples {}\n", session.range_sampling);
+    if (session.range_sample_phases) fmt::print("            {}\n", session.range_sample_phases->describe());
     if (const auto last_eval = std::find_if(steps.rbegin(), steps.rend(), profiler::has_eval_loss);
         last_eval != steps.rend())
       fmt::print("  eval      loss {:.4f} after step {} ({} validations)\n", last_eval->eval_loss, last_eval->step,

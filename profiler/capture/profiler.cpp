@@ -118,6 +118,7 @@ void Profiler::on_step_begin(int64_t step) {
   // models' module inputs, layer inputs and outputs reach step_sink_ during this step's
   // forward (training thread only).
   const bool sampled = wants_gradients(step);
+  step_sink_.phases = {};
   step_sink_.activations = sampled ? &activations_ : nullptr;
   step_sink_.readiness = sampled ? &readiness_ : nullptr;
   step_sink_.backward = sampled || check_next_step_ ? &backward_checks_recorder_ : nullptr;
@@ -186,14 +187,19 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
   // when the step is, come back marked as the profiler's: out of the user's tables,
   // counted and named as its own (what a sample costs on the GPU, and where).
   OwnWork own(gpu_source_.get());
-  enqueue(GradientsJob{gradient_range_stats(step, parameters, loss_scale)});
+  {
+    PhaseTimer timer(step_sink_.phases.gradients_ms);
+    enqueue(GradientsJob{gradient_range_stats(step, parameters, loss_scale)});
+  }
   // The layers' weights and gradients, with the inputs the forward left waiting:
   // the readiness pass of this step, read back at its end.
+  PhaseTimer timer(step_sink_.phases.readiness_ms);
   readiness_.measure_gradients(parameters);
 }
 
 void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight) {
   if (std::this_thread::get_id() != step_thread_) return;  // the recorder is the training thread's alone
+  PhaseTimer timer(step_sink_.phases.readiness_ms);
   readiness_.on_layer_input(layer, input, weight);
 }
 
@@ -210,9 +216,22 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
     // The transfers of the activation statistics and the readiness sums are the
     // profiler's own work: not the user's ops or kernels (the step's work is done).
     OwnWork own(gpu_source_.get());
-    if (!activations_.empty()) enqueue(ActivationsJob{activations_.take(step.step)});
-    if (!readiness_.empty()) enqueue(ReadinessJob{readiness_.take(step.step)});
+    if (!activations_.empty()) {
+      PhaseTimer timer(step_sink_.phases.activations_ms);
+      enqueue(ActivationsJob{activations_.take(step.step)});
+    }
+    if (!readiness_.empty()) {
+      PhaseTimer timer(step_sink_.phases.readiness_ms);
+      enqueue(ReadinessJob{readiness_.take(step.step)});
+    }
   }
+  if (wants_gradients(step.step)) {
+    // Where this sample's time went, added to the run's (said by `summary`).
+    step_sink_.phases.samples = 1;
+    sample_phases_.add(step_sink_.phases);
+    if (writer_) writer_->set_meta_value(meta_key::kRangeSamplePhases, sample_phases_.encode());
+  }
+  step_sink_.phases = {};
   // A run of skips is caught from its second step; an overflow that follows a growth of
   // the scale (GradScaler probing a larger one) at its first.
   check_next_step_ = step.skipped || step.loss_scale_after > step.loss_scale;

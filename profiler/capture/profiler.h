@@ -40,6 +40,7 @@
 #include "profiler/cupti/activity_source.h"
 #include "profiler/analysis/tensor_core_eligibility.h"
 #include "profiler/op_sampling_rule.h"
+#include "profiler/range_sample_phases.h"
 #include "profiler/range_sample_spacing.h"
 #include "profiler/recording_health.h"
 #include "profiler/capture/activation_stats.h"
@@ -199,6 +200,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   bool check_next_step_ = false;  // the last step skipped, or grew the scale: check the next backward
   OpSamplingRule op_rule_;          // training thread: which steps' ops are recorded
   RangeSampleSpacing sample_spacing_;  // training thread: which steps take range samples
+  RangeSamplePhases sample_phases_;    // training thread: where the samples' time went, summed
 
   // Worker state (worker thread only).
   OpAggregator aggregator_;

@@ -8,6 +8,7 @@
 #include "engine/module_scope.h"
 #include "profiler/capture/backward_checks.h"
 #include "profiler/capture/readiness_recorder.h"
+#include "profiler/range_sample_phases.h"
 
 namespace ampscope::profiler {
 
@@ -16,6 +17,9 @@ class StepModuleSink final : public engine::ActivationSink {
   engine::ActivationSink* activations = nullptr;  // null: not this step
   ReadinessRecorder* readiness = nullptr;          // null: not this step
   BackwardCheckRecorder* backward = nullptr;       // null: not this step
+  // This step's time in the profiler's own passes (the Profiler adds its own and
+  // takes it at the step's end).
+  RangeSamplePhases phases;
   void on_module_output(const std::string& scope_name, const at::Tensor& output) override;
   void on_module_input(const std::string& scope_name, const at::Tensor& input) override;
   void on_layer_input(const std::string& scope_name, const at::Tensor& input, const at::Tensor& weight) override;

@@ -436,6 +436,16 @@ Json session_summary(const SessionView& session, size_t top_n) {
   s["training"]["step_time"] = step_timing_json(session.step_timing);
   // Which steps took range samples (range_sample_spacing.h); null in older sessions.
   s["training"]["range_samples"] = session.range_sampling.empty() ? Json() : Json(session.range_sampling);
+  // A sample's mean time on the training thread by pass (range_sample_phases.h); null before 2026-11-27.
+  if (const auto& p = session.range_sample_phases) {
+    const double n = static_cast<double>(p->samples);
+    s["training"]["range_sample_phases_ms"] = {{"samples", p->samples},
+                                               {"gradients", p->gradients_ms / n},
+                                               {"activations", p->activations_ms / n},
+                                               {"readiness", p->readiness_ms / n}};
+  } else {
+    s["training"]["range_sample_phases_ms"] = Json();
+  }
   s["gradients"] = gradients_json(session.latest_gradients);
   s["activations"] = activations_json(session);
   s["readiness"] = readiness_json(session.readiness);

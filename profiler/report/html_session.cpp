@@ -36,6 +36,7 @@ std::string summary_html(const ReportData& d) {
     f.emplace_back("median step time",
                    d.step_timing.any_recorded() ? step_timing_text(d.step_timing) : ms_text(median(times)));
     if (!d.range_sampling.empty()) f.emplace_back("range samples", d.range_sampling);
+    if (d.range_sample_phases) f.emplace_back("a range sample's passes", d.range_sample_phases->describe());
     if (!rates.empty()) f.emplace_back("samples/s (median)", sig3(median(rates)));  // no batch seen: no figure
     f.emplace_back("final loss", sig3(steps.back().loss));
     const auto last_eval = std::find_if(steps.rbegin(), steps.rend(), has_eval_loss);

@@ -137,6 +137,9 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
         spacing == v.meta_values.end() ? std::vector<RangeSampleSpacing::Change>{}
                                        : RangeSampleSpacing::decode(spacing->second));
   }
+  if (const auto phases = v.meta_values.find(meta_key::kRangeSamplePhases); phases != v.meta_values.end())
+    if (auto decoded = RangeSamplePhases::decode(phases->second); decoded && decoded->samples > 0)
+      v.range_sample_phases = decoded;
   return v;
 }
 

@@ -23,6 +23,7 @@
 #include "profiler/analysis/scheduler_drift.h"
 #include "profiler/analysis/step_timing.h"
 #include "profiler/own_kernel_costs.h"
+#include "profiler/range_sample_phases.h"
 #include "profiler/records.h"
 #include "profiler/recording_health.h"
 
@@ -108,6 +109,9 @@ struct SessionView : ProfileSnapshot {
   // Which steps took range samples: "every 10 steps, spaced to every 560 from step 11 …"
   // (RangeSampleSpacing::describe of the meta); empty in sessions before 2026-11-26.
   std::string range_sampling;
+  // Where the samples' time went on the training thread, by pass (range_sample_phases.h);
+  // none in sessions before 2026-11-27 or without a sample.
+  std::optional<RangeSamplePhases> range_sample_phases;
   std::vector<OwnKernelCost> own_kernels;  // the profiler's own costliest kernels (none in older sessions)
 
   bool gpu_traced() const { return meta.gpu_tracing == "cupti"; }

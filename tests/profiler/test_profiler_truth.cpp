@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/module_scope.h"
 #include "engine/trainer.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/cupti/synthetic_activity_source.h"
@@ -425,6 +426,56 @@ TEST(ProfilerTruth, RangeSamplesFollowTheBudgetAndTheSessionSaysSo) {
             "every 10 steps, spaced to every 1100 from step 11 to keep samples within 5 % of the run's time "
             "(a sample cost 1100 ms against a 20.0 ms step)");
   EXPECT_EQ(session_summary(view)["training"]["range_samples"], view.range_sampling);  // the JSON summary too
+}
+
+// A sample's passes are timed where they run (gradients at the unscaled gradients,
+// activations at the module outputs and their read-back, readiness at the layer inputs,
+// the weights and its read-back), counted on sampled steps only, and said by the
+// session, its summary and the JSON summary.
+TEST(ProfilerTruth, EachSamplesPassesAreTimedAndTheSessionSaysWhereTheTimeWent) {
+  test::ScratchDir dir;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.gradient_every = 3;
+  options.sample_budget_percent = 0;  // exactly every 3rd step
+  options.trace_gpu = false;
+  const at::Tensor weight = at::randn({64, 32});
+  weight.mutable_grad() = at::randn({64, 32}) * 1e-3;
+  const engine::NamedTensors parameters{{"layer.weight", weight}};
+  int64_t sampled = 0;
+  {
+    Profiler profiler(options);
+    engine::RunStartedEvent run;
+    run.device = "cpu";
+    profiler.on_run_start(run);
+    for (int64_t step = 1; step <= 9; ++step) {
+      profiler.on_step_begin(step);
+      if (profiler.wants_gradients(step)) {
+        ++sampled;
+        const at::Tensor input = at::randn({16, 32});
+        ASSERT_NE(engine::activation_sink(), nullptr);
+        engine::activation_sink()->on_module_output(std::string(engine::kModuleScopePrefix) + "layer", input.mm(weight.t()));
+        profiler.on_layer_input("layer", input, weight);
+        profiler.on_unscaled_gradients(step, parameters, 1.0);
+      }
+      engine::StepEvent e;
+      e.step = step;
+      e.step_time_ms = 20.0;
+      profiler.on_step_end(e);
+    }
+    profiler.on_run_end(engine::RunState::kFinished, "");
+  }
+  ASSERT_EQ(sampled, 3);
+  const SessionView view = load_session_view(options.session_path);
+  ASSERT_TRUE(view.range_sample_phases.has_value());
+  const RangeSamplePhases& phases = *view.range_sample_phases;
+  EXPECT_EQ(phases.samples, 3);
+  EXPECT_GT(phases.gradients_ms, 0.0);
+  EXPECT_GT(phases.activations_ms, 0.0);
+  EXPECT_GT(phases.readiness_ms, 0.0);
+  const auto said = session_summary(view)["training"]["range_sample_phases_ms"];  // a copy
+  EXPECT_EQ(said["samples"], 3);
+  EXPECT_DOUBLE_EQ(said["readiness"].get<double>(), phases.readiness_ms / 3.0);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "profiler/range_sample_phases.h"
 #include "profiler/range_sample_spacing.h"
 
 namespace ampscope::profiler {
@@ -101,6 +102,30 @@ TEST(RangeSampleSpacing, TheStoredChangesReadBackAndAreSaid) {
   EXPECT_EQ(RangeSampleSpacing::describe(0, 5, {}), "off");
   for (const char* damaged : {"", "x", "1:2", "1:0:3:4", "a:b:c:d;"})
     EXPECT_TRUE(RangeSampleSpacing::decode(damaged).empty()) << damaged;
+}
+
+// Where the samples' time went: the sums read back as stored, said as a mean per sample
+// with the costliest pass first; a damaged value is no figure at all.
+TEST(RangeSamplePhases, TheStoredSumsReadBackAndAreSaidPerSample) {
+  RangeSamplePhases run;
+  run.add({1, 0.5, 10.0, 100.0});
+  run.add({1, 1.5, 30.0, 20.0});
+  const auto back = RangeSamplePhases::decode(run.encode());
+  ASSERT_TRUE(back.has_value()) << run.encode();
+  EXPECT_EQ(back->samples, 2);
+  EXPECT_DOUBLE_EQ(back->gradients_ms, 2.0);
+  EXPECT_DOUBLE_EQ(back->activations_ms, 40.0);
+  EXPECT_DOUBLE_EQ(back->readiness_ms, 120.0);
+  EXPECT_EQ(back->describe(),
+            "a sample's own passes on the training thread (mean of 2): readiness 60.0 ms, activations 20.0 ms, "
+            "gradients 1.0 ms");
+  EXPECT_EQ(RangeSamplePhases{}.describe(), "");
+  // A pass a later version adds is skipped; the known ones still read.
+  const auto newer = RangeSamplePhases::decode("samples:1;gradients:1;activations:2;readiness:3;packing:4");
+  ASSERT_TRUE(newer.has_value());
+  EXPECT_DOUBLE_EQ(newer->readiness_ms, 3.0);
+  for (const char* damaged : {"", "x", "gradients:1", "samples:x", "samples:1;readiness:y", "samples:1;readiness:-2"})
+    EXPECT_FALSE(RangeSamplePhases::decode(damaged).has_value()) << damaged;
 }
 
 }  // namespace
