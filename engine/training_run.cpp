@@ -13,8 +13,8 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "engine/autocast_guard.h"
@@ -85,7 +85,8 @@ std::unique_ptr<DataSource> load_data(const TrainConfig& c) {
     throw DataError(fmt::format("out of memory: the data at '{}' is {}, more than the {} of memory that is free "
                                 "(it is read whole); use a smaller data set",
                                 c.data.path, bytes_text(bytes), bytes_text(static_cast<double>(available))));
-  if (const double bytes = synthetic_data_bytes(c.data, c.model); available >= 0 && bytes > static_cast<double>(available))
+  if (const double bytes = synthetic_data_bytes(c.data, c.model);
+      available >= 0 && bytes > static_cast<double>(available))
     throw DataError(fmt::format("out of memory loading the data: the synthetic data set needs {} but only {} of "
                                 "memory is free; {}",
                                 bytes_text(bytes), bytes_text(static_cast<double>(available)),
@@ -117,9 +118,8 @@ double batch_bytes_at_least(const SampleSpec& spec, int64_t batch_size) {
   double input = 1;
   for (const int64_t d : spec.input_shape) input *= static_cast<double>(d);
   const bool tokens = spec.task == TaskKind::kLanguageModel;
-  const double target = tokens                                ? input * 8.0
-                        : spec.task == TaskKind::kRegression ? static_cast<double>(std::max<int64_t>(1, spec.target_dim)) * 4.0
-                                                              : 8.0;
+  const double regression_target = static_cast<double>(std::max<int64_t>(1, spec.target_dim)) * 4.0;
+  const double target = tokens ? input * 8.0 : spec.task == TaskKind::kRegression ? regression_target : 8.0;
   return static_cast<double>(batch_size) * (8.0 + input * (tokens ? 8.0 : 4.0) + target);
 }
 
@@ -167,7 +167,8 @@ TrainingRun::TrainingRun(const TrainConfig& config)
     if (bytes > static_cast<double>(available))
       throw TrainingError(fmt::format("out of memory: a batch of {} samples needs at least {} but only {} of memory "
                                       "is free; lower --batch-size",
-                                      config_.batch_size, bytes_text(bytes), bytes_text(static_cast<double>(available))));
+                                      config_.batch_size, bytes_text(bytes),
+                                      bytes_text(static_cast<double>(available))));
   }
   int64_t parameter_count = 0;
   for (const char* name : two_models ? std::vector<const char*>{"A", "B"} : std::vector<const char*>{"A"}) {

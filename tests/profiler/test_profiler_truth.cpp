@@ -394,16 +394,22 @@ TEST(ProfilerBounds, AStopInsideAStepKeepsTheFinishedStepsAndCountsTheRest) {
 namespace ampscope::profiler {
 namespace {
 
+// A session on the CPU, no GPU tracing, for a Profiler driven step by step by hand.
+ProfilerOptions hand_driven_options(const test::ScratchDir& dir, int64_t gradient_every, int64_t sample_budget_percent) {
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.gradient_every = gradient_every;
+  options.sample_budget_percent = sample_budget_percent;
+  options.trace_gpu = false;
+  return options;
+}
+
 // The profiler takes range samples by the budget's spacing, and the session says
 // which: a sampled step 1,100 ms over a 20 ms step spaces the next by 1,100 steps
 // (steps driven by hand with the step times the H200 showed; no training needed).
 TEST(ProfilerTruth, RangeSamplesFollowTheBudgetAndTheSessionSaysSo) {
   test::ScratchDir dir;
-  ProfilerOptions options;
-  options.session_path = (dir / "s.ampscope").string();
-  options.gradient_every = 10;
-  options.sample_budget_percent = 5;
-  options.trace_gpu = false;
+  const ProfilerOptions options = hand_driven_options(dir, /*gradient_every=*/10, /*sample_budget_percent=*/5);
   std::vector<int64_t> sampled;
   {
     Profiler profiler(options);
@@ -434,11 +440,7 @@ TEST(ProfilerTruth, RangeSamplesFollowTheBudgetAndTheSessionSaysSo) {
 // session, its summary and the JSON summary.
 TEST(ProfilerTruth, EachSamplesPassesAreTimedAndTheSessionSaysWhereTheTimeWent) {
   test::ScratchDir dir;
-  ProfilerOptions options;
-  options.session_path = (dir / "s.ampscope").string();
-  options.gradient_every = 3;
-  options.sample_budget_percent = 0;  // exactly every 3rd step
-  options.trace_gpu = false;
+  const ProfilerOptions options = hand_driven_options(dir, /*gradient_every=*/3, /*sample_budget_percent=*/0);
   const at::Tensor weight = at::randn({64, 32});
   weight.mutable_grad() = at::randn({64, 32}) * 1e-3;
   const engine::NamedTensors parameters{{"layer.weight", weight}};
@@ -454,7 +456,8 @@ TEST(ProfilerTruth, EachSamplesPassesAreTimedAndTheSessionSaysWhereTheTimeWent) 
         ++sampled;
         const at::Tensor input = at::randn({16, 32});
         ASSERT_NE(engine::activation_sink(), nullptr);
-        engine::activation_sink()->on_module_output(std::string(engine::kModuleScopePrefix) + "layer", input.mm(weight.t()));
+        const std::string scope = std::string(engine::kModuleScopePrefix) + "layer";
+        engine::activation_sink()->on_module_output(scope, input.mm(weight.t()));
         profiler.on_layer_input("layer", input, weight);
         profiler.on_unscaled_gradients(step, parameters, 1.0);
       }
