@@ -225,7 +225,8 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
       enqueue(ReadinessJob{readiness_.take(step.step)});
     }
   }
-  if (wants_gradients(step.step)) {
+  const bool sampled = wants_gradients(step.step);  // decided at the step's start
+  if (sampled) {
     // Where this sample's time went, added to the run's (said by `summary`).
     step_sink_.phases.samples = 1;
     sample_phases_.add(step_sink_.phases);
@@ -251,7 +252,7 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
   if (auto per_optimizer = to_optimizer_step_records(step); !per_optimizer.empty())
     append_optimizer_steps(std::move(per_optimizer));
   // The spacing of range samples follows what this step cost (it decided at its start).
-  if (sample_spacing_.on_step_end(step.step, step.step_time_ms, wants_gradients(step.step)) && writer_)
+  if (sample_spacing_.on_step_end(step.step, step.step_time_ms, sampled) && writer_)
     writer_->set_meta_value(meta_key::kRangeSampleSpacing, sample_spacing_.encode());
 }
 

@@ -404,6 +404,12 @@ ProfilerOptions hand_driven_options(const test::ScratchDir& dir, int64_t gradien
   return options;
 }
 
+void start_on_the_cpu(Profiler& profiler) {
+  engine::RunStartedEvent run;
+  run.device = "cpu";
+  profiler.on_run_start(run);
+}
+
 // The profiler takes range samples by the budget's spacing, and the session says
 // which: a sampled step 1,100 ms over a 20 ms step spaces the next by 1,100 steps
 // (steps driven by hand with the step times the H200 showed; no training needed).
@@ -413,9 +419,7 @@ TEST(ProfilerTruth, RangeSamplesFollowTheBudgetAndTheSessionSaysSo) {
   std::vector<int64_t> sampled;
   {
     Profiler profiler(options);
-    engine::RunStartedEvent run;
-    run.device = "cpu";
-    profiler.on_run_start(run);
+    start_on_the_cpu(profiler);
     for (int64_t step = 1; step <= 1200; ++step) {
       profiler.on_step_begin(step);
       if (profiler.wants_gradients(step)) sampled.push_back(step);
@@ -447,9 +451,7 @@ TEST(ProfilerTruth, EachSamplesPassesAreTimedAndTheSessionSaysWhereTheTimeWent) 
   int64_t sampled = 0;
   {
     Profiler profiler(options);
-    engine::RunStartedEvent run;
-    run.device = "cpu";
-    profiler.on_run_start(run);
+    start_on_the_cpu(profiler);
     for (int64_t step = 1; step <= 9; ++step) {
       profiler.on_step_begin(step);
       if (profiler.wants_gradients(step)) {
