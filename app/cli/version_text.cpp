@@ -15,7 +15,7 @@ namespace ampscope::cli {
 
 std::string version_text() {
   std::string text = "ampscope 0.1.0\n";
-  const std::vector<std::string> kernels = profiler::own_cuda_kernels();
+  const std::vector<std::string_view> kernels = profiler::own_cuda_kernels();
   text += fmt::format("own CUDA kernels: {}\n",
                       kernels.empty() ? "none (built without a CUDA compiler: ATen ops do their work on a GPU)"
                                       : fmt::format("{}", fmt::join(kernels, ", ")));

@@ -52,6 +52,21 @@ constexpr size_t kMaxAlignmentCells = size_t{1} << 24;
 // An eager call's kernels kept for the alignment (a first call can launch thousands while tuning).
 constexpr size_t kMaxEagerKernels = size_t{1} << 16;
 
+// What Triton's autotuner runs between a kernel's timed runs: the buffers the kernel
+// writes zeroed (reset_to_zero_args) or restored from a copy (restore_value).
+bool is_tuning_buffer_reset(std::string_view op) {
+  return op == "aten::zero_" || op == "aten::clone" || op == "aten::copy_";
+}
+
+void add_up(CompiledKernelRow& r, const CompiledKernelTimes::Time& t) {
+  r.calls += t.calls;
+  r.cpu_time_ns += t.cpu_time_ns;
+  r.kernels += t.kernels;
+  r.tensor_core_kernels += t.tensor_core_kernels;
+  r.gpu_time_ns += t.gpu_time_ns;
+  r.first_call_gpu_ns += t.first_call_gpu_ns;
+}
+
 void add_gpu(CompiledKernelTimes::Time& t, const KernelRecord& k, bool first_call) {
   ++t.kernels;
   if (k.tensor_core_by_name) ++t.tensor_core_kernels;
@@ -219,33 +234,55 @@ std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledK
     whole.kind = kCompiledGraphCall;
     if (!rows.empty()) whole.phase = rows.front()->phase;
     const auto take = [](CompiledKernelRow& r, const CompiledKernelTimes::Time& t) {
-      r.calls = t.calls;
-      r.cpu_time_ns = t.cpu_time_ns;
-      r.kernels = t.kernels;
-      r.tensor_core_kernels = t.tensor_core_kernels;
-      r.gpu_time_ns = t.gpu_time_ns;
-      r.first_call_gpu_ns = t.first_call_gpu_ns;
+      r.calls = r.cpu_time_ns = r.kernels = r.tensor_core_kernels = r.gpu_time_ns = r.first_call_gpu_ns = 0;
+      add_up(r, t);
     };
     if (const auto* t = time_of("", 0)) {
       whole.phase = t->phase;
       take(whole, *t);
     }
     std::set<std::pair<std::string, int64_t>> named;
+    std::map<std::string, const CompiledKernelRow*, std::less<>> fused_by_name;
     for (const CompiledKernelRow* row : rows) {
       CompiledKernelRow& r = out.emplace_back(*row);
       named.emplace(r.kernel, r.ordinal);
+      if (r.kind == kCompiledFusedKernel) fused_by_name.try_emplace(r.kernel, row);
       if (const auto* t = time_of(r.kernel, r.ordinal)) take(r, *t);
     }
+    // The unlisted: a first call's launches of a listed kernel and, where there are
+    // such, its buffer resets are tuning, summed per name; the rest "other" rows.
+    std::vector<const std::pair<const CompiledKernelTimes::Key, CompiledKernelTimes::Time>*> unlisted;
     for (auto it = attributed.lower_bound({graph, std::string(), 0});
-         it != attributed.end() && std::get<0>(it->first) == graph; ++it) {
-      const auto& [key, t] = *it;
-      if (std::get<1>(key).empty() || named.contains({std::get<1>(key), std::get<2>(key)})) continue;
+         it != attributed.end() && std::get<0>(it->first) == graph; ++it)
+      if (!std::get<1>(it->first).empty() && !named.contains({std::get<1>(it->first), std::get<2>(it->first)}))
+        unlisted.push_back(&*it);
+    const auto first_call_only = [](const CompiledKernelTimes::Time& t) {
+      return t.gpu_time_ns > 0 && t.first_call_gpu_ns == t.gpu_time_ns;
+    };
+    const bool tuned = std::any_of(unlisted.begin(), unlisted.end(), [&](const auto* entry) {
+      return first_call_only(entry->second) && fused_by_name.contains(std::get<1>(entry->first));
+    });
+    std::map<std::string, size_t> tuning_row;  // name -> its row in out
+    for (const auto* entry : unlisted) {
+      const auto& [key, t] = *entry;
+      const std::string& name = std::get<1>(key);
+      const auto fused = fused_by_name.find(name);
+      const bool tuning =
+          first_call_only(t) && (fused != fused_by_name.end() || (tuned && is_tuning_buffer_reset(name)));
+      if (tuning) {
+        if (const auto it = tuning_row.find(name); it != tuning_row.end()) {
+          add_up(out[it->second], t);
+          continue;
+        }
+        tuning_row.emplace(name, out.size());
+      }
       CompiledKernelRow& r = out.emplace_back();
       r.graph = graph;
       r.phase = t.phase;
-      r.kind = kCompiledOtherCall;
-      r.kernel = std::get<1>(key);
+      r.kind = tuning ? kCompiledTuningCall : kCompiledOtherCall;
+      r.kernel = name;
       r.ordinal = std::get<2>(key);
+      if (tuning && fused != fused_by_name.end()) r.ops = fused->second->ops;
       take(r, t);
     }
   }
@@ -279,6 +316,9 @@ CompiledTimeShare compiled_time_share(const std::vector<CompiledKernelRow>& rows
     } else if (r.kind == kCompiledOtherCall) {
       share.other_ns += r.cpu_time_ns;
       share.gpu_other_ns += r.gpu_time_ns;
+    } else if (r.kind == kCompiledTuningCall) {
+      share.tuning_ns += r.cpu_time_ns;
+      share.gpu_tuning_ns += r.gpu_time_ns;
     } else {
       share.kernel_ns += r.cpu_time_ns;
       share.gpu_kernel_ns += r.gpu_time_ns;

@@ -39,16 +39,22 @@ std::string compiled_call_text(const CompiledKernelRow& row) {
 
 std::string compiled_share_text(const CompiledTimeShare& share) {
   const double graph = static_cast<double>(std::max<int64_t>(share.graph_ns, 1));
-  std::string out = text::percent(share.kernel_share()) + " in the kernels below, " +
-                    text::percent(static_cast<double>(share.other_ns) / graph) + " in other recorded ops, " +
-                    text::percent(static_cast<double>(share.graph_ns - share.kernel_ns - share.other_ns) / graph) +
-                    " in the generated wrapper itself";
+  // Tuning is said only where there was some (Triton's autotuner, a GPU's first calls).
+  const auto tuning = [](int64_t ns, double of) {
+    return ns > 0 ? ", " + text::percent(static_cast<double>(ns) / of) + " in inductor tuning them in first calls" : "";
+  };
+  std::string out =
+      text::percent(share.kernel_share()) + " in the kernels below" + tuning(share.tuning_ns, graph) + ", " +
+      text::percent(static_cast<double>(share.other_ns) / graph) + " in other recorded ops, " +
+      text::percent(static_cast<double>(share.graph_ns - share.kernel_ns - share.tuning_ns - share.other_ns) / graph) +
+      " in the generated wrapper itself";
   if (share.gpu_graph_ns > 0) {
     const double gpu = static_cast<double>(share.gpu_graph_ns);
-    out += "; on the GPU, " + text::percent(share.gpu_kernel_share()) + " in the kernels below and " +
-           text::percent(static_cast<double>(share.gpu_other_ns) / gpu) + " in kernels inductor did not list";
-    // A first call tunes kernels by launching them many times (unlisted launches)
-    // and warms CUDA graphs up: it says little of the calls that train.
+    out += "; on the GPU, " + text::percent(share.gpu_kernel_share()) + " in the kernels below" +
+           tuning(share.gpu_tuning_ns, gpu) + " and " + text::percent(static_cast<double>(share.gpu_other_ns) / gpu) +
+           " in kernels inductor did not list";
+    // A first call tunes kernels (the tuning above) and warms CUDA graphs up: it says
+    // little of the calls that train.
     if (share.has_later_calls() && share.gpu_graph_first_ns > 0)
       out += "; after each graph's first call, " + text::percent(share.gpu_kernel_share_after_first_calls()) +
              " in the kernels below (the first calls took " +

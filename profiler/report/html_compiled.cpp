@@ -79,7 +79,10 @@ std::string compiled_kernels_html(const ReportData& d, double per) {
   }
   s += table_html({{"graph"},
                    {"phase"},
-                   {"kind", false, "fused: a kernel inductor generated; extern: an ATen op it calls (GEMM, conv)"},
+                   {"kind", false,
+                    "fused: a kernel inductor generated; extern: an ATen op it calls (GEMM, conv); tuning: a "
+                    "first call's autotuning of a kernel (its timed runs, the buffers reset between them); "
+                    "other: what the listing does not name"},
                    {"kernel"},
                    {"calls/step", true},
                    {"CPU/step", true},
