@@ -131,7 +131,10 @@ grep -rl "def call(" /tmp/torchinductor_$(whoami) --include=*.py 2>/dev/null | h
 # 3. The built-in GPT: capture overhead (alternating repeats, as many as time allows).
 S="--model gpt --precision bf16 --device cuda --layers 12 --width 768 --heads 12 --seq-len 1024 --batch-size 8 --fused --seed 1"
 unset OMP_NUM_THREADS MKL_NUM_THREADS
-$A profile $S --steps 30 --out $L/p.ampscope --force > $L/profile.log 2>&1; el "profile rc=$?"
+# --sample-budget 0: samples at steps 10, 20 and 30, so the first sample's one-time costs
+# (lazy kernel loading, pinned blocks) and a later sample's show apart (session 27's question).
+$A profile $S --steps 30 --sample-budget 0 --out $L/p.ampscope --force > $L/profile.log 2>&1; el "profile rc=$?"
+grep -E "^step (9|10|11|19|20|21|29|30)/" $L/profile.log
 $A summary $L/p.ampscope > $L/summary.txt 2>&1; python3 "$src/scripts/check_gpu_session.py" $L/p.ampscope
 med() { python3 -c "
 import json,sys,statistics
