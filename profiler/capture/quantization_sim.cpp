@@ -124,13 +124,13 @@ struct PlannedMatrix {
   int64_t padded() const { return rows * padded_cols; }
 };
 
-PlannedMatrix plan(const at::Tensor& m) {
+PlannedMatrix plan(const at::Tensor& m, int64_t sample_elements = kPassElements) {
   PlannedMatrix p;
   p.source = m;
   p.cols = m.size(-1);
   p.rows = m.numel() / p.cols;
   p.padded_cols = padded_width(p.cols);
-  const int64_t max_rows = std::max<int64_t>(1, kPassElements / p.padded_cols);
+  const int64_t max_rows = std::max<int64_t>(1, std::min(sample_elements, kPassElements) / p.padded_cols);
   if (p.rows > max_rows) {
     const at::Tensor all = m.reshape({p.rows, p.cols});
     p.source = all.slice(0, 0, p.rows, (p.rows + max_rows - 1) / max_rows);
@@ -499,6 +499,11 @@ SimulatedQuantization simulate_quantization(const at::Tensor& matrix, QuantForma
 }
 
 QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices, QuantizationKernel kernel) {
+  return quantization_sums(matrices, {}, kernel);
+}
+
+QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices, const std::vector<int64_t>& sample_elements,
+                                   QuantizationKernel kernel) {
   QuantizationSums out;
   out.elements.assign(matrices.size(), 0);
   if (matrices.empty()) return out;
@@ -509,7 +514,8 @@ QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices, Quan
   int64_t pass_elements = 0;
   for (size_t i = 0; i < matrices.size(); ++i) {
     if (matrices[i].numel() == 0) continue;
-    PlannedMatrix m = plan(matrices[i]);
+    const int64_t budget = i < sample_elements.size() && sample_elements[i] > 0 ? sample_elements[i] : kPassElements;
+    PlannedMatrix m = plan(matrices[i], budget);
     out.elements[i] = m.rows * m.cols;
     if (passes.empty() || passes.back().front().source.device() != m.source.device() ||
         pass_elements + m.padded() > kPassElements) {
@@ -525,6 +531,7 @@ QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices, Quan
   if (measured.empty()) return out;
   std::vector<at::Tensor> parts;
   for (const auto& pass : passes) parts.push_back(pass_sums(pack(pass, pass.front().source.device()), kernel).to(device));
+  out.passes = static_cast<int64_t>(passes.size());
   const at::Tensor sums = at::cat(parts);
   if (measured.size() == matrices.size()) out.sums = sums;
   else out.sums.index_copy_(0, host_values_on(measured, device), sums);

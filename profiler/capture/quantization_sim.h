@@ -46,6 +46,7 @@ inline constexpr int kQuantSumColumns = 7;
 struct QuantizationSums {
   at::Tensor sums;
   std::vector<int64_t> elements;  // per matrix: how many elements were measured
+  int64_t passes = 0;             // the batched passes it took (each a fixed number of ops)
 };
 // `best` sums a pass in one read of each element: on the CPU
 // (quantization_block_sums_cpu.h) and on a CUDA GPU where the build has ampscope's
@@ -53,6 +54,10 @@ struct QuantizationSums {
 // ops everywhere, the reference the tests hold both kernels to.
 enum class QuantizationKernel { best, aten };
 QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices,
+                                   QuantizationKernel kernel = QuantizationKernel::best);
+// The same with each matrix measured on at most sample_elements[i] elements (evenly
+// spaced rows; at least one row); 0 or a missing entry means the pass's 2^24.
+QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices, const std::vector<int64_t>& sample_elements,
                                    QuantizationKernel kernel = QuantizationKernel::best);
 
 // One matrix's rows of the sums ([kQuantFormatCount, kQuantSumColumns]), read on

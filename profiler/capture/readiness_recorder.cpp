@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -13,9 +14,18 @@
 namespace ampscope::profiler {
 namespace {
 
-// Inputs waiting in the forward before they are measured: about one pass's worth,
-// so the references held (and the pass's buffers) stay bounded whatever the model.
+// Inputs waiting in the forward before they are measured: about one pass's worth of
+// the elements measured, so the references held (and the pass's buffers) stay bounded
+// whatever the model.
 constexpr int64_t kWaitingElements = int64_t{1} << 24;
+
+// A layer input is measured on at most this many elements (evenly spaced rows; the
+// tensorwise scales still from all of it). A pass costs some 280 launches whatever it
+// holds, and at the pass's own 2^24 each large activation was a pass of its own: an
+// H200's ResNet-50 sample ran 42 passes, 452 ms on the training thread. At 2^21 eight
+// such inputs share a pass, and a share of one in a thousand (flushed, saturated)
+// still rests on some 2,000 elements.
+constexpr int64_t kLayerInputSampleElements = int64_t{1} << 21;
 
 constexpr std::string_view kWeightSuffix = ".weight";
 
@@ -35,8 +45,9 @@ size_t ReadinessRecorder::layer_index(std::string_view name, const at::Tensor& w
 }
 
 void ReadinessRecorder::wait(size_t layer, TensorRole role, at::Tensor matrix) {
-  waiting_elements_ += matrix.numel();
-  waiting_.push_back({layer, role, std::move(matrix)});
+  const int64_t budget = role == TensorRole::input_activation ? kLayerInputSampleElements : 0;
+  waiting_elements_ += budget > 0 ? std::min(matrix.numel(), budget) : matrix.numel();
+  waiting_.push_back({layer, role, std::move(matrix), budget});
 }
 
 void ReadinessRecorder::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight) {
@@ -75,9 +86,15 @@ void ReadinessRecorder::measure_gradients(const engine::NamedTensors& parameters
 void ReadinessRecorder::run_pass() {
   if (waiting_.empty()) return;
   std::vector<at::Tensor> matrices;
+  std::vector<int64_t> sample_elements;
   matrices.reserve(waiting_.size());
-  for (const Waiting& w : waiting_) matrices.push_back(w.matrix);
-  QuantizationSums sums = quantization_sums(matrices);
+  sample_elements.reserve(waiting_.size());
+  for (const Waiting& w : waiting_) {
+    matrices.push_back(w.matrix);
+    sample_elements.push_back(w.sample_elements);
+  }
+  QuantizationSums sums = quantization_sums(matrices, sample_elements);
+  passes_ += sums.passes;
   for (size_t i = 0; i < waiting_.size(); ++i) measured_.push_back({waiting_[i].layer, waiting_[i].role, sums.elements[i]});
   // Layers on several devices: every pass's sums to the first's, for the one transfer.
   sums_.push_back(sums_.empty() ? sums.sums : sums.sums.to(sums_.front().device()));
@@ -114,6 +131,7 @@ std::vector<ReadinessSample> ReadinessRecorder::take(int64_t step) {
     out.reserve(samples.size());
     for (auto& [key, sample] : samples) out.push_back(std::move(sample));  // layer order, then role
   }
+  last_sample_passes_ = passes_;
   discard();
   return out;
 }
@@ -127,6 +145,7 @@ void ReadinessRecorder::discard() {
   sums_.clear();
   measured_.clear();
   inputs_seen_ = false;
+  passes_ = 0;
 }
 
 }  // namespace ampscope::profiler

@@ -48,6 +48,8 @@ class ReadinessRecorder {
   std::vector<ReadinessSample> take(int64_t step);
   void discard();
   bool empty() const { return layers_.empty(); }
+  // The batched passes the last take()'s sample ran (its cost is per pass, not per layer).
+  int64_t last_sample_passes() const { return last_sample_passes_; }
 
  private:
   struct Layer {
@@ -59,6 +61,7 @@ class ReadinessRecorder {
     size_t layer;
     TensorRole role;
     at::Tensor matrix;  // scaling_matrix of the tensor
+    int64_t sample_elements = 0;  // measured on at most this many (0: the pass's bound)
   };
   struct Measured {
     size_t layer;
@@ -79,6 +82,7 @@ class ReadinessRecorder {
   std::vector<at::Tensor> sums_;  // one [tensors, formats, columns] tensor per pass, on one device
   std::vector<Measured> measured_;  // the rows of sums_, in order
   bool inputs_seen_ = false;        // else the layers are the parameters named *.weight
+  int64_t passes_ = 0, last_sample_passes_ = 0;
   cupti::ActivitySource* source_ = nullptr;
 };
 

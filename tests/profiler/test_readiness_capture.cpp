@@ -123,6 +123,40 @@ TEST(ReadinessCapture, WithoutLayerInputsTheWeightsAreMeasured) {
   EXPECT_TRUE(recorder.empty());
 }
 
+// A large layer input is measured on evenly spaced rows, at most 2^21 elements, with
+// the tensorwise scales from all of it: here its one outlier sits in a row left out.
+TEST(ReadinessCapture, ALargeLayerInputIsMeasuredOnSpacedRowsWithTheWholeTensorsAmax) {
+  ReadinessRecorder recorder;
+  at::Tensor input = at::randn({4096, 1024}) * 0.01;
+  input.index_put_({1, 5}, 1000.0);  // row 1: every other row is measured
+  recorder.on_layer_input("ampscope.module:fc", input, at::randn({16, 1024}));
+  const std::vector<ReadinessSample> samples = recorder.take(1);
+  const ReadinessSample* activation = nullptr;
+  for (const ReadinessSample& s : samples)
+    if (s.tensor.role == TensorRole::input_activation) activation = &s;
+  ASSERT_NE(activation, nullptr);
+  const QuantMetrics& tensorwise = activation->tensor.formats[static_cast<int>(QuantFormat::fp8_e4m3_tensorwise)];
+  EXPECT_EQ(tensorwise.elements, 2048 * 1024);
+  // The scale for amax 1000 (fp8's 448 / 1000: a group multiplier above 1), not the
+  // measured rows' amax of some 0.05 (a multiplier near 2^-13).
+  EXPECT_GT(tensorwise.scale_log2_max, 0.0);
+}
+
+// Eight inputs of 4M elements share one pass (2^21 measured each), where at 4M each
+// they took two: the number of passes, not of layers, sets what a sample costs.
+TEST(ReadinessCapture, LargeLayerInputsShareAPass) {
+  const auto passes = [](int layers) {
+    ReadinessRecorder recorder;
+    const at::Tensor weight = at::randn({16, 1024});
+    for (int i = 0; i < layers; ++i)
+      recorder.on_layer_input("ampscope.module:fc" + std::to_string(i), at::randn({4096, 1024}), weight);
+    EXPECT_EQ(recorder.take(1).size(), 2u * static_cast<size_t>(layers));
+    return recorder.last_sample_passes();
+  };
+  EXPECT_EQ(passes(1), 1) << "the input with its weight";
+  EXPECT_EQ(passes(8), 2) << "the eight inputs, then the weights (at 4M elements each: three passes)";
+}
+
 TEST(ReadinessCapture, MicroBatchesAddUpAndATiedWeightIsFoundByWhatItIs) {
   // A head that shares the embedding's weight (GPT's tied head): the optimizer names
   // the parameter tok_emb.weight, the forward saw it as the head's; two micro-batches.
