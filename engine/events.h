@@ -61,6 +61,11 @@ struct StepEvent {
   std::vector<OptimizerOutcome> optimizers;
   // The scale after this step's update(), read for runs of several optimizers only (NaN otherwise).
   double loss_scale_after = std::numeric_limits<double>::quiet_NaN();
+  // std::chrono::steady_clock (ns since its epoch) when the observers' work after the timed
+  // step began (the gradient observers, then on_step_end), validation excluded; 0 where
+  // the observers run inside step_time_ms. The profiler adds its work from there to the
+  // step's time it records: it blocks the training as much as the step's own work does.
+  int64_t observers_from_ns = 0;
 };
 
 struct StateEvent {

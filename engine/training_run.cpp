@@ -326,6 +326,8 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
   // on the idle device, so their work is neither in the step time nor in the
   // step's GPU trace. The optimizer does not touch .grad, so they still hold the
   // unscaled gradients; clipping is undone first so observers see them unclipped.
+  event.observers_from_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   bool wants = false;
   for (auto* o : observers) wants = o->wants_gradients(step) || wants;
   if (wants) {

@@ -135,6 +135,10 @@ unset OMP_NUM_THREADS MKL_NUM_THREADS
 # (lazy kernel loading, pinned blocks) and a later sample's show apart (session 27's question).
 $A profile $S --steps 30 --sample-budget 0 --out $L/p.ampscope --force > $L/profile.log 2>&1; el "profile rc=$?"
 grep -E "^step (9|10|11|19|20|21|29|30)/" $L/profile.log
+# The same without samples: session 27's steps after the first sample ran 25-80 % slower on
+# the host for a second or more; is it the sample, or every 10th step's CUPTI flush?
+$A profile $S --steps 30 --grad-every 0 --out /tmp/nosample.ampscope --force > $L/profile-no-samples.log 2>&1
+el "profile without samples rc=$?"; grep -E "^step (5|9|10|11|15|19|20|21|25|29|30)/" $L/profile-no-samples.log
 $A summary $L/p.ampscope > $L/summary.txt 2>&1; python3 "$src/scripts/check_gpu_session.py" $L/p.ampscope
 med() { python3 -c "
 import json,sys,statistics

@@ -15,6 +15,7 @@
 #include "engine/module_scope.h"
 #include "engine/trainer.h"
 #include "profiler/capture/profiler.h"
+#include "profiler/capture/tick_clock.h"
 #include "profiler/cupti/synthetic_activity_source.h"
 #include "profiler/export/json_summary.h"
 #include "profiler/session_meta_keys.h"
@@ -481,6 +482,51 @@ TEST(ProfilerTruth, EachSamplesPassesAreTimedAndTheSessionSaysWhereTheTimeWent) 
   const auto said = session_summary(view)["training"]["range_sample_phases_ms"];  // a copy
   EXPECT_EQ(said["samples"], 3);
   EXPECT_DOUBLE_EQ(said["readiness"].get<double>(), phases.readiness_ms / 3.0);
+}
+
+// The engine times its own work and runs the gradient observers after it; the
+// profiler's work from then on (the passes, their read-backs, the ops' hand-off) is in
+// the step's recorded time, so a sample's cost and the capture's overhead are seen.
+TEST(ProfilerTruth, TheProfilersWorkAfterTheTimedStepIsInTheStepsTime) {
+  test::ScratchDir dir;
+  const ProfilerOptions options = hand_driven_options(dir, /*gradient_every=*/2, /*sample_budget_percent=*/0);
+  const at::Tensor weight = at::randn({256, 256});
+  weight.mutable_grad() = at::randn({256, 256}) * 1e-3;
+  const engine::NamedTensors parameters{{"layer.weight", weight}};
+  constexpr double kTimedMs = 20.0;
+  {
+    Profiler profiler(options);
+    start_on_the_cpu(profiler);
+    for (int64_t step = 1; step <= 6; ++step) {
+      profiler.on_step_begin(step);
+      engine::StepEvent e;
+      e.step = step;
+      e.step_time_ms = kTimedMs;
+      e.samples_per_second = 800.0;  // 16 samples in 20 ms
+      e.observers_from_ns = steady_clock_ns();  // as the engine marks it, after its timed work
+      if (profiler.wants_gradients(step)) {
+        const at::Tensor input = at::randn({64, 256});
+        engine::activation_sink()->on_module_output(std::string(engine::kModuleScopePrefix) + "layer",
+                                                    input.mm(weight.t()));
+        profiler.on_layer_input("layer", input, weight);
+        profiler.on_unscaled_gradients(step, parameters, 1.0);
+      }
+      profiler.on_step_end(e);
+    }
+    profiler.on_run_end(engine::RunState::kFinished, "");
+  }
+  const SessionView view = load_session_view(options.session_path);
+  ASSERT_EQ(view.steps.size(), 6u);
+  ASSERT_TRUE(view.range_sample_phases.has_value());
+  const RangeSamplePhases& phases = *view.range_sample_phases;
+  ASSERT_EQ(phases.samples, 3);
+  double added_on_sampled_steps = 0.0;
+  for (const StepRecord& r : view.steps) {
+    EXPECT_GE(r.step_time_ms, kTimedMs) << "step " << r.step;
+    EXPECT_NEAR(r.samples_per_second * r.step_time_ms, 800.0 * kTimedMs, 1e-6) << "the same samples, longer";
+    if (r.step % 2 == 0) added_on_sampled_steps += r.step_time_ms - kTimedMs;
+  }
+  EXPECT_GE(added_on_sampled_steps, phases.gradients_ms + phases.activations_ms + phases.readiness_ms);
 }
 
 }  // namespace
