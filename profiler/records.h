@@ -99,6 +99,12 @@ struct StepRecord {
   // Validation loss after this step (--eval-every); NaN on steps without validation,
   // and in sessions recorded before ampscope stored it.
   double eval_loss = std::numeric_limits<double>::quiet_NaN();
+  // The profiler's work on the training thread after the step's timed work (a sample's
+  // passes and read-backs, the ops' hand-off): not in step_time_ms, but the run paid it
+  // before the next step began. 0 where there was none, and in older sessions.
+  double capture_after_ms = 0.0;
+  // What the step cost the run: its own time and the capture's work after it.
+  double cost_ms() const { return step_time_ms + capture_after_ms; }
 };
 
 // Whether validation ran after the step.

@@ -18,7 +18,7 @@ StepTiming step_timing(const std::vector<StepRecord>& steps, const std::set<int6
                        const std::set<int64_t>& sampled) {
   std::vector<double> in, out, samples;
   for (const StepRecord& s : steps)
-    (sampled.count(s.step) ? samples : recorded.count(s.step) ? in : out).push_back(s.step_time_ms);
+    (sampled.count(s.step) ? samples : recorded.count(s.step) ? in : out).push_back(s.cost_ms());
   StepTiming t;
   t.recorded_steps = static_cast<int64_t>(in.size());
   t.unrecorded_steps = static_cast<int64_t>(out.size());

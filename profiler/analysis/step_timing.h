@@ -4,7 +4,9 @@
 // are slower than the others by what capture costs, so a session's step time is
 // the median of its unrecorded steps when it has any, and the capture overhead
 // is the recorded steps' median over theirs. Where every step was recorded, the
-// step time includes capture and says so. One implementation for `summary`, the
+// step time includes capture and says so. A step's time here is what it cost the run
+// (StepRecord::cost_ms: its own time and the capture's work after it, which the
+// built-in engine runs outside its timed step). One implementation for `summary`, the
 // JSON summary, the report and the GUI (all through SessionView); the words are
 // report_detail::step_timing_text (profiler/report/report_format.h).
 #include <cstdint>

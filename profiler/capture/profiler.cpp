@@ -254,12 +254,12 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
     }
   }
   const int64_t now = steady_clock_ns();
-  // The session's step time is what the step cost the run: the engine times its own
-  // work, and the profiler's after it held the training thread as long (on a CPU MLP
-  // a sample's passes, some 8 ms over a 7.8 ms step, ran there unseen: "a sample adds
-  // -0.12 steps").
-  StepRecord record = with_time_after(to_step_record(step, now), static_cast<double>(now - after_from) / 1e6);
-  const double step_ms = record.step_time_ms;
+  // The engine times its own work; the profiler's after it held the training thread as
+  // long (on a CPU MLP a sample's passes, some 8 ms over a 7.8 ms step, ran there
+  // unseen: "a sample adds -0.12 steps"), so the session keeps it beside the step's time.
+  StepRecord record = to_step_record(step, now);
+  record.capture_after_ms = static_cast<double>(now - after_from) / 1e6;
+  const double step_ms = record.cost_ms();
   enqueue(StepJob{std::move(record)}, /*may_drop=*/false);  // never shed
   if (auto per_optimizer = to_optimizer_step_records(step); !per_optimizer.empty())
     append_optimizer_steps(std::move(per_optimizer));

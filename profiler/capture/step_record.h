@@ -27,16 +27,6 @@ inline StepRecord to_step_record(const engine::StepEvent& e, int64_t end_ns = 0)
   return r;
 }
 
-// The record with `after_ms` of work after the timed step added to its time (its
-// throughput follows).
-inline StepRecord with_time_after(StepRecord r, double after_ms) {
-  if (!(after_ms > 0.0)) return r;
-  const double timed = r.step_time_ms;
-  r.step_time_ms += after_ms;
-  if (timed > 0.0) r.samples_per_second *= timed / r.step_time_ms;
-  return r;
-}
-
 // GradScaler's decision per optimizer, for steps of several optimizers (the multi-loss
 // recipe); empty for one optimizer, whose decision the step record already is.
 inline std::vector<OptimizerStepRecord> to_optimizer_step_records(const engine::StepEvent& e) {

@@ -96,12 +96,12 @@ void export_kernels_csv(const SessionReader& session, std::ostream& out) {
 
 void export_steps_csv(const SessionReader& session, std::ostream& out) {
   header(out, {"step", "loss", "lr", "loss_scale", "found_inf", "skipped", "growth_tracker",
-               "grad_norm", "step_time_ms", "samples_per_second", "mem_allocated_bytes",
+               "grad_norm", "step_time_ms", "capture_after_ms", "samples_per_second", "mem_allocated_bytes",
                "mem_reserved_bytes", "mem_peak_bytes", "end_ns", "eval_loss"});
   for (const auto& s : session.steps()) {
     Row r(out);
     r.num(s.step).num(s.loss).num(s.lr).num(s.loss_scale).flag(s.found_inf).flag(s.skipped);
-    r.num(s.growth_tracker).num(s.grad_norm).num(s.step_time_ms).num(s.samples_per_second);
+    r.num(s.growth_tracker).num(s.grad_norm).num(s.step_time_ms).num(s.capture_after_ms).num(s.samples_per_second);
     r.num(s.mem_allocated_bytes).num(s.mem_reserved_bytes).num(s.mem_peak_bytes).num(s.end_ns);
     if (has_eval_loss(s)) {
       r.num(s.eval_loss);

@@ -107,7 +107,7 @@ Json training_json(const std::vector<StepRecord>& steps) {
     if (s.skipped) skipped.push_back(s.step);
     scale_min = std::min(scale_min, s.loss_scale);
     scale_max = std::max(scale_max, s.loss_scale);
-    time_ms += s.step_time_ms;
+    time_ms += s.cost_ms();  // what the steps cost the run, the capture's work after them included
   }
   t["skipped_steps"] = skipped.size();
   t["skipped"] = std::move(skipped);

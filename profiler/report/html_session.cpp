@@ -29,7 +29,7 @@ std::string summary_html(const ReportData& d) {
   if (!steps.empty()) {
     std::vector<double> times, rates;
     for (size_t i = steps.size() > 1 ? 1 : 0; i < steps.size(); ++i) {
-      times.push_back(steps[i].step_time_ms);
+      times.push_back(steps[i].cost_ms());
       if (std::isfinite(steps[i].samples_per_second)) rates.push_back(steps[i].samples_per_second);
     }
     // Profiled steps are slower by what capture costs: say which time is which.

@@ -205,7 +205,7 @@ double median_step_ms(const std::vector<StepRecord>& steps) {
   std::vector<double> t;
   // The first step pays for allocation and kernel selection; leave it out when there are others.
   for (size_t i = steps.size() > 1 ? 1 : 0; i < steps.size(); ++i)
-    if (std::isfinite(steps[i].step_time_ms)) t.push_back(steps[i].step_time_ms);
+    if (std::isfinite(steps[i].cost_ms())) t.push_back(steps[i].cost_ms());
   if (t.empty()) return 0;
   std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
   return t[t.size() / 2];

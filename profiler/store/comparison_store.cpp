@@ -32,7 +32,8 @@ CREATE TABLE comparison_steps(
   step INTEGER NOT NULL, loss REAL, lr REAL, loss_scale REAL, found_inf INTEGER,
   skipped INTEGER, growth_tracker INTEGER, grad_norm REAL, step_time_ms REAL,
   samples_per_second REAL, mem_allocated_bytes INTEGER, mem_reserved_bytes INTEGER,
-  mem_peak_bytes INTEGER, end_ns INTEGER, eval_loss REAL, PRIMARY KEY(variant, repeat, step)) WITHOUT ROWID;
+  mem_peak_bytes INTEGER, end_ns INTEGER, eval_loss REAL, capture_after_ms REAL,
+  PRIMARY KEY(variant, repeat, step)) WITHOUT ROWID;
 CREATE TABLE comparison_op_stats(
   id INTEGER PRIMARY KEY, variant TEXT NOT NULL, name TEXT, module TEXT, phase TEXT,
   category TEXT, input_dtypes TEXT, input_shapes TEXT, output_dtypes TEXT, calls INTEGER,

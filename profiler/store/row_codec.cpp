@@ -57,7 +57,7 @@ void bind_step(Stmt& s, int first, const StepRecord& r) {
   b.value(r.step).value(r.loss).value(r.lr).value(r.loss_scale).value(r.found_inf).value(r.skipped);
   b.value(r.growth_tracker).value(r.grad_norm).value(r.step_time_ms).value(r.samples_per_second);
   b.value(r.mem_allocated_bytes).value(r.mem_reserved_bytes).value(r.mem_peak_bytes).value(r.end_ns);
-  b.value(r.eval_loss);
+  b.value(r.eval_loss).value(r.capture_after_ms);
   b.done(kStepColumns);
 }
 
@@ -79,6 +79,7 @@ StepRecord read_step(const Stmt& s, int first) {
   r.mem_peak_bytes = c.i64();
   r.end_ns = c.i64();
   r.eval_loss = c.real();
+  r.capture_after_ms = c.real();
   c.done(kStepColumns);
   return r;
 }

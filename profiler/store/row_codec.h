@@ -64,9 +64,11 @@ std::string select_columns(const Db& db, std::string_view table, Columns columns
 // ---- steps (sessions' steps; comparison_steps after variant and repeat) ----
 inline constexpr auto kStepColumns = std::to_array<std::string_view>(
     {"step", "loss", "lr", "loss_scale", "found_inf", "skipped", "growth_tracker", "grad_norm", "step_time_ms",
-     "samples_per_second", "mem_allocated_bytes", "mem_reserved_bytes", "mem_peak_bytes", "end_ns", "eval_loss"});
-// Files written before eval_loss existed read it as NULL (NaN: no validation).
-inline constexpr std::array<AddedColumn, 1> kStepAddedColumns{{{"eval_loss", "NULL"}}};
+     "samples_per_second", "mem_allocated_bytes", "mem_reserved_bytes", "mem_peak_bytes", "end_ns", "eval_loss",
+     "capture_after_ms"});
+// Files written before eval_loss existed read it as NULL (NaN: no validation); before
+// capture_after_ms, as 0 (the capture's work after a step was not measured).
+inline constexpr std::array<AddedColumn, 2> kStepAddedColumns{{{"eval_loss", "NULL"}, {"capture_after_ms", "0"}}};
 // Binds kStepColumns to parameters first.. (1-based); reads them from result columns first.. (0-based).
 void bind_step(Stmt& stmt, int first, const StepRecord& step);
 StepRecord read_step(const Stmt& stmt, int first);

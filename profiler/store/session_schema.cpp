@@ -16,7 +16,8 @@ namespace ampscope::profiler::store_detail {
 // (kernel_stats' grid/block are those of the first call of the name).
 // measured_calls, measured_tensor_core_calls and kernels.tensor_core_measured are
 // reserved for hardware-counter confirmation, which is not built: written as 0/NULL.
-// steps.eval_loss came later (additive): older files lack the column, readers read NULL.
+// steps.eval_loss and steps.capture_after_ms came later (additive): older files lack the
+// columns, readers read NULL and 0.
 // So did op_stats.compiled (torch.compile's graph ops): older files read as eager rows,
 // kernel_enclosing_ops (the ops a kernel ran inside): older files have no such table,
 // and the readiness table (precision readiness, issue #30): older files lack it and
@@ -41,7 +42,7 @@ CREATE TABLE steps(
   step INTEGER PRIMARY KEY, loss REAL, lr REAL, loss_scale REAL, found_inf INTEGER,
   skipped INTEGER, growth_tracker INTEGER, grad_norm REAL, step_time_ms REAL,
   samples_per_second REAL, mem_allocated_bytes INTEGER, mem_reserved_bytes INTEGER,
-  mem_peak_bytes INTEGER, end_ns INTEGER, eval_loss REAL);
+  mem_peak_bytes INTEGER, end_ns INTEGER, eval_loss REAL, capture_after_ms REAL);
 CREATE TABLE op_signatures(
   id INTEGER PRIMARY KEY, name TEXT, phase TEXT, category TEXT, module TEXT,
   input_dtypes TEXT, input_shapes TEXT, output_dtypes TEXT);

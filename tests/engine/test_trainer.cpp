@@ -250,16 +250,32 @@ TEST(Trainer, BadConfigurationFailsWithAMessage) {
   EXPECT_TRUE(failed_event);
 }
 
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 class CountingObserver : public TrainingObserver {
  public:
   void on_run_start(const RunStartedEvent&) override { ++starts; }
+  void on_step_begin(int64_t) override { step_began_ns = steady_now_ns(); }
   bool wants_gradients(int64_t step) override { return step % 2 == 0; }
   void on_unscaled_gradients(int64_t, const NamedTensors& params, double scale) override {
     ++gradient_samples;
     for (const auto& [name, p] : params) all_defined = all_defined && p.grad().defined() && !name.empty();
     last_scale = scale;
+    gradients_seen_ns = steady_now_ns();
   }
-  void on_step_end(const StepEvent&) override { ++steps; }
+  void on_step_end(const StepEvent& e) override {
+    ++steps;
+    // The observers' work after the timed step is marked where it starts: after the
+    // step began, before the gradient observers ran (the profiler adds it to the step).
+    const bool sampled = e.step % 2 == 0;
+    marks_in_order = marks_in_order && e.observers_from_ns >= step_began_ns &&
+                     e.observers_from_ns <= (sampled ? gradients_seen_ns : steady_now_ns());
+  }
+  int64_t step_began_ns = 0, gradients_seen_ns = 0;
+  bool marks_in_order = true;
   void on_run_end(RunState s, const std::string&) override { final_state = s; }
   int starts = 0, steps = 0, gradient_samples = 0;
   bool all_defined = true;
@@ -281,6 +297,7 @@ TEST(Trainer, ObserversSeeEveryStepAndSampledGradients) {
   EXPECT_TRUE(observer.all_defined);
   EXPECT_EQ(observer.last_scale, 65536.0);
   EXPECT_EQ(observer.final_state, RunState::kFinished);
+  EXPECT_TRUE(observer.marks_in_order);
 }
 
 }  // namespace

@@ -271,6 +271,23 @@ TEST(StoreRobustness, StepsWithoutTheEvalLossColumnReadAsNoValidation) {
   }
 }
 
+// Sessions recorded before the capture's work after a step was stored read it as 0.
+TEST(StoreRobustness, StepsWithoutTheCaptureAfterColumnReadAsNone) {
+  ScratchDir dir;
+  const std::string path = dir / "old.ampscope";
+  Fixture f = make_fixture();
+  f.steps[1].capture_after_ms = 12.5;
+  write_fixture_file(path, f);
+  ASSERT_EQ(SessionReader::open(path).steps()[1].capture_after_ms, 12.5);
+  sql(path, "ALTER TABLE steps DROP COLUMN capture_after_ms");
+  const auto steps = SessionReader::open(path).steps();
+  ASSERT_EQ(steps.size(), f.steps.size());
+  for (const StepRecord& s : steps) {
+    EXPECT_EQ(s.capture_after_ms, 0.0) << "step " << s.step;
+    EXPECT_EQ(s.cost_ms(), s.step_time_ms);
+  }
+}
+
 // A session large enough to span many pages, closed cleanly (no WAL left).
 std::string big_session(const ScratchDir& dir) {
   const std::string path = dir / "big.ampscope";

@@ -59,6 +59,7 @@ void expect_same(const StepRecord& a, const StepRecord& b) {
   EXPECT_EQ(a.growth_tracker, b.growth_tracker);
   EXPECT_EQ(a.grad_norm, b.grad_norm);
   EXPECT_EQ(a.step_time_ms, b.step_time_ms);
+  EXPECT_EQ(a.capture_after_ms, b.capture_after_ms);
   EXPECT_EQ(a.samples_per_second, b.samples_per_second);
   EXPECT_EQ(a.mem_allocated_bytes, b.mem_allocated_bytes);
   EXPECT_EQ(a.mem_reserved_bytes, b.mem_reserved_bytes);
