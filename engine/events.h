@@ -63,8 +63,8 @@ struct StepEvent {
   double loss_scale_after = std::numeric_limits<double>::quiet_NaN();
   // std::chrono::steady_clock (ns since its epoch) when the observers' work after the timed
   // step began (the gradient observers, then on_step_end), validation excluded; 0 where
-  // the observers run inside step_time_ms. The profiler adds its work from there to the
-  // step's time it records: it blocks the training as much as the step's own work does.
+  // the observers run inside step_time_ms. The profiler keeps its work from there beside
+  // the step's time (StepRecord::capture_after_ms): it held the training as long.
   int64_t observers_from_ns = 0;
 };
 
