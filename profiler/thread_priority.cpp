@@ -1,6 +1,7 @@
 #include "profiler/thread_priority.h"
 
 #if defined(__linux__)
+#include <pthread.h>
 #include <sys/resource.h>
 #include <cerrno>
 #include <sys/syscall.h>
@@ -18,6 +19,15 @@ void lower_this_thread_priority() {
   const int current = getpriority(PRIO_PROCESS, tid);
   if (errno != 0) return;
   (void)setpriority(PRIO_PROCESS, tid, current + 10 > 19 ? 19 : current + 10);
+#endif
+}
+
+void name_thread(std::thread& thread, const char* name) {
+#if defined(__linux__)
+  (void)pthread_setname_np(thread.native_handle(), name);  // ERANGE past 15 characters: left unnamed
+#else
+  (void)thread;
+  (void)name;
 #endif
 }
 

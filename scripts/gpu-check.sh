@@ -13,7 +13,9 @@
 #      (bench/python_script_overhead.py), each session checked (scripts/check_gpu_session.py:
 #      Tensor Cores on every forward GEMM/conv, unattributed < 2 %, one optimizer_steps row per step);
 #      the compiled sessions and inductor's generated code come back for the Triton join (issue 28);
-#   3. the built-in GPT bf16 session: train / profile / profile --every 10 (capture overhead);
+#   3. the built-in GPT bf16 session: profile with samples at steps 10, 20, 30 (each thread's CPU
+#      time beside it, scripts/thread_cpu.py) and without; train / profile / profile --every 10
+#      (capture overhead);
 #   5. fp32 vs bf16 with MFU beside the eager PyTorch peer (bench/pytorch_eager_step.py);
 #   6. the rest of the build and the whole ctest suite with the time left (one intra-op thread a
 #      test: see below).
@@ -133,8 +135,18 @@ S="--model gpt --precision bf16 --device cuda --layers 12 --width 768 --heads 12
 unset OMP_NUM_THREADS MKL_NUM_THREADS
 # --sample-budget 0: samples at steps 10, 20 and 30, so the first sample's one-time costs
 # (lazy kernel loading, pinned blocks) and a later sample's show apart (session 27's question).
-$A profile $S --steps 30 --sample-budget 0 --out $L/p.ampscope --force > $L/profile.log 2>&1; el "profile rc=$?"
+# Each thread's CPU time (amp-train, amp-worker, amp-writer, amp-cupti) every quarter second
+# beside it: are the profiler's threads busy while the steps after a sample run slow?
+$A profile $S --steps 30 --sample-budget 0 --out $L/p.ampscope --force > $L/profile.log 2>&1 &
+pid=$!; : > $L/threads.log
+while kill -0 $pid 2>/dev/null; do
+  now=$(date +%s.%N); for t in /proc/$pid/task/*; do
+    echo "$now ${t##*/} $(cat $t/comm 2>/dev/null) $(awk '{print $14+$15}' $t/stat 2>/dev/null)"; done >> $L/threads.log
+  sleep 0.25
+done
+wait $pid; el "profile rc=$?"
 grep -E "^step (9|10|11|19|20|21|29|30)/" $L/profile.log
+python3 "$src/scripts/thread_cpu.py" $L/threads.log 2>&1 | tail -40
 # The same without samples: session 27's steps after the first sample ran 25-80 % slower on
 # the host for a second or more; is it the sample, or every 10th step's CUPTI flush?
 $A profile $S --steps 30 --grad-every 0 --out /tmp/nosample.ampscope --force > $L/profile-no-samples.log 2>&1

@@ -46,6 +46,7 @@ Profiler::Profiler(ProfilerOptions options)
     lower_this_thread_priority();
     worker_loop();
   });
+  name_thread(worker_, "amp-worker");
 }
 
 Profiler::~Profiler() {

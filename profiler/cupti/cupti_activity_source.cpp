@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "profiler/thread_priority.h"
+
 namespace ampscope::profiler::cupti {
 namespace {
 
@@ -200,6 +202,7 @@ SourceStatus CuptiActivitySource::start(ActivitySink& sink) {
       busy_ = false;
     }
     worker_ = std::thread([this] { process_loop(); });
+    name_thread(worker_, "amp-cupti");
 
     CUptiResult r = cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed);
     const char* call = "cuptiActivityRegisterCallbacks";

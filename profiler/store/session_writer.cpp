@@ -203,6 +203,7 @@ SessionWriter::SessionWriter(std::string path, int lock_fd, Db db, const Session
     lower_this_thread_priority();
     run();
   });
+  name_thread(thread_, "amp-writer");
 }
 
 SessionWriter::~SessionWriter() { close(); }

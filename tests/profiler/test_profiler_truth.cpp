@@ -7,6 +7,8 @@
 
 #include <ATen/record_function.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -535,6 +537,26 @@ TEST(ProfilerTruth, TheProfilersWorkAfterTheTimedStepIsKeptWithTheStep) {
   const std::optional<double> added = view.step_timing.sample_cost();
   ASSERT_TRUE(added.has_value());
   EXPECT_GT(*added, 0.0);
+}
+
+// The profiler's threads are named, so top -H, perf and gdb tell them from training.
+TEST(ProfilerThreads, TheWorkerAndTheWriterAreNamed) {
+#if defined(__linux__)
+  test::ScratchDir dir;
+  Profiler profiler(hand_driven_options(dir, /*gradient_every=*/0, /*sample_budget_percent=*/0));
+  start_on_the_cpu(profiler);  // the session writer starts with the run
+  std::set<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name)) names.insert(name);
+  }
+  profiler.on_run_end(engine::RunState::kFinished, "");
+  EXPECT_TRUE(names.contains("amp-worker")) << "threads: " << names.size();
+  EXPECT_TRUE(names.contains("amp-writer")) << "threads: " << names.size();
+#else
+  GTEST_SKIP() << "thread names are read from /proc";
+#endif
 }
 
 }  // namespace
