@@ -413,6 +413,16 @@ void start_on_the_cpu(Profiler& profiler) {
   profiler.on_run_start(run);
 }
 
+// A sampled step's work for one layer `weight` (its gradient set), as an engine hands it
+// over: the layer's output, its input, then the unscaled gradients.
+void feed_one_layer_sample(Profiler& profiler, int64_t step, const at::Tensor& input, const at::Tensor& weight) {
+  ASSERT_NE(engine::activation_sink(), nullptr);
+  const std::string scope = std::string(engine::kModuleScopePrefix) + "layer";
+  engine::activation_sink()->on_module_output(scope, input.mm(weight.t()));
+  profiler.on_layer_input("layer", input, weight);
+  profiler.on_unscaled_gradients(step, {{"layer.weight", weight}}, 1.0);
+}
+
 // The profiler takes range samples by the budget's spacing, and the session says
 // which: a sampled step 1,095 ms over a 20 ms step spaces the next by 1,100 steps (the
 // step's cost over 5 % of a step, rounded up to whole periods of 10; away from a
@@ -452,7 +462,6 @@ TEST(ProfilerTruth, EachSamplesPassesAreTimedAndTheSessionSaysWhereTheTimeWent) 
   const ProfilerOptions options = hand_driven_options(dir, /*gradient_every=*/3, /*sample_budget_percent=*/0);
   const at::Tensor weight = at::randn({64, 32});
   weight.mutable_grad() = at::randn({64, 32}) * 1e-3;
-  const engine::NamedTensors parameters{{"layer.weight", weight}};
   int64_t sampled = 0;
   {
     Profiler profiler(options);
@@ -461,12 +470,7 @@ TEST(ProfilerTruth, EachSamplesPassesAreTimedAndTheSessionSaysWhereTheTimeWent) 
       profiler.on_step_begin(step);
       if (profiler.wants_gradients(step)) {
         ++sampled;
-        const at::Tensor input = at::randn({16, 32});
-        ASSERT_NE(engine::activation_sink(), nullptr);
-        const std::string scope = std::string(engine::kModuleScopePrefix) + "layer";
-        engine::activation_sink()->on_module_output(scope, input.mm(weight.t()));
-        profiler.on_layer_input("layer", input, weight);
-        profiler.on_unscaled_gradients(step, parameters, 1.0);
+        feed_one_layer_sample(profiler, step, at::randn({16, 32}), weight);
       }
       engine::StepEvent e;
       e.step = step;
@@ -497,7 +501,6 @@ TEST(ProfilerTruth, TheProfilersWorkAfterTheTimedStepIsKeptWithTheStep) {
   const ProfilerOptions options = hand_driven_options(dir, /*gradient_every=*/2, /*sample_budget_percent=*/0);
   const at::Tensor weight = at::randn({256, 256});
   weight.mutable_grad() = at::randn({256, 256}) * 1e-3;
-  const engine::NamedTensors parameters{{"layer.weight", weight}};
   constexpr double kTimedMs = 20.0;
   {
     Profiler profiler(options);
@@ -509,13 +512,7 @@ TEST(ProfilerTruth, TheProfilersWorkAfterTheTimedStepIsKeptWithTheStep) {
       e.step_time_ms = kTimedMs;
       e.samples_per_second = 800.0;  // 16 samples in 20 ms
       e.observers_from_ns = steady_clock_ns();  // as the engine marks it, after its timed work
-      if (profiler.wants_gradients(step)) {
-        const at::Tensor input = at::randn({64, 256});
-        engine::activation_sink()->on_module_output(std::string(engine::kModuleScopePrefix) + "layer",
-                                                    input.mm(weight.t()));
-        profiler.on_layer_input("layer", input, weight);
-        profiler.on_unscaled_gradients(step, parameters, 1.0);
-      }
+      if (profiler.wants_gradients(step)) feed_one_layer_sample(profiler, step, at::randn({64, 256}), weight);
       profiler.on_step_end(e);
     }
     profiler.on_run_end(engine::RunState::kFinished, "");
