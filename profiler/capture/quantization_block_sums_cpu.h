@@ -1,6 +1,6 @@
 #pragma once
 // Precision readiness's per-matrix sums on the CPU in one read of each element,
-// for all six formats at once (profiler/capture/quantization_sim.cpp). The same
+// for all six formats at once (profiler/capture/quantization_pass.cpp). The same
 // sums as ATen ops are some 80 passes over every element, one per op, each reading
 // and writing buffers that outgrow the caches: on the 2-core CI machine that was
 // 0.75 of a training step at 64 layers (issue 27); on an H200, some 150 ms of one

@@ -1,7 +1,6 @@
 #include "profiler/capture/quantization_sim.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +8,8 @@
 #include <string_view>
 
 #include "profiler/capture/batched_pass.h"
-#include "profiler/capture/quantization_block_sums_cpu.h"
 #include "profiler/capture/quantization_block_sums_cuda.h"
+#include "profiler/capture/quantization_pass.h"
 #include "profiler/float_formats.h"
 
 namespace ampscope::profiler {
@@ -19,9 +18,6 @@ namespace {
 // torchao's guard against a zero amax (float8_utils.EPS).
 constexpr double kAmaxEps = 1e-12;
 constexpr double kE8M0Bias = 127;  // E8M0: a power-of-two scale's biased exponent
-// Rows are padded to a multiple of the widest block, so no block spans two rows
-// and a 32-block is two 16-blocks.
-constexpr int64_t kRowAlign = 32;
 // A pass holds at most kPassElements padded elements (batched_pass.h, the bound the
 // gradient and activation passes share): its buffer and the temporaries of one format
 // (some 20 bytes an element) stay bounded whatever the model.
@@ -33,14 +29,6 @@ constexpr int64_t kRowAlign = 32;
 
 at::ScalarType fp8_dtype(QuantElement e) {
   return e == QuantElement::e5m2 ? at::kFloat8_e5m2 : at::kFloat8_e4m3fn;
-}
-
-// The element's grid for round_to_grid: fp8's from float_formats.h; e2m1 is
-// 1 mantissa bit with normal exponents from 0 (0.5 its one subnormal).
-RoundingGrid rounding_grid(QuantElement e) {
-  if (e == QuantElement::e2m1) return {1, 0};
-  const FloatFormatLimits& f = float_format(e == QuantElement::e5m2 ? FloatFormat::fp8_e5m2 : FloatFormat::fp8_e4m3fn);
-  return {f.mantissa_bits, static_cast<int>(std::lround(std::log2(f.min_normal)))};
 }
 
 // Full-size buffers of a pass, reused by every format: on the CPU a fresh tensor
@@ -114,16 +102,6 @@ at::Tensor segment_columns(const std::vector<at::Tensor>& columns, std::string_v
   return at::stack(reduced, 1);
 }
 
-int64_t padded_width(int64_t cols) { return (cols + kRowAlign - 1) / kRowAlign * kRowAlign; }
-
-// One matrix of a pass: its rows as they go into the buffer.
-struct PlannedMatrix {
-  at::Tensor source;  // any shape whose last dimension is cols
-  int64_t rows = 0, cols = 0, padded_cols = 0;
-  at::Tensor full_amax;  // rows sampled: max |x| of the whole matrix (0-dim), else undefined
-  int64_t padded() const { return rows * padded_cols; }
-};
-
 PlannedMatrix plan(const at::Tensor& m, int64_t sample_elements = kPassElements) {
   PlannedMatrix p;
   p.source = m;
@@ -143,40 +121,6 @@ PlannedMatrix plan(const at::Tensor& m, int64_t sample_elements = kPassElements)
                               at::nan_to_num(hi.to(at::kFloat), 0.0, 0.0, 0.0).abs());
   }
   return p;
-}
-
-bool packs_on_cpu(const PlannedMatrix& m) { return m.source.is_cpu() && widened_on_the_cpu(m.source.scalar_type()); }
-
-// A matrix's rows into the buffer as float32 magnitudes, non-finite values as 0,
-// each row padded with zeros: what the ATen path's copy, abs_ and nan_to_num_ make,
-// in one loop. On the CPU that path is five view ops and a copy per matrix (some
-// microseconds of dispatch each, and a sampled step of a 64-layer MLP holds 195
-// matrices), then two more passes over the buffer.
-template <typename T>
-void rows_to_magnitudes(const T* source, const PlannedMatrix& m, float* out) {
-  at::parallel_for(0, m.rows, std::max<int64_t>(1, (int64_t{1} << 16) / m.padded_cols), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const T* row = source + r * m.cols;
-      float* to = out + r * m.padded_cols;
-      for (int64_t c = 0; c < m.cols; ++c) {
-        const float magnitude = std::fabs(static_cast<float>(row[c]));
-        to[c] = std::isfinite(magnitude) ? magnitude : 0.0f;
-      }
-      std::fill(to + m.cols, to + m.padded_cols, 0.0f);
-    }
-  });
-}
-
-void pack_rows_cpu(const PlannedMatrix& m, float* out) {
-  // Rows in the source's own order (a no-op for the usual contiguous tensor).
-  const at::Tensor source = m.source.contiguous();
-  switch (source.scalar_type()) {
-    case at::kFloat: return rows_to_magnitudes(source.const_data_ptr<float>(), m, out);
-    case at::kBFloat16: return rows_to_magnitudes(source.const_data_ptr<at::BFloat16>(), m, out);
-    case at::kHalf: return rows_to_magnitudes(source.const_data_ptr<at::Half>(), m, out);
-    case at::kDouble: return rows_to_magnitudes(source.const_data_ptr<double>(), m, out);
-    default: TORCH_CHECK(false, "pack_rows_cpu: ", source.scalar_type());
-  }
 }
 
 // A pass's matrices as float32 magnitudes, each row padded with zeros to a
@@ -397,43 +341,12 @@ at::Tensor matrix_sums_aten(const Packed& p, const std::vector<FormatScales>& sc
   return segment_columns(columns, "sum", p.blocks_by_matrix);
 }
 
-// A format's element loop: its clamp, saturation test, grid and dequantization.
-ElementFormat element_format(const QuantFormatSpec& spec, const FormatScales& s) {
-  const QuantElementLimits lim = quant_element_limits(spec.element);
-  ElementFormat e;
-  e.max = static_cast<float>(lim.max);
-  e.saturation_bound = static_cast<float>(lim.saturation_bound);
-  e.saturates_at_bound = lim.saturates_at_bound;
-  e.divide = s.divide;
-  e.grid = rounding_grid(spec.element);
-  return e;
-}
-
-// The same columns in one read of each element (quantization_block_sums_cpu.h).
-at::Tensor matrix_sums_fused_cpu(const Packed& p, std::vector<FormatScales>& scales) {
-  std::vector<BlockFormat> formats;
-  for (size_t f = 0; f < scales.size(); ++f) {
-    FormatScales& s = scales[f];
-    s.quantize = s.quantize.contiguous();
-    s.dequantize = s.dequantize.contiguous();
-    formats.push_back({s.quantize.const_data_ptr<float>(), s.dequantize.const_data_ptr<float>(), s.groups_of_16,
-                       element_format(kQuantFormats[f], s)});
-  }
-  const at::Tensor magnitudes = p.magnitudes.contiguous();
-  const at::Tensor inverse = p.inverse_matrix_amax.to(at::kFloat).contiguous();
-  at::Tensor out = at::empty({p.matrices, block_sum_columns(static_cast<int>(formats.size()))}, at::kDouble);
-  block_sums_cpu(magnitudes.const_data_ptr<float>(), p.blocks_by_matrix.host_lengths(),
-                 {inverse.const_data_ptr<float>(), static_cast<size_t>(p.matrices)}, formats,
-                 out.mutable_data_ptr<double>());
-  return out;
-}
-
 // The same columns on a CUDA GPU (quantization_block_sums_cuda.h).
 at::Tensor matrix_sums_fused_cuda(const Packed& p, const std::vector<FormatScales>& scales) {
   std::vector<BlockFormatFactors> formats;
   for (size_t f = 0; f < scales.size(); ++f)
-    formats.push_back({scales[f].quantize, scales[f].dequantize, scales[f].groups_of_16,
-                       element_format(kQuantFormats[f], scales[f])});
+    formats.push_back(
+        {scales[f].quantize, scales[f].dequantize, scales[f].groups_of_16, element_format(kQuantFormats[f])});
   return block_sums_cuda(p.magnitudes, p.blocks_by_matrix.host_lengths(), p.inverse_matrix_amax, formats);
 }
 
@@ -441,33 +354,29 @@ at::Tensor matrix_sums_fused_cuda(const Packed& p, const std::vector<FormatScale
 at::Tensor pass_sums(const Packed& p, QuantizationKernel kernel) {
   std::vector<FormatScales> scales;
   for (const QuantFormatSpec& spec : kQuantFormats) scales.push_back(scales_of(p, spec));
-  const bool best = kernel == QuantizationKernel::best;
-  const at::Tensor per_matrix = best && p.magnitudes.is_cpu()            ? matrix_sums_fused_cpu(p, scales)
-                                : best && block_sums_on_cuda(p.magnitudes) ? matrix_sums_fused_cuda(p, scales)
-                                                                           : matrix_sums_aten(p, scales);
-  const at::Tensor energy = p.matrix_amax.to(at::kDouble).square();
-  const at::Tensor nonzero = per_matrix.select(1, 0);
-  const at::Tensor signal = per_matrix.select(1, 1) * energy;
+  const at::Tensor per_matrix = kernel == QuantizationKernel::best && block_sums_on_cuda(p.magnitudes)
+                                    ? matrix_sums_fused_cuda(p, scales)
+                                    : matrix_sums_aten(p, scales);
+  // Per format, the range of the scales of groups holding a nonzero element: an
+  // all-zero group's scale says nothing.
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<at::Tensor> formats;
-  for (int f = 0; f < kQuantFormatCount; ++f) {
-    const int base = 2 + 3 * f;
-    // Groups holding a nonzero element: an all-zero group's scale says nothing.
-    const FormatScales& s = scales[static_cast<size_t>(f)];
-    const at::Tensor group_log2 = at::log2(s.groups.to(at::kDouble));
-    const at::Tensor log2_min = s.groups_by_matrix->reduce(at::where(s.live, group_log2, inf), "min");
-    const at::Tensor log2_max = s.groups_by_matrix->reduce(at::where(s.live, group_log2, -inf), "max");
-    formats.push_back(at::stack({nonzero, nonzero - per_matrix.select(1, base + 1), per_matrix.select(1, base), signal,
-                                 per_matrix.select(1, base + 2) * energy, log2_min, log2_max},
-                                1));
+  std::vector<at::Tensor> ranges;
+  for (const FormatScales& s : scales) {
+    ranges.push_back(s.groups_by_matrix->reduce(at::where(s.live, s.groups, inf), "min"));
+    ranges.push_back(s.groups_by_matrix->reduce(at::where(s.live, s.groups, 0.0), "max"));
   }
-  return at::stack(formats, 1);
+  const at::Tensor scale_range = at::stack(ranges, 1).to(at::kDouble).view({p.matrices, kQuantFormatCount, 2});
+  return assemble_pass_sums(per_matrix, p.matrix_amax, scale_range);
 }
 
 }  // namespace
 
 at::Tensor scaling_matrix(const at::Tensor& t, TensorRole role, bool channels_first) {
-  const at::Tensor m = t.detach();
+  // variable_data(): detached without an ATen op. A sampled step hands over a few
+  // tensors per layer, and each dispatched op (detach, reshape) is microseconds on the
+  // training thread; a 2-D tensor is its own matrix in every role.
+  const at::Tensor m = t.variable_data();
+  if (m.dim() == 2) return m;
   if (m.dim() == 0) return m.reshape({1, 1});
   if (m.dim() == 1) return m.reshape({1, -1});
   if (role == TensorRole::weight || role == TensorRole::weight_gradient) return m.reshape({m.size(0), -1});
@@ -530,7 +439,13 @@ QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices, cons
   out.sums = at::zeros({static_cast<int64_t>(matrices.size()), kQuantFormatCount, kQuantSumColumns}, doubles);
   if (measured.empty()) return out;
   std::vector<at::Tensor> parts;
-  for (const auto& pass : passes) parts.push_back(pass_sums(pack(pass, pass.front().source.device()), kernel).to(device));
+  for (const auto& pass : passes) {
+    // CPU tensors on the host alone (quantization_pass.h); the ATen ops elsewhere, and
+    // where the caller asks for the reference.
+    const at::Device on = pass.front().source.device();
+    const bool host = kernel == QuantizationKernel::best && on.is_cpu();
+    parts.push_back((host ? pass_sums_cpu(pass) : pass_sums(pack(pass, on), kernel)).to(device));
+  }
   out.passes = static_cast<int64_t>(passes.size());
   const at::Tensor sums = at::cat(parts);
   if (measured.size() == matrices.size()) out.sums = sums;
@@ -538,24 +453,29 @@ QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices, cons
   return out;
 }
 
-std::array<QuantMetrics, kQuantFormatCount> read_quantization_sums(const at::Tensor& host_sums, int64_t elements) {
-  const at::Tensor sums = host_sums.to(at::kDouble).contiguous();
-  const auto acc = sums.accessor<double, 2>();
+std::array<QuantMetrics, kQuantFormatCount> read_quantization_sums(const double* row, int64_t elements) {
   std::array<QuantMetrics, kQuantFormatCount> out{};
   for (int f = 0; f < kQuantFormatCount; ++f) {
+    const double* c = row + f * kQuantSumColumns;
     QuantMetrics& m = out[f];
     m.elements = elements;
-    m.nonzero = static_cast<int64_t>(acc[f][0]);
-    m.flushed = static_cast<int64_t>(acc[f][1]);
-    m.saturated = static_cast<int64_t>(acc[f][2]);
-    m.signal = acc[f][3];
-    m.noise = acc[f][4];
-    if (std::isfinite(acc[f][5]) && std::isfinite(acc[f][6])) {
-      m.scale_log2_min = acc[f][5];
-      m.scale_log2_max = acc[f][6];
+    m.nonzero = static_cast<int64_t>(c[0]);
+    m.flushed = static_cast<int64_t>(c[1]);
+    m.saturated = static_cast<int64_t>(c[2]);
+    m.signal = c[3];
+    m.noise = c[4];
+    if (std::isfinite(c[5]) && std::isfinite(c[6])) {
+      m.scale_log2_min = c[5];
+      m.scale_log2_max = c[6];
     }
   }
   return out;
+}
+
+std::array<QuantMetrics, kQuantFormatCount> read_quantization_sums(const at::Tensor& host_sums, int64_t elements) {
+  const at::Tensor sums = host_sums.to(at::kDouble).contiguous();
+  TORCH_CHECK(sums.numel() == kQuantFormatCount * kQuantSumColumns, "read_quantization_sums: ", sums.sizes());
+  return read_quantization_sums(sums.const_data_ptr<double>(), elements);
 }
 
 }  // namespace ampscope::profiler

@@ -63,5 +63,7 @@ QuantizationSums quantization_sums(const std::vector<at::Tensor>& matrices, cons
 // One matrix's rows of the sums ([kQuantFormatCount, kQuantSumColumns]), read on
 // the host after the caller's transfer.
 std::array<QuantMetrics, kQuantFormatCount> read_quantization_sums(const at::Tensor& host_sums, int64_t elements);
+// The same from the row's kQuantFormatCount * kQuantSumColumns doubles, without an ATen op.
+std::array<QuantMetrics, kQuantFormatCount> read_quantization_sums(const double* row, int64_t elements);
 
 }  // namespace ampscope::profiler

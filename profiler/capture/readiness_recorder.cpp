@@ -112,12 +112,13 @@ std::vector<ReadinessSample> ReadinessRecorder::take(int64_t step) {
     for (size_t i = 0; i < layers_.size(); ++i)
       if (!layers_[i].weight_measured) wait(i, TensorRole::weight, scaling_matrix(layers_[i].weight, TensorRole::weight));
     run_pass();
-    const at::Tensor host = at::cat(sums_).cpu();  // the one transfer
+    const at::Tensor host = at::cat(sums_).cpu().contiguous();  // the one transfer
+    const double* rows = host.const_data_ptr<double>();
     // One sample per layer and tensor: a layer called more than once (micro-batches) adds up.
     std::map<std::pair<size_t, TensorRole>, ReadinessSample> samples;
     for (size_t row = 0; row < measured_.size(); ++row) {
       const Measured& m = measured_[row];
-      const auto metrics = read_quantization_sums(host[static_cast<int64_t>(row)], m.elements);
+      const auto metrics = read_quantization_sums(rows + row * kQuantFormatCount * kQuantSumColumns, m.elements);
       auto [it, added] = samples.try_emplace({m.layer, m.role});
       ReadinessSample& s = it->second;
       if (added) {

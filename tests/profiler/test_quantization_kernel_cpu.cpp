@@ -79,6 +79,19 @@ TEST(QuantizationKernelCpu, SumsEqualTheAtenOpsOnEveryTensorOfAStep) {
   EXPECT_EQ(read_quantization_sums(fused.sums[8], fused.elements[8])[0].nonzero, 3 * 40 - 2);
 }
 
+// Large tensors measured on spaced rows, their tensorwise scales from the whole tensor's amax:
+// the host's pass and the ATen ops agree there too.
+TEST(QuantizationKernelCpu, SampledRowsSumEqualTheAtenOps) {
+  const std::vector<at::Tensor> tensors = step_tensors();
+  std::vector<int64_t> sample_elements(tensors.size(), 0);
+  sample_elements[7] = 4 * 96;    // the outliers' matrix: 4 of its 16 rows
+  sample_elements[9] = 40 * 512;  // the large weight: 40 of 300 rows
+  const QuantizationSums fused = quantization_sums(tensors, sample_elements, QuantizationKernel::best);
+  const QuantizationSums aten = quantization_sums(tensors, sample_elements, QuantizationKernel::aten);
+  EXPECT_EQ(fused.elements[9], 38 * 512) << "every 8th row of 300";
+  expect_equal_sums(fused, aten, tensors.size());
+}
+
 TEST(QuantizationKernelCpu, CountsSaturationPastTheFormatsBoundAndTheErrorOfTheClamp) {
   // One block 0, 1, ..., 31 times 20 into e4m3 (max 448; a value rounds past it
   // from 464 up): 24 * 20 = 480 and above saturate, 8 elements; 23 * 20 = 460

@@ -9,8 +9,10 @@
 #include <string>
 
 #include "engine/training_run.h"
+#include "profiler/capture/own_work.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/store/session_reader.h"
+#include "tests/support/dispatched_ops.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
 
@@ -175,6 +177,47 @@ TEST(ReadinessCapture, MicroBatchesAddUpAndATiedWeightIsFoundByWhatItIs) {
   EXPECT_EQ(samples[1].tensor.role, TensorRole::input_activation);
   EXPECT_EQ(samples[1].tensor.formats[0].elements, 2 * 4 * 16);
   EXPECT_EQ(samples[2].tensor.role, TensorRole::weight_gradient);
+}
+
+// A sampled step of a CPU MLP hands the recorder three tensors per layer; each ATen op
+// it dispatched per tensor (a detach, a reshape, a row read back) was microseconds on
+// the training thread, and a pass's own 640 small ops were most of a 64-layer sample
+// (issue 27). The ops of a sample must not grow with the layers.
+TEST(ReadinessCapture, OneCpuSampleDispatchesAsManyOpsForSixtyFourLayersAsForFour) {
+  const auto sample_ops = [](int layers) {
+    std::vector<at::Tensor> weights;
+    std::vector<std::pair<std::string, at::Tensor>> parameters;
+    for (int i = 0; i < layers; ++i) {
+      weights.push_back(at::randn({32, 32}).requires_grad_());
+      weights.back().mutable_grad() = at::randn({32, 32}) * 1e-3;
+      parameters.emplace_back("fc" + std::to_string(i) + ".weight", weights.back());
+    }
+    at::Tensor x = at::randn({16, 32});
+    const bool recorded = OwnWork::recorded_on_this_thread();
+    OwnWork::recorded_on_this_thread() = true;  // the recorder's own ops, counted
+    ReadinessRecorder recorder;
+    int64_t count = 0;
+    {
+      test::DispatchedOps ops;
+      for (int i = 0; i < layers; ++i) {
+        recorder.on_layer_input("ampscope.module:fc" + std::to_string(i), x, weights[i]);
+        {
+          at::DisableRecordFunctionGuard model;  // the model's own forward: not counted
+          x = at::tanh(at::linear(x, weights[i].detach()));
+        }
+      }
+      const int64_t forward = ops.count();
+      recorder.measure_gradients(parameters);
+      EXPECT_EQ(recorder.take(1).size(), 3u * static_cast<size_t>(layers));
+      count = ops.count() - forward;
+      EXPECT_EQ(forward, 0) << "handing over a layer's input dispatches nothing";
+    }
+    OwnWork::recorded_on_this_thread() = recorded;
+    return count;
+  };
+  const int64_t four = sample_ops(4);
+  EXPECT_GT(four, 0) << "the counting callback saw nothing";
+  EXPECT_EQ(sample_ops(64), four);
 }
 
 }  // namespace
