@@ -248,9 +248,10 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
     // The step ended with a device sync, so its kernels are done: tracing can
     // stop until the next sampled step.
     if (!step_is_sampled(step.step + 1)) pause_gpu_tracing();
-    // CUPTI hands buffers over when full, so flush now and then for a live view.
+    // CUPTI hands buffers over when full, so flush now and then for a live view,
+    // without waiting for them to be processed.
     if (gpu_source_ && ++profiled_steps_since_flush_ >= 10) {
-      gpu_source_->flush();
+      gpu_source_->request_flush();
       profiled_steps_since_flush_ = 0;
     }
   }

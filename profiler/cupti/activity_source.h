@@ -62,6 +62,10 @@ class ActivitySource {
   // waiting for their op mapping keep waiting (their mapping may be in a
   // buffer CUPTI has not released yet).
   virtual void flush() = 0;
+  // The same without waiting for the sink: what the tracer holds goes to its own
+  // processing, which delivers it in its own time. For the profiler's periodic flush
+  // (the live view), so the training thread never waits while records are processed.
+  virtual void request_flush() { flush(); }
   // Delivers everything (records still without a mapping get op_id 0), then
   // stops tracing and releases the tracer so the rest of the run is not
   // slowed. Call it when no op is in flight. Idempotent.

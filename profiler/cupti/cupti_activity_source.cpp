@@ -340,6 +340,15 @@ void CuptiActivitySource::flush() {
   processor_->drain();
 }
 
+void CuptiActivitySource::request_flush() {
+  std::lock_guard control(control_mu_);
+  if (!started_) return;
+  // buffer_completed only queues: the processing thread joins and delivers them. (A
+  // waiting flush held the training thread for up to ten steps' records, and at a
+  // sampled step for the sample's own thousands of kernels and launches.)
+  (void)cuptiActivityFlushAll(0);
+}
+
 void CuptiActivitySource::stop() {
   std::lock_guard control(control_mu_);
   if (!started_) return;

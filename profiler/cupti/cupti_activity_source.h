@@ -53,6 +53,7 @@ class CuptiActivitySource final : public ActivitySource {
 
   SourceStatus start(ActivitySink& sink) override;
   void flush() override;
+  void request_flush() override;
   void stop() override;
   void pause() override;
   void resume() override;
