@@ -19,13 +19,14 @@ namespace {
 // whatever the model.
 constexpr int64_t kWaitingElements = int64_t{1} << 24;
 
-// A layer input is measured on at most this many elements (evenly spaced rows; the
+// A tensor is measured on at most this many elements (evenly spaced rows; the
 // tensorwise scales still from all of it). A pass costs some 280 launches whatever it
 // holds, and at the pass's own 2^24 each large activation was a pass of its own: an
 // H200's ResNet-50 sample ran 42 passes, 452 ms on the training thread. At 2^21 eight
-// such inputs share a pass, and a share of one in a thousand (flushed, saturated)
-// still rests on some 2,000 elements.
-constexpr int64_t kLayerInputSampleElements = int64_t{1} << 21;
+// such tensors share a pass, and a share of one in a thousand (flushed, saturated)
+// still rests on some 2,000 elements. Weights and their gradients too: GPT-2's tied
+// embedding (50,257 x 768) and its gradient were five passes of their own.
+constexpr int64_t kTensorSampleElements = int64_t{1} << 21;
 
 constexpr std::string_view kWeightSuffix = ".weight";
 
@@ -45,9 +46,8 @@ size_t ReadinessRecorder::layer_index(std::string_view name, const at::Tensor& w
 }
 
 void ReadinessRecorder::wait(size_t layer, TensorRole role, at::Tensor matrix) {
-  const int64_t budget = role == TensorRole::input_activation ? kLayerInputSampleElements : 0;
-  waiting_elements_ += budget > 0 ? std::min(matrix.numel(), budget) : matrix.numel();
-  waiting_.push_back({layer, role, std::move(matrix), budget});
+  waiting_elements_ += std::min(matrix.numel(), kTensorSampleElements);
+  waiting_.push_back({layer, role, std::move(matrix)});
 }
 
 void ReadinessRecorder::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight) {
@@ -86,13 +86,9 @@ void ReadinessRecorder::measure_gradients(const engine::NamedTensors& parameters
 void ReadinessRecorder::run_pass() {
   if (waiting_.empty()) return;
   std::vector<at::Tensor> matrices;
-  std::vector<int64_t> sample_elements;
   matrices.reserve(waiting_.size());
-  sample_elements.reserve(waiting_.size());
-  for (const Waiting& w : waiting_) {
-    matrices.push_back(w.matrix);
-    sample_elements.push_back(w.sample_elements);
-  }
+  for (const Waiting& w : waiting_) matrices.push_back(w.matrix);
+  const std::vector<int64_t> sample_elements(matrices.size(), kTensorSampleElements);
   QuantizationSums sums = quantization_sums(matrices, sample_elements);
   passes_ += sums.passes;
   for (size_t i = 0; i < waiting_.size(); ++i) measured_.push_back({waiting_[i].layer, waiting_[i].role, sums.elements[i]});

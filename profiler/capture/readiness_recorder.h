@@ -61,7 +61,6 @@ class ReadinessRecorder {
     size_t layer;
     TensorRole role;
     at::Tensor matrix;  // scaling_matrix of the tensor
-    int64_t sample_elements = 0;  // measured on at most this many (0: the pass's bound)
   };
   struct Measured {
     size_t layer;

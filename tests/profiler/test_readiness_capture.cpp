@@ -159,6 +159,32 @@ TEST(ReadinessCapture, LargeLayerInputsShareAPass) {
   EXPECT_EQ(passes(8), 2) << "the eight inputs, then the weights (at 4M elements each: three passes)";
 }
 
+// A large weight and its gradient are measured on spaced rows too (2^21 elements each),
+// their tensorwise scales from the whole tensors: with the input, one pass, where whole
+// they took two.
+TEST(ReadinessCapture, ALargeWeightAndItsGradientShareAPass) {
+  ReadinessRecorder recorder;
+  at::Tensor weight = at::randn({4096, 4096}).requires_grad_();
+  weight.mutable_grad() = at::randn({4096, 4096}) * 1e-4;
+  weight.mutable_grad().index_put_({1, 7}, 1.0);  // row 1: every 8th row is measured, from row 0
+  recorder.on_layer_input("ampscope.module:head", at::randn({8, 4096}), weight);
+  recorder.measure_gradients({{"head.weight", weight}});
+  const std::vector<ReadinessSample> samples = recorder.take(1);
+  ASSERT_EQ(samples.size(), 3u);
+  EXPECT_EQ(recorder.last_sample_passes(), 1);
+  for (const ReadinessSample& s : samples) {
+    const QuantMetrics& tensorwise = s.tensor.formats[static_cast<int>(QuantFormat::fp8_e4m3_tensorwise)];
+    if (s.tensor.role == TensorRole::input_activation) {
+      EXPECT_EQ(tensorwise.elements, 8 * 4096);
+      continue;
+    }
+    EXPECT_EQ(tensorwise.elements, 512 * 4096) << tensor_role_key(s.tensor.role);
+    // The gradient's multiplier for its amax of 1 (1 / 448: log2 -8.8), not for the
+    // measured rows' amax of some 6e-4 (log2 -19.5).
+    if (s.tensor.role == TensorRole::weight_gradient) EXPECT_GT(tensorwise.scale_log2_max, -10.0);
+  }
+}
+
 TEST(ReadinessCapture, MicroBatchesAddUpAndATiedWeightIsFoundByWhatItIs) {
   // A head that shares the embedding's weight (GPT's tied head): the optimizer names
   // the parameter tok_emb.weight, the forward saw it as the head's; two micro-batches.
