@@ -25,7 +25,7 @@ constexpr int64_t kWaitingElements = int64_t{1} << 24;
 // H200's ResNet-50 sample ran 42 passes, 452 ms on the training thread. At 2^21 eight
 // such tensors share a pass, and a share of one in a thousand (flushed, saturated)
 // still rests on some 2,000 elements. Weights and their gradients too: GPT-2's tied
-// embedding (50,257 x 768) and its gradient were five passes of their own.
+// embedding (50,257 x 768) and its gradient filled a pass each (at its 2^24 bound).
 constexpr int64_t kTensorSampleElements = int64_t{1} << 21;
 
 constexpr std::string_view kWeightSuffix = ".weight";
