@@ -198,10 +198,11 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
   readiness_.measure_gradients(parameters);
 }
 
-void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight) {
+void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight,
+                              WeightLayout layout) {
   if (std::this_thread::get_id() != step_thread_) return;  // the recorder is the training thread's alone
   PhaseTimer timer(step_sink_.phases.readiness_ms);
-  readiness_.on_layer_input(layer, input, weight);
+  readiness_.on_layer_input(layer, input, weight, layout);
 }
 
 void Profiler::on_step_end(const engine::StepEvent& step) {

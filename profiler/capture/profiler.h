@@ -119,7 +119,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // hooks); the engine's models hand them over through the activation sink.
   // Calls from another thread than the one that began the step (DataParallel's
   // replicas run their forward in threads of their own) are ignored.
-  void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight);
+  void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight,
+                      WeightLayout layout = WeightLayout::out_by_in);
 
   // For callers that feed the steps themselves (python/: a user's training loop):
   // what the engine's events do not carry, written to the session as is. Any

@@ -28,6 +28,12 @@
 
 namespace ampscope::profiler {
 
+// How a layer holds its weight: [out, in, ...] (torch.nn.Linear, convolutions) or
+// [in, out] (transformers' Conv1D, GPT-2's attention and MLP layers: x @ W). Either
+// way the matrix measured is [out, in]: blocks and rowwise scales run along the
+// reduction dimension, as the GEMM's fp8 recipes put them.
+enum class WeightLayout { out_by_in, in_by_out };
+
 class ReadinessRecorder {
  public:
   // The GPU tracer its work is bracketed in as the profiler's own.
@@ -37,7 +43,8 @@ class ReadinessRecorder {
   // its scope name "ampscope.module:<path>"). A weight with more than two
   // dimensions is a convolution's: the input's channels (dimension 1) are then
   // what its GEMM reduces over.
-  void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight);
+  void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight,
+                      WeightLayout layout = WeightLayout::out_by_in);
   // `parameters`: (name, parameter) pairs whose .grad() holds the unscaled
   // gradient (TrainingObserver::on_unscaled_gradients). The layers are those
   // whose input was seen this step; when none was (a TorchScript model, compiled
@@ -55,6 +62,7 @@ class ReadinessRecorder {
   struct Layer {
     std::string name;
     at::Tensor weight;  // the parameter itself (its .grad() is read later)
+    WeightLayout layout = WeightLayout::out_by_in;
     bool weight_measured = false;
   };
   struct Waiting {
@@ -68,7 +76,9 @@ class ReadinessRecorder {
     int64_t elements;
   };
 
-  size_t layer_index(std::string_view name, const at::Tensor& weight);
+  size_t layer_index(std::string_view name, const at::Tensor& weight, WeightLayout layout);
+  // The layer's weight or its gradient as [out, in, ...].
+  static at::Tensor out_by_in(const at::Tensor& t, WeightLayout layout);
   void wait(size_t layer, TensorRole role, at::Tensor matrix);
   // The waiting tensors through one batched pass; their sums stay on the device.
   void run_pass();

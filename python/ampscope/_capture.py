@@ -65,6 +65,14 @@ _DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 _GEMM_LAYERS = (torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)
 
 
+def _hf_conv1d(module) -> bool:
+    """transformers' Conv1D (GPT-2's attention and MLP layers): a GEMM whose weight is
+    [in, out] (x @ W). Known only where the script imported transformers."""
+    utils = sys.modules.get("transformers.pytorch_utils")
+    conv1d = getattr(utils, "Conv1D", None) if utils is not None else None
+    return conv1d is not None and isinstance(module, conv1d)
+
+
 def rank_path(path: str) -> str:
     """Under torchrun (WORLD_SIZE > 1) each rank writes FILE.rank<R>.ampscope."""
     world = int(os.environ.get("WORLD_SIZE", "1") or "1")
@@ -388,17 +396,19 @@ class Capture:
             pushed += 1
             if self._readiness and isinstance(module, _GEMM_LAYERS):
                 self._layer_input(module, args)
+            elif self._readiness and _hf_conv1d(module):
+                self._layer_input(module, args, weight_in_by_out=True)
         stack.append(pushed)
         if self._backward.armed:
             self._backward.watch(self._check_name(module), args, is_input=True)
 
-    def _layer_input(self, module, args):
+    def _layer_input(self, module, args, weight_in_by_out=False):
         x = args[0] if args else None
         weight = getattr(module, "weight", None)
         # A training forward only: a validation pass (no_grad) is not what the GEMMs train on.
         if (isinstance(x, torch.Tensor) and x.is_floating_point() and isinstance(weight, torch.Tensor)
                 and torch.is_grad_enabled()):
-            self._core.layer_input(self._path_names.get(id(module), ""), x, weight)
+            self._core.layer_input(self._path_names.get(id(module), ""), x, weight, weight_in_by_out)
 
     def _module_post(self, module, args, output):
         if torch.compiler.is_compiling():

@@ -151,9 +151,11 @@ class Capture {
 
   // A Linear or convolution module's input and weight, on a gradient-sampled
   // step (the wrapper asks wants_gradients() first): precision readiness.
-  void layer_input(const std::string& layer, const at::Tensor& input, const at::Tensor& weight) {
+  // weight_in_by_out: the weight is [in, out] (transformers' Conv1D: x @ W).
+  void layer_input(const std::string& layer, const at::Tensor& input, const at::Tensor& weight, bool weight_in_by_out) {
     at::DisableRecordFunctionGuard outside_recording;  // the readiness ops are not the script's
-    profiler_->on_layer_input(layer, input, weight);
+    profiler_->on_layer_input(layer, input, weight,
+                              weight_in_by_out ? profiler::WeightLayout::in_by_out : profiler::WeightLayout::out_by_in);
   }
 
   // Ends the current step with what the wrapper saw, and begins the next one.
@@ -363,7 +365,8 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("step_is_sampled", &Capture::step_is_sampled)
       .def("wants_gradients", &Capture::wants_gradients)
       .def("gradients", &Capture::gradients)
-      .def("layer_input", &Capture::layer_input)
+      .def("layer_input", &Capture::layer_input, py::arg("layer"), py::arg("input"), py::arg("weight"),
+           py::arg("weight_in_by_out") = false)
       .def("end_step", &Capture::end_step)
       .def("optimizer_steps", &Capture::optimizer_steps)
       .def("scheduler_steps", &Capture::scheduler_steps)

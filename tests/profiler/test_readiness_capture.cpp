@@ -185,6 +185,46 @@ TEST(ReadinessCapture, ALargeWeightAndItsGradientShareAPass) {
   }
 }
 
+// transformers' Conv1D (GPT-2's layers) holds its weight as [in, out] and computes x @ W:
+// its weight and gradient must measure as the Linear weight [out, in] they equal, blocks
+// and rowwise scales along the reduction dimension. One output unit a thousand times the
+// others spreads the rowwise scales over ten binades; along the wrong dimension every
+// row would hold one such value and the rows' scales would not spread.
+TEST(ReadinessCapture, AConv1dWeightInByOutMeasuresAsTheLinearWeightItEquals) {
+  at::manual_seed(3);
+  at::Tensor linear = at::randn({48, 64});  // [out, in]
+  linear.select(0, 5).mul_(1000.0);
+  const at::Tensor input = at::randn({8, 64});
+  const auto measure = [&](const at::Tensor& weight, WeightLayout layout) {
+    at::Tensor w = weight.clone().requires_grad_();
+    w.mutable_grad() = weight * 1e-3;
+    ReadinessRecorder recorder;
+    recorder.on_layer_input("ampscope.module:fc", input, w, layout);
+    recorder.measure_gradients({{"fc.weight", w}});
+    return recorder.take(1);
+  };
+  const std::vector<ReadinessSample> as_linear = measure(linear, WeightLayout::out_by_in);
+  const std::vector<ReadinessSample> as_conv1d = measure(linear.t().contiguous(), WeightLayout::in_by_out);
+  ASSERT_EQ(as_linear.size(), 3u);
+  ASSERT_EQ(as_conv1d.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(tensor_role_key(as_linear[i].tensor.role));
+    EXPECT_EQ(as_conv1d[i].tensor.role, as_linear[i].tensor.role);
+    for (int f = 0; f < kQuantFormatCount; ++f) {
+      const QuantMetrics& a = as_conv1d[i].tensor.formats[f];
+      const QuantMetrics& b = as_linear[i].tensor.formats[f];
+      EXPECT_EQ(a.flushed, b.flushed);
+      EXPECT_EQ(a.saturated, b.saturated);
+      EXPECT_DOUBLE_EQ(a.noise, b.noise);
+      EXPECT_EQ(a.scale_log2_min, b.scale_log2_min);
+      EXPECT_EQ(a.scale_log2_max, b.scale_log2_max);
+    }
+    if (as_linear[i].tensor.role == TensorRole::input_activation) continue;
+    const QuantMetrics& rowwise = as_conv1d[i].tensor.formats[static_cast<int>(QuantFormat::fp8_e4m3_rowwise)];
+    EXPECT_GT(rowwise.scale_log2_max - rowwise.scale_log2_min, 9.0);
+  }
+}
+
 TEST(ReadinessCapture, MicroBatchesAddUpAndATiedWeightIsFoundByWhatItIs) {
   // A head that shares the embedding's weight (GPT's tied head): the optimizer names
   // the parameter tok_emb.weight, the forward saw it as the head's; two micro-batches.

@@ -1,7 +1,8 @@
 // Models nobody here wrote (torchvision resnet18, transformers GPT-2 from a config),
 // trained on the CPU by tests/python/peer_training.py: `ampscope run`'s op table has
 // the input dtypes PyTorch's own profiler (record_shapes=True) records for the same
-// script, and the module paths of the models' own submodules.
+// script, and the module paths of the models' own submodules; precision readiness
+// measures every GEMM layer, transformers' Conv1D (GPT-2's attention and MLP) among them.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -33,8 +34,10 @@ std::optional<std::string> profiler_spelling(std::string dtype) {
   return it->second;
 }
 
+// readiness_weights: layers precision readiness must measure, with their weight's elements.
 void compare_with_torch_profiler(const std::string& model, const std::set<std::string>& ops,
-                                 const std::map<std::string, std::string>& demoted_in_module) {
+                                 const std::map<std::string, std::string>& demoted_in_module,
+                                 const std::map<std::string, int64_t>& readiness_weights) {
   ScratchDir dir;
   const auto script = ampscope::test::test_source_path("python/peer_training.py");
   const auto session = dir / "s.ampscope";
@@ -75,6 +78,15 @@ void compare_with_torch_profiler(const std::string& model, const std::set<std::s
   }
   EXPECT_EQ(reader.steps().size(), 2u);
   EXPECT_FALSE(reader.latest_gradients().empty());
+
+  std::map<std::string, int64_t> measured;  // layer: its weight's elements over the sampled steps
+  for (const auto& layer : reader.readiness().layers())
+    for (const auto& t : layer.tensors)
+      if (t.role == ampscope::profiler::TensorRole::weight) measured[layer.layer] = t.formats[0].elements;
+  for (const auto& [layer, elements] : readiness_weights) {
+    ASSERT_TRUE(measured.contains(layer)) << layer << " not measured for precision readiness";
+    EXPECT_EQ(measured[layer], 2 * elements) << layer << ": two sampled steps";
+  }
 }
 
 class PeerModels : public ::testing::Test {
@@ -90,7 +102,8 @@ TEST_F(PeerModels, TorchvisionResnet18Bf16OpDtypesEqualTorchProfilers) {
                               {"aten::conv2d", "aten::batch_norm", "aten::relu_", "aten::max_pool2d", "aten::add_",
                                "aten::adaptive_avg_pool2d", "aten::linear", "aten::cross_entropy_loss",
                                "aten::convolution_backward", "aten::native_batch_norm_backward"},
-                              {{"aten::conv2d", "layer1.0.conv1"}, {"aten::linear", "fc"}});
+                              {{"aten::conv2d", "layer1.0.conv1"}, {"aten::linear", "fc"}},
+                              {{"conv1", 64 * 3 * 7 * 7}, {"layer1.0.conv1", 64 * 64 * 3 * 3}, {"fc", 10 * 512}});
 }
 
 TEST_F(PeerModels, TransformersGpt2Fp16OpDtypesEqualTorchProfilers) {
@@ -98,7 +111,13 @@ TEST_F(PeerModels, TransformersGpt2Fp16OpDtypesEqualTorchProfilers) {
                               {"aten::addmm", "aten::embedding", "aten::layer_norm", "aten::linear",
                                "aten::scaled_dot_product_attention", "aten::cross_entropy_loss", "aten::tanh",
                                "aten::mm"},
-                              {{"aten::addmm", "transformer.h.0.attn.c_attn"}, {"aten::linear", "lm_head"}});
+                              {{"aten::addmm", "transformer.h.0.attn.c_attn"}, {"aten::linear", "lm_head"}},
+                              // Conv1D weights are [in, out]: c_attn 64 x 192, c_fc 64 x 256.
+                              {{"transformer.h.0.attn.c_attn", 64 * 192},
+                               {"transformer.h.0.attn.c_proj", 64 * 64},
+                               {"transformer.h.1.mlp.c_fc", 64 * 256},
+                               {"transformer.h.1.mlp.c_proj", 256 * 64},
+                               {"lm_head", 256 * 64}});
 }
 
 }  // namespace
