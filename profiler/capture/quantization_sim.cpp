@@ -10,14 +10,12 @@
 #include "profiler/capture/batched_pass.h"
 #include "profiler/capture/quantization_block_sums_cuda.h"
 #include "profiler/capture/quantization_pass.h"
+#include "profiler/cuda/quantization_scale_math.h"
 #include "profiler/float_formats.h"
 
 namespace ampscope::profiler {
 namespace {
 
-// torchao's guard against a zero amax (float8_utils.EPS).
-constexpr double kAmaxEps = 1e-12;
-constexpr double kE8M0Bias = 127;  // E8M0: a power-of-two scale's biased exponent
 // A pass holds at most kPassElements padded elements (batched_pass.h, the bound the
 // gradient and activation passes share): its buffer and the temporaries of one format
 // (some 20 bytes an element) stay bounded whatever the model.

@@ -13,6 +13,9 @@
 
 namespace ampscope::profiler {
 
+inline constexpr double kAmaxEps = 1e-12;  // torchao's guard against a zero amax (float8_utils.EPS)
+inline constexpr float kE8M0Bias = 127;    // E8M0: a power-of-two scale's biased exponent
+
 // A group's factors for quantize_element (quantization_element_math.h).
 struct GroupScale {
   float quantize = 1;
@@ -23,7 +26,6 @@ struct GroupScale {
 // then float32, optionally rounded down to a power of two; quantized as x * scale,
 // dequantized as fp8 / scale.
 AMPSCOPE_HOST_DEVICE inline float fp8_scale(float amax, double format_max, bool power_of_two) {
-  constexpr double kAmaxEps = 1e-12;  // torchao's float8_utils.EPS
   const double amax_d = amax > kAmaxEps ? static_cast<double>(amax) : kAmaxEps;
   const float scale = static_cast<float>(format_max / amax_d);
   return power_of_two ? exp2f(floorf(log2f(scale))) : scale;
@@ -33,7 +35,6 @@ AMPSCOPE_HOST_DEVICE inline float fp8_scale(float amax, double format_max, bool 
 // clamped to [-127, 127]; quantized times 2^-exponent (times 1 at the biased exponent 0,
 // as torchao), dequantized times 2^exponent.
 AMPSCOPE_HOST_DEVICE inline GroupScale mx_scale(float block_amax, float format_max) {
-  constexpr float kE8M0Bias = 127;
   float exponent = ceilf(log2f(block_amax / format_max));
   exponent = exponent < -kE8M0Bias ? -kE8M0Bias : exponent > kE8M0Bias ? kE8M0Bias : exponent;
   const float biased = exponent + kE8M0Bias;
