@@ -64,6 +64,11 @@ def main():
         report(steps > 0 and per_opt and all(n == steps for _, n in per_opt),
                f"steps: {steps}; optimizer_steps rows per optimizer: {dict(per_opt)}")
 
+    # What precision readiness covered (GPT-2's Conv1D layers since session 28: 49 layers, was 1).
+    if db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'readiness'").fetchone()[0]:
+        layers, sampled = db.execute("SELECT COUNT(DISTINCT layer), COUNT(DISTINCT step) FROM readiness").fetchone()
+        print(f"info readiness: {layers} layers measured on {sampled} sampled steps")
+
     has_compiled = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'compiled_kernels'").fetchone()[0]
     if has_compiled and db.execute("SELECT COUNT(*) FROM compiled_kernels").fetchone()[0]:
         columns = {c[1] for c in db.execute("PRAGMA table_info(compiled_kernels)")}

@@ -198,6 +198,11 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
   readiness_.measure_gradients(parameters);
 }
 
+void Profiler::note_weight_in_by_out(const at::Tensor& weight) {
+  if (std::this_thread::get_id() != step_thread_) return;  // the recorder is the training thread's alone
+  readiness_.note_in_by_out(weight);
+}
+
 void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight,
                               WeightLayout layout) {
   if (std::this_thread::get_id() != step_thread_) return;  // the recorder is the training thread's alone

@@ -121,6 +121,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // replicas run their forward in threads of their own) are ignored.
   void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight,
                       WeightLayout layout = WeightLayout::out_by_in);
+  // A weight held [in, out] (ReadinessRecorder::note_in_by_out), from the training thread.
+  void note_weight_in_by_out(const at::Tensor& weight);
 
   // For callers that feed the steps themselves (python/: a user's training loop):
   // what the engine's events do not carry, written to the session as is. Any

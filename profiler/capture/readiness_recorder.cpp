@@ -67,13 +67,22 @@ void ReadinessRecorder::on_layer_input(std::string_view layer, const at::Tensor&
   if (waiting_elements_ >= kWaitingElements) run_pass();
 }
 
+void ReadinessRecorder::note_in_by_out(const at::Tensor& weight) {
+  if (weight.defined() && weight.dim() == 2)
+    in_by_out_.insert_or_assign(weight.unsafeGetTensorImpl(), c10::weak_intrusive_ptr<c10::TensorImpl>(weight.getIntrusivePtr()));
+}
+
 void ReadinessRecorder::measure_gradients(const engine::NamedTensors& parameters) {
   at::NoGradGuard no_grad;
   OwnWork own(source_);
   if (!inputs_seen_) {
     for (const auto& [name, p] : parameters) {
       if (p.dim() < 2 || !measurable(p) || !std::string_view(name).ends_with(kWeightSuffix)) continue;
-      layer_index(std::string_view(name).substr(0, name.size() - kWeightSuffix.size()), p, WeightLayout::out_by_in);
+      // The same tensor, not one freed since at that address.
+      const auto noted = in_by_out_.find(p.unsafeGetTensorImpl());
+      const bool in_by_out = noted != in_by_out_.end() && noted->second.lock().get() == p.unsafeGetTensorImpl();
+      layer_index(std::string_view(name).substr(0, name.size() - kWeightSuffix.size()), p,
+                  in_by_out ? WeightLayout::in_by_out : WeightLayout::out_by_in);
     }
   }
   for (const auto& [name, p] : parameters) {

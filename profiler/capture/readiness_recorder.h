@@ -16,6 +16,7 @@
 // The third operand of a layer's backward GEMMs, the gradient of its output, is
 // not seen: the weight's gradient stands in for it (TensorRole::weight_gradient).
 #include <ATen/core/Tensor.h>
+#include <c10/util/intrusive_ptr.h>
 
 #include <string>
 #include <string_view>
@@ -45,6 +46,11 @@ class ReadinessRecorder {
   // what its GEMM reduces over.
   void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight,
                       WeightLayout layout = WeightLayout::out_by_in);
+  // A weight held [in, out], known before any forward is seen (the Python capture
+  // finds transformers' Conv1D layers when it maps a model): where no layer input is
+  // seen (compiled code), measure_gradients still measures it as [out, in]. Kept
+  // across samples; holds no reference.
+  void note_in_by_out(const at::Tensor& weight);
   // `parameters`: (name, parameter) pairs whose .grad() holds the unscaled
   // gradient (TrainingObserver::on_unscaled_gradients). The layers are those
   // whose input was seen this step; when none was (a TorchScript model, compiled
@@ -86,6 +92,7 @@ class ReadinessRecorder {
   std::vector<Layer> layers_;
   std::unordered_map<std::string, size_t> by_name_;
   std::unordered_map<const void*, size_t> by_weight_;  // TensorImpl of a layer's weight
+  std::unordered_map<const void*, c10::weak_intrusive_ptr<c10::TensorImpl>> in_by_out_;  // note_in_by_out's
   std::vector<Waiting> waiting_;
   int64_t waiting_elements_ = 0;
   std::vector<at::Tensor> sums_;  // one [tensors, formats, columns] tensor per pass, on one device

@@ -297,6 +297,8 @@ class Capture:
             scope = _core.intern_scope("ampscope.module:" + path) if path else None
             self._paths[id(sub)] = (weakref.ref(sub), scope)
             self._path_names[id(sub)] = path
+            if _hf_conv1d(sub) and isinstance(getattr(sub, "weight", None), torch.Tensor):
+                self._core.weight_in_by_out(sub.weight)
         count = 0
         for p_name, p in inner.named_parameters():
             known = self._param_names.get(id(p))

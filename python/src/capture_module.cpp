@@ -158,6 +158,10 @@ class Capture {
                               weight_in_by_out ? profiler::WeightLayout::in_by_out : profiler::WeightLayout::out_by_in);
   }
 
+  // transformers' Conv1D weight ([in, out]), found when the wrapper maps a model: compiled
+  // code shows no layer inputs, and readiness then measures the parameters named *.weight.
+  void weight_in_by_out(const at::Tensor& weight) { profiler_->note_weight_in_by_out(weight); }
+
   // Ends the current step with what the wrapper saw, and begins the next one.
   void end_step(const py::dict& d) {
     engine::StepEvent e;
@@ -367,6 +371,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("gradients", &Capture::gradients)
       .def("layer_input", &Capture::layer_input, py::arg("layer"), py::arg("input"), py::arg("weight"),
            py::arg("weight_in_by_out") = false)
+      .def("weight_in_by_out", &Capture::weight_in_by_out)
       .def("end_step", &Capture::end_step)
       .def("optimizer_steps", &Capture::optimizer_steps)
       .def("scheduler_steps", &Capture::scheduler_steps)

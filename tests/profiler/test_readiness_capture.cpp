@@ -207,6 +207,21 @@ TEST(ReadinessCapture, AConv1dWeightInByOutMeasuresAsTheLinearWeightItEquals) {
   const std::vector<ReadinessSample> as_conv1d = measure(linear.t().contiguous(), WeightLayout::in_by_out);
   ASSERT_EQ(as_linear.size(), 3u);
   ASSERT_EQ(as_conv1d.size(), 3u);
+  // Compiled code shows no layer inputs: the parameters named *.weight are measured,
+  // a Conv1D's as noted when the capture mapped the model.
+  {
+    at::Tensor w = linear.t().contiguous().requires_grad_();
+    w.mutable_grad() = linear.t().contiguous() * 1e-3;
+    ReadinessRecorder recorder;
+    recorder.note_in_by_out(w);
+    recorder.measure_gradients({{"fc.weight", w}});
+    const std::vector<ReadinessSample> compiled = recorder.take(1);
+    ASSERT_EQ(compiled.size(), 2u);
+    for (size_t i = 0; i < 2; ++i)
+      for (int f = 0; f < kQuantFormatCount; ++f)
+        EXPECT_EQ(compiled[i].tensor.formats[f].scale_log2_min, as_linear[2 * i].tensor.formats[f].scale_log2_min)
+            << tensor_role_key(compiled[i].tensor.role) << " " << f;
+  }
   for (size_t i = 0; i < 3; ++i) {
     SCOPED_TRACE(tensor_role_key(as_linear[i].tensor.role));
     EXPECT_EQ(as_conv1d[i].tensor.role, as_linear[i].tensor.role);
