@@ -203,11 +203,10 @@ void Profiler::note_weight_in_by_out(const at::Tensor& weight) {
   readiness_.note_in_by_out(weight);
 }
 
-void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight,
-                              WeightLayout layout) {
+void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight) {
   if (std::this_thread::get_id() != step_thread_) return;  // the recorder is the training thread's alone
   PhaseTimer timer(step_sink_.phases.readiness_ms);
-  readiness_.on_layer_input(layer, input, weight, layout);
+  readiness_.on_layer_input(layer, input, weight);
 }
 
 void Profiler::on_step_end(const engine::StepEvent& step) {

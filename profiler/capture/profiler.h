@@ -119,8 +119,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // hooks); the engine's models hand them over through the activation sink.
   // Calls from another thread than the one that began the step (DataParallel's
   // replicas run their forward in threads of their own) are ignored.
-  void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight,
-                      WeightLayout layout = WeightLayout::out_by_in);
+  void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight);
   // A weight held [in, out] (ReadinessRecorder::note_in_by_out), from the training thread.
   void note_weight_in_by_out(const at::Tensor& weight);
 

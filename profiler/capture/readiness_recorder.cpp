@@ -34,15 +34,20 @@ bool measurable(const at::Tensor& t) { return t.defined() && t.is_floating_point
 
 }  // namespace
 
-at::Tensor ReadinessRecorder::out_by_in(const at::Tensor& t, WeightLayout layout) {
-  return layout == WeightLayout::in_by_out && t.dim() == 2 ? t.t() : t;
+at::Tensor ReadinessRecorder::out_by_in(const at::Tensor& t, bool in_by_out) {
+  return in_by_out && t.dim() == 2 ? t.t() : t;
 }
 
-size_t ReadinessRecorder::layer_index(std::string_view name, const at::Tensor& weight, WeightLayout layout) {
+bool ReadinessRecorder::noted_in_by_out(const at::Tensor& weight) const {
+  const auto noted = in_by_out_.find(weight.unsafeGetTensorImpl());
+  return noted != in_by_out_.end() && noted->second.lock().get() == weight.unsafeGetTensorImpl();
+}
+
+size_t ReadinessRecorder::layer_index(std::string_view name, const at::Tensor& weight) {
   if (name.starts_with(engine::kModuleScopePrefix)) name.remove_prefix(std::string_view(engine::kModuleScopePrefix).size());
   auto [it, added] = by_name_.try_emplace(std::string(name), layers_.size());
   if (added) {
-    layers_.push_back({std::string(name), weight, layout, false});
+    layers_.push_back({std::string(name), weight, noted_in_by_out(weight), false});
     // A weight shared by two layers (a tied head) is matched to its gradient once, by the first.
     by_weight_.try_emplace(weight.unsafeGetTensorImpl(), it->second);
   }
@@ -54,13 +59,12 @@ void ReadinessRecorder::wait(size_t layer, TensorRole role, at::Tensor matrix) {
   waiting_.push_back({layer, role, std::move(matrix)});
 }
 
-void ReadinessRecorder::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight,
-                                       WeightLayout layout) {
+void ReadinessRecorder::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight) {
   if (!measurable(input) || !measurable(weight)) return;
   at::NoGradGuard no_grad;
   // The profiler's own work, inside the user's traced forward: not the user's ops or kernels.
   OwnWork own(source_);
-  const size_t index = layer_index(layer, weight, layout);
+  const size_t index = layer_index(layer, weight);
   inputs_seen_ = true;
   wait(index, TensorRole::input_activation,
        scaling_matrix(input, TensorRole::input_activation, /*channels_first=*/weight.dim() > 2));
@@ -69,7 +73,8 @@ void ReadinessRecorder::on_layer_input(std::string_view layer, const at::Tensor&
 
 void ReadinessRecorder::note_in_by_out(const at::Tensor& weight) {
   if (weight.defined() && weight.dim() == 2)
-    in_by_out_.insert_or_assign(weight.unsafeGetTensorImpl(), c10::weak_intrusive_ptr<c10::TensorImpl>(weight.getIntrusivePtr()));
+    in_by_out_.insert_or_assign(weight.unsafeGetTensorImpl(),
+                                c10::weak_intrusive_ptr<c10::TensorImpl>(weight.getIntrusivePtr()));
 }
 
 void ReadinessRecorder::measure_gradients(const engine::NamedTensors& parameters) {
@@ -78,11 +83,7 @@ void ReadinessRecorder::measure_gradients(const engine::NamedTensors& parameters
   if (!inputs_seen_) {
     for (const auto& [name, p] : parameters) {
       if (p.dim() < 2 || !measurable(p) || !std::string_view(name).ends_with(kWeightSuffix)) continue;
-      // The same tensor, not one freed since at that address.
-      const auto noted = in_by_out_.find(p.unsafeGetTensorImpl());
-      const bool in_by_out = noted != in_by_out_.end() && noted->second.lock().get() == p.unsafeGetTensorImpl();
-      layer_index(std::string_view(name).substr(0, name.size() - kWeightSuffix.size()), p,
-                  in_by_out ? WeightLayout::in_by_out : WeightLayout::out_by_in);
+      layer_index(std::string_view(name).substr(0, name.size() - kWeightSuffix.size()), p);
     }
   }
   for (const auto& [name, p] : parameters) {
@@ -91,10 +92,10 @@ void ReadinessRecorder::measure_gradients(const engine::NamedTensors& parameters
     Layer& layer = layers_[it->second];
     if (layer.weight_measured) continue;
     layer.weight_measured = true;
-    wait(it->second, TensorRole::weight, scaling_matrix(out_by_in(p, layer.layout), TensorRole::weight));
+    wait(it->second, TensorRole::weight, scaling_matrix(out_by_in(p, layer.in_by_out), TensorRole::weight));
     if (measurable(p.grad()))
       wait(it->second, TensorRole::weight_gradient,
-           scaling_matrix(out_by_in(p.grad(), layer.layout), TensorRole::weight_gradient));
+           scaling_matrix(out_by_in(p.grad(), layer.in_by_out), TensorRole::weight_gradient));
   }
   run_pass();
 }
@@ -123,7 +124,7 @@ std::vector<ReadinessSample> ReadinessRecorder::take(int64_t step) {
     // Weights no optimizer handed over with a gradient (frozen layers), as they are now.
     for (size_t i = 0; i < layers_.size(); ++i)
       if (!layers_[i].weight_measured)
-        wait(i, TensorRole::weight, scaling_matrix(out_by_in(layers_[i].weight, layers_[i].layout), TensorRole::weight));
+        wait(i, TensorRole::weight, scaling_matrix(out_by_in(layers_[i].weight, layers_[i].in_by_out), TensorRole::weight));
     run_pass();
     const at::Tensor host = at::cat(sums_).cpu().contiguous();  // the one transfer
     const double* rows = host.const_data_ptr<double>();

@@ -29,12 +29,6 @@
 
 namespace ampscope::profiler {
 
-// How a layer holds its weight: [out, in, ...] (torch.nn.Linear, convolutions) or
-// [in, out] (transformers' Conv1D, GPT-2's attention and MLP layers: x @ W). Either
-// way the matrix measured is [out, in]: blocks and rowwise scales run along the
-// reduction dimension, as the GEMM's fp8 recipes put them.
-enum class WeightLayout { out_by_in, in_by_out };
-
 class ReadinessRecorder {
  public:
   // The GPU tracer its work is bracketed in as the profiler's own.
@@ -44,12 +38,13 @@ class ReadinessRecorder {
   // its scope name "ampscope.module:<path>"). A weight with more than two
   // dimensions is a convolution's: the input's channels (dimension 1) are then
   // what its GEMM reduces over.
-  void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight,
-                      WeightLayout layout = WeightLayout::out_by_in);
-  // A weight held [in, out], known before any forward is seen (the Python capture
-  // finds transformers' Conv1D layers when it maps a model): where no layer input is
-  // seen (compiled code), measure_gradients still measures it as [out, in]. Kept
-  // across samples; holds no reference.
+  void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight);
+  // A weight held [in, out] (transformers' Conv1D, GPT-2's attention and MLP layers:
+  // x @ W) where [out, in, ...] is the rule (torch.nn.Linear, convolutions); the Python
+  // capture notes them when it maps a model, before any forward. Such a weight and its
+  // gradient are measured as the [out, in] matrix the GEMM reduces along (blocks and
+  // rowwise scales along the reduction dimension), whether or not layer inputs are
+  // seen (compiled code shows none). Kept across samples; holds no reference.
   void note_in_by_out(const at::Tensor& weight);
   // `parameters`: (name, parameter) pairs whose .grad() holds the unscaled
   // gradient (TrainingObserver::on_unscaled_gradients). The layers are those
@@ -68,7 +63,7 @@ class ReadinessRecorder {
   struct Layer {
     std::string name;
     at::Tensor weight;  // the parameter itself (its .grad() is read later)
-    WeightLayout layout = WeightLayout::out_by_in;
+    bool in_by_out = false;  // note_in_by_out's
     bool weight_measured = false;
   };
   struct Waiting {
@@ -82,9 +77,11 @@ class ReadinessRecorder {
     int64_t elements;
   };
 
-  size_t layer_index(std::string_view name, const at::Tensor& weight, WeightLayout layout);
+  size_t layer_index(std::string_view name, const at::Tensor& weight);
+  // Whether note_in_by_out noted this very tensor (not one freed since at its address).
+  bool noted_in_by_out(const at::Tensor& weight) const;
   // The layer's weight or its gradient as [out, in, ...].
-  static at::Tensor out_by_in(const at::Tensor& t, WeightLayout layout);
+  static at::Tensor out_by_in(const at::Tensor& t, bool in_by_out);
   void wait(size_t layer, TensorRole role, at::Tensor matrix);
   // The waiting tensors through one batched pass; their sums stay on the device.
   void run_pass();

@@ -396,21 +396,19 @@ class Capture:
         if entry is not None and entry[1] is not None and entry[0]() is module:
             _core.enter_scope(entry[1])
             pushed += 1
-            if self._readiness and isinstance(module, _GEMM_LAYERS):
-                self._layer_input(module, args)
-            elif self._readiness and _hf_conv1d(module):
-                self._layer_input(module, args, weight_in_by_out=True)
+            if self._readiness and (isinstance(module, _GEMM_LAYERS) or _hf_conv1d(module)):
+                self._layer_input(module, args)  # a Conv1D's [in, out] weight was noted when mapped
         stack.append(pushed)
         if self._backward.armed:
             self._backward.watch(self._check_name(module), args, is_input=True)
 
-    def _layer_input(self, module, args, weight_in_by_out=False):
+    def _layer_input(self, module, args):
         x = args[0] if args else None
         weight = getattr(module, "weight", None)
         # A training forward only: a validation pass (no_grad) is not what the GEMMs train on.
         if (isinstance(x, torch.Tensor) and x.is_floating_point() and isinstance(weight, torch.Tensor)
                 and torch.is_grad_enabled()):
-            self._core.layer_input(self._path_names.get(id(module), ""), x, weight, weight_in_by_out)
+            self._core.layer_input(self._path_names.get(id(module), ""), x, weight)
 
     def _module_post(self, module, args, output):
         if torch.compiler.is_compiling():

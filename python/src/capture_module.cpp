@@ -151,15 +151,13 @@ class Capture {
 
   // A Linear or convolution module's input and weight, on a gradient-sampled
   // step (the wrapper asks wants_gradients() first): precision readiness.
-  // weight_in_by_out: the weight is [in, out] (transformers' Conv1D: x @ W).
-  void layer_input(const std::string& layer, const at::Tensor& input, const at::Tensor& weight, bool weight_in_by_out) {
+  void layer_input(const std::string& layer, const at::Tensor& input, const at::Tensor& weight) {
     at::DisableRecordFunctionGuard outside_recording;  // the readiness ops are not the script's
-    profiler_->on_layer_input(layer, input, weight,
-                              weight_in_by_out ? profiler::WeightLayout::in_by_out : profiler::WeightLayout::out_by_in);
+    profiler_->on_layer_input(layer, input, weight);
   }
 
-  // transformers' Conv1D weight ([in, out]), found when the wrapper maps a model: compiled
-  // code shows no layer inputs, and readiness then measures the parameters named *.weight.
+  // transformers' Conv1D weight ([in, out]), found when the wrapper maps a model
+  // (ReadinessRecorder::note_in_by_out).
   void weight_in_by_out(const at::Tensor& weight) { profiler_->note_weight_in_by_out(weight); }
 
   // Ends the current step with what the wrapper saw, and begins the next one.
@@ -369,8 +367,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("step_is_sampled", &Capture::step_is_sampled)
       .def("wants_gradients", &Capture::wants_gradients)
       .def("gradients", &Capture::gradients)
-      .def("layer_input", &Capture::layer_input, py::arg("layer"), py::arg("input"), py::arg("weight"),
-           py::arg("weight_in_by_out") = false)
+      .def("layer_input", &Capture::layer_input)
       .def("weight_in_by_out", &Capture::weight_in_by_out)
       .def("end_step", &Capture::end_step)
       .def("optimizer_steps", &Capture::optimizer_steps)

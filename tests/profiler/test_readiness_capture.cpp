@@ -181,7 +181,9 @@ TEST(ReadinessCapture, ALargeWeightAndItsGradientShareAPass) {
     EXPECT_EQ(tensorwise.elements, 512 * 4096) << tensor_role_key(s.tensor.role);
     // The gradient's multiplier for its amax of 1 (1 / 448: log2 -8.8), not for the
     // measured rows' amax of some 6e-4 (log2 -19.5).
-    if (s.tensor.role == TensorRole::weight_gradient) EXPECT_GT(tensorwise.scale_log2_max, -10.0);
+    if (s.tensor.role == TensorRole::weight_gradient) {
+      EXPECT_GT(tensorwise.scale_log2_max, -10.0);
+    }
   }
 }
 
@@ -195,16 +197,17 @@ TEST(ReadinessCapture, AConv1dWeightInByOutMeasuresAsTheLinearWeightItEquals) {
   at::Tensor linear = at::randn({48, 64});  // [out, in]
   linear.select(0, 5).mul_(1000.0);
   const at::Tensor input = at::randn({8, 64});
-  const auto measure = [&](const at::Tensor& weight, WeightLayout layout) {
+  const auto measure = [&](const at::Tensor& weight, bool in_by_out) {
     at::Tensor w = weight.clone().requires_grad_();
     w.mutable_grad() = weight * 1e-3;
     ReadinessRecorder recorder;
-    recorder.on_layer_input("ampscope.module:fc", input, w, layout);
+    if (in_by_out) recorder.note_in_by_out(w);
+    recorder.on_layer_input("ampscope.module:fc", input, w);
     recorder.measure_gradients({{"fc.weight", w}});
     return recorder.take(1);
   };
-  const std::vector<ReadinessSample> as_linear = measure(linear, WeightLayout::out_by_in);
-  const std::vector<ReadinessSample> as_conv1d = measure(linear.t().contiguous(), WeightLayout::in_by_out);
+  const std::vector<ReadinessSample> as_linear = measure(linear, /*in_by_out=*/false);
+  const std::vector<ReadinessSample> as_conv1d = measure(linear.t().contiguous(), /*in_by_out=*/true);
   ASSERT_EQ(as_linear.size(), 3u);
   ASSERT_EQ(as_conv1d.size(), 3u);
   // Compiled code shows no layer inputs: the parameters named *.weight are measured,
