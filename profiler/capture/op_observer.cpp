@@ -18,6 +18,7 @@
 #include "profiler/analysis/op_classifier.h"
 #include "profiler/capture/dtype_names.h"
 #include "profiler/capture/interned_names.h"
+#include "profiler/capture/spin_lock.h"
 
 namespace ampscope::profiler {
 
@@ -133,7 +134,7 @@ struct OpObserver::ThreadState {
   // Open ops' inputs, innermost last (a stack, as `open` is), reused from op to op.
   std::vector<TensorDesc> pending_tensors;
   std::vector<int64_t> pending_dims;
-  std::mutex mutex;  // guards finished
+  SpinLock finished_lock;  // guards finished: taken on every op
   OpBatch::Part finished;
 
   void restart(uint64_t new_generation) {
@@ -164,20 +165,20 @@ struct OpObserver::SequenceTable {
   };
   static constexpr int64_t kDenseSpan = int64_t{1} << 20;
 
-  std::mutex mutex;
+  SpinLock table_lock;  // taken by every forward op that makes a node and every backward node
   int64_t base = -1;
   std::vector<Origin> dense;
   std::unordered_map<int64_t, Origin> sparse;
 
   void clear() {
-    std::lock_guard lock(mutex);
+    std::lock_guard lock(table_lock);
     base = -1;
     dense.clear();
     sparse.clear();
   }
   // Ops that enclose one another and the node's creation exit inner first: the last wins.
   void record(int64_t seq, uint64_t op_id, uint32_t module, bool autocast_cast) {
-    std::lock_guard lock(mutex);
+    std::lock_guard lock(table_lock);
     if (base < 0) base = seq;
     Origin* o = nullptr;
     if (seq >= base && seq - base < kDenseSpan) {
@@ -194,7 +195,7 @@ struct OpObserver::SequenceTable {
   }
   std::optional<Origin> find(int64_t seq) {
     if (seq < 0) return std::nullopt;
-    std::lock_guard lock(mutex);
+    std::lock_guard lock(table_lock);
     if (base >= 0 && seq >= base && seq - base < static_cast<int64_t>(dense.size())) {
       const Origin& o = dense[static_cast<size_t>(seq - base)];
       return o.set ? std::optional(o) : std::nullopt;
@@ -405,7 +406,7 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
   }
   if (ts.open_over_budget > 0) {
     --ts.open_over_budget;
-    std::lock_guard lock(ts.mutex);
+    std::lock_guard lock(ts.finished_lock);
     ++ts.finished.over_budget;
     return;
   }
@@ -428,7 +429,7 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
   const auto tensors = ts.pending_tensors.begin() + op.pending_tensor;
   const auto dims = ts.pending_dims.begin() + op.pending_dim;
   {
-    std::lock_guard lock(ts.mutex);
+    std::lock_guard lock(ts.finished_lock);
     OpBatch::Part& out = ts.finished;
     r.first_tensor = static_cast<uint32_t>(out.tensors.size());
     r.first_dim = static_cast<uint32_t>(out.dims.size());
@@ -610,16 +611,30 @@ OpBatch OpObserver::take() {
   std::lock_guard registry(registry_mutex_);
   for (auto& ts : threads_) {
     OpBatch::Part part = spares_->take();  // the thread's next buffer: a spare has the room
+    bool nothing_finished = false, swapped = false;
+    size_t ops = 0, tensors = 0, dims = 0;
     {
-      std::lock_guard lock(ts->mutex);
-      if (ts->finished.ops.empty() && ts->finished.over_budget == 0) {
-        spares_->give_back(std::move(part));
-        continue;
+      std::lock_guard lock(ts->finished_lock);  // a spin lock: held for a swap, never an allocation
+      const OpBatch::Part& f = ts->finished;
+      nothing_finished = f.ops.empty() && f.over_budget == 0;
+      ops = f.ops.size(), tensors = f.tensors.size(), dims = f.dims.size();
+      if (!nothing_finished && part.ops.capacity() >= ops && part.tensors.capacity() >= tensors &&
+          part.dims.capacity() >= dims) {
+        std::swap(part, ts->finished);
+        swapped = true;
       }
-      // The thread records about as much next step: spare it the regrowth.
-      part.ops.reserve(ts->finished.ops.size());
-      part.tensors.reserve(ts->finished.tensors.size());
-      part.dims.reserve(ts->finished.dims.size());
+    }
+    if (nothing_finished) {
+      spares_->give_back(std::move(part));
+      continue;
+    }
+    if (!swapped) {
+      // The thread records about as much next step: spare it the regrowth. Grown
+      // outside the lock, with room for what it finishes meanwhile.
+      part.ops.reserve(ops + ops / 4 + 64);
+      part.tensors.reserve(tensors + tensors / 4 + 256);
+      part.dims.reserve(dims + dims / 4 + 512);
+      std::lock_guard lock(ts->finished_lock);
       std::swap(part, ts->finished);
     }
     part.thread_number = ts->thread_number;

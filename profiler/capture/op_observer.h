@@ -4,13 +4,13 @@
 //
 // Threads: the callbacks run on whichever thread runs an op. Each thread keeps
 // its open ops on a thread-local stack and appends finished records to its own
-// buffer (its own mutex, uncontended but for take()). take() runs on the
+// buffer (its own spin lock, uncontended but for take()). take() runs on the
 // training thread at the end of a step. Lock order: registry_mutex_, then a
-// buffer's mutex, then the spare parts' (SpareParts, which the worker also takes
-// alone when it gives parts back). The hot path takes its own buffer's mutex, the sequence
-// table's (ops that create an autograd node, backward nodes) and, for a name
-// its thread has not seen yet, the name table's (and registry_mutex_ once per
-// thread), each alone.
+// buffer's spin lock, held for a swap and nothing else; the spare parts' mutex
+// (SpareParts) is taken alone. The hot path takes its own buffer's spin lock, the
+// sequence table's (ops that create an autograd node, backward nodes) and, for a
+// name its thread has not seen yet, the name table's mutex (and registry_mutex_
+// once per thread), each alone.
 //
 // Hot path: what an op costs the thread that runs it is kept to copying ids and
 // numbers. Op names and module paths are interned (small ids into a process-wide
