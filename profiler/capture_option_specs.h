@@ -32,8 +32,15 @@ inline constexpr CaptureOptionSpec kSampleBudgetOption{
     "sample_budget", "--sample-budget", 5, 0,
     "Space range samples past every K steps to keep their cost within this percent of the run's time "
     "(0 = every K steps, whatever they cost)"};
-inline constexpr std::array<CaptureOptionSpec, 5> kCaptureOptions{kWindowStartOption, kWindowStepsOption,
-                                                                  kEveryOption, kGradEveryOption, kSampleBudgetOption};
+// Precision readiness held most of each range sample on an H200 (152 of 212 ms on GPT-2,
+// 452 of 485 on ResNet-50, docs/performance.md): on every sample it made the gradient
+// ranges, which change from step to step, as rare as the budget allows. Its answer (can
+// a layer go to FP8, MXFP8, NVFP4) needs a few samples over the run, not every one.
+inline constexpr CaptureOptionSpec kReadinessEveryOption{
+    "readiness_every", "--readiness-every", 5, 0,
+    "Precision readiness (FP8, MXFP8, NVFP4) on every Nth range sample, the first included (0 = off)"};
+inline constexpr std::array<CaptureOptionSpec, 6> kCaptureOptions{
+    kWindowStartOption, kWindowStepsOption, kEveryOption, kGradEveryOption, kSampleBudgetOption, kReadinessEveryOption};
 
 // "--every must be >= 1" when `value` is below the option's minimum, else nullopt.
 inline std::optional<std::string> capture_option_error(const CaptureOptionSpec& spec, int64_t value) {

@@ -8,8 +8,11 @@
 
 namespace ampscope::profiler {
 
-RangeSampleSpacing::RangeSampleSpacing(int64_t every, int64_t budget_percent)
-    : every_(std::max<int64_t>(0, every)), budget_percent_(std::max<int64_t>(0, budget_percent)), every_now_(every_) {}
+RangeSampleSpacing::RangeSampleSpacing(int64_t every, int64_t budget_percent, int64_t readiness_every)
+    : every_(std::max<int64_t>(0, every)),
+      budget_percent_(std::max<int64_t>(0, budget_percent)),
+      every_now_(every_),
+      cost_samples_(std::max<size_t>(kCostSamples, static_cast<size_t>(std::max<int64_t>(0, readiness_every)))) {}
 
 bool RangeSampleSpacing::selects(int64_t step) const {
   return every_ > 0 && step % every_ == 0 && step >= next_;
@@ -34,7 +37,7 @@ bool RangeSampleSpacing::on_step_end(int64_t step, double step_ms, bool sampled)
   const double step_time = baseline_ms();
   if (!std::isfinite(step_time) || step_time <= 0) return false;  // nothing to compare with: every K steps
   sample_costs_ms_.push_back(std::max(0.0, step_ms - step_time));
-  if (sample_costs_ms_.size() > kCostSamples) sample_costs_ms_.pop_front();
+  if (sample_costs_ms_.size() > cost_samples_) sample_costs_ms_.pop_front();
   double cost = 0.0;
   for (const double c : sample_costs_ms_) cost += c;
   cost /= static_cast<double>(sample_costs_ms_.size());
@@ -88,6 +91,12 @@ std::string RangeSampleSpacing::describe(int64_t every, int64_t budget_percent, 
          " ms against a " + text::fixed(last.step_ms, 1) + " ms step)";
   if (changes.size() > 1) out += "; " + std::to_string(changes.size()) + " changes of spacing";
   return out;
+}
+
+std::string RangeSampleSpacing::describe_readiness(int64_t readiness_every) {
+  if (readiness_every <= 0) return "precision readiness off";
+  if (readiness_every == 1) return "precision readiness on every sample";
+  return "precision readiness on one sample in " + std::to_string(readiness_every) + ", the first included";
 }
 
 }  // namespace ampscope::profiler

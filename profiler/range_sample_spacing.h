@@ -6,7 +6,9 @@
 // H200 one sample of a 12-layer GPT cost ~1.1 s against a 20 ms step, so sampling
 // every 10 steps made the training 5x slower: the profiler would not be left on.
 // The cost taken is the mean of the last kCostSamples samples' (the budget bounds
-// their sum; one noisy step on a loaded machine should not swing the spacing).
+// their sum; one noisy step on a loaded machine should not swing the spacing), or of
+// as many as one precision readiness cycle holds when that is longer (readiness on
+// every Nth sample: the mean then always holds one costly sample, its share of N).
 // After each sample the next one is N steps later, the least multiple of K for
 // which the sample's cost is at most the budget of N steps' time: the samples stay on
 // multiples of K, and the first one is always taken. Each change
@@ -34,8 +36,9 @@ class RangeSampleSpacing {
   static constexpr size_t kCostSamples = 4;     // recent samples whose mean cost is a sample's
   static constexpr size_t kMaxChanges = 64;     // then the spacing stays (the meta line stays short)
 
-  // every: K (0 = never sample); budget_percent: 0 = every K steps, whatever they cost.
-  RangeSampleSpacing(int64_t every, int64_t budget_percent);
+  // every: K (0 = never sample); budget_percent: 0 = every K steps, whatever they cost;
+  // readiness_every: readiness on every Nth sample (its cycle sets the cost's window).
+  RangeSampleSpacing(int64_t every, int64_t budget_percent, int64_t readiness_every = 1);
 
   bool selects(int64_t step) const;
   // At a step's end, with its wall time (NaN: unknown, ignored) and whether it sampled.
@@ -49,6 +52,8 @@ class RangeSampleSpacing {
   static std::vector<Change> decode(const std::string& text);
   // "every 10 steps, spaced to every 560 from step 11 (a sample cost 1120 ms against a 20 ms step; budget 5 %)".
   static std::string describe(int64_t every, int64_t budget_percent, const std::vector<Change>& changes);
+  // "precision readiness on one sample in 5, the first included", "... on every sample", "... off".
+  static std::string describe_readiness(int64_t readiness_every);
 
  private:
   double baseline_ms() const;
@@ -56,6 +61,7 @@ class RangeSampleSpacing {
   int64_t every_;
   int64_t budget_percent_;
   int64_t every_now_;
+  size_t cost_samples_;  // the samples whose mean cost is a sample's
   int64_t next_ = 0;  // the first step that may sample
   std::deque<double> unsampled_ms_;
   std::deque<double> sample_costs_ms_;

@@ -63,6 +63,8 @@ inline constexpr const char* kProfilerOwnGpuNs = "profiler_own_gpu_ns";
 // ';'-separated; absent when there were none).
 inline constexpr const char* kRangeSampleEvery = "range_sample_every";
 inline constexpr const char* kRangeSampleBudget = "range_sample_budget";
+// Precision readiness on every Nth range sample, the first included (0: off).
+inline constexpr const char* kReadinessEvery = "readiness_every";
 inline constexpr const char* kRangeSampleSpacing = "range_sample_spacing";
 // Where the samples' time went on the training thread, by pass (range_sample_phases.h):
 // "samples:N;gradients:ms;activations:ms;readiness:ms", sums. Absent before 2026-11-27.

@@ -23,13 +23,14 @@ ProfileCommand::ProfileCommand(CLI::App& parent) {
   command_->add_flag("--no-gpu-trace", no_gpu_trace_, "Do not trace CUDA kernels through CUPTI")->group("Profiling");
 }
 
-std::array<std::pair<const profiler::CaptureOptionSpec*, int64_t*>, 5> ProfileCommand::sampling_fields() {
+std::array<ProfileCommand::SamplingField, profiler::kCaptureOptions.size()> ProfileCommand::sampling_fields() {
   auto& p = profiler_options_;
   return {{{&profiler::kWindowStartOption, &p.window_start},
            {&profiler::kWindowStepsOption, &p.window_steps},
            {&profiler::kEveryOption, &p.every_n_steps},
            {&profiler::kGradEveryOption, &p.gradient_every},
-           {&profiler::kSampleBudgetOption, &p.sample_budget_percent}}};
+           {&profiler::kSampleBudgetOption, &p.sample_budget_percent},
+           {&profiler::kReadinessEveryOption, &p.readiness_every}}};
 }
 
 int ProfileCommand::run() {

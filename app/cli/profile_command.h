@@ -19,7 +19,8 @@ class ProfileCommand {
 
  private:
   // The sampling options (capture_option_specs.h) and the fields they set.
-  std::array<std::pair<const profiler::CaptureOptionSpec*, int64_t*>, 5> sampling_fields();
+  using SamplingField = std::pair<const profiler::CaptureOptionSpec*, int64_t*>;
+  std::array<SamplingField, profiler::kCaptureOptions.size()> sampling_fields();
 
   CLI::App* command_;
   TrainOptions options_;

@@ -38,7 +38,7 @@ bool Profiler::is_record_batch(const Job& job) {
 Profiler::Profiler(ProfilerOptions options)
     : options_(std::move(options)),
       op_rule_(options_.window_start, options_.window_steps, options_.every_n_steps),
-      sample_spacing_(options_.gradient_every, options_.sample_budget_percent),
+      sample_spacing_(options_.gradient_every, options_.sample_budget_percent, options_.readiness_every),
       aggregator_(kOpMemorySteps, options_.op_step_samples),
       snapshot_(std::make_shared<const ProfileSnapshot>()) {
   observer_.set_step_op_budget(options_.step_op_budget);
@@ -109,6 +109,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   writer_->set_meta_value(meta_key::kStepOpBudget, std::to_string(options_.step_op_budget));
   writer_->set_meta_value(meta_key::kRangeSampleEvery, std::to_string(options_.gradient_every));
   writer_->set_meta_value(meta_key::kRangeSampleBudget, std::to_string(options_.sample_budget_percent));
+  writer_->set_meta_value(meta_key::kReadinessEvery, std::to_string(options_.readiness_every));
   writer_published_.store(writer_.get(), std::memory_order_release);
 }
 
@@ -119,9 +120,12 @@ void Profiler::on_step_begin(int64_t step) {
   // models' module inputs, layer inputs and outputs reach step_sink_ during this step's
   // forward (training thread only).
   const bool sampled = wants_gradients(step);
+  // Readiness on the first range sample and every Nth after it (kReadinessEveryOption).
+  readiness_step_ = sampled && options_.readiness_every > 0 && range_samples_begun_ % options_.readiness_every == 0;
+  if (sampled) ++range_samples_begun_;
   step_sink_.phases = {};
   step_sink_.activations = sampled ? &activations_ : nullptr;
-  step_sink_.readiness = sampled ? &readiness_ : nullptr;
+  step_sink_.readiness = readiness_step_ ? &readiness_ : nullptr;
   step_sink_.backward = sampled || check_next_step_ ? &backward_checks_recorder_ : nullptr;
   if (step_sink_.activations || step_sink_.backward) engine::activation_sink() = &step_sink_;
   if (!step_is_sampled(step)) return;
@@ -194,6 +198,7 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
   }
   // The layers' weights and gradients, with the inputs the forward left waiting:
   // the readiness pass of this step, read back at its end.
+  if (!readiness_step_) return;
   PhaseTimer timer(step_sink_.phases.readiness_ms);
   readiness_.measure_gradients(parameters);
 }

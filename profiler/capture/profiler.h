@@ -61,6 +61,7 @@ struct ProfilerOptions {
   int64_t every_n_steps = kEveryOption.default_value;       // inside the window, record every Nth step
   int64_t gradient_every = kGradEveryOption.default_value;  // gradient range statistics every K steps; 0 = never
   int64_t sample_budget_percent = kSampleBudgetOption.default_value;  // range_sample_spacing.h; 0 = every K steps
+  int64_t readiness_every = kReadinessEveryOption.default_value;  // readiness on every Nth range sample; 0 = never
   bool trace_gpu = true;       // CUPTI kernel tracing when training on CUDA
   size_t queue_capacity = 256; // batches waiting for the worker; half of it is the ops' limit
   // Op records waiting for the worker and the session writer (together) at which the
@@ -108,6 +109,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   void on_run_start(const engine::RunStartedEvent& run) override;
   void on_step_begin(int64_t step) override;
   bool wants_gradients(int64_t step) override;
+  // Whether the step begun last measures precision readiness: a range sample that is
+  // the first or an Nth one (ProfilerOptions::readiness_every). Training thread.
+  bool wants_readiness() const { return readiness_step_; }
   void on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) override;
   void on_step_end(const engine::StepEvent& step) override;
   // A backward pass checked for non-finite gradients (the engine's, or a Python loop's):
@@ -192,7 +196,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   bool gpu_tracing_paused_ = false;   // training thread only
   Tf32Settings tf32_;          // in force at run start: decides fp32 ops' eligibility
   ActivationRecorder activations_;  // training thread: module outputs of gradient-sampled steps
-  ReadinessRecorder readiness_;     // training thread: layers' tensors of gradient-sampled steps
+  ReadinessRecorder readiness_;     // training thread: layers' tensors of readiness steps
+  int64_t range_samples_begun_ = 0;  // training thread: range-sampled steps begun so far
+  bool readiness_step_ = false;      // training thread: the step begun last measures readiness
   std::thread::id step_thread_;     // the training thread: the one that began the current step
   // Training thread: module gradients of the checked steps (gradient-sampled ones, and
   // those after a skipped step or a growth of the loss scale), and what the models'

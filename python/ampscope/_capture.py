@@ -20,7 +20,8 @@ Where things come from:
   gradient the optimizer used;
 - unscaled gradients: after each unscale_ (GradScaler), else at the optimizer's
   step, on the steps --grad-every selects;
-- precision readiness, on those steps too: each Linear and ConvNd module's input
+- precision readiness, on the first of those steps and one in readiness_every after
+  it (the core decides: wants_readiness()): each Linear and ConvNd module's input
   and weight, from the forward pre-hook, then their weight gradients with the
   unscaled gradients (the core simulates the low-precision formats on them);
 - torch.compile'd code: the ops of its AOTAutograd graphs, graph breaks and
@@ -105,7 +106,8 @@ def step(loss=None) -> None:
 
 def capture(path: str = "run.ampscope", **options) -> "Capture":
     """`with ampscope.capture("run.ampscope", window_start=1, window_steps=0, every=1,
-    grad_every=10, trace_gpu=True, overwrite=False):` records the training inside."""
+    grad_every=10, sample_budget=5, readiness_every=5, trace_gpu=True, overwrite=False):`
+    records the training inside."""
     return Capture(path, **options)
 
 
@@ -253,7 +255,7 @@ class Capture:
         self._samples = {}       # id(model) -> samples (leading dim of its first tensor argument) this step
         self._close_pending = False
         self._scaled.clear()
-        self._readiness = self._core.wants_gradients()  # a gradient-sampled step: layer inputs too
+        self._readiness = self._core.wants_readiness()  # a readiness step (some range samples): layer inputs too
 
     def _has_activity(self):
         return bool(self._losses or self._records)

@@ -112,6 +112,7 @@ class Capture {
     options.every_n_steps = o["every"].cast<int64_t>();
     options.gradient_every = o["grad_every"].cast<int64_t>();
     options.sample_budget_percent = o["sample_budget"].cast<int64_t>();
+    options.readiness_every = o["readiness_every"].cast<int64_t>();
     options.trace_gpu = o["trace_gpu"].cast<bool>();
     description_ = o["description"].cast<std::string>();
     options.describe_session = [this](profiler::SessionMeta& meta) {
@@ -142,6 +143,7 @@ class Capture {
   int64_t step() const { return step_; }
   bool step_is_sampled(int64_t step) const { return profiler_->step_is_sampled(step); }
   bool wants_gradients() { return profiler_->wants_gradients(step_); }
+  bool wants_readiness() const { return profiler_->wants_readiness(); }
 
   // (name, parameter) pairs whose .grad holds the unscaled gradient.
   void gradients(const std::vector<std::pair<std::string, at::Tensor>>& parameters, double loss_scale) {
@@ -149,8 +151,8 @@ class Capture {
     profiler_->on_unscaled_gradients(step_, parameters, loss_scale);
   }
 
-  // A Linear or convolution module's input and weight, on a gradient-sampled
-  // step (the wrapper asks wants_gradients() first): precision readiness.
+  // A Linear or convolution module's input and weight, on a readiness step (the
+  // wrapper asks wants_readiness() first): precision readiness.
   void layer_input(const std::string& layer, const at::Tensor& input, const at::Tensor& weight) {
     at::DisableRecordFunctionGuard outside_recording;  // the readiness ops are not the script's
     profiler_->on_layer_input(layer, input, weight);
@@ -366,6 +368,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def_property_readonly("step", &Capture::step)
       .def("step_is_sampled", &Capture::step_is_sampled)
       .def("wants_gradients", &Capture::wants_gradients)
+      .def("wants_readiness", &Capture::wants_readiness)
       .def("gradients", &Capture::gradients)
       .def("layer_input", &Capture::layer_input)
       .def("weight_in_by_out", &Capture::weight_in_by_out)

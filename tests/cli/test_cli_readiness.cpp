@@ -29,7 +29,9 @@ class ProfiledMlp : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto r = ampscope(fmt::format(
-        "profile --model mlp --layers 2 --width 32 --device cpu --steps 4 --grad-every 2 --sample-budget 0 --out '{}'", session()));
+        "profile --model mlp --layers 2 --width 32 --device cpu --steps 4 --grad-every 2 --sample-budget 0 "
+        "--readiness-every 1 --out '{}'",
+        session()));
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
   std::string session() const { return (dir_ / "s.ampscope").string(); }
@@ -42,6 +44,7 @@ TEST_F(ProfiledMlp, SummaryJsonAndReportShowReadinessPerLayer) {
   const std::string& out = summary.output;
   const size_t table = out.find("Precision readiness per layer (2 sampled steps");
   ASSERT_NE(table, std::string::npos) << out;
+  EXPECT_NE(out.find("range samples every 2 steps; precision readiness on every sample"), std::string::npos) << out;
   for (const char* row : {"\n  layer ", "\n  hidden.0 ", "\n  hidden.1 ", "\n  head "})
     EXPECT_NE(out.find(row, table), std::string::npos) << row << "\n" << out;
   EXPECT_NE(out.find("measured: weights, layer inputs and weight gradients", table), std::string::npos);

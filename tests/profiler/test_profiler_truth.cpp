@@ -449,7 +449,8 @@ TEST(ProfilerTruth, RangeSamplesFollowTheBudgetAndTheSessionSaysSo) {
   const SessionView view = load_session_view(options.session_path);
   EXPECT_EQ(view.range_sampling,
             "every 10 steps, spaced to every 1100 from step 11 to keep samples within 5 % of the run's time "
-            "(a sample cost 1095 ms against a 20.0 ms step)");
+            "(a sample cost 1095 ms against a 20.0 ms step); precision readiness on one sample in 5, the first "
+            "included");
   EXPECT_EQ(session_summary(view)["training"]["range_samples"], view.range_sampling);  // the JSON summary too
 }
 

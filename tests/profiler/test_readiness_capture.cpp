@@ -7,11 +7,14 @@
 
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/training_run.h"
 #include "profiler/capture/own_work.h"
 #include "profiler/capture/profiler.h"
 #include "profiler/store/session_reader.h"
+#include "profiler/store/session_view.h"
 #include "tests/support/dispatched_ops.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
@@ -43,6 +46,7 @@ TEST(ReadinessCapture, AnOutlierChannelKeepsItsLayerOutOfNvfp4AndAWellScaledLaye
   options.session_path = dir / "s.ampscope";
   options.gradient_every = 2;  // steps 2 and 4
   options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
+  options.readiness_every = 1;        // both samples
   engine::TrainConfig config = test::tiny_mlp(4, /*width=*/64, /*batch=*/32);
   config.model.layers = 2;
   engine::TrainingRun run(config);
@@ -105,6 +109,38 @@ TEST(ReadinessCapture, AnOutlierChannelKeepsItsLayerOutOfNvfp4AndAWellScaledLaye
   for (const OpStats& row : session.op_stats()) names.insert(row.name);
   EXPECT_TRUE(names.contains("aten::linear"));
   for (const char* own : {"aten::bitwise_and", "aten::exp2", "aten::nan_to_num_"}) EXPECT_FALSE(names.contains(own)) << own;
+}
+
+TEST(ReadinessCapture, MeasuredOnTheFirstRangeSampleAndOneInNAfterItWhileGradientsAreOnEvery) {
+  engine::TrainConfig config = test::tiny_mlp(7, /*width=*/32, /*batch=*/8);
+  for (const auto& [readiness_every, readiness_steps] :
+       std::vector<std::pair<int64_t, int64_t>>{{3, 3}, {1, 7}, {0, 0}}) {
+    test::ScratchDir dir;
+    ProfilerOptions options;
+    options.session_path = dir / "s.ampscope";
+    options.gradient_every = 1;  // a range sample every step: 7
+    options.sample_budget_percent = 0;
+    options.readiness_every = readiness_every;  // 3: steps 1, 4 and 7
+    engine::TrainingRun run(config);
+    {
+      Profiler profiler(options);
+      profiler.on_run_start(run.started_event());
+      for (int64_t step = 1; step <= config.steps; ++step) {
+        run.step(step, {&profiler});
+        EXPECT_EQ(profiler.wants_readiness(), readiness_every > 0 && (step - 1) % readiness_every == 0) << step;
+      }
+      profiler.on_run_end(engine::RunState::kFinished, "");
+    }
+    const SessionReader session = SessionReader::open(options.session_path);
+    EXPECT_EQ(session.readiness().sampled_steps(), readiness_steps) << "readiness every " << readiness_every;
+    EXPECT_EQ(session.gradient_steps().size(), 7u) << "readiness every " << readiness_every;
+    const SessionView view = load_session_view(session);
+    EXPECT_NE(view.range_sampling.find(readiness_every == 3   ? "precision readiness on one sample in 3"
+                                       : readiness_every == 1 ? "precision readiness on every sample"
+                                                              : "precision readiness off"),
+              std::string::npos)
+        << view.range_sampling;
+  }
 }
 
 TEST(ReadinessCapture, WithoutLayerInputsTheWeightsAreMeasured) {

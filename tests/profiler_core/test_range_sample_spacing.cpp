@@ -3,6 +3,7 @@
 // against a 20 ms step, so every 10th step made the training 5x slower).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -74,6 +75,33 @@ TEST(RangeSampleSpacing, ACheaperSampleNarrowsTheSpacingBackToK) {
   EXPECT_EQ(spacing.current_every(), 10);
   EXPECT_TRUE(spacing.selects(460));
   ASSERT_EQ(spacing.changes().size(), 5u);
+}
+
+TEST(RangeSampleSpacing, ReadinessOnOneSampleInNIsPaidForAsItsShareOfN) {
+  // Readiness on one sample in 8: those cost 800 ms over a 20 ms step, the others 10 ms.
+  // The mean over a readiness cycle, (800 + 7 * 10) / 8 = 108.75 ms, asks for 110 steps
+  // between samples; over four samples (the window without readiness's cadence) it swung
+  // between 207.5 ms (one costly sample in the window) and 10 ms (none) as samples went by.
+  const auto costs = [](int64_t sample) { return sample % 8 == 0 ? 820.0 : 30.0; };
+  for (const int64_t readiness_every : {1, 8}) {
+    RangeSampleSpacing spacing(10, 5, readiness_every);
+    std::vector<int64_t> every_after;
+    int64_t samples = 0;
+    for (int64_t step = 1; step <= 40'000; ++step) {
+      const bool s = spacing.selects(step);
+      spacing.on_step_end(step, s ? costs(samples) : 20.0, s);
+      if (s && ++samples > 16) every_after.push_back(spacing.current_every());
+    }
+    ASSERT_FALSE(every_after.empty());
+    const auto [least, most] = std::minmax_element(every_after.begin(), every_after.end());
+    if (readiness_every == 8) {
+      EXPECT_EQ(*least, 110);
+      EXPECT_EQ(*most, 110);
+    } else {
+      EXPECT_LT(*least, 30);   // no costly sample in the last four
+      EXPECT_GT(*most, 200);   // one
+    }
+  }
 }
 
 TEST(RangeSampleSpacing, WithNoUnsampledStepToCompareEveryStepSamples) {

@@ -41,8 +41,9 @@ void compare_with_torch_profiler(const std::string& model, const std::set<std::s
   ScratchDir dir;
   const auto script = ampscope::test::test_source_path("python/peer_training.py");
   const auto session = dir / "s.ampscope";
-  const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' --grad-every 1 --sample-budget 0 '{}' {} --steps 2",
-                                                      session.string(), script.string(), model));
+  const auto r = ampscope::test::ampscope(
+      fmt::format("run --out '{}' --grad-every 1 --sample-budget 0 --readiness-every 1 '{}' {} --steps 2",
+                  session.string(), script.string(), model));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto peer_json = dir / "peer.json";
   std::string out;

@@ -70,7 +70,8 @@ TEST(PythonReadiness, AnOutlierChannelIsNotReadyForNvfp4AndAWellScaledLayerIs) {
   write_file(dir / "train.py", kOutlierScript);
   const auto session = (dir / "s.ampscope").string();
   const auto run = ampscope::test::ampscope(
-      fmt::format("run --out '{}' --grad-every 2 --sample-budget 0 '{}'", session, (dir / "train.py").string()));
+      fmt::format("run --out '{}' --grad-every 2 --sample-budget 0 --readiness-every 1 '{}'", session,
+                  (dir / "train.py").string()));
   ASSERT_EQ(run.exit_code, 0) << run.output;
 
   const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session));

@@ -44,6 +44,7 @@ std::string record_session(const test::ScratchDir& dir, int64_t steps, int64_t e
   options.session_path = (dir / "headless.ampscope").string();
   options.gradient_every = 2;
   options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
+  options.readiness_every = 1;        // readiness on each of them too
   engine::TrainConfig c = test::tiny_gpt(engine::Precision::kFP16, steps);
   c.eval_every = eval_every;
   c.eval_batches = 2;

@@ -7,6 +7,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "profiler/capture_option_specs.h"
 #include "ui/models/model_roles.h"
 #include "ui/models/readiness_model.h"
 #include "ui/widgets/pane_hint.h"
@@ -25,9 +26,10 @@ ReadinessPane::ReadinessPane(QWidget* parent) : QWidget(parent) {
   stack_ = new QStackedWidget;
   layout->addWidget(stack_);
   stack_->addWidget(makeHintLabel(
-      tr("%1\nPrecision readiness is measured on the gradient-sampled steps (--grad-every): how each Linear and "
-         "convolution layer would fare in FP8, MXFP8 and NVFP4.")
-          .arg(QString::fromLatin1(kProfilerHint))));
+      tr("%1\nPrecision readiness is measured on the first gradient-sampled step (--grad-every) and one in %2 "
+         "after it (--readiness-every): how each Linear and convolution layer would fare in FP8, MXFP8 and NVFP4.")
+          .arg(QString::fromLatin1(kProfilerHint))
+          .arg(profiler::kReadinessEveryOption.default_value)));
 
   auto* content = new QWidget;
   auto* column = new QVBoxLayout(content);
