@@ -136,6 +136,10 @@ struct OpObserver::ThreadState {
   std::vector<int64_t> pending_dims;
   SpinLock finished_lock;  // guards finished: taken on every op
   OpBatch::Part finished;
+  // How much take() found last (registry_mutex_): the size of the next buffer it hands over.
+  struct Sizes {
+    size_t ops = 0, tensors = 0, dims = 0;
+  } taken;
 
   void restart(uint64_t new_generation) {
     generation = new_generation;
@@ -610,32 +614,20 @@ OpBatch OpObserver::take() {
   span_open_ = recording();
   std::lock_guard registry(registry_mutex_);
   for (auto& ts : threads_) {
-    OpBatch::Part part = spares_->take();  // the thread's next buffer: a spare has the room
-    bool nothing_finished = false, swapped = false;
-    size_t ops = 0, tensors = 0, dims = 0;
+    OpBatch::Part part = spares_->take();
+    // The thread records about as much next step as it did this one: spare it the
+    // regrowth, grown here, outside its buffer's lock (held for the swap alone).
+    part.ops.reserve(ts->taken.ops);
+    part.tensors.reserve(ts->taken.tensors);
+    part.dims.reserve(ts->taken.dims);
     {
-      std::lock_guard lock(ts->finished_lock);  // a spin lock: held for a swap, never an allocation
-      const OpBatch::Part& f = ts->finished;
-      nothing_finished = f.ops.empty() && f.over_budget == 0;
-      ops = f.ops.size(), tensors = f.tensors.size(), dims = f.dims.size();
-      if (!nothing_finished && part.ops.capacity() >= ops && part.tensors.capacity() >= tensors &&
-          part.dims.capacity() >= dims) {
-        std::swap(part, ts->finished);
-        swapped = true;
-      }
-    }
-    if (nothing_finished) {
-      spares_->give_back(std::move(part));
-      continue;
-    }
-    if (!swapped) {
-      // The thread records about as much next step: spare it the regrowth. Grown
-      // outside the lock, with room for what it finishes meanwhile.
-      part.ops.reserve(ops + ops / 4 + 64);
-      part.tensors.reserve(tensors + tensors / 4 + 256);
-      part.dims.reserve(dims + dims / 4 + 512);
       std::lock_guard lock(ts->finished_lock);
       std::swap(part, ts->finished);
+    }
+    ts->taken = {part.ops.size(), part.tensors.size(), part.dims.size()};
+    if (part.ops.empty() && part.over_budget == 0) {
+      spares_->give_back(std::move(part));
+      continue;
     }
     part.thread_number = ts->thread_number;
     batch.parts_.push_back(std::move(part));

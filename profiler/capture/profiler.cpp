@@ -121,11 +121,12 @@ void Profiler::on_step_begin(int64_t step) {
   // forward (training thread only).
   const bool sampled = wants_gradients(step);
   // Readiness on the first range sample and every Nth after it (kReadinessEveryOption).
-  readiness_step_ = sampled && options_.readiness_every > 0 && range_samples_begun_ % options_.readiness_every == 0;
+  const bool readiness =
+      sampled && options_.readiness_every > 0 && range_samples_begun_ % options_.readiness_every == 0;
   if (sampled) ++range_samples_begun_;
   step_sink_.phases = {};
   step_sink_.activations = sampled ? &activations_ : nullptr;
-  step_sink_.readiness = readiness_step_ ? &readiness_ : nullptr;
+  step_sink_.readiness = readiness ? &readiness_ : nullptr;
   step_sink_.backward = sampled || check_next_step_ ? &backward_checks_recorder_ : nullptr;
   if (step_sink_.activations || step_sink_.backward) engine::activation_sink() = &step_sink_;
   if (!step_is_sampled(step)) return;
@@ -198,7 +199,7 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
   }
   // The layers' weights and gradients, with the inputs the forward left waiting:
   // the readiness pass of this step, read back at its end.
-  if (!readiness_step_) return;
+  if (!wants_readiness()) return;
   PhaseTimer timer(step_sink_.phases.readiness_ms);
   readiness_.measure_gradients(parameters);
 }

@@ -111,7 +111,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   bool wants_gradients(int64_t step) override;
   // Whether the step begun last measures precision readiness: a range sample that is
   // the first or an Nth one (ProfilerOptions::readiness_every). Training thread.
-  bool wants_readiness() const { return readiness_step_; }
+  bool wants_readiness() const { return step_sink_.readiness != nullptr; }
   void on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) override;
   void on_step_end(const engine::StepEvent& step) override;
   // A backward pass checked for non-finite gradients (the engine's, or a Python loop's):
@@ -198,7 +198,6 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   ActivationRecorder activations_;  // training thread: module outputs of gradient-sampled steps
   ReadinessRecorder readiness_;     // training thread: layers' tensors of readiness steps
   int64_t range_samples_begun_ = 0;  // training thread: range-sampled steps begun so far
-  bool readiness_step_ = false;      // training thread: the step begun last measures readiness
   std::thread::id step_thread_;     // the training thread: the one that began the current step
   // Training thread: module gradients of the checked steps (gradient-sampled ones, and
   // those after a skipped step or a growth of the loss scale), and what the models'
