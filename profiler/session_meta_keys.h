@@ -65,6 +65,11 @@ inline constexpr const char* kRangeSampleEvery = "range_sample_every";
 inline constexpr const char* kRangeSampleBudget = "range_sample_budget";
 // Precision readiness on every Nth range sample, the first included (0: off).
 inline constexpr const char* kReadinessEvery = "readiness_every";
+// Which steps' ops were asked for: from this step, this many steps (0: to the end), every
+// Nth of them (profiler/capture_settings.h). Absent in sessions before 2026-11-28.
+inline constexpr const char* kOpWindowStart = "op_window_start";
+inline constexpr const char* kOpWindowSteps = "op_window_steps";
+inline constexpr const char* kOpEvery = "op_every";
 inline constexpr const char* kRangeSampleSpacing = "range_sample_spacing";
 // Where the samples' time went on the training thread, by pass (range_sample_phases.h):
 // "samples:N;gradients:ms;activations:ms;readiness:ms", sums. Absent before 2026-11-27.

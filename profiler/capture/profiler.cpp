@@ -107,9 +107,8 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   writer_->set_meta_value(meta_key::kPid, std::to_string(current_process_id()));
   writer_->set_meta_value(meta_key::kHost, current_host_name());
   writer_->set_meta_value(meta_key::kStepOpBudget, std::to_string(options_.step_op_budget));
-  writer_->set_meta_value(meta_key::kRangeSampleEvery, std::to_string(options_.gradient_every));
-  writer_->set_meta_value(meta_key::kRangeSampleBudget, std::to_string(options_.sample_budget_percent));
-  writer_->set_meta_value(meta_key::kReadinessEvery, std::to_string(options_.readiness_every));
+  // What was asked for, so the GUI can run the session again as it was recorded.
+  for (const auto& [key, value] : CaptureSettings::of(options_).meta_entries()) writer_->set_meta_value(key, value);
   writer_published_.store(writer_.get(), std::memory_order_release);
 }
 

@@ -37,6 +37,7 @@
 #include "profiler/analysis/op_aggregator.h"
 #include "profiler/capture/op_observer.h"
 #include "profiler/capture_option_specs.h"
+#include "profiler/capture_settings.h"
 #include "profiler/cupti/activity_source.h"
 #include "profiler/analysis/tensor_core_eligibility.h"
 #include "profiler/op_sampling_rule.h"

@@ -50,7 +50,7 @@ TEST(LiveProfiling, EachRunIsRecordedIntoItsOwnSessionAndFeedsTheLiveViews) {
   EXPECT_EQ(live.currentSessionPath(), "");
   // Gradients (and readiness) every 5 steps, so the 6-step run samples step 5; the
   // panel's default is every entry point's, 10 (profiler/capture_option_specs.h).
-  ProfilingSettings sampling;
+  profiler::CaptureSettings sampling;
   sampling.gradient_every = 5;
   window.runPanel()->setProfilerOptions(sampling);
 

@@ -167,13 +167,15 @@ TEST(RunPanel, ProfilingFieldsReachTheProfilerOptions) {
   RunPanel panel;
   // The GUI starts from the defaults every entry point has (issue 31: it sampled
   // gradients every 5 steps where the CLI and Python took 10).
-  const ProfilingSettings defaults = panel.profilerOptions();
+  const profiler::CaptureSettings defaults = panel.profilerOptions();
   const profiler::ProfilerOptions profiler_defaults;
   EXPECT_EQ(defaults.every_n_steps, profiler_defaults.every_n_steps);
   EXPECT_EQ(defaults.gradient_every, profiler_defaults.gradient_every);
   EXPECT_EQ(defaults.gradient_every, 10);
   EXPECT_EQ(defaults.window_start, profiler_defaults.window_start);
   EXPECT_EQ(defaults.window_steps, profiler_defaults.window_steps);
+  EXPECT_EQ(defaults.sample_budget_percent, profiler_defaults.sample_budget_percent);
+  EXPECT_EQ(defaults.readiness_every, profiler_defaults.readiness_every);
 
   auto field = [&](const char* name) {
     auto* box = panel.findChild<QSpinBox*>(QString::fromLatin1(name));
@@ -182,23 +184,54 @@ TEST(RunPanel, ProfilingFieldsReachTheProfilerOptions) {
     return box;
   };
   field("profileEveryNSteps")->setValue(3);
-  field("profileGradientEvery")->setValue(0);
   field("profileWindowStart")->setValue(100);
   field("profileWindowSteps")->setValue(50);
+  field("profileSampleBudget")->setValue(0);
+  field("profileReadinessEvery")->setValue(2);
+  field("profileGradientEvery")->setValue(0);
   EXPECT_EQ(field("profileGradientEvery")->text(), QStringLiteral("off"));
+  // (disabled now, with gradients off: its own test below)
+  EXPECT_EQ(panel.findChild<QSpinBox*>(QStringLiteral("profileSampleBudget"))->text(),
+            QStringLiteral("off: every K steps"));
 
   profiler::ProfilerOptions options;
   options.session_path = "kept.ampscope";
-  panel.profilerOptions().applyTo(options);
+  panel.profilerOptions().apply_to(options);
   EXPECT_EQ(options.every_n_steps, 3);
   EXPECT_EQ(options.gradient_every, 0);
   EXPECT_EQ(options.window_start, 100);
   EXPECT_EQ(options.window_steps, 50);
+  EXPECT_EQ(options.sample_budget_percent, 0);
+  EXPECT_EQ(options.readiness_every, 2);
   EXPECT_EQ(options.session_path, "kept.ampscope");
 
-  panel.setProfilerOptions(ProfilingSettings{});
+  panel.setProfilerOptions(profiler::CaptureSettings{});
   EXPECT_EQ(field("profileEveryNSteps")->value(), profiler_defaults.every_n_steps);
   EXPECT_EQ(field("profileWindowSteps")->text(), QStringLiteral("to the end"));
+  EXPECT_EQ(field("profileReadinessEvery")->value(), profiler_defaults.readiness_every);
+}
+
+// The sample budget and the readiness cadence act on gradient samples: with those
+// off, their fields cannot be set, and they come back with them.
+TEST(RunPanel, SampleBudgetAndReadinessFollowTheGradientSamples) {
+  RunPanel panel;
+  auto* gradients = panel.findChild<QSpinBox*>(QStringLiteral("profileGradientEvery"));
+  auto* budget = panel.findChild<QSpinBox*>(QStringLiteral("profileSampleBudget"));
+  auto* readiness = panel.findChild<QSpinBox*>(QStringLiteral("profileReadinessEvery"));
+  ASSERT_TRUE(gradients && budget && readiness);
+  EXPECT_TRUE(budget->isEnabled());
+  EXPECT_TRUE(readiness->isEnabled());
+  gradients->setValue(0);
+  EXPECT_FALSE(budget->isEnabled());
+  EXPECT_FALSE(readiness->isEnabled());
+  profiler::CaptureSettings sampled;
+  sampled.gradient_every = 3;
+  panel.setProfilerOptions(sampled);
+  EXPECT_TRUE(budget->isEnabled());
+  EXPECT_TRUE(readiness->isEnabled());
+  EXPECT_EQ(readiness->text(), QStringLiteral("1 sample in %1").arg(profiler::kReadinessEveryOption.default_value));
+  readiness->setValue(0);
+  EXPECT_EQ(readiness->text(), QStringLiteral("off"));
 }
 
 }  // namespace

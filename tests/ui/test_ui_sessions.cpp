@@ -64,6 +64,9 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
   MainWindow window(MainWindow::Options{.restore_layout = false});
   window.setSessionIO(&io);
   window.show();
+  // Profiling settings other than the session's, as a user may have left them.
+  window.runPanel()->setProfilerOptions({.window_start = 40, .window_steps = 5, .every_n_steps = 7,
+                                         .gradient_every = 9, .sample_budget_percent = 20, .readiness_every = 3});
   ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(path))) << window.bannerText().toStdString();
   testing::spinFor(std::chrono::milliseconds(200));
   EXPECT_EQ(window.livePlots()->graph(LivePlots::kLoss, 0)->dataCount(), 6);
@@ -91,6 +94,12 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
   EXPECT_EQ(shown.model.width, 32);
   EXPECT_EQ(shown.precision, engine::Precision::kFP16);
   EXPECT_EQ(shown.steps, 6);
+  // ... and what it profiled (record_session's options; the op window's defaults).
+  const profiler::CaptureSettings profiled = window.runPanel()->profilerOptions();
+  EXPECT_EQ(profiled, (profiler::CaptureSettings{.gradient_every = 2, .sample_budget_percent = 0,
+                                                 .readiness_every = 1}))
+      << profiled.window_start << " " << profiled.window_steps << " " << profiled.every_n_steps << " "
+      << profiled.gradient_every << " " << profiled.sample_budget_percent << " " << profiled.readiness_every;
 }
 
 // Validation every 3 steps of 7: the loss plot's eval series has exactly steps 3 and 6,

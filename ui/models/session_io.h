@@ -2,6 +2,7 @@
 // The seam between the UI and session files (.ampscope). The profiler's store
 // (profiler/store, SessionReader/SessionWriter) implements it; the UI only
 // knows this interface, so it builds and runs before the store exists.
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -21,6 +22,7 @@ namespace ampscope::ui {
 
 struct LoadedSession {
   profiler::SessionMeta meta;
+  std::map<std::string, std::string> meta_values;  // every key (the capture settings it was recorded with, ...)
   std::vector<profiler::StepRecord> steps;
   profiler::StepTiming step_timing;  // profiled steps' times apart from the others (issue #27)
   std::vector<profiler::OptimizerStepRecord> optimizer_steps;  // steps of several optimizers only

@@ -21,6 +21,7 @@ LoadedSession loaded_session(profiler::SessionView session) {
     loaded.final_state = state->second;
   loaded.script = profiler::script_facts(session.meta_values);
   loaded.meta = std::move(session.meta);
+  loaded.meta_values = std::move(session.meta_values);
   loaded.steps = std::move(session.steps);
   loaded.step_timing = session.step_timing;
   loaded.optimizer_steps = std::move(session.optimizer_steps);

@@ -29,7 +29,7 @@ LiveProfiling::LiveProfiling(TrainingController& controller, RunPanel& run_panel
     options.session_path = nextSessionPath();
     // The run panel's Profiling group (defaults: ops and gradients of every 5th step,
     // a live op table at bounded cost).
-    run_panel_.profilerOptions().applyTo(options);
+    run_panel_.profilerOptions().apply_to(options);
     profiler_ = std::make_unique<profiler::Profiler>(options);
     current_path_ = options.session_path;
     io_.setCurrentSessionPath(options.session_path);

@@ -448,6 +448,11 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
     // A session whose run has not ended (another process still writing it) is followed.
     follower_->follow(path, session.health.closed, session.writer_pid, QString::fromStdString(session.writer_host));
     applySavedConfig(session.meta.config_json);
+    if (!session.script) {
+      // What was profiled, too: Start runs the session again as it was recorded.
+      profiler::CaptureSettings capture = run_panel_->profilerOptions();
+      if (capture.read_meta(session.meta_values)) run_panel_->setProfilerOptions(capture);
+    }
     showTrainingPage();
   }
   setWindowTitle(tr("ampscope — %1").arg(QFileInfo(path).fileName()));

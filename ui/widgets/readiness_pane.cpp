@@ -26,8 +26,9 @@ ReadinessPane::ReadinessPane(QWidget* parent) : QWidget(parent) {
   stack_ = new QStackedWidget;
   layout->addWidget(stack_);
   stack_->addWidget(makeHintLabel(
-      tr("%1\nPrecision readiness is measured on the first gradient-sampled step (--grad-every) and one in %2 "
-         "after it (--readiness-every): how each Linear and convolution layer would fare in FP8, MXFP8 and NVFP4.")
+      tr("%1\nPrecision readiness is measured on the first gradient-sampled step (--grad-every) and one in N "
+         "after it (the run panel's Readiness, --readiness-every; %2 by default, 0 = off): how each Linear and "
+         "convolution layer would fare in FP8, MXFP8 and NVFP4.")
           .arg(QString::fromLatin1(kProfilerHint))
           .arg(profiler::kReadinessEveryOption.default_value)));
 

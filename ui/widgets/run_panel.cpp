@@ -292,32 +292,51 @@ QWidget* RunPanel::buildProfilingGroup() {
   gradient_every_->setPrefix(tr("every "));
   gradient_every_->setSuffix(tr(" steps"));
   gradient_every_->setSpecialValueText(tr("off"));
+  // Both act on the range samples: off with them (updateEnabledFields).
+  sample_budget_ = spin(static_cast<int>(profiler::kSampleBudgetOption.minimum), 100,
+                        tr("Space the gradient samples past every K steps (in multiples of K) so that they "
+                           "cost at most this share of the run's time; off = every K steps, whatever they cost"),
+                        tr(" % of the run"));
+  sample_budget_->setPrefix(tr("at most "));
+  sample_budget_->setSpecialValueText(tr("off: every K steps"));
+  readiness_every_ = spin(static_cast<int>(profiler::kReadinessEveryOption.minimum), 1'000'000,
+                          tr("Precision readiness (FP8, MXFP8, NVFP4 per layer) on the first gradient sample "
+                             "and one in N after it; it costs most of a sample's time; 0 = off"));
+  readiness_every_->setPrefix(tr("1 sample in "));
+  readiness_every_->setSpecialValueText(tr("off"));
   window_start_ = spin(static_cast<int>(profiler::kWindowStartOption.minimum), 10'000'000, tr("The first step whose ops are recorded"));
   window_steps_ =
       spin(0, 10'000'000, tr("How many steps from the first one; 0 = to the end"), tr(" steps"));
   window_steps_->setSpecialValueText(tr("to the end"));
   every_n_steps_->setObjectName(QStringLiteral("profileEveryNSteps"));
   gradient_every_->setObjectName(QStringLiteral("profileGradientEvery"));
+  sample_budget_->setObjectName(QStringLiteral("profileSampleBudget"));
+  readiness_every_->setObjectName(QStringLiteral("profileReadinessEvery"));
   window_start_->setObjectName(QStringLiteral("profileWindowStart"));
   window_steps_->setObjectName(QStringLiteral("profileWindowSteps"));
   f->addRow(tr("Ops"), every_n_steps_);
   f->addRow(tr("Gradients"), gradient_every_);
+  f->addRow(tr("Sample budget"), sample_budget_);
+  f->addRow(tr("Readiness"), readiness_every_);
   f->addRow(tr("From step"), window_start_);
   f->addRow(tr("Window"), window_steps_);
-  setProfilerOptions(ProfilingSettings{});
+  connect(gradient_every_, &QSpinBox::valueChanged, this, &RunPanel::updateEnabledFields);
+  setProfilerOptions(profiler::CaptureSettings{});
   return box;
 }
 
-ProfilingSettings RunPanel::profilerOptions() const {
-  ProfilingSettings s;
+profiler::CaptureSettings RunPanel::profilerOptions() const {
+  profiler::CaptureSettings s;
   s.window_start = window_start_->value();
   s.window_steps = window_steps_->value();
   s.every_n_steps = every_n_steps_->value();
   s.gradient_every = gradient_every_->value();
+  s.sample_budget_percent = sample_budget_->value();
+  s.readiness_every = readiness_every_->value();
   return s;
 }
 
-void RunPanel::setProfilerOptions(const ProfilingSettings& s) {
+void RunPanel::setProfilerOptions(const profiler::CaptureSettings& s) {
   auto set = [](QSpinBox* box, int64_t v) {
     box->setValue(static_cast<int>(std::clamp<int64_t>(v, box->minimum(), box->maximum())));
   };
@@ -325,6 +344,8 @@ void RunPanel::setProfilerOptions(const ProfilingSettings& s) {
   set(window_steps_, s.window_steps);
   set(every_n_steps_, s.every_n_steps);
   set(gradient_every_, s.gradient_every);
+  set(sample_budget_, s.sample_budget_percent);
+  set(readiness_every_, s.readiness_every);
 }
 
 void RunPanel::updateEnabledFields() {
@@ -343,6 +364,9 @@ void RunPanel::updateEnabledFields() {
        {static_cast<QWidget*>(init_scale_), static_cast<QWidget*>(growth_factor_),
         static_cast<QWidget*>(backoff_factor_), static_cast<QWidget*>(growth_interval_)})
     w->setEnabled(scaler);
+  const bool range_samples = gradient_every_->value() > 0;
+  sample_budget_->setEnabled(range_samples);
+  readiness_every_->setEnabled(range_samples);
 }
 
 engine::TrainConfig RunPanel::config() const {

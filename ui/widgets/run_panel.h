@@ -6,7 +6,7 @@
 
 #include "engine/config.h"
 #include "engine/events.h"
-#include "profiler/capture_option_specs.h"
+#include "profiler/capture_settings.h"
 #include "profiler/script_facts.h"
 
 class QCheckBox;
@@ -22,25 +22,6 @@ class QToolButton;
 
 namespace ampscope::ui {
 
-// What the Profiling group sets: profiler::ProfilerOptions minus the session path.
-// A separate struct so the panel stays free of the profiler's LibTorch headers;
-// applyTo() fills any options type with these field names (the app's ProfilerOptions).
-struct ProfilingSettings {
-  // Defaults as every entry point's (profiler/capture_option_specs.h).
-  int64_t window_start = profiler::kWindowStartOption.default_value;  // first step whose ops are recorded
-  int64_t window_steps = profiler::kWindowStepsOption.default_value;  // steps from window_start; 0 = to the end
-  int64_t every_n_steps = profiler::kEveryOption.default_value;       // ops of every Nth step inside the window
-  int64_t gradient_every = profiler::kGradEveryOption.default_value;  // gradient statistics every K steps; 0 = off
-
-  template <typename Options>
-  void applyTo(Options& options) const {
-    options.window_start = window_start;
-    options.window_steps = window_steps;
-    options.every_n_steps = every_n_steps;
-    options.gradient_every = gradient_every;
-  }
-};
-
 class RunPanel : public QWidget {
   Q_OBJECT
  public:
@@ -49,8 +30,8 @@ class RunPanel : public QWidget {
   engine::TrainConfig config() const;
   void setConfig(const engine::TrainConfig& config);
   void setRunState(engine::RunState state, bool pause_pending = false);
-  ProfilingSettings profilerOptions() const;
-  void setProfilerOptions(const ProfilingSettings& settings);
+  profiler::CaptureSettings profilerOptions() const;
+  void setProfilerOptions(const profiler::CaptureSettings& settings);
   // A session recorded from a Python script: its own facts, read-only, in place
   // of the built-in run's settings (which keep their values for the next run).
   // showSettings() brings the settings back; a run that starts does so too.
@@ -115,6 +96,8 @@ class RunPanel : public QWidget {
   QSpinBox* window_steps_ = nullptr;
   QSpinBox* every_n_steps_ = nullptr;
   QSpinBox* gradient_every_ = nullptr;
+  QSpinBox* sample_budget_ = nullptr;
+  QSpinBox* readiness_every_ = nullptr;
   QLabel* state_label_ = nullptr;
   QPushButton* start_ = nullptr;
   QPushButton* pause_ = nullptr;
