@@ -377,8 +377,25 @@ void Profiler::enqueue(Job job, bool may_drop) {
 
 void Profiler::worker_loop() {
   std::unique_lock lock(queue_mutex_);
+  const auto has_job = [&] { return stopping_ || !queue_.empty(); };
   while (true) {
-    queue_changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    // What was processed goes out on time even when no job follows it: a paused run
+    // (or a loop between steps) would otherwise show the op table as it was up to
+    // 100 ms before the pause (empty, when the first steps were that fast), and keep
+    // on disk the tables of up to 2 s before it, for as long as the pause lasts.
+    if (const auto due = next_flush_due()) {
+      if (!queue_changed_.wait_until(lock, *due, has_job)) {
+        busy_ = true;  // a drain waits for this too: it writes to the session
+        lock.unlock();
+        flush_due(std::chrono::steady_clock::now());
+        lock.lock();
+        busy_ = false;
+        if (queue_.empty()) queue_drained_.notify_all();
+        continue;
+      }
+    } else {
+      queue_changed_.wait(lock, has_job);
+    }
     if (queue_.empty() && stopping_) return;
     Job job = std::move(queue_.front());
     queue_.pop_front();
@@ -389,14 +406,28 @@ void Profiler::worker_loop() {
     }
     busy_ = true;
     lock.unlock();
+    snapshot_dirty_ = true;  // before process(): a PublishJob publishes it
     process(job);
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_publish_ >= kPublishInterval) publish_snapshot();
-    if (tables_dirty_ && now - last_table_save_ >= options_.table_save_interval) save_tables();
+    flush_due(std::chrono::steady_clock::now());
     lock.lock();
     busy_ = false;
     if (queue_.empty()) queue_drained_.notify_all();
   }
+}
+
+std::optional<std::chrono::steady_clock::time_point> Profiler::next_flush_due() const {
+  std::optional<std::chrono::steady_clock::time_point> due;
+  if (snapshot_dirty_) due = last_publish_ + kPublishInterval;
+  if (tables_dirty_) {
+    const auto save = last_table_save_ + options_.table_save_interval;
+    due = due ? std::min(*due, save) : save;
+  }
+  return due;
+}
+
+void Profiler::flush_due(std::chrono::steady_clock::time_point now) {
+  if (snapshot_dirty_ && now - last_publish_ >= kPublishInterval) publish_snapshot();
+  if (tables_dirty_ && now - last_table_save_ >= options_.table_save_interval) save_tables();
 }
 
 void Profiler::process(Job& job) {
@@ -438,7 +469,10 @@ void Profiler::process(Job& job) {
     // profiled step. Ops after the last completed step (a stop mid-step, a Python
     // loop's GradScaler.update() after its last optimizer step) are in the table but
     // make no step of their own.
-    if (last_ops_step_ == last_step_) ++profiled_steps_;
+    if (last_ops_step_ == last_step_) {
+      ++profiled_steps_;
+      tables_dirty_ = true;  // saved with the op table: the two must agree on disk
+    }
     if (writer_) writer_->append_step(step->step);
   } else if (std::holds_alternative<PublishJob>(job)) {
     publish_snapshot();
@@ -555,6 +589,7 @@ void Profiler::publish_snapshot() {
   next->gpu_tracing = gpu_tracing_;
   next->dropped_records = dropped_.load(std::memory_order_relaxed);
   last_publish_ = std::chrono::steady_clock::now();
+  snapshot_dirty_ = false;
   std::lock_guard lock(snapshot_mutex_);
   snapshot_ = std::move(next);
 }

@@ -19,6 +19,7 @@
 //  - any thread: snapshot(), under snapshot_mutex_.
 // Lock order: queue_mutex_ and snapshot_mutex_ are never held together.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -174,6 +175,10 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // Worker: the op table with Tensor Core eligibility and notes (live and stored alike).
   std::vector<OpStats> annotated_op_stats() const;
   void save_tables();
+  // When the next publish or table save is due (nullopt: nothing waits), and doing
+  // those that are due at `now`. Worker thread.
+  std::optional<std::chrono::steady_clock::time_point> next_flush_due() const;
+  void flush_due(std::chrono::steady_clock::time_point now);
   // Training thread: op batches waiting for the worker, or the session writer's
   // queue scaled to the worker's capacity, whichever is fuller; and the op records
   // waiting for the two together.
@@ -228,6 +233,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   int64_t profiled_steps_ = 0;       // completed steps whose ops reached the op table
   int64_t last_ops_step_ = kNoStep;  // the newest step any op was recorded in
   std::chrono::steady_clock::time_point last_publish_{};
+  bool snapshot_dirty_ = false;  // processed since the last publish
 
   mutable std::mutex queue_mutex_;
   std::condition_variable queue_changed_;

@@ -14,6 +14,7 @@
 #include "profiler/store/session_reader.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
+#include "tests/support/wait_until.h"
 
 namespace ampscope::profiler {
 namespace {
@@ -171,6 +172,51 @@ TEST(Profiler, OpRecordsWaitingBeyondTheLimitShedStepsByTheRecordedRule) {
   EXPECT_LT(selected.size(), static_cast<size_t>(kSteps));
   const std::string said = describe(recording_health_from_meta(session.meta_values()));
   EXPECT_NE(said.find(std::to_string(first.ops_waiting) + " op records in "), std::string::npos) << said;
+}
+
+// What the worker took in last is shown and saved on time without another step after
+// it: a paused run (or a loop between steps) showed the op table as it was up to 100 ms
+// before the pause (empty, after fast first steps) and kept on disk the tables of up to
+// 2 s before it, for as long as the pause lasted, since both waited for the next job.
+TEST(Profiler, WhatCameLastIsShownAndSavedWithoutAnotherStep) {
+  test::ScratchDir dir;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.trace_gpu = false;
+  options.gradient_every = 0;
+  options.table_save_interval = std::chrono::milliseconds(300);
+  Profiler profiler(options);
+  engine::RunStartedEvent run;
+  run.device = "cpu";
+  profiler.on_run_start(run);
+  const at::Tensor a = at::ones({8, 8});
+  auto step = [&](int64_t s) {  // one recorded op, then the step's end, as an engine hands them over
+    profiler.on_step_begin(s);
+    (void)a.mm(a);
+    engine::StepEvent e;
+    e.step = s;
+    e.step_time_ms = 1.0;
+    profiler.on_step_end(e);
+  };
+  auto stored_profiled_steps = [&] {
+    return SessionReader::open(options.session_path).meta_value(meta_key::kProfiledSteps).value_or("");
+  };
+  step(1);
+  // Its ops and its end came together: the first published, the end 100 ms later.
+  EXPECT_TRUE(test::wait_until([&] { return profiler.snapshot()->step == 1; }, std::chrono::seconds(10)));
+  step(2);  // within 100 ms of the last publish, and nothing after it
+  EXPECT_TRUE(test::wait_until([&] { return profiler.snapshot()->step == 2; }, std::chrono::seconds(10)));
+  auto mm_calls = [&] {
+    for (const OpStats& row : profiler.snapshot()->op_stats)
+      if (row.name == "aten::mm") return row.calls;
+    return int64_t{0};
+  };
+  EXPECT_TRUE(test::wait_until([&] { return mm_calls() == 2; }, std::chrono::seconds(10))) << mm_calls();
+  // On disk, while the run is still open (a kill now keeps both steps' ops, counted as two).
+  EXPECT_TRUE(test::wait_until([&] { return stored_profiled_steps() == "2"; }, std::chrono::seconds(10),
+                               std::chrono::milliseconds(20)))
+      << stored_profiled_steps();
+  profiler.on_run_end(engine::RunState::kFinished, "");
 }
 
 }  // namespace
