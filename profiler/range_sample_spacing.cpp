@@ -99,4 +99,12 @@ std::string RangeSampleSpacing::describe_readiness(int64_t readiness_every) {
   return "precision readiness on one sample in " + std::to_string(readiness_every) + ", the first included";
 }
 
+std::string RangeSampleSpacing::describe_sampling(int64_t every, int64_t budget_percent,
+                                                  const std::vector<Change>& changes,
+                                                  std::optional<int64_t> readiness_every) {
+  std::string out = describe(every, budget_percent, changes);
+  if (readiness_every && every > 0) out += "; " + describe_readiness(*readiness_every);
+  return out;
+}
+
 }  // namespace ampscope::profiler

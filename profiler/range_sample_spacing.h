@@ -17,6 +17,7 @@
 // spacing stays K. No LibTorch.
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,11 @@ class RangeSampleSpacing {
   static std::string describe(int64_t every, int64_t budget_percent, const std::vector<Change>& changes);
   // "precision readiness on one sample in 5, the first included", "... on every sample", "... off".
   static std::string describe_readiness(int64_t readiness_every);
+  // Both, as `summary`, the report and the GUI say them: describe(), then the readiness
+  // cadence where samples are taken and the session knows it (nullopt: a session from
+  // before readiness had its own cadence, which measured it on every sample).
+  static std::string describe_sampling(int64_t every, int64_t budget_percent, const std::vector<Change>& changes,
+                                       std::optional<int64_t> readiness_every);
 
  private:
   double baseline_ms() const;

@@ -34,6 +34,10 @@ struct ProfileSnapshot {
   ReadinessTotals readiness;
   // Backward passes checked for non-finite gradients, and where the first one arose.
   BackwardInfSummary backward_inf;
+  // How range samples were taken: "every 10 steps, spaced to every 1100 from step 11 to keep
+  // samples within 5 % of the run's time (...); precision readiness on one sample in 5, the
+  // first included" (RangeSampleSpacing::describe_sampling); "" when the session has no word.
+  std::string range_sampling;
   std::string gpu_tracing;                          // "cupti" or why GPU tracing is off
   uint64_t dropped_records = 0;                     // anything the capture had to drop
 };

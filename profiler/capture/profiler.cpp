@@ -32,7 +32,8 @@ constexpr size_t kOwnKernelsKept = 12;
 
 bool Profiler::is_record_batch(const Job& job) {
   return !std::holds_alternative<StepJob>(job) && !std::holds_alternative<PublishJob>(job) &&
-         !std::holds_alternative<FinishJob>(job) && !std::holds_alternative<BackwardCheckJob>(job);
+         !std::holds_alternative<FinishJob>(job) && !std::holds_alternative<BackwardCheckJob>(job) &&
+         !std::holds_alternative<RangeSamplingJob>(job);
 }
 
 Profiler::Profiler(ProfilerOptions options)
@@ -96,6 +97,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
       gpu_source_.reset();
     }
   }
+  hand_over_range_sampling();
   if (options_.session_path.empty()) return;
   SessionMeta meta = make_session_meta(run);
   meta.gpu_tracing = gpu_tracing_;
@@ -276,8 +278,17 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
   if (auto per_optimizer = to_optimizer_step_records(step); !per_optimizer.empty())
     append_optimizer_steps(std::move(per_optimizer));
   // The spacing of range samples follows what this step cost (it decided at its start).
-  if (sample_spacing_.on_step_end(step.step, step_ms, sampled) && writer_)
-    writer_->set_meta_value(meta_key::kRangeSampleSpacing, sample_spacing_.encode());
+  if (sample_spacing_.on_step_end(step.step, step_ms, sampled)) {
+    if (writer_) writer_->set_meta_value(meta_key::kRangeSampleSpacing, sample_spacing_.encode());
+    hand_over_range_sampling();
+  }
+}
+
+void Profiler::hand_over_range_sampling() {
+  enqueue(RangeSamplingJob{RangeSampleSpacing::describe_sampling(options_.gradient_every,
+                                                                 options_.sample_budget_percent,
+                                                                 sample_spacing_.changes(), options_.readiness_every)},
+          /*may_drop=*/false);
 }
 
 void Profiler::hand_over_ops(int64_t step) {
@@ -474,6 +485,8 @@ void Profiler::process(Job& job) {
       tables_dirty_ = true;  // saved with the op table: the two must agree on disk
     }
     if (writer_) writer_->append_step(step->step);
+  } else if (auto* sampling = std::get_if<RangeSamplingJob>(&job)) {
+    range_sampling_ = std::move(sampling->text);
   } else if (std::holds_alternative<PublishJob>(job)) {
     publish_snapshot();
   } else if (std::holds_alternative<FinishJob>(job)) {
@@ -586,6 +599,7 @@ void Profiler::publish_snapshot() {
   next->first_fp16_overflow = first_fp16_overflow_;
   next->readiness = readiness_totals_;
   next->backward_inf = summarize_backward_checks(backward_checks_);
+  next->range_sampling = range_sampling_;
   next->gpu_tracing = gpu_tracing_;
   next->dropped_records = dropped_.load(std::memory_order_relaxed);
   last_publish_ = std::chrono::steady_clock::now();

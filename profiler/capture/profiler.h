@@ -154,9 +154,10 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   struct ReadinessJob { std::vector<ReadinessSample> samples; };
   struct BackwardCheckJob { BackwardCheck check; };
   struct PublishJob {};
+  struct RangeSamplingJob { std::string text; };  // how range samples are taken, in words
   struct FinishJob {};  // the recording ended: give up on kernels still waiting, save the tables
   using Job = std::variant<OpsJob, KernelsJob, GradientsJob, StepJob, PublishJob, ActivationsJob, ReadinessJob,
-                           FinishJob, BackwardCheckJob>;
+                           FinishJob, BackwardCheckJob, RangeSamplingJob>;
 
   void on_kernels(std::vector<KernelRecord>&& batch) override;
   void enqueue(Job job, bool may_drop = true);
@@ -165,6 +166,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   void process(Job& job);
   void publish_snapshot();
   void finish_recording();
+  // The range samples' spacing in words, to the worker (at the start and at each change).
+  void hand_over_range_sampling();
   // Tracing only on sampled steps (training thread).
   void resume_gpu_tracing();
   void pause_gpu_tracing();
@@ -227,6 +230,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   std::vector<ActivationSample> latest_activations_;
   std::optional<ActivationSample> first_fp16_overflow_;
   ReadinessTotals readiness_totals_;
+  std::string range_sampling_;
   std::vector<BackwardCheck> backward_checks_;  // one per checked step: the snapshot's summary
   int64_t last_step_ = 0;
   static constexpr int64_t kNoStep = std::numeric_limits<int64_t>::min();

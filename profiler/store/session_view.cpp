@@ -132,13 +132,11 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   v.own_kernels = own_kernels_from_meta(v.meta_values);
   if (const auto every = meta_key::count(v.meta_values, meta_key::kRangeSampleEvery)) {
     const auto spacing = v.meta_values.find(meta_key::kRangeSampleSpacing);
-    v.range_sampling = RangeSampleSpacing::describe(
+    v.range_sampling = RangeSampleSpacing::describe_sampling(
         *every, meta_key::count(v.meta_values, meta_key::kRangeSampleBudget).value_or(0),
         spacing == v.meta_values.end() ? std::vector<RangeSampleSpacing::Change>{}
-                                       : RangeSampleSpacing::decode(spacing->second));
-    // Sessions before readiness had its own cadence measured it on every sample (and say nothing).
-    if (const auto readiness = meta_key::count(v.meta_values, meta_key::kReadinessEvery); readiness && *every > 0)
-      v.range_sampling += "; " + RangeSampleSpacing::describe_readiness(*readiness);
+                                       : RangeSampleSpacing::decode(spacing->second),
+        meta_key::count(v.meta_values, meta_key::kReadinessEvery));
   }
   if (const auto phases = v.meta_values.find(meta_key::kRangeSamplePhases); phases != v.meta_values.end())
     if (auto decoded = RangeSamplePhases::decode(phases->second); decoded && decoded->samples > 0)

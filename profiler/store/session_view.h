@@ -106,9 +106,8 @@ struct SessionView : ProfileSnapshot {
   std::vector<SchedulerSummary> schedulers;
 
   CompileEvents compile;  // torch.compile'd code of a Python loop; op_stats rows with `compiled`
-  // Which steps took range samples: "every 10 steps, spaced to every 560 from step 11 …"
-  // (RangeSampleSpacing::describe of the meta); empty in sessions before 2026-11-26.
-  std::string range_sampling;
+  // (range_sampling, which steps took range samples, is ProfileSnapshot's: the live views
+  // show it too; from the meta, empty in sessions before 2026-11-26.)
   // Where the samples' time went on the training thread, by pass (range_sample_phases.h);
   // none in sessions before 2026-11-27 or without a sample.
   std::optional<RangeSamplePhases> range_sample_phases;

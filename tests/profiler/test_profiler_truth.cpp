@@ -432,6 +432,7 @@ TEST(ProfilerTruth, RangeSamplesFollowTheBudgetAndTheSessionSaysSo) {
   test::ScratchDir dir;
   const ProfilerOptions options = hand_driven_options(dir, /*gradient_every=*/10, /*sample_budget_percent=*/5);
   std::vector<int64_t> sampled;
+  std::string live;  // what the live views were told, at the end
   {
     Profiler profiler(options);
     start_on_the_cpu(profiler);
@@ -444,6 +445,7 @@ TEST(ProfilerTruth, RangeSamplesFollowTheBudgetAndTheSessionSaysSo) {
       profiler.on_step_end(e);
     }
     profiler.on_run_end(engine::RunState::kFinished, "");
+    live = profiler.snapshot()->range_sampling;
   }
   EXPECT_EQ(sampled, (std::vector<int64_t>{10, 1110}));
   const SessionView view = load_session_view(options.session_path);
@@ -452,6 +454,7 @@ TEST(ProfilerTruth, RangeSamplesFollowTheBudgetAndTheSessionSaysSo) {
             "(a sample cost 1095 ms against a 20.0 ms step); precision readiness on one sample in 5, the first "
             "included");
   EXPECT_EQ(session_summary(view)["training"]["range_samples"], view.range_sampling);  // the JSON summary too
+  EXPECT_EQ(live, view.range_sampling);  // and the live views (the GUI's gradient pane), spacing included
 }
 
 // A sample's passes are timed where they run (gradients at the unscaled gradients,

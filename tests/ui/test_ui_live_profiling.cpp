@@ -4,6 +4,7 @@
 // LibTorch-using headers first: Qt's keyword macros must not meet them.
 #include "engine/config.h"
 #include "profiler/store/session_reader.h"
+#include "profiler/store/session_view.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
 // Qt from here on.
@@ -14,6 +15,7 @@
 #include "ui/models/op_stats_model.h"
 #include "ui/models/readiness_model.h"
 #include "ui/models/store_session_io.h"
+#include "ui/widgets/gradients_pane.h"
 #include "ui/widgets/live_profiling.h"
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/op_explorer.h"
@@ -73,6 +75,13 @@ TEST(LiveProfiling, EachRunIsRecordedIntoItsOwnSessionAndFeedsTheLiveViews) {
   EXPECT_EQ(window.readinessPane()->model()->index(0, ReadinessModel::kLayer).data().toString(),
             QStringLiteral("hidden.0"));
   EXPECT_TRUE(window.recordingStatusText().isEmpty()) << window.recordingStatusText().toStdString();
+  // The gradient pane says how the samples were taken, in the words the session gives
+  // `summary` and the report (the same text, live and from the file).
+  const QString said =
+      QStringLiteral("Samples: ") + QString::fromStdString(profiler::load_session_view(first).range_sampling);
+  EXPECT_TRUE(said.startsWith(QStringLiteral("Samples: every 5 steps"))) << said.toStdString();
+  EXPECT_TRUE(testing::waitUntil([&] { return window.gradientsPane()->samplingText() == said; }, 10s))
+      << window.gradientsPane()->samplingText().toStdString() << " vs " << said.toStdString();
 
   // "Save session as" copies the run's session.
   const std::string copy = (dir / "copy.ampscope").string();

@@ -80,6 +80,8 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
       << ops->index(0, OpStatsModel::kOp).data().toString().toStdString();
   for (int r = 0; r < ops->rowCount(); ++r) EXPECT_TRUE(ops->index(r, 0).data(TopLevelRole).toBool());
   EXPECT_GT(window.gradientsPane()->parameterCount(), 0);
+  EXPECT_EQ(window.gradientsPane()->samplingText(),
+            QStringLiteral("Samples: every 2 steps; precision readiness on every sample"));
   // Precision readiness of the GPT's five GEMM layers, in forward order.
   ASSERT_TRUE(window.readinessPane()->showsTable());
   const ReadinessModel* readiness = window.readinessPane()->model();

@@ -172,6 +172,16 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
          "the module whose backward made it (its input gradient), or at whose output it arrived."));
   backward_label_->setVisible(false);
   column->addWidget(backward_label_);
+  sampling_label_ = new QLabel;
+  sampling_label_->setObjectName(QStringLiteral("rangeSampling"));
+  sampling_label_->setWordWrap(true);
+  sampling_label_->setForegroundRole(QPalette::PlaceholderText);
+  sampling_label_->setToolTip(
+      tr("Which steps were sampled: every K steps (--grad-every), spaced further when samples cost more than "
+         "the budget's share of the run's time (--sample-budget), and on which samples precision readiness "
+         "was measured (--readiness-every)"));
+  sampling_label_->setVisible(false);
+  column->addWidget(sampling_label_);
 
   auto* split = new QSplitter(Qt::Vertical);
   heatmap_ = new QCustomPlot;
@@ -243,6 +253,8 @@ QString GradientsPane::activationText() const { return activation_label_->text()
 
 QString GradientsPane::backwardText() const { return backward_label_->text(); }
 
+QString GradientsPane::samplingText() const { return sampling_label_->text(); }
+
 void GradientsPane::selectParameter(int index) { parameter_->setCurrentIndex(index); }
 
 void GradientsPane::setHeatmapMode(HeatmapMode mode) {
@@ -292,6 +304,10 @@ void GradientsPane::setSnapshot(profiler::ProfileSnapshotPtr snapshot) {
   const std::string backward = profiler::backward_inf_text(snapshot_->backward_inf);
   backward_label_->setText(backward.empty() ? QString() : tr("Backward: %1").arg(QString::fromStdString(backward)));
   backward_label_->setVisible(!backward.empty());
+  sampling_label_->setText(snapshot_->range_sampling.empty()
+                               ? QString()
+                               : tr("Samples: %1").arg(QString::fromStdString(snapshot_->range_sampling)));
+  sampling_label_->setVisible(!sampling_label_->text().isEmpty());
   const QString selected = parameter_->currentText();
   QSignalBlocker block(parameter_);
   parameter_->clear();

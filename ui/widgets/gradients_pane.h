@@ -65,6 +65,8 @@ class GradientsPane : public QWidget {
   QString activationText() const;
   // Beside it: where a non-finite gradient started in backward, at the checked steps.
   QString backwardText() const;
+  // Below them: which steps were sampled, and readiness on which samples ("" when unknown).
+  QString samplingText() const;
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -86,6 +88,7 @@ class GradientsPane : public QWidget {
   QLabel* scale_label_ = nullptr;
   QLabel* activation_label_ = nullptr;
   QLabel* backward_label_ = nullptr;
+  QLabel* sampling_label_ = nullptr;  // how the range samples were taken
   QCustomPlot* heatmap_ = nullptr;
   QCPColorMap* map_ = nullptr;
   QCPGraph* limit_graphs_[3] = {};  // the shown format's limits per step, over-time mode only
