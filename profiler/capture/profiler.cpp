@@ -389,6 +389,16 @@ void Profiler::enqueue(Job job, bool may_drop) {
 void Profiler::worker_loop() {
   std::unique_lock lock(queue_mutex_);
   const auto has_job = [&] { return stopping_ || !queue_.empty(); };
+  // The worker's work runs off the queue's lock but marked busy: a drain waits for it
+  // too (the work writes to the session).
+  const auto while_busy = [&](auto&& work) {
+    busy_ = true;
+    lock.unlock();
+    work();
+    lock.lock();
+    busy_ = false;
+    if (queue_.empty()) queue_drained_.notify_all();
+  };
   while (true) {
     // What was processed goes out on time even when no job follows it: a paused run
     // (or a loop between steps) would otherwise show the op table as it was up to
@@ -396,12 +406,7 @@ void Profiler::worker_loop() {
     // on disk the tables of up to 2 s before it, for as long as the pause lasts.
     if (const auto due = next_flush_due()) {
       if (!queue_changed_.wait_until(lock, *due, has_job)) {
-        busy_ = true;  // a drain waits for this too: it writes to the session
-        lock.unlock();
-        flush_due(std::chrono::steady_clock::now());
-        lock.lock();
-        busy_ = false;
-        if (queue_.empty()) queue_drained_.notify_all();
+        while_busy([&] { flush_due(std::chrono::steady_clock::now()); });
         continue;
       }
     } else {
@@ -415,14 +420,11 @@ void Profiler::worker_loop() {
       --op_batches_waiting_;
       op_records_waiting_ -= ops->ops.size();
     }
-    busy_ = true;
-    lock.unlock();
-    snapshot_dirty_ = true;  // before process(): a PublishJob publishes it
-    process(job);
-    flush_due(std::chrono::steady_clock::now());
-    lock.lock();
-    busy_ = false;
-    if (queue_.empty()) queue_drained_.notify_all();
+    while_busy([&] {
+      snapshot_dirty_ = true;  // before process(): a PublishJob publishes it
+      process(job);
+      flush_due(std::chrono::steady_clock::now());
+    });
   }
 }
 
