@@ -91,11 +91,11 @@ void step_time(benchmark::State& state, Mode mode, engine::DeviceChoice device, 
     const std::string session = fmt::format("/tmp/ampscope-bench-{}.ampscope", ::getpid());
     profiler::ProfilerOptions options;
     options.session_path = mode == Mode::kFullCapture ? session : "";
-    options.gradient_every = mode == Mode::kFullCapture ? 10 : 0;
-    options.trace_gpu = mode == Mode::kFullCapture;
+    options.capture.gradient_every = mode == Mode::kFullCapture ? 10 : 0;
+    options.capture.trace_gpu = mode == Mode::kFullCapture;
     if (alternate) {
-      options.window_start = 2;  // even steps, so the gradient steps (every 10) are recorded ones
-      options.every_n_steps = 2;
+      options.capture.window_start = 2;  // even steps, so the gradient steps (every 10) are recorded ones
+      options.capture.every_n_steps = 2;
     }
     std::unique_ptr<profiler::Profiler> profiler;
     std::vector<engine::TrainingObserver*> observers;
@@ -275,9 +275,9 @@ void tiny_op_cost(benchmark::State& state) {
 void gradient_sample_cost(benchmark::State& state, int64_t layers) {
   engine::TrainingRun run(launch_bound_mlp_config(layers));
   profiler::ProfilerOptions options;
-  options.window_start = int64_t{1} << 50;  // no op recording: the statistics alone
-  options.gradient_every = 2;               // even steps sampled, odd ones plain
-  options.trace_gpu = false;
+  options.capture.window_start = int64_t{1} << 50;  // no op recording: the statistics alone
+  options.capture.gradient_every = 2;               // even steps sampled, odd ones plain
+  options.capture.trace_gpu = false;
   profiler::Profiler profiler(options);
   profiler.on_run_start(run.started_event());
   const std::vector<engine::TrainingObserver*> observers{&profiler};

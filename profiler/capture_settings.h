@@ -1,13 +1,15 @@
 #pragma once
-// The capture's sampling settings as one value, and as a session keeps them. What
+// What a capture records and how often, as one value, and as a session keeps it: what
 // `ampscope profile`'s flags, `ampscope.capture()`'s keywords and the GUI's Profiling
-// group set (defaults and bounds: capture_option_specs.h), so that a session opened
-// in the GUI can be run again with the settings it was recorded with.
-// No LibTorch, no Qt.
+// group set (defaults and bounds: capture_option_specs.h), and what ProfilerOptions
+// holds, so that a session opened in the GUI can be run again with the settings it was
+// recorded with. No LibTorch, no Qt.
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "profiler/capture_option_specs.h"
@@ -22,40 +24,51 @@ struct CaptureSettings {
   int64_t gradient_every = kGradEveryOption.default_value;    // range samples every K steps; 0 = off
   int64_t sample_budget_percent = kSampleBudgetOption.default_value;  // range_sample_spacing.h; 0 = every K
   int64_t readiness_every = kReadinessEveryOption.default_value;      // on every Nth range sample; 0 = off
+  bool trace_gpu = true;  // CUPTI kernel tracing when training on CUDA (`--no-gpu-trace`, `trace_gpu=False`)
 
-  // Any options type with these field names (ProfilerOptions): to it and from it.
-  template <typename Options>
-  void apply_to(Options& options) const {
-    options.window_start = window_start;
-    options.window_steps = window_steps;
-    options.every_n_steps = every_n_steps;
-    options.gradient_every = gradient_every;
-    options.sample_budget_percent = sample_budget_percent;
-    options.readiness_every = readiness_every;
-  }
-  template <typename Options>
-  static CaptureSettings of(const Options& options) {
-    return {options.window_start,   options.window_steps,          options.every_n_steps,
-            options.gradient_every, options.sample_budget_percent, options.readiness_every};
+  // One of the counts above with its option (keyword, flag, default, minimum, help) and
+  // its meta key. Every entry point makes its flags or keywords from these.
+  template <typename Value>
+  struct Field {
+    const CaptureOptionSpec* option;
+    const char* meta_key;
+    Value* value;
+  };
+  static constexpr size_t kFieldCount = kCaptureOptions.size();
+  // In kCaptureOptions' order.
+  std::array<Field<int64_t>, kFieldCount> fields() { return fields_of(*this); }
+  std::array<Field<const int64_t>, kFieldCount> fields() const { return fields_of(*this); }
+
+  // "--every must be >= 1" for the first count below its option's minimum; nullopt when
+  // every count is allowed.
+  std::optional<std::string> error() const {
+    for (const auto& field : fields())
+      if (auto message = capture_option_error(*field.option, *field.value)) return message;
+    return std::nullopt;
   }
 
   // The session's meta keys and values (written when a recording starts).
-  std::array<std::pair<const char*, std::string>, 6> meta_entries() const {
-    std::array<std::pair<const char*, std::string>, 6> entries;
-    const auto fields = fields_by_key(*this);
-    for (size_t i = 0; i < fields.size(); ++i) entries[i] = {fields[i].first, std::to_string(*fields[i].second)};
+  std::array<std::pair<const char*, std::string>, kFieldCount + 1> meta_entries() const {
+    std::array<std::pair<const char*, std::string>, kFieldCount + 1> entries;
+    const auto counts = fields();
+    for (size_t i = 0; i < counts.size(); ++i) entries[i] = {counts[i].meta_key, std::to_string(*counts[i].value)};
+    entries[kFieldCount] = {meta_key::kTraceGpu, trace_gpu ? "1" : "0"};
     return entries;
   }
   // The settings a session was recorded with: each one its meta holds replaces this
-  // one's (sessions before 2026-11-28 hold no op window: that stays as it is). False
-  // when the session holds none of them (no profiler recorded it).
+  // one's (older sessions hold no op window or no trace_gpu: those stay as they are).
+  // False when the session holds none of them (no profiler recorded it).
   bool read_meta(const std::map<std::string, std::string>& meta) {
     bool any = false;
-    for (const auto& [key, field] : fields_by_key(*this)) {
-      if (const auto v = meta_key::count(meta, key)) {
-        *field = *v;
+    for (const auto& field : fields()) {
+      if (const auto v = meta_key::count(meta, field.meta_key)) {
+        *field.value = *v;
         any = true;
       }
+    }
+    if (const auto v = meta_key::count(meta, meta_key::kTraceGpu); v && *v <= 1) {
+      trace_gpu = *v == 1;
+      any = true;
     }
     return any;
   }
@@ -63,16 +76,16 @@ struct CaptureSettings {
   friend bool operator==(const CaptureSettings&, const CaptureSettings&) = default;
 
  private:
-  // Each setting's meta key and the setting (int64_t*, or const int64_t* for a const Self).
+  // Field<const int64_t> for a const Self.
   template <typename Self>
-  static auto fields_by_key(Self& s) -> std::array<std::pair<const char*, decltype(&s.window_start)>, 6> {
+  static auto fields_of(Self& s) -> std::array<Field<std::remove_reference_t<decltype((s.window_start))>>, kFieldCount> {
     return {{
-        {meta_key::kOpWindowStart, &s.window_start},
-        {meta_key::kOpWindowSteps, &s.window_steps},
-        {meta_key::kOpEvery, &s.every_n_steps},
-        {meta_key::kRangeSampleEvery, &s.gradient_every},
-        {meta_key::kRangeSampleBudget, &s.sample_budget_percent},
-        {meta_key::kReadinessEvery, &s.readiness_every},
+        {&kWindowStartOption, meta_key::kOpWindowStart, &s.window_start},
+        {&kWindowStepsOption, meta_key::kOpWindowSteps, &s.window_steps},
+        {&kEveryOption, meta_key::kOpEvery, &s.every_n_steps},
+        {&kGradEveryOption, meta_key::kRangeSampleEvery, &s.gradient_every},
+        {&kSampleBudgetOption, meta_key::kRangeSampleBudget, &s.sample_budget_percent},
+        {&kReadinessEveryOption, meta_key::kReadinessEvery, &s.readiness_every},
     }};
   }
 };

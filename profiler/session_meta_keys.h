@@ -25,6 +25,9 @@ inline constexpr const char* kParameterCount = "parameter_count";
 inline constexpr const char* kScalerEnabled = "scaler_enabled";
 inline constexpr const char* kTorchVersion = "torch_version";
 inline constexpr const char* kGpuTracing = "gpu_tracing";
+// Whether CUPTI tracing was asked for ("1"/"0"; gpu_tracing says what happened).
+// Absent in older sessions (added 2026-11-28, after the op window).
+inline constexpr const char* kTraceGpu = "trace_gpu";
 inline constexpr const char* kCpuIsa = "cpu_isa";
 inline constexpr const char* kCpuBf16Matmul = "cpu_bf16_matmul";
 inline constexpr const char* kCpuFp16Matmul = "cpu_fp16_matmul";

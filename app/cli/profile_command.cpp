@@ -18,32 +18,23 @@ ProfileCommand::ProfileCommand(CLI::App& parent) {
   add_output_flags(*command_, output_);
   command_->add_option("--out,-o", out_, "The session file to write (.ampscope, one SQLite file)")
       ->capture_default_str()->group("Profiling");
-  for (const auto& [spec, field] : sampling_fields())
-    command_->add_option(spec->flag, *field, spec->help)->capture_default_str()->group("Profiling");
+  for (const auto& field : profiler_options_.capture.fields())
+    command_->add_option(field.option->flag, *field.value, field.option->help)
+        ->capture_default_str()
+        ->group("Profiling");
   command_->add_flag("--no-gpu-trace", no_gpu_trace_, "Do not trace CUDA kernels through CUPTI")->group("Profiling");
-}
-
-std::array<ProfileCommand::SamplingField, profiler::kCaptureOptions.size()> ProfileCommand::sampling_fields() {
-  auto& p = profiler_options_;
-  return {{{&profiler::kWindowStartOption, &p.window_start},
-           {&profiler::kWindowStepsOption, &p.window_steps},
-           {&profiler::kEveryOption, &p.every_n_steps},
-           {&profiler::kGradEveryOption, &p.gradient_every},
-           {&profiler::kSampleBudgetOption, &p.sample_budget_percent},
-           {&profiler::kReadinessEveryOption, &p.readiness_every}}};
 }
 
 int ProfileCommand::run() {
   const engine::TrainConfig config = options_.finish(*command_);
   auto& p = profiler_options_;
-  for (const auto& [spec, field] : sampling_fields())
-    if (const auto error = profiler::capture_option_error(*spec, *field)) throw engine::ConfigError(*error);
+  if (const auto error = p.capture.error()) throw engine::ConfigError(*error);
   check_output_file("--out", out_, output_.force, input_files(config), /*session=*/true);
   check_session_outputs(output_, config, out_);
   struct stat existing {};
   p.session_path = out_;
   p.overwrite = true;
-  p.trace_gpu = !no_gpu_trace_;
+  p.capture.trace_gpu = !no_gpu_trace_;
 
   int exit_code = 0;
   std::string gpu_tracing;

@@ -1,9 +1,6 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
-#include <array>
-#include <utility>
-
 #include "app/cli/run_session.h"
 #include "app/cli/train_options.h"
 #include "profiler/capture/profiler.h"
@@ -18,14 +15,10 @@ class ProfileCommand {
   int run();
 
  private:
-  // The sampling options (capture_option_specs.h) and the fields they set.
-  using SamplingField = std::pair<const profiler::CaptureOptionSpec*, int64_t*>;
-  std::array<SamplingField, profiler::kCaptureOptions.size()> sampling_fields();
-
   CLI::App* command_;
   TrainOptions options_;
   SessionOutput output_;
-  profiler::ProfilerOptions profiler_options_;
+  profiler::ProfilerOptions profiler_options_;  // the flags of capture_option_specs.h set its `capture`
   std::string out_ = "run.ampscope";
   bool no_gpu_trace_ = false;
 };

@@ -38,11 +38,8 @@ RunCommand::RunCommand(CLI::App& parent) {
   command_->add_option("--out,-o", out_, "The session file (FILE.rank<R>.ampscope per rank under torchrun)")
       ->capture_default_str();
   command_->add_flag("--force", force_, "Overwrite --out if it exists");
-  for (size_t i = 0; i < sampling_.size(); ++i) {
-    const profiler::CaptureOptionSpec& spec = profiler::kCaptureOptions[i];
-    sampling_[i] = spec.default_value;
-    command_->add_option(spec.flag, sampling_[i], spec.help)->capture_default_str();
-  }
+  for (const auto& field : sampling_.fields())
+    command_->add_option(field.option->flag, *field.value, field.option->help)->capture_default_str();
   command_->add_flag("--no-gpu-trace", no_gpu_trace_, "Do not trace CUDA kernels through CUPTI");
   command_->footer("Also: python -m ampscope run ... in an environment where ampscope is installed.");
 }
@@ -55,9 +52,9 @@ int RunCommand::run() {
   }
   const std::string python = python_to_run();
   std::vector<std::string> args = {python, "-m", "ampscope", "run", "--out", out_};
-  for (size_t i = 0; i < sampling_.size(); ++i) {
-    args.emplace_back(profiler::kCaptureOptions[i].flag);
-    args.push_back(std::to_string(sampling_[i]));
+  for (const auto& field : sampling_.fields()) {
+    args.emplace_back(field.option->flag);
+    args.push_back(std::to_string(*field.value));
   }
   if (force_) args.emplace_back("--force");
   if (no_gpu_trace_) args.emplace_back("--no-gpu-trace");

@@ -1,12 +1,10 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
-#include <array>
-#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "profiler/capture_option_specs.h"
+#include "profiler/capture_settings.h"
 
 namespace ampscope::cli {
 
@@ -25,8 +23,8 @@ class RunCommand {
   CLI::App* command_;
   std::string out_ = "run.ampscope";
   bool force_ = false;
-  // The sampling options, in capture_option_specs.h's order, passed on to Python as given.
-  std::array<int64_t, profiler::kCaptureOptions.size()> sampling_{};
+  // The sampling options' flags (CaptureSettings::fields()), passed on to Python as given.
+  profiler::CaptureSettings sampling_;
   bool no_gpu_trace_ = false;
 };
 

@@ -38,8 +38,8 @@ bool Profiler::is_record_batch(const Job& job) {
 
 Profiler::Profiler(ProfilerOptions options)
     : options_(std::move(options)),
-      op_rule_(options_.window_start, options_.window_steps, options_.every_n_steps),
-      sample_spacing_(options_.gradient_every, options_.sample_budget_percent, options_.readiness_every),
+      op_rule_(options_.capture.window_start, options_.capture.window_steps, options_.capture.every_n_steps),
+      sample_spacing_(options_.capture.gradient_every, options_.capture.sample_budget_percent, options_.capture.readiness_every),
       aggregator_(kOpMemorySteps, options_.op_step_samples),
       snapshot_(std::make_shared<const ProfileSnapshot>()) {
   observer_.set_step_op_budget(options_.step_op_budget);
@@ -78,7 +78,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   tf32_.cudnn = at::globalContext().allowTF32CuDNN();
   if (!on_cuda && !options_.activity_source_factory) {
     gpu_tracing_ = "off: training on the CPU (ops are timed on the CPU)";
-  } else if (!options_.trace_gpu) {
+  } else if (!options_.capture.trace_gpu) {
     gpu_tracing_ = "off: disabled by the user";
   } else {
     gpu_source_ = options_.activity_source_factory ? options_.activity_source_factory()
@@ -110,7 +110,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   writer_->set_meta_value(meta_key::kHost, current_host_name());
   writer_->set_meta_value(meta_key::kStepOpBudget, std::to_string(options_.step_op_budget));
   // What was asked for, so the GUI can run the session again as it was recorded.
-  for (const auto& [key, value] : CaptureSettings::of(options_).meta_entries()) writer_->set_meta_value(key, value);
+  for (const auto& [key, value] : options_.capture.meta_entries()) writer_->set_meta_value(key, value);
   writer_published_.store(writer_.get(), std::memory_order_release);
 }
 
@@ -123,7 +123,7 @@ void Profiler::on_step_begin(int64_t step) {
   const bool sampled = wants_gradients(step);
   // Readiness on the first range sample and every Nth after it (kReadinessEveryOption).
   const bool readiness =
-      sampled && options_.readiness_every > 0 && range_samples_begun_ % options_.readiness_every == 0;
+      sampled && options_.capture.readiness_every > 0 && range_samples_begun_ % options_.capture.readiness_every == 0;
   if (sampled) ++range_samples_begun_;
   step_sink_.phases = {};
   step_sink_.activations = sampled ? &activations_ : nullptr;
@@ -285,9 +285,9 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
 }
 
 void Profiler::hand_over_range_sampling() {
-  enqueue(RangeSamplingJob{RangeSampleSpacing::describe_sampling(options_.gradient_every,
-                                                                 options_.sample_budget_percent,
-                                                                 sample_spacing_.changes(), options_.readiness_every)},
+  enqueue(RangeSamplingJob{RangeSampleSpacing::describe_sampling(options_.capture.gradient_every,
+                                                                 options_.capture.sample_budget_percent,
+                                                                 sample_spacing_.changes(), options_.capture.readiness_every)},
           /*may_drop=*/false);
 }
 

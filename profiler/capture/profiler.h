@@ -37,7 +37,6 @@
 #include "profiler/analysis/kernel_aggregator.h"
 #include "profiler/analysis/op_aggregator.h"
 #include "profiler/capture/op_observer.h"
-#include "profiler/capture_option_specs.h"
 #include "profiler/capture_settings.h"
 #include "profiler/cupti/activity_source.h"
 #include "profiler/analysis/tensor_core_eligibility.h"
@@ -57,14 +56,9 @@ namespace ampscope::profiler {
 struct ProfilerOptions {
   std::string session_path;    // "" = keep nothing on disk (the GUI's live view only)
   bool overwrite = true;
-  // The sampling options; their defaults, bounds and help are capture_option_specs.h's.
-  int64_t window_start = kWindowStartOption.default_value;  // first step whose ops are recorded
-  int64_t window_steps = kWindowStepsOption.default_value;  // steps from window_start; 0 = to the end of the run
-  int64_t every_n_steps = kEveryOption.default_value;       // inside the window, record every Nth step
-  int64_t gradient_every = kGradEveryOption.default_value;  // gradient range statistics every K steps; 0 = never
-  int64_t sample_budget_percent = kSampleBudgetOption.default_value;  // range_sample_spacing.h; 0 = every K steps
-  int64_t readiness_every = kReadinessEveryOption.default_value;  // readiness on every Nth range sample; 0 = never
-  bool trace_gpu = true;       // CUPTI kernel tracing when training on CUDA
+  // Which steps' ops, range samples and readiness are recorded, and whether CUDA
+  // kernels are traced (CUPTI, when training on CUDA).
+  CaptureSettings capture;
   size_t queue_capacity = 256; // batches waiting for the worker; half of it is the ops' limit
   // Op records waiting for the worker and the session writer (together) at which the
   // op sampling rule falls back: ~0.5 KB each, so ~0.5 GiB. A launch-bound step

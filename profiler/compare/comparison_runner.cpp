@@ -240,15 +240,15 @@ Comparison ComparisonRunner::run(const std::function<void(const ComparisonProgre
       engine::TrainConfig config = variant_config(base, v.variant);
       config.steps = std::min(config.steps, options_.warmup_steps + options_.profile_steps);
       ProfilerOptions profiler_options;
-      profiler_options.window_start = std::min(options_.warmup_steps + 1, config.steps);
-      profiler_options.window_steps = options_.profile_steps;
-      profiler_options.gradient_every = 0;
+      profiler_options.capture.window_start = std::min(options_.warmup_steps + 1, config.steps);
+      profiler_options.capture.window_steps = options_.profile_steps;
+      profiler_options.capture.gradient_every = 0;
       profiler_options.op_step_samples = static_cast<size_t>(options_.profile_steps);  // per-op medians
       Profiler profiler(profiler_options);
       const RunOutcome outcome = train(config, v.variant, -1, &profiler);
       if (outcome.state == engine::RunState::kFinished) {
         v.op_stats = profiler.snapshot()->op_stats;
-        v.profiled_steps = config.steps - profiler_options.window_start + 1;
+        v.profiled_steps = config.steps - profiler_options.capture.window_start + 1;
         if (writer) writer->set_profile(v.variant, v.op_stats, v.profiled_steps);
         if (writer && result.meta.gpu_tracing.empty()) {
           result.meta.gpu_tracing = profiler.gpu_tracing();

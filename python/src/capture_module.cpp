@@ -107,13 +107,8 @@ class Capture {
     profiler::ProfilerOptions options;
     options.session_path = o["path"].cast<std::string>();
     options.overwrite = o["overwrite"].cast<bool>();
-    options.window_start = o["window_start"].cast<int64_t>();
-    options.window_steps = o["window_steps"].cast<int64_t>();
-    options.every_n_steps = o["every"].cast<int64_t>();
-    options.gradient_every = o["grad_every"].cast<int64_t>();
-    options.sample_budget_percent = o["sample_budget"].cast<int64_t>();
-    options.readiness_every = o["readiness_every"].cast<int64_t>();
-    options.trace_gpu = o["trace_gpu"].cast<bool>();
+    for (const auto& field : options.capture.fields()) *field.value = o[field.option->key].cast<int64_t>();
+    options.capture.trace_gpu = o["trace_gpu"].cast<bool>();
     description_ = o["description"].cast<std::string>();
     options.describe_session = [this](profiler::SessionMeta& meta) {
       // Not an engine run: no TrainConfig, and the precision is whatever the script's

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "profiler/capture_settings.h"
+#include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/support/tensorboard_reader.h"
 #include "tests/support/test_support.h"
@@ -196,6 +198,35 @@ TEST(CliProfile, AFullDiskIsAnErrorNotASilentLoss) {
 }
 
 // Dropped records are said by summary, from the counts the session keeps in its meta.
+// Each capture flag reaches the profiler: the session says it was recorded with it, and
+// without flags with the defaults every entry point shares (capture_option_specs.h).
+TEST(CliProfile, EveryCaptureFlagIsWhatTheSessionWasRecordedWith) {
+  using ampscope::profiler::CaptureSettings;
+  ScratchDir dir;
+  const auto recorded = [](const std::filesystem::path& path) {
+    CaptureSettings settings;
+    EXPECT_TRUE(settings.read_meta(ampscope::profiler::SessionReader::open(path.string()).meta_values()));
+    return settings;
+  };
+  const auto asked = dir / "asked.ampscope";
+  Result r = ampscope(fmt::format("profile --model mlp --device cpu --steps 4 --quiet --window-start 2 --window-steps 2 "
+                                  "--every 2 --grad-every 3 --sample-budget 0 --readiness-every 0 --no-gpu-trace "
+                                  "--out '{}'",
+                                  asked.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(recorded(asked), (CaptureSettings{.window_start = 2, .window_steps = 2, .every_n_steps = 2,
+                                              .gradient_every = 3, .sample_budget_percent = 0,
+                                              .readiness_every = 0, .trace_gpu = false}));
+  const auto defaults = dir / "defaults.ampscope";
+  r = ampscope(fmt::format("profile --model mlp --device cpu --steps 2 --quiet --out '{}'", defaults.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(recorded(defaults), CaptureSettings{});
+  r = ampscope(fmt::format("profile --model mlp --device cpu --steps 2 --quiet --every 0 --force --out '{}'",
+                           defaults.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--every must be >= 1"), std::string::npos) << r.output;
+}
+
 TEST(CliProfile, DroppedRecordsAreShownBySummary) {
   ScratchDir dir;
   const auto path = dir / "ok.ampscope";

@@ -60,7 +60,7 @@ TEST(OpFamily, EveryOpOfAnH100TensorCoreKernelIsGemmLikeAndNoPlainOne) {
 
 std::vector<OpStats> op_rows_of(engine::TrainConfig config) {
   ProfilerOptions options;
-  options.gradient_every = 0;
+  options.capture.gradient_every = 0;
   Profiler profiler(options);
   engine::Trainer trainer(config);
   trainer.add_observer(&profiler);

@@ -58,8 +58,8 @@ TEST(ProfilerGpu, GemmAndAttentionKernelsCarryTheirOp) {
   std::string why;
   if (!gpu_tracing_possible(&why)) GTEST_SKIP() << why;
   ProfilerOptions options;
-  options.gradient_every = 2;
-  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
+  options.capture.gradient_every = 2;
+  options.capture.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   Profiler profiler(options);
   train(profiler, gpu_gpt(4));
   if (profiler.gpu_tracing() != "cupti") GTEST_SKIP() << profiler.gpu_tracing();
@@ -83,9 +83,9 @@ TEST(ProfilerGpu, UnsampledStepsProduceNoKernelRecords) {
   test::ScratchDir dir;
   ProfilerOptions options;
   options.session_path = (dir / "s.ampscope").string();
-  options.every_n_steps = 3;  // steps 1 and 4
-  options.gradient_every = 1;
-  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
+  options.capture.every_n_steps = 3;  // steps 1 and 4
+  options.capture.gradient_every = 1;
+  options.capture.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   {
     Profiler profiler(options);
     train(profiler, gpu_gpt(6));

@@ -25,11 +25,11 @@ TEST(Profiler, SessionHoldsStepsOpsGradientsAndTheOpTable) {
   test::ScratchDir dir;
   ProfilerOptions options;
   options.session_path = (dir / "s.ampscope").string();
-  options.window_start = 2;
-  options.window_steps = 4;
-  options.every_n_steps = 2;  // steps 2 and 4
-  options.gradient_every = 3;
-  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
+  options.capture.window_start = 2;
+  options.capture.window_steps = 4;
+  options.capture.every_n_steps = 2;  // steps 2 and 4
+  options.capture.gradient_every = 3;
+  options.capture.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   {
     Profiler profiler(options);
     engine::Trainer trainer(gpt_bf16(7));
@@ -163,7 +163,7 @@ TEST(Profiler, OpRecordsWaitingBeyondTheLimitShedStepsByTheRecordedRule) {
   const OpSamplingRule::Fallback& first = fallbacks->front();
   EXPECT_GE(first.ops_waiting, 1u);
   EXPECT_LT(first.backlog, options.queue_capacity / 2) << "the batch limit, not the op limit, fell back";
-  const OpSamplingRule rule(options.window_start, options.window_steps, options.every_n_steps, *fallbacks);
+  const OpSamplingRule rule(options.capture.window_start, options.capture.window_steps, options.capture.every_n_steps, *fallbacks);
   std::set<int64_t> selected;
   for (int64_t step = 1; step <= kSteps; ++step)
     if (rule.selects(step)) selected.insert(step);
@@ -182,8 +182,8 @@ TEST(Profiler, WhatCameLastIsShownAndSavedWithoutAnotherStep) {
   test::ScratchDir dir;
   ProfilerOptions options;
   options.session_path = (dir / "s.ampscope").string();
-  options.trace_gpu = false;
-  options.gradient_every = 0;
+  options.capture.trace_gpu = false;
+  options.capture.gradient_every = 0;
   options.table_save_interval = std::chrono::milliseconds(300);
   Profiler profiler(options);
   engine::RunStartedEvent run;

@@ -31,8 +31,8 @@ namespace {
 
 std::set<std::string> op_names_of_a_run(int64_t gradient_every, engine::Precision precision) {
   ProfilerOptions options;
-  options.gradient_every = gradient_every;
-  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
+  options.capture.gradient_every = gradient_every;
+  options.capture.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   Profiler profiler(options);
   engine::TrainConfig config = test::tiny_gpt(precision, 4);
   engine::Trainer trainer(config);
@@ -92,8 +92,8 @@ TEST(ProfilerTruth, KernelsDeliveredBeforeTheirOpsAreAllAttributed) {
   SyntheticGpu gpu;
   ProfilerOptions options;
   options.session_path = (dir / "s.ampscope").string();
-  options.gradient_every = 2;
-  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
+  options.capture.gradient_every = 2;
+  options.capture.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   // About 100 kernels a buffer: several buffers per step, each before the step's ops.
   options.activity_source_factory = gpu.factory(/*deliver_every=*/300);
   int64_t launched = 0, live_traced_ns = 0;
@@ -143,9 +143,9 @@ TEST(ProfilerTruth, OnlySampledStepsAreTraced) {
   SyntheticGpu gpu;
   ProfilerOptions options;
   options.session_path = (dir / "s.ampscope").string();
-  options.every_n_steps = 3;  // steps 1, 4
-  options.gradient_every = 1;
-  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
+  options.capture.every_n_steps = 3;  // steps 1, 4
+  options.capture.gradient_every = 1;
+  options.capture.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   options.activity_source_factory = gpu.factory(0);
   {
     Profiler profiler(options);
@@ -177,8 +177,8 @@ TEST(ProfilerTruth, TheProfilersOwnKernelsAreNeverTheUsers) {
   SyntheticGpu gpu;
   ProfilerOptions options;
   options.session_path = (dir / "s.ampscope").string();
-  options.gradient_every = 1;  // activation and gradient statistics on every step
-  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
+  options.capture.gradient_every = 1;  // activation and gradient statistics on every step
+  options.capture.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
   options.activity_source_factory = gpu.factory(0);
   int64_t launched = 0;
   {
@@ -229,7 +229,7 @@ TEST(ProfilerTruth, KernelsNameTheOpsTheyRanInside) {
   SyntheticGpu gpu;
   ProfilerOptions options;
   options.session_path = (dir / "s.ampscope").string();
-  options.gradient_every = 0;
+  options.capture.gradient_every = 0;
   options.activity_source_factory = gpu.factory(0);
   std::vector<KernelSummary> live;
   {
@@ -263,7 +263,7 @@ TEST(ProfilerBounds, OpsOverTheStepBudgetAreCountedNotRecorded) {
   auto run = [&](const std::string& name, uint64_t budget) {
     ProfilerOptions options;
     options.session_path = (dir / name).string();
-    options.gradient_every = 0;
+    options.capture.gradient_every = 0;
     options.step_op_budget = budget;
     Profiler profiler(options);
     train_tiny_gpt(profiler, 3);
@@ -340,7 +340,7 @@ TEST(ProfilerBounds, AStopInsideAStepKeepsTheFinishedStepsAndCountsTheRest) {
   SyntheticGpu gpu;
   ProfilerOptions options;
   options.session_path = (dir / "s.ampscope").string();
-  options.gradient_every = 0;
+  options.capture.gradient_every = 0;
   options.activity_source_factory = gpu.factory(/*deliver_every=*/50);  // some kernels arrive mid-step
   int64_t launched = 0;
   {
@@ -401,9 +401,9 @@ namespace {
 ProfilerOptions hand_driven_options(const test::ScratchDir& dir, int64_t gradient_every, int64_t sample_budget_percent) {
   ProfilerOptions options;
   options.session_path = (dir / "s.ampscope").string();
-  options.gradient_every = gradient_every;
-  options.sample_budget_percent = sample_budget_percent;
-  options.trace_gpu = false;
+  options.capture.gradient_every = gradient_every;
+  options.capture.sample_budget_percent = sample_budget_percent;
+  options.capture.trace_gpu = false;
   return options;
 }
 

@@ -44,9 +44,9 @@ TEST(ReadinessCapture, AnOutlierChannelKeepsItsLayerOutOfNvfp4AndAWellScaledLaye
   test::ScratchDir dir;
   ProfilerOptions options;
   options.session_path = dir / "s.ampscope";
-  options.gradient_every = 2;  // steps 2 and 4
-  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
-  options.readiness_every = 1;        // both samples
+  options.capture.gradient_every = 2;  // steps 2 and 4
+  options.capture.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
+  options.capture.readiness_every = 1;        // both samples
   engine::TrainConfig config = test::tiny_mlp(4, /*width=*/64, /*batch=*/32);
   config.model.layers = 2;
   engine::TrainingRun run(config);
@@ -118,9 +118,9 @@ TEST(ReadinessCapture, MeasuredOnTheFirstRangeSampleAndOneInNAfterItWhileGradien
     test::ScratchDir dir;
     ProfilerOptions options;
     options.session_path = dir / "s.ampscope";
-    options.gradient_every = 1;  // a range sample every step: 7
-    options.sample_budget_percent = 0;
-    options.readiness_every = readiness_every;  // 3: steps 1, 4 and 7
+    options.capture.gradient_every = 1;  // a range sample every step: 7
+    options.capture.sample_budget_percent = 0;
+    options.capture.readiness_every = readiness_every;  // 3: steps 1, 4 and 7
     engine::TrainingRun run(config);
     {
       Profiler profiler(options);

@@ -11,13 +11,6 @@
 namespace ampscope::profiler {
 namespace {
 
-// ProfilerOptions' sampling fields (profiler/capture/profiler.h), without LibTorch.
-struct OptionsLike {
-  int64_t window_start = 0, window_steps = 0, every_n_steps = 0;
-  int64_t gradient_every = 0, sample_budget_percent = 0, readiness_every = 0;
-  std::string session_path = "kept";
-};
-
 std::map<std::string, std::string> as_meta(const CaptureSettings& s) {
   std::map<std::string, std::string> meta;
   for (const auto& [key, value] : s.meta_entries()) meta[key] = value;
@@ -26,14 +19,16 @@ std::map<std::string, std::string> as_meta(const CaptureSettings& s) {
 
 TEST(CaptureSettings, EverySettingGoesIntoTheSessionAndComesBack) {
   const CaptureSettings asked{.window_start = 20, .window_steps = 50, .every_n_steps = 3,
-                              .gradient_every = 7, .sample_budget_percent = 0, .readiness_every = 2};
+                              .gradient_every = 7, .sample_budget_percent = 0, .readiness_every = 2,
+                              .trace_gpu = false};
   const auto meta = as_meta(asked);
-  EXPECT_EQ(meta.size(), 6u);  // one key each, none shared
+  EXPECT_EQ(meta.size(), 7u);  // one key each, none shared
   EXPECT_EQ(meta.at(meta_key::kOpWindowStart), "20");
   EXPECT_EQ(meta.at(meta_key::kOpEvery), "3");
   EXPECT_EQ(meta.at(meta_key::kRangeSampleEvery), "7");
   EXPECT_EQ(meta.at(meta_key::kRangeSampleBudget), "0");
   EXPECT_EQ(meta.at(meta_key::kReadinessEvery), "2");
+  EXPECT_EQ(meta.at(meta_key::kTraceGpu), "0");
 
   CaptureSettings read;  // the defaults, then what the session says
   EXPECT_TRUE(read.read_meta(meta));
@@ -52,6 +47,9 @@ TEST(CaptureSettings, WhatAnOlderSessionDoesNotHoldStaysAsItWas) {
   EXPECT_EQ(shown.window_start, 100);
   EXPECT_EQ(shown.every_n_steps, 9);
   EXPECT_EQ(shown.readiness_every, CaptureSettings{}.readiness_every);
+  CaptureSettings untraced{.trace_gpu = false};  // no trace_gpu before it was kept: the panel's stays
+  EXPECT_TRUE(untraced.read_meta(meta));
+  EXPECT_FALSE(untraced.trace_gpu);
 
   // None at all (a comparison, a session no profiler wrote), or unreadable: nothing read.
   CaptureSettings untouched{.gradient_every = 3};
@@ -59,19 +57,26 @@ TEST(CaptureSettings, WhatAnOlderSessionDoesNotHoldStaysAsItWas) {
   EXPECT_EQ(untouched, (CaptureSettings{.gradient_every = 3}));
 }
 
-TEST(CaptureSettings, ReachAndComeFromTheProfilersOptions) {
-  const CaptureSettings asked{.window_start = 2, .window_steps = 3, .every_n_steps = 4,
-                              .gradient_every = 5, .sample_budget_percent = 6, .readiness_every = 7};
-  OptionsLike options;
-  asked.apply_to(options);
-  EXPECT_EQ(options.window_start, 2);
-  EXPECT_EQ(options.window_steps, 3);
-  EXPECT_EQ(options.every_n_steps, 4);
-  EXPECT_EQ(options.gradient_every, 5);
-  EXPECT_EQ(options.sample_budget_percent, 6);
-  EXPECT_EQ(options.readiness_every, 7);
-  EXPECT_EQ(options.session_path, "kept");
-  EXPECT_EQ(CaptureSettings::of(options), asked);
+// The flags of `profile` and `run`, the Python keywords and their checks come from
+// fields(): each count with its own option, in the order the options are declared.
+TEST(CaptureSettings, EachCountCarriesItsOwnOptionAndChecksItsBound) {
+  CaptureSettings s{.window_start = 2, .window_steps = 3, .every_n_steps = 4,
+                    .gradient_every = 5, .sample_budget_percent = 6, .readiness_every = 7};
+  const auto fields = s.fields();
+  ASSERT_EQ(fields.size(), kCaptureOptions.size());
+  for (size_t i = 0; i < fields.size(); ++i) {
+    EXPECT_STREQ(fields[i].option->key, kCaptureOptions[i].key);
+    EXPECT_EQ(*fields[i].value, static_cast<int64_t>(i) + 2) << fields[i].option->key;
+  }
+  EXPECT_EQ(*CaptureSettings{}.fields()[2].value, kEveryOption.default_value);
+  EXPECT_EQ(s.error(), std::nullopt);
+
+  *fields[2].value = 0;  // through the field: --every 0
+  EXPECT_EQ(s.every_n_steps, 0);
+  EXPECT_EQ(s.error(), std::optional<std::string>("--every must be >= 1"));
+  s.every_n_steps = 1;
+  s.gradient_every = -1;
+  EXPECT_EQ(s.error(), std::optional<std::string>("--grad-every must be >= 0"));
 }
 
 }  // namespace

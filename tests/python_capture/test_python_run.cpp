@@ -7,12 +7,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "profiler/capture_settings.h"
 #include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/support/test_support.h"
 
 namespace {
 
+using ampscope::profiler::CaptureSettings;
 using ampscope::profiler::SessionReader;
 using ampscope::test::ScratchDir;
 using ampscope::test::write_file;
@@ -62,6 +64,19 @@ TEST_F(PythonRun, ReturnsTheScriptsExitCodeAndKeepsItsSteps) {
   const auto s = SessionReader::open(session().string());
   EXPECT_EQ(s.steps().size(), 3u);
   EXPECT_EQ(s.meta_value("final_state").value_or(""), "failed");
+}
+
+// `ampscope run`'s capture flags go through `python -m ampscope run` and the module's
+// keywords to the profiler: the session says it was recorded with each of them.
+TEST_F(PythonRun, EveryCaptureFlagIsWhatTheSessionWasRecordedWith) {
+  const auto r = run(loop_script("", 4), "--window-start 2 --window-steps 2 --every 2 --grad-every 3 "
+                                         "--sample-budget 0 --readiness-every 0 --no-gpu-trace");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  CaptureSettings recorded;
+  ASSERT_TRUE(recorded.read_meta(SessionReader::open(session().string()).meta_values()));
+  EXPECT_EQ(recorded, (CaptureSettings{.window_start = 2, .window_steps = 2, .every_n_steps = 2, .gradient_every = 3,
+                                       .sample_budget_percent = 0, .readiness_every = 0, .trace_gpu = false}))
+      << r.output;
 }
 
 TEST_F(PythonRun, AScriptThatRaisesClosesTheSessionAndSaysSoInOneLine) {
@@ -124,7 +139,7 @@ TEST_F(PythonRun, ExplicitApiWithWatchAndStep) {
 from torch import nn
 model = ampscope.watch(nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1)), name="net")
 losses = []
-with ampscope.capture("{0}", grad_every=2, sample_budget=0) as capture:
+with ampscope.capture("{0}", grad_every=2, sample_budget=0, trace_gpu=False) as capture:
     for i in range(5):
         with torch.autocast("cpu", dtype=torch.bfloat16):
             loss = model(torch.randn(4, 8)).float().pow(2).mean()
@@ -160,6 +175,9 @@ print("losses", " ".join(f"{{x:.6f}}" for x in losses))
     EXPECT_NEAR(step.loss, loss, 1e-5) << "step " << step.step;
   }
   EXPECT_EQ(s.meta().precision, "bf16");
+  CaptureSettings recorded;  // the keywords, the rest their defaults
+  ASSERT_TRUE(recorded.read_meta(s.meta_values()));
+  EXPECT_EQ(recorded, (CaptureSettings{.gradient_every = 2, .sample_budget_percent = 0, .trace_gpu = false}));
   bool named = false;
   for (const auto& r : s.op_stats()) named |= r.name == "aten::linear" && r.module == "net.2";
   EXPECT_TRUE(named);

@@ -54,7 +54,7 @@ TEST(LiveProfiling, EachRunIsRecordedIntoItsOwnSessionAndFeedsTheLiveViews) {
   // panel's default is every entry point's, 10 (profiler/capture_option_specs.h).
   profiler::CaptureSettings sampling;
   sampling.gradient_every = 5;
-  window.runPanel()->setProfilerOptions(sampling);
+  window.runPanel()->setCaptureSettings(sampling);
 
   ASSERT_TRUE(runToEnd(window, tinyRun(engine::Precision::kBF16, 6)));
   ASSERT_EQ(window.controller()->state(), engine::RunState::kFinished);

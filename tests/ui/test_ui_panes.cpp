@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QTableView>
 #include <QComboBox>
+#include <QCheckBox>
 #include <QSpinBox>
 #include <cmath>
 
@@ -167,15 +168,10 @@ TEST(RunPanel, ProfilingFieldsReachTheProfilerOptions) {
   RunPanel panel;
   // The GUI starts from the defaults every entry point has (issue 31: it sampled
   // gradients every 5 steps where the CLI and Python took 10).
-  const profiler::CaptureSettings defaults = panel.profilerOptions();
-  const profiler::ProfilerOptions profiler_defaults;
-  EXPECT_EQ(defaults.every_n_steps, profiler_defaults.every_n_steps);
-  EXPECT_EQ(defaults.gradient_every, profiler_defaults.gradient_every);
-  EXPECT_EQ(defaults.gradient_every, 10);
-  EXPECT_EQ(defaults.window_start, profiler_defaults.window_start);
-  EXPECT_EQ(defaults.window_steps, profiler_defaults.window_steps);
-  EXPECT_EQ(defaults.sample_budget_percent, profiler_defaults.sample_budget_percent);
-  EXPECT_EQ(defaults.readiness_every, profiler_defaults.readiness_every);
+  const profiler::CaptureSettings profiler_defaults = profiler::ProfilerOptions{}.capture;
+  EXPECT_EQ(panel.captureSettings(), profiler_defaults);
+  EXPECT_EQ(panel.captureSettings().gradient_every, 10);
+  EXPECT_TRUE(panel.captureSettings().trace_gpu);
 
   auto field = [&](const char* name) {
     auto* box = panel.findChild<QSpinBox*>(QString::fromLatin1(name));
@@ -193,22 +189,42 @@ TEST(RunPanel, ProfilingFieldsReachTheProfilerOptions) {
   // (disabled now, with gradients off: its own test below)
   EXPECT_EQ(panel.findChild<QSpinBox*>(QStringLiteral("profileSampleBudget"))->text(),
             QStringLiteral("off: every K steps"));
+  auto* trace_gpu = panel.findChild<QCheckBox*>(QStringLiteral("profileTraceGpu"));
+  ASSERT_NE(trace_gpu, nullptr);
+  ASSERT_TRUE(trace_gpu->isEnabled());
+  trace_gpu->setChecked(false);
 
-  profiler::ProfilerOptions options;
-  options.session_path = "kept.ampscope";
-  panel.profilerOptions().apply_to(options);
-  EXPECT_EQ(options.every_n_steps, 3);
-  EXPECT_EQ(options.gradient_every, 0);
-  EXPECT_EQ(options.window_start, 100);
-  EXPECT_EQ(options.window_steps, 50);
-  EXPECT_EQ(options.sample_budget_percent, 0);
-  EXPECT_EQ(options.readiness_every, 2);
-  EXPECT_EQ(options.session_path, "kept.ampscope");
+  const profiler::CaptureSettings asked = panel.captureSettings();
+  EXPECT_EQ(asked.every_n_steps, 3);
+  EXPECT_EQ(asked.gradient_every, 0);
+  EXPECT_EQ(asked.window_start, 100);
+  EXPECT_EQ(asked.window_steps, 50);
+  EXPECT_EQ(asked.sample_budget_percent, 0);
+  EXPECT_EQ(asked.readiness_every, 2);
+  EXPECT_FALSE(asked.trace_gpu);
 
-  panel.setProfilerOptions(profiler::CaptureSettings{});
+  panel.setCaptureSettings(profiler::CaptureSettings{});
   EXPECT_EQ(field("profileEveryNSteps")->value(), profiler_defaults.every_n_steps);
   EXPECT_EQ(field("profileWindowSteps")->text(), QStringLiteral("to the end"));
   EXPECT_EQ(field("profileReadinessEvery")->value(), profiler_defaults.readiness_every);
+  EXPECT_TRUE(trace_gpu->isChecked());
+  EXPECT_EQ(panel.captureSettings(), profiler_defaults);
+}
+
+// Kernel tracing is CUDA's: with the CPU chosen its switch cannot be set, and it
+// keeps its state for when a GPU is chosen again.
+TEST(RunPanel, KernelTracingIsOnlyOfferedOffTheCpu) {
+  RunPanel panel;
+  auto* trace_gpu = panel.findChild<QCheckBox*>(QStringLiteral("profileTraceGpu"));
+  ASSERT_NE(trace_gpu, nullptr);
+  trace_gpu->setChecked(false);
+  engine::TrainConfig c = panel.config();
+  for (const auto device : {engine::DeviceChoice::kCPU, engine::DeviceChoice::kCUDA, engine::DeviceChoice::kAuto}) {
+    c.device = device;
+    panel.setConfig(c);
+    EXPECT_EQ(trace_gpu->isEnabled(), device != engine::DeviceChoice::kCPU) << engine::to_string(device);
+    EXPECT_FALSE(panel.captureSettings().trace_gpu);
+  }
 }
 
 // The sample budget and the readiness cadence act on gradient samples: with those
@@ -226,7 +242,7 @@ TEST(RunPanel, SampleBudgetAndReadinessFollowTheGradientSamples) {
   EXPECT_FALSE(readiness->isEnabled());
   profiler::CaptureSettings sampled;
   sampled.gradient_every = 3;
-  panel.setProfilerOptions(sampled);
+  panel.setCaptureSettings(sampled);
   EXPECT_TRUE(budget->isEnabled());
   EXPECT_TRUE(readiness->isEnabled());
   EXPECT_EQ(readiness->text(), QStringLiteral("1 sample in %1").arg(profiler::kReadinessEveryOption.default_value));

@@ -42,9 +42,10 @@ namespace {
 std::string record_session(const test::ScratchDir& dir, int64_t steps, int64_t eval_every = 0) {
   profiler::ProfilerOptions options;
   options.session_path = (dir / "headless.ampscope").string();
-  options.gradient_every = 2;
-  options.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
-  options.readiness_every = 1;        // readiness on each of them too
+  options.capture.gradient_every = 2;
+  options.capture.sample_budget_percent = 0;  // every K steps exactly, whatever they cost
+  options.capture.readiness_every = 1;        // readiness on each of them too
+  options.capture.trace_gpu = false;          // as `--no-gpu-trace` (on the CPU it traces nothing either way)
   engine::TrainConfig c = test::tiny_gpt(engine::Precision::kFP16, steps);
   c.eval_every = eval_every;
   c.eval_batches = 2;
@@ -65,7 +66,7 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
   window.setSessionIO(&io);
   window.show();
   // Profiling settings other than the session's, as a user may have left them.
-  window.runPanel()->setProfilerOptions({.window_start = 40, .window_steps = 5, .every_n_steps = 7,
+  window.runPanel()->setCaptureSettings({.window_start = 40, .window_steps = 5, .every_n_steps = 7,
                                          .gradient_every = 9, .sample_budget_percent = 20, .readiness_every = 3});
   ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(path))) << window.bannerText().toStdString();
   testing::spinFor(std::chrono::milliseconds(200));
@@ -97,11 +98,12 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
   EXPECT_EQ(shown.precision, engine::Precision::kFP16);
   EXPECT_EQ(shown.steps, 6);
   // ... and what it profiled (record_session's options; the op window's defaults).
-  const profiler::CaptureSettings profiled = window.runPanel()->profilerOptions();
+  const profiler::CaptureSettings profiled = window.runPanel()->captureSettings();
   EXPECT_EQ(profiled, (profiler::CaptureSettings{.gradient_every = 2, .sample_budget_percent = 0,
-                                                 .readiness_every = 1}))
+                                                 .readiness_every = 1, .trace_gpu = false}))
       << profiled.window_start << " " << profiled.window_steps << " " << profiled.every_n_steps << " "
-      << profiled.gradient_every << " " << profiled.sample_budget_percent << " " << profiled.readiness_every;
+      << profiled.gradient_every << " " << profiled.sample_budget_percent << " " << profiled.readiness_every << " "
+      << profiled.trace_gpu;
 }
 
 // Validation every 3 steps of 7: the loss plot's eval series has exactly steps 3 and 6,

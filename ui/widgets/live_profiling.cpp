@@ -27,9 +27,8 @@ LiveProfiling::LiveProfiling(TrainingController& controller, RunPanel& run_panel
     profiler_.reset();
     profiler::ProfilerOptions options;
     options.session_path = nextSessionPath();
-    // The run panel's Profiling group (defaults: ops and gradients of every 5th step,
-    // a live op table at bounded cost).
-    run_panel_.profilerOptions().apply_to(options);
+    // The run panel's Profiling group (defaults: capture_option_specs.h).
+    options.capture = run_panel_.captureSettings();
     profiler_ = std::make_unique<profiler::Profiler>(options);
     current_path_ = options.session_path;
     io_.setCurrentSessionPath(options.session_path);

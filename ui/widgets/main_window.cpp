@@ -450,8 +450,8 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
     applySavedConfig(session.meta.config_json);
     if (!session.script) {
       // What was profiled, too: Start runs the session again as it was recorded.
-      profiler::CaptureSettings capture = run_panel_->profilerOptions();
-      if (capture.read_meta(session.meta_values)) run_panel_->setProfilerOptions(capture);
+      profiler::CaptureSettings capture = run_panel_->captureSettings();
+      if (capture.read_meta(session.meta_values)) run_panel_->setCaptureSettings(capture);
     }
     showTrainingPage();
   }

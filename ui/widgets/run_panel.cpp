@@ -308,6 +308,10 @@ QWidget* RunPanel::buildProfilingGroup() {
   window_steps_ =
       spin(0, 10'000'000, tr("How many steps from the first one; 0 = to the end"), tr(" steps"));
   window_steps_->setSpecialValueText(tr("to the end"));
+  trace_gpu_ = new QCheckBox(tr("trace (CUPTI)"));
+  trace_gpu_->setToolTip(tr("Trace the CUDA kernels of the recorded steps through CUPTI, each joined to the op "
+                            "that launched it; off, ops are timed on the CPU. Training on the CPU traces nothing."));
+  trace_gpu_->setObjectName(QStringLiteral("profileTraceGpu"));
   every_n_steps_->setObjectName(QStringLiteral("profileEveryNSteps"));
   gradient_every_->setObjectName(QStringLiteral("profileGradientEvery"));
   sample_budget_->setObjectName(QStringLiteral("profileSampleBudget"));
@@ -320,12 +324,14 @@ QWidget* RunPanel::buildProfilingGroup() {
   f->addRow(tr("Readiness"), readiness_every_);
   f->addRow(tr("From step"), window_start_);
   f->addRow(tr("Window"), window_steps_);
+  f->addRow(tr("GPU kernels"), trace_gpu_);
   connect(gradient_every_, &QSpinBox::valueChanged, this, &RunPanel::updateEnabledFields);
-  setProfilerOptions(profiler::CaptureSettings{});
+  connect(device_, &QComboBox::currentIndexChanged, this, &RunPanel::updateEnabledFields);  // trace_gpu_
+  setCaptureSettings(profiler::CaptureSettings{});
   return box;
 }
 
-profiler::CaptureSettings RunPanel::profilerOptions() const {
+profiler::CaptureSettings RunPanel::captureSettings() const {
   profiler::CaptureSettings s;
   s.window_start = window_start_->value();
   s.window_steps = window_steps_->value();
@@ -333,10 +339,11 @@ profiler::CaptureSettings RunPanel::profilerOptions() const {
   s.gradient_every = gradient_every_->value();
   s.sample_budget_percent = sample_budget_->value();
   s.readiness_every = readiness_every_->value();
+  s.trace_gpu = trace_gpu_->isChecked();
   return s;
 }
 
-void RunPanel::setProfilerOptions(const profiler::CaptureSettings& s) {
+void RunPanel::setCaptureSettings(const profiler::CaptureSettings& s) {
   auto set = [](QSpinBox* box, int64_t v) {
     box->setValue(static_cast<int>(std::clamp<int64_t>(v, box->minimum(), box->maximum())));
   };
@@ -346,6 +353,7 @@ void RunPanel::setProfilerOptions(const profiler::CaptureSettings& s) {
   set(gradient_every_, s.gradient_every);
   set(sample_budget_, s.sample_budget_percent);
   set(readiness_every_, s.readiness_every);
+  trace_gpu_->setChecked(s.trace_gpu);
 }
 
 void RunPanel::updateEnabledFields() {
@@ -367,6 +375,7 @@ void RunPanel::updateEnabledFields() {
   const bool range_samples = gradient_every_->value() > 0;
   sample_budget_->setEnabled(range_samples);
   readiness_every_->setEnabled(range_samples);
+  trace_gpu_->setEnabled(current<engine::DeviceChoice>(device_) != engine::DeviceChoice::kCPU);
 }
 
 engine::TrainConfig RunPanel::config() const {

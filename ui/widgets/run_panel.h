@@ -30,8 +30,8 @@ class RunPanel : public QWidget {
   engine::TrainConfig config() const;
   void setConfig(const engine::TrainConfig& config);
   void setRunState(engine::RunState state, bool pause_pending = false);
-  profiler::CaptureSettings profilerOptions() const;
-  void setProfilerOptions(const profiler::CaptureSettings& settings);
+  profiler::CaptureSettings captureSettings() const;
+  void setCaptureSettings(const profiler::CaptureSettings& settings);
   // A session recorded from a Python script: its own facts, read-only, in place
   // of the built-in run's settings (which keep their values for the next run).
   // showSettings() brings the settings back; a run that starts does so too.
@@ -98,6 +98,7 @@ class RunPanel : public QWidget {
   QSpinBox* gradient_every_ = nullptr;
   QSpinBox* sample_budget_ = nullptr;
   QSpinBox* readiness_every_ = nullptr;
+  QCheckBox* trace_gpu_ = nullptr;
   QLabel* state_label_ = nullptr;
   QPushButton* start_ = nullptr;
   QPushButton* pause_ = nullptr;
