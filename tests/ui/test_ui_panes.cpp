@@ -22,6 +22,7 @@
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/readiness_pane.h"
 #include "ui/widgets/main_window.h"
+#include "ui/widgets/plot_fitting.h"
 #include "ui/widgets/run_panel.h"
 
 namespace ampscope::ui {
@@ -138,6 +139,100 @@ TEST(GradientsPane, FormatComboMovesTheLimitsAndTheTextNamesEveryFormat) {
   EXPECT_TRUE(text.contains(QStringLiteral("overflow (→ NaN)"))) << text.toStdString();  // e4m3 has no inf
   EXPECT_TRUE(text.contains(QStringLiteral("fp8 e5m2: → 0 7.0 % · subnormal 12.5 %"))) << text.toStdString();
   EXPECT_TRUE(text.contains(QStringLiteral("fp16: → 0 3.1 %"))) << text.toStdString();
+  // Written beside the histogram, not over its bars.
+  const auto* fractions = pane.findChild<QLabel*>(QStringLiteral("gradientFractions"));
+  ASSERT_NE(fractions, nullptr);
+  EXPECT_EQ(fractions->text(), text);
+  EXPECT_TRUE(fractions->isVisible());
+  for (int i = 0; i < pane.histogramPlot()->itemCount(); ++i)
+    EXPECT_EQ(qobject_cast<QCPItemText*>(pane.histogramPlot()->item(i)), nullptr);
+}
+
+// Replots until the plot's fitting labels were made for its current size (a resize
+// queues one more replot; processing events delivers the resize itself).
+void settle(QCustomPlot* plot) {
+  for (int i = 0; i < 3; ++i) {
+    QCoreApplication::processEvents();
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+  }
+}
+
+// The latest sample's heatmap has a row per parameter: in a short dock their names were
+// drawn over each other. Only as many are written as fit apart, and all where there is room.
+TEST(PlotFitting, ParameterNamesAreWrittenApartWhateverTheHeatmapsHeight) {
+  auto snapshot = std::make_shared<profiler::ProfileSnapshot>();
+  snapshot->step = 7;
+  for (int i = 0; i < 40; ++i)
+    snapshot->latest_gradients.push_back(gradientSample("blocks." + std::to_string(i) + ".weight", -20, 4, 1.0, 7));
+  GradientsPane pane;
+  pane.resize(900, 320);
+  pane.show();
+  pane.setSnapshot(snapshot);
+  QCustomPlot* heatmap = pane.heatmapPlot();
+  settle(heatmap);
+  const QCPAxis* names = heatmap->yAxis;
+  const int label_height = QFontMetrics(names->tickLabelFont()).height();
+  QVector<QString> written = writtenTickLabels(names);
+  ASSERT_GT(written.size(), 1);
+  EXPECT_LT(written.size(), 40);
+  EXPECT_EQ(written.front(), QStringLiteral("blocks.0.weight"));
+  const QVector<double> ticks = names->tickVector();
+  for (qsizetype i = 1; i < ticks.size(); ++i)
+    EXPECT_GE(std::abs(names->coordToPixel(ticks[i]) - names->coordToPixel(ticks[i - 1])), label_height)
+        << written[i].toStdString();
+
+  // The selected parameter's histogram below it, as short: its counts are written apart too.
+  QCustomPlot* histogram = pane.histogramPlot();
+  settle(histogram);
+  const QCPAxis* counts = histogram->yAxis;
+  ASSERT_LT(counts->axisRect()->height(), 5 * 2 * label_height) << "the pane leaves the histogram room for 5 labels";
+  const QVector<double> count_ticks = counts->tickVector();
+  ASSERT_GE(count_ticks.size(), 1);
+  for (qsizetype i = 1; i < count_ticks.size(); ++i)
+    EXPECT_GE(std::abs(counts->coordToPixel(count_ticks[i]) - counts->coordToPixel(count_ticks[i - 1])),
+              label_height);
+
+  pane.resize(900, 2400);  // room for every name
+  ASSERT_TRUE(testing::waitUntil([&] { return heatmap->height() > 1000; }));
+  settle(heatmap);
+  written = writtenTickLabels(names);
+  EXPECT_EQ(written.size(), 40);
+  EXPECT_EQ(written.back(), QStringLiteral("blocks.39.weight"));
+}
+
+// What the step times include was one line, cut off at both ends of a narrow plot.
+TEST(PlotFitting, ANoteIsWrappedToTheWidthOfItsPlot) {
+  LivePlots plots;
+  plots.resize(900, 700);
+  plots.show();
+  const QString note = QStringLiteral(
+      "median step 1.30 ms; every step was profiled, so this includes capture; 4 gradient-sampled steps "
+      "5.19 ms (a sample adds 2.98 steps)");
+  plots.setStepTimingNote(note);
+  QCustomPlot* plot = plots.graph(LivePlots::kStepTime, 0)->parentPlot();
+  settle(plot);
+  EXPECT_EQ(plots.stepTimingNote(), note);
+  const QCPItemText* item = nullptr;
+  for (int i = 0; i < plot->itemCount(); ++i)
+    if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)); text && plotNoteText(text) == note) item = text;
+  ASSERT_NE(item, nullptr);
+  const QStringList lines = item->text().split(QLatin1Char('\n'));
+  EXPECT_GT(lines.size(), 1) << item->text().toStdString();
+  EXPECT_EQ(lines.join(QLatin1Char(' ')), note);  // nothing lost, only broken
+  const QFontMetrics metrics(item->font());
+  for (const QString& line : lines) EXPECT_LE(metrics.horizontalAdvance(line), plot->axisRect()->width());
+
+  plots.setStepTimingNote(QString());
+  EXPECT_EQ(plots.stepTimingNote(), QString());
+}
+
+TEST(PlotFitting, WrapsAtSpacesAndKeepsItsOwnLineBreaks) {
+  const QFontMetrics metrics(QApplication::font());
+  const int word = metrics.horizontalAdvance(QStringLiteral("aaaa"));
+  EXPECT_EQ(wrapToWidth(QStringLiteral("aaaa bbbb cccc"), metrics, word * 2), QStringLiteral("aaaa\nbbbb\ncccc"));
+  EXPECT_EQ(wrapToWidth(QStringLiteral("aaaa bbbb\ncc"), metrics, word * 10), QStringLiteral("aaaa bbbb\ncc"));
+  EXPECT_EQ(wrapToWidth(QStringLiteral("averyveryverylongword x"), metrics, word),
+            QStringLiteral("averyveryverylongword\nx"));  // too wide alone: its own line, whole
 }
 
 TEST(GradientHistoryMap, SumsPerStepInStepOrder) {

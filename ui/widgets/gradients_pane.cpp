@@ -13,6 +13,7 @@
 
 #include "ui/models/formatting.h"
 #include "ui/widgets/pane_hint.h"
+#include "ui/widgets/plot_fitting.h"
 #include "ui/widgets/plot_style.h"
 
 namespace ampscope::ui {
@@ -220,8 +221,21 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
   histogram_->yAxis->setLabel(tr("elements"));
   bars_ = new QCPBars(histogram_->xAxis, histogram_->yAxis);
   bars_->setWidth(0.9);
+  // The selected parameter's shares per format beside its histogram, not over its bars.
+  auto* selected = new QWidget;
+  auto* selected_row = new QHBoxLayout(selected);
+  selected_row->setContentsMargins(0, 0, 0, 0);
+  fractions_label_ = new QLabel;
+  fractions_label_->setObjectName(QStringLiteral("gradientFractions"));
+  fractions_label_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  fractions_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  fractions_label_->setToolTip(
+      tr("The selected parameter's unscaled gradient elements that a cast to each format at the current loss "
+         "scale would flush to zero, leave subnormal or overflow"));
+  selected_row->addWidget(fractions_label_);
+  selected_row->addWidget(histogram_, 1);
   split->addWidget(heatmap_);
-  split->addWidget(histogram_);
+  split->addWidget(selected);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   column->addWidget(split, 1);
@@ -374,23 +388,18 @@ void GradientsPane::rebuildLatestHeatmap() {
                          QCPRange(0, std::max(0, rows - 1)));
   QVector<double> ticks;
   QVector<QString> labels;
-  const int label_every = std::max(1, rows / 24);
   for (int r = 0; r < rows; ++r) {
     const auto& s = samples[static_cast<size_t>(r)];
     int64_t total = 0;
     for (int64_t count : s.log2_histogram) total += count;
     for (int b = 0; b < kGradBins; ++b)
       map_->data()->setCell(b, r, cellShare(s.log2_histogram[b], total));
-    if (r % label_every == 0) {
-      ticks << r;
-      labels << QString::fromStdString(s.parameter);
-    }
+    ticks << r;
+    labels << QString::fromStdString(s.parameter);
   }
-  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-  ticker->setTicks(ticks, labels);
   heatmap_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
   heatmap_->xAxis->setLabel(tr("log₂|g|"));
-  heatmap_->yAxis->setTicker(ticker);
+  setFittingTextTicks(heatmap_->yAxis, ticks, labels);  // as many names as the pane's height writes apart
   heatmap_->yAxis->setLabel(QString());
   heatmap_->yAxis->setRange(-0.5, rows - 0.5);
   heatmap_->yAxis->setRangeReversed(true);
@@ -420,7 +429,6 @@ void GradientsPane::rebuildHistoryHeatmap() {
   double lo_scale = 0, hi_scale = 0;
   QVector<double> ticks;
   QVector<QString> labels;
-  const int label_every = std::max(1, columns / 12);
   for (int c = 0; c < columns; ++c) {
     const auto& counts = history_.counts[static_cast<size_t>(c)];
     int64_t total = 0;
@@ -429,14 +437,10 @@ void GradientsPane::rebuildHistoryHeatmap() {
     const double l = log2Scale(history_.loss_scales[static_cast<size_t>(c)]);
     lo_scale = c == 0 ? l : std::min(lo_scale, l);
     hi_scale = c == 0 ? l : std::max(hi_scale, l);
-    if (c % label_every == 0) {
-      ticks << c;
-      labels << QString::number(history_.steps[static_cast<size_t>(c)]);
-    }
+    ticks << c;
+    labels << QString::number(history_.steps[static_cast<size_t>(c)]);
   }
-  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-  ticker->setTicks(ticks, labels);
-  heatmap_->xAxis->setTicker(ticker);
+  setFittingTextTicks(heatmap_->xAxis, ticks, labels);
   heatmap_->xAxis->setLabel(tr("sampled step"));
   heatmap_->xAxis->setRange(-0.5, columns - 0.5);
   heatmap_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
@@ -497,7 +501,11 @@ void GradientsPane::rebuildHistoryHeatmap() {
 void GradientsPane::rebuildHistogram() {
   histogram_->clearItems();
   const int index = parameter_->currentIndex();
-  if (!snapshot_ || index < 0 || index >= parameterCount()) return;
+  if (!snapshot_ || index < 0 || index >= parameterCount()) {
+    fractions_.clear();
+    fractions_label_->clear();
+    return;
+  }
   const auto& s = snapshot_->latest_gradients[static_cast<size_t>(index)];
   const double log2_scale = std::log2(std::max(1e-300, s.loss_scale));
   QVector<double> keys, values;
@@ -533,7 +541,7 @@ void GradientsPane::rebuildHistogram() {
 
   // The shown format in words, then every format's shares, one line each.
   const profiler::FormatRangeShares shown = profiler::range_shares(s, format.format);
-  fractions_ = tr("underflow (→ 0 in %1) %2 · subnormal %3 · overflow (→ %4) %5 · zeros %6 · "
+  fractions_ = tr("underflow (→ 0 in %1) %2 · subnormal %3 · overflow (→ %4) %5\nzeros %6 · "
                   "non-finite %7 · %8 elements, max |g| %9")
                    .arg(formatName(format), pct(shown.underflow), pct(shown.subnormal),
                         format.has_inf ? QStringLiteral("inf") : QStringLiteral("NaN"), pct(shown.overflow),
@@ -545,15 +553,7 @@ void GradientsPane::rebuildHistogram() {
     fractions_ += tr("\n%1: → 0 %2 · subnormal %3 · overflow %4")
                       .arg(formatName(f), pct(r.underflow), pct(r.subnormal), pct(r.overflow));
   }
-  auto* text = new QCPItemText(histogram_);
-  text->position->setType(QCPItemPosition::ptAxisRectRatio);
-  text->position->setCoords(0.01, 0.02);
-  text->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
-  text->setTextAlignment(Qt::AlignLeft);
-  text->setText(fractions_);
-  text->setColor(palette().color(QPalette::WindowText));
-  text->setBrush(QBrush(palette().color(QPalette::Base)));
-  text->setPadding(QMargins(3, 2, 3, 2));
+  fractions_label_->setText(fractions_);
   if (auto* title = qobject_cast<QCPTextElement*>(histogram_->plotLayout()->element(0, 0)))
     title->setText(tr("%1 at step %2").arg(QString::fromStdString(s.parameter)).arg(s.step));
   histogram_->replot(QCustomPlot::rpQueuedReplot);

@@ -89,6 +89,7 @@ class GradientsPane : public QWidget {
   QLabel* activation_label_ = nullptr;
   QLabel* backward_label_ = nullptr;
   QLabel* sampling_label_ = nullptr;  // how the range samples were taken
+  QLabel* fractions_label_ = nullptr;  // fractions_, beside the histogram
   QCustomPlot* heatmap_ = nullptr;
   QCPColorMap* map_ = nullptr;
   QCPGraph* limit_graphs_[3] = {};  // the shown format's limits per step, over-time mode only

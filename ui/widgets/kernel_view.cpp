@@ -15,6 +15,7 @@
 #include "ui/models/kernel_model.h"
 #include "ui/models/table_filter_proxy.h"
 #include "ui/widgets/pane_hint.h"
+#include "ui/widgets/plot_fitting.h"
 #include "ui/widgets/plot_style.h"
 #include "ui/widgets/table_view.h"
 
@@ -141,9 +142,7 @@ void KernelView::rebuildChart() {
   }
   tensor_core_bars_->setData(tc_keys, tc_values);
   other_bars_->setData(other_keys, other_values);
-  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-  ticker->setTicks(ticks, labels);
-  chart_->yAxis->setTicker(ticker);
+  setFittingTextTicks(chart_->yAxis, ticks, labels);
   chart_->yAxis->setRange(-0.6, static_cast<double>(top.size()) - 0.4);
   chart_->xAxis->setRange(0, max_ms * 1.08 + 1e-6);
   const SeriesColors c = seriesColors(palette());

@@ -9,6 +9,7 @@
 
 #include "ui/models/formatting.h"
 #include "ui/models/run_series.h"
+#include "ui/widgets/plot_fitting.h"
 #include "ui/widgets/plot_style.h"
 
 namespace ampscope::ui {
@@ -78,7 +79,7 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nu
   no_grad_norm_note_ = new QCPItemText(norm);
   no_grad_norm_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
   no_grad_norm_note_->position->setCoords(0.5, 0.4);
-  no_grad_norm_note_->setText(tr("no finite gradient norm yet"));
+  setPlotNote(no_grad_norm_note_, tr("no finite gradient norm yet"));
 
   QCustomPlot* lr = makePlot(kLearningRate, tr("Learning rate"), tr("lr"),
                              tr("The learning rate the optimizer used at each step."));
@@ -167,26 +168,30 @@ void LivePlots::setScalerEnabled(bool enabled) {
 }
 
 void LivePlots::setStepTimingNote(const QString& text) {
-  step_timing_note_->setText(text);
+  setPlotNote(step_timing_note_, text);
   step_timing_note_->setVisible(!text.isEmpty());
   plots_[kStepTime]->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void LivePlots::setLearningRateNote(const QString& text) {
-  lr_note_->setText(text);
+  setPlotNote(lr_note_, text);
   lr_note_->setVisible(!text.isEmpty());
   plots_[kLearningRate]->replot(QCustomPlot::rpQueuedReplot);
 }
 
-QString LivePlots::learningRateNote() const { return lr_note_->visible() ? lr_note_->text() : QString(); }
+QString LivePlots::learningRateNote() const { return lr_note_->visible() ? plotNoteText(lr_note_) : QString(); }
+
+QString LivePlots::stepTimingNote() const {
+  return step_timing_note_->visible() ? plotNoteText(step_timing_note_) : QString();
+}
 
 void LivePlots::setGradNormAbsence(const QString& reason) {
-  no_grad_norm_note_->setText(reason);
+  setPlotNote(no_grad_norm_note_, reason);
   plots_[kGradNorm]->replot(QCustomPlot::rpQueuedReplot);
 }
 
 QString LivePlots::gradNormNote() const {
-  return no_grad_norm_note_->visible() ? no_grad_norm_note_->text() : QString();
+  return no_grad_norm_note_->visible() ? plotNoteText(no_grad_norm_note_) : QString();
 }
 
 void LivePlots::resetData() {

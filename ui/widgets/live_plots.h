@@ -40,6 +40,7 @@ class LivePlots : public QWidget {
   // Under the step-time plot's title: what the times include (profiled steps are slower
   // by capture); "" hides it.
   void setStepTimingNote(const QString& text);
+  QString stepTimingNote() const;  // the note's text while shown, else empty
   // On the learning-rate plot, in the warning colour: schedulers that advanced after
   // optimizer steps GradScaler skipped; "" hides it.
   void setLearningRateNote(const QString& text);

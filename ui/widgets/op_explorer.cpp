@@ -149,9 +149,7 @@ void OpExplorer::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
   strip_->setTotals(summarizeByCategory(snapshot->op_stats));
   stack_->setCurrentIndex(1);
   if (first) {
-    table_->resizeColumnsToContents();
-    for (int c = 0; c < OpStatsModel::kColumnCount; ++c)
-      table_->setColumnWidth(c, std::min(table_->columnWidth(c), 260));
+    fitColumnsToContents(table_, 260);
     table_->horizontalHeader()->setStretchLastSection(false);
     table_->horizontalHeader()->setSectionResizeMode(OpStatsModel::kShapes, QHeaderView::Stretch);
     table_->setCurrentIndex(proxy_->index(0, 0));  // the top op's kernels show at once

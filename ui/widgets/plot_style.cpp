@@ -5,6 +5,8 @@
 #include <cmath>
 #include <functional>
 
+#include "ui/widgets/plot_fitting.h"
+
 namespace ampscope::ui {
 namespace {
 
@@ -78,6 +80,7 @@ void styleAxis(QCPAxis* axis, const QPalette& palette) {
 }
 
 void applyPlotStyle(QCustomPlot* plot, const QPalette& palette) {
+  keepTickLabelsApart(plot);
   plot->setBackground(palette.color(QPalette::Base));
   for (QCPAxisRect* rect : plot->axisRects()) {
     rect->setBackground(palette.color(QPalette::Base));

@@ -57,7 +57,9 @@ void ReadinessPane::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
     return;
   }
   const profiler::ReadinessTotals& totals = snapshot->readiness;
+  const bool first = model_->rowCount() == 0;
   model_->setTotals(totals);
+  if (first) fitColumnsToContents(table_, 320);  // whole layer names, where they fit
   QStringList lines;
   const int64_t steps = totals.sampled_steps();
   lines << tr("Over %1 sampled %2, the worst of each layer's tensors; hover a cell for each tensor's SQNR, "

@@ -1,6 +1,7 @@
 #include "ui/widgets/table_view.h"
 
 #include <QHeaderView>
+#include <algorithm>
 
 namespace ampscope::ui {
 
@@ -23,6 +24,12 @@ void styleTableView(QTableView* view, QAbstractItemModel* model) {
   view->horizontalHeader()->setHighlightSections(false);
   view->horizontalHeader()->setStretchLastSection(true);
   view->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+}
+
+void fitColumnsToContents(QTableView* view, int max_width) {
+  view->resizeColumnsToContents();
+  for (int c = 0; c < view->model()->columnCount(); ++c)
+    view->setColumnWidth(c, std::min(view->columnWidth(c), max_width));
 }
 
 }  // namespace ampscope::ui
