@@ -24,6 +24,8 @@
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/plot_fitting.h"
 #include "ui/widgets/run_panel.h"
+#include "ui/widgets/run_status_bar.h"
+#include "ui/widgets/training_controller.h"
 
 namespace ampscope::ui {
 namespace {
@@ -422,6 +424,40 @@ TEST(ReadinessPane, SaysWhyItIsEmptyThenShowsTheTableAndTheThresholds) {
 TEST(ColorScheme, OnlyKnownSchemesAreAccepted) {
   EXPECT_TRUE(applyColorScheme(QStringLiteral("system")));
   EXPECT_FALSE(applyColorScheme(QStringLiteral("solarized")));
+}
+
+}  // namespace
+}  // namespace ampscope::ui
+
+namespace ampscope::ui {
+namespace {
+
+QString etaShown(const RunStatusBar& bar) {
+  for (const QLabel* label : bar.findChildren<QLabel*>())
+    if (label->text().startsWith(QStringLiteral("ETA"))) return label->text();
+  return {};
+}
+
+// The time to the last step from the recent step time: a fast run's last 0.4 s are
+// "< 1 s" (it said "0 s" with 244 steps to go), and a finished or stopped run has none.
+TEST(RunStatusBar, TheEtaIsTheRecentStepTimeOverTheStepsLeft) {
+  RunSeries series;
+  for (int64_t step = 1; step <= 56; ++step) {
+    profiler::StepRecord record;
+    record.step = step;
+    record.step_time_ms = 1.5;
+    series.append(record);
+  }
+  RunStatusBar bar;
+  RunInfo info;
+  info.total_steps = 300;
+  bar.showRun(series, info, true);
+  EXPECT_EQ(etaShown(bar), QStringLiteral("ETA < 1 s"));  // 244 x 1.5 ms
+  info.total_steps = 100'056;
+  bar.showRun(series, info, true);
+  EXPECT_EQ(etaShown(bar), QStringLiteral("ETA 2 min 30 s"));
+  bar.showRun(series, info, false);
+  EXPECT_EQ(etaShown(bar), QStringLiteral("ETA —"));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ namespace {
 
 QString etaText(double seconds) {
   if (seconds <= 0 || !std::isfinite(seconds)) return QStringLiteral("—");
+  if (seconds < 0.5) return QStringLiteral("< 1 s");  // steps left, not "0 s"
   const qint64 s = static_cast<qint64>(seconds + 0.5);
   if (s < 60) return QStringLiteral("%1 s").arg(s);
   if (s < 3600) return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
