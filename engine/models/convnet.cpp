@@ -58,8 +58,9 @@ at::Tensor ResidualBlockImpl::forward(const at::Tensor& x) {
   }
   {
     ModuleScope scope(bn1_scope_);
-    y = scope.output(at::relu(bn1->forward(scope.input(y))));
+    y = scope.output(bn1->forward(scope.input(y)));
   }
+  y = at::relu(y);  // the block's, as F.relu in its forward: bn1's output is the normalized one
   {
     ModuleScope scope(conv2_scope_);
     y = scope.output(conv2->forward(scope.layer_input(scope.input(y), conv2->weight)));

@@ -74,8 +74,11 @@ at::Tensor GptMlpImpl::forward(const at::Tensor& x) {
   at::Tensor h;
   {
     ModuleScope scope(fc_scope_);
-    h = scope.output(at::gelu(apply_linear(scope, *fc, scope.input(x))));
+    h = scope.output(apply_linear(scope, *fc, scope.input(x)));
   }
+  // The activation is the MLP's own op (F.gelu in its forward), not the Linear's: fc's
+  // output, whose range the activation statistics report, is the pre-activation.
+  h = at::gelu(h);
   ModuleScope scope(proj_scope_);
   return scope.output(apply_linear(scope, *proj, scope.input(h)));
 }
@@ -94,22 +97,29 @@ GptBlockImpl::GptBlockImpl(int64_t width, int64_t heads, int64_t seq_len, Attent
 }
 
 at::Tensor GptBlockImpl::forward(const at::Tensor& x) {
+  // The residual adds are the block's own ops (its scope is GptImpl's), as in GPT-2's and
+  // nanoGPT's Block.forward: attn's and mlp's outputs are their own, not the residual stream.
   at::Tensor h;
   {
     ModuleScope scope(ln1_scope_);
     h = scope.output(ln1->forward(scope.input(x)));
   }
-  at::Tensor y;
+  at::Tensor a;
   {
     ModuleScope scope(attn_scope_);
-    y = scope.output(x + attn->forward(scope.input(h)));
+    a = scope.output(attn->forward(scope.input(h)));
   }
+  const at::Tensor y = x + a;
   {
     ModuleScope scope(ln2_scope_);
     h = scope.output(ln2->forward(scope.input(y)));
   }
-  ModuleScope scope(mlp_scope_);
-  return scope.output(y + mlp->forward(scope.input(h)));
+  at::Tensor m;
+  {
+    ModuleScope scope(mlp_scope_);
+    m = scope.output(mlp->forward(scope.input(h)));
+  }
+  return y + m;
 }
 
 GptImpl::GptImpl(int64_t vocab, int64_t seq_len, int64_t layers, int64_t width, int64_t heads,
