@@ -224,6 +224,15 @@ TEST(PlotFitting, ANoteIsWrappedToTheWidthOfItsPlot) {
   const QFontMetrics metrics(item->font());
   for (const QString& line : lines) EXPECT_LE(metrics.horizontalAdvance(line), plot->axisRect()->width());
 
+  // In a plot too short for all of it, the note keeps to the top 40 % and ends elided.
+  plots.resize(560, 340);
+  ASSERT_TRUE(testing::waitUntil([&] { return plot->height() < 160; })) << plot->height();
+  settle(plot);
+  const QStringList kept = item->text().split(QLatin1Char('\n'));
+  EXPECT_LE(kept.size() * metrics.lineSpacing(), plot->axisRect()->height() * 2 / 5 + metrics.lineSpacing());
+  EXPECT_TRUE(kept.back().endsWith(QChar(0x2026))) << item->text().toStdString();
+  EXPECT_EQ(plots.stepTimingNote(), note);
+
   plots.setStepTimingNote(QString());
   EXPECT_EQ(plots.stepTimingNote(), QString());
 }

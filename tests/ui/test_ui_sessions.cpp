@@ -91,6 +91,10 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
   EXPECT_EQ(readiness->index(4, ReadinessModel::kLayer).data().toString(), QStringLiteral("head"));
   EXPECT_TRUE(window.readinessPane()->notes().contains(QStringLiteral("Over 3 sampled steps")))
       << window.readinessPane()->notes().toStdString();
+  // The whole window fits a 1280 x 720 screen with every pane filled (the gradients pane and
+  // the comparison page held it at 1,562 x 943 pixels before they scrolled).
+  EXPECT_LE(window.minimumSizeHint().width(), 1280) << window.minimumSizeHint().width();
+  EXPECT_LE(window.minimumSizeHint().height(), 720) << window.minimumSizeHint().height();
   // The run panel shows the settings the session was recorded with, so Start re-runs them.
   const engine::TrainConfig shown = window.runPanel()->config();
   EXPECT_EQ(shown.model.kind, engine::ModelKind::kGPT);

@@ -10,6 +10,7 @@
 #include <QHeaderView>
 #include <QScrollBar>
 #include <QStandardPaths>
+#include <QVBoxLayout>
 #include <cmath>
 
 #include "engine/errors.h"
@@ -19,6 +20,7 @@
 #include "ui/models/table_filter_proxy.h"
 #include "ui/models/variant_summary_model.h"
 #include "ui/widgets/plot_style.h"
+#include "ui/widgets/scroll_area.h"
 #include "ui/widgets/table_view.h"
 #include "ui_comparison_page.h"
 
@@ -44,7 +46,15 @@ QString progressLine(const ComparisonProgressInfo& p, bool inference) {
 }  // namespace
 
 ComparisonPage::ComparisonPage(QWidget* parent) : QWidget(parent), ui_(std::make_unique<::Ui::ComparisonPage>()) {
-  ui_->setupUi(this);
+  // The form in a scroll area (scroll_area.h): the page may be shorter than its settings,
+  // verdict, table and plots need.
+  auto* content = new QWidget;
+  ui_->setupUi(content);
+  content->setObjectName(QStringLiteral("comparisonContent"));
+  setObjectName(QStringLiteral("ComparisonPage"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(inScrollArea(content));
   controller_ = new ComparisonController(this);
 
   summary_model_ = new VariantSummaryModel(this);
@@ -92,7 +102,7 @@ ComparisonPage::ComparisonPage(QWidget* parent) : QWidget(parent), ui_(std::make
   connect(controller_, &ComparisonController::failed, this, &ComparisonPage::onFailed);
 
   QCustomPlot* plot = ui_->lossPlot;
-  plot->setMinimumSize(320, 220);
+  plot->setMinimumSize(260, 150);
   plot->setPlottingHint(QCP::phFastPolylines, true);  // see LivePlots: wide polylines are slow
   plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   applyPlotStyle(plot, palette());

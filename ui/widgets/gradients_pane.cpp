@@ -15,6 +15,7 @@
 #include "ui/widgets/pane_hint.h"
 #include "ui/widgets/plot_fitting.h"
 #include "ui/widgets/plot_style.h"
+#include "ui/widgets/scroll_area.h"
 
 namespace ampscope::ui {
 namespace {
@@ -152,9 +153,10 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
   bar->addSpacing(12);
   bar->addWidget(new QLabel(tr("Parameter")));
   bar->addWidget(parameter_, 1);
-  bar->addSpacing(12);
-  bar->addWidget(scale_label_);
   column->addLayout(bar);
+  // On its own line, wrapped: beside the combos it set the pane's least width to 1,200 pixels.
+  scale_label_->setWordWrap(true);
+  column->addWidget(scale_label_);
   activation_label_ = new QLabel;
   activation_label_->setObjectName(QStringLiteral("activationOverflow"));
   activation_label_->setWordWrap(true);
@@ -229,6 +231,8 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
   fractions_label_->setObjectName(QStringLiteral("gradientFractions"));
   fractions_label_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
   fractions_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // Six lines: clipped in a short dock rather than holding the dock (and the window) tall.
+  fractions_label_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Ignored);
   fractions_label_->setToolTip(
       tr("The selected parameter's unscaled gradient elements that a cast to each format at the current loss "
          "scale would flush to zero, leave subnormal or overflow"));
@@ -239,7 +243,7 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   column->addWidget(split, 1);
-  stack_->addWidget(content);
+  stack_->addWidget(inScrollArea(content));
 
   connect(parameter_, &QComboBox::currentIndexChanged, this, [this] {
     if (heatmapMode() == HeatmapMode::kOverTimeSelected) rebuildHeatmap();

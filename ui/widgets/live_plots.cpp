@@ -87,7 +87,8 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nu
   lr->addGraph()->setName(tr("lr"));
   lr_note_ = new QCPItemText(lr);
   lr_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
-  lr_note_->position->setCoords(0.5, 0.12);
+  lr_note_->position->setCoords(0.5, 0.04);
+  lr_note_->setPositionAlignment(Qt::AlignTop | Qt::AlignHCenter);
   lr_note_->setVisible(false);
 
   QCustomPlot* time = makePlot(kStepTime, tr("Step time & throughput"), tr("step time (ms)"),
@@ -101,7 +102,8 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nu
   moveLegendToTitleRow(time);
   step_timing_note_ = new QCPItemText(time);
   step_timing_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
-  step_timing_note_->position->setCoords(0.5, 0.08);
+  step_timing_note_->position->setCoords(0.5, 0.02);
+  step_timing_note_->setPositionAlignment(Qt::AlignTop | Qt::AlignHCenter);  // wrapped lines grow downwards
   step_timing_note_->setVisible(false);
 
   QCustomPlot* memory = makePlot(kMemory, tr("Memory"), tr("MiB"),
@@ -123,7 +125,7 @@ QCustomPlot* LivePlots::makePlot(Metric metric, const QString& title, const QStr
                                  const QString& tooltip) {
   auto* plot = new QCustomPlot(this);
   plot->setObjectName(QStringLiteral("plot_%1").arg(static_cast<int>(metric)));
-  plot->setMinimumSize(260, 150);
+  plot->setMinimumSize(260, 110);  // three rows of them fit a 768-pixel screen beside the docks
   plot->setProperty("explanation", tooltip);
   plot->setToolTip(tooltip);
   plot->setNoAntialiasingOnDrag(true);

@@ -86,11 +86,19 @@ void watchLayout(QCustomPlot* plot) {
     for (int i = 0; i < plot->itemCount(); ++i) {
       auto* note = qobject_cast<QCPItemText*>(plot->item(i));
       if (!note || !note->property(kNoteTextProperty).isValid()) continue;
-      const int width = note->clipAxisRect() ? note->clipAxisRect()->width() : plot->width();
+      const QRect rect = note->clipAxisRect() ? note->clipAxisRect()->rect() : plot->rect();
       const QMargins pad = note->padding();
-      const QString wrapped =
-          wrapToWidth(plotNoteText(note), QFontMetrics(note->font()), width - pad.left() - pad.right() - 8);
-      note->setText(wrapped);  // drawn after the layout: this replot shows it
+      const QFontMetrics metrics(note->font());
+      const int width = rect.width() - pad.left() - pad.right() - 8;
+      QStringList lines = wrapToWidth(plotNoteText(note), metrics, width).split(QLatin1Char('\n'));
+      // At most 40 % of the plot's height: the rest of a long note is elided, not drawn over the data.
+      const auto room = static_cast<qsizetype>(std::max(1, rect.height() * 2 / 5 / metrics.lineSpacing()));
+      if (lines.size() > room) {
+        const QString rest = QStringList(lines.begin() + room - 1, lines.end()).join(QLatin1Char(' '));
+        lines.resize(room);
+        lines.back() = metrics.elidedText(rest, Qt::ElideRight, width);
+      }
+      note->setText(lines.join(QLatin1Char('\n')));  // drawn after the layout: this replot shows it
     }
     if (again) plot->replot(QCustomPlot::rpQueuedReplot);
   });

@@ -25,9 +25,9 @@ QVector<QString> writtenTickLabels(const QCPAxis* axis);
 // setPlotNote do this for their plot too.
 void keepTickLabelsApart(QCustomPlot* plot);
 
-// A note inside a plot's axis rect, wrapped at spaces to the rect's width (each replot
-// rewraps it to the current width); its visibility is the caller's. plotNoteText
-// returns the text as given.
+// A note inside a plot's axis rect, wrapped at spaces to the rect's width and elided
+// past 40 % of its height (each replot refits it to the current size); its visibility
+// is the caller's. plotNoteText returns the text as given.
 void setPlotNote(QCPItemText* note, const QString& text);
 QString plotNoteText(const QCPItemText* note);
 
