@@ -22,6 +22,7 @@
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/readiness_pane.h"
 #include "ui/widgets/main_window.h"
+#include "ui/widgets/op_explorer.h"
 #include "ui/widgets/plot_fitting.h"
 #include "ui/widgets/run_panel.h"
 #include "ui/widgets/run_status_bar.h"
@@ -467,6 +468,33 @@ TEST(RunStatusBar, TheEtaIsTheRecentStepTimeOverTheStepsLeft) {
   EXPECT_EQ(etaShown(bar), QStringLiteral("ETA 2 min 30 s"));
   bar.showRun(series, info, false);
   EXPECT_EQ(etaShown(bar), QStringLiteral("ETA —"));
+}
+
+}  // namespace
+}  // namespace ampscope::ui
+
+namespace ampscope::ui {
+namespace {
+
+// A run with no traced kernels (the CPU, CUPTI off) shows the kernel line, not an empty
+// kernel table that leaves the op table two rows in a short dock.
+TEST(OpExplorer, TheKernelTableShowsOnlyWhenKernelsWereTraced) {
+  OpExplorer explorer;
+  explorer.resize(900, 400);
+  explorer.show();
+  auto cpu = std::make_shared<profiler::ProfileSnapshot>(*testing::realisticSnapshot(5));
+  cpu->top_kernels.clear();
+  explorer.setSnapshot(cpu);
+  const auto* kernels = explorer.findChild<QTableView*>(QStringLiteral("opKernelTable"));
+  ASSERT_NE(kernels, nullptr);
+  ASSERT_TRUE(explorer.table()->currentIndex().isValid());  // the top op, selected on the first fill
+  EXPECT_TRUE(kernels->isHidden());
+  ASSERT_TRUE(testing::waitUntil([&] { return explorer.table()->height() > 250; }))
+      << "the op table takes the room: " << explorer.table()->height();
+
+  explorer.setSnapshot(testing::realisticSnapshot(6));  // a GPU run's kernels
+  EXPECT_FALSE(kernels->isHidden());
+  ASSERT_TRUE(testing::waitUntil([&] { return kernels->height() > 40; })) << kernels->height();
 }
 
 }  // namespace

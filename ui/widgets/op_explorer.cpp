@@ -79,18 +79,19 @@ OpExplorer::OpExplorer(QWidget* parent) : QWidget(parent) {
   table_->setObjectName(QStringLiteral("opTable"));
   table_->sortByColumn(OpStatsModel::kCpuTime, Qt::DescendingOrder);
   split->addWidget(table_);
-  auto* lower = new QWidget;
-  auto* lower_layout = new QVBoxLayout(lower);
+  kernels_pane_ = new QWidget;
+  auto* lower_layout = new QVBoxLayout(kernels_pane_);
   lower_layout->setContentsMargins(0, 0, 0, 0);
   kernels_title_ = new QLabel(tr("Kernels of the selected op"));
   kernels_ = makeTableView(kernel_proxy_);
+  kernels_->setObjectName(QStringLiteral("opKernelTable"));
   kernels_->sortByColumn(KernelModel::kTotal, Qt::DescendingOrder);
   kernels_->horizontalHeader()->setStretchLastSection(false);
   kernels_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   kernels_->horizontalHeader()->setSectionResizeMode(KernelModel::kName, QHeaderView::Stretch);
   lower_layout->addWidget(kernels_title_);
   lower_layout->addWidget(kernels_, 1);
-  split->addWidget(lower);
+  split->addWidget(kernels_pane_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   column->addWidget(split, 1);
@@ -123,7 +124,12 @@ void OpExplorer::showKernelsOfSelection() {
   }
   const QString op = proxy_->index(current.row(), OpStatsModel::kOp).data().toString();
   kernel_proxy_->setLaunchedByFilter(op);
-  if (kernel_model_->rowCount() == 0)
+  // A run without traced kernels (the CPU, CUPTI off) keeps the title line only, and the op
+  // table the room: an empty kernel table squeezed it to two rows in a short dock.
+  const bool traced = kernel_model_->rowCount() > 0;
+  kernels_->setVisible(traced);
+  kernels_pane_->setMaximumHeight(traced ? QWIDGETSIZE_MAX : kernels_title_->sizeHint().height());
+  if (!traced)
     kernels_title_->setText(
         tr("Kernels of %1: no GPU kernels traced in this run (CPU, or CUPTI off)").arg(op));
   else

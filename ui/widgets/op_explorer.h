@@ -55,6 +55,7 @@ class OpExplorer : public QWidget {
   TableFilterProxy* proxy_ = nullptr;
   QLabel* kernels_title_ = nullptr;
   QTableView* kernels_ = nullptr;
+  QWidget* kernels_pane_ = nullptr;  // kernels_title_ over kernels_, under the op table
   KernelModel* kernel_model_ = nullptr;
   TableFilterProxy* kernel_proxy_ = nullptr;
 };
