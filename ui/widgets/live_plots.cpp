@@ -329,6 +329,10 @@ void LivePlots::applyPalette() {
   step_timing_note_->setColor(pal.color(QPalette::PlaceholderText));
   no_grad_norm_note_->setColor(pal.color(QPalette::PlaceholderText));
   lr_note_->setColor(seriesColors(pal).danger);
+  // The notes sit over the data: a veil of the background under their text, as under the legends.
+  QColor veil = pal.color(QPalette::Base);
+  veil.setAlpha(200);
+  for (QCPItemText* note : {step_timing_note_, lr_note_}) note->setBrush(veil);
   styleGraphs();
   for (QCustomPlot* plot : plots_) plot->replot(QCustomPlot::rpQueuedReplot);
 }
