@@ -301,14 +301,10 @@ TEST(RunPanel, ProfilingFieldsReachTheProfilerOptions) {
   ASSERT_TRUE(trace_gpu->isEnabled());
   trace_gpu->setChecked(false);
 
-  const profiler::CaptureSettings asked = panel.captureSettings();
-  EXPECT_EQ(asked.every_n_steps, 3);
-  EXPECT_EQ(asked.gradient_every, 0);
-  EXPECT_EQ(asked.window_start, 100);
-  EXPECT_EQ(asked.window_steps, 50);
-  EXPECT_EQ(asked.sample_budget_percent, 0);
-  EXPECT_EQ(asked.readiness_every, 2);
-  EXPECT_FALSE(asked.trace_gpu);
+  EXPECT_EQ(panel.captureSettings(), (profiler::CaptureSettings{.window_start = 100, .window_steps = 50,
+                                                                .every_n_steps = 3, .gradient_every = 0,
+                                                                .sample_budget_percent = 0, .readiness_every = 2,
+                                                                .trace_gpu = false}));
 
   panel.setCaptureSettings(profiler::CaptureSettings{});
   EXPECT_EQ(field("profileEveryNSteps")->value(), profiler_defaults.every_n_steps);
