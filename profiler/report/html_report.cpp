@@ -67,7 +67,7 @@ table.heat td.ready { background: rgba(44, 160, 44, 0.28); }
 table.heat td.borderline { background: rgba(255, 170, 0, 0.35); }
 table.heat td.keep { background: rgba(214, 39, 40, 0.33); }
 table.heat td { white-space: nowrap; font-variant-numeric: tabular-nums; }
-ul.thresholds { margin: 4px 0; padding-left: 20px; font-size: 12.5px; color: var(--muted); }
+ul.thresholds, ul.notes { margin: 4px 0; padding-left: 20px; font-size: 12.5px; color: var(--muted); }
 footer { margin-top: 36px; padding-top: 8px; border-top: 1px solid var(--line); font-size: 12px; color: var(--muted); }
 )css";
 

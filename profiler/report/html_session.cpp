@@ -1,6 +1,7 @@
 // The sections of a session report: summary, training plots, gradient range,
 // op table by autocast category, kernels, recommendations.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -22,8 +23,12 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The summary's figures are numbers; what qualifies them (capture in the step time, how
+// the range samples were spaced and what they cost) is written under them as notes: in
+// the figures' large type, those sentences took a card each, ten lines tall.
 std::string summary_html(const ReportData& d) {
   std::vector<std::pair<std::string, std::string>> f;
+  std::vector<std::string> notes;
   const auto& steps = d.steps;
   f.emplace_back("steps", grouped(static_cast<int64_t>(steps.size())));
   if (!steps.empty()) {
@@ -33,10 +38,22 @@ std::string summary_html(const ReportData& d) {
       if (std::isfinite(steps[i].samples_per_second)) rates.push_back(steps[i].samples_per_second);
     }
     // Profiled steps are slower by what capture costs: say which time is which.
-    f.emplace_back("median step time",
-                   d.step_timing.any_recorded() ? step_timing_text(d.step_timing) : ms_text(median(times)));
-    if (!d.range_sampling.empty()) f.emplace_back("range samples", d.range_sampling);
-    if (d.range_sample_phases) f.emplace_back("a range sample's passes", d.range_sample_phases->describe());
+    const StepTiming& timing = d.step_timing;
+    if (timing.any_recorded()) {
+      f.emplace_back(timing.unrecorded_steps > 0  ? "median step (unprofiled steps)"
+                     : timing.recorded_steps > 0 ? "median step (profiled: includes capture)"
+                                                 : "median step (gradient-sampled)",
+                     ms_text(timing.step_ms()));
+      notes.push_back("Step time: " + step_timing_text(timing) + ".");
+    } else {
+      f.emplace_back("median step time", ms_text(median(times)));
+    }
+    if (!d.range_sampling.empty()) notes.push_back("Range samples: " + d.range_sampling + ".");
+    if (d.range_sample_phases && d.range_sample_phases->samples > 0) {
+      std::string passes = d.range_sample_phases->describe();
+      passes[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(passes[0])));
+      notes.push_back(passes + ".");
+    }
     if (!rates.empty()) f.emplace_back("samples/s (median)", sig3(median(rates)));  // no batch seen: no figure
     f.emplace_back("final loss", sig3(steps.back().loss));
     const auto last_eval = std::find_if(steps.rbegin(), steps.rend(), has_eval_loss);
@@ -53,7 +70,13 @@ std::string summary_html(const ReportData& d) {
     if (peak > 0) f.emplace_back("peak memory", bytes_text(static_cast<double>(peak)));
   }
   f.emplace_back("profiled steps", grouped(d.profiled_steps));
-  return figures_html(f);
+  std::string html = figures_html(f);
+  if (!notes.empty()) {
+    html += "<ul class=\"notes\">";
+    for (const auto& note : notes) html += "<li>" + rich_text(note) + "</li>";
+    html += "</ul>";
+  }
+  return html;
 }
 
 // GradScaler decides per optimizer: one may skip (an inf/NaN in its own gradients) while

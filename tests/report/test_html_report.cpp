@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <regex>
 #include <sstream>
 
 #include "profiler/report/html_report.h"
@@ -82,6 +83,35 @@ TEST(HtmlReport, SessionFileBecomesOneSelfContainedPage) {
   size_t dots = 0;
   for (size_t at = html.find("<circle"); at != std::string::npos; at = html.find("<circle", at + 1)) ++dots;
   EXPECT_EQ(dots, 2u);
+}
+
+// The summary's figures are numbers in large type; the sentences that qualify them (capture
+// in the step time, the range samples' spacing and cost) are notes under them. As figures
+// they took a card each, ten lines tall.
+TEST(HtmlReport, SummaryFiguresAreShortAndWhatQualifiesThemIsWrittenUnder) {
+  ScratchDir dir;
+  const auto session = (dir / "run.ampscope").string();
+  write_fixture_file(session, make_fixture());
+  ReportData data = load_report(session);
+  ASSERT_TRUE(data.step_timing.any_recorded());
+  data.range_sampling = "every 10 steps, spaced to every 70 from step 51 to keep samples within 5 % of the run's time";
+  data.range_sample_phases = RangeSamplePhases{.samples = 4, .gradients_ms = 4, .activations_ms = 2, .readiness_ms = 12};
+  const std::string html = render_html(data);
+  const std::string value_open = "<div class=\"value\">";
+  size_t figures = 0;
+  for (size_t at = html.find(value_open); at != std::string::npos; at = html.find(value_open, at + 1)) {
+    const size_t begin = at + value_open.size();
+    std::string value = html.substr(begin, html.find("</div>", begin) - begin);
+    value = std::regex_replace(value, std::regex("<[^>]*>"), "");
+    EXPECT_LE(value.size(), 24u) << value;
+    ++figures;
+  }
+  EXPECT_GE(figures, 5u);
+  EXPECT_TRUE(contains(html, "median step (profiled: includes capture)")) << html.substr(0, 4000);
+  EXPECT_TRUE(contains(html, "<ul class=\"notes\"><li>Step time: median step"));
+  EXPECT_TRUE(contains(html, "every step was profiled, so this includes capture"));
+  EXPECT_TRUE(contains(html, "<li>Range samples: every 10 steps, spaced to every 70 from step 51"));
+  EXPECT_TRUE(contains(html, "own passes on the training thread (mean of 4): readiness 3.0 ms"));
 }
 
 TEST(HtmlReport, EveryFormatsSharesAndTheModuleWhereAnFp16OverflowStarted) {
