@@ -285,9 +285,13 @@ std::string gradients_html(const ReportData& d) {
   std::vector<const GradientSample*> worst;
   worst.reserve(grads.size());
   for (const auto& g : grads) worst.push_back(&g);
+  // Lost to a cast first (flushed or overflowed), then losing precision (subnormal): with
+  // nothing outside the range, the list was in parameter order, not nearest the edge first.
   std::stable_sort(worst.begin(), worst.end(), [](auto* a, auto* b) {
-    return a->fp16_underflow_fraction + a->fp16_overflow_fraction >
-           b->fp16_underflow_fraction + b->fp16_overflow_fraction;
+    const double a_out = a->fp16_underflow_fraction + a->fp16_overflow_fraction;
+    const double b_out = b->fp16_underflow_fraction + b->fp16_overflow_fraction;
+    if (a_out != b_out) return a_out > b_out;
+    return a->fp16_subnormal_fraction > b->fp16_subnormal_fraction;
   });
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < worst.size() && i < kWorstParameters; ++i) {

@@ -114,6 +114,36 @@ TEST(HtmlReport, SummaryFiguresAreShortAndWhatQualifiesThemIsWrittenUnder) {
   EXPECT_TRUE(contains(html, "own passes on the training thread (mean of 4): readiness 3.0 ms"));
 }
 
+// The gradient table lists what a cast to fp16 loses first (flushed, overflowed), then
+// what loses precision (subnormal): with nothing outside the range it was in parameter order.
+TEST(HtmlReport, TheParametersNearestFp16sEdgeComeFirst) {
+  ScratchDir dir;
+  const auto session = (dir / "run.ampscope").string();
+  write_fixture_file(session, make_fixture());
+  ReportData data = load_report(session);
+  ASSERT_FALSE(data.latest_gradients.empty());
+  const GradientSample base = data.latest_gradients.front();
+  auto sample = [&](const std::string& name, double underflow, double subnormal) {
+    GradientSample g = base;
+    g.parameter = name;
+    g.fp16_underflow_fraction = underflow;
+    g.fp16_overflow_fraction = 0;
+    g.fp16_subnormal_fraction = subnormal;
+    return g;
+  };
+  data.latest_gradients = {sample("a.weight", 0, 0.01), sample("b.weight", 0, 0.30), sample("c.weight", 0.05, 0),
+                           sample("d.weight", 0, 0)};
+  const std::string html = render_html(data);
+  const size_t table = html.find("Parameters with the most gradient outside fp16");
+  ASSERT_NE(table, std::string::npos);
+  auto at = [&](const char* name) { return html.find(std::string("<code>") + name + "</code>", table); };
+  const size_t a = at("a.weight"), b = at("b.weight"), c = at("c.weight"), d = at("d.weight");
+  ASSERT_NE(d, std::string::npos);
+  EXPECT_LT(c, b);
+  EXPECT_LT(b, a);
+  EXPECT_LT(a, d);
+}
+
 TEST(HtmlReport, EveryFormatsSharesAndTheModuleWhereAnFp16OverflowStarted) {
   ScratchDir dir;
   const auto session = (dir / "act.ampscope").string();
