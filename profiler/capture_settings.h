@@ -78,7 +78,9 @@ struct CaptureSettings {
  private:
   // Field<const int64_t> for a const Self.
   template <typename Self>
-  static auto fields_of(Self& s) -> std::array<Field<std::remove_reference_t<decltype((s.window_start))>>, kFieldCount> {
+  using FieldOf = Field<std::remove_reference_t<decltype((std::declval<Self&>().window_start))>>;
+  template <typename Self>
+  static auto fields_of(Self& s) -> std::array<FieldOf<Self>, kFieldCount> {
     return {{
         {&kWindowStartOption, meta_key::kOpWindowStart, &s.window_start},
         {&kWindowStepsOption, meta_key::kOpWindowSteps, &s.window_steps},

@@ -39,7 +39,8 @@ bool Profiler::is_record_batch(const Job& job) {
 Profiler::Profiler(ProfilerOptions options)
     : options_(std::move(options)),
       op_rule_(options_.capture.window_start, options_.capture.window_steps, options_.capture.every_n_steps),
-      sample_spacing_(options_.capture.gradient_every, options_.capture.sample_budget_percent, options_.capture.readiness_every),
+      sample_spacing_(options_.capture.gradient_every, options_.capture.sample_budget_percent,
+                      options_.capture.readiness_every),
       aggregator_(kOpMemorySteps, options_.op_step_samples),
       snapshot_(std::make_shared<const ProfileSnapshot>()) {
   observer_.set_step_op_budget(options_.step_op_budget);
@@ -122,8 +123,8 @@ void Profiler::on_step_begin(int64_t step) {
   // forward (training thread only).
   const bool sampled = wants_gradients(step);
   // Readiness on the first range sample and every Nth after it (kReadinessEveryOption).
-  const bool readiness =
-      sampled && options_.capture.readiness_every > 0 && range_samples_begun_ % options_.capture.readiness_every == 0;
+  const int64_t readiness_every = options_.capture.readiness_every;
+  const bool readiness = sampled && readiness_every > 0 && range_samples_begun_ % readiness_every == 0;
   if (sampled) ++range_samples_begun_;
   step_sink_.phases = {};
   step_sink_.activations = sampled ? &activations_ : nullptr;
@@ -285,9 +286,9 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
 }
 
 void Profiler::hand_over_range_sampling() {
-  enqueue(RangeSamplingJob{RangeSampleSpacing::describe_sampling(options_.capture.gradient_every,
-                                                                 options_.capture.sample_budget_percent,
-                                                                 sample_spacing_.changes(), options_.capture.readiness_every)},
+  const CaptureSettings& c = options_.capture;
+  enqueue(RangeSamplingJob{RangeSampleSpacing::describe_sampling(c.gradient_every, c.sample_budget_percent,
+                                                                 sample_spacing_.changes(), c.readiness_every)},
           /*may_drop=*/false);
 }
 

@@ -209,9 +209,9 @@ TEST(CliProfile, EveryCaptureFlagIsWhatTheSessionWasRecordedWith) {
     return settings;
   };
   const auto asked = dir / "asked.ampscope";
-  Result r = ampscope(fmt::format("profile --model mlp --device cpu --steps 4 --quiet --window-start 2 --window-steps 2 "
-                                  "--every 2 --grad-every 3 --sample-budget 0 --readiness-every 0 --no-gpu-trace "
-                                  "--out '{}'",
+  Result r = ampscope(fmt::format("profile --model mlp --device cpu --steps 4 --quiet "
+                                  "--window-start 2 --window-steps 2 --every 2 --grad-every 3 --sample-budget 0 "
+                                  "--readiness-every 0 --no-gpu-trace --out '{}'",
                                   asked.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(recorded(asked), (CaptureSettings{.window_start = 2, .window_steps = 2, .every_n_steps = 2,

@@ -163,7 +163,8 @@ TEST(Profiler, OpRecordsWaitingBeyondTheLimitShedStepsByTheRecordedRule) {
   const OpSamplingRule::Fallback& first = fallbacks->front();
   EXPECT_GE(first.ops_waiting, 1u);
   EXPECT_LT(first.backlog, options.queue_capacity / 2) << "the batch limit, not the op limit, fell back";
-  const OpSamplingRule rule(options.capture.window_start, options.capture.window_steps, options.capture.every_n_steps, *fallbacks);
+  const CaptureSettings& c = options.capture;
+  const OpSamplingRule rule(c.window_start, c.window_steps, c.every_n_steps, *fallbacks);
   std::set<int64_t> selected;
   for (int64_t step = 1; step <= kSteps; ++step)
     if (rule.selects(step)) selected.insert(step);

@@ -85,17 +85,23 @@ TEST(HtmlReport, SessionFileBecomesOneSelfContainedPage) {
   EXPECT_EQ(dots, 2u);
 }
 
+// The fixture's session, written into `dir` and loaded as `report` loads it.
+ReportData fixture_report(const ScratchDir& dir) {
+  const auto session = (dir / "run.ampscope").string();
+  write_fixture_file(session, make_fixture());
+  return load_report(session);
+}
+
 // The summary's figures are numbers in large type; the sentences that qualify them (capture
 // in the step time, the range samples' spacing and cost) are notes under them. As figures
 // they took a card each, ten lines tall.
 TEST(HtmlReport, SummaryFiguresAreShortAndWhatQualifiesThemIsWrittenUnder) {
   ScratchDir dir;
-  const auto session = (dir / "run.ampscope").string();
-  write_fixture_file(session, make_fixture());
-  ReportData data = load_report(session);
+  ReportData data = fixture_report(dir);
   ASSERT_TRUE(data.step_timing.any_recorded());
   data.range_sampling = "every 10 steps, spaced to every 70 from step 51 to keep samples within 5 % of the run's time";
-  data.range_sample_phases = RangeSamplePhases{.samples = 4, .gradients_ms = 4, .activations_ms = 2, .readiness_ms = 12};
+  data.range_sample_phases =
+      RangeSamplePhases{.samples = 4, .gradients_ms = 4, .activations_ms = 2, .readiness_ms = 12};
   const std::string html = render_html(data);
   const std::string value_open = "<div class=\"value\">";
   size_t figures = 0;
@@ -118,9 +124,7 @@ TEST(HtmlReport, SummaryFiguresAreShortAndWhatQualifiesThemIsWrittenUnder) {
 // what loses precision (subnormal): with nothing outside the range it was in parameter order.
 TEST(HtmlReport, TheParametersNearestFp16sEdgeComeFirst) {
   ScratchDir dir;
-  const auto session = (dir / "run.ampscope").string();
-  write_fixture_file(session, make_fixture());
-  ReportData data = load_report(session);
+  ReportData data = fixture_report(dir);
   ASSERT_FALSE(data.latest_gradients.empty());
   const GradientSample base = data.latest_gradients.front();
   auto sample = [&](const std::string& name, double underflow, double subnormal) {

@@ -18,6 +18,7 @@
 #include <cmath>
 
 #include "ui/models/formatting.h"
+#include "ui/widgets/scroll_area.h"
 
 namespace ampscope::ui {
 
@@ -86,10 +87,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   for (QWidget* group : setting_groups_) column->addWidget(group);
   column->addStretch(1);
 
-  auto* scroll = new QScrollArea;
-  scroll->setWidget(settings_);
-  scroll->setWidgetResizable(true);
-  scroll->setFrameShape(QFrame::NoFrame);
+  QScrollArea* scroll = inScrollArea(settings_);
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   outer->addWidget(scroll, 1);
 
@@ -304,7 +302,8 @@ QWidget* RunPanel::buildProfilingGroup() {
                              "and one in N after it; it costs most of a sample's time; 0 = off"));
   readiness_every_->setPrefix(tr("1 sample in "));
   readiness_every_->setSpecialValueText(tr("off"));
-  window_start_ = spin(static_cast<int>(profiler::kWindowStartOption.minimum), 10'000'000, tr("The first step whose ops are recorded"));
+  window_start_ = spin(static_cast<int>(profiler::kWindowStartOption.minimum), 10'000'000,
+                       tr("The first step whose ops are recorded"));
   window_steps_ =
       spin(0, 10'000'000, tr("How many steps from the first one; 0 = to the end"), tr(" steps"));
   window_steps_->setSpecialValueText(tr("to the end"));
@@ -331,28 +330,25 @@ QWidget* RunPanel::buildProfilingGroup() {
   return box;
 }
 
+std::array<QSpinBox*, profiler::CaptureSettings::kFieldCount> RunPanel::countBoxes() const {
+  return {window_start_, window_steps_, every_n_steps_, gradient_every_, sample_budget_, readiness_every_};
+}
+
 profiler::CaptureSettings RunPanel::captureSettings() const {
   profiler::CaptureSettings s;
-  s.window_start = window_start_->value();
-  s.window_steps = window_steps_->value();
-  s.every_n_steps = every_n_steps_->value();
-  s.gradient_every = gradient_every_->value();
-  s.sample_budget_percent = sample_budget_->value();
-  s.readiness_every = readiness_every_->value();
+  const auto boxes = countBoxes();
+  const auto fields = s.fields();
+  for (size_t i = 0; i < fields.size(); ++i) *fields[i].value = boxes[i]->value();
   s.trace_gpu = trace_gpu_->isChecked();
   return s;
 }
 
 void RunPanel::setCaptureSettings(const profiler::CaptureSettings& s) {
-  auto set = [](QSpinBox* box, int64_t v) {
-    box->setValue(static_cast<int>(std::clamp<int64_t>(v, box->minimum(), box->maximum())));
-  };
-  set(window_start_, s.window_start);
-  set(window_steps_, s.window_steps);
-  set(every_n_steps_, s.every_n_steps);
-  set(gradient_every_, s.gradient_every);
-  set(sample_budget_, s.sample_budget_percent);
-  set(readiness_every_, s.readiness_every);
+  const auto boxes = countBoxes();
+  const auto fields = s.fields();
+  for (size_t i = 0; i < fields.size(); ++i)
+    boxes[i]->setValue(
+        static_cast<int>(std::clamp<int64_t>(*fields[i].value, boxes[i]->minimum(), boxes[i]->maximum())));
   trace_gpu_->setChecked(s.trace_gpu);
 }
 

@@ -3,6 +3,7 @@
 // an engine::TrainConfig; the buttons follow the controller's RunState (the
 // settings are locked while a run is active).
 #include <QWidget>
+#include <array>
 
 #include "engine/config.h"
 #include "engine/events.h"
@@ -59,6 +60,8 @@ class RunPanel : public QWidget {
   QWidget* buildTrainingGroup();
   QWidget* buildScalerGroup();
   QWidget* buildProfilingGroup();
+  // The Profiling group's spin boxes in CaptureSettings::fields()' order.
+  std::array<QSpinBox*, profiler::CaptureSettings::kFieldCount> countBoxes() const;
   void updateEnabledFields();
 
   engine::TrainConfig base_;  // fields the panel does not show keep their values
