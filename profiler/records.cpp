@@ -86,6 +86,22 @@ FormatRangeShares total_range_shares(const std::vector<GradientSample>& samples,
   return {sum.underflow / numel, sum.subnormal / numel, sum.overflow / numel};
 }
 
+std::vector<const GradientSample*> nearest_fp16_edge_first(const std::vector<GradientSample>& samples,
+                                                           size_t limit) {
+  std::vector<const GradientSample*> order;
+  order.reserve(samples.size());
+  for (const GradientSample& s : samples) order.push_back(&s);
+  const auto lost = [](const GradientSample* s) {
+    return s->fp16_underflow_fraction + s->fp16_overflow_fraction + s->nonfinite_fraction;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const GradientSample* a, const GradientSample* b) {
+    if (lost(a) != lost(b)) return lost(a) > lost(b);
+    return a->fp16_subnormal_fraction > b->fp16_subnormal_fraction;
+  });
+  if (order.size() > limit) order.resize(limit);
+  return order;
+}
+
 bool overflows_fp16(const ActivationSample& a) { return a.nonfinite_fraction > 0 || a.fp16.overflow > 0; }
 
 const ActivationSample* first_fp16_overflow(const std::vector<ActivationSample>& step_samples) {

@@ -204,6 +204,12 @@ void set_range_shares(GradientSample& s, FloatFormat f, const FormatRangeShares&
 // Shares over all elements of the samples (each weighted by its numel); NaN when
 // any sample lacks them.
 FormatRangeShares total_range_shares(const std::vector<GradientSample>& samples, FloatFormat f);
+// The first `limit` samples in the order of how much of each a cast to fp16 loses: flushed
+// to zero, overflowed or already inf/NaN first, then left subnormal (precision lost); ties
+// keep the samples' order. The one ranking behind summary's, the JSON's and the report's
+// "nearest fp16's edge" lists.
+std::vector<const GradientSample*> nearest_fp16_edge_first(const std::vector<GradientSample>& samples,
+                                                           size_t limit);
 
 // Range statistics of one module's forward output at one sampled step (the
 // module's ModuleScope::output; with gradient accumulation, all micro-batches).

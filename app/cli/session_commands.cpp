@@ -277,6 +277,27 @@ void print_compiled(const profiler::SessionView& session, size_t top) {
   for (const auto& r : compile.recompilations) fmt::print("    {}: {}\n", r.frame, r.reason);
 }
 
+// The parameters a cast to fp16 loses most of (records.h's one ranking), those with anything
+// outside fp16's normal range only: the totals above do not say where to look.
+void print_nearest_fp16_edge(const std::vector<profiler::GradientSample>& gradients) {
+  constexpr size_t kShown = 5;
+  std::vector<const profiler::GradientSample*> shown;
+  for (const profiler::GradientSample* g : profiler::nearest_fp16_edge_first(gradients, kShown))
+    if (g->fp16_underflow_fraction + g->fp16_subnormal_fraction + g->fp16_overflow_fraction +
+            g->nonfinite_fraction > 0)
+      shown.push_back(g);
+  if (shown.empty()) {
+    fmt::print("  every parameter's gradient is inside fp16's normal range at this scale\n");
+    return;
+  }
+  fmt::print("  {} {:>11} {:>11} {:>11} {:>11}\n", padded("parameters, nearest fp16's edge first", 42), "to zero",
+             "subnormal", "overflow", "inf/NaN");
+  for (const profiler::GradientSample* g : shown)
+    fmt::print("    {} {:>10.3f}% {:>10.3f}% {:>10.3f}% {:>10.3f}%\n", padded(g->parameter, 40),
+               100 * g->fp16_underflow_fraction, 100 * g->fp16_subnormal_fraction, 100 * g->fp16_overflow_fraction,
+               100 * g->nonfinite_fraction);
+}
+
 }  // namespace
 
 SummaryCommand::SummaryCommand(CLI::App& parent) {
@@ -406,6 +427,10 @@ int SummaryCommand::run() {
       fmt::print("  {:<9} {:>10.3f}% {:>10.3f}% {:>10.3f}%\n", f.name, 100 * r.underflow, 100 * r.subnormal,
                  100 * r.overflow);
     }
+    const profiler::GradientStepSummary total = profiler::summarize_gradients(gradients);
+    fmt::print("  before any cast: {:.3f}% exactly zero, {:.3f}% inf/NaN{}\n", 100 * total.zero_fraction,
+               100 * total.nonfinite_fraction, total.all_zero() ? ": the step had nothing to apply" : "");
+    if (!total.all_zero()) print_nearest_fp16_edge(gradients);
   }
 
   if (session.activation_sampled_steps > 0) {

@@ -144,28 +144,21 @@ Json step_timing_json(const StepTiming& t) {
 // Fractions are over elements: each parameter's fraction weighted by its numel.
 Json gradients_json(const std::vector<GradientSample>& grads) {
   if (grads.empty()) return nullptr;
-  int64_t numel = 0;
-  double zero = 0, nonfinite = 0;
+  const GradientStepSummary total = summarize_gradients(grads);
   double min_abs = 0, max_abs = 0;
   for (const auto& g : grads) {
-    const auto n = static_cast<double>(g.numel);
-    numel += g.numel;
-    zero += g.zero_fraction * n;
-    nonfinite += g.nonfinite_fraction * n;
     if (g.min_abs_nonzero > 0 && (min_abs == 0 || g.min_abs_nonzero < min_abs))
       min_abs = g.min_abs_nonzero;
     max_abs = std::max(max_abs, g.max_abs);
   }
-  const double total = numel > 0 ? static_cast<double>(numel) : 1.0;
   Json j;
-  j["step"] = grads.front().step;
+  j["step"] = total.step;
   j["parameters"] = grads.size();
-  j["numel"] = numel;
-  j["loss_scale"] = finite_or_null(grads.front().loss_scale);
-  const FormatRangeShares fp16 = total_range_shares(grads, FloatFormat::fp16);
-  j["fp16_underflow_fraction"] = fp16.underflow;
-  j["fp16_subnormal_fraction"] = fp16.subnormal;
-  j["fp16_overflow_fraction"] = fp16.overflow;
+  j["numel"] = total.numel;
+  j["loss_scale"] = finite_or_null(total.loss_scale);
+  j["fp16_underflow_fraction"] = total.fp16_underflow_fraction;
+  j["fp16_subnormal_fraction"] = total.fp16_subnormal_fraction;
+  j["fp16_overflow_fraction"] = total.fp16_overflow_fraction;
   // Every format, with its limits (null shares: not measured in this session).
   Json formats = Json::object();
   for (const FloatFormatLimits& f : kFloatFormats) {
@@ -179,21 +172,18 @@ Json gradients_json(const std::vector<GradientSample>& grads) {
                                    {"overflow_fraction", finite_or_null(r.overflow)}};
   }
   j["formats"] = std::move(formats);
-  j["zero_fraction"] = zero / total;
-  j["nonfinite_fraction"] = nonfinite / total;
+  j["zero_fraction"] = total.zero_fraction;
+  j["nonfinite_fraction"] = total.nonfinite_fraction;
   j["min_abs_nonzero"] = finite_or_null(min_abs);
   j["max_abs"] = finite_or_null(max_abs);
-  std::vector<const GradientSample*> worst;
-  worst.reserve(grads.size());
-  for (const auto& g : grads) worst.push_back(&g);
-  std::stable_sort(worst.begin(), worst.end(), [](auto* a, auto* b) {
-    return a->fp16_underflow_fraction > b->fp16_underflow_fraction;
-  });
-  Json list = Json::array();
-  for (size_t i = 0; i < worst.size() && i < 5; ++i)
-    list.push_back({{"parameter", worst[i]->parameter},
-                    {"fp16_underflow_fraction", worst[i]->fp16_underflow_fraction}});
-  j["most_underflowing"] = std::move(list);
+  Json nearest = Json::array();
+  for (const GradientSample* g : nearest_fp16_edge_first(grads, 5))
+    nearest.push_back({{"parameter", g->parameter},
+                       {"fp16_underflow_fraction", g->fp16_underflow_fraction},
+                       {"fp16_subnormal_fraction", g->fp16_subnormal_fraction},
+                       {"fp16_overflow_fraction", g->fp16_overflow_fraction},
+                       {"nonfinite_fraction", g->nonfinite_fraction}});
+  j["nearest_fp16_edge"] = std::move(nearest);
   return j;
 }
 

@@ -282,33 +282,24 @@ std::string gradients_html(const ReportData& d) {
     o.height = 220;
     s += svg::line_chart({under, sub}, o);
   }
-  std::vector<const GradientSample*> worst;
-  worst.reserve(grads.size());
-  for (const auto& g : grads) worst.push_back(&g);
-  // Lost to a cast first (flushed or overflowed), then losing precision (subnormal): with
-  // nothing outside the range, the list was in parameter order, not nearest the edge first.
-  std::stable_sort(worst.begin(), worst.end(), [](auto* a, auto* b) {
-    const double a_out = a->fp16_underflow_fraction + a->fp16_overflow_fraction;
-    const double b_out = b->fp16_underflow_fraction + b->fp16_overflow_fraction;
-    if (a_out != b_out) return a_out > b_out;
-    return a->fp16_subnormal_fraction > b->fp16_subnormal_fraction;
-  });
   std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < worst.size() && i < kWorstParameters; ++i) {
-    const auto& g = *worst[i];
+  for (const GradientSample* nearest : nearest_fp16_edge_first(grads, kWorstParameters)) {
+    const auto& g = *nearest;
     rows.push_back({"<code>" + escape(g.parameter) + "</code>", grouped(g.numel),
                     escape(percent(g.zero_fraction)), escape(percent(g.fp16_underflow_fraction)),
                     escape(percent(g.fp16_subnormal_fraction)),
-                    escape(percent(g.fp16_overflow_fraction)), escape(sig3(g.min_abs_nonzero)),
+                    escape(percent(g.fp16_overflow_fraction)), escape(percent(g.nonfinite_fraction)),
+                    escape(sig3(g.min_abs_nonzero)),
                     escape(sig3(g.max_abs)), escape(sig3(g.norm))});
   }
-  s += "<h3>Parameters with the most gradient outside fp16's range</h3>";
+  s += "<h3>Parameters nearest fp16's edge: most lost to a cast first, then most left subnormal</h3>";
   s += table_html({{"parameter"},
                    {"elements", true},
                    {"zero", true},
                    {"underflow", true, "nonzero, |g·scale| <= 2^-25: a cast to fp16 makes it 0"},
                    {"subnormal", true, "2^-25 < |g·scale| < 2^-14 - 2^-25: fp16 subnormal"},
                    {"overflow", true, "|g·scale| >= 65520: a cast to fp16 makes it infinite"},
+                   {"inf/NaN", true, "non-finite in the gradient as computed (GradScaler skips such a step)"},
                    {"min |g|", true},
                    {"max |g|", true},
                    {"norm", true}},

@@ -45,18 +45,23 @@ std::string escape(std::string_view text) {
 std::string step_timing_text(const StepTiming& t) {
   if (t.recorded_steps + t.unrecorded_steps + t.sampled_steps == 0) return "no steps";
   if (!t.any_recorded()) return "median step " + ms_text(t.unrecorded_median_ms) + " (no step was profiled)";
+  const auto steps = [](int64_t n, const char* kind) {
+    return grouped(n) + " " + kind + (n == 1 ? " step" : " steps");
+  };
   std::string s;
   if (t.every_step_recorded()) {
     s = "median step " + ms_text(t.step_ms()) + "; every step was profiled, so this includes capture";
   } else {
-    s = "median step " + ms_text(t.unrecorded_median_ms) + " over " + grouped(t.unrecorded_steps) + " unprofiled steps";
+    s = "median step " + ms_text(t.unrecorded_median_ms) + " over " + steps(t.unrecorded_steps, "unprofiled");
     if (t.recorded_steps > 0)
-      s += "; " + grouped(t.recorded_steps) + " profiled steps " + ms_text(t.recorded_median_ms) + " (capture overhead " +
+      s += "; " + steps(t.recorded_steps, "profiled") + " " + ms_text(t.recorded_median_ms) + " (capture overhead " +
            factor(t.capture_overhead().value_or(0.0)) + ")";
   }
   if (const auto cost = t.sample_cost())
-    s += "; " + grouped(t.sampled_steps) + " gradient-sampled steps " + ms_text(t.sampled_median_ms) +
-         " (a sample adds " + sig3(*cost) + (*cost == 1.0 ? " step)" : " steps)");
+    s += "; " + steps(t.sampled_steps, "gradient-sampled") + " " + ms_text(t.sampled_median_ms) +
+         // No faster than the others: a difference within the steps' spread, not a gain.
+         (*cost <= 0.0 ? " (a sample adds no measurable time)"
+                       : " (a sample adds " + sig3(*cost) + (*cost == 1.0 ? " step)" : " steps)"));
   return s;
 }
 

@@ -260,7 +260,17 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
     if (g.fp16_overflow_fraction > 0)
       s += " and " + percent(g.fp16_overflow_fraction) +
            (fp16 ? " overflow it" : " would overflow it");
-    out.push_back(s + " (step " + std::to_string(g.step) + ").");
+    s += " (step " + std::to_string(g.step) + ")";
+    // Those shares are of what a cast could still lose: a gradient that is already zero
+    // reads "0% underflow" while nothing trains.
+    if (g.all_zero()) {
+      s += ", but every gradient element was exactly zero: the step had nothing to apply";
+      if (fp16 && g.loss_scale < 1.0)
+        s += " (with a loss scale below 1, fp16's backward flushes small values to zero before the unscale)";
+    } else if (g.zero_fraction >= 0.05) {  // a few dead units or unused embedding rows are not news
+      s += "; " + percent(g.zero_fraction) + " of the elements were exactly zero before any cast";
+    }
+    out.push_back(s + ".");
   }
 
   if (!d.steps.empty()) {

@@ -76,7 +76,17 @@ GradientStepSummary summarize_gradients(const std::vector<GradientSample>& sampl
   if (samples.empty()) return s;
   s.step = samples.front().step;
   s.loss_scale = samples.front().loss_scale;
-  for (const auto& g : samples) s.numel += g.numel;
+  double zero = 0, nonfinite = 0;
+  for (const auto& g : samples) {
+    s.numel += g.numel;
+    zero += g.zero_fraction * static_cast<double>(g.numel);
+    nonfinite += g.nonfinite_fraction * static_cast<double>(g.numel);
+  }
+  if (s.numel > 0) {
+    // A sum of shares times counts can land a hair off 1 for a wholly zero gradient.
+    s.zero_fraction = std::min(1.0, zero / static_cast<double>(s.numel));
+    s.nonfinite_fraction = nonfinite / static_cast<double>(s.numel);
+  }
   const FormatRangeShares fp16 = total_range_shares(samples, FloatFormat::fp16);
   s.fp16_underflow_fraction = fp16.underflow;
   s.fp16_subnormal_fraction = fp16.subnormal;

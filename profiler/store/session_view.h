@@ -39,6 +39,12 @@ struct GradientStepSummary {
   double fp16_underflow_fraction = 0.0;  // of g * loss_scale: flushes to zero in fp16
   double fp16_subnormal_fraction = 0.0;
   double fp16_overflow_fraction = 0.0;
+  // Of all elements of g, before any cast: exactly zero (nothing a cast can lose; all of
+  // it when fp16's backward flushed everything before the unscale), and inf/NaN.
+  double zero_fraction = 0.0;
+  double nonfinite_fraction = 0.0;
+  // Every element zero: the step had nothing to apply.
+  bool all_zero() const { return numel > 0 && zero_fraction >= 1.0; }
 };
 
 // Fraction weighted by numel over the parameters of one sampled step.

@@ -256,7 +256,7 @@ TEST_F(Exports, JsonSummaryOfACraftedSession) {
   EXPECT_EQ(g["numel"], 4160);
   // Weighted by elements: (4096 x 0.25 + 64 x 0.5) / 4160.
   EXPECT_DOUBLE_EQ(g["fp16_underflow_fraction"].get<double>(), (4096 * 0.25 + 64 * 0.5) / 4160);
-  EXPECT_EQ(g["most_underflowing"][0]["parameter"], "fc1.bias");
+  EXPECT_EQ(g["nearest_fp16_edge"][0]["parameter"], "fc1.bias");
   // Every format with its limits and shares (the fixture gives fp8 e4m3 0.5 / 0.25 / 0.0625).
   const auto& e4m3 = g["formats"]["fp8_e4m3"];
   EXPECT_EQ(e4m3["max"], 448.0);
@@ -266,6 +266,34 @@ TEST_F(Exports, JsonSummaryOfACraftedSession) {
   EXPECT_DOUBLE_EQ(g["formats"]["fp16"]["underflow_fraction"].get<double>(),
                    g["fp16_underflow_fraction"].get<double>());
   EXPECT_EQ(g["formats"].size(), 4u);
+}
+
+// What a cast to fp16 loses outright (flushed, overflowed, or inf/NaN already) ranks before
+// what only loses precision (subnormal); the JSON listed by underflow alone, so a parameter
+// whose gradient overflowed, the one that made GradScaler skip, was not in it.
+TEST_F(Exports, JsonListsTheParametersNearestFp16sEdgeFirst) {
+  SessionView view = load_session_view(path_);
+  ASSERT_FALSE(view.latest_gradients.empty());
+  const GradientSample base = view.latest_gradients.front();
+  auto sample = [&](const std::string& name, double underflow, double subnormal, double overflow, double nonfinite) {
+    GradientSample g = base;
+    g.parameter = name;
+    g.fp16_underflow_fraction = underflow;
+    g.fp16_subnormal_fraction = subnormal;
+    g.fp16_overflow_fraction = overflow;
+    g.nonfinite_fraction = nonfinite;
+    return g;
+  };
+  view.latest_gradients = {sample("in_range", 0, 0, 0, 0),        sample("subnormal", 0, 0.4, 0, 0),
+                           sample("flushed", 0.02, 0, 0, 0),     sample("overflowed", 0, 0, 0.05, 0),
+                           sample("nonfinite", 0, 0, 0, 0.5),    sample("more_subnormal", 0, 0.6, 0, 0)};
+  const auto list = session_summary(view)["gradients"]["nearest_fp16_edge"];
+  std::vector<std::string> order;
+  for (const auto& e : list) order.push_back(e["parameter"]);
+  EXPECT_EQ(order, (std::vector<std::string>{"nonfinite", "overflowed", "flushed", "more_subnormal", "subnormal"}));
+  EXPECT_EQ(list[1]["fp16_overflow_fraction"], 0.05);
+  EXPECT_EQ(list[0]["nonfinite_fraction"], 0.5);
+  EXPECT_EQ(list[3]["fp16_subnormal_fraction"], 0.6);
 }
 
 TEST_F(Exports, SummaryOfAnEmptySessionHasNulls) {

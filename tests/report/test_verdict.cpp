@@ -136,6 +136,9 @@ TEST(Verdict, TheStepTimeSaysWhatCaptureCost) {
                    "4 gradient-sampled steps 4,783 ms (a sample adds 207 steps)"),
             std::string::npos)
       << v;
+  // Samples no slower than the other steps (within their spread): no cost, not "-0.3 steps".
+  v = verdict_with(2, 0, 1, 4.29, 0.0, 2.94);
+  EXPECT_NE(v.find("1 gradient-sampled step 2.94 ms (a sample adds no measurable time)"), std::string::npos) << v;
   v = verdict_with(36, 0, 4, 40.9, 0.0, 4805.0);
   EXPECT_NE(v.find("median step 40.9 ms; every step was profiled, so this includes capture; 4 gradient-sampled steps "
                    "4,805 ms (a sample adds 116 steps)"),
@@ -223,6 +226,36 @@ TEST(Verdict, ACpuSessionSaysNoGpuWasTracedAndWouldUnderflow) {
                           "kernels on this CPU (vector ISA AVX2)"),
             std::string::npos)
       << recorded;
+}
+
+// "0% of gradients underflow" is about what a cast could still lose. An fp16 backward at a
+// tiny loss scale flushes the gradients itself, before the unscale: they arrive as zeros,
+// and the verdict said 0% underflow while nothing trained.
+TEST(Verdict, GradientsThatAreAlreadyZeroAreSaidBesideTheUnderflow) {
+  auto f = make_fixture();
+  for (auto& g : f.gradients) {
+    g.loss_scale = 1e-6;
+    g.zero_fraction = 1.0;
+    g.fp16_underflow_fraction = g.fp16_subnormal_fraction = g.fp16_overflow_fraction = 0.0;
+  }
+  auto v = joined(session_report(f).verdict);
+  EXPECT_NE(v.find("0% of gradients underflow fp16 at scale 1e-06 (step 4), but every gradient element was exactly "
+                   "zero: the step had nothing to apply (with a loss scale below 1, fp16's backward flushes small "
+                   "values to zero before the unscale)."),
+            std::string::npos)
+      << v;
+  for (auto& g : f.gradients) g.loss_scale = 65536;
+  v = joined(session_report(f).verdict);
+  EXPECT_NE(v.find("(step 4), but every gradient element was exactly zero: the step had nothing to apply."),
+            std::string::npos)
+      << v;
+  // fc1.weight 4096 elements half zero, fc1.bias 64 none: 49.2% by element.
+  for (auto& g : f.gradients) g.zero_fraction = g.parameter == "fc1.weight" ? 0.5 : 0.0;
+  v = joined(session_report(f).verdict);
+  EXPECT_NE(v.find("(step 4); 49% of the elements were exactly zero before any cast."), std::string::npos) << v;
+  for (auto& g : f.gradients) g.zero_fraction = 0.04;
+  v = joined(session_report(f).verdict);
+  EXPECT_NE(v.find("at scale 65536 (step 4)."), std::string::npos) << v;
 }
 
 TEST(Verdict, AnEmptySessionClaimsNothing) {
