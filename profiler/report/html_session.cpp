@@ -264,6 +264,16 @@ std::string gradients_html(const ReportData& d) {
       "outermost bars also count everything beyond them. The table gives the same shares for "
       "every format a cast could put the scaled gradient in.",
       "muted");
+  // Under fp16 autocast the backward's own results are fp16: what they could not hold is
+  // already 0 in the gradient, so "flushed to 0" stays near 0 and the zeros tell instead.
+  if (d.meta.precision == "fp16") {
+    const GradientStepSummary total = summarize_gradients(grads);
+    s += paragraph("This run's backward computed in fp16, so what fp16 could not hold was flushed there, "
+                   "before the unscale, and reaches these gradients as exact zeros: " +
+                       percent(total.zero_fraction) + " of the elements at step " + std::to_string(total.step) +
+                       " (the zero column below; dead units and unused embedding rows are zeros too).",
+                   "muted");
+  }
   s += format_shares_table(grads);
   if (d.gradient_summaries.size() > 1) {
     svg::Series under{"underflow", {}, {}, "#d62728", false},

@@ -269,6 +269,8 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
         s += " (with a loss scale below 1, fp16's backward flushes small values to zero before the unscale)";
     } else if (g.zero_fraction >= 0.05) {  // a few dead units or unused embedding rows are not news
       s += "; " + percent(g.zero_fraction) + " of the elements were exactly zero before any cast";
+      // Autocast's backward is fp16 itself: what it flushed reaches the fp32 gradient as 0.
+      if (fp16) s += ", where an fp16 backward's flushed values end up";
     }
     out.push_back(s + ".");
   }
