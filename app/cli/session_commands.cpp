@@ -53,26 +53,35 @@ std::string padded(const std::string& s, size_t width) {
 }
 
 // Op rows of one category, columns as wide as what they hold: names and dtypes are
-// never cut (a reader must be able to search for what they see).
+// never cut (a reader must be able to search for what they see). The input shapes tell
+// apart rows that read alike otherwise: a Linear's two backward matrix multiplies.
 void print_op_rows(const std::vector<const profiler::OpStats*>& list, size_t top, const char* indent, bool times) {
   const size_t shown = std::min(list.size(), top);
-  size_t name_width = 2, module_width = 6, dtype_width = 15;
-  std::vector<std::string> dtypes(shown);
+  size_t name_width = 2, module_width = 6, dtype_width = 15, shapes_width = 12;
+  std::vector<std::string> dtypes(shown), shapes(shown);
   for (size_t i = 0; i < shown; ++i) {
     dtypes[i] = profiler::text::dtype_flow_text(list[i]->input_dtypes, list[i]->output_dtypes);
+    shapes[i] = profiler::text::shapes_text(list[i]->input_shapes);
     name_width = std::max(name_width, profiler::text::display_width(list[i]->name));
     module_width = std::max(module_width, profiler::text::display_width(module_cell(list[i]->module)));
     dtype_width = std::max(dtype_width, profiler::text::display_width(dtypes[i]));
+    shapes_width = std::max(shapes_width, profiler::text::display_width(shapes[i]));
   }
-  fmt::print("{}{} {} {:<9} {} {:>7}{}\n", indent, padded("op", name_width), padded("module", module_width), "phase",
-             padded("in \u2192 out dtypes", dtype_width), "calls",
-             times ? fmt::format(" {:>10} {:>10}", "CPU ms", "GPU ms") : "");
+  const auto line = [&](std::string text) {
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    fmt::print("{}\n", text);
+  };
+  line(fmt::format("{}{} {} {:<9} {} {:>7}{}  {}", indent, padded("op", name_width), padded("module", module_width),
+                   "phase", padded("in \u2192 out dtypes", dtype_width), "calls",
+                   times ? fmt::format(" {:>10} {:>10}", "CPU ms", "GPU ms") : "", "input shapes"));
   for (size_t i = 0; i < shown; ++i) {
     const auto& r = *list[i];
-    fmt::print("{}{} {} {:<9} {} {:>7}{}{}\n", indent, padded(r.name, name_width),
-               padded(module_cell(r.module), module_width), profiler::to_string(r.phase), padded(dtypes[i], dtype_width),
-               r.calls, times ? fmt::format(" {:>10} {:>10}", ms(r.cpu_time_ns), ms(r.gpu_time_ns)) : "",
-               r.tensor_core_note.empty() ? "" : "  [" + r.tensor_core_note + "]");
+    line(fmt::format("{}{} {} {:<9} {} {:>7}{}  {}{}", indent, padded(r.name, name_width),
+                     padded(module_cell(r.module), module_width), profiler::to_string(r.phase),
+                     padded(dtypes[i], dtype_width), r.calls,
+                     times ? fmt::format(" {:>10} {:>10}", ms(r.cpu_time_ns), ms(r.gpu_time_ns)) : "",
+                     padded(shapes[i], shapes_width),
+                     r.tensor_core_note.empty() ? "" : "  [" + r.tensor_core_note + "]"));
   }
 }
 
@@ -267,7 +276,8 @@ void print_compiled(const profiler::SessionView& session, size_t top) {
                                      : "no per-op time: the compiled code fuses them; time per kernel below");
   for (auto& [category, list] : by_category) {
     std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->calls > b->calls; });
-    fmt::print("  compiled {} ({} signatures)\n", profiler::to_string(category), list.size());
+    fmt::print("  compiled {} ({} signature{})\n", profiler::to_string(category), list.size(),
+               list.size() == 1 ? "" : "s");
     print_op_rows(list, top, "    ", /*times=*/false);
   }
   print_compiled_kernels(session, top);
@@ -389,7 +399,8 @@ int SummaryCommand::run() {
     if (r.top_level && !r.compiled) by_category[r.category].push_back(&r);
   for (auto& [category, list] : by_category) {
     std::sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->cpu_time_ns + a->gpu_time_ns > b->cpu_time_ns + b->gpu_time_ns; });
-    fmt::print("\n{} ({} signatures)\n", profiler::to_string(category), list.size());
+    fmt::print("\n{} ({} signature{})\n", profiler::to_string(category), list.size(),
+               list.size() == 1 ? "" : "s");
     print_op_rows(list, top_, "  ", /*times=*/true);
   }
 

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
+#include <set>
 #include <regex>
 #include <sstream>
 #include <string_view>
@@ -66,10 +68,23 @@ TEST_F(ProfiledGptSession, SummaryOpTablesFitTheirContent) {
   std::istringstream lines(r.output);
   std::string line;
   size_t tables = 0, rows = 0, widest_name_column = 0;
+  // Rows alike up to the calls (op, module, phase, dtypes), with the input shapes of each.
+  std::map<std::string, std::vector<std::string>> shapes_of_alike_rows;
+  // The byte where a UTF-8 line's column `column` starts.
+  const auto byte_at = [](const std::string& utf8, size_t column) {
+    size_t cols = 0, i = 0;
+    for (; i < utf8.size(); ++i) {
+      if ((utf8[i] & 0xC0) != 0x80 && cols++ == column) break;
+    }
+    return i;
+  };
   while (std::getline(lines, line)) {
     if (!line.starts_with("  op ")) continue;
     ++tables;
     const size_t header_calls_end = columns(line.substr(0, line.find("calls") + 5));
+    const size_t header_calls = columns(line.substr(0, line.find("calls")));
+    const size_t header_shapes = columns(line.substr(0, line.find("input shapes")));
+    ASSERT_NE(line.find("input shapes"), std::string::npos) << line;
     const size_t header_module = line.find("module");
     widest_name_column = std::max(widest_name_column, header_module - 3);  // "  " before, " " after
     while (std::getline(lines, line) && !line.empty()) {
@@ -87,8 +102,22 @@ TEST_F(ProfiledGptSession, SummaryOpTablesFitTheirContent) {
       ASSERT_FALSE(head.empty());
       EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(head.back()))) << "calls not under its header:\n" << line;
       EXPECT_TRUE(i == line.size() || line[i] == ' ') << line;
+      std::string shapes = line.substr(std::min(line.size(), byte_at(line, header_shapes)));
+      shapes = shapes.substr(0, shapes.find("  ["));  // a Tensor Core note follows
+      const std::string alike = line.substr(0, byte_at(line, header_calls - 2));
+      shapes_of_alike_rows[alike].push_back(shapes);
     }
   }
+  // The input shapes tell apart rows that read alike otherwise: a Linear's two backward
+  // matrix multiplies (grad input and grad weight) are two rows of one op, module and phase.
+  // (Rows of 0-dim tensors only, such as the optimizer's aten::to overloads, show no shapes.)
+  size_t alike_groups = 0;
+  for (const auto& [alike, shapes] : shapes_of_alike_rows) {
+    if (shapes.size() < 2 || std::ranges::any_of(shapes, [](const std::string& s) { return s.empty(); })) continue;
+    ++alike_groups;
+    EXPECT_EQ(std::set<std::string>(shapes.begin(), shapes.end()).size(), shapes.size()) << alike;
+  }
+  EXPECT_GT(alike_groups, 0u) << r.output;
   EXPECT_GE(tables, 3u) << r.output;  // demoted, kept_fp32, unchanged at least
   EXPECT_GE(rows, 10u) << r.output;
   // The GPT's names longer than the old 28-character column are shown whole.
