@@ -10,6 +10,8 @@
 #include <QComboBox>
 #include <QCheckBox>
 #include <QSpinBox>
+#include <QDoubleSpinBox>
+#include <QTest>
 #include <cmath>
 
 #include "tests/ui/qt_test_env.h"
@@ -328,6 +330,53 @@ TEST(RunPanel, KernelTracingIsOnlyOfferedOffTheCpu) {
     EXPECT_EQ(trace_gpu->isEnabled(), device != engine::DeviceChoice::kCPU) << engine::to_string(device);
     EXPECT_FALSE(panel.captureSettings().trace_gpu);
   }
+}
+
+// A session's loss-scaler settings and learning rate read back as recorded. The panel's
+// spin boxes rounded to fixed decimals: a session run with --init-scale 1e-4 opened with an
+// initial scale of 1, a backoff of 0.125 read 0.13, a learning rate of 1.5e-7 read 0.
+TEST(RunPanel, ScalerSettingsAndLearningRateReadBackAsRecorded) {
+  RunPanel panel;
+  engine::TrainConfig recorded = panel.config();
+  recorded.precision = engine::Precision::kFP16;  // the scaler's fields take input
+  recorded.scaler.init_scale = 1e-4;
+  recorded.scaler.backoff_factor = 0.125;
+  recorded.scaler.growth_factor = 1.5;
+  recorded.optim.lr = 1.5e-7;
+  panel.setConfig(recorded);
+  EXPECT_EQ(panel.config().scaler.init_scale, 1e-4);
+  EXPECT_EQ(panel.config().scaler.backoff_factor, 0.125);
+  EXPECT_EQ(panel.config().scaler.growth_factor, 1.5);
+  EXPECT_EQ(panel.config().optim.lr, 1.5e-7);
+  auto* scale = panel.findChild<QDoubleSpinBox*>(QStringLiteral("initScale"));
+  auto* lr = panel.findChild<QDoubleSpinBox*>(QStringLiteral("learningRate"));
+  ASSERT_TRUE(scale && lr);
+  EXPECT_EQ(scale->text(), QStringLiteral("0.0001"));
+  EXPECT_EQ(lr->text(), QStringLiteral("1.5e-07"));
+  // Large scales whole, not rounded to six digits: 2^30 and 2^24.
+  recorded.scaler.init_scale = 1073741824.0;
+  panel.setConfig(recorded);
+  EXPECT_EQ(scale->text(), QStringLiteral("1073741824"));
+  EXPECT_EQ(panel.config().scaler.init_scale, 1073741824.0);
+  // The arrows double and halve a scale: it moves by powers of two, as GradScaler moves it.
+  scale->setValue(65536);
+  scale->stepUp();
+  EXPECT_EQ(panel.config().scaler.init_scale, 131072.0);
+  scale->stepBy(-2);
+  EXPECT_EQ(panel.config().scaler.init_scale, 32768.0);
+  // Typed in any notation the CLI takes.
+  scale->selectAll();
+  QTest::keyClicks(scale, QStringLiteral("1e-6"));
+  EXPECT_EQ(scale->text(), QStringLiteral("1e-6"));
+  QTest::keyClick(scale, Qt::Key_Return);
+  EXPECT_EQ(panel.config().scaler.init_scale, 1e-6);
+  // Not positive: the last good value stays (a sign or letter is not even taken).
+  scale->selectAll();
+  QTest::keyClicks(scale, QStringLiteral("-x0"));
+  EXPECT_EQ(scale->text(), QStringLiteral("0"));
+  QTest::keyClick(scale, Qt::Key_Return);
+  EXPECT_EQ(panel.config().scaler.init_scale, 1e-6);
+  EXPECT_EQ(scale->text(), QStringLiteral("1e-06"));
 }
 
 // The sample budget and the readiness cadence act on gradient samples: with those

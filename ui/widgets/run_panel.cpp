@@ -2,7 +2,6 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -15,9 +14,11 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "ui/models/formatting.h"
+#include "ui/widgets/exact_spin_box.h"
 #include "ui/widgets/scroll_area.h"
 
 namespace ampscope::ui {
@@ -203,11 +204,11 @@ QWidget* RunPanel::buildTrainingGroup() {
                                   tr("auto: the first CUDA GPU if there is one, else the CPU"));
   batch_ = spin(1, 65536, tr("Samples per micro-batch"));
   accumulate_ = spin(1, 1024, tr("Micro-batches per optimizer step (gradient accumulation)"));
-  lr_ = new QDoubleSpinBox;
-  lr_->setDecimals(6);
-  lr_->setRange(1e-7, 10.0);
-  lr_->setSingleStep(1e-4);
-  lr_->setToolTip(tr("Peak learning rate"));
+  lr_ = new ExactSpinBox;
+  lr_->setObjectName(QStringLiteral("learningRate"));
+  lr_->setRange(1e-12, 10.0);
+  lr_->setStepFactor(2.0);
+  lr_->setToolTip(tr("Peak learning rate (the arrows double or halve it)"));
   optimizer_ = combo<engine::OptimizerKind>({{"AdamW", engine::OptimizerKind::kAdamW},
                                              {"Adam", engine::OptimizerKind::kAdam},
                                              {"SGD (momentum)", engine::OptimizerKind::kSGD}},
@@ -257,15 +258,21 @@ QWidget* RunPanel::buildScalerGroup() {
   scaler_mode_->addItem(tr("on"), 1);
   scaler_mode_->addItem(tr("off"), 0);
   scaler_mode_->setToolTip(QString::fromLatin1(glossary::kLossScale));
-  init_scale_ = new QDoubleSpinBox;
-  init_scale_->setDecimals(0);
-  init_scale_->setRange(1, 1e12);
-  init_scale_->setToolTip(tr("The scale of the first step (torch default 65536 = 2^16)"));
-  growth_factor_ = new QDoubleSpinBox;
+  init_scale_ = new ExactSpinBox;
+  init_scale_->setObjectName(QStringLiteral("initScale"));
+  // Any positive float32 (the scale is a float32 tensor, as GradScaler's), as the CLI takes.
+  init_scale_->setRange(FLT_MIN, FLT_MAX);
+  init_scale_->setStepFactor(2.0);
+  init_scale_->setToolTip(tr("The scale of the first step (torch default 65536 = 2^16; the arrows double or halve it)"));
+  growth_factor_ = new ExactSpinBox;
+  growth_factor_->setObjectName(QStringLiteral("growthFactor"));
   growth_factor_->setRange(1.0, 16.0);
+  growth_factor_->setSingleStep(0.5);
   growth_factor_->setToolTip(tr("Multiplies the scale after a run of good steps"));
-  backoff_factor_ = new QDoubleSpinBox;
+  backoff_factor_ = new ExactSpinBox;
+  backoff_factor_->setObjectName(QStringLiteral("backoffFactor"));
   backoff_factor_->setRange(0.01, 0.99);
+  backoff_factor_->setSingleStep(0.05);
   backoff_factor_->setToolTip(tr("Multiplies the scale after an overflow"));
   growth_interval_ = spin(1, 1'000'000, tr("Good steps in a row before the scale grows"));
   f->addRow(tr("Scaler"), scaler_mode_);

@@ -12,7 +12,6 @@
 
 class QCheckBox;
 class QComboBox;
-class QDoubleSpinBox;
 class QFormLayout;
 class QGroupBox;
 class QLabel;
@@ -22,6 +21,8 @@ class QSpinBox;
 class QToolButton;
 
 namespace ampscope::ui {
+
+class ExactSpinBox;
 
 class RunPanel : public QWidget {
   Q_OBJECT
@@ -83,7 +84,7 @@ class RunPanel : public QWidget {
   QComboBox* device_ = nullptr;
   QSpinBox* batch_ = nullptr;
   QSpinBox* accumulate_ = nullptr;
-  QDoubleSpinBox* lr_ = nullptr;
+  ExactSpinBox* lr_ = nullptr;
   QComboBox* optimizer_ = nullptr;
   QComboBox* recipe_ = nullptr;
   QCheckBox* fused_ = nullptr;
@@ -91,9 +92,9 @@ class RunPanel : public QWidget {
   QSpinBox* steps_ = nullptr;
   QSpinBox* seed_ = nullptr;
   QComboBox* scaler_mode_ = nullptr;
-  QDoubleSpinBox* init_scale_ = nullptr;
-  QDoubleSpinBox* growth_factor_ = nullptr;
-  QDoubleSpinBox* backoff_factor_ = nullptr;
+  ExactSpinBox* init_scale_ = nullptr;
+  ExactSpinBox* growth_factor_ = nullptr;
+  ExactSpinBox* backoff_factor_ = nullptr;
   QSpinBox* growth_interval_ = nullptr;
   QSpinBox* window_start_ = nullptr;
   QSpinBox* window_steps_ = nullptr;
