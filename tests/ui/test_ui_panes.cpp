@@ -153,6 +153,32 @@ TEST(GradientsPane, FormatComboMovesTheLimitsAndTheTextNamesEveryFormat) {
     EXPECT_EQ(qobject_cast<QCPItemText*>(pane.histogramPlot()->item(i)), nullptr);
 }
 
+// The plots show nonzero |g| only; the scale line gives the latest sample's exact zeros
+// (under fp16 autocast the backward's flushed values): at a collapsed loss scale every
+// gradient was zero, the plots were empty and nothing said why.
+TEST(GradientsPane, TheScaleLineGivesTheShareOfExactZeros) {
+  GradientsPane pane;
+  auto snapshot = std::make_shared<profiler::ProfileSnapshot>(*snapshotWithHistory());
+  // a.weight's 4 elements and b.weight's 6 half zero, a.bias's 2 none: 5 of 12.
+  for (auto& g : snapshot->latest_gradients) g.zero_fraction = g.parameter == "a.bias" ? 0.0 : 0.5;
+  pane.setSnapshot(snapshot);
+  const auto* line = pane.findChild<QLabel*>(QStringLiteral("gradientScaleLine"));
+  ASSERT_NE(line, nullptr);
+  const double share = (0.5 * static_cast<double>(snapshot->latest_gradients[0].numel) +
+                        0.5 * static_cast<double>(snapshot->latest_gradients[2].numel)) /
+                       static_cast<double>(snapshot->latest_gradients[0].numel + snapshot->latest_gradients[1].numel +
+                                           snapshot->latest_gradients[2].numel);
+  EXPECT_TRUE(line->text().endsWith(QStringLiteral(" · %1 % of elements exactly 0 at step 50").arg(100 * share, 0, 'f', 1)))
+      << line->text().toStdString();
+  pane.setHeatmapMode(Mode::kOverTimeAll);
+  EXPECT_TRUE(line->text().contains(QStringLiteral("of elements exactly 0 at step 50"))) << line->text().toStdString();
+  auto zeros = std::make_shared<profiler::ProfileSnapshot>(*snapshot);
+  for (auto& g : zeros->latest_gradients) g.zero_fraction = 1.0;
+  pane.setSnapshot(zeros);
+  EXPECT_TRUE(line->text().endsWith(QStringLiteral(" · every gradient element at step 50 is exactly 0")))
+      << line->text().toStdString();
+}
+
 // Replots until the plot's fitting labels were made for its current size (a resize
 // queues one more replot; processing events delivers the resize itself).
 void settle(QCustomPlot* plot) {

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <map>
 
+#include "profiler/store/session_view.h"
 #include "ui/models/formatting.h"
 #include "ui/widgets/pane_hint.h"
 #include "ui/widgets/plot_fitting.h"
@@ -127,7 +128,12 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
   parameter_->setToolTip(
       tr("The parameter whose histogram is shown; a click on a heatmap row selects it too"));
   scale_label_ = new QLabel;
-  scale_label_->setToolTip(QString::fromLatin1(glossary::kLossScale));
+  scale_label_->setObjectName(QStringLiteral("gradientScaleLine"));
+  scale_label_->setToolTip(
+      QString::fromLatin1(glossary::kLossScale) +
+      tr("\n\nThe plots show nonzero |g| only. Exact zeros are counted apart: no cast can lose them, "
+         "and under fp16 autocast the backward computes in fp16, so what fp16 cannot hold is already "
+         "0 before the unscale."));
   mode_ = new QComboBox;
   mode_->setObjectName(QStringLiteral("heatmapMode"));
   mode_->addItem(tr("latest sample"), static_cast<int>(HeatmapMode::kLatest));
@@ -416,7 +422,8 @@ void GradientsPane::rebuildLatestHeatmap() {
       tr("step %1 · loss scale 2^%2 · %3 limits drawn at g = limit / scale")
           .arg(snapshot_->step)
           .arg(log2_scale, 0, 'f', std::abs(log2_scale - std::round(log2_scale)) < 1e-9 ? 0 : 1)
-          .arg(formatName(format)));
+          .arg(formatName(format)) +
+      zeroShareText());
 }
 
 void GradientsPane::rebuildHistoryHeatmap() {
@@ -499,7 +506,18 @@ void GradientsPane::rebuildHistoryHeatmap() {
           .arg(columns)
           .arg(columns > 0 ? history_.steps.back() : snapshot_->step)
           .arg(current, 0, 'f', std::abs(current - std::round(current)) < 1e-9 ? 0 : 1)
-          .arg(name));
+          .arg(name) +
+      zeroShareText());
+}
+
+// The heatmaps and histogram show nonzero |g| only. Zeros are what no cast can lose, and
+// where an fp16 backward's own flushed values are (it computes in fp16, before the unscale):
+// at a collapsed loss scale every gradient is zero and the plots are empty.
+QString GradientsPane::zeroShareText() const {
+  if (snapshot_->latest_gradients.empty()) return {};
+  const profiler::GradientStepSummary total = profiler::summarize_gradients(snapshot_->latest_gradients);
+  if (total.all_zero()) return tr(" · every gradient element at step %1 is exactly 0").arg(total.step);
+  return tr(" · %1 of elements exactly 0 at step %2").arg(pct(total.zero_fraction)).arg(total.step);
 }
 
 void GradientsPane::rebuildHistogram() {

@@ -79,6 +79,7 @@ class GradientsPane : public QWidget {
   void drawFormatLimits(QCustomPlot* plot, double log2_scale, bool with_labels);
   void updateLimitTooltips();
   void applyPalette();
+  QString zeroShareText() const;
 
   profiler::ProfileSnapshotPtr snapshot_;
   QStackedWidget* stack_ = nullptr;
