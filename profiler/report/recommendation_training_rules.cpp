@@ -5,6 +5,7 @@
 
 #include "profiler/report/recommendation_rules.h"
 #include "profiler/report/recommendation_text.h"
+#include "profiler/store/session_view.h"
 
 namespace ampscope::profiler::report_rules {
 namespace {
@@ -110,6 +111,52 @@ void frequent_skipped_steps(const RecommendationInput& in, const std::vector<Ste
   out.push_back(std::move(f));
 }
 
+// A scale low from the first step with no overflow anywhere was set that low (init_scale).
+// Under fp16 autocast the backward computes in fp16 before the unscale, so what fp16 cannot
+// hold at that scale is zero in the gradients: "0% underflow" while nothing trains.
+void loss_scale_set_low(const RecommendationInput& in, const std::vector<StepRecord>& steps,
+                        std::vector<Finding>& out) {
+  const double first = steps.front().loss_scale, last = steps.back().loss_scale;
+  const double threshold = kFp16SmallestSubnormal / std::max(last, 1e-300);
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "loss_scale_set_low";
+  r.severity = Severity::kWarning;
+  r.title = "The fp16 loss scale was set low: small gradients flush to zero in the backward";
+  r.detail = "The loss scale was " + text::loss_scale_text(first) + " at the first step and never backed off, so no "
+             "overflow brought it to " + text::loss_scale_text(last) + ": the initial scale was set this low. "
+             "Under fp16 autocast the backward computes in fp16 before GradScaler unscales, so gradients below "
+             "2^-24 / scale = " + number(threshold) + " flush to zero there";
+  double max_abs = 0;
+  if (!in.gradients.empty()) {
+    const GradientStepSummary g = summarize_gradients(in.gradients);
+    for (const GradientSample& s : in.gradients) max_abs = std::max(max_abs, s.max_abs);
+    r.detail += g.all_zero() ? ": at step " + std::to_string(g.step) +
+                                   " every gradient element was zero, so the optimizer had nothing to apply"
+                             : "; at step " + std::to_string(g.step) + ", " + percent(g.zero_fraction) +
+                                   " of the gradient elements were exactly zero";
+  }
+  r.detail += ". GradScaler's default initial scale is 65536 (2^16)";
+  if (max_abs > 0)
+    r.detail += ", and the largest gradient here (|g| = " + number(max_abs) + ") allows a scale up to " +
+                text::loss_scale_text(std::floor(kFp16Max / max_abs));
+  r.detail += "; the scaler grows the scale only after growth_interval clean steps (2000 by default), so a low "
+              "start stays low for as many steps.";
+  r.evidence.push_back(scale_change(steps, 0));
+  if (steps.size() > 1) r.evidence.push_back(scale_change(steps, steps.size() - 1));
+  std::vector<const GradientSample*> zeros;
+  for (const GradientSample& g : in.gradients)
+    if (g.zero_fraction > 0) zeros.push_back(&g);
+  std::stable_sort(zeros.begin(), zeros.end(), [](auto* a, auto* b) { return a->zero_fraction > b->zero_fraction; });
+  for (const GradientSample* g : zeros) {
+    if (r.evidence.size() == kMaxEvidence) break;
+    r.evidence.push_back(g->parameter + ": " + percent(g->zero_fraction) + " of " +
+                         count(static_cast<double>(g->numel)) + " elements exactly zero");
+  }
+  f.impact = 1.0;
+  out.push_back(std::move(f));
+}
+
 void loss_scale_stuck_low(const RecommendationInput& in, const std::vector<StepRecord>& steps,
                           std::vector<Finding>& out) {
   if (in.meta.precision != "fp16" || !in.meta.scaler_enabled || steps.empty()) return;
@@ -126,6 +173,9 @@ void loss_scale_stuck_low(const RecommendationInput& in, const std::vector<StepR
   const bool low = final_scale < kLowLossScale;
   const bool stuck = static_cast<int64_t>(backoffs.size()) >= kStuckBackoffs && growths == 0;
   if (!low && !stuck) return;
+  const bool ever_backed_off = final_scale < steps.front().loss_scale ||
+                               std::any_of(steps.begin(), steps.end(), [](const StepRecord& s) { return s.found_inf; });
+  if (!ever_backed_off) return loss_scale_set_low(in, steps, out);  // "keeps backing off" would be untrue
 
   Finding f;
   Recommendation& r = f.recommendation;

@@ -386,6 +386,43 @@ GradientSample gradient(const std::string& parameter, int64_t numel, double unde
   return g;
 }
 
+// A scale set low (--init-scale 1e-6) that never backed off was reported as "keeps backing
+// off: gradients overflow", sending the user to look for an inf that was not there. It is
+// its own finding: the flushed gradients are the zeros.
+TEST(Recommendations, ALossScaleSetLowIsNotCalledBackingOff) {
+  auto in = session("fp16");
+  in.steps = steps(10, {}, {}, 1e-6);
+  in.gradients = {gradient("fc1.weight", 1'000, 0.0), gradient("fc1.bias", 10, 0.0)};
+  in.gradients[0].zero_fraction = 0.9;
+  in.gradients[1].zero_fraction = 0.2;
+  EXPECT_FALSE(find(recommend(in), "loss_scale_stuck_low"));
+  auto r = find(recommend(in), "loss_scale_set_low");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->severity, Severity::kWarning);
+  EXPECT_TRUE(contains(r->detail, "The loss scale was 1e-06 at the first step and never backed off")) << r->detail;
+  // (900 + 2) of 1,010 elements.
+  EXPECT_TRUE(contains(r->detail, "at step 40, 89% of the gradient elements were exactly zero")) << r->detail;
+  EXPECT_TRUE(contains(r->detail, "(|g| = 0.5) allows a scale up to 131008")) << r->detail;
+  ASSERT_GE(r->evidence.size(), 4u);
+  EXPECT_TRUE(contains(r->evidence[0], "step 1: loss scale 1e-06")) << r->evidence[0];
+  EXPECT_TRUE(contains(r->evidence[2], "fc1.weight: 90% of 1000 elements exactly zero")) << r->evidence[2];
+
+  for (auto& g : in.gradients) g.zero_fraction = 1.0, g.max_abs = 0;
+  r = find(recommend(in), "loss_scale_set_low");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(contains(r->detail, "every gradient element was zero, so the optimizer had nothing to apply")) << r->detail;
+  EXPECT_FALSE(contains(r->detail, "allows a scale up to")) << r->detail;
+
+  // Backed off once on the way down: the old finding, not this one.
+  in.steps = steps(10, {3}, {}, 1e-6);
+  EXPECT_TRUE(find(recommend(in), "loss_scale_stuck_low"));
+  EXPECT_FALSE(find(recommend(in), "loss_scale_set_low"));
+  // A healthy scale: neither.
+  in.steps = steps(10, {});
+  EXPECT_FALSE(find(recommend(in), "loss_scale_stuck_low"));
+  EXPECT_FALSE(find(recommend(in), "loss_scale_set_low"));
+}
+
 TEST(Recommendations, Fp16GradientUnderflow) {
   auto in = session("fp16");
   in.gradients = {gradient("fc1.weight", 100'000, 0.0005), gradient("fc2.weight", 1'000, 0.2),
