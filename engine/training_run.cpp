@@ -346,11 +346,20 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
         std::isnan(event.loss) ? "NaN" : "infinite", step, to_string(config_.precision)));
   }
   consecutive_skips_ = event.skipped ? consecutive_skips_ + 1 : 0;
+  nonfinite_loss_since_ = std::isfinite(event.loss) ? 0 : nonfinite_loss_since_ > 0 ? nonfinite_loss_since_ : step;
   if (consecutive_skips_ >= config_.max_consecutive_skips) {
+    // A non-finite loss comes from the forward pass, which the loss scale does not touch:
+    // halving it further cannot help, and "inf/NaN gradients" alone hides where to look.
+    const std::string loss =
+        nonfinite_loss_since_ > 0
+            ? fmt::format(" and the loss has been {} since step {}: the forward pass itself overflows, which no "
+                          "loss scale fixes",
+                          std::isnan(event.loss) ? "NaN" : "infinite", nonfinite_loss_since_)
+            : "";
     throw TrainingError(fmt::format(
-        "{} consecutive steps had inf/NaN gradients (loss scale now {:g}): the run diverged "
+        "{} consecutive steps had inf/NaN gradients (loss scale now {:g}){}: the run diverged "
         "(lower --lr, or check the model for overflow in fp32 too)",
-        consecutive_skips_, scaler_->scale_value()));
+        consecutive_skips_, scaler_->scale_value(), loss));
   }
   for (auto* o : observers) o->on_step_end(event);
   return event;

@@ -110,6 +110,8 @@ class TrainingRun {
   std::unique_ptr<GradScaler> scaler_;
   at::Generator data_generator_;
   int64_t consecutive_skips_ = 0;
+  // The first step of the current run of non-finite losses; 0 when the last loss was finite.
+  int64_t nonfinite_loss_since_ = 0;
 };
 
 }  // namespace ampscope::engine

@@ -83,7 +83,9 @@ void frequent_skipped_steps(const RecommendationInput& in, const std::vector<Ste
   Recommendation& r = f.recommendation;
   r.id = "frequent_skipped_steps";
   r.severity = Severity::kWarning;
-  r.title = percent(share) + " of steps were skipped on gradient overflow";
+  // The share is of the steps after calibration: "100% of steps" read against "29 of 30" in the verdict.
+  r.title = percent(share) + " of the steps after the first " + std::to_string(calibration) +
+            " were skipped on gradient overflow";
   r.detail = std::to_string(skipped.size()) + " of the " + count(considered) +
              " steps after the first " + std::to_string(calibration) + " (" + percent(share) +
              ") were skipped because their gradients held inf or NaN; each one wasted a forward "

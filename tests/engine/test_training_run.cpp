@@ -135,6 +135,28 @@ TEST(TrainingRun, Fp32DivergenceIsAnErrorNotACrash) {
   }
 }
 
+// Under a loss scaler a diverged run ends after max_consecutive_skips skipped steps. When
+// the loss itself went non-finite, the forward pass overflows and no scale can help: the
+// message says so and since when, where it only said "inf/NaN gradients".
+TEST(TrainingRun, ADivergedScaledRunSaysSinceWhenTheLossWasNotFinite) {
+  TrainConfig c = small_config(ModelKind::kMLP, Precision::kFP16);
+  c.optim.kind = OptimizerKind::kSGD;
+  c.optim.lr = 1e30;  // step 1's update makes the weights overflow every later forward
+  c.max_consecutive_skips = 3;
+  c.steps = 10;
+  TrainingRun run(c);
+  try {
+    for (int64_t s = 1; s <= c.steps; ++s) run.step(s);
+    FAIL() << "expected the run to diverge";
+  } catch (const TrainingError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("3 consecutive steps had inf/NaN gradients"), std::string::npos) << what;
+    EXPECT_NE(what.find("since step 2: the forward pass itself overflows, which no loss scale fixes"),
+              std::string::npos)
+        << what;
+  }
+}
+
 TEST(TrainingRun, ImpossibleSettingsAreConfigErrors) {
   TrainConfig c = small_config(ModelKind::kGPT, Precision::kFP32);
   c.model.heads = 3;  // 64 is not a multiple of 3

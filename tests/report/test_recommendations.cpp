@@ -288,6 +288,8 @@ TEST(Recommendations, FrequentSkippedStepsIgnoresCalibration) {
   ASSERT_TRUE(r);  // 6 of the 80 steps after the first 20
   EXPECT_EQ(r->severity, Severity::kWarning);
   EXPECT_TRUE(contains(r->detail, "6 of the 80 steps")) << r->detail;
+  // The title's share is of those steps, and says so (it read "7.5% of steps").
+  EXPECT_EQ(r->title, "7.5% of the steps after the first 20 were skipped on gradient overflow");
   EXPECT_TRUE(contains(r->detail, "grew 5 times")) << r->detail;
   ASSERT_FALSE(r->evidence.empty());
   EXPECT_TRUE(contains(r->evidence[0], "step 30")) << r->evidence[0];
