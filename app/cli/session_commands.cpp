@@ -23,6 +23,7 @@
 #include "profiler/script_facts.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
+#include "profiler/analysis/loss_scale_window.h"
 #include "profiler/store/session_view.h"
 
 namespace ampscope::cli {
@@ -442,6 +443,10 @@ int SummaryCommand::run() {
     fmt::print("  before any cast: {:.3f}% exactly zero, {:.3f}% inf/NaN{}\n", 100 * total.zero_fraction,
                100 * total.nonfinite_fraction, total.all_zero() ? ": the step had nothing to apply" : "");
     if (!total.all_zero()) print_nearest_fp16_edge(gradients);
+    // In an fp16 run the backward flushed the small ones already: the window would read low.
+    if (session.meta.precision != "fp16")
+      if (const auto window = profiler::loss_scale_window(gradients))
+        fmt::print("  {}\n", profiler::loss_scale_window_text(*window));
   }
 
   if (session.activation_sampled_steps > 0) {

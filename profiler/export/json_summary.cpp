@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "profiler/analysis/loss_scale_window.h"
 #include "profiler/export/export_util.h"
 #include "profiler/session_meta_keys.h"
 
@@ -142,7 +143,17 @@ Json step_timing_json(const StepTiming& t) {
 }
 
 // Fractions are over elements: each parameter's fraction weighted by its numel.
-Json gradients_json(const std::vector<GradientSample>& grads) {
+// The fp16 loss scales that would carry another precision's gradients (null in fp16 runs,
+// whose backward already flushed the small ones, and when no gradient is nonzero).
+Json loss_scale_window_json(const std::vector<GradientSample>& grads, const std::string& precision) {
+  if (precision == "fp16") return nullptr;
+  const auto w = loss_scale_window(grads);
+  if (!w) return nullptr;
+  return {{"lowest_log2", w->lowest_log2}, {"highest_log2", w->highest_log2}, {"fits", w->fits()},
+          {"flush_share", w->flush_share},  {"max_abs", w->max_abs},           {"text", loss_scale_window_text(*w)}};
+}
+
+Json gradients_json(const std::vector<GradientSample>& grads, const std::string& precision) {
   if (grads.empty()) return nullptr;
   const GradientStepSummary total = summarize_gradients(grads);
   double min_abs = 0, max_abs = 0;
@@ -184,6 +195,7 @@ Json gradients_json(const std::vector<GradientSample>& grads) {
                        {"fp16_overflow_fraction", g->fp16_overflow_fraction},
                        {"nonfinite_fraction", g->nonfinite_fraction}});
   j["nearest_fp16_edge"] = std::move(nearest);
+  j["fp16_loss_scale_window"] = loss_scale_window_json(grads, precision);
   return j;
 }
 
@@ -439,7 +451,7 @@ Json session_summary(const SessionView& session, size_t top_n) {
   } else {
     s["training"]["range_sample_phases_ms"] = Json();
   }
-  s["gradients"] = gradients_json(session.latest_gradients);
+  s["gradients"] = gradients_json(session.latest_gradients, session.meta.precision);
   s["activations"] = activations_json(session);
   s["readiness"] = readiness_json(session.readiness);
   s["backward_inf"] = backward_inf_json(session.backward_inf);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "profiler/analysis/loss_scale_window.h"
 #include "profiler/report/html_sections.h"
 #include "profiler/report/report_format.h"
 #include "profiler/report/svg_chart.h"
@@ -266,7 +267,10 @@ std::string gradients_html(const ReportData& d) {
       "muted");
   // Under fp16 autocast the backward's own results are fp16: what they could not hold is
   // already 0 in the gradient, so "flushed to 0" stays near 0 and the zeros tell instead.
-  if (d.meta.precision == "fp16") {
+  if (d.meta.precision != "fp16") {
+    if (const auto window = loss_scale_window(grads))
+      s += paragraph(report_detail::capitalized(loss_scale_window_text(*window)) + ".", "muted");
+  } else {
     const GradientStepSummary total = summarize_gradients(grads);
     s += paragraph("This run's backward computed in fp16, so what fp16 could not hold was flushed there, "
                    "before the unscale, and reaches these gradients as exact zeros: " +

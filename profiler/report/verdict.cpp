@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "profiler/analysis/loss_scale_window.h"
 #include "profiler/analysis/op_family.h"
 #include "profiler/recording_health.h"
 #include "profiler/report/report_format.h"
@@ -254,12 +255,18 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
   if (!d.gradient_summaries.empty()) {
     const auto& g = d.gradient_summaries.back();
     const bool fp16 = m.precision == "fp16";
-    std::string s = percent(g.fp16_underflow_fraction) + " of gradients " +
-                    (fp16 ? "underflow" : "would underflow") + " fp16 at scale " +
-                    text::loss_scale_text(g.loss_scale);
-    if (g.fp16_overflow_fraction > 0)
-      s += " and " + percent(g.fp16_overflow_fraction) +
-           (fp16 ? " overflow it" : " would overflow it");
+    // Another precision's gradients against fp16: which loss scales would carry them says
+    // more than the shares at this run's scale (1 without a scaler), which no fp16 run uses.
+    const auto window = fp16 ? std::nullopt : loss_scale_window(d.latest_gradients);
+    std::string s;
+    if (window && window->step == g.step) {
+      s = report_detail::capitalized(loss_scale_window_text(*window));
+    } else {
+      s = percent(g.fp16_underflow_fraction) + " of gradients " + (fp16 ? "underflow" : "would underflow") +
+          " fp16 at scale " + text::loss_scale_text(g.loss_scale);
+      if (g.fp16_overflow_fraction > 0)
+        s += " and " + percent(g.fp16_overflow_fraction) + (fp16 ? " overflow it" : " would overflow it");
+    }
     s += " (step " + std::to_string(g.step) + ")";
     // Those shares are of what a cast could still lose: a gradient that is already zero
     // reads "0% underflow" while nothing trains.

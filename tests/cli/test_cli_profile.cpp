@@ -304,6 +304,43 @@ TEST(CliProfile, SummaryJsonAndReportNameTheSameParametersNearestFp16sEdge) {
   }
 }
 
+// A bf16 run's gradients against fp16: summary, the JSON summary and the report give the
+// loss scales that would carry them, in the same words; an fp16 run's JSON has none (its
+// backward already flushed the small gradients, so the low end would read low).
+TEST(CliProfile, ABf16RunSaysWhichFp16LossScalesWouldCarryItsGradients) {
+  ScratchDir dir;
+  for (const char* precision : {"bf16", "fp16"}) {
+    const auto path = dir / (std::string(precision) + ".ampscope");
+    Result r = ampscope(fmt::format("profile --model mlp --layers 2 --width 32 --precision {} --device cpu "
+                                    "--steps 2 --grad-every 2 --sample-budget 0 --quiet --out '{}'",
+                                    precision, path.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto json = dir / (std::string(precision) + ".json");
+    ASSERT_EQ(ampscope(fmt::format("export '{}' --format json -o '{}'", path.string(), json.string())).exit_code, 0);
+    const auto window = nlohmann::json::parse(read(json))["gradients"]["fp16_loss_scale_window"];
+    const Result summary = ampscope(fmt::format("summary '{}'", path.string()));
+    ASSERT_EQ(summary.exit_code, 0) << summary.output;
+    if (std::string(precision) == "fp16") {
+      EXPECT_TRUE(window.is_null()) << window;
+      EXPECT_EQ(summary.output.find("loss scales from"), std::string::npos) << summary.output;
+      continue;
+    }
+    ASSERT_TRUE(window.is_object()) << window;
+    EXPECT_TRUE(window["fits"].get<bool>()) << window;  // an MLP's gradients span far less than fp16's range
+    EXPECT_LE(window["lowest_log2"].get<int>(), window["highest_log2"].get<int>());
+    const std::string text = window["text"];
+    EXPECT_TRUE(text.starts_with("these gradients fit fp16 at loss scales from 2^")) << text;
+    EXPECT_NE(summary.output.find("\n  " + text + "\n"), std::string::npos) << summary.output;
+    ASSERT_EQ(ampscope(fmt::format("report '{}' -o '{}'", path.string(), (dir / "r.html").string())).exit_code, 0);
+    // The report's paragraph and verdict: the same sentence, capitalized (its powers of two as superscripts).
+    const std::string html = read(dir / "r.html");
+    size_t at = 0, found = 0;
+    const std::string sentence = "These gradients fit fp16 at loss scales from 2<sup>";
+    while ((at = html.find(sentence, at)) != std::string::npos) ++found, ++at;
+    EXPECT_EQ(found, 2u);
+  }
+}
+
 // At a loss scale of 1e-6 fp16's backward flushes every gradient to zero before the
 // unscale. The range shares are of what a cast could still lose, all 0 %: summary and the
 // report read as if nothing was wrong while nothing trained.
@@ -316,7 +353,8 @@ TEST(CliProfile, GradientsFlushedInTheBackwardAreSaidToBeZero) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const Result summary = ampscope(fmt::format("summary '{}'", path.string()));
   ASSERT_EQ(summary.exit_code, 0) << summary.output;
-  EXPECT_NE(summary.output.find("before any cast: 100.000% exactly zero, 0.000% inf/NaN: the step had nothing to apply"),
+  EXPECT_NE(summary.output.find(
+                "before any cast: 100.000% exactly zero, 0.000% inf/NaN: the step had nothing to apply"),
             std::string::npos)
       << summary.output;
   EXPECT_EQ(summary.output.find("nearest fp16's edge"), std::string::npos) << summary.output;

@@ -8,9 +8,11 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "profiler/analysis/loss_scale_window.h"
 #include "profiler/capture/batched_pass.h"
 #include "profiler/capture/gradient_stats.h"
 #include "tests/support/dispatched_ops.h"
@@ -68,6 +70,43 @@ TEST(GradientStats, FormatSharesEqualWhatLibTorchCastsDo) {
       EXPECT_EQ(got.overflow, overflow / n) << f.name << " " << samples[i].parameter;
       EXPECT_GT(flushed + subnormal + overflow, 0) << f.name << ": the test data must reach the bounds";
     }
+  }
+}
+
+// The fp16 loss-scale window read from the histograms holds for LibTorch's own casts: at its
+// low end at most 0.1% of the nonzero elements of g·2^m cast to fp16 are 0, one step lower
+// more are; at its high end none is inf, one step higher one is. Gradient-like data: log-
+// normal magnitudes, narrow (a window) and wide (none).
+TEST(GradientStats, TheLossScaleWindowIsWhereLibTorchsFp16CastsKeepTheGradients) {
+  for (const double spread : {3.0, 8.0}) {
+    at::manual_seed(static_cast<uint64_t>(spread));
+    std::vector<std::pair<std::string, at::Tensor>> params;
+    for (const auto& [name, centre, n] : {std::tuple{"w", -20.0, 50000}, std::tuple{"b", -12.0, 300}}) {
+      const at::Tensor g = (at::exp2(at::randn({n}, at::kDouble) * spread + centre) *
+                            at::where(at::rand({n}) < 0.5, -1.0, 1.0))
+                               .to(at::kFloat);
+      at::Tensor p = at::zeros({n}, at::kFloat).set_requires_grad(true);
+      p.mutable_grad() = g;
+      params.emplace_back(name, p);
+    }
+    const auto window = loss_scale_window(gradient_range_stats(3, params, 1.0));
+    ASSERT_TRUE(window);
+    EXPECT_EQ(window->fits(), spread == 3.0) << window->lowest_log2 << " .. " << window->highest_log2;
+    double nonzero = 0;
+    for (const auto& [name, p] : params) nonzero += (p.grad() != 0).sum().item<double>();
+    const auto cast_at = [&](int m, bool count_inf) {
+      double n = 0;
+      for (const auto& [name, p] : params) {
+        const at::Tensor scaled = p.grad().to(at::kDouble) * std::ldexp(1.0, m);
+        const at::Tensor half = scaled.to(at::kFloat).to(at::kHalf);
+        n += count_inf ? at::isinf(half).sum().item<double>() : ((half == 0) & (scaled != 0)).sum().item<double>();
+      }
+      return n;
+    };
+    EXPECT_LE(cast_at(window->lowest_log2, false), 0.001 * nonzero);
+    EXPECT_GT(cast_at(window->lowest_log2 - 1, false), 0.001 * nonzero);
+    EXPECT_EQ(cast_at(window->highest_log2, true), 0);
+    EXPECT_GT(cast_at(window->highest_log2 + 1, true), 0);
   }
 }
 

@@ -16,6 +16,7 @@
 
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/ui_test_data.h"
+#include "profiler/analysis/loss_scale_window.h"
 #include "ui/models/readiness_model.h"
 #include "ui/widgets/color_scheme.h"
 #include "ui/widgets/comparison_page.h"
@@ -168,10 +169,22 @@ TEST(GradientsPane, TheScaleLineGivesTheShareOfExactZeros) {
                         0.5 * static_cast<double>(snapshot->latest_gradients[2].numel)) /
                        static_cast<double>(snapshot->latest_gradients[0].numel + snapshot->latest_gradients[1].numel +
                                            snapshot->latest_gradients[2].numel);
-  EXPECT_TRUE(line->text().endsWith(QStringLiteral(" · %1 % of elements exactly 0 at step 50").arg(100 * share, 0, 'f', 1)))
+  const QString zero_share = QStringLiteral(" · %1 % of elements exactly 0 at step 50").arg(100 * share, 0, 'f', 1);
+  EXPECT_TRUE(line->text().endsWith(zero_share))
       << line->text().toStdString();
   pane.setHeatmapMode(Mode::kOverTimeAll);
   EXPECT_TRUE(line->text().contains(QStringLiteral("of elements exactly 0 at step 50"))) << line->text().toStdString();
+  // A bf16 run is told which fp16 loss scales would carry its gradients, in summary's words;
+  // an fp16 run is not (its backward already flushed the small ones).
+  const auto window = profiler::loss_scale_window(snapshot->latest_gradients);
+  ASSERT_TRUE(window);
+  std::string sentence = profiler::loss_scale_window_text(*window);
+  sentence[0] = 'T';
+  pane.setRunPrecision(QStringLiteral("bf16"));
+  EXPECT_TRUE(line->text().contains(QStringLiteral("exactly 0 at step 50\n") + QString::fromStdString(sentence)))
+      << line->text().toStdString();
+  pane.setRunPrecision(QStringLiteral("fp16"));
+  EXPECT_FALSE(line->text().contains(QStringLiteral("loss scales"))) << line->text().toStdString();
   auto zeros = std::make_shared<profiler::ProfileSnapshot>(*snapshot);
   for (auto& g : zeros->latest_gradients) g.zero_fraction = 1.0;
   pane.setSnapshot(zeros);

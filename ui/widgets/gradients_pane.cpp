@@ -8,9 +8,11 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QVBoxLayout>
+#include <cctype>
 #include <cmath>
 #include <map>
 
+#include "profiler/analysis/loss_scale_window.h"
 #include "profiler/store/session_view.h"
 #include "ui/models/formatting.h"
 #include "ui/widgets/pane_hint.h"
@@ -423,7 +425,7 @@ void GradientsPane::rebuildLatestHeatmap() {
           .arg(snapshot_->step)
           .arg(log2_scale, 0, 'f', std::abs(log2_scale - std::round(log2_scale)) < 1e-9 ? 0 : 1)
           .arg(formatName(format)) +
-      zeroShareText());
+      zerosAndLossScaleWindowText());
 }
 
 void GradientsPane::rebuildHistoryHeatmap() {
@@ -507,17 +509,31 @@ void GradientsPane::rebuildHistoryHeatmap() {
           .arg(columns > 0 ? history_.steps.back() : snapshot_->step)
           .arg(current, 0, 'f', std::abs(current - std::round(current)) < 1e-9 ? 0 : 1)
           .arg(name) +
-      zeroShareText());
+      zerosAndLossScaleWindowText());
+}
+
+void GradientsPane::setRunPrecision(const QString& precision) {
+  if (precision == run_precision_) return;
+  run_precision_ = precision;
+  if (snapshot_ && !snapshot_->latest_gradients.empty()) rebuildHeatmap();
 }
 
 // The heatmaps and histogram show nonzero |g| only. Zeros are what no cast can lose, and
 // where an fp16 backward's own flushed values are (it computes in fp16, before the unscale):
 // at a collapsed loss scale every gradient is zero and the plots are empty.
-QString GradientsPane::zeroShareText() const {
+QString GradientsPane::zerosAndLossScaleWindowText() const {
   if (snapshot_->latest_gradients.empty()) return {};
   const profiler::GradientStepSummary total = profiler::summarize_gradients(snapshot_->latest_gradients);
   if (total.all_zero()) return tr(" · every gradient element at step %1 is exactly 0").arg(total.step);
-  return tr(" · %1 of elements exactly 0 at step %2").arg(pct(total.zero_fraction)).arg(total.step);
+  QString text = tr(" · %1 of elements exactly 0 at step %2").arg(pct(total.zero_fraction)).arg(total.step);
+  // In an fp16 run the backward flushed the small ones already: the window would read low.
+  if (!run_precision_.isEmpty() && run_precision_ != QLatin1String("fp16"))
+    if (const auto window = profiler::loss_scale_window(snapshot_->latest_gradients)) {
+      std::string sentence = profiler::loss_scale_window_text(*window);
+      sentence[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(sentence[0])));
+      text += QLatin1Char('\n') + QString::fromStdString(sentence);
+    }
+  return text;
 }
 
 void GradientsPane::rebuildHistogram() {

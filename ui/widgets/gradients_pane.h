@@ -48,6 +48,9 @@ class GradientsPane : public QWidget {
   explicit GradientsPane(QWidget* parent = nullptr);
 
   void setSnapshot(profiler::ProfileSnapshotPtr snapshot);
+  // The shown run's precision ("fp32", "fp16", "bf16"; "" unknown): a run in another precision
+  // than fp16 is told which fp16 loss scales would carry its gradients (loss_scale_window.h).
+  void setRunPrecision(const QString& precision);
   void selectParameter(int index);
   int parameterCount() const;
   void setHeatmapMode(HeatmapMode mode);
@@ -79,9 +82,10 @@ class GradientsPane : public QWidget {
   void drawFormatLimits(QCustomPlot* plot, double log2_scale, bool with_labels);
   void updateLimitTooltips();
   void applyPalette();
-  QString zeroShareText() const;
+  QString zerosAndLossScaleWindowText() const;
 
   profiler::ProfileSnapshotPtr snapshot_;
+  QString run_precision_;
   QStackedWidget* stack_ = nullptr;
   QComboBox* parameter_ = nullptr;
   QComboBox* mode_ = nullptr;

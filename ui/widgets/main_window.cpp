@@ -262,6 +262,7 @@ void MainWindow::connectController() {
   connect(controller_, &TrainingController::recordingProblemChanged, this, &MainWindow::setRecordingProblem);
   connect(controller_, &TrainingController::runStarted, this, [this](const RunInfo& info) {
     plots_->setScalerEnabled(info.scaler_enabled);
+    gradients_->setRunPrecision(info.precision);
     plots_->setStepTimingNote(info.step_timing);
     plots_->setLearningRateNote(info.scheduler_drift);
     if (info.source == QLatin1String("live")) compiled_->clear();  // the built-in trainer compiles nothing
