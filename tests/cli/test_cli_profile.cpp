@@ -256,17 +256,24 @@ TEST(CliProfile, EveryCaptureFlagIsWhatTheSessionWasRecordedWith) {
   EXPECT_NE(r.output.find("--every must be >= 1"), std::string::npos) << r.output;
 }
 
+// A small MLP profiled for two steps with one gradient sample at the last: `flags` give
+// its precision and scale. Returns the session's path.
+std::filesystem::path profile_sampled_mlp(const ScratchDir& dir, const std::string& name, const std::string& flags) {
+  const auto path = dir / (name + ".ampscope");
+  const Result r = ampscope(fmt::format("profile --model mlp --width 32 {} --device cpu --steps 2 --grad-every 2 "
+                                        "--sample-budget 0 --quiet --out '{}'",
+                                        flags, path.string()));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return path;
+}
+
 // summary, the JSON summary and the report name the same parameters nearest fp16's edge,
 // in the same order (one ranking, records.h): the JSON ranked by underflow alone and
 // summary named none. At a loss scale of 1e-4 most of the MLP's fp16 gradients are left
 // subnormal, in shares that differ by parameter.
 TEST(CliProfile, SummaryJsonAndReportNameTheSameParametersNearestFp16sEdge) {
   ScratchDir dir;
-  const auto path = dir / "small_scale.ampscope";
-  Result r = ampscope(fmt::format("profile --model mlp --layers 3 --width 32 --precision fp16 --init-scale 1e-4 "
-                                  "--device cpu --steps 2 --grad-every 2 --sample-budget 0 --quiet --out '{}'",
-                                  path.string()));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto path = profile_sampled_mlp(dir, "small_scale", "--layers 3 --precision fp16 --init-scale 1e-4");
   const Result summary = ampscope(fmt::format("summary '{}'", path.string()));
   ASSERT_EQ(summary.exit_code, 0) << summary.output;
   ASSERT_EQ(ampscope(fmt::format("export '{}' --format json -o '{}'", path.string(), (dir / "s.json").string()))
@@ -310,11 +317,7 @@ TEST(CliProfile, SummaryJsonAndReportNameTheSameParametersNearestFp16sEdge) {
 TEST(CliProfile, ABf16RunSaysWhichFp16LossScalesWouldCarryItsGradients) {
   ScratchDir dir;
   for (const char* precision : {"bf16", "fp16"}) {
-    const auto path = dir / (std::string(precision) + ".ampscope");
-    Result r = ampscope(fmt::format("profile --model mlp --layers 2 --width 32 --precision {} --device cpu "
-                                    "--steps 2 --grad-every 2 --sample-budget 0 --quiet --out '{}'",
-                                    precision, path.string()));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto path = profile_sampled_mlp(dir, precision, fmt::format("--layers 2 --precision {}", precision));
     const auto json = dir / (std::string(precision) + ".json");
     ASSERT_EQ(ampscope(fmt::format("export '{}' --format json -o '{}'", path.string(), json.string())).exit_code, 0);
     const auto window = nlohmann::json::parse(read(json))["gradients"]["fp16_loss_scale_window"];
@@ -346,11 +349,7 @@ TEST(CliProfile, ABf16RunSaysWhichFp16LossScalesWouldCarryItsGradients) {
 // report read as if nothing was wrong while nothing trained.
 TEST(CliProfile, GradientsFlushedInTheBackwardAreSaidToBeZero) {
   ScratchDir dir;
-  const auto path = dir / "tiny_scale.ampscope";
-  Result r = ampscope(fmt::format("profile --model mlp --layers 3 --width 32 --precision fp16 --init-scale 1e-6 "
-                                  "--device cpu --steps 2 --grad-every 2 --sample-budget 0 --quiet --out '{}'",
-                                  path.string()));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto path = profile_sampled_mlp(dir, "tiny_scale", "--layers 3 --precision fp16 --init-scale 1e-6");
   const Result summary = ampscope(fmt::format("summary '{}'", path.string()));
   ASSERT_EQ(summary.exit_code, 0) << summary.output;
   EXPECT_NE(summary.output.find(
