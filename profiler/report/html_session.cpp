@@ -254,6 +254,49 @@ std::string format_shares_table(const std::vector<GradientSample>& grads) {
                     rows);
 }
 
+// For a run in another precision: the fp16 loss scales that would carry its gradients at each
+// sample. Gradients shrink as training converges, so the window's low end rises: a scale
+// that fits early can flush late, which the latest sample alone does not show.
+std::string loss_scale_window_chart(const std::vector<GradientStepSummary>& summaries) {
+  svg::Series lowest{"least scale (at most 0.1% of nonzero elements flush)", {}, {}, "#d62728", false},
+      highest{"greatest scale (the largest |g| stays finite)", {}, {}, "#9467bd", false},
+      start{"GradScaler's initial scale, 2^16", {}, {}, "#7f7f7f", true};
+  const GradientStepSummary* first = nullptr;
+  const GradientStepSummary* last = nullptr;
+  for (const GradientStepSummary& g : summaries) {
+    if (!g.fp16_window) continue;
+    const LossScaleWindow& w = *g.fp16_window;
+    const auto x = static_cast<double>(g.step);
+    // A bound outside float32's scales ("at any scale") breaks the line.
+    lowest.x.push_back(x);
+    lowest.y.push_back(w.lowest_log2 <= 127 ? std::ldexp(1.0, w.lowest_log2) : std::nan(""));
+    highest.x.push_back(x);
+    highest.y.push_back(w.highest_log2 >= -126 ? std::ldexp(1.0, w.highest_log2) : std::nan(""));
+    start.x.push_back(x);
+    start.y.push_back(std::ldexp(1.0, kGradScalerInitLog2));
+    if (first == nullptr) first = &g;
+    last = &g;
+  }
+  if (first == last) return "";
+  svg::LineChartOptions o;
+  o.title = "fp16 loss scales that would carry the gradients, per sample";
+  o.x_label = "step";
+  o.y_label = "loss scale";
+  o.log2_y = true;
+  o.width = 1100;
+  o.height = 220;
+  const auto range = [](const GradientStepSummary& g) {
+    const LossScaleWindow& w = *g.fp16_window;
+    return w.fits() ? "2^" + std::to_string(w.lowest_log2) + " to 2^" + std::to_string(w.highest_log2) + " at step " +
+                          std::to_string(g.step)
+                    : "none at step " + std::to_string(g.step);
+  };
+  return svg::line_chart({lowest, highest, start}, o) +
+         paragraph("fp16 loss scales that would carry the gradients: " + range(*first) + ", " + range(*last) +
+                       ". Where the least rises above the greatest, no scale fits: bf16 has fp32's range.",
+                   "muted");
+}
+
 std::string gradients_html(const ReportData& d) {
   const auto& grads = d.latest_gradients;
   if (grads.empty())
@@ -295,6 +338,7 @@ std::string gradients_html(const ReportData& d) {
     o.width = 1100;
     o.height = 220;
     s += svg::line_chart({under, sub}, o);
+    if (d.meta.precision != "fp16") s += loss_scale_window_chart(d.gradient_summaries);
   }
   std::vector<std::vector<std::string>> rows;
   for (const GradientSample* nearest : nearest_fp16_edge_first(grads, kWorstParameters)) {

@@ -87,6 +87,7 @@ GradientStepSummary summarize_gradients(const std::vector<GradientSample>& sampl
     s.zero_fraction = std::min(1.0, zero / static_cast<double>(s.numel));
     s.nonfinite_fraction = nonfinite / static_cast<double>(s.numel);
   }
+  s.fp16_window = loss_scale_window(samples);
   const FormatRangeShares fp16 = total_range_shares(samples, FloatFormat::fp16);
   s.fp16_underflow_fraction = fp16.underflow;
   s.fp16_subnormal_fraction = fp16.subnormal;

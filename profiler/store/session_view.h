@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/analysis/loss_scale_window.h"
 #include "profiler/analysis/backward_origin.h"
 #include "profiler/analysis/comparison.h"
 #include "profiler/analysis/compiled_kernels.h"
@@ -45,6 +46,9 @@ struct GradientStepSummary {
   double nonfinite_fraction = 0.0;
   // Every element zero: the step had nothing to apply.
   bool all_zero() const { return numel > 0 && zero_fraction >= 1.0; }
+  // The fp16 loss scales that would carry these gradients (read low in an fp16 run: its
+  // backward flushed the small ones already); nullopt when none is nonzero.
+  std::optional<LossScaleWindow> fp16_window;
 };
 
 // Fraction weighted by numel over the parameters of one sampled step.

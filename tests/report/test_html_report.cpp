@@ -9,6 +9,7 @@
 #include <limits>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "profiler/report/html_report.h"
 #include "profiler/report/report_data.h"
@@ -164,6 +165,33 @@ TEST(HtmlReport, AnFp16SessionSaysItsFlushedGradientsAreTheZeros) {
       << html.substr(html.find("Gradient range"), 3000);
   data.meta.precision = "bf16";
   EXPECT_FALSE(contains(render_html(data), "backward computed in fp16"));
+}
+
+// A bf16 run's report plots the fp16 loss scales that would carry its gradients at each
+// sample: as training converges the gradients shrink and the least scale rises, which the
+// latest sample alone does not show. An fp16 run's (read low: its backward flushed) has none.
+TEST(HtmlReport, ABf16RunPlotsTheFp16LossScaleWindowPerSample) {
+  ScratchDir dir;
+  ReportData data = fixture_report(dir);
+  data.meta.precision = "bf16";
+  data.gradient_summaries.clear();
+  for (const auto& [step, lowest, highest] : {std::tuple{10, -6, 19}, std::tuple{50, 2, 18}, std::tuple{90, 12, 18}}) {
+    GradientStepSummary g;
+    g.step = step;
+    g.numel = 100;
+    g.fp16_window = LossScaleWindow{.step = step, .lowest_log2 = lowest, .highest_log2 = highest, .max_abs = 0.1};
+    data.gradient_summaries.push_back(g);
+  }
+  std::string html = render_html(data);
+  EXPECT_TRUE(contains(html, "<title>fp16 loss scales that would carry the gradients, per sample</title>"));
+  // (Powers of two as superscripts.)
+  EXPECT_TRUE(contains(html, "fp16 loss scales that would carry the gradients: 2<sup>-6</sup> to 2<sup>19</sup> at "
+                             "step 10, 2<sup>12</sup> to 2<sup>18</sup> at step 90."))
+      << html.substr(html.find("per sample</title>"), 200);
+  data.gradient_summaries.back().fp16_window->lowest_log2 = 20;
+  EXPECT_TRUE(contains(render_html(data), "2<sup>19</sup> at step 10, none at step 90."));
+  data.meta.precision = "fp16";
+  EXPECT_FALSE(contains(render_html(data), "fp16 loss scales that would carry the gradients"));
 }
 
 TEST(HtmlReport, EveryFormatsSharesAndTheModuleWhereAnFp16OverflowStarted) {
