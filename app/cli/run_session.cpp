@@ -63,7 +63,7 @@ int run_session(const engine::TrainConfig& config, const std::vector<engine::Tra
   std::optional<profiler::tensorboard::TensorBoardLogger> tensorboard;
   if (!output.tensorboard_dir.empty()) {
     try {
-      tensorboard.emplace(output.tensorboard_dir);
+      tensorboard.emplace(output.tensorboard_dir, std::string(engine::to_string(config.precision)));
     } catch (const profiler::StoreError& e) {
       throw engine::ConfigError(fmt::format("--tensorboard: {}", e.what()));
     }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "profiler/analysis/loss_scale_window.h"
 #include "profiler/export/tensorboard/crc32c.h"
 #include "profiler/export/tensorboard/tensorboard_export.h"
 #include "tests/profiler_core/session_fixture.h"
@@ -96,6 +97,34 @@ TEST(TensorBoardExport, ReaderFindsEveryStepScalarAndGradientHistogram) {
   EXPECT_EQ(scalars["grad_range/fp8_e4m3/underflow"].size(), 2u);
   EXPECT_EQ(scalars["grad_range/fp8_e4m3/underflow"][0][1].get<double>(), 0.5);
   ASSERT_TRUE(scalars.contains("grad_range/fp16/overflow"));
+  // The fixture is an fp16 run: no fp16 loss-scale window (its backward flushed already).
+  EXPECT_FALSE(scalars.contains("grad_range/fp16_loss_scale/lowest_log2")) << scalars.dump();
+}
+
+// A bf16 run logs, at each gradient sample, the loss scales at which fp16 would carry its
+// gradients, as summary and the report give them.
+TEST(TensorBoardExport, ABf16RunLogsTheFp16LossScaleWindowPerSample) {
+  ScratchDir dir;
+  const std::string session_path = dir / "bf16.ampscope";
+  Fixture f = make_fixture();
+  f.meta.precision = "bf16";
+  write_fixture_file(session_path, f);
+  const SessionReader session = SessionReader::open(session_path);
+  export_session(session, (dir / "tb").string());
+  const auto read = read_with_tensorboard(dir / "tb");
+  if (!read) GTEST_SKIP() << "no Python configured (AMPSCOPE_PYTHON)";
+  const auto& scalars = (*read)["scalars"];
+  for (const char* bound : {"lowest_log2", "highest_log2"}) {
+    const std::string tag = std::string("grad_range/fp16_loss_scale/") + bound;
+    ASSERT_TRUE(scalars.contains(tag)) << tag << " in " << scalars.dump();
+    const auto& events = scalars[tag];
+    ASSERT_EQ(events.size(), 2u);  // steps 2 and 4
+    for (const auto& e : events) {
+      const auto window = profiler::loss_scale_window(session.gradients(e[0].get<int64_t>()));
+      ASSERT_TRUE(window);
+      EXPECT_EQ(e[1].get<double>(), bound[0] == 'l' ? window->lowest_log2 : window->highest_log2) << tag;
+    }
+  }
 }
 
 TEST(TensorBoardExport, AnUnwritableDirectoryIsAClearError) {

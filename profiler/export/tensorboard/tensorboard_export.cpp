@@ -6,6 +6,7 @@
 #include <ctime>
 #include <unordered_map>
 
+#include "profiler/analysis/loss_scale_window.h"
 #include "profiler/store/session_reader.h"
 
 namespace ampscope::profiler::tensorboard {
@@ -70,7 +71,8 @@ Histogram log2_magnitude_histogram(const GradientSample& sample) {
   return h;
 }
 
-void write_gradients(EventFileWriter& writer, const std::vector<GradientSample>& samples, double wall_time) {
+void write_gradients(EventFileWriter& writer, const std::vector<GradientSample>& samples, double wall_time,
+                     const std::string& precision) {
   if (samples.empty()) return;
   std::vector<NamedHistogram> histograms;
   for (const GradientSample& s : samples) {
@@ -87,10 +89,17 @@ void write_gradients(EventFileWriter& writer, const std::vector<GradientSample>&
     shares.push_back({prefix + "subnormal", r.subnormal});
     shares.push_back({prefix + "overflow", r.overflow});
   }
+  // Another precision's gradients against fp16 (an fp16 run's backward flushed already).
+  if (!precision.empty() && precision != "fp16")
+    if (const auto window = loss_scale_window(samples)) {
+      shares.push_back({"grad_range/fp16_loss_scale/lowest_log2", static_cast<double>(window->lowest_log2)});
+      shares.push_back({"grad_range/fp16_loss_scale/highest_log2", static_cast<double>(window->highest_log2)});
+    }
   writer.write(samples.front().step, wall_time, shares, histograms);
 }
 
-TensorBoardLogger::TensorBoardLogger(const std::string& dir) : writer_(dir) {}
+TensorBoardLogger::TensorBoardLogger(const std::string& dir, std::string precision)
+    : writer_(dir), precision_(std::move(precision)) {}
 
 void TensorBoardLogger::on_step(const StepRecord& step) {
   skipped_ += step.skipped ? 1 : 0;
@@ -101,7 +110,7 @@ void TensorBoardLogger::on_step(const StepRecord& step) {
 void TensorBoardLogger::on_gradients(const std::vector<GradientSample>& samples) {
   if (samples.empty() || samples.front().step <= last_gradient_step_) return;
   last_gradient_step_ = samples.front().step;
-  write_gradients(writer_, samples, now_seconds());
+  write_gradients(writer_, samples, now_seconds(), precision_);
   writer_.flush();
 }
 
@@ -120,7 +129,8 @@ std::string export_session(const SessionReader& session, const std::string& dir)
   }
   for (int64_t step : session.gradient_steps()) {
     const auto it = step_wall_time.find(step);
-    write_gradients(writer, session.gradients(step), it != step_wall_time.end() ? it->second : start);
+    write_gradients(writer, session.gradients(step), it != step_wall_time.end() ? it->second : start,
+                    session.meta().precision);
   }
   writer.flush();
   return writer.path();

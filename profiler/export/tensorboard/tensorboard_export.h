@@ -14,7 +14,9 @@
 // in the first bar). min/max are exact; sum and sum_squares are from bin centres
 // (within ±0.5 per element). And for every format, over all parameters:
 // grad_range/<format>/{underflow,subnormal,overflow}: shares of g * loss scale a
-// cast to the format would flush to zero, leave subnormal, or overflow.
+// cast to the format would flush to zero, leave subnormal, or overflow. For a run in
+// another precision than fp16: grad_range/fp16_loss_scale/{lowest,highest}_log2, the
+// loss scales at which fp16 would carry the gradients (analysis/loss_scale_window.h).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,14 +34,16 @@ std::vector<Scalar> step_scalars(const StepRecord& step, int64_t skipped_steps_s
 // Empty when the sample holds no nonzero finite element.
 Histogram log2_magnitude_histogram(const GradientSample& sample);
 std::string histogram_tag(const std::string& parameter);  // "grad_log2_abs/<parameter>"
-// Histograms of one sampled step's parameters, and the format shares over all of them.
-void write_gradients(EventFileWriter& writer, const std::vector<GradientSample>& samples, double wall_time);
+// Histograms of one sampled step's parameters, and the format shares over all of them;
+// `precision` (the run's: "fp32", "bf16", "fp16"; "" unknown) decides the fp16 loss-scale window.
+void write_gradients(EventFileWriter& writer, const std::vector<GradientSample>& samples, double wall_time,
+                     const std::string& precision);
 
 // A live run's steps and gradient samples, as they come. Not thread-safe: one
 // consumer thread (never the training thread) calls it.
 class TensorBoardLogger {
  public:
-  explicit TensorBoardLogger(const std::string& dir);  // throws StoreError
+  TensorBoardLogger(const std::string& dir, std::string precision);  // throws StoreError
   void on_step(const StepRecord& step);                // wall time: now
   // One sampled step's samples; a step already written is ignored.
   void on_gradients(const std::vector<GradientSample>& samples);
@@ -50,6 +54,7 @@ class TensorBoardLogger {
   EventFileWriter writer_;
   int64_t skipped_ = 0;
   int64_t last_gradient_step_ = -1;
+  std::string precision_;
 };
 
 // Every step and gradient sample of a session into a new event file in `dir`;
