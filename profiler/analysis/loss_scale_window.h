@@ -33,6 +33,12 @@ struct LossScaleWindow {
   int lowest_log2 = 0;   // the least 2^m at which at most flush_share of the nonzero elements flush
   int highest_log2 = 0;  // the greatest 2^m at which the largest |g| stays finite
   double max_abs = 0.0;  // the largest finite |g|
+  // Where no scale fits, what the greatest one loses: the share of the nonzero elements
+  // that flush to zero at 2^highest_log2 (exact), and at most what share of the gradients'
+  // L2 norm they carry (from the bins' upper edges). Many flushed elements can carry next
+  // to nothing of the update: this says whether fp16 at that scale would matter.
+  double flushed_at_highest = 0.0;
+  double flushed_norm_share_at_highest = 0.0;
   bool fits() const { return lowest_log2 <= highest_log2; }
 };
 

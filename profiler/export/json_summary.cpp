@@ -149,8 +149,14 @@ Json loss_scale_window_json(const std::vector<GradientSample>& grads, const std:
   if (precision == "fp16") return nullptr;
   const auto w = loss_scale_window(grads);
   if (!w) return nullptr;
-  return {{"lowest_log2", w->lowest_log2}, {"highest_log2", w->highest_log2}, {"fits", w->fits()},
-          {"flush_share", w->flush_share},  {"max_abs", w->max_abs},           {"text", loss_scale_window_text(*w)}};
+  return {{"lowest_log2", w->lowest_log2},
+          {"highest_log2", w->highest_log2},
+          {"fits", w->fits()},
+          {"flush_share", w->flush_share},
+          {"max_abs", w->max_abs},
+          {"flushed_at_highest", w->flushed_at_highest},
+          {"flushed_norm_share_at_highest", w->flushed_norm_share_at_highest},
+          {"text", loss_scale_window_text(*w)}};
 }
 
 Json gradients_json(const std::vector<GradientSample>& grads, const std::string& precision) {

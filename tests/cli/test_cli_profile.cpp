@@ -330,6 +330,7 @@ TEST(CliProfile, ABf16RunSaysWhichFp16LossScalesWouldCarryItsGradients) {
     }
     ASSERT_TRUE(window.is_object()) << window;
     EXPECT_TRUE(window["fits"].get<bool>()) << window;  // an MLP's gradients span far less than fp16's range
+    EXPECT_EQ(window["flushed_at_highest"], 0.0);         // nothing lost where a scale fits
     EXPECT_LE(window["lowest_log2"].get<int>(), window["highest_log2"].get<int>());
     const std::string text = window["text"];
     EXPECT_TRUE(text.starts_with("these gradients fit fp16 at loss scales from 2^")) << text;

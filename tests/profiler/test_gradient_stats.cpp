@@ -107,6 +107,18 @@ TEST(GradientStats, TheLossScaleWindowIsWhereLibTorchsFp16CastsKeepTheGradients)
     EXPECT_GT(cast_at(window->lowest_log2 - 1, false), 0.001 * nonzero);
     EXPECT_EQ(cast_at(window->highest_log2, true), 0);
     EXPECT_GT(cast_at(window->highest_log2 + 1, true), 0);
+    if (window->fits()) continue;
+    // What the greatest scale loses: the share flushed is LibTorch's; the norm share an upper bound.
+    EXPECT_DOUBLE_EQ(window->flushed_at_highest * nonzero, cast_at(window->highest_log2, false));
+    double flushed_norm2 = 0, norm2 = 0;
+    for (const auto& [name, p] : params) {
+      const at::Tensor g = p.grad().to(at::kDouble);
+      const at::Tensor half = (g * std::ldexp(1.0, window->highest_log2)).to(at::kFloat).to(at::kHalf);
+      flushed_norm2 += at::where((half == 0) & (g != 0), g * g, 0.0).sum().item<double>();
+      norm2 += (g * g).sum().item<double>();
+    }
+    EXPECT_GE(window->flushed_norm_share_at_highest, std::sqrt(flushed_norm2 / norm2));
+    EXPECT_LE(window->flushed_norm_share_at_highest, 2 * std::sqrt(flushed_norm2 / norm2));  // within a bin's width
   }
 }
 

@@ -41,15 +41,24 @@ TEST(LossScaleWindow, FromTheScaleThatKeepsAllButATenthOfAPercentToTheOneThatOve
             "nonzero elements flush to zero; above 2^45 the largest, |g| = 1.68e-09, overflows); GradScaler starts "
             "at 2^16");
   // Parameters add up: a second one's large gradient lowers the top, its small ones raise the bottom.
-  const auto two = loss_scale_window({with_bins({{-30, 1000}, {-40, 1}}, 0.9 * std::ldexp(1.0, -29)),
-                                      with_bins({{-3, 10}, {-45, 5}}, 0.2)});
+  GradientSample small = with_bins({{-30, 1000}, {-40, 1}}, 0.9 * std::ldexp(1.0, -29));
+  GradientSample large = with_bins({{-3, 10}, {-45, 5}}, 0.2);
+  small.norm = 1e-6;
+  large.norm = 0.5;
+  const auto two = loss_scale_window({small, large});
   ASSERT_TRUE(two);
   EXPECT_EQ(two->lowest_log2, 20);  // 5 + 1 of 1,016 flush at m <= 19: more than 1.016
   EXPECT_EQ(two->highest_log2, 18);  // 0.2·2^18 = 52429; 0.2·2^19 overflows
   EXPECT_FALSE(two->fits());
+  // What 2^18 loses: the 5 elements below 2^-44 of 1,016, and at most sqrt(5·2^-88) of the
+  // norm sqrt(1e-12 + 0.25).
+  EXPECT_DOUBLE_EQ(two->flushed_at_highest, 5.0 / 1016);
+  EXPECT_DOUBLE_EQ(two->flushed_norm_share_at_highest, std::sqrt(5 * std::ldexp(1.0, -88) / (1e-12 + 0.25)));
   EXPECT_EQ(loss_scale_window_text(*two),
             "no loss scale fits these gradients in fp16: keeping all but 0.10% of the nonzero elements from "
-            "flushing to zero needs 2^20, and above 2^18 the largest (|g| = 0.200) overflows; bf16 has fp32's range");
+            "flushing to zero needs 2^20, and above 2^18 the largest (|g| = 0.200) overflows. At 2^18, 0.49% of the "
+            "nonzero elements flush to zero, carrying at most <0.01% of the gradients' L2 norm; bf16 has fp32's "
+            "range");
 }
 
 TEST(LossScaleWindow, GradScalersStartIsPlacedAgainstTheWindow) {

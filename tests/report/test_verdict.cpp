@@ -217,8 +217,9 @@ TEST(Verdict, ACpuSessionSaysNoGpuWasTracedAndWouldUnderflow) {
   // at this run's scale of 1, which no fp16 run uses. The fixture's 2^40 elements below
   // 2^-63, the smallest 1e-30 (2^-99.7), flush up to 2^74; its largest, 3.5, overflows above 2^14.
   EXPECT_NE(v.find("No loss scale fits these gradients in fp16: keeping all but 0.10% of the nonzero elements "
-                   "from flushing to zero needs 2^75, and above 2^14 the largest (|g| = 3.50) overflows; bf16 has "
-                   "fp32's range (step 4)."),
+                   "from flushing to zero needs 2^75, and above 2^14 the largest (|g| = 3.50) overflows. At 2^14, "
+                   "100% of the nonzero elements flush to zero, carrying at most <0.01% of the gradients' L2 norm; "
+                   "bf16 has fp32's range (step 4)."),
             std::string::npos)
       << v;
   EXPECT_EQ(v.find("would underflow fp16 at scale 1"), std::string::npos) << v;
