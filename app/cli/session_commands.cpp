@@ -444,9 +444,8 @@ int SummaryCommand::run() {
                100 * total.nonfinite_fraction, total.all_zero() ? ": the step had nothing to apply" : "");
     if (!total.all_zero()) print_nearest_fp16_edge(gradients);
     // In an fp16 run the backward flushed the small ones already: the window would read low.
-    if (session.meta.precision != "fp16")
-      if (const auto window = profiler::loss_scale_window(gradients))
-        fmt::print("  {}\n", profiler::loss_scale_window_text(*window));
+    if (session.meta.precision != "fp16" && total.fp16_window)
+      fmt::print("  {}\n", profiler::loss_scale_window_text(*total.fp16_window));
   }
 
   if (session.activation_sampled_steps > 0) {

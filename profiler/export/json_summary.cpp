@@ -142,13 +142,10 @@ Json step_timing_json(const StepTiming& t) {
           {"includes_capture", t.every_step_recorded()}};
 }
 
-// Fractions are over elements: each parameter's fraction weighted by its numel.
 // The fp16 loss scales that would carry another precision's gradients (null in fp16 runs,
 // whose backward already flushed the small ones, and when no gradient is nonzero).
-Json loss_scale_window_json(const std::vector<GradientSample>& grads, const std::string& precision) {
-  if (precision == "fp16") return nullptr;
-  const auto w = loss_scale_window(grads);
-  if (!w) return nullptr;
+Json loss_scale_window_json(const std::optional<LossScaleWindow>& w, const std::string& precision) {
+  if (precision == "fp16" || !w) return nullptr;
   return {{"lowest_log2", w->lowest_log2},
           {"highest_log2", w->highest_log2},
           {"fits", w->fits()},
@@ -159,6 +156,7 @@ Json loss_scale_window_json(const std::vector<GradientSample>& grads, const std:
           {"text", loss_scale_window_text(*w)}};
 }
 
+// Fractions are over elements: each parameter's fraction weighted by its numel.
 Json gradients_json(const std::vector<GradientSample>& grads, const std::string& precision) {
   if (grads.empty()) return nullptr;
   const GradientStepSummary total = summarize_gradients(grads);
@@ -201,7 +199,7 @@ Json gradients_json(const std::vector<GradientSample>& grads, const std::string&
                        {"fp16_overflow_fraction", g->fp16_overflow_fraction},
                        {"nonfinite_fraction", g->nonfinite_fraction}});
   j["nearest_fp16_edge"] = std::move(nearest);
-  j["fp16_loss_scale_window"] = loss_scale_window_json(grads, precision);
+  j["fp16_loss_scale_window"] = loss_scale_window_json(total.fp16_window, precision);
   return j;
 }
 

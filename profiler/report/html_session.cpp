@@ -310,11 +310,11 @@ std::string gradients_html(const ReportData& d) {
       "muted");
   // Under fp16 autocast the backward's own results are fp16: what they could not hold is
   // already 0 in the gradient, so "flushed to 0" stays near 0 and the zeros tell instead.
+  const GradientStepSummary total = summarize_gradients(grads);
   if (d.meta.precision != "fp16") {
-    if (const auto window = loss_scale_window(grads))
-      s += paragraph(report_detail::capitalized(loss_scale_window_text(*window)) + ".", "muted");
+    if (total.fp16_window)
+      s += paragraph(report_detail::capitalized(loss_scale_window_text(*total.fp16_window)) + ".", "muted");
   } else {
-    const GradientStepSummary total = summarize_gradients(grads);
     s += paragraph("This run's backward computed in fp16, so what fp16 could not hold was flushed there, "
                    "before the unscale, and reaches these gradients as exact zeros: " +
                        percent(total.zero_fraction) + " of the elements at step " + std::to_string(total.step) +

@@ -257,10 +257,9 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
     const bool fp16 = m.precision == "fp16";
     // Another precision's gradients against fp16: which loss scales would carry them says
     // more than the shares at this run's scale (1 without a scaler), which no fp16 run uses.
-    const auto window = fp16 ? std::nullopt : loss_scale_window(d.latest_gradients);
     std::string s;
-    if (window && window->step == g.step) {
-      s = report_detail::capitalized(loss_scale_window_text(*window));
+    if (!fp16 && g.fp16_window) {
+      s = report_detail::capitalized(loss_scale_window_text(*g.fp16_window));
     } else {
       s = percent(g.fp16_underflow_fraction) + " of gradients " + (fp16 ? "underflow" : "would underflow") +
           " fp16 at scale " + text::loss_scale_text(g.loss_scale);
