@@ -162,6 +162,10 @@ void Trainer::run_loop() {
   prepared_ = true;
   const RunStartedEvent started = run.started_event();
   for (auto* o : observers_) o->on_run_start(started);
+  if (!observers_.empty()) {
+    const NamedTensors parameters = run.named_parameters();
+    for (auto* o : observers_) o->on_parameters(parameters);
+  }
   publish(started);
   for (int64_t step = 1; step <= config_.steps; ++step) {
     if (!pass_control_gate()) return;

@@ -18,6 +18,9 @@ class TrainingObserver {
  public:
   virtual ~TrainingObserver() = default;
   virtual void on_run_start(const RunStartedEvent& run) {}
+  // The model's trainable parameters, named by their modules' paths, once after
+  // on_run_start: they live as long as the run.
+  virtual void on_parameters(const NamedTensors& parameters) {}
   virtual void on_step_begin(int64_t step) {}
   // Asked once a step, before the gradients are handed out; keep it cheap.
   virtual bool wants_gradients(int64_t step) { return false; }

@@ -144,6 +144,13 @@ NamedTensors Trainee::named_parameters() const {
   return named;
 }
 
+NamedTensors TrainingRun::named_parameters() const {
+  NamedTensors named;
+  for (const Trainee& t : trainees_)
+    for (auto& p : t.named_parameters()) named.push_back(std::move(p));
+  return named;
+}
+
 TrainingRun::TrainingRun(const TrainConfig& config)
     : config_(config), device_(c10::kCPU), autocast_dtype_(autocast_dtype(config.precision)) {
   validate(config_);
@@ -332,9 +339,7 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
   for (auto* o : observers) wants = o->wants_gradients(step) || wants;
   if (wants) {
     if (clip_coefficient.defined()) at::_foreach_div_(grads, clip_coefficient);
-    NamedTensors named;
-    for (const Trainee& t : trainees_)
-      for (auto& p : t.named_parameters()) named.push_back(std::move(p));
+    const NamedTensors named = named_parameters();
     for (auto* o : observers)
       if (o->wants_gradients(step)) o->on_unscaled_gradients(step, named, event.loss_scale);
   }

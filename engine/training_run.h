@@ -53,6 +53,8 @@ class TrainingRun {
   ~TrainingRun();
 
   RunStartedEvent started_event() const;
+  // Every trainee's parameters, named (Trainee::named_parameters).
+  NamedTensors named_parameters() const;
   // Runs optimizer step `step` (1-based) over config.accumulation_steps
   // micro-batches. Throws TrainingError when the run diverges.
   StepEvent step(int64_t step, const std::vector<TrainingObserver*>& observers = {});

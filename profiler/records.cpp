@@ -20,8 +20,8 @@ constexpr std::array<std::pair<OpCategory, std::string_view>, 6> kCategories{
      {OpCategory::kAutocastCast, "autocast_cast"}}};
 constexpr std::array<std::pair<ActivityKind, std::string_view>, 3> kKinds{
     {{ActivityKind::kKernel, "kernel"}, {ActivityKind::kMemcpy, "memcpy"}, {ActivityKind::kMemset, "memset"}}};
-constexpr std::array<std::pair<GradientSide, std::string_view>, 2> kGradientSides{
-    {{GradientSide::kInput, "input"}, {GradientSide::kOutput, "output"}}};
+constexpr std::array<std::pair<GradientSide, std::string_view>, 3> kGradientSides{
+    {{GradientSide::kInput, "input"}, {GradientSide::kOutput, "output"}, {GradientSide::kParameter, "parameter"}}};
 
 template <typename Table, typename Enum>
 std::string_view name_of(const Table& table, Enum value) {

@@ -143,21 +143,25 @@ struct SchedulerStepRecord {
   double lr = 0.0;               // param_groups[0]["lr"] after the call
 };
 
-// Which gradient of a module a backward check saw become non-finite: the gradient
-// with respect to the module's input (its own backward produced the inf/NaN) or
-// its output (it arrived non-finite, from the loss or from code between modules).
-enum class GradientSide : uint8_t { kInput, kOutput };
+// Which gradient a backward check saw become non-finite: the gradient with respect
+// to a module's input (its own backward produced the inf/NaN), its output (it arrived
+// non-finite, from the loss or from code between modules), or one of its parameters
+// (its backward produced the inf/NaN in a weight's or bias's gradient, a sum over the
+// batch that overflows fp16 where the activations' gradients need not).
+enum class GradientSide : uint8_t { kInput, kOutput, kParameter };
 
 // A backward pass checked for non-finite gradients (on gradient-sampled steps, and on
-// steps after one GradScaler skipped or after the scale grew): module input and output
-// gradients are tested on the device as autograd produces them, read once at the step's end.
+// steps after one GradScaler skipped or after the scale grew): module input, output and
+// parameter gradients are tested on the device as autograd produces them, read once at
+// the step's end.
 struct BackwardCheck {
   int64_t step = 0;
   bool skipped = false;          // GradScaler skipped this step's optimizer step (any optimizer)
   int64_t gradients = 0;         // distinct gradient tensors checked
   int64_t nonfinite = 0;         // of which held inf or NaN
   // Where the first non-finite gradient, in backward order, arose: the module and
-  // which of its gradients; "" when every checked gradient was finite.
+  // which of its gradients (for kParameter, `module` is the parameter's dotted name,
+  // "blocks.1.mlp.proj.bias"); "" when every checked gradient was finite.
   std::string module;
   GradientSide side = GradientSide::kInput;
   int64_t position = 0;          // that gradient's index among those checked, in backward order
@@ -260,7 +264,7 @@ inline constexpr const char* kCpuMatmulFallback = "aten-fallback";
 std::string_view to_string(Phase p);
 std::string_view to_string(OpCategory c);
 std::string_view to_string(ActivityKind k);
-std::string_view to_string(GradientSide s);  // "input" | "output"
+std::string_view to_string(GradientSide s);  // "input" | "output" | "parameter"
 std::optional<Phase> parse_phase(std::string_view s);
 std::optional<OpCategory> parse_category(std::string_view s);
 std::optional<ActivityKind> parse_activity_kind(std::string_view s);

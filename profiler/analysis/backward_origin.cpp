@@ -42,11 +42,13 @@ BackwardCheck locate_backward_inf(int64_t step, bool skipped, const std::vector<
         origin = &use;
       }
     }
-    if (origin == nullptr) {
-      const auto output = std::find_if(g.uses.begin(), g.uses.end(),
-                                       [](const GradientUse& u) { return u.side == GradientSide::kOutput; });
-      origin = output != g.uses.end() ? &*output : &g.uses.front();
+    // Else a parameter's gradient (its module's backward made it), else where it arrived.
+    for (const GradientSide side : {GradientSide::kParameter, GradientSide::kOutput}) {
+      if (origin != nullptr) break;
+      const auto use = std::find_if(g.uses.begin(), g.uses.end(), [&](const GradientUse& u) { return u.side == side; });
+      if (use != g.uses.end()) origin = &*use;
     }
+    if (origin == nullptr) origin = &g.uses.front();
     check.module = module_name(modules, origin->module);
     check.side = origin->side;
   }
@@ -76,12 +78,26 @@ std::string backward_inf_text(const BackwardInfSummary& s) {
   if (!s.any()) return "";
   const std::string checked = std::to_string(s.checked_steps) + " checked step" + (s.checked_steps == 1 ? "" : "s") +
                               " (" + std::to_string(s.checked_skipped_steps) + " skipped by GradScaler)";
-  if (!s.first) return "no non-finite gradient in the backward passes of the " + checked;
+  if (!s.first) {
+    std::string text = "no non-finite gradient in the backward passes of the " + checked;
+    // GradScaler found one all the same: it arose where the checks do not look.
+    if (s.checked_skipped_steps > 0)
+      text += "; the inf/NaN GradScaler found arose outside what was checked (code that changed the gradients "
+              "after backward, or a parameter no module call was seen to use)";
+    return text;
+  }
   const BackwardCheck& f = *s.first;
   std::string text = "the first non-finite gradient in backward ";
-  text += f.side == GradientSide::kInput
-              ? "came out of " + f.module + "'s backward (its input gradient)"
-              : "arrived at " + f.module + "'s output (from the loss or code between modules)";
+  switch (f.side) {
+    case GradientSide::kInput: text += "came out of " + f.module + "'s backward (its input gradient)"; break;
+    case GradientSide::kOutput:
+      text += "arrived at " + f.module + "'s output (from the loss or code between modules)";
+      break;
+    case GradientSide::kParameter:
+      text += "was parameter " + f.module + "'s gradient (a sum over the batch: it overflows where the "
+              "activations' gradients need not)";
+      break;
+  }
   text += " at step " + std::to_string(f.step) + "; " + std::to_string(s.steps_with_nonfinite) + " of the " +
           checked + " had one";
   if (s.origins.size() > 1) {

@@ -1,9 +1,10 @@
 #pragma once
 // Where a non-finite gradient started in a backward pass (issue #30). On the steps
-// checked, each gradient with respect to a module's input or output is tested for
-// inf/NaN on its device as autograd produces it; the tests are read once at the
-// step's end. The origin is the first non-finite gradient in backward order, named
-// by the module whose own backward produced it. One rule for the Python capture
+// checked, each gradient with respect to a module's input or output, and each
+// parameter's gradient as autograd computes it, is tested for inf/NaN on its device;
+// the tests are read once at the step's end. The origin is the first non-finite
+// gradient in backward order, named by the module whose own backward produced it, or
+// the parameter whose gradient it was. One rule for the Python capture
 // (python/ampscope/_backward_origin.py) and the built-in engine
 // (profiler/capture/backward_checks.h); one summary for summary, JSON, report and GUI.
 #include <cstdint>
@@ -15,9 +16,10 @@
 
 namespace ampscope::profiler {
 
-// A module that met a checked gradient's tensor: as its input or as its output.
+// A module that met a checked gradient's tensor, as its input or as its output; or the
+// parameter it is the gradient of.
 struct GradientUse {
-  int32_t module = 0;  // an index into the module names passed with the gradients
+  int32_t module = 0;  // an index into the names passed with the gradients (a parameter's, for kParameter)
   GradientSide side = GradientSide::kInput;
 };
 
@@ -32,8 +34,9 @@ struct CheckedGradient {
 // `gradients` in the order autograd produced them. The origin is the first non-finite
 // one: a module that took it as input while its own output gradient was still finite
 // made it (of several, the one whose output gradient came last: the innermost); when
-// no module took it as input, it arrived non-finite at the output of the module that
-// gave it (from the loss, or from code between modules).
+// no module took it as input, a parameter's gradient names the parameter; otherwise it
+// arrived non-finite at the output of the module that gave it (from the loss, or from
+// code between modules).
 BackwardCheck locate_backward_inf(int64_t step, bool skipped, const std::vector<std::string>& modules,
                                   const std::vector<CheckedGradient>& gradients);
 

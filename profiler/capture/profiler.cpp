@@ -115,6 +115,10 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   writer_published_.store(writer_.get(), std::memory_order_release);
 }
 
+void Profiler::on_parameters(const engine::NamedTensors& parameters) {
+  backward_checks_recorder_.set_parameters(parameters);
+}
+
 void Profiler::on_step_begin(int64_t step) {
   step_thread_ = std::this_thread::get_id();
   // Activation ranges and precision readiness on the gradient-sampled steps, backward
@@ -130,6 +134,7 @@ void Profiler::on_step_begin(int64_t step) {
   step_sink_.activations = sampled ? &activations_ : nullptr;
   step_sink_.readiness = readiness ? &readiness_ : nullptr;
   step_sink_.backward = sampled || check_next_step_ ? &backward_checks_recorder_ : nullptr;
+  if (step_sink_.backward) backward_checks_recorder_.watch_parameters();
   if (step_sink_.activations || step_sink_.backward) engine::activation_sink() = &step_sink_;
   if (!step_is_sampled(step)) return;
   // Over half full: the stride widens (this step shed); nearly empty for a while: it narrows.
@@ -334,6 +339,7 @@ void Profiler::on_run_end(engine::RunState final_state, const std::string& messa
   if (engine::activation_sink() == &step_sink_) engine::activation_sink() = nullptr;  // a step that failed
   readiness_.discard();
   activations_.discard();  // a step that failed: its held outputs are released
+  backward_checks_recorder_.discard();  // and its parameters' hooks removed
   // A stop must end the run within a second: the stopped step's ops could be
   // millions (a huge accumulation) and take tens of seconds to store. A failed
   // step keeps its ops: they show where it failed.

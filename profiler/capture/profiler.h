@@ -103,6 +103,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   bool step_is_sampled(int64_t step) const;
 
   void on_run_start(const engine::RunStartedEvent& run) override;
+  void on_parameters(const engine::NamedTensors& parameters) override;
   void on_step_begin(int64_t step) override;
   bool wants_gradients(int64_t step) override;
   // Whether the step begun last measures precision readiness: a range sample that is

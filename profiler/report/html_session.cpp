@@ -370,9 +370,18 @@ std::string backward_inf_html(const BackwardInfSummary& b) {
   if (!b.any()) return {};
   const std::string text = backward_inf_text(b);
   if (!b.first) return paragraph(capitalized(text) + ".", "muted");
-  const std::string advice = b.first->side == GradientSide::kInput
-                                 ? " Its backward is where to look: keep it in fp32, or rescale what it multiplies."
-                                 : " Look at what consumes its output: the loss, or code between modules.";
+  std::string advice;
+  switch (b.first->side) {
+    case GradientSide::kInput:
+      advice = " Its backward is where to look: keep it in fp32, or rescale what it multiplies.";
+      break;
+    case GradientSide::kOutput: advice = " Look at what consumes its output: the loss, or code between modules."; break;
+    case GradientSide::kParameter:
+      advice = " GradScaler backs off until this sum fits fp16; if its skips persist, the parameter's gradient "
+               "sums too many large terms for fp16 at a useful scale: fewer samples per backward, or its layer in "
+               "fp32 (or bf16).";
+      break;
+  }
   return paragraph(capitalized(text) + "." + advice, "rec warning");
 }
 

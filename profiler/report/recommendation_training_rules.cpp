@@ -55,7 +55,7 @@ size_t calibration_steps(const std::vector<StepRecord>& steps) {
 // sentence for the rules about overflow.
 std::string backward_origin_sentence(const RecommendationInput& in) {
   if (!in.backward_inf.first) return "";
-  return " The backward checks name the module: " + backward_inf_text(in.backward_inf) + ".";
+  return " The backward checks say where: " + backward_inf_text(in.backward_inf) + ".";
 }
 
 std::string scale_change(const std::vector<StepRecord>& steps, size_t i) {

@@ -2,20 +2,22 @@
 
 On the steps it checks, the capture's global module hooks (Capture._module_pre and
 _module_post) hand each module's input and output tensors that require grad to
-BackwardWatch, which puts one tensor hook on each. As autograd produces a tensor's
+BackwardWatch, which puts one tensor hook on each, and one on each of the module's own
+parameters for that step (removed at its end). As autograd produces a tensor's
 gradient, its hook reduces it on its own device to one probe (no host sync); at the
 step's end the probes are tested and read in one transfer, and the origin is found by the same
 rule as for the built-in engine (profiler/analysis/backward_origin.h,
 locate_backward_inf): the first non-finite gradient in backward order, named by the
-module whose own backward produced it (its input gradient), or the module at whose
-output it arrived non-finite (from the loss, or code between modules).
+module whose own backward produced it (its input gradient), the parameter whose
+gradient it was (a sum over the batch, where fp16 overflows first), or the module at
+whose output it arrived non-finite (from the loss, or code between modules).
 
 Which steps: those whose gradient ranges are sampled (--grad-every), every step after
 one GradScaler skipped (a run of skips is caught from its second step on), and every
 step after the scale grew (the overflow that follows GradScaler's probe of a larger
 scale, the usual skip of a healthy run, is caught at once).
-Checking costs a hook per module tensor and one reduction per gradient; the other
-steps pay one attribute test per module call (docs/performance.md has the figures).
+Checking costs a hook per module tensor and parameter and one reduction per gradient;
+the other steps pay one attribute test per module call (docs/performance.md has the figures).
 
 Why tensor hooks and not nn.Module full backward hooks: those route module inputs and
 outputs through a BackwardHookFunction whose outputs are views, and scripts that
@@ -29,6 +31,10 @@ import weakref
 import torch
 
 from ._recording import Quiet
+
+
+# A use's side, as capture_module.cpp's backward_check reads it (name index * 3 + side).
+_OUTPUT, _INPUT, _PARAMETER = 0, 1, 2
 
 
 def finite_probe(grad):
@@ -60,8 +66,18 @@ class BackwardWatch:
         self._reset()
 
     def _reset(self):
-        self._watched = {}  # id(tensor) -> (weakref, uses: [module index * 2 + is_input])
+        for handle in getattr(self, "_parameter_hooks", {}).values():
+            handle.remove()  # a parameter's hook is for its checked step only
+        self._parameter_hooks = {}  # id(parameter) -> its hook's handle
+        self._watched = {}  # id(tensor) -> (weakref, uses: [name index * 3 + side])
         self._results = []  # (uses, on-device probe), in the order autograd produced the gradients
+
+    def _index(self, name: str) -> int:
+        index = self._module_index.get(name)
+        if index is None:
+            index = self._module_index[name] = len(self._module_index)
+            self._core.backward_module(name)
+        return index
 
     def arm(self, armed: bool) -> None:
         """Checks the step about to begin (or not); forgets the one before."""
@@ -72,19 +88,30 @@ class BackwardWatch:
         """Module `name` takes `value` as input (or gives it as output): hook its tensors."""
         if not torch.is_grad_enabled():
             return
-        index = self._module_index.get(name)
+        index = None
         for t in _tensors(value):
             if not t.requires_grad:
                 continue
             if index is None:
-                index = self._module_index[name] = len(self._module_index)
-                self._core.backward_module(name)
+                index = self._index(name)
             entry = self._watched.get(id(t))
             if entry is None or entry[0]() is not t:
                 entry = (weakref.ref(t), [])
                 self._watched[id(t)] = entry
                 t.register_hook(self._hook(entry[1]))
-            entry[1].append(index * 2 + is_input)
+            entry[1].append(index * 3 + (_INPUT if is_input else _OUTPUT))
+
+    def watch_parameters(self, module, name_of) -> None:
+        """Module `module` is called: a hook on each of its own parameters' gradients, for this
+        step (a weight's gradient sums over the batch, and can overflow fp16 where no module's
+        input or output gradient does). `name_of(module, parameter, local name)` names one."""
+        if not torch.is_grad_enabled():
+            return
+        for local, p in module.named_parameters(recurse=False):
+            if not p.requires_grad or id(p) in self._parameter_hooks:
+                continue
+            uses = [self._index(name_of(module, p, local)) * 3 + _PARAMETER]
+            self._parameter_hooks[id(p)] = p.register_hook(self._hook(uses))
 
     def _hook(self, uses):
         results = self._results  # a later step's list is another one: late gradients go nowhere

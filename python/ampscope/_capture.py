@@ -119,6 +119,36 @@ def _main_global_name(obj) -> str | None:
     return None
 
 
+def _main_model_holding(module):
+    """The outermost module among the script's globals that holds `module` as a part (or
+    wraps the model that does); None when none does."""
+    main = sys.modules.get("__main__")
+    best, best_size = None, 0
+    for key, value in list(getattr(main, "__dict__", {}).items()):
+        if key.startswith("_") or not isinstance(value, torch.nn.Module) or value is module:
+            continue
+        parts = [id(m) for m in value.modules()]
+        if len(parts) > best_size and id(module) in parts:
+            best, best_size = value, len(parts)
+    return best
+
+
+def _other_models_in_main(model) -> bool:
+    """Whether the script's globals hold a module with parameters that is neither part of
+    `model` nor a wrapper of it (a second model, a teacher, an EMA copy; not a loss module,
+    a submodule, DDP or torch.compile around it)."""
+    main = sys.modules.get("__main__")
+    own = {id(m) for m in model.modules()}
+    for key, value in list(getattr(main, "__dict__", {}).items()):
+        if key.startswith("_") or not isinstance(value, torch.nn.Module) or id(value) in own:
+            continue
+        if any(id(m) in own for m in value.modules()):
+            continue  # a wrapper of the model
+        if next(value.parameters(), None) is not None:
+            return True
+    return False
+
+
 # The sampling options (window_start, window_steps, every, grad_every): defaults, bounds
 # and help declared once in C++ (profiler/capture_option_specs.h).
 _SAMPLING = {key: (default, least) for key, _flag, default, least, _help in _core.CAPTURE_OPTIONS}
@@ -268,6 +298,10 @@ class Capture:
 
     # -- models ---------------------------------------------------------------------------------
     def _add_root(self, module, name=None, explicit=False):
+        if name is None and not explicit and module not in _watched and _main_global_name(module) is None:
+            # A part of a model the script holds, called on its own (`model.encoder(x)`): the
+            # whole model is mapped, so paths read as they would from the model ("encoder.0").
+            module = _main_model_holding(module) or module
         inner = module
         # A DistributedDataParallel/DataParallel wrapper: paths are those of the model inside.
         if isinstance(module, (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)):
@@ -279,7 +313,9 @@ class Capture:
         if name is None:
             name = _watched.get(module, _watched.get(inner))
         if name is None:
-            if self._auto_roots == 0:
+            # The first model keeps its modules' own paths ("layer1.0.conv1"), unless the script
+            # holds other models: then each is named, the first as the others will be.
+            if self._auto_roots == 0 and not _other_models_in_main(inner):
                 name = ""
             else:
                 name = _main_global_name(module) or type(inner).__name__
@@ -403,6 +439,7 @@ class Capture:
         stack.append(pushed)
         if self._backward.armed:
             self._backward.watch(self._check_name(module), args, is_input=True)
+            self._backward.watch_parameters(module, self._checked_parameter_name)
 
     def _layer_input(self, module, args):
         x = args[0] if args else None
@@ -421,6 +458,14 @@ class Capture:
                 _core.exit_scope()
         if self._backward.armed:
             self._backward.watch(self._check_name(module), output, is_input=False)
+
+    def _checked_parameter_name(self, module, parameter, local):
+        """A parameter's name in backward checks: as the gradient tables give it, else its
+        module's name and its own."""
+        known = self._param_names.get(id(parameter))
+        if known is not None and known[0]() is parameter:
+            return known[1]
+        return f"{self._check_name(module)}.{local}"
 
     def _check_name(self, module):
         """A module's name in backward checks: its path, a root model's class."""

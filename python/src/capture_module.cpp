@@ -222,8 +222,9 @@ class Capture {
   // A backward pass checked for non-finite gradients (python/ampscope/_backward_origin.py),
   // flat so that a step's hundreds of gradients cross in a few lists: per gradient in
   // backward order, whether it was finite and how many uses follow in `uses`, each
-  // module index * 2 + (1 if the module took it as input). The origin is found by the
-  // same rule as for the built-in engine (locate_backward_inf).
+  // name index * 3 + side (0: a module's output, 1: a module's input, 2: the parameter
+  // it is the gradient of). The origin is found by the same rule as for the built-in
+  // engine (locate_backward_inf).
   void backward_check(int64_t step, bool skipped, const std::vector<bool>& finite,
                       const std::vector<int64_t>& use_counts, const std::vector<int64_t>& uses) {
     if (finite.size() != use_counts.size()) throw std::invalid_argument("backward_check: one use count per gradient");
@@ -231,9 +232,11 @@ class Capture {
     size_t next = 0;
     for (size_t i = 0; i < finite.size(); ++i) {
       checked[i].finite = finite[i];
-      for (int64_t k = 0; k < use_counts[i] && next < uses.size(); ++k, ++next)
-        checked[i].uses.push_back({static_cast<int32_t>(uses[next] / 2),
-                                   uses[next] % 2 ? profiler::GradientSide::kInput : profiler::GradientSide::kOutput});
+      for (int64_t k = 0; k < use_counts[i] && next < uses.size(); ++k, ++next) {
+        constexpr profiler::GradientSide kSides[] = {profiler::GradientSide::kOutput, profiler::GradientSide::kInput,
+                                                     profiler::GradientSide::kParameter};
+        checked[i].uses.push_back({static_cast<int32_t>(uses[next] / 3), kSides[uses[next] % 3]});
+      }
     }
     profiler_->on_backward_check(profiler::locate_backward_inf(step, skipped, backward_modules_, checked));
   }

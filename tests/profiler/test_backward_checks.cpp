@@ -5,6 +5,7 @@
 // non-finite one, while its output gradient (and the later block's) stay finite. The store keeps the checks and the view sums them up.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/nn.h>
 
 #include <string>
@@ -56,6 +57,19 @@ std::optional<BackwardCheck> checked_step(CraftedModel& model, int64_t step, boo
   return recorder.take(step, skipped);
 }
 
+engine::NamedTensors named_parameters(const CraftedModel& model) {
+  engine::NamedTensors named;
+  for (const auto& [layer, module] : {std::pair{"fc1", model.fc1}, std::pair{"fc2", model.fc2}})
+    for (const auto& p : module->named_parameters()) named.emplace_back(std::string(layer) + "." + p.key(), p.value());
+  return named;
+}
+
+size_t hook_count(const engine::NamedTensors& parameters) {
+  size_t hooks = 0;
+  for (const auto& [name, p] : parameters) hooks += torch::autograd::impl::hooks(p).size();
+  return hooks;
+}
+
 TEST(BackwardChecks, TheModuleWhoseBackwardMadeTheFirstNonFiniteGradientIsNamed) {
   at::manual_seed(0);
   CraftedModel model;
@@ -70,6 +84,49 @@ TEST(BackwardChecks, TheModuleWhoseBackwardMadeTheFirstNonFiniteGradientIsNamed)
   EXPECT_EQ(check->gradients, 3);  // the input x needs no gradient
   EXPECT_EQ(check->position, 2);
   EXPECT_EQ(check->nonfinite, 1);
+}
+
+// An fp16 model, its loss scaled by 8192: each of fc2's output gradients is 8192, finite
+// in fp16, and so are the input gradients (8192 times weights below 1, summed over 2
+// outputs), but fc2's bias gradient sums 16 of them over the batch: 131072, beyond
+// fp16's 65504. A weight's gradient overflows where no activation's does: the parameter
+// is named.
+TEST(BackwardChecks, AParameterGradientThatOverflowsWhereNoActivationGradientDoesIsNamed) {
+  at::manual_seed(0);
+  CraftedModel model;
+  model.overflow = false;
+  model.fc1->to(at::kHalf);
+  model.fc2->to(at::kHalf);
+  const engine::NamedTensors parameters = named_parameters(model);
+  const size_t hooks_before = hook_count(parameters);
+  BackwardCheckRecorder recorder;
+  recorder.set_parameters(parameters);
+  StepModuleSink sink;
+  sink.backward = &recorder;
+  recorder.watch_parameters();
+  EXPECT_EQ(hook_count(parameters), hooks_before + parameters.size());
+  {
+    ActivationCapture capture(&sink);
+    (model.forward(at::randn({16, 8}, at::kHalf)).sum() * 8192).backward();
+  }
+  ASSERT_FALSE(at::isfinite(model.fc2->bias.grad()).all().item<bool>());  // what GradScaler would find
+  ASSERT_TRUE(at::isfinite(model.fc1->bias.grad()).all().item<bool>());
+  const auto check = recorder.take(5, true);
+  ASSERT_TRUE(check);
+  ASSERT_TRUE(check->found());
+  EXPECT_EQ(check->side, GradientSide::kParameter);
+  EXPECT_TRUE(check->module == "fc2.bias" || check->module == "fc2.weight") << check->module;
+  EXPECT_EQ(check->gradients, 3 + 4);  // the three activation gradients, and the four parameters'
+  // The hooks were for that step: the parameters' own hook lists are as they were, and a
+  // backward after it tests nothing.
+  EXPECT_EQ(hook_count(parameters), hooks_before);
+  model.forward(at::randn({16, 8}, at::kHalf)).sum().backward();
+  EXPECT_FALSE(recorder.take(6, false));
+  BackwardInfSummary summary = summarize_backward_checks({*check});
+  EXPECT_EQ(backward_inf_text(summary),
+            "the first non-finite gradient in backward was parameter " + check->module +
+                "'s gradient (a sum over the batch: it overflows where the activations' gradients need not) at step 5; "
+                "1 of the 1 checked step (1 skipped by GradScaler) had one");
 }
 
 TEST(BackwardChecks, FiniteGradientsNameNoModule) {

@@ -19,6 +19,7 @@ namespace {
 
 constexpr GradientSide kIn = GradientSide::kInput;
 constexpr GradientSide kOut = GradientSide::kOutput;
+constexpr GradientSide kParam = GradientSide::kParameter;
 
 // Sequential(a, b, c) called as model: model.out == c.out, a.in == model.in.
 const std::vector<std::string> kModules{"model", "a", "b", "c"};
@@ -57,6 +58,40 @@ TEST(BackwardOrigin, AGradientNoModuleTookAsInputArrivedAtAnOutput) {
   EXPECT_EQ(c.module, "c");
   EXPECT_EQ(c.side, kOut);
   EXPECT_EQ(c.position, 0);
+}
+
+TEST(BackwardOrigin, AParameterGradientBeforeAnyNonFiniteActivationGradientIsNamed) {
+  // c's backward: its input gradient finite, its weight's gradient (a sum over the batch)
+  // inf; later b's input gradient is inf too. The weight came first.
+  const std::vector<std::string> names{"model", "a", "b", "c", "c.weight", "a.weight"};
+  const std::vector<CheckedGradient> g{{true, {{3, kOut}, {0, kOut}}},
+                                       {false, {{4, kParam}}},
+                                       {true, {{2, kOut}, {3, kIn}}},
+                                       {false, {{1, kOut}, {2, kIn}}}};
+  const BackwardCheck c = locate_backward_inf(3, true, names, g);
+  EXPECT_EQ(c.module, "c.weight");
+  EXPECT_EQ(c.side, kParam);
+  EXPECT_EQ(c.position, 1);
+  EXPECT_EQ(c.nonfinite, 2);
+  // A parameter a module took as its input: that module's backward made its gradient.
+  const std::vector<CheckedGradient> fed{{true, {{1, kOut}}}, {false, {{5, kParam}, {1, kIn}}}};
+  const BackwardCheck f = locate_backward_inf(3, true, names, fed);
+  EXPECT_EQ(f.module, "a");
+  EXPECT_EQ(f.side, kIn);
+  const BackwardInfSummary s = summarize_backward_checks({c});
+  EXPECT_EQ(backward_inf_text(s),
+            "the first non-finite gradient in backward was parameter c.weight's gradient (a sum over the batch: it "
+            "overflows where the activations' gradients need not) at step 3; 1 of the 1 checked step (1 skipped by "
+            "GradScaler) had one");
+}
+
+TEST(BackwardOrigin, ASkippedStepWhoseBackwardWasFiniteSaysTheInfAroseElsewhere) {
+  const std::vector<CheckedGradient> g{{true, {{3, kOut}}}, {true, {{4, kParam}}}};
+  const BackwardInfSummary s = summarize_backward_checks({locate_backward_inf(2, true, kModules, g)});
+  EXPECT_EQ(backward_inf_text(s),
+            "no non-finite gradient in the backward passes of the 1 checked step (1 skipped by GradScaler); the "
+            "inf/NaN GradScaler found arose outside what was checked (code that changed the gradients after "
+            "backward, or a parameter no module call was seen to use)");
 }
 
 TEST(BackwardOrigin, AllFiniteNamesNothingAndTheSummarySaysSo) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "profiler/capture_settings.h"
@@ -181,6 +182,59 @@ print("losses", " ".join(f"{{x:.6f}}" for x in losses))
   bool named = false;
   for (const auto& r : s.op_stats()) named |= r.name == "aten::linear" && r.module == "net.2";
   EXPECT_TRUE(named);
+}
+
+std::set<std::string> linear_modules(const SessionReader& s) {
+  std::set<std::string> modules;
+  for (const auto& r : s.op_stats())
+    if (r.name == "aten::linear") modules.insert(r.module);
+  return modules;
+}
+
+TEST_F(PythonRun, APartOfTheModelCalledOnItsOwnIsNamedAsTheModelNamesIt) {
+  // The loop calls the model's parts, not the model: their paths are the model's.
+  const auto r = run(R"(import torch
+from torch import nn
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i in range(2):
+    loss = model[2](model[1](model[0](torch.randn(4, 8)))).pow(2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto s = SessionReader::open(session().string());
+  EXPECT_EQ(linear_modules(s), (std::set<std::string>{"0", "2"}));
+  EXPECT_NE(s.meta().model.find("Sequential (178 parameters)"), std::string::npos) << s.meta().model;
+}
+
+TEST_F(PythonRun, EachOfSeveralModelsIsNamedAsTheScriptNamesIt) {
+  // A student and a teacher (called first), a loss module and a compiled-style wrapper
+  // that are not models of their own.
+  const auto r = run(R"(import torch
+from torch import nn
+class Wrapper(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+student = nn.Sequential(nn.Linear(8, 4))
+teacher = nn.Sequential(nn.Linear(8, 4))
+wrapped = Wrapper(student)
+loss_fn = nn.MSELoss()
+opt = torch.optim.SGD(student.parameters(), lr=0.1)
+for i in range(2):
+    x = torch.randn(4, 8)
+    with torch.no_grad():
+        target = teacher(x)
+    loss = loss_fn(student(x), target)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto s = SessionReader::open(session().string());
+  EXPECT_EQ(linear_modules(s), (std::set<std::string>{"teacher.0", "student.0"}));
 }
 
 TEST_F(PythonRun, AnotherTorchVersionIsRefusedBeforeTheModuleLoads) {

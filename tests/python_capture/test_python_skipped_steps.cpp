@@ -13,6 +13,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <utility>
@@ -123,6 +124,30 @@ for i in range(1, a.steps + 1):
         skipped.append(i)
     opt.zero_grad()
 print("skipped steps", ",".join(map(str, skipped)))
+)";
+
+// fp16 autocast on the CPU with GradScaler growing the scale every 2 clean steps: the
+// targets sit 3 above the outputs, so the output gradients share a sign, and the last
+// Linear's bias gradient, their sum over 256 samples, passes fp16's 65504 at 2^16 (each
+// one is 2 * 3 / 1024 * 2^16 = 384) while no activation gradient does. GradScaler skips,
+// backs off to 2^15, grows again two steps later: the skip of a healthy fp16 run. The
+// script prints which parameters' gradients PyTorch itself holds as non-finite.
+constexpr const char* kBiasOverflowScript = R"(import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+scaler = torch.amp.GradScaler("cpu", init_scale=2.0**16, growth_interval=2)
+for i in range(1, 9):
+    x, y = torch.randn(256, 16), torch.randn(256, 4) + 3
+    with torch.autocast("cpu", dtype=torch.float16):
+        loss = nn.functional.mse_loss(model(x), y)
+    scaler.scale(loss).backward()
+    bad = [n for n, p in model.named_parameters() if not torch.isfinite(p.grad).all()]
+    print(f"step {i} nonfinite [{','.join(bad)}]")
+    scaler.step(opt)
+    scaler.update()
+    opt.zero_grad()
 )";
 
 // Schedulers that define their own step(): SequentialLR (which steps the scheduler of the
@@ -265,6 +290,38 @@ TEST_F(PythonSkippedSteps, ACraftedBackwardOverflowNamesItsModule) {
   EXPECT_EQ(j["backward_inf"]["first"]["module"], "block.boom");
   EXPECT_EQ(j["backward_inf"]["first"]["gradient"], "input");
   EXPECT_EQ(j["backward_inf"]["origins"], nlohmann::json::parse(R"([{"module":"block.boom","gradient":"input","steps":2}])"));
+}
+
+TEST_F(PythonSkippedSteps, ABiasGradientThatOverflowsFp16IsNamedWherePyTorchHoldsItNonFinite) {
+  const auto r = run(kBiasOverflowScript, "--grad-every 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::map<int64_t, std::string> nonfinite;  // PyTorch's own p.grad after backward, per step
+  const std::regex line("step ([0-9]+) nonfinite \\[([^\\]]*)\\]");
+  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), line); it != std::sregex_iterator(); ++it)
+    nonfinite[std::stoll((*it)[1])] = (*it)[2];
+  ASSERT_EQ(nonfinite.size(), 8u) << r.output;
+  // Checked: the steps after the scale grew (4, 7) and after a skip (2, 5, 8).
+  const auto checks = SessionReader::open(session()).backward_checks();
+  std::vector<int64_t> checked, found;
+  for (const auto& c : checks) {
+    checked.push_back(c.step);
+    EXPECT_EQ(c.found(), !nonfinite[c.step].empty()) << "step " << c.step;
+    if (!c.found()) continue;
+    found.push_back(c.step);
+    EXPECT_EQ(c.side, GradientSide::kParameter) << "step " << c.step;  // no activation gradient was inf
+    EXPECT_EQ(c.module, nonfinite[c.step]) << "step " << c.step;
+  }
+  EXPECT_EQ(checked, (std::vector<int64_t>{2, 4, 5, 7, 8}));
+  EXPECT_EQ(found, (std::vector<int64_t>{4, 7}));
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  EXPECT_NE(summary.output.find("Backward: the first non-finite gradient in backward was parameter 2.bias's gradient "
+                                "(a sum over the batch: it overflows where the activations' gradients need not) at "
+                                "step 4; 2 of the 5 checked steps (2 skipped by GradScaler) had one"),
+            std::string::npos)
+      << summary.output;
+  const auto j = json_summary();
+  EXPECT_EQ(j["backward_inf"]["first"]["module"], "2.bias");
+  EXPECT_EQ(j["backward_inf"]["first"]["gradient"], "parameter");
 }
 
 TEST_F(PythonSkippedSteps, WithoutGradientSamplingTheStepsAfterASkipAreChecked) {

@@ -343,7 +343,7 @@ TEST(Recommendations, LossScaleStuckLowNamesWhereTheBackwardInfStarted) {
   in.backward_inf = summarize_backward_checks({check});
   const auto r = find(recommend(in), "loss_scale_stuck_low");
   ASSERT_TRUE(r);
-  EXPECT_TRUE(contains(r->detail, "The backward checks name the module: the first non-finite gradient in backward "
+  EXPECT_TRUE(contains(r->detail, "The backward checks say where: the first non-finite gradient in backward "
                                   "came out of blocks.1.attn's backward (its input gradient) at step 4"))
       << r->detail;
 }
