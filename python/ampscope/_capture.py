@@ -262,6 +262,7 @@ class Capture:
         self._optimizers = {}    # id(optimizer) -> (weakref, index, class name)
         self._autocast = []      # precisions the script's autocast regions asked for
         self._scaler_seen = False
+        self._scale_left = math.nan  # the scale the last scaler.update() left
         self._grad_norm_source = None  # "clip_grad_norm_" once the script clips
         self._explicit = False   # the script calls ampscope.step()
         self._last_close_automatic = False
@@ -280,6 +281,7 @@ class Capture:
         self._measured = set()   # optimizers whose gradients were measured this step
         self._grad_norm = None
         self._scale_used = None
+        self._scale_tensor = None  # GradScaler's scale tensor, once scale() ran this step
         self._scale_after = math.nan
         self._growth_tracker = 0
         self._samples = {}       # id(model) -> samples (leading dim of its first tensor argument) this step
@@ -582,8 +584,16 @@ class Capture:
                 loss = float(sum(l.float().sum() for l in self._losses).item())
             grad_norm = _scalar(self._grad_norm) if self._grad_norm is not None else math.nan
         scale_used = self._scale_used
+        if scale_used is None and records:
+            scale_used = records[0]["loss_scale"]
+        if scale_used is None and self._scale_tensor is not None:
+            # A step that ends before scaler.step()/update() (the script raised after its
+            # backward): the scale the loss was scaled by, not 1.
+            with _Quiet():
+                scale_used = float(self._scale_tensor.item())
         if scale_used is None:
-            scale_used = records[0]["loss_scale"] if records else 1.0
+            # Without a scaler, 1; else the scale GradScaler left at the last update.
+            scale_used = self._scale_left if self._scaler_seen and math.isfinite(self._scale_left) else 1.0
         step_time_ms = (time.perf_counter_ns() - (self._step_t0 or time.perf_counter_ns())) / 1e6
         # Samples: the batch dimension the models were called with (summed over micro-batches;
         # the largest over models, which may share a batch); unknown (NaN) without one.
@@ -606,6 +616,8 @@ class Capture:
             self._core.optimizer_steps(rows)
         self.steps += 1
         self._last_step = record
+        if math.isfinite(self._scale_after):
+            self._scale_left = self._scale_after
         self._last_close_automatic = False
         self._begin_step_state()
 
@@ -652,6 +664,7 @@ def _wrap_scale(original):
         scaled = original(self, outputs)
         if _scaler_on(self):
             _active._scaler_seen = True
+            _active._scale_tensor = getattr(self, "_scale", None)  # what this step's backward is scaled by
             if isinstance(outputs, torch.Tensor):
                 _active._note_scaled(scaled, outputs)
         return scaled

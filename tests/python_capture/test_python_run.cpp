@@ -92,6 +92,24 @@ TEST_F(PythonRun, AScriptThatRaisesClosesTheSessionAndSaysSoInOneLine) {
   EXPECT_EQ(s.meta_value("final_message").value_or(""), "ValueError: bad batch");
 }
 
+TEST_F(PythonRun, AStepCutShortAfterItsBackwardKeepsTheLossScaleItsBackwardUsed) {
+  // The fourth step raises between its backward and scaler.step(): the session's last
+  // step has the scale the loss was scaled by (GradScaler's own), not 1.
+  const auto r = run(loop_script(R"(with torch.autocast("cpu", dtype=torch.float16):
+    loss = model(torch.randn(4, 8)).float().pow(2).mean()
+scaler.scale(loss).backward()
+print("scale", scaler.get_scale())
+raise RuntimeError("out of memory"))"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const size_t at = r.output.find("scale ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const double scale = std::stod(r.output.substr(at + 6));
+  const auto steps = SessionReader::open(session().string()).steps();
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_EQ(steps.back().loss_scale, scale);
+  EXPECT_EQ(steps.back().loss_scale, steps[2].loss_scale);  // GradScaler("cpu") at 65536, no skip on this tiny model
+}
+
 TEST_F(PythonRun, KeyboardInterruptStopsTheSession) {
   const auto r = run(loop_script("raise KeyboardInterrupt"));
   EXPECT_EQ(r.exit_code, 130) << r.output;
