@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "profiler/number_text.h"
+#include "profiler/report/report_data.h"
 
 namespace ampscope::cli {
 namespace {
@@ -42,6 +43,11 @@ void print_comparison(std::FILE* out, const profiler::Comparison& c, size_t top_
                s.utilization > 0.0 ? fmt::format("{:.0f}%", 100.0 * s.utilization) : "-");
     if (!v.error.empty()) fmt::print(out, "       {} stopped: {}\n", v.variant, v.error);
   }
+  // What the numbers say, and why (a CPU without fp16 kernels, a cast tax): the report's
+  // and the GUI's verdict, one sentence a line.
+  const auto said = profiler::comparison_report(c, "").verdict;
+  if (!said.empty()) fmt::print(out, "\nverdict\n");
+  for (const std::string& sentence : said) fmt::print(out, "  {}\n", sentence);
 
   const auto rows = profiler::match_ops(c);
   if (rows.empty() || top_ops == 0) return;

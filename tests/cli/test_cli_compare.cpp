@@ -15,6 +15,14 @@ using ampscope::test::ampscope;
 
 constexpr const char* kTinyGpt = "--model gpt --device cpu --layers 1 --width 32 --heads 4 --seq-len 16 --batch-size 8";
 
+// The lines under "verdict", up to the blank line after them.
+std::string verdict_of(const std::string& output) {
+  const size_t at = output.find("\nverdict\n");
+  if (at == std::string::npos) return "";
+  const size_t from = at + 9;
+  return output.substr(from, output.find("\n\n", from) - from + 1);
+}
+
 TEST(CliCompare, Fp32VersusBf16PrintsSpeedupsAndWritesAComparison) {
   ScratchDir dir;
   const std::string out = (dir / "c.ampscope").string();
@@ -34,6 +42,15 @@ TEST(CliCompare, Fp32VersusBf16PrintsSpeedupsAndWritesAComparison) {
   ASSERT_EQ(summary.exit_code, 0) << summary.output;
   EXPECT_NE(summary.output.find("bf16"), std::string::npos) << summary.output;
   EXPECT_NE(summary.output.find("2 warm-up steps excluded"), std::string::npos) << summary.output;
+  // The verdict, as the report and the GUI say it: printed by compare and by summary alike.
+  const std::string said = verdict_of(r.output);
+  EXPECT_EQ(said.rfind("  Fastest: ", 0), 0u) << r.output;
+  EXPECT_NE(said.find("  bf16"), std::string::npos) << said;
+  EXPECT_EQ(verdict_of(summary.output), said);
+  const std::string html = (dir / "c.html").string();
+  ASSERT_EQ(ampscope(fmt::format("report '{}' -o '{}'", out, html)).exit_code, 0);
+  const std::string first = said.substr(2, said.find('\n') - 2);  // "Fastest: fp32, a median step of ..."
+  EXPECT_NE(ampscope::test::read_file(html).find(first), std::string::npos) << first;
 
   // A second run must not silently replace the first.
   const Result again = ampscope(fmt::format("compare {} --precisions fp32 --steps 4 --warmup 1 --out '{}'", kTinyGpt, out));

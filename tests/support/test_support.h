@@ -22,6 +22,8 @@ class ScratchDir {
 };
 
 void write_file(const std::filesystem::path& path, const std::string& bytes);
+// The whole file; "" when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
 
 // The Python interpreter with torch that configure found (AMPSCOPE_PYTHON), if any.
 std::optional<std::string> python_with_torch();
