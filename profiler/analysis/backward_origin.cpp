@@ -98,8 +98,9 @@ std::string backward_inf_text(const BackwardInfSummary& s) {
               "activations' gradients need not)";
       break;
   }
-  text += " at step " + std::to_string(f.step) + "; " + std::to_string(s.steps_with_nonfinite) + " of the " +
-          checked + " had one";
+  text += " at step " + std::to_string(f.step) + "; " +
+          (s.checked_steps == 1 ? std::string("the ") : std::to_string(s.steps_with_nonfinite) + " of the ") + checked +
+          " had one";
   if (s.origins.size() > 1) {
     text += "; origins:";
     for (size_t i = 0; i < s.origins.size() && i < 3; ++i)

@@ -126,7 +126,7 @@ TEST(BackwardChecks, AParameterGradientThatOverflowsWhereNoActivationGradientDoe
   EXPECT_EQ(backward_inf_text(summary),
             "the first non-finite gradient in backward was parameter " + check->module +
                 "'s gradient (a sum over the batch: it overflows where the activations' gradients need not) at step 5; "
-                "1 of the 1 checked step (1 skipped by GradScaler) had one");
+                "the 1 checked step (1 skipped by GradScaler) had one");
 }
 
 TEST(BackwardChecks, FiniteGradientsNameNoModule) {

@@ -81,7 +81,7 @@ TEST(BackwardOrigin, AParameterGradientBeforeAnyNonFiniteActivationGradientIsNam
   const BackwardInfSummary s = summarize_backward_checks({c});
   EXPECT_EQ(backward_inf_text(s),
             "the first non-finite gradient in backward was parameter c.weight's gradient (a sum over the batch: it "
-            "overflows where the activations' gradients need not) at step 3; 1 of the 1 checked step (1 skipped by "
+            "overflows where the activations' gradients need not) at step 3; the 1 checked step (1 skipped by "
             "GradScaler) had one");
 }
 
