@@ -433,12 +433,21 @@ int SummaryCommand::run() {
     fmt::print("\nGradients at step {} (unscaled g; shares of g * loss scale {} cast to each format)\n",
                gradients.front().step, profiler::text::loss_scale_text(gradients.front().loss_scale));
     fmt::print("  {:<9} {:>11} {:>11} {:>11}\n", "format", "to zero", "subnormal", "overflow");
+    bool fp8_loses = false;
     for (const auto& f : profiler::kFloatFormats) {
       const auto r = profiler::total_range_shares(gradients, f.format);
       if (std::isnan(r.underflow)) continue;  // a session recorded before these were measured
       fmt::print("  {:<9} {:>10.3f}% {:>10.3f}% {:>10.3f}%\n", f.name, 100 * r.underflow, 100 * r.subnormal,
                  100 * r.overflow);
+      const bool fp8 = f.format == profiler::FloatFormat::fp8_e4m3fn || f.format == profiler::FloatFormat::fp8_e5m2;
+      fp8_loses |= fp8 && (r.underflow > 0 || r.overflow > 0);
     }
+    // The fp8 rows answer "what would a plain cast at this scale lose", which no fp8 recipe
+    // does: beside a readiness table that says "ready", an unexplained 69% reads as a contradiction.
+    if (fp8_loses)
+      fmt::print("  fp8 rows: a plain cast of g * loss scale; fp8 recipes scale each tensor into fp8's range first "
+                 "(precision readiness{})\n",
+                 session.readiness.empty() ? ": --readiness-every" : " below");
     const profiler::GradientStepSummary total = profiler::summarize_gradients(gradients);
     fmt::print("  before any cast: {:.3f}% exactly zero, {:.3f}% inf/NaN{}\n", 100 * total.zero_fraction,
                100 * total.nonfinite_fraction, total.all_zero() ? ": the step had nothing to apply" : "");

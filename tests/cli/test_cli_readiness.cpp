@@ -45,6 +45,12 @@ TEST_F(ProfiledMlp, SummaryJsonAndReportShowReadinessPerLayer) {
   const size_t table = out.find("Precision readiness per layer (2 sampled steps");
   ASSERT_NE(table, std::string::npos) << out;
   EXPECT_NE(out.find("range samples every 2 steps; precision readiness on every sample"), std::string::npos) << out;
+  // The gradient table's fp8 rows (a plain cast at scale 1 flushes this MLP's small
+  // gradients) say what they are beside a table that calls the layers ready for fp8.
+  EXPECT_LT(out.find("fp8 rows: a plain cast of g * loss scale; fp8 recipes scale each tensor into fp8's range "
+                     "first (precision readiness below)"),
+            table)
+      << out;
   for (const char* row : {"\n  layer ", "\n  hidden.0 ", "\n  hidden.1 ", "\n  head "})
     EXPECT_NE(out.find(row, table), std::string::npos) << row << "\n" << out;
   EXPECT_NE(out.find("measured: weights, layer inputs and weight gradients", table), std::string::npos);
@@ -78,6 +84,10 @@ TEST_F(ProfiledMlp, ASessionFromBeforeReadinessOpensWithoutIt) {
   ASSERT_EQ(summary.exit_code, 0) << summary.output;
   EXPECT_EQ(summary.output.find("Precision readiness"), std::string::npos) << summary.output;
   EXPECT_NE(summary.output.find("Gradients at step 4"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("fp8 recipes scale each tensor into fp8's range first (precision readiness: "
+                                "--readiness-every)"),
+            std::string::npos)
+      << summary.output;
   const auto json_path = dir_ / "s.json";
   ASSERT_EQ(ampscope(fmt::format("export '{}' --format json -o '{}'", session(), json_path.string())).exit_code, 0);
   EXPECT_TRUE(nlohmann::json::parse(read(json_path))["readiness"].is_null());
