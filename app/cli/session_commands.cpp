@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -429,6 +430,10 @@ int SummaryCommand::run() {
   }
 
   const auto& gradients = session.latest_gradients;
+  if (std::string none = profiler::no_gradient_sample_text(session); !none.empty()) {
+    none[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(none[0])));
+    fmt::print("\n{}\n", none);
+  }
   if (!gradients.empty()) {
     fmt::print("\nGradients at step {} (unscaled g; shares of g * loss scale {} cast to each format)\n",
                gradients.front().step, profiler::text::loss_scale_text(gradients.front().loss_scale));

@@ -203,6 +203,31 @@ void settle(QCustomPlot* plot) {
 
 // The latest sample's heatmap has a row per parameter: in a short dock their names were
 // drawn over each other. Only as many are written as fit apart, and all where there is room.
+TEST(GradientsPane, WithoutSamplesItSaysWhyAndStillShowsTheBackwardChecks) {
+  GradientsPane pane;
+  const auto* hint = pane.findChild<QLabel*>(QStringLiteral("paneHint"));
+  ASSERT_NE(hint, nullptr);
+  EXPECT_TRUE(hint->text().contains(QStringLiteral("once the profiler is attached"))) << hint->text().toStdString();
+  // A recorded 8-step run sampled every 10 steps: no range sample, one backward check.
+  auto snapshot = std::make_shared<profiler::ProfileSnapshot>();
+  snapshot->step = 8;
+  snapshot->range_sampling = "every 10 steps (within the 5 % budget)";
+  profiler::BackwardCheck check{.step = 4, .skipped = true, .gradients = 9, .nonfinite = 1, .module = "2.bias",
+                                .side = profiler::GradientSide::kParameter};
+  snapshot->backward_inf = profiler::summarize_backward_checks({check});
+  pane.setSnapshot(snapshot);
+  const std::string text = hint->text().toStdString();
+  EXPECT_NE(text.find("No gradient range sample by step 8: range samples every 10 steps (within the 5 % budget)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Backward: the first non-finite gradient in backward was parameter 2.bias's gradient"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(hint->isVisibleTo(&pane));
+  pane.setSnapshot(nullptr);
+  EXPECT_TRUE(hint->text().contains(QStringLiteral("once the profiler is attached")));
+}
+
 TEST(PlotFitting, ParameterNamesAreWrittenApartWhateverTheHeatmapsHeight) {
   auto snapshot = std::make_shared<profiler::ProfileSnapshot>();
   snapshot->step = 7;

@@ -115,10 +115,8 @@ GradientsPane::GradientsPane(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(0, 0, 0, 0);
   stack_ = new QStackedWidget;
   layout->addWidget(stack_);
-  stack_->addWidget(makeHintLabel(
-      tr("%1\nGradient range statistics (log2|g| per parameter against fp16's limits) are "
-         "sampled by the profiler during the run.")
-          .arg(QString::fromLatin1(kProfilerHint))));
+  hint_ = makeHintLabel(waitingHint());
+  stack_->addWidget(hint_);
 
   auto* content = new QWidget;
   auto* column = new QVBoxLayout(content);
@@ -305,9 +303,22 @@ void GradientsPane::updateLimitTooltips() {
                        QLatin1Char('\n') + glossary::formatMax(f));
 }
 
+QString GradientsPane::waitingHint() const {
+  return tr("%1\nGradient range statistics (log2|g| per parameter against fp16's limits) are "
+            "sampled by the profiler during the run.")
+      .arg(QString::fromLatin1(kProfilerHint));
+}
+
 void GradientsPane::setSnapshot(profiler::ProfileSnapshotPtr snapshot) {
   snapshot_ = std::move(snapshot);
   if (!snapshot_ || snapshot_->latest_gradients.empty()) {
+    // A profile without samples says why (the run is shorter than the spacing, or sampling
+    // is off), and still shows what the backward checks found.
+    QString text = snapshot_ ? QString::fromStdString(profiler::no_gradient_sample_text(*snapshot_)) : QString();
+    if (!text.isEmpty()) text[0] = text[0].toUpper();
+    const std::string backward = snapshot_ ? profiler::backward_inf_text(snapshot_->backward_inf) : std::string();
+    if (!backward.empty()) text += tr("\n\nBackward: %1").arg(QString::fromStdString(backward));
+    hint_->setText(text.isEmpty() ? waitingHint() : text);
     stack_->setCurrentIndex(0);
     return;
   }

@@ -75,6 +75,7 @@ class GradientsPane : public QWidget {
   void changeEvent(QEvent* event) override;
 
  private:
+  QString waitingHint() const;  // before any profile: the profiler has not reported yet
   void rebuildHeatmap();
   void rebuildLatestHeatmap();
   void rebuildHistoryHeatmap();
@@ -87,6 +88,7 @@ class GradientsPane : public QWidget {
   profiler::ProfileSnapshotPtr snapshot_;
   QString run_precision_;
   QStackedWidget* stack_ = nullptr;
+  QLabel* hint_ = nullptr;  // page 0: why there is nothing to show
   QComboBox* parameter_ = nullptr;
   QComboBox* mode_ = nullptr;
   QComboBox* format_ = nullptr;  // whose limits are drawn
