@@ -165,6 +165,7 @@ struct BackwardCheck {
   std::string module;
   GradientSide side = GradientSide::kInput;
   int64_t position = 0;          // that gradient's index among those checked, in backward order
+  DtypeName dtype;               // that gradient's dtype ("float16"); "" in sessions from before 2026-11-28
   bool found() const { return nonfinite > 0; }
 };
 

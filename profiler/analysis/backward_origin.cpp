@@ -32,6 +32,7 @@ BackwardCheck locate_backward_inf(int64_t step, bool skipped, const std::vector<
     }
     if (check.nonfinite++ > 0 || g.uses.empty()) continue;
     check.position = static_cast<int64_t>(i);
+    check.dtype = g.dtype;
     const GradientUse* origin = nullptr;
     int64_t latest_output = -1;
     for (const GradientUse& use : g.uses) {
@@ -91,7 +92,12 @@ std::string backward_inf_text(const BackwardInfSummary& s) {
   switch (f.side) {
     case GradientSide::kInput: text += "came out of " + f.module + "'s backward (its input gradient)"; break;
     case GradientSide::kOutput:
-      text += "arrived at " + f.module + "'s output (from the loss or code between modules)";
+      // An fp16 gradient made non-finite before any module's backward: fp16 arithmetic, or a
+      // cast into fp16 (of an fp32 residual stream's gradient, say), passed 65504.
+      text += "arrived at " + f.module + "'s output" +
+              (f.dtype == "float16" ? " as an fp16 gradient (from the loss or code between modules, where fp16 holds "
+                                      "at most 65504)"
+                                    : " (from the loss or code between modules)");
       break;
     case GradientSide::kParameter:
       text += "was parameter " + f.module + "'s gradient (a sum over the batch: it overflows where the "

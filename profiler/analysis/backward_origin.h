@@ -29,6 +29,7 @@ struct GradientUse {
 struct CheckedGradient {
   bool finite = true;
   std::vector<GradientUse> uses;  // in the order the forward met them
+  DtypeName dtype;                // as autograd produced it ("float16")
 };
 
 // `gradients` in the order autograd produced them. The origin is the first non-finite

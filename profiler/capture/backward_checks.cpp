@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "profiler/capture/dtype_names.h"
 #include "profiler/capture/own_work.h"
 
 namespace ampscope::profiler {
@@ -31,7 +32,12 @@ struct BackwardCheckRecorder::Uses {
 
 struct BackwardCheckRecorder::Results {
   std::mutex mutex;
-  std::vector<std::pair<std::shared_ptr<Uses>, at::Tensor>> tests;  // (uses, on-device probe)
+  struct Test {
+    std::shared_ptr<Uses> uses;
+    at::Tensor probe;  // on the gradient's device
+    c10::ScalarType dtype;
+  };
+  std::vector<Test> tests;
   cupti::ActivitySource* source = nullptr;  // null once the recorder is gone
 };
 
@@ -82,7 +88,7 @@ void BackwardCheckRecorder::record_test(const std::shared_ptr<Results>& results,
   std::lock_guard lock(results->mutex);
   OwnWork own(results->source);  // not the user's op, nor the user's kernel
   at::NoGradGuard no_grad;
-  results->tests.emplace_back(uses, finite_probe(grad));
+  results->tests.push_back({uses, finite_probe(grad), grad.scalar_type()});
 }
 
 void BackwardCheckRecorder::set_parameters(engine::NamedTensors parameters) { parameters_ = std::move(parameters); }
@@ -138,7 +144,7 @@ std::optional<BackwardCheck> BackwardCheckRecorder::take(int64_t step, bool skip
   std::shared_ptr<Results> done = std::exchange(results_, std::make_shared<Results>());
   results_->source = source_;
   watched_.clear();
-  std::vector<std::pair<std::shared_ptr<Uses>, at::Tensor>> tests;
+  std::vector<Results::Test> tests;
   {
     std::lock_guard lock(done->mutex);
     tests = std::move(done->tests);
@@ -148,17 +154,20 @@ std::optional<BackwardCheck> BackwardCheckRecorder::take(int64_t step, bool skip
   {
     OwnWork own(source_);  // the one transfer per device
     std::map<std::string, std::vector<size_t>> by_device;
-    for (size_t i = 0; i < tests.size(); ++i) by_device[tests[i].second.device().str()].push_back(i);
+    for (size_t i = 0; i < tests.size(); ++i) by_device[tests[i].probe.device().str()].push_back(i);
     for (const auto& [device, positions] : by_device) {
       std::vector<at::Tensor> flags;
       flags.reserve(positions.size());
-      for (size_t i : positions) flags.push_back(tests[i].second);
+      for (size_t i : positions) flags.push_back(tests[i].probe);
       const at::Tensor host = at::isfinite(at::stack(flags)).cpu();
       const bool* finite = host.data_ptr<bool>();
       for (size_t k = 0; k < positions.size(); ++k) gradients[positions[k]].finite = finite[k];
     }
   }
-  for (size_t i = 0; i < tests.size(); ++i) gradients[i].uses = tests[i].first->list;
+  for (size_t i = 0; i < tests.size(); ++i) {
+    gradients[i].uses = tests[i].uses->list;
+    gradients[i].dtype = dtype_name(tests[i].dtype);
+  }
   return locate_backward_inf(step, skipped, modules_, gradients);
 }
 

@@ -319,7 +319,8 @@ Json backward_inf_json(const BackwardInfSummary& b) {
                   {"skipped", b.first->skipped},
                   {"position", b.first->position},
                   {"gradients_checked", b.first->gradients},
-                  {"nonfinite_gradients", b.first->nonfinite}};
+                  {"nonfinite_gradients", b.first->nonfinite},
+                  {"dtype", b.first->dtype.empty() ? Json(nullptr) : Json(b.first->dtype)}};
   } else {
     j["first"] = nullptr;
   }

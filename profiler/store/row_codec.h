@@ -251,7 +251,9 @@ void bind_readiness(Stmt& stmt, int first, const ReadinessSample& sample, QuantF
 std::optional<ReadinessSample> read_readiness(const Stmt& stmt, int first);
 
 inline constexpr auto kBackwardCheckColumns = std::to_array<std::string_view>(
-    {"step", "skipped", "gradients", "nonfinite", "module", "side", "position"});
+    {"step", "skipped", "gradients", "nonfinite", "module", "side", "position", "dtype"});
+// Files written before dtype existed read it as NULL ("": not known).
+inline constexpr std::array<AddedColumn, 1> kBackwardCheckAddedColumns{{{"dtype", "NULL"}}};
 void bind_backward_check(Stmt& stmt, int first, const BackwardCheck& row);
 BackwardCheck read_backward_check(const Stmt& stmt, int first);
 

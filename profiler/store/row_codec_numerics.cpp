@@ -119,6 +119,7 @@ void bind_backward_check(Stmt& s, int first, const BackwardCheck& r) {
   b.text(r.found() ? std::string_view(r.module) : std::string_view());
   b.text(r.found() ? to_string(r.side) : std::string_view());
   b.value(r.position);
+  b.text(r.found() ? std::string_view(r.dtype) : std::string_view());
   b.done(kBackwardCheckColumns);
 }
 
@@ -132,6 +133,7 @@ BackwardCheck read_backward_check(const Stmt& s, int first) {
   r.module = c.text();
   r.side = parse_gradient_side(c.text()).value_or(GradientSide::kInput);
   r.position = c.i64();
+  r.dtype = c.text();
   c.done(kBackwardCheckColumns);
   return r;
 }

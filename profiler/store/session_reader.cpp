@@ -453,7 +453,10 @@ std::vector<BackwardCheck> SessionReader::backward_checks() const {
   std::vector<BackwardCheck> out;
   if (!has_table(impl_->db, "backward_checks")) return out;
   Stmt s(impl_->db,
-         ("SELECT " + column_list(sd::kBackwardCheckColumns) + " FROM backward_checks ORDER BY step").c_str(),
+         ("SELECT " + sd::select_columns(impl_->db, "backward_checks", sd::kBackwardCheckColumns,
+                                          sd::kBackwardCheckAddedColumns) +
+          " FROM backward_checks ORDER BY step")
+             .c_str(),
          "reading backward checks");
   while (s.step()) out.push_back(sd::read_backward_check(s, 0));
   return out;

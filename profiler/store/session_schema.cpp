@@ -22,7 +22,8 @@ namespace ampscope::profiler::store_detail {
 // kernel_enclosing_ops (the ops a kernel ran inside): older files have no such table,
 // and the readiness table (precision readiness, issue #30): older files lack it and
 // have no readiness. scheduler_steps and backward_checks
-// (issue #30) are additive tables too: older files lack them and read as having none.
+// (issue #30) are additive tables too: older files lack them and read as having none;
+// backward_checks.dtype came later (additive): older files read it as NULL.
 // So is compiled_kernels (torch.compile'd code's kernels with the graph ops each
 // fused, issue #28), replaced as a whole like op_stats.
 // Format 2 (2026-11-26) stores ops as op_signatures (each distinct name, phase,
@@ -114,7 +115,7 @@ CREATE TABLE scheduler_steps(
   after_skipped INTEGER, lr REAL);
 CREATE TABLE backward_checks(
   step INTEGER PRIMARY KEY, skipped INTEGER, gradients INTEGER, nonfinite INTEGER, module TEXT,
-  side TEXT, position INTEGER);
+  side TEXT, position INTEGER, dtype TEXT);
 CREATE TABLE compiled_kernels(
   graph INTEGER, phase TEXT, kind TEXT, kernel TEXT, ordinal INTEGER, ops TEXT, calls INTEGER,
   cpu_time_ns INTEGER, kernels INTEGER, tensor_core_kernels INTEGER, gpu_time_ns INTEGER,

@@ -119,7 +119,7 @@ class BackwardWatch:
         def check(grad):
             if grad is not None and not grad.is_sparse:
                 with Quiet():
-                    results.append((uses, finite_probe(grad)))
+                    results.append((uses, finite_probe(grad), grad.dtype))
         return check
 
     def finish(self, step: int, skipped: bool) -> None:
@@ -131,7 +131,7 @@ class BackwardWatch:
         with Quiet():
             flags = [None] * len(results)
             by_device = {}
-            for i, (_, flag) in enumerate(results):
+            for i, (_, flag, _) in enumerate(results):
                 by_device.setdefault(flag.device, []).append(i)
             for positions in by_device.values():  # one transfer per device
                 values = torch.isfinite(torch.stack([results[i][1] for i in positions])).tolist()
@@ -139,7 +139,11 @@ class BackwardWatch:
                     flags[i] = bool(finite)
         # Flat lists: what crosses into C++ per gradient is a few integers.
         use_counts, uses_flat = [], []
-        for uses, _ in results:
+        for uses, _, _ in results:
             use_counts.append(len(uses))
             uses_flat.extend(uses)
-        self._core.backward_check(step, skipped, flags, use_counts, uses_flat)
+        # The first non-finite gradient's dtype ("float16"): an fp16 one arriving at an output
+        # was made by fp16 arithmetic or a cast into fp16 on the way.
+        first = next((results[i][2] for i, finite in enumerate(flags) if not finite), None)
+        dtype = str(first).removeprefix("torch.") if first is not None else ""
+        self._core.backward_check(step, skipped, flags, use_counts, uses_flat, dtype)

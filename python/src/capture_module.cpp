@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -223,10 +224,11 @@ class Capture {
   // flat so that a step's hundreds of gradients cross in a few lists: per gradient in
   // backward order, whether it was finite and how many uses follow in `uses`, each
   // name index * 3 + side (0: a module's output, 1: a module's input, 2: the parameter
-  // it is the gradient of). The origin is found by the same rule as for the built-in
-  // engine (locate_backward_inf).
+  // it is the gradient of), and the first non-finite gradient's dtype ("float16"). The
+  // origin is found by the same rule as for the built-in engine (locate_backward_inf).
   void backward_check(int64_t step, bool skipped, const std::vector<bool>& finite,
-                      const std::vector<int64_t>& use_counts, const std::vector<int64_t>& uses) {
+                      const std::vector<int64_t>& use_counts, const std::vector<int64_t>& uses,
+                      const std::string& first_nonfinite_dtype) {
     if (finite.size() != use_counts.size()) throw std::invalid_argument("backward_check: one use count per gradient");
     std::vector<profiler::CheckedGradient> checked(finite.size());
     size_t next = 0;
@@ -238,6 +240,8 @@ class Capture {
         checked[i].uses.push_back({static_cast<int32_t>(uses[next] / 3), kSides[uses[next] % 3]});
       }
     }
+    const auto first = std::find_if(checked.begin(), checked.end(), [](const auto& g) { return !g.finite; });
+    if (first != checked.end()) first->dtype = first_nonfinite_dtype;
     profiler_->on_backward_check(profiler::locate_backward_inf(step, skipped, backward_modules_, checked));
   }
 

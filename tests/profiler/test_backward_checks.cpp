@@ -5,6 +5,7 @@
 // non-finite one, while its output gradient (and the later block's) stay finite. The store keeps the checks and the view sums them up.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/nn.h>
 
@@ -129,6 +130,35 @@ TEST(BackwardChecks, AParameterGradientThatOverflowsWhereNoActivationGradientDoe
                 "the 1 checked step (1 skipped by GradScaler) had one");
 }
 
+// The same fp16 model, its output summed in fp32 and scaled by 1e5: each output gradient
+// is 1e5 in fp32, beyond fp16's 65504 as it is cast into fp16 at fc2's output. No module's
+// backward made it: it arrived, as an fp16 gradient, which the sentence says.
+TEST(BackwardChecks, AnFp16GradientThatArrivesNonFiniteAtAnOutputSaysSo) {
+  at::manual_seed(0);
+  CraftedModel model;
+  model.overflow = false;
+  model.fc1->to(at::kHalf);
+  model.fc2->to(at::kHalf);
+  const auto check = [&] {
+    BackwardCheckRecorder recorder;
+    StepModuleSink sink;
+    sink.backward = &recorder;
+    {
+      ActivationCapture capture(&sink);
+      (model.forward(at::randn({16, 8}, at::kHalf)).to(at::kFloat).sum() * 1e5).backward();
+    }
+    return recorder.take(2, true);
+  }();
+  ASSERT_TRUE(check && check->found());
+  EXPECT_EQ(check->module, "fc2");
+  EXPECT_EQ(check->side, GradientSide::kOutput);
+  EXPECT_EQ(check->dtype, "float16");
+  EXPECT_EQ(backward_inf_text(summarize_backward_checks({*check})),
+            "the first non-finite gradient in backward arrived at fc2's output as an fp16 gradient (from the loss or "
+            "code between modules, where fp16 holds at most 65504) at step 2; the 1 checked step (1 skipped by "
+            "GradScaler) had one");
+}
+
 TEST(BackwardChecks, FiniteGradientsNameNoModule) {
   at::manual_seed(0);
   CraftedModel model;
@@ -176,7 +206,9 @@ TEST(BackwardChecks, StoreKeepsThemAndTheViewSumsThemUp) {
     EXPECT_EQ(back[i].gradients, checks[i].gradients);
     EXPECT_EQ(back[i].nonfinite, checks[i].nonfinite);
     EXPECT_EQ(back[i].position, checks[i].position);
+    EXPECT_EQ(back[i].dtype, checks[i].dtype);
   }
+  EXPECT_EQ(back[0].dtype, "float32");  // root's input gradient: the crafted model is fp32
   const BackwardInfSummary s = load_session_view(path).backward_inf;
   EXPECT_EQ(s.checked_steps, 3);
   EXPECT_EQ(s.checked_skipped_steps, 2);
@@ -188,6 +220,16 @@ TEST(BackwardChecks, StoreKeepsThemAndTheViewSumsThemUp) {
   EXPECT_EQ(backward_inf_text(s),
             "the first non-finite gradient in backward came out of root's backward (its input gradient) at step 4; "
             "2 of the 3 checked steps (2 skipped by GradScaler) had one");
+  // A file from before the dtype column: read as not known, the rest as it was.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE backward_checks DROP COLUMN dtype", nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  const auto old = SessionReader::open(path).backward_checks();
+  ASSERT_EQ(old.size(), 3u);
+  EXPECT_EQ(old[0].dtype, "");
+  EXPECT_EQ(old[0].module, "root");
 }
 
 }  // namespace

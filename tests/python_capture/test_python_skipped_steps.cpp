@@ -132,12 +132,13 @@ print("skipped steps", ",".join(map(str, skipped)))
 // one is 2 * 3 / 1024 * 2^16 = 384) while no activation gradient does. GradScaler skips,
 // backs off to 2^15, grows again two steps later: the skip of a healthy fp16 run. The
 // script prints which parameters' gradients PyTorch itself holds as non-finite.
-constexpr const char* kBiasOverflowScript = R"(import torch
+constexpr const char* kBiasOverflowScript = R"(import sys, torch
 from torch import nn
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
 opt = torch.optim.SGD(model.parameters(), lr=1e-4)
-scaler = torch.amp.GradScaler("cpu", init_scale=2.0**16, growth_interval=2)
+init_scale = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0**16
+scaler = torch.amp.GradScaler("cpu", init_scale=init_scale, growth_interval=2)
 for i in range(1, 9):
     x, y = torch.randn(256, 16), torch.randn(256, 4) + 3
     with torch.autocast("cpu", dtype=torch.float16):
@@ -324,6 +325,28 @@ TEST_F(PythonSkippedSteps, ABiasGradientThatOverflowsFp16IsNamedWherePyTorchHold
   const auto j = json_summary();
   EXPECT_EQ(j["backward_inf"]["first"]["module"], "2.bias");
   EXPECT_EQ(j["backward_inf"]["first"]["gradient"], "parameter");
+}
+
+// The same loop at 2^24: each output gradient, 384 * 2^8 = 98304 in fp32 (mse_loss runs
+// in fp32), passes 65504 as autograd casts it into the last Linear's fp16 output.
+TEST_F(PythonSkippedSteps, AnFp16GradientThatArrivesNonFiniteAtAnOutputSaysSo) {
+  const auto r = run(kBiasOverflowScript, "--grad-every 1 --sample-budget 0", "16777216");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto checks = SessionReader::open(session()).backward_checks();
+  ASSERT_FALSE(checks.empty());
+  const auto& first = checks.front();
+  EXPECT_EQ(first.step, 1);
+  ASSERT_TRUE(first.found());
+  EXPECT_EQ(first.module, "2");
+  EXPECT_EQ(first.side, GradientSide::kOutput);
+  EXPECT_EQ(first.dtype, "float16");
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  EXPECT_NE(summary.output.find("Backward: the first non-finite gradient in backward arrived at 2's output as an fp16 "
+                                "gradient (from the loss or code between modules, where fp16 holds at most 65504) at "
+                                "step 1;"),
+            std::string::npos)
+      << summary.output;
+  EXPECT_EQ(json_summary()["backward_inf"]["first"]["dtype"], "float16");
 }
 
 TEST_F(PythonSkippedSteps, WithoutGradientSamplingTheStepsAfterASkipAreChecked) {
