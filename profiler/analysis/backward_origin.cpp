@@ -94,10 +94,9 @@ std::string backward_inf_text(const BackwardInfSummary& s) {
     case GradientSide::kOutput:
       // An fp16 gradient made non-finite before any module's backward: fp16 arithmetic, or a
       // cast into fp16 (of an fp32 residual stream's gradient, say), passed 65504.
-      text += "arrived at " + f.module + "'s output" +
-              (f.dtype == "float16" ? " as an fp16 gradient (from the loss or code between modules, where fp16 holds "
-                                      "at most 65504)"
-                                    : " (from the loss or code between modules)");
+      text += "arrived at " + f.module + "'s output" + (f.dtype == "float16" ? " as an fp16 gradient" : "") +
+              " (from the loss or code between modules" +
+              (f.dtype == "float16" ? ", where fp16 holds at most 65504)" : ")");
       break;
     case GradientSide::kParameter:
       text += "was parameter " + f.module + "'s gradient (a sum over the batch: it overflows where the "

@@ -111,21 +111,22 @@ def capture(path: str = "run.ampscope", **options) -> "Capture":
     return Capture(path, **options)
 
 
-def _main_global_name(obj) -> str | None:
+def _main_globals():
+    """The script's public globals, (name, value), as they are now."""
     main = sys.modules.get("__main__")
-    for key, value in list(getattr(main, "__dict__", {}).items()):
-        if value is obj and not key.startswith("_"):
-            return key
-    return None
+    return [(k, v) for k, v in list(getattr(main, "__dict__", {}).items()) if not k.startswith("_")]
+
+
+def _main_global_name(obj) -> str | None:
+    return next((key for key, value in _main_globals() if value is obj), None)
 
 
 def _main_model_holding(module):
     """The outermost module among the script's globals that holds `module` as a part (or
     wraps the model that does); None when none does."""
-    main = sys.modules.get("__main__")
     best, best_size = None, 0
-    for key, value in list(getattr(main, "__dict__", {}).items()):
-        if key.startswith("_") or not isinstance(value, torch.nn.Module) or value is module:
+    for _, value in _main_globals():
+        if not isinstance(value, torch.nn.Module) or value is module:
             continue
         parts = [id(m) for m in value.modules()]
         if len(parts) > best_size and id(module) in parts:
@@ -137,10 +138,9 @@ def _other_models_in_main(model) -> bool:
     """Whether the script's globals hold a module with parameters that is neither part of
     `model` nor a wrapper of it (a second model, a teacher, an EMA copy; not a loss module,
     a submodule, DDP or torch.compile around it)."""
-    main = sys.modules.get("__main__")
     own = {id(m) for m in model.modules()}
-    for key, value in list(getattr(main, "__dict__", {}).items()):
-        if key.startswith("_") or not isinstance(value, torch.nn.Module) or id(value) in own:
+    for _, value in _main_globals():
+        if not isinstance(value, torch.nn.Module) or id(value) in own:
             continue
         if any(id(m) in own for m in value.modules()):
             continue  # a wrapper of the model

@@ -58,6 +58,13 @@ std::optional<BackwardCheck> checked_step(CraftedModel& model, int64_t step, boo
   return recorder.take(step, skipped);
 }
 
+// The crafted model in fp16, without its sqrt: the overflow comes from the scale the test gives.
+void make_fp16(CraftedModel& model) {
+  model.overflow = false;
+  model.fc1->to(at::kHalf);
+  model.fc2->to(at::kHalf);
+}
+
 engine::NamedTensors named_parameters(const CraftedModel& model) {
   engine::NamedTensors named;
   for (const auto& [layer, module] : {std::pair{"fc1", model.fc1}, std::pair{"fc2", model.fc2}})
@@ -95,9 +102,7 @@ TEST(BackwardChecks, TheModuleWhoseBackwardMadeTheFirstNonFiniteGradientIsNamed)
 TEST(BackwardChecks, AParameterGradientThatOverflowsWhereNoActivationGradientDoesIsNamed) {
   at::manual_seed(0);
   CraftedModel model;
-  model.overflow = false;
-  model.fc1->to(at::kHalf);
-  model.fc2->to(at::kHalf);
+  make_fp16(model);
   const engine::NamedTensors parameters = named_parameters(model);
   const size_t hooks_before = hook_count(parameters);
   BackwardCheckRecorder recorder;
@@ -136,9 +141,7 @@ TEST(BackwardChecks, AParameterGradientThatOverflowsWhereNoActivationGradientDoe
 TEST(BackwardChecks, AnFp16GradientThatArrivesNonFiniteAtAnOutputSaysSo) {
   at::manual_seed(0);
   CraftedModel model;
-  model.overflow = false;
-  model.fc1->to(at::kHalf);
-  model.fc2->to(at::kHalf);
+  make_fp16(model);
   const auto check = [&] {
     BackwardCheckRecorder recorder;
     StepModuleSink sink;
