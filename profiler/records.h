@@ -46,7 +46,7 @@ struct OpRecord {
   OpCategory category = OpCategory::kUnchanged;
   std::string module;       // dotted module path, "blocks.0.attn.qkv"; backward ops inherit their forward op's
   int64_t sequence_nr = -1; // autograd sequence number linking forward and backward; -1 if none
-  uint64_t forward_op_id = 0;  // backward ops: the forward op with the same sequence_nr, when seen
+  uint64_t forward_op_id = 0;  // backward ops: the op that created the node (forward, or create_graph backward)
   uint32_t depth = 0;       // nesting depth among recorded ops
   // An autograd backward node ("AddmmBackward0"): a container whose children are
   // the ops it ran; those children are the top-level ops of the backward pass.

@@ -155,11 +155,13 @@ struct OpObserver::ThreadState {
   }
 };
 
-// Forward ops by the sequence number of the autograd node they created (the
-// outermost op around its creation): that op's module is the backward node's.
-// Numbers count up per thread, so a step's nodes from the training thread fill
-// a dense range: a vector from the step's first number, and a map for numbers
-// outside it (other threads' counters).
+// Ops by the sequence number of the autograd node they created (the outermost op
+// around its creation): that op's module is the backward node's. Forward ops, and the
+// ops of a backward that builds a graph (create_graph: a gradient penalty), whose
+// nodes the next backward runs. Numbers count up per thread, so a number names a
+// node only with its thread (the node's forwardThreadId): a step's nodes from the
+// training thread fill a dense range, a vector from the step's first number; other
+// threads' (CUDA's autograd device threads under create_graph) go in a map.
 struct OpObserver::SequenceTable {
   struct Origin {
     uint64_t op_id = 0;
@@ -168,11 +170,22 @@ struct OpObserver::SequenceTable {
     bool set = false;
   };
   static constexpr int64_t kDenseSpan = int64_t{1} << 20;
+  struct Key {
+    uint64_t thread = 0;
+    int64_t seq = 0;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const noexcept {
+      return std::hash<int64_t>()(k.seq) ^ (std::hash<uint64_t>()(k.thread) * 0x9e3779b97f4a7c15ULL);
+    }
+  };
 
-  SpinLock table_lock;  // taken by every forward op that makes a node and every backward node
+  SpinLock table_lock;  // taken by every op that makes a node and every backward node
+  uint64_t dense_thread = 0;
   int64_t base = -1;
   std::vector<Origin> dense;
-  std::unordered_map<int64_t, Origin> sparse;
+  std::unordered_map<Key, Origin, KeyHash> sparse;
 
   void clear() {
     std::lock_guard lock(table_lock);
@@ -181,30 +194,33 @@ struct OpObserver::SequenceTable {
     sparse.clear();
   }
   // Ops that enclose one another and the node's creation exit inner first: the last wins.
-  void record(int64_t seq, uint64_t op_id, uint32_t module, bool autocast_cast) {
+  void record(uint64_t thread, int64_t seq, uint64_t op_id, uint32_t module, bool autocast_cast) {
     std::lock_guard lock(table_lock);
-    if (base < 0) base = seq;
+    if (base < 0) {
+      base = seq;
+      dense_thread = thread;
+    }
     Origin* o = nullptr;
-    if (seq >= base && seq - base < kDenseSpan) {
+    if (thread == dense_thread && seq >= base && seq - base < kDenseSpan) {
       const auto i = static_cast<size_t>(seq - base);
       if (i >= dense.size()) dense.resize(std::max(i + 1, dense.size() * 2));
       o = &dense[i];
     } else {
-      o = &sparse[seq];
+      o = &sparse[Key{thread, seq}];
     }
     o->op_id = op_id;
     o->module = module;
     o->autocast_cast = o->autocast_cast || autocast_cast;
     o->set = true;
   }
-  std::optional<Origin> find(int64_t seq) {
+  std::optional<Origin> find(uint64_t thread, int64_t seq) {
     if (seq < 0) return std::nullopt;
     std::lock_guard lock(table_lock);
-    if (base >= 0 && seq >= base && seq - base < static_cast<int64_t>(dense.size())) {
+    if (base >= 0 && thread == dense_thread && seq >= base && seq - base < static_cast<int64_t>(dense.size())) {
       const Origin& o = dense[static_cast<size_t>(seq - base)];
-      return o.set ? std::optional(o) : std::nullopt;
+      if (o.set) return o;
     }
-    auto it = sparse.find(seq);
+    auto it = sparse.find(Key{thread, seq});
     return it == sparse.end() ? std::nullopt : std::optional(it->second);
   }
 };
@@ -349,7 +365,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   const NameInfo name = ts.names.lookup(fn.name());
   const size_t depth = ts.open.size();
   OpenOp& op = ts.open.emplace_back();
-  const OpenOp* parent = depth > 0 ? &ts.open[depth - 1] : nullptr;
+  OpenOp* parent = depth > 0 ? &ts.open[depth - 1] : nullptr;
   RawOp& r = op.raw;
   r.id = self->next_id_.fetch_add(1, std::memory_order_relaxed);
   r.step = self->step_.load(std::memory_order_relaxed);
@@ -379,10 +395,15 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   if (op.is_backward_node) {
     // Autograd numbers its node as the forward op that created it: that op's module is this one's.
     r.phase = Phase::kBackward;
-    if (const auto origin = self->forward_ops_->find(r.sequence_nr)) {
+    if (const auto origin = self->node_creators_->find(fn.forwardThreadId(), r.sequence_nr)) {
       r.module = origin->module;
       r.forward_op_id = origin->op_id;
       op.node_of_autocast_cast = origin->autocast_cast;
+      // The engine's "evaluate_function: X" scope (no number of its own) holds node X and,
+      // after it, the engine's work on X's outputs: a broadcast input's gradient summed to
+      // its shape (a Linear's bias under addmm), gradients accumulated. Those are X's module's.
+      if (parent != nullptr && parent->is_backward_node && parent->raw.module == 0 && parent->raw.sequence_nr < 0)
+        parent->raw.module = origin->module;
     }
   }
   op.pending_tensor = static_cast<uint32_t>(ts.pending_tensors.size());
@@ -425,10 +446,11 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
   // thread's counter moved past it. Ops that create none (no input needs a
   // gradient, or TorchScript's differentiable graphs, which run detached) share
   // the number of a later node and must not claim it.
-  if (!op.is_backward_node && r.phase != Phase::kBackward && r.sequence_nr >= 0 &&
+  // A backward's ops create nodes only under create_graph (grad mode on).
+  if (!op.is_backward_node && r.sequence_nr >= 0 &&
       at::sequence_number::peek() > static_cast<uint64_t>(r.sequence_nr)) {
     const bool autocast_cast = op.is_cast && is_autocast_cast(r, ts.pending_tensors.data() + op.pending_tensor);
-    self->forward_ops_->record(r.sequence_nr, r.id, r.module, autocast_cast);
+    self->node_creators_->record(fn.threadId(), r.sequence_nr, r.id, r.module, autocast_cast);
   }
   const auto tensors = ts.pending_tensors.begin() + op.pending_tensor;
   const auto dims = ts.pending_dims.begin() + op.pending_dim;
@@ -546,7 +568,7 @@ std::vector<OpRecord> OpBatch::to_records() && {
 std::atomic<uint64_t> OpObserver::next_serial_{1};
 
 OpObserver::OpObserver()
-    : forward_ops_(std::make_unique<SequenceTable>()),
+    : node_creators_(std::make_unique<SequenceTable>()),
       serial_(next_serial_.fetch_add(1)),
       spares_(std::make_shared<SpareParts>()) {}
 
@@ -586,7 +608,7 @@ void OpObserver::begin_step(int64_t step) {
   generation_.fetch_add(1, std::memory_order_relaxed);
   OpObserver* expected = nullptr;
   if (!g_active.compare_exchange_strong(expected, this)) return;  // another observer is active
-  forward_ops_->clear();
+  node_creators_->clear();
   // TORCHSCRIPT_FUNCTION: the interpreter opens one per TorchScript function call,
   // so a thread knows when it runs TorchScript; other models never make one.
   handle_ = at::addGlobalCallback(at::RecordFunctionCallback(on_enter, on_exit)

@@ -104,8 +104,9 @@ class OpObserver {
   // registration (an op still open when end_step() ran) is dropped on first use.
   std::atomic<uint64_t> generation_{0};
   cupti::ActivitySource* hooks_ = nullptr;
-  // Forward ops by autograd sequence number, so backward ops can name their module.
-  const std::unique_ptr<SequenceTable> forward_ops_;
+  // The ops that created autograd nodes (forward ops, and a create_graph backward's), by
+  // thread and sequence number, so backward ops can name their module.
+  const std::unique_ptr<SequenceTable> node_creators_;
 
  private:
   static std::atomic<uint64_t> next_serial_;

@@ -103,6 +103,28 @@ TEST(CliRecipes, CustomFunctionShowsWhichFunctionRanInFp32) {
   EXPECT_EQ(follows->output_dtypes, std::vector<std::string>{"bfloat16"});
 }
 
+// The gradient penalty's autograd::grad with create_graph builds a graph of the first
+// backward's ops, which the second backward runs: the backward of a gradient's cast
+// back to fp32 is a cast of autocast's, of the layer whose weight autocast cast, never
+// a cast the user wrote (the recipe writes none in backward).
+TEST(CliRecipes, GradientPenaltysSecondBackwardCastsAreAutocastsOfTheirLayer) {
+  ScratchDir dir;
+  const std::string session = (dir / "penalty.ampscope").string();
+  const CliResult r =
+      ampscope(fmt::format("profile {} --recipe gradient-penalty --precision fp16 --out '{}'", kTiny, session));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  int second_backward_casts = 0;
+  for (const auto& row : SessionReader::open(session).op_stats()) {
+    if (!row.top_level || row.phase != ampscope::profiler::Phase::kBackward) continue;
+    EXPECT_NE(row.category, ampscope::profiler::OpCategory::kExplicitCast) << row.name << " " << row.module;
+    // A weight's or bias's gradient cast back is fp16 -> fp32; its backward, fp32 -> fp16.
+    if (row.category == ampscope::profiler::OpCategory::kAutocastCast && row.module.starts_with("hidden.") &&
+        row.input_dtypes.front() == "float32")
+      ++second_backward_casts;
+  }
+  EXPECT_GT(second_backward_casts, 0);
+}
+
 TEST(CliRecipes, RefusesWhatCannotWorkInOneLine) {
   for (const std::string& args :
        {fmt::format("train {} --recipe gradient-penalty --model gpt --attention sdpa", kTiny),

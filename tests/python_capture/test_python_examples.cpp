@@ -197,6 +197,15 @@ TEST_F(PythonExamples, GradientAccumulationMakesOneStepPerOptimizerStep) {
     EXPECT_EQ(calls, 4) << "step " << step;
   }
   for (const auto& s : steps) EXPECT_TRUE(std::isfinite(s.loss) || s.skipped);
+  // A Linear's bias gradient: addmm broadcast the bias over the batch of 8, so autograd's
+  // engine sums its gradient back to the bias's shape after AddmmBackward0, outside that
+  // node: the sum is the Linear's all the same (Linear(32, 64) is "0", Linear(64, 10) "2").
+  std::map<std::string, std::string> bias_sums;  // output features -> module
+  for (const auto& r : session.op_stats())
+    if (r.top_level && r.phase == Phase::kBackward && r.name == "aten::sum" && !r.input_shapes.empty() &&
+        r.input_shapes.front().size() == 2 && r.input_shapes.front()[0] == 8)
+      bias_sums[std::to_string(r.input_shapes.front()[1])] += r.module + ";";
+  EXPECT_EQ(bias_sums, (std::map<std::string, std::string>{{"10", "2;"}, {"64", "0;"}}));
 }
 
 TEST_F(PythonExamples, GradientPenaltyOnTheScaledLossKeepsTheLossTheScriptBackpropagated) {
@@ -208,6 +217,27 @@ TEST_F(PythonExamples, GradientPenaltyOnTheScaledLossKeepsTheLossTheScriptBackpr
   EXPECT_NEAR(steps.back().loss, printed(c.output, "final loss"), 1e-3);
   int backoffs = 0, growths = 0;
   expect_gradscaler_rule(steps, session.optimizer_steps(), 2000, &backoffs, &growths);
+  // The script writes no cast: every cast in its backward passes is autocast's, the
+  // backward of one (a gradient cast back) or, in the second backward, the backward of
+  // that backward (autograd.grad's create_graph built it). Each belongs to the layer
+  // whose forward autocast cast for; the second backward's matmuls, too.
+  int backward_casts = 0, second_backward_casts = 0, layer_matmuls = 0;
+  for (const auto& r : session.op_stats()) {
+    if (!r.top_level || r.phase != Phase::kBackward) continue;
+    if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast) {
+      ++backward_casts;
+      EXPECT_EQ(r.category, OpCategory::kAutocastCast) << r.name << " " << fmt::format("{}", r.input_dtypes);
+      // fp32 -> fp16: casting the weight's gradient back (fp16 -> fp32) needs a second backward.
+      second_backward_casts += r.input_dtypes.front() == "float32" && r.module != "loss_fn";
+    }
+    if (r.name == "aten::mm") {
+      EXPECT_TRUE(r.module == "0" || r.module == "2") << fmt::format("{}", r.input_shapes);
+      ++layer_matmuls;
+    }
+  }
+  EXPECT_GT(second_backward_casts, 0);
+  EXPECT_GT(backward_casts, second_backward_casts);
+  EXPECT_GT(layer_matmuls, 0);
 }
 
 TEST_F(PythonExamples, TwoOptimizersOneScalerSkipPerOptimizer) {
