@@ -56,8 +56,9 @@ BackwardCheck locate_backward_inf(int64_t step, bool skipped, const std::vector<
   return check;
 }
 
-BackwardInfSummary summarize_backward_checks(const std::vector<BackwardCheck>& checks) {
+BackwardInfSummary summarize_backward_checks(const std::vector<BackwardCheck>& checks, int64_t run_skipped_steps) {
   BackwardInfSummary s;
+  s.run_skipped_steps = run_skipped_steps;
   for (const BackwardCheck& c : checks) {
     ++s.checked_steps;
     s.checked_skipped_steps += c.skipped ? 1 : 0;
@@ -75,6 +76,26 @@ BackwardInfSummary summarize_backward_checks(const std::vector<BackwardCheck>& c
   return s;
 }
 
+namespace {
+
+// GradScaler's skips the checks did not see: nothing is known of where those began.
+std::string unchecked_skips_text(const BackwardInfSummary& s) {
+  const int64_t unchecked = s.run_skipped_steps - s.checked_skipped_steps;
+  if (s.run_skipped_steps < 0 || unchecked <= 0) return "";
+  const std::string total = std::to_string(s.run_skipped_steps);
+  std::string said;
+  if (s.run_skipped_steps == 1)
+    said = "GradScaler's skipped step was not checked";
+  else if (s.checked_skipped_steps == 0)
+    said = "none of GradScaler's " + total + " skipped steps was checked";
+  else
+    said = std::to_string(unchecked) + " of GradScaler's " + total + " skipped steps " +
+           (unchecked == 1 ? "was" : "were") + " not checked";
+  return "; " + said + " (checks run on gradient-sampled steps and on the step after a skip or a growth of the scale)";
+}
+
+}  // namespace
+
 std::string backward_inf_text(const BackwardInfSummary& s) {
   if (!s.any()) return "";
   const std::string checked = std::to_string(s.checked_steps) + " checked step" + (s.checked_steps == 1 ? "" : "s") +
@@ -85,7 +106,7 @@ std::string backward_inf_text(const BackwardInfSummary& s) {
     if (s.checked_skipped_steps > 0)
       text += "; the inf/NaN GradScaler found arose outside what was checked (code that changed the gradients "
               "after backward, or a parameter no module call was seen to use)";
-    return text;
+    return text + unchecked_skips_text(s);
   }
   const BackwardCheck& f = *s.first;
   std::string text = "the first non-finite gradient in backward ";
@@ -113,7 +134,7 @@ std::string backward_inf_text(const BackwardInfSummary& s) {
               std::to_string(s.origins[i].steps);
     if (s.origins.size() > 3) text += ", …";
   }
-  return text;
+  return text + unchecked_skips_text(s);
 }
 
 }  // namespace ampscope::profiler

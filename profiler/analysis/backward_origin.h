@@ -50,15 +50,19 @@ struct BackwardInfSummary {
   };
   int64_t checked_steps = 0;
   int64_t checked_skipped_steps = 0;  // of which GradScaler skipped
+  int64_t run_skipped_steps = -1;     // GradScaler's skipped steps over the run; -1: not known
   int64_t steps_with_nonfinite = 0;
   std::optional<BackwardCheck> first;  // the earliest checked step with a non-finite gradient
   std::vector<Origin> origins;         // most steps first, then the earliest seen
   bool any() const { return checked_steps > 0; }
 };
-BackwardInfSummary summarize_backward_checks(const std::vector<BackwardCheck>& checks);
+// `run_skipped_steps`: the steps GradScaler skipped over the run (checked or not).
+BackwardInfSummary summarize_backward_checks(const std::vector<BackwardCheck>& checks,
+                                             int64_t run_skipped_steps = -1);
 
 // One line for summary and the GUI: where the first non-finite gradient arose (and at
-// which step), how many checked steps had one; or that none had. "" without checks.
+// which step), how many checked steps had one; or that none had; and how many of
+// GradScaler's skipped steps were not checked. "" without checks.
 std::string backward_inf_text(const BackwardInfSummary& summary);
 
 }  // namespace ampscope::profiler

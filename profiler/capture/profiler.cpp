@@ -485,6 +485,7 @@ void Profiler::process(Job& job) {
     if (writer_) writer_->append_backward_checks({std::move(checked->check)});
   } else if (auto* step = std::get_if<StepJob>(&job)) {
     last_step_ = step->step.step;
+    skipped_steps_ += step->step.skipped ? 1 : 0;
     // A step's ops are queued before its StepRecord: a completed step with ops is a
     // profiled step. Ops after the last completed step (a stop mid-step, a Python
     // loop's GradScaler.update() after its last optimizer step) are in the table but
@@ -607,7 +608,7 @@ void Profiler::publish_snapshot() {
   next->latest_activations = latest_activations_;
   next->first_fp16_overflow = first_fp16_overflow_;
   next->readiness = readiness_totals_;
-  next->backward_inf = summarize_backward_checks(backward_checks_);
+  next->backward_inf = summarize_backward_checks(backward_checks_, skipped_steps_);
   next->range_sampling = range_sampling_;
   next->gpu_tracing = gpu_tracing_;
   next->dropped_records = dropped_.load(std::memory_order_relaxed);

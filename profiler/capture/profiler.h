@@ -227,6 +227,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   ReadinessTotals readiness_totals_;
   std::string range_sampling_;
   std::vector<BackwardCheck> backward_checks_;  // one per checked step: the snapshot's summary
+  int64_t skipped_steps_ = 0;                   // steps GradScaler skipped, checked or not
   int64_t last_step_ = 0;
   static constexpr int64_t kNoStep = std::numeric_limits<int64_t>::min();
   int64_t profiled_steps_ = 0;       // completed steps whose ops reached the op table

@@ -311,6 +311,8 @@ Json backward_inf_json(const BackwardInfSummary& b) {
   Json j;
   j["checked_steps"] = b.checked_steps;
   j["checked_skipped_steps"] = b.checked_skipped_steps;
+  // All of GradScaler's skips, checked or not: those unchecked have no origin.
+  j["run_skipped_steps"] = b.run_skipped_steps >= 0 ? Json(b.run_skipped_steps) : Json(nullptr);
   j["steps_with_nonfinite"] = b.steps_with_nonfinite;
   if (b.first) {
     j["first"] = {{"step", b.first->step},

@@ -130,7 +130,8 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   v.first_fp16_overflow = reader.first_fp16_overflow();
   v.readiness = reader.readiness();
   const std::vector<BackwardCheck> backward_checks = reader.backward_checks();
-  v.backward_inf = summarize_backward_checks(backward_checks);
+  const auto skipped = std::count_if(v.steps.begin(), v.steps.end(), [](const StepRecord& s) { return s.skipped; });
+  v.backward_inf = summarize_backward_checks(backward_checks, skipped);
   v.schedulers = summarize_schedulers(reader.scheduler_steps(), v.optimizer_steps);
   std::set<int64_t> recorded, sampled;
   const std::vector<int64_t> op_steps = reader.op_steps();

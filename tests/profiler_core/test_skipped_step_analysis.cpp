@@ -129,6 +129,29 @@ TEST(BackwardOrigin, TheSummaryCountsOriginsAndTakesTheEarliestStep) {
   EXPECT_EQ(backward_inf_text(s),
             "the first non-finite gradient in backward came out of b's backward (its input gradient) at step 4; 3 "
             "of the 4 checked steps (3 skipped by GradScaler) had one; origins: b (input) 2, c (output) 1");
+  // GradScaler skipped 5 steps over the run; the checks saw 3 of them.
+  EXPECT_EQ(backward_inf_text(summarize_backward_checks({late, clean, early, other}, 5)),
+            backward_inf_text(s) +
+                "; 2 of GradScaler's 5 skipped steps were not checked (checks run on gradient-sampled steps and on "
+                "the step after a skip or a growth of the scale)");
+  EXPECT_EQ(backward_inf_text(summarize_backward_checks({late, clean, early, other}, 3)), backward_inf_text(s));
+}
+
+TEST(BackwardOrigin, SkippedStepsTheChecksDidNotSeeAreCountedWhateverTheChecksFound) {
+  BackwardCheck clean;
+  clean.step = 2;
+  clean.gradients = 5;
+  const std::string none = "no non-finite gradient in the backward passes of the 1 checked step (0 skipped by "
+                           "GradScaler)";
+  const std::string why = " (checks run on gradient-sampled steps and on the step after a skip or a growth of the "
+                          "scale)";
+  // A lone skip at step 1 (GradScaler's first scale too large), checked from step 2 on.
+  EXPECT_EQ(backward_inf_text(summarize_backward_checks({clean}, 1)),
+            none + "; GradScaler's skipped step was not checked" + why);
+  EXPECT_EQ(backward_inf_text(summarize_backward_checks({clean}, 2)),
+            none + "; none of GradScaler's 2 skipped steps was checked" + why);
+  EXPECT_EQ(backward_inf_text(summarize_backward_checks({clean}, 0)), none);
+  EXPECT_EQ(backward_inf_text(summarize_backward_checks({clean})), none);  // not known: said of none
 }
 
 OptimizerStepRecord optimizer_step(int64_t step, bool skipped) {

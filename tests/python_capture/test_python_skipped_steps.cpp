@@ -244,6 +244,7 @@ TEST_F(PythonSkippedSteps, AStepLRSteppedAfterSkippedStepsIsFlaggedWithTheExactC
   const auto& b = j["backward_inf"];
   EXPECT_EQ(b["checked_steps"], 4) << b.dump(2);
   EXPECT_EQ(b["checked_skipped_steps"], 1);
+  EXPECT_EQ(b["run_skipped_steps"], 3);  // 3, 4 and 8: the two not checked have no origin
   EXPECT_EQ(b["first"]["step"], 4);
   EXPECT_EQ(b["first"]["module"], "2");
   EXPECT_EQ(b["first"]["gradient"], "output");
