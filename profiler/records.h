@@ -48,8 +48,9 @@ struct OpRecord {
   int64_t sequence_nr = -1; // autograd sequence number linking forward and backward; -1 if none
   uint64_t forward_op_id = 0;  // backward ops: the op that created the node (forward, or create_graph backward)
   uint32_t depth = 0;       // nesting depth among recorded ops
-  // An autograd backward node ("AddmmBackward0"): a container whose children are
-  // the ops it ran; those children are the top-level ops of the backward pass.
+  // An autograd backward node ("AddmmBackward0") or a custom autograd.Function's forward
+  // ("Float32MM"): a container whose children are the ops it ran; those children are
+  // top-level ops (of the backward pass, or of the forward).
   bool autograd_node = false;
   uint64_t thread_id = 0;   // a small number per OS thread (1 = first thread seen)
   int64_t start_ns = 0, end_ns = 0;

@@ -17,7 +17,7 @@
 
 namespace ampscope::profiler::observer_detail {
 
-enum NameFlag : uint8_t { kCastOp = 1, kEvaluateFunction = 2 };
+enum NameFlag : uint8_t { kCastOp = 1, kEvaluateFunction = 2, kFunctionForward = 4 };
 struct NameInfo {
   uint32_t id = 0;
   uint8_t flags = 0;  // NameFlag bits, so the hot path never compares names
@@ -51,7 +51,20 @@ class NameTable {
     // Autograd's engine wraps each node ("AddmmBackward0", scope BACKWARD_FUNCTION) in a
     // FUNCTION-scope "autograd::engine::evaluate_function: AddmmBackward0": both are containers.
     return (is_cast_op(name) ? kCastOp : 0) |
-           (name.starts_with("autograd::engine::evaluate_function") ? kEvaluateFunction : 0);
+           (name.starts_with("autograd::engine::evaluate_function") ? kEvaluateFunction : 0) |
+           (is_function_forward(name) ? kFunctionForward : 0);
+  }
+  // A custom autograd.Function's forward, recorded (FUNCTION scope) under its class's bare
+  // name, a Python identifier in CamelCase ("Float32MM", "CheckpointFunction", "_AllGather"),
+  // where ops carry a namespace ("aten::mm"), autograd's own records are lower case
+  // ("detach") and others have spaces ("TorchDynamo Cache Lookup"); the observer also asks
+  // for the node's sequence number the record carries. Not torch.compile's
+  // CompiledFunction: its row times the compiled region (eager_vs_compiled).
+  static bool is_function_forward(std::string_view name) {
+    if (name.empty() || !((name[0] >= 'A' && name[0] <= 'Z') || name[0] == '_')) return false;
+    for (const char c : name)
+      if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+    return name != "CompiledFunction";
   }
   std::mutex mutex_;
   std::deque<std::string> names_;

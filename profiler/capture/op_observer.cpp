@@ -70,6 +70,8 @@ struct OpenOp {
   bool is_cast = false;
   bool is_backward_node = false;
   bool node_of_autocast_cast = false;  // a backward node of an autocast-inserted cast
+  uint32_t modules_open = 0;           // the thread's module scopes open when it was entered
+  bool holds_autocast_cast = false;    // a custom Function's forward in which autocast cast an input
 };
 
 // What a user scope on the stack was, so its exit undoes the right thing.
@@ -167,6 +169,7 @@ struct OpObserver::SequenceTable {
     uint64_t op_id = 0;
     uint32_t module = 0;
     bool autocast_cast = false;  // an autocast cast made it: its backward node casts the gradient back
+    bool holds_autocast_cast = false;  // a custom Function's forward that autocast cast an input of
     bool set = false;
   };
   static constexpr int64_t kDenseSpan = int64_t{1} << 20;
@@ -194,7 +197,8 @@ struct OpObserver::SequenceTable {
     sparse.clear();
   }
   // Ops that enclose one another and the node's creation exit inner first: the last wins.
-  void record(uint64_t thread, int64_t seq, uint64_t op_id, uint32_t module, bool autocast_cast) {
+  void record(uint64_t thread, int64_t seq, uint64_t op_id, uint32_t module, bool autocast_cast,
+              bool holds_autocast_cast) {
     std::lock_guard lock(table_lock);
     if (base < 0) {
       base = seq;
@@ -211,6 +215,7 @@ struct OpObserver::SequenceTable {
     o->op_id = op_id;
     o->module = module;
     o->autocast_cast = o->autocast_cast || autocast_cast;
+    o->holds_autocast_cast = o->holds_autocast_cast || holds_autocast_cast;
     o->set = true;
   }
   std::optional<Origin> find(uint64_t thread, int64_t seq) {
@@ -373,12 +378,21 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   r.sequence_nr = fn.seqNr();
   r.depth = static_cast<uint32_t>(depth);
   op.is_backward_node = scope == at::RecordScope::BACKWARD_FUNCTION || (name.flags & kEvaluateFunction) != 0;
-  r.autograd_node = op.is_backward_node;
+  // Containers: a backward node runs its ops, and so does a custom autograd.Function's
+  // forward (custom_fwd's casts, its matmul in fp32; a checkpointed block's layers),
+  // recorded with the number of the node it makes (PythonDispatchMode's record has none).
+  r.autograd_node = op.is_backward_node || (scope == at::RecordScope::FUNCTION &&
+                                            (name.flags & kFunctionForward) != 0 && r.sequence_nr >= 0);
   op.is_cast = (name.flags & kCastOp) != 0;
   op.autocast_on = autocast_enabled_anywhere();
+  op.modules_open = static_cast<uint32_t>(ts.modules.size());
   if (parent != nullptr) {
     r.parent_id = parent->raw.id;
-    r.module = parent->raw.module;
+    // An op's inner ops are its module's; but a container's (a custom Function's forward, a
+    // backward node) run modules of their own: a checkpointed block's layers, and their
+    // recomputation inside the checkpoint's backward node.
+    r.module = parent->raw.autograd_node && ts.modules.size() > parent->modules_open ? ts.modules.back()
+                                                                                     : parent->raw.module;
     r.phase = parent->raw.phase;
     r.forward_op_id = parent->raw.forward_op_id;
     r.parent_entered_under_autocast = parent->autocast_on && !parent->is_cast;
@@ -402,8 +416,12 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
       // The engine's "evaluate_function: X" scope (no number of its own) holds node X and,
       // after it, the engine's work on X's outputs: a broadcast input's gradient summed to
       // its shape (a Linear's bias under addmm), gradients accumulated. Those are X's module's.
-      if (parent != nullptr && parent->is_backward_node && parent->raw.module == 0 && parent->raw.sequence_nr < 0)
+      // A cast there is the engine's, of a gradient back to its input's dtype: autocast's
+      // when X's forward held an autocast cast (custom_fwd's).
+      if (parent != nullptr && parent->is_backward_node && parent->raw.module == 0 && parent->raw.sequence_nr < 0) {
         parent->raw.module = origin->module;
+        parent->node_of_autocast_cast = origin->autocast_cast || origin->holds_autocast_cast;
+      }
     }
   }
   op.pending_tensor = static_cast<uint32_t>(ts.pending_tensors.size());
@@ -447,10 +465,17 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
   // gradient, or TorchScript's differentiable graphs, which run detached) share
   // the number of a later node and must not claim it.
   // A backward's ops create nodes only under create_graph (grad mode on).
+  const bool autocast_cast = op.is_cast && is_autocast_cast(r, ts.pending_tensors.data() + op.pending_tensor);
   if (!op.is_backward_node && r.sequence_nr >= 0 &&
       at::sequence_number::peek() > static_cast<uint64_t>(r.sequence_nr)) {
-    const bool autocast_cast = op.is_cast && is_autocast_cast(r, ts.pending_tensors.data() + op.pending_tensor);
-    self->node_creators_->record(fn.threadId(), r.sequence_nr, r.id, r.module, autocast_cast);
+    self->node_creators_->record(fn.threadId(), r.sequence_nr, r.id, r.module, autocast_cast,
+                                 op.holds_autocast_cast);
+  }
+  // custom_fwd(cast_inputs=...) casts inside a Function's forward, where no node records
+  // it: the Function's node then hands back gradients autograd's engine casts back.
+  if (autocast_cast && ts.open.size() >= 2) {
+    OpenOp& parent = ts.open[ts.open.size() - 2];
+    if (parent.raw.autograd_node && !parent.is_backward_node) parent.holds_autocast_cast = true;
   }
   const auto tensors = ts.pending_tensors.begin() + op.pending_tensor;
   const auto dims = ts.pending_dims.begin() + op.pending_dim;

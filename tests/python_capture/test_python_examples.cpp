@@ -283,13 +283,33 @@ TEST_F(PythonExamples, CustomFunctionWithCastInputsFloat32RunsInFloat32) {
   const auto linear = rows(table, "aten::linear", "0");
   ASSERT_FALSE(linear.empty());
   EXPECT_EQ(linear.front()->category, OpCategory::kDemoted);
-  const auto mm = rows(table, "aten::mm", "2");
-  ASSERT_FALSE(mm.empty());
-  for (const auto* r : mm) {
+  // The Function's forward runs its own ops, each a row of the table: custom_fwd's cast of
+  // the float16 input to float32, then the matmul in float32 (autocast off inside).
+  int forward_mm = 0;
+  for (const auto* r : rows(table, "aten::mm", "2")) {
     if (r->phase != Phase::kForward) continue;
+    ++forward_mm;
     EXPECT_EQ(r->input_dtypes, (std::vector<std::string>{"float32", "float32"}));
     EXPECT_EQ(r->category, OpCategory::kUnchanged);
   }
+  EXPECT_EQ(forward_mm, 1);
+  int input_casts = 0;
+  for (const auto* r : rows(table, "aten::to", "2"))
+    input_casts += r->phase == Phase::kForward && r->input_dtypes.front() == "float16" &&
+                   r->output_dtypes.front() == "float32" && r->category == OpCategory::kAutocastCast;
+  EXPECT_EQ(input_casts, 1);
+  EXPECT_TRUE(rows(table, "Float32MM", "2").empty());  // a container, as a backward node is
+  // Its backward hands back a float32 gradient for the float16 input, which autograd's
+  // engine casts back: the other half of custom_fwd's cast, not a cast the script wrote.
+  int gradient_casts = 0;
+  for (const auto* r : rows(table, "aten::to", "2")) {
+    if (r->phase != Phase::kBackward) continue;
+    ++gradient_casts;
+    EXPECT_EQ(r->input_dtypes.front(), "float32");
+    EXPECT_EQ(r->output_dtypes.front(), "float16");
+    EXPECT_EQ(r->category, OpCategory::kAutocastCast);
+  }
+  EXPECT_EQ(gradient_casts, 1);
 }
 
 TEST_F(PythonExamples, Bf16WithoutScalerHasNoLossScale) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -16,6 +17,8 @@
 namespace {
 
 using ampscope::profiler::CaptureSettings;
+using ampscope::profiler::OpCategory;
+using ampscope::profiler::Phase;
 using ampscope::profiler::SessionReader;
 using ampscope::test::ScratchDir;
 using ampscope::test::write_file;
@@ -253,6 +256,49 @@ for i in range(2):
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto s = SessionReader::open(session().string());
   EXPECT_EQ(linear_modules(s), (std::set<std::string>{"teacher.0", "student.0"}));
+}
+
+TEST_F(PythonRun, ACheckpointedBlocksLayersAreRowsOfTheirOwnInTheirModule) {
+  // checkpoint(use_reentrant=True) runs the block inside a custom autograd Function, and
+  // again inside that Function's backward node: both times its Linear is block.0's,
+  // demoted by autocast like the Linears around it.
+  const auto r = run(R"(import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(8, 16)
+        self.block = nn.Sequential(nn.Linear(16, 16), nn.ReLU())
+        self.out = nn.Linear(16, 2)
+    def forward(self, x):
+        return self.out(checkpoint(self.block, self.inp(x), use_reentrant=True))
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu")
+for i in range(3):
+    with torch.autocast("cpu", dtype=torch.float16):
+        loss = model(torch.randn(4, 8)).float().pow(2).mean()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    opt.zero_grad()
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::map<std::pair<std::string, Phase>, OpCategory> linears;  // (module, phase) -> category
+  bool checkpoint_row = false;
+  for (const auto& op : SessionReader::open(session().string()).op_stats()) {
+    if (!op.top_level) continue;
+    checkpoint_row |= op.name == "CheckpointFunction";
+    if (op.name == "aten::linear") linears[{op.module, op.phase}] = op.category;
+  }
+  EXPECT_FALSE(checkpoint_row);
+  const std::map<std::pair<std::string, Phase>, OpCategory> expected{
+      {{"inp", Phase::kForward}, OpCategory::kDemoted},
+      {{"block.0", Phase::kForward}, OpCategory::kDemoted},
+      {{"block.0", Phase::kBackward}, OpCategory::kDemoted},  // recomputed
+      {{"out", Phase::kForward}, OpCategory::kDemoted}};
+  EXPECT_EQ(linears, expected);
 }
 
 TEST_F(PythonRun, AnotherTorchVersionIsRefusedBeforeTheModuleLoads) {
