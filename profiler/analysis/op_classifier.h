@@ -24,7 +24,8 @@ struct CastContext {
   // The op is directly under an op that was entered with autocast on for its
   // device: a cast there was inserted by autocast (its kernel casts the inputs).
   bool parent_entered_under_autocast = false;
-  // The op is nested inside a cast: its inner steps (_to_copy, copy_) belong to the outer cast.
+  // The op is an inner step of another: of a cast (its _to_copy, copy_ are the outer cast's),
+  // or of a compiled graph's decomposed op (the cast to the precision GELU computes in).
   bool inside_cast = false;
   // The op runs in the backward node of a cast autocast inserted (the gradient
   // cast back to the weight's dtype): cast tax paid in the backward pass.

@@ -24,9 +24,11 @@ observer is off on the compiling thread from dynamo's compile-start callback to 
 compile-end callback, and around a backward compiled lazily, so those never appear
 among the script's ops.
 
-Categories come from the C++ classifier (_core.classify_op), with two readings the
+Categories come from the C++ classifier (_core.classify_op), with three readings the
 graph needs: a cast is autocast's when dynamo's op it came from (source_fn_stack)
-is not itself a cast the script wrote; and an op fed by autocast's casts (through
+is not itself a cast the script wrote; a cast that shares its seq_nr with other ops
+of the graph is a decomposed op's computing precision, no decision (as the inner
+steps of an eager op are none); and an op fed by autocast's casts (through
 views such as the t() of a linear) is classified on the dtypes before those casts,
 as the eager op autocast decided for (aten::linear) is. Backward nodes carry no
 module or source; they inherit both from the forward node with the same seq_nr.
@@ -298,6 +300,12 @@ class CompiledGraphs:
         autocast_casts = set()  # forward cast nodes autocast inserted
         rows: dict[tuple, int] = {}
         nodes: dict[str, dict] = {}
+        # A decomposed op's nodes share its seq_nr: a cast among them is the op's own
+        # computing precision (GELU's or LayerNorm's bf16 -> fp32 -> bf16), which eager
+        # kernels do inside; autocast's casts are ops of their own, with their own seq_nr.
+        computing = {node.meta.get("seq_nr") for node in gm.graph.nodes
+                     if (op := _op_name(node)) is not None and not _core.is_cast_op(op) and op not in _VIEWS}
+        computing.discard(None)
         for node in gm.graph.nodes:
             name = _op_name(node)
             if name is None:
@@ -314,6 +322,7 @@ class CompiledGraphs:
             values = value if isinstance(value, (list, tuple)) else [value]
             outputs = [_dtype_name(t.dtype) for t in values if isinstance(t, torch.Tensor)]
             is_cast = _core.is_cast_op(name)
+            inside_op = is_cast and seq_nr in computing
             backward_of_autocast_cast = False
             if phase == "backward":
                 module, backward_of_autocast_cast = forward_nodes.get(seq_nr, ("", False))
@@ -322,7 +331,7 @@ class CompiledGraphs:
             else:
                 module = self._module_path(node.meta.get("nn_module_stack"))
                 source = _source_fn(node)
-                by_autocast = is_cast and source is not None and source not in _SCRIPT_CASTS
+                by_autocast = is_cast and not inside_op and source is not None and source not in _SCRIPT_CASTS
                 if by_autocast:
                     autocast_casts.add(node)
                 if seq_nr is not None and (seq_nr not in forward_nodes or by_autocast):
@@ -330,7 +339,8 @@ class CompiledGraphs:
                 # A view of a cast (the t() of a linear's weight) decided nothing itself.
                 see_through = not is_cast and name not in _VIEWS
                 classified_inputs = self._before_autocast_casts(node, autocast_casts) if see_through else inputs
-            category = _core.classify_op(name, classified_inputs, outputs, by_autocast, backward_of_autocast_cast)
+            category = _core.classify_op(name, classified_inputs, outputs, by_autocast, backward_of_autocast_cast,
+                                         inside_op)
             key = (name, module, phase, category, tuple(inputs), tuple(tuple(s) for s in shapes), tuple(outputs))
             rows[key] = rows.get(key, 0) + 1
             nodes[node.name] = dict(node=node.name, name=name, module=module, category=category,

@@ -346,15 +346,21 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   m.attr("CPU_MATMUL_FALLBACK") = ampscope::profiler::kCpuMatmulFallback;
   // The op classifier for the ops of compiled graphs (python/ampscope/_compiled.py):
   // the category string, from the dtypes the graph records.
-  m.def("classify_op", [](const std::string& name, const std::vector<std::string>& input_dtypes,
-                          const std::vector<std::string>& output_dtypes, bool cast_by_autocast,
-                          bool backward_of_autocast_cast) {
-    ampscope::profiler::CastContext context;
-    context.parent_entered_under_autocast = cast_by_autocast;
-    context.backward_of_autocast_cast = backward_of_autocast_cast;
-    return std::string(ampscope::profiler::to_string(
-        ampscope::profiler::classify_op(name, input_dtypes, output_dtypes, context)));
-  });
+  // inside_op: a step of a decomposed op (its cast to the precision it computes in).
+  m.def(
+      "classify_op",
+      [](const std::string& name, const std::vector<std::string>& input_dtypes,
+         const std::vector<std::string>& output_dtypes, bool cast_by_autocast, bool backward_of_autocast_cast,
+         bool inside_op) {
+        ampscope::profiler::CastContext context;
+        context.parent_entered_under_autocast = cast_by_autocast;
+        context.backward_of_autocast_cast = backward_of_autocast_cast;
+        context.inside_cast = inside_op;
+        return std::string(ampscope::profiler::to_string(
+            ampscope::profiler::classify_op(name, input_dtypes, output_dtypes, context)));
+      },
+      py::arg("name"), py::arg("input_dtypes"), py::arg("output_dtypes"), py::arg("cast_by_autocast"),
+      py::arg("backward_of_autocast_cast"), py::arg("inside_op") = false);
   m.def("is_cast_op", [](const std::string& name) { return ampscope::profiler::is_cast_op(name); });
   // The sampling options, declared once in C++ (profiler/capture_option_specs.h):
   // (key, flag, default, minimum, help) for the package's keywords and argparse flags.

@@ -193,6 +193,19 @@ TEST_F(CompiledCapture, InductorRunShowsDemotedGemmRowsInSummaryAndJson) {
   bool backward_mm = false;
   for (const auto& r : rows) backward_mm |= r.name == "aten::mm" && r.phase == Phase::kBackward && r.calls == steps;
   EXPECT_TRUE(backward_mm) << "the compiled backward's GEMMs, counted per backward call";
+  // Inductor decomposes GELU into a cast of its bf16 input to fp32, the arithmetic and a
+  // cast back: the precision it computes in, as eager's gelu kernel does inside. Autocast
+  // decided nothing there (GELU is on none of its lists), so no row of the GELU modules
+  // (layers.1, layers.3) is a decision or an autocast cast, forward or backward.
+  int gelu_rows = 0, gelu_casts = 0;
+  for (const auto& r : rows) {
+    if (r.module != "layers.1" && r.module != "layers.3") continue;
+    ++gelu_rows;
+    gelu_casts += r.name == "prims::convert_element_type";
+    EXPECT_EQ(r.category, OpCategory::kUnchanged) << r.name << " " << r.module << " " << to_string(r.phase);
+  }
+  EXPECT_GT(gelu_rows, 0);
+  EXPECT_GT(gelu_casts, 0);
 
   const auto view = ampscope::profiler::load_session_view(session.string());
   EXPECT_EQ(view.compile.graphs, 1);
