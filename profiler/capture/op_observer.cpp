@@ -169,7 +169,7 @@ struct OpObserver::SequenceTable {
     uint64_t op_id = 0;
     uint32_t module = 0;
     bool autocast_cast = false;  // an autocast cast made it: its backward node casts the gradient back
-    bool holds_autocast_cast = false;  // a custom Function's forward that autocast cast an input of
+    bool holds_autocast_cast = false;  // a custom Function's forward in which autocast cast an input
     bool set = false;
   };
   static constexpr int64_t kDenseSpan = int64_t{1} << 20;

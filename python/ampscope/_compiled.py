@@ -302,9 +302,11 @@ class CompiledGraphs:
         nodes: dict[str, dict] = {}
         # A decomposed op's nodes share its seq_nr: a cast among them is the op's own
         # computing precision (GELU's or LayerNorm's bf16 -> fp32 -> bf16), which eager
-        # kernels do inside; autocast's casts are ops of their own, with their own seq_nr.
+        # kernels do inside; autocast's casts are ops of their own, with their own seq_nr
+        # (a copy in another memory format, a view, may come with one: they compute nothing).
         computing = {node.meta.get("seq_nr") for node in gm.graph.nodes
-                     if (op := _op_name(node)) is not None and not _core.is_cast_op(op) and op not in _VIEWS}
+                     if (op := _op_name(node)) is not None and not _core.is_cast_op(op) and op not in _VIEWS
+                     and op != "aten::clone"}
         computing.discard(None)
         for node in gm.graph.nodes:
             name = _op_name(node)

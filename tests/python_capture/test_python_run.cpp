@@ -23,11 +23,14 @@ using ampscope::profiler::SessionReader;
 using ampscope::test::ScratchDir;
 using ampscope::test::write_file;
 
+constexpr const char* kSmallModel = "model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))";
+
 // A few optimizer steps of a small fp16 loop; the tail decides how the script ends.
-std::string loop_script(const std::string& tail, int steps = 3) {
+// `model`: Python that binds `model` (8 features in).
+std::string loop_script(const std::string& tail, int steps = 3, const std::string& model = kSmallModel) {
   return fmt::format(R"(import sys, torch
 from torch import nn
-model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+{}
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 scaler = torch.amp.GradScaler("cpu")
 for i in range({}):
@@ -39,7 +42,7 @@ for i in range({}):
     opt.zero_grad()
 {}
 )",
-                     steps, tail);
+                     model, steps, tail);
 }
 
 size_t lines(const std::string& text) {
@@ -262,9 +265,7 @@ TEST_F(PythonRun, ACheckpointedBlocksLayersAreRowsOfTheirOwnInTheirModule) {
   // checkpoint(use_reentrant=True) runs the block inside a custom autograd Function, and
   // again inside that Function's backward node: both times its Linear is block.0's,
   // demoted by autocast like the Linears around it.
-  const auto r = run(R"(import torch
-from torch import nn
-from torch.utils.checkpoint import checkpoint
+  const auto r = run(loop_script("", 3, R"(from torch.utils.checkpoint import checkpoint
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -273,17 +274,7 @@ class Net(nn.Module):
         self.out = nn.Linear(16, 2)
     def forward(self, x):
         return self.out(checkpoint(self.block, self.inp(x), use_reentrant=True))
-model = Net()
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-scaler = torch.amp.GradScaler("cpu")
-for i in range(3):
-    with torch.autocast("cpu", dtype=torch.float16):
-        loss = model(torch.randn(4, 8)).float().pow(2).mean()
-    scaler.scale(loss).backward()
-    scaler.step(opt)
-    scaler.update()
-    opt.zero_grad()
-)");
+model = Net())"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::map<std::pair<std::string, Phase>, OpCategory> linears;  // (module, phase) -> category
   bool checkpoint_row = false;
