@@ -3,9 +3,25 @@
 #include <ATen/ATen.h>
 #include <torch/optim/optimizer.h>
 
+#include <string>
 #include <vector>
 
+#include "engine/module_scope.h"
+
 namespace ampscope::engine {
+namespace {
+
+// Scopes of the scaler's own ops, and of the optimizer's step it runs (no module).
+const std::string& scaler_scope() {
+  static const std::string name = std::string(kModuleScopePrefix) + kLossScalerModule;
+  return name;
+}
+const std::string& no_module_scope() {
+  static const std::string name = kModuleScopePrefix;
+  return name;
+}
+
+}  // namespace
 
 GradScaler::GradScaler(const ScalerConfig& config, c10::Device device, bool enabled)
     : config_(config), device_(device), enabled_(enabled) {
@@ -23,11 +39,13 @@ GradScaler::GradScaler(const ScalerConfig& config, c10::Device device, bool enab
 
 at::Tensor GradScaler::scale(const at::Tensor& loss) {
   if (!enabled_) return loss;
+  ModuleScope scope(scaler_scope());
   return loss * scale_.to(loss.device(), /*non_blocking=*/true);
 }
 
 void GradScaler::unscale_(torch::optim::Optimizer& optimizer) {
   if (!enabled_) return;
+  ModuleScope scope(scaler_scope());
   PerOptimizer& state = per_optimizer_[&optimizer];
   if (state.stage == Stage::kUnscaled)
     throw ScalerStateError("unscale_() has already been called on this optimizer since the last update()");
@@ -58,6 +76,7 @@ bool GradScaler::step(torch::optim::Optimizer& optimizer) {
     optimizer.step();
     return true;
   }
+  ModuleScope scope(scaler_scope());
   PerOptimizer& state = per_optimizer_[&optimizer];
   if (state.stage == Stage::kStepped)
     throw ScalerStateError("step() has already been called since the last update()");
@@ -67,12 +86,14 @@ bool GradScaler::step(torch::optim::Optimizer& optimizer) {
   state.stage = Stage::kStepped;
   last_found_inf_ = found_inf;
   if (found_inf) return false;
+  ModuleScope optimizer_scope(no_module_scope());
   optimizer.step();
   return true;
 }
 
 void GradScaler::update() {
   if (!enabled_) return;
+  ModuleScope scope(scaler_scope());
   at::Tensor combined;
   for (auto& [optimizer, state] : per_optimizer_) {
     if (!state.found_inf.defined()) continue;

@@ -11,13 +11,15 @@ namespace {
 constexpr std::array<std::pair<Phase, std::string_view>, 4> kPhases{
     {{Phase::kForward, "forward"}, {Phase::kBackward, "backward"}, {Phase::kOptimizer, "optimizer"},
      {Phase::kOther, "other"}}};
-constexpr std::array<std::pair<OpCategory, std::string_view>, 6> kCategories{
+constexpr std::array<std::pair<OpCategory, std::string_view>, 7> kCategories{
     {{OpCategory::kDemoted, "demoted"},
      {OpCategory::kKeptFp32, "kept_fp32"},
      {OpCategory::kPromoted, "promoted"},
      {OpCategory::kUnchanged, "unchanged"},
      {OpCategory::kExplicitCast, "explicit_cast"},
-     {OpCategory::kAutocastCast, "autocast_cast"}}};
+     {OpCategory::kAutocastCast, "autocast_cast"},
+     {OpCategory::kPromotionCast, "promotion_cast"}}};
+static_assert(kCategories.size() == kOpCategoryCount);
 constexpr std::array<std::pair<ActivityKind, std::string_view>, 3> kKinds{
     {{ActivityKind::kKernel, "kernel"}, {ActivityKind::kMemcpy, "memcpy"}, {ActivityKind::kMemset, "memset"}}};
 constexpr std::array<std::pair<GradientSide, std::string_view>, 3> kGradientSides{

@@ -35,7 +35,12 @@ enum class OpCategory : uint8_t {
   kUnchanged,     // ran in its inputs' precision
   kExplicitCast,  // a cast the user's code asked for (.to(), .half(), ...)
   kAutocastCast,  // a cast autocast inserted under an op: the cast tax
+  // Autograd's engine casting the gradient of a promoted op's narrower input back to its
+  // dtype (fp32 residual + fp16 branch: the branch's gradient cast to fp16): the promotion's
+  // price in the backward. Last, so the values stored before it keep their meaning.
+  kPromotionCast,
 };
+inline constexpr int kOpCategoryCount = 7;  // records.cpp checks it against its table
 
 struct OpRecord {
   uint64_t id = 0;          // unique in a session, > 0; also the CUPTI external correlation id
@@ -57,7 +62,7 @@ struct OpRecord {
   std::vector<DtypeName> input_dtypes;
   std::vector<Shape> input_shapes;
   std::vector<DtypeName> output_dtypes;
-  int64_t cast_bytes = 0;   // kAutocastCast/kExplicitCast: bytes written by the cast
+  int64_t cast_bytes = 0;   // the casts (kAutocastCast, kExplicitCast, kPromotionCast): bytes written
 };
 
 enum class ActivityKind : uint8_t { kKernel, kMemcpy, kMemset };

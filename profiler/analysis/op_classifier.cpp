@@ -34,6 +34,8 @@ bool is_reduced_precision_dtype(std::string_view dtype) {
   return dtype == "float16" || dtype == "bfloat16";
 }
 
+FloatKind float_kind(std::string_view dtype) { return {floating_width(dtype), dtype == "bfloat16"}; }
+
 OpCategory classify_op(std::string_view name, const std::vector<DtypeName>& input_dtypes,
                        const std::vector<DtypeName>& output_dtypes, const CastContext& context) {
   // The inner steps of a cast (_to_copy, empty_strided, copy_) are the cast's, not decisions of their own.
@@ -46,19 +48,11 @@ OpCategory classify_op(std::string_view name, const std::vector<DtypeName>& inpu
                           is_floating_dtype(input_dtypes.front()) && is_floating_dtype(output_dtypes.front()) &&
                           input_dtypes.front() != output_dtypes.front();
     if (!converts) return OpCategory::kUnchanged;
-    return context.parent_entered_under_autocast || context.backward_of_autocast_cast ? OpCategory::kAutocastCast
-                                                                                      : OpCategory::kExplicitCast;
+    if (context.parent_entered_under_autocast || context.backward_of_autocast_cast) return OpCategory::kAutocastCast;
+    return context.backward_of_promotion ? OpCategory::kPromotionCast : OpCategory::kExplicitCast;
   }
-  int widest_in = 0, narrowest_in = 1000;
-  bool reduced_in = false, any_in = false;
-  for (const auto& d : input_dtypes) {
-    const int w = floating_width(d);
-    if (w == 0) continue;
-    any_in = true;
-    widest_in = std::max(widest_in, w);
-    narrowest_in = std::min(narrowest_in, w);
-    reduced_in = reduced_in || is_reduced_precision_dtype(d);
-  }
+  FloatMix mix;
+  for (const auto& d : input_dtypes) mix.add(float_kind(d));
   const DtypeName* out = nullptr;
   for (const auto& d : output_dtypes) {
     if (is_floating_dtype(d)) {
@@ -66,18 +60,11 @@ OpCategory classify_op(std::string_view name, const std::vector<DtypeName>& inpu
       break;
     }
   }
-  if (!any_in || out == nullptr) return OpCategory::kUnchanged;
+  if (!mix.any || out == nullptr) return OpCategory::kUnchanged;
+  if (mix.promotes_to(float_kind(*out))) return OpCategory::kPromoted;
   const int out_width = floating_width(*out);
-  // fp16 and bf16 are both 16 bits but different types: inputs mixing them count as mixed.
-  bool mixed_reduced = false;
-  for (const auto& a : input_dtypes)
-    for (const auto& b : input_dtypes)
-      mixed_reduced = mixed_reduced || (is_reduced_precision_dtype(a) && is_reduced_precision_dtype(b) && a != b);
-  // fp16 with bf16 promotes to float32; otherwise to the widest input.
-  const int promoted_width = mixed_reduced ? std::max(widest_in, 32) : widest_in;
-  if ((narrowest_in < widest_in || mixed_reduced) && out_width == promoted_width) return OpCategory::kPromoted;
-  if (widest_in > out_width && is_reduced_precision_dtype(*out)) return OpCategory::kDemoted;
-  if (reduced_in && widest_in == 16 && *out == "float32") return OpCategory::kKeptFp32;
+  if (mix.widest > out_width && is_reduced_precision_dtype(*out)) return OpCategory::kDemoted;
+  if (mix.reduced && mix.widest == 16 && *out == "float32") return OpCategory::kKeptFp32;
   return OpCategory::kUnchanged;
 }
 

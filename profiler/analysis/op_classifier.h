@@ -1,6 +1,7 @@
 #pragma once
 // Reads what autocast did to an op call from its dtypes alone: the same
 // evidence a user would see in PyTorch's profiler with record_shapes.
+#include <algorithm>
 #include <string_view>
 #include <vector>
 
@@ -30,10 +31,51 @@ struct CastContext {
   // The op runs in the backward node of a cast autocast inserted (the gradient
   // cast back to the weight's dtype): cast tax paid in the backward pass.
   bool backward_of_autocast_cast = false;
+  // The op runs in the backward of an op that promoted mixed inputs (fp32 + fp16 -> fp32): a
+  // cast there is autograd's engine casting the gradient of the narrower input back to its
+  // dtype, the backward's price of the promotion, which no line of the user's code asked for.
+  bool backward_of_promotion = false;
+};
+
+// What the promotion rule needs of one floating-point dtype: its width, and which
+// 16-bit type it is (fp16 and bf16 mixed promote to fp32).
+struct FloatKind {
+  int width = 0;  // 0: not floating (integers, bool, wrapped numbers)
+  bool bfloat16 = false;
+};
+FloatKind float_kind(std::string_view dtype);
+
+// The floating inputs of an op, summed up for the rules below.
+struct FloatMix {
+  bool any = false, reduced = false, mixed_reduced = false;
+  int widest = 0, narrowest = 1000;
+  void add(FloatKind k) {
+    if (k.width == 0) return;
+    if (reduced && k.width == 16 && bfloat16_seen != k.bfloat16) mixed_reduced = true;
+    if (k.width == 16) {
+      bfloat16_seen = reduced ? bfloat16_seen : k.bfloat16;
+      reduced = true;
+    }
+    any = true;
+    widest = std::max(widest, k.width);
+    narrowest = std::min(narrowest, k.width);
+  }
+  // Floating inputs of several widths (or fp16 with bf16) and an output of the type they
+  // promote to: the op computed at the widest precision of its inputs.
+  bool promotes_to(FloatKind out) const {
+    if (!any || out.width == 0) return false;
+    const int promoted_width = mixed_reduced ? std::max(widest, 32) : widest;
+    return (narrowest < widest || mixed_reduced) && out.width == promoted_width;
+  }
+
+ private:
+  bool bfloat16_seen = false;
 };
 
 // Category of one call. Rules, in order:
-//  - a cast (outermost): autocast's if its parent ran under autocast, else explicit;
+//  - a cast (outermost): autocast's if its parent ran under autocast (or it casts a gradient
+//    back in the backward of autocast's cast); the promotion's if it casts a gradient back
+//    in the backward of a promoted op; else explicit;
 //  - floating inputs of several widths and an output of the widest: promoted;
 //  - a floating input wider than a reduced-precision output: demoted;
 //  - only reduced-precision floating inputs and a float32 output: kept fp32;

@@ -60,6 +60,7 @@ struct RawOp {
   bool autograd_node = false;
   // The CastContext, fixed when the op is entered; classified by to_records().
   bool parent_entered_under_autocast = false, inside_cast = false, backward_of_autocast_cast = false;
+  bool backward_of_promotion = false;
 };
 
 // A recorded op still running on a thread's stack.
@@ -70,6 +71,10 @@ struct OpenOp {
   bool is_cast = false;
   bool is_backward_node = false;
   bool node_of_autocast_cast = false;  // a backward node of an autocast-inserted cast
+  bool node_of_promotion = false;      // a backward node of an op that promoted mixed inputs
+  // A cast an op's own implementation made (math attention's fp16 -> fp32), or the backward
+  // node of one: no autocast decision and no cast the code asked for.
+  bool internal_cast = false, node_of_internal_cast = false;
   uint32_t modules_open = 0;           // the thread's module scopes open when it was entered
   bool holds_autocast_cast = false;    // a custom Function's forward in which autocast cast an input
 };
@@ -170,6 +175,8 @@ struct OpObserver::SequenceTable {
     uint32_t module = 0;
     bool autocast_cast = false;  // an autocast cast made it: its backward node casts the gradient back
     bool holds_autocast_cast = false;  // a custom Function's forward in which autocast cast an input
+    bool promoted = false;  // it promoted mixed inputs: the engine casts a narrower input's gradient back
+    bool internal_cast = false;  // an op's implementation cast: its backward node's cast back is the op's too
     bool set = false;
   };
   static constexpr int64_t kDenseSpan = int64_t{1} << 20;
@@ -198,7 +205,7 @@ struct OpObserver::SequenceTable {
   }
   // Ops that enclose one another and the node's creation exit inner first: the last wins.
   void record(uint64_t thread, int64_t seq, uint64_t op_id, uint32_t module, bool autocast_cast,
-              bool holds_autocast_cast) {
+              bool holds_autocast_cast, bool promoted, bool internal_cast) {
     std::lock_guard lock(table_lock);
     if (base < 0) {
       base = seq;
@@ -216,6 +223,8 @@ struct OpObserver::SequenceTable {
     o->module = module;
     o->autocast_cast = o->autocast_cast || autocast_cast;
     o->holds_autocast_cast = o->holds_autocast_cast || holds_autocast_cast;
+    o->promoted = o->promoted || promoted;
+    o->internal_cast = o->internal_cast || internal_cast;
     o->set = true;
   }
   std::optional<Origin> find(uint64_t thread, int64_t seq) {
@@ -290,6 +299,23 @@ bool is_autocast_cast(const RawOp& r, const TensorDesc* tensors) {
   const TensorDesc& out = tensors[r.n_inputs];
   if (!is_floating(in) || !is_floating(out) || in.dtype == out.dtype) return false;
   return r.parent_entered_under_autocast || r.backward_of_autocast_cast;
+}
+
+FloatKind float_kind(const TensorDesc& t) {
+  if (!is_floating(t)) return {};
+  const auto type = static_cast<c10::ScalarType>(t.dtype);
+  return {type == c10::kDouble ? 64 : type == c10::kFloat ? 32 : 16, type == c10::kBFloat16};
+}
+
+// classify_op()'s promotion rule, on dtype codes: whether to_records() will call the op
+// promoted. Its backward node then hands the engine a gradient to cast back.
+bool is_promotion(const RawOp& r, const TensorDesc* tensors) {
+  if (r.n_inputs < 2 || r.n_outputs == 0) return false;
+  FloatMix mix;
+  for (uint32_t i = 0; i < r.n_inputs; ++i) mix.add(float_kind(tensors[i]));
+  for (uint32_t i = r.n_inputs; i < r.n_inputs + r.n_outputs; ++i)
+    if (is_floating(tensors[i])) return mix.promotes_to(float_kind(tensors[i]));
+  return false;
 }
 
 bool autocast_enabled_anywhere() {
@@ -396,10 +422,18 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
     r.phase = parent->raw.phase;
     r.forward_op_id = parent->raw.forward_op_id;
     r.parent_entered_under_autocast = parent->autocast_on && !parent->is_cast;
-    r.inside_cast = parent->raw.inside_cast || parent->is_cast;
+    // A cast directly inside an ATen op entered with autocast off is the op's implementation
+    // choosing its precision (math attention computes fp16 in fp32): the compiled graphs'
+    // decomposed-op rule, for eager. Python code calls its casts at the top level, and a
+    // custom Function's forward is a container.
+    op.internal_cast = op.is_cast && !parent->is_cast && !parent->raw.autograd_node && !parent->autocast_on &&
+                       !parent->raw.inside_cast;
+    r.inside_cast = parent->raw.inside_cast || parent->is_cast || op.internal_cast ||
+                    (parent->is_backward_node && parent->node_of_internal_cast);
     // The innermost backward node around the op decides.
     r.backward_of_autocast_cast =
         parent->is_backward_node ? parent->node_of_autocast_cast : parent->raw.backward_of_autocast_cast;
+    r.backward_of_promotion = parent->is_backward_node ? parent->node_of_promotion : parent->raw.backward_of_promotion;
   } else {
     r.module = ts.modules.empty() ? 0 : ts.modules.back();
     r.phase = ts.phases.empty() ? Phase::kOther : ts.phases.back();
@@ -413,14 +447,18 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
       r.module = origin->module;
       r.forward_op_id = origin->op_id;
       op.node_of_autocast_cast = origin->autocast_cast;
+      op.node_of_promotion = origin->promoted;
+      op.node_of_internal_cast = origin->internal_cast;
       // The engine's "evaluate_function: X" scope (no number of its own) holds node X and,
       // after it, the engine's work on X's outputs: a broadcast input's gradient summed to
       // its shape (a Linear's bias under addmm), gradients accumulated. Those are X's module's.
       // A cast there is the engine's, of a gradient back to its input's dtype: autocast's
-      // when X's forward held an autocast cast (custom_fwd's).
+      // when X's forward held an autocast cast (custom_fwd's), the promotion's when X promoted
+      // mixed inputs (the fp16 input of fp32 + fp16 gets its gradient cast back to fp16).
       if (parent != nullptr && parent->is_backward_node && parent->raw.module == 0 && parent->raw.sequence_nr < 0) {
         parent->raw.module = origin->module;
         parent->node_of_autocast_cast = origin->autocast_cast || origin->holds_autocast_cast;
+        parent->node_of_promotion = origin->promoted;
       }
     }
   }
@@ -465,11 +503,13 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
   // gradient, or TorchScript's differentiable graphs, which run detached) share
   // the number of a later node and must not claim it.
   // A backward's ops create nodes only under create_graph (grad mode on).
-  const bool autocast_cast = op.is_cast && is_autocast_cast(r, ts.pending_tensors.data() + op.pending_tensor);
+  const TensorDesc* const described = ts.pending_tensors.data() + op.pending_tensor;
+  const bool autocast_cast = op.is_cast && is_autocast_cast(r, described);
   if (!op.is_backward_node && r.sequence_nr >= 0 &&
       at::sequence_number::peek() > static_cast<uint64_t>(r.sequence_nr)) {
     self->node_creators_->record(fn.threadId(), r.sequence_nr, r.id, r.module, autocast_cast,
-                                 op.holds_autocast_cast);
+                                 op.holds_autocast_cast, !op.is_cast && is_promotion(r, described),
+                                 op.internal_cast);
   }
   // custom_fwd(cast_inputs=...) casts inside a Function's forward, where no node records
   // it: the Function's node then hands back gradients autograd's engine casts back.
@@ -580,10 +620,12 @@ std::vector<OpRecord> OpBatch::to_records() && {
     }
     r.output_dtypes.reserve(op.n_outputs);
     for (uint32_t i = 0; i < op.n_outputs; ++i) r.output_dtypes.push_back(dtype_text(t[op.n_inputs + i]));
-    const CastContext context{op.parent_entered_under_autocast, op.inside_cast, op.backward_of_autocast_cast};
+    const CastContext context{op.parent_entered_under_autocast, op.inside_cast, op.backward_of_autocast_cast,
+                              op.backward_of_promotion};
     r.category = op.autograd_node ? OpCategory::kUnchanged
                                   : classify_op(r.name, r.input_dtypes, r.output_dtypes, context);
-    if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast)
+    if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast ||
+        r.category == OpCategory::kPromotionCast)
       r.cast_bytes = op.out_bytes;
   }
   give_back_parts();

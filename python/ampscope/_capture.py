@@ -60,6 +60,10 @@ _watched: "weakref.WeakKeyDictionary[torch.nn.Module, str]" = weakref.WeakKeyDic
 
 _PHASE_FORWARD = _core.intern_scope("ampscope.phase:forward")
 _PHASE_OPTIMIZER = _core.intern_scope("ampscope.phase:optimizer")
+# GradScaler's own ops (the loss's scaling, unscale_'s checks, update's) name it as their
+# module; the optimizer's step inside GradScaler.step names none (the empty path).
+_LOSS_SCALER = _core.intern_scope("ampscope.module:" + _core.LOSS_SCALER_MODULE)
+_NO_MODULE = _core.intern_scope("ampscope.module:")
 _DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 # The layers whose GEMM operands precision readiness measures (subclasses too: a
 # LoRA or quantized Linear still multiplies its input by .weight).
@@ -497,8 +501,10 @@ class Capture:
         self._record(optimizer)
         self._measure_gradients(optimizer, None)
         _core.enter_scope(_PHASE_OPTIMIZER)
+        _core.enter_scope(_NO_MODULE)
 
     def _optimizer_post(self, optimizer, args, kwargs):
+        _core.exit_scope()
         _core.exit_scope()
         record = self._record(optimizer)
         record["stepped"] = True
@@ -661,8 +667,14 @@ def _scaler_on(scaler):
 
 def _wrap_scale(original):
     def scale(self, outputs):
-        scaled = original(self, outputs)
-        if _scaler_on(self):
+        if not _scaler_on(self):
+            return original(self, outputs)
+        _core.enter_scope(_LOSS_SCALER)
+        try:
+            scaled = original(self, outputs)
+        finally:
+            _core.exit_scope()
+        if _active is not None:
             _active._scaler_seen = True
             _active._scale_tensor = getattr(self, "_scale", None)  # what this step's backward is scaled by
             if isinstance(outputs, torch.Tensor):
@@ -677,9 +689,11 @@ def _wrap_unscale(original):
             return original(self, optimizer)
         cap = _active
         _core.enter_scope(_PHASE_OPTIMIZER)
+        _core.enter_scope(_LOSS_SCALER)
         try:
             result = original(self, optimizer)
         finally:
+            _core.exit_scope()
             _core.exit_scope()
         if not cap._in_scaler_step:
             cap._record(optimizer)["unscale_calls"] += 1
@@ -697,9 +711,11 @@ def _wrap_step(original):
         cap._record(optimizer)
         cap._in_scaler_step += 1
         _core.enter_scope(_PHASE_OPTIMIZER)
+        _core.enter_scope(_LOSS_SCALER)
         try:
             result = original(self, optimizer, *args, **kwargs)
         finally:
+            _core.exit_scope()
             _core.exit_scope()
             cap._in_scaler_step -= 1
         cap._on_scaler_step(self, optimizer)
@@ -717,9 +733,11 @@ def _wrap_update(original):
             tracker = self._growth_tracker
             tracker = int(tracker.item()) if isinstance(tracker, torch.Tensor) else 0
         _core.enter_scope(_PHASE_OPTIMIZER)
+        _core.enter_scope(_LOSS_SCALER)
         try:
             result = original(self, new_scale)
         finally:
+            _core.exit_scope()
             _core.exit_scope()
         with _Quiet():
             after = self.get_scale()

@@ -296,7 +296,7 @@ class CompiledGraphs:
 
     def _read(self, gm, phase: str, forward_nodes: dict) -> _Graph:
         """The graph's ops by signature. forward_nodes (seq_nr -> (module, autocast
-        cast)) is filled from a forward graph and read for a backward one."""
+        cast, promoted)) is filled from a forward graph and read for a backward one."""
         autocast_casts = set()  # forward cast nodes autocast inserted
         rows: dict[tuple, int] = {}
         nodes: dict[str, dict] = {}
@@ -325,9 +325,9 @@ class CompiledGraphs:
             outputs = [_dtype_name(t.dtype) for t in values if isinstance(t, torch.Tensor)]
             is_cast = _core.is_cast_op(name)
             inside_op = is_cast and seq_nr in computing
-            backward_of_autocast_cast = False
+            backward_of_autocast_cast = backward_of_promotion = False
             if phase == "backward":
-                module, backward_of_autocast_cast = forward_nodes.get(seq_nr, ("", False))
+                module, backward_of_autocast_cast, backward_of_promotion = forward_nodes.get(seq_nr, ("", False, False))
                 by_autocast = False
                 classified_inputs = inputs
             else:
@@ -336,13 +336,20 @@ class CompiledGraphs:
                 by_autocast = is_cast and not inside_op and source is not None and source not in _SCRIPT_CASTS
                 if by_autocast:
                     autocast_casts.add(node)
-                if seq_nr is not None and (seq_nr not in forward_nodes or by_autocast):
-                    forward_nodes[seq_nr] = (module, by_autocast)
                 # A view of a cast (the t() of a linear's weight) decided nothing itself.
                 see_through = not is_cast and name not in _VIEWS
                 classified_inputs = self._before_autocast_casts(node, autocast_casts) if see_through else inputs
             category = _core.classify_op(name, classified_inputs, outputs, by_autocast, backward_of_autocast_cast,
-                                         inside_op)
+                                         inside_op, backward_of_promotion)
+            if phase != "backward" and seq_nr is not None:
+                # The op's first node names its module; an autocast cast or a promotion
+                # among its nodes decides what its backward's casts are.
+                known = forward_nodes.get(seq_nr)
+                promoted = category == "promoted" or (known is not None and known[2])
+                if known is None or by_autocast:
+                    forward_nodes[seq_nr] = (module, by_autocast, promoted)
+                else:
+                    forward_nodes[seq_nr] = (known[0], known[1], promoted)
             key = (name, module, phase, category, tuple(inputs), tuple(tuple(s) for s in shapes), tuple(outputs))
             rows[key] = rows.get(key, 0) + 1
             nodes[node.name] = dict(node=node.name, name=name, module=module, category=category,

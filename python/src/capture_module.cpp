@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "engine/device.h"
+#include "engine/module_scope.h"
 #include "profiler/analysis/backward_origin.h"
 #include "profiler/capture/own_cuda_kernels.h"
 #include "profiler/capture/profiler.h"
@@ -344,23 +345,27 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   // The stored values of a session's cpu_bf16_matmul / cpu_fp16_matmul, defined once in C++.
   m.attr("CPU_MATMUL_ONEDNN") = ampscope::profiler::kCpuMatmulOneDnn;
   m.attr("CPU_MATMUL_FALLBACK") = ampscope::profiler::kCpuMatmulFallback;
+  // The module path of GradScaler's own ops, as the engine's loss scaler names it.
+  m.attr("LOSS_SCALER_MODULE") = ampscope::engine::kLossScalerModule;
   // The op classifier for the ops of compiled graphs (python/ampscope/_compiled.py):
   // the category string, from the dtypes the graph records.
   // inside_op: a step of a decomposed op (its cast to the precision it computes in).
+  // backward_of_promotion: a backward node of a forward op that promoted mixed inputs.
   m.def(
       "classify_op",
       [](const std::string& name, const std::vector<std::string>& input_dtypes,
          const std::vector<std::string>& output_dtypes, bool cast_by_autocast, bool backward_of_autocast_cast,
-         bool inside_op) {
+         bool inside_op, bool backward_of_promotion) {
         ampscope::profiler::CastContext context;
         context.parent_entered_under_autocast = cast_by_autocast;
         context.backward_of_autocast_cast = backward_of_autocast_cast;
         context.inside_cast = inside_op;
+        context.backward_of_promotion = backward_of_promotion;
         return std::string(ampscope::profiler::to_string(
             ampscope::profiler::classify_op(name, input_dtypes, output_dtypes, context)));
       },
       py::arg("name"), py::arg("input_dtypes"), py::arg("output_dtypes"), py::arg("cast_by_autocast"),
-      py::arg("backward_of_autocast_cast"), py::arg("inside_op") = false);
+      py::arg("backward_of_autocast_cast"), py::arg("inside_op") = false, py::arg("backward_of_promotion") = false);
   m.def("is_cast_op", [](const std::string& name) { return ampscope::profiler::is_cast_op(name); });
   // The sampling options, declared once in C++ (profiler/capture_option_specs.h):
   // (key, flag, default, minimum, help) for the package's keywords and argparse flags.

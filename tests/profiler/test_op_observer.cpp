@@ -2,14 +2,17 @@
 // classifies, checked against PyTorch's own profiler where Python torch is there.
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "engine/autocast_guard.h"
+#include "engine/module_scope.h"
 #include "engine/training_run.h"
 #include "profiler/capture/op_observer.h"
 #include "profiler/export/chrome_trace.h"
@@ -112,9 +115,22 @@ TEST_P(ObserverOnGpt, ClassifiesAutocastDecisions) {
   }
   EXPECT_GT(linked_nodes, 20);
   EXPECT_NE(find(ops, "EmbeddingBackward0", Phase::kBackward, "tok_emb"), nullptr);
-  // The optimizer's ops are recorded in their phase.
-  EXPECT_NE(std::find_if(ops.begin(), ops.end(), [](const OpRecord& o) { return o.phase == Phase::kOptimizer; }),
-            ops.end());
+  // The optimizer's ops are recorded in their phase, in no module; the loss scaler's
+  // (fp16) are its own, its cast of the scale to fp64 (PyTorch's reciprocal) among them.
+  int64_t optimizer_ops = 0, scaler_ops = 0, scaler_casts = 0;
+  for (const auto& op : ops) {
+    if (op.parent_id != 0) continue;
+    const bool scalers = op.name.starts_with("aten::_amp_");
+    if (scalers) EXPECT_EQ(op.module, engine::kLossScalerModule) << op.name;
+    if (op.module == engine::kLossScalerModule) {
+      ++scaler_ops;
+      if (op.category == OpCategory::kExplicitCast && op.output_dtypes.at(0) == "float64") ++scaler_casts;
+    }
+    if (op.phase == Phase::kOptimizer && op.module.empty() && !scalers) ++optimizer_ops;
+  }
+  EXPECT_GT(optimizer_ops, 0);
+  EXPECT_EQ(scaler_ops > 0, precision == Precision::kFP16);
+  EXPECT_EQ(scaler_casts, precision == Precision::kFP16 ? 1 : 0);
   // Records are well formed.
   std::set<uint64_t> ids;
   for (const auto& op : ops) {
@@ -174,6 +190,84 @@ TEST(OpObserver, CatIsPromotedAndExplicitCastsAreExplicit) {
   EXPECT_EQ(category_of("aten::cat"), OpCategory::kPromoted);
   EXPECT_EQ(category_of("aten::stack"), OpCategory::kPromoted);
   EXPECT_EQ(category_of("aten::to"), OpCategory::kExplicitCast);
+}
+
+// x (fp32) + y (fp16) computes in fp32; its backward hands y an fp32 gradient, which
+// autograd's engine casts back to fp16. No line of the code asked for that cast: it is the
+// promotion's. The backward of a cast the code did ask for stays explicit.
+TEST(OpObserver, APromotedOpsGradientCastBackIsThePromotionsNotTheCodes) {
+  const at::Tensor x = at::randn({4, 8}).requires_grad_(true);
+  const at::Tensor y = at::randn({4, 8}).to(at::kHalf).requires_grad_(true);
+  const at::Tensor w = at::randn({4, 8}).to(at::kHalf).requires_grad_(true);
+  OpObserver observer;
+  observer.begin_step(1);
+  const at::Tensor promoted = x + y;
+  const at::Tensor cast_by_code = w.to(at::kFloat) * x;
+  (promoted.sum() + cast_by_code.sum()).backward();
+  observer.end_step();
+  const auto ops = observer.collect();
+  std::map<uint64_t, const OpRecord*> by_id;
+  for (const auto& op : ops) by_id[op.id] = &op;
+  std::map<std::string, std::vector<std::string>> casts_back;  // category -> the node each ran under
+  int64_t promoted_adds = 0;
+  for (const auto& op : ops) {
+    if (op.name == "aten::add" && op.category == OpCategory::kPromoted) ++promoted_adds;
+    if (op.phase != Phase::kBackward || op.name != "aten::to" || op.output_dtypes.at(0) != "float16") continue;
+    const OpRecord* node = by_id.count(op.parent_id) ? by_id.at(op.parent_id) : nullptr;
+    while (node != nullptr && node->parent_id != 0 && !node->name.starts_with("autograd::engine")) {
+      node = by_id.count(node->parent_id) ? by_id.at(node->parent_id) : nullptr;
+    }
+    casts_back[std::string(to_string(op.category))].push_back(node != nullptr ? node->name : "?");
+  }
+  EXPECT_EQ(promoted_adds, 1);
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(casts_back["promotion_cast"], Names{"autograd::engine::evaluate_function: AddBackward0"});
+  EXPECT_EQ(casts_back["explicit_cast"], Names{"autograd::engine::evaluate_function: ToCopyBackward0"});
+  EXPECT_EQ(casts_back.size(), 2u) << [&] {
+    std::string seen;
+    for (const auto& [category, nodes] : casts_back) seen += category + " ";
+    return seen;
+  }();
+  for (const auto& op : ops)
+    if (op.category == OpCategory::kPromotionCast) EXPECT_GT(op.cast_bytes, 0);
+}
+
+// Math attention (SDPA's fallback, and the CPU's path under fp16) computes fp16 inputs in
+// fp32: its casts, and their casts back in the backward, are its implementation's, no
+// cast the code asked for. A cast the code makes, and its backward, stay explicit.
+TEST(OpObserver, CastsInsideAnOpsImplementationAreNotTheCodes) {
+  auto half = [](std::vector<int64_t> shape) { return at::randn(shape).to(at::kHalf).requires_grad_(true); };
+  const at::Tensor q = half({1, 2, 8, 16}), k = half({1, 2, 8, 16}), v = half({1, 2, 8, 16});
+  const at::Tensor x = half({4});
+  OpObserver observer;
+  observer.begin_step(1);
+  const auto [attention, weights] = at::_scaled_dot_product_attention_math(q, k, v);
+  const at::Tensor by_code = x.to(at::kFloat);
+  (attention.sum().to(at::kFloat) + by_code.sum()).backward();
+  observer.end_step();
+  const auto ops = observer.collect();
+  std::map<uint64_t, const OpRecord*> by_id;
+  for (const auto& op : ops) by_id[op.id] = &op;
+  int64_t casts_inside_attention = 0;
+  std::vector<std::string> explicit_casts;
+  for (const auto& op : ops) {
+    if (op.category == OpCategory::kExplicitCast)
+      explicit_casts.push_back(fmt::format("{} {}", to_string(op.phase), op.input_dtypes.at(0)));
+    const auto parent = by_id.find(op.parent_id);
+    const bool in_attention =
+        parent != by_id.end() && parent->second->name == "aten::_scaled_dot_product_attention_math";
+    if (op.name == "aten::to" && in_attention) {
+      ++casts_inside_attention;
+      EXPECT_EQ(op.category, OpCategory::kUnchanged);
+    }
+  }
+  EXPECT_GE(casts_inside_attention, 3);  // q, k, v to fp32 (and the result back to fp16)
+  // The attention's gradients cast back to fp16 in the backward were its casts' nodes': unchanged.
+  // The code's two casts (x.to(float) and attention.sum().to(float)), and their casts back.
+  std::sort(explicit_casts.begin(), explicit_casts.end());
+  EXPECT_EQ(explicit_casts, (std::vector<std::string>{"backward float32", "backward float32", "other float16",
+                                                       "other float16"}))
+      << fmt::format("{}", fmt::join(explicit_casts, ", "));
 }
 
 TEST(OpObserver, UnsampledStepsRecordNothing) {

@@ -54,6 +54,32 @@ TEST(OpClassifier, CastsUnderAutocastAreTheCastTaxOthersAreExplicit) {
   EXPECT_EQ(classify("prims::convert_element_type", {"bfloat16", ""}, {"float32"}, {}), OpCategory::kExplicitCast);
 }
 
+TEST(OpClassifier, AGradientCastBackInAPromotedOpsBackwardIsThePromotions) {
+  EXPECT_EQ(classify("aten::to", {"float32"}, {"float16"}, {.backward_of_promotion = true}),
+            OpCategory::kPromotionCast);
+  // Autocast's cast decides first: a node of its cast holding a promotion is still its.
+  EXPECT_EQ(classify("aten::to", {"float32"}, {"float16"},
+                     {.backward_of_autocast_cast = true, .backward_of_promotion = true}),
+            OpCategory::kAutocastCast);
+  // The promoted op's other ops in its backward are what their dtypes say.
+  EXPECT_EQ(classify("aten::mul", {"float32", "float32"}, {"float32"}, {.backward_of_promotion = true}),
+            OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::to", {"float32"}, {"float32"}, {.backward_of_promotion = true}), OpCategory::kUnchanged);
+}
+
+TEST(OpClassifier, PromotionFollowsPyTorchsTypePromotion) {
+  // fp16 with bf16 promotes to fp32, in either order and among more inputs; the same
+  // 16-bit type twice is no promotion; fp32 with fp64 is (to fp64).
+  EXPECT_EQ(classify("aten::add", {"bfloat16", "float16"}, {"float32"}), OpCategory::kPromoted);
+  EXPECT_EQ(classify("aten::cat", {"float16", "float16", "bfloat16"}, {"float32"}), OpCategory::kPromoted);
+  EXPECT_EQ(classify("aten::add", {"float16", "float16"}, {"float16"}), OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::add", {"float32", "float64"}, {"float64"}), OpCategory::kPromoted);
+  // An output narrower than the widest input is no promotion (a demotion, or an op that chose).
+  EXPECT_EQ(classify("aten::add", {"float32", "float16"}, {"float16"}), OpCategory::kDemoted);
+  // Wrapped numbers take no part.
+  EXPECT_EQ(classify("aten::mul", {"float16", "wrapped:float64"}, {"float16"}), OpCategory::kUnchanged);
+}
+
 OpRecord op(uint64_t id, uint64_t parent, const char* name, OpCategory c, int64_t start,
             int64_t end, int64_t step = 1) {
   OpRecord r;

@@ -142,6 +142,31 @@ TEST_F(PythonExamples, TypicalFp16LoopHasDemotedKeptAndPromotedOpsWithModulePath
   bool backward_in_module = false;
   for (const auto& r : table) backward_in_module |= r.phase == Phase::kBackward && r.module == "blocks.2.fc";
   EXPECT_TRUE(backward_in_module);
+  // The add's backward casts the gradient of its float16 operand back to float16: the
+  // promotion's cast, in each block. The script's one cast is Net.forward's .float() (and its
+  // backward, in no layer); GradScaler's own (its fp64 reciprocal of the scale) is GradScaler's.
+  std::set<std::string> promotion_casts, explicit_casts;
+  for (const auto& r : table) {
+    if (!r.top_level || (r.category != OpCategory::kPromotionCast && r.category != OpCategory::kExplicitCast)) continue;
+    const std::string where = fmt::format("{} {} {}>{}", r.module, to_string(r.phase), r.input_dtypes.at(0),
+                                          r.output_dtypes.at(0));
+    if (r.category == OpCategory::kPromotionCast) promotion_casts.insert(where);
+    if (r.category == OpCategory::kExplicitCast) explicit_casts.insert(where);
+  }
+  EXPECT_EQ(promotion_casts, (std::set<std::string>{"blocks.0 backward float32>float16",
+                                                    "blocks.1 backward float32>float16",
+                                                    "blocks.2 backward float32>float16"}));
+  EXPECT_EQ(explicit_casts, (std::set<std::string>{" forward float16>float32", " backward float32>float16",
+                                                   "(GradScaler) optimizer float32>float64",
+                                                   "(GradScaler) optimizer float64>float32"}));
+  // The optimizer's own update (SGD's adds) is no GradScaler's, though GradScaler.step runs it.
+  int64_t sgd_rows = 0;
+  for (const auto& r : table) {
+    if (r.phase != Phase::kOptimizer || r.name.find("add_") == std::string::npos) continue;
+    ++sgd_rows;
+    EXPECT_EQ(r.module, "") << r.name;
+  }
+  EXPECT_GT(sgd_rows, 0);
 
   const auto steps = session.steps();
   ASSERT_EQ(steps.size(), 20u);

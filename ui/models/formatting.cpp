@@ -56,6 +56,8 @@ QString categoryLabel(OpCategory category) {
       return QStringLiteral("explicit cast");
     case OpCategory::kAutocastCast:
       return QStringLiteral("autocast cast");
+    case OpCategory::kPromotionCast:
+      return QStringLiteral("promotion cast");
   }
   return {};
 }
@@ -80,6 +82,10 @@ QString categoryTooltip(OpCategory category) {
     case OpCategory::kAutocastCast:
       return QStringLiteral(
           "autocast cast: a conversion autocast inserted before an op — the cast tax.");
+    case OpCategory::kPromotionCast:
+      return QStringLiteral(
+          "promotion cast: autograd casting the gradient of a promoted op's fp16/bf16 input back "
+          "to its dtype (an fp32 residual plus an fp16 branch) — the promotion's price in the backward.");
   }
   return {};
 }
@@ -112,6 +118,8 @@ QColor categoryColor(OpCategory category) {
       return QColor(0xd9, 0x8c, 0x1f);  // amber
     case OpCategory::kAutocastCast:
       return QColor(0xd6, 0x45, 0x45);  // red: overhead
+    case OpCategory::kPromotionCast:
+      return QColor(0xc2, 0x5b, 0x9a);  // rose: overhead, the promotion's
   }
   return Qt::gray;
 }
@@ -141,12 +149,24 @@ QColor speedupColor(double speedup) {
   return QColor(0x8a, 0x8f, 0x98);
 }
 
-OpCategory categoryAt(int index) {
-  static constexpr OpCategory order[kCategoryCount] = {
-      OpCategory::kDemoted,   OpCategory::kKeptFp32,     OpCategory::kPromoted,
-      OpCategory::kUnchanged, OpCategory::kExplicitCast, OpCategory::kAutocastCast};
-  return order[index];
-}
+namespace {
+
+constexpr OpCategory kCategoryOrder[kCategoryCount] = {
+    OpCategory::kDemoted,   OpCategory::kKeptFp32,     OpCategory::kPromoted,     OpCategory::kUnchanged,
+    OpCategory::kExplicitCast, OpCategory::kAutocastCast, OpCategory::kPromotionCast};
+// Every category once: a new one left out of the order would read as a second "demoted".
+static_assert([] {
+  bool seen[kCategoryCount] = {};
+  for (const OpCategory c : kCategoryOrder) {
+    if (seen[static_cast<int>(c)]) return false;
+    seen[static_cast<int>(c)] = true;
+  }
+  return true;
+}());
+
+}  // namespace
+
+OpCategory categoryAt(int index) { return kCategoryOrder[index]; }
 
 QString powerOfTwoText(double v) {
   int exponent = 0;

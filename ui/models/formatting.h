@@ -36,7 +36,7 @@ QString variantDescription(const QString& variant);
 QColor speedupColor(double speedup);
 
 // The category's place in the filter combo and the summary strip.
-inline constexpr int kCategoryCount = 6;
+inline constexpr int kCategoryCount = profiler::kOpCategoryCount;
 profiler::OpCategory categoryAt(int index);
 
 namespace glossary {

@@ -48,7 +48,7 @@ class OpStatsModel : public QAbstractTableModel {
 // The summary strip's view: profiler::category_totals in the strip's order, as one time per
 // category (GPU when traced, else CPU), and the same time split by output dtype.
 struct CategoryTotals {
-  int64_t time_ns[6] = {};  // indexed like categoryAt(); GPU time when any, else CPU time
+  int64_t time_ns[profiler::kOpCategoryCount] = {};  // indexed like categoryAt(); GPU time when any, else CPU time
   int64_t total_ns = 0;
   bool gpu = false;                                             // the figures are GPU time
   int64_t fp32_ns = 0, fp16_ns = 0, bf16_ns = 0, other_ns = 0;  // by output dtype
