@@ -62,6 +62,7 @@ OpCategory classify_op(std::string_view name, const std::vector<DtypeName>& inpu
   }
   if (!mix.any || out == nullptr) return OpCategory::kUnchanged;
   if (mix.promotes_to(float_kind(*out))) return OpCategory::kPromoted;
+  if (!context.autocast_acted.value_or(true)) return OpCategory::kUnchanged;
   const int out_width = floating_width(*out);
   if (mix.widest > out_width && is_reduced_precision_dtype(*out)) return OpCategory::kDemoted;
   if (mix.reduced && mix.widest == 16 && *out == "float32") return OpCategory::kKeptFp32;

@@ -2,6 +2,7 @@
 // Reads what autocast did to an op call from its dtypes alone: the same
 // evidence a user would see in PyTorch's profiler with record_shapes.
 #include <algorithm>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +36,15 @@ struct CastContext {
   // cast there is autograd's engine casting the gradient of the narrower input back to its
   // dtype, the backward's price of the promotion, which no line of the user's code asked for.
   bool backward_of_promotion = false;
+  // Whether autocast acted on the op, where the recorder saw it: the op is on autocast's
+  // lists for a device autocast was on for (PyTorch's dispatcher has an autocast kernel for
+  // it), or autocast cast something inside it (a composite whose inner op is listed: CUDA's
+  // cross_entropy_loss, whose log_softmax autocast keeps in fp32). When it did not, fp32
+  // inputs with a reduced-precision output are no demotion but the op's own mixing:
+  // batch_norm's fp32 parameters on a bf16 activation, a 0-dim fp32 tensor times an fp16
+  // one (type promotion keeps fp16). Unset (a trace read back with dtypes alone): the
+  // dtypes decide.
+  std::optional<bool> autocast_acted;
 };
 
 // What the promotion rule needs of one floating-point dtype: its width, and which
@@ -77,8 +87,9 @@ struct FloatMix {
 //    back in the backward of autocast's cast); the promotion's if it casts a gradient back
 //    in the backward of a promoted op; else explicit;
 //  - floating inputs of several widths and an output of the widest: promoted;
-//  - a floating input wider than a reduced-precision output: demoted;
-//  - only reduced-precision floating inputs and a float32 output: kept fp32;
+//  - a floating input wider than a reduced-precision output: demoted, and
+//  - only reduced-precision floating inputs and a float32 output: kept fp32, where
+//    autocast acted on the op (CastContext::autocast_acted; unset: assumed);
 //  - anything else ran in its inputs' precision: unchanged.
 OpCategory classify_op(std::string_view name, const std::vector<DtypeName>& input_dtypes,
                        const std::vector<DtypeName>& output_dtypes, const CastContext& context);

@@ -13,11 +13,20 @@
 #include <utility>
 #include <vector>
 
+#include <ATen/core/dispatch/Dispatcher.h>
+
 #include "profiler/analysis/op_classifier.h"
 
 namespace ampscope::profiler::observer_detail {
 
-enum NameFlag : uint8_t { kCastOp = 1, kEvaluateFunction = 2, kFunctionForward = 4 };
+// kAutocastCpu/kAutocastCuda: the op is on autocast's lists for that device.
+enum NameFlag : uint8_t {
+  kCastOp = 1,
+  kEvaluateFunction = 2,
+  kFunctionForward = 4,
+  kAutocastCpu = 8,
+  kAutocastCuda = 16,
+};
 struct NameInfo {
   uint32_t id = 0;
   uint8_t flags = 0;  // NameFlag bits, so the hot path never compares names
@@ -52,7 +61,28 @@ class NameTable {
     // FUNCTION-scope "autograd::engine::evaluate_function: AddmmBackward0": both are containers.
     return (is_cast_op(name) ? kCastOp : 0) |
            (name.starts_with("autograd::engine::evaluate_function") ? kEvaluateFunction : 0) |
-           (is_function_forward(name) ? kFunctionForward : 0);
+           (is_function_forward(name) ? kFunctionForward : 0) | autocast_lists(name);
+  }
+  // Autocast's lists, from PyTorch's dispatcher: an op on them has an autocast kernel for
+  // the device (lower precision, fp32 or promote), the others fall through. By name, any
+  // overload (records name ops without one). Read once, when the table is made: an op
+  // registered later (a custom op with an autocast kernel of its own) is not seen.
+  static uint8_t autocast_lists(std::string_view name) {
+    static const std::unordered_map<std::string, uint8_t> listed = [] {
+      std::unordered_map<std::string, uint8_t> by_name;
+      c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
+      for (const c10::OperatorName& op : dispatcher.getAllOpNames()) {
+        const auto handle = dispatcher.findOp(op);
+        if (!handle) continue;
+        const uint8_t bits = (handle->hasKernelForDispatchKey(c10::DispatchKey::AutocastCPU) ? kAutocastCpu : 0) |
+                             (handle->hasKernelForDispatchKey(c10::DispatchKey::AutocastCUDA) ? kAutocastCuda : 0);
+        if (bits != 0) by_name[op.name] |= bits;
+      }
+      return by_name;
+    }();
+    if (name.find("::") == std::string_view::npos) return 0;
+    const auto it = listed.find(std::string(name));
+    return it == listed.end() ? 0 : it->second;
   }
   // A custom autograd.Function's forward, recorded (FUNCTION scope) under its class's bare
   // name, a Python identifier in CamelCase ("Float32MM", "CheckpointFunction", "_AllGather"),

@@ -61,6 +61,9 @@ struct RawOp {
   // The CastContext, fixed when the op is entered; classified by to_records().
   bool parent_entered_under_autocast = false, inside_cast = false, backward_of_autocast_cast = false;
   bool backward_of_promotion = false;
+  // Autocast acted on it (CastContext::autocast_acted): the op is on its lists for a device
+  // it was on for, or an autocast cast ran inside it.
+  bool on_autocast_list = false, autocast_cast_inside = false;
 };
 
 // A recorded op still running on a thread's stack.
@@ -318,11 +321,13 @@ bool is_promotion(const RawOp& r, const TensorDesc* tensors) {
   return false;
 }
 
-bool autocast_enabled_anywhere() {
-  // The TLS check the autocast kernels themselves use: an op entered while an
-  // autocast key is active will have its inputs cast by autocast.
+// The devices autocast is on for, as NameFlag bits (kAutocastCpu, kAutocastCuda): the TLS
+// check the autocast kernels themselves use. An op entered while an autocast key is
+// active, and on that device's lists, has its inputs cast by autocast.
+uint8_t autocast_enabled_devices() {
   const c10::DispatchKeySet excluded = c10::impl::tls_local_dispatch_key_set().excluded_;
-  return !excluded.has(c10::DispatchKey::AutocastCPU) || !excluded.has(c10::DispatchKey::AutocastCUDA);
+  return (excluded.has(c10::DispatchKey::AutocastCPU) ? 0 : kAutocastCpu) |
+         (excluded.has(c10::DispatchKey::AutocastCUDA) ? 0 : kAutocastCuda);
 }
 
 // The module path of the TorchScript code this thread is running, as our scopes
@@ -410,7 +415,9 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   r.autograd_node = op.is_backward_node || (scope == at::RecordScope::FUNCTION &&
                                             (name.flags & kFunctionForward) != 0 && r.sequence_nr >= 0);
   op.is_cast = (name.flags & kCastOp) != 0;
-  op.autocast_on = autocast_enabled_anywhere();
+  const uint8_t autocast_devices = autocast_enabled_devices();
+  op.autocast_on = autocast_devices != 0;
+  r.on_autocast_list = (name.flags & autocast_devices) != 0;
   op.modules_open = static_cast<uint32_t>(ts.modules.size());
   if (parent != nullptr) {
     r.parent_id = parent->raw.id;
@@ -421,13 +428,16 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
                                                                                      : parent->raw.module;
     r.phase = parent->raw.phase;
     r.forward_op_id = parent->raw.forward_op_id;
-    r.parent_entered_under_autocast = parent->autocast_on && !parent->is_cast;
-    // A cast directly inside an ATen op entered with autocast off is the op's implementation
-    // choosing its precision (math attention computes fp16 in fp32): the compiled graphs'
-    // decomposed-op rule, for eager. Python code calls its casts at the top level, and a
-    // custom Function's forward is a container.
-    op.internal_cast = op.is_cast && !parent->is_cast && !parent->raw.autograd_node && !parent->autocast_on &&
-                       !parent->raw.inside_cast;
+    // Autocast casts the inputs of the ops on its lists (its kernel runs before theirs), and
+    // custom_fwd(cast_inputs=...) those of a custom Function's forward (a container).
+    r.parent_entered_under_autocast =
+        !parent->is_cast && (parent->raw.on_autocast_list || (parent->raw.autograd_node && parent->autocast_on));
+    // Any other cast directly inside an ATen op is the op's implementation choosing its
+    // precision (math attention computes fp16 in fp32; a 0-dim fp32 operand cast to an fp16
+    // one's type, autocast on or not): the compiled graphs' decomposed-op rule, for eager.
+    // Python code calls its casts at the top level, and a custom Function's forward is a container.
+    op.internal_cast = op.is_cast && !parent->is_cast && !parent->raw.autograd_node &&
+                       !r.parent_entered_under_autocast && !parent->raw.inside_cast;
     r.inside_cast = parent->raw.inside_cast || parent->is_cast || op.internal_cast ||
                     (parent->is_backward_node && parent->node_of_internal_cast);
     // The innermost backward node around the op decides.
@@ -510,6 +520,14 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
     self->node_creators_->record(fn.threadId(), r.sequence_nr, r.id, r.module, autocast_cast,
                                  op.holds_autocast_cast, !op.is_cast && is_promotion(r, described),
                                  op.internal_cast);
+  }
+  // Autocast acted on every op around its cast, up to the container the cast runs in.
+  if (autocast_cast) {
+    for (size_t i = ts.open.size() - 1; i-- > 0;) {
+      RawOp& outer = ts.open[i].raw;
+      if (outer.autograd_node || outer.autocast_cast_inside) break;
+      outer.autocast_cast_inside = true;
+    }
   }
   // custom_fwd(cast_inputs=...) casts inside a Function's forward, where no node records
   // it: the Function's node then hands back gradients autograd's engine casts back.
@@ -621,7 +639,7 @@ std::vector<OpRecord> OpBatch::to_records() && {
     r.output_dtypes.reserve(op.n_outputs);
     for (uint32_t i = 0; i < op.n_outputs; ++i) r.output_dtypes.push_back(dtype_text(t[op.n_inputs + i]));
     const CastContext context{op.parent_entered_under_autocast, op.inside_cast, op.backward_of_autocast_cast,
-                              op.backward_of_promotion};
+                              op.backward_of_promotion, op.on_autocast_list || op.autocast_cast_inside};
     r.category = op.autograd_node ? OpCategory::kUnchanged
                                   : classify_op(r.name, r.input_dtypes, r.output_dtypes, context);
     if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast ||
@@ -637,7 +655,9 @@ std::atomic<uint64_t> OpObserver::next_serial_{1};
 OpObserver::OpObserver()
     : node_creators_(std::make_unique<SequenceTable>()),
       serial_(next_serial_.fetch_add(1)),
-      spares_(std::make_shared<SpareParts>()) {}
+      spares_(std::make_shared<SpareParts>()) {
+  NameTable::instance();  // made here, not at a training step's first op: it reads autocast's lists
+}
 
 OpObserver::~OpObserver() { end_step(); }
 

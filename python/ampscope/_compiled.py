@@ -330,6 +330,7 @@ class CompiledGraphs:
                 module, backward_of_autocast_cast, backward_of_promotion = forward_nodes.get(seq_nr, ("", False, False))
                 by_autocast = False
                 classified_inputs = inputs
+                autocast_acted = False  # a backward's mixed dtypes are its ops' own (a norm's fp32 weight)
             else:
                 module = self._module_path(node.meta.get("nn_module_stack"))
                 source = _source_fn(node)
@@ -338,9 +339,10 @@ class CompiledGraphs:
                     autocast_casts.add(node)
                 # A view of a cast (the t() of a linear's weight) decided nothing itself.
                 see_through = not is_cast and name not in _VIEWS
-                classified_inputs = self._before_autocast_casts(node, autocast_casts) if see_through else inputs
+                classified_inputs, autocast_acted = (self._before_autocast_casts(node, autocast_casts) if see_through
+                                                     else (inputs, False))
             category = _core.classify_op(name, classified_inputs, outputs, by_autocast, backward_of_autocast_cast,
-                                         inside_op, backward_of_promotion)
+                                         inside_op, backward_of_promotion, autocast_acted)
             if phase != "backward" and seq_nr is not None:
                 # The op's first node names its module; an autocast cast or a promotion
                 # among its nodes decides what its backward's casts are.
@@ -370,10 +372,11 @@ class CompiledGraphs:
         return graph_scope(compiled, graph.number)
 
     @staticmethod
-    def _before_autocast_casts(node, autocast_casts: set) -> list[str]:
+    def _before_autocast_casts(node, autocast_casts: set) -> tuple[list[str], bool]:
         """The node's input dtypes as autocast saw them: through views back to a cast it
-        inserted, that cast's input."""
-        dtypes = []
+        inserted, that cast's input; and whether any input came through such a cast
+        (autocast acted on the op: else a norm's fp32 weight on a bf16 input is its own)."""
+        dtypes, through = [], False
         for arg in node.args:
             for item in arg if isinstance(arg, (list, tuple)) else [arg]:
                 source = item
@@ -381,9 +384,10 @@ class CompiledGraphs:
                     source = source.args[0]
                 if isinstance(source, torch.fx.Node) and source in autocast_casts and source.args:
                     source = source.args[0]
+                    through = True
                 t = _tensor(_val(source)) if isinstance(source, torch.fx.Node) else _tensor(_val(item))
                 dtypes.append(_dtype_name(t.dtype) if t is not None else "")
-        return dtypes
+        return dtypes, through
 
     def _counted(self, compiled, graph: _Graph):
         graphs = self

@@ -19,6 +19,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -351,21 +352,24 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   // the category string, from the dtypes the graph records.
   // inside_op: a step of a decomposed op (its cast to the precision it computes in).
   // backward_of_promotion: a backward node of a forward op that promoted mixed inputs.
+  // autocast_acted: whether autocast cast an input of the op (None: the dtypes decide).
   m.def(
       "classify_op",
       [](const std::string& name, const std::vector<std::string>& input_dtypes,
          const std::vector<std::string>& output_dtypes, bool cast_by_autocast, bool backward_of_autocast_cast,
-         bool inside_op, bool backward_of_promotion) {
+         bool inside_op, bool backward_of_promotion, std::optional<bool> autocast_acted) {
         ampscope::profiler::CastContext context;
         context.parent_entered_under_autocast = cast_by_autocast;
         context.backward_of_autocast_cast = backward_of_autocast_cast;
         context.inside_cast = inside_op;
         context.backward_of_promotion = backward_of_promotion;
+        context.autocast_acted = autocast_acted;
         return std::string(ampscope::profiler::to_string(
             ampscope::profiler::classify_op(name, input_dtypes, output_dtypes, context)));
       },
       py::arg("name"), py::arg("input_dtypes"), py::arg("output_dtypes"), py::arg("cast_by_autocast"),
-      py::arg("backward_of_autocast_cast"), py::arg("inside_op") = false, py::arg("backward_of_promotion") = false);
+      py::arg("backward_of_autocast_cast"), py::arg("inside_op") = false, py::arg("backward_of_promotion") = false,
+      py::arg("autocast_acted") = py::none());
   m.def("is_cast_op", [](const std::string& name) { return ampscope::profiler::is_cast_op(name); });
   // The sampling options, declared once in C++ (profiler/capture_option_specs.h):
   // (key, flag, default, minimum, help) for the package's keywords and argparse flags.

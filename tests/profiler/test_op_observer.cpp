@@ -270,6 +270,50 @@ TEST(OpObserver, CastsInsideAnOpsImplementationAreNotTheCodes) {
       << fmt::format("{}", fmt::join(explicit_casts, ", "));
 }
 
+// Autocast's decisions are on the ops it acted on: those on its lists (PyTorch's dispatcher
+// has an autocast kernel for them), cached weight casts included, and composites it cast
+// inside. An op mixing fp32 parameters into a bf16 activation by itself (batch norm), or a
+// 0-dim fp32 tensor into an fp16 one (type promotion keeps fp16), was not demoted.
+TEST(OpObserver, OnlyOpsAutocastActedOnAreDemoted) {
+  const at::Tensor weight = at::randn({4, 4}).requires_grad_(true);  // a parameter: autocast caches its cast
+  const at::Tensor x = at::randn({2, 4}).to(at::kBFloat16);
+  const at::Tensor a = at::randn({3, 4}), b = at::randn({5, 4});
+  const at::Tensor activation = at::randn({2, 3, 4, 4}).to(at::kBFloat16);
+  const at::Tensor gamma = at::ones({3}), beta = at::zeros({3}), mean = at::zeros({3}), var = at::ones({3});
+  const at::Tensor half = at::randn({4, 4}).to(at::kHalf), zero_dim = at::scalar_tensor(0.5);
+  OpObserver observer;
+  observer.begin_step(1);
+  {
+    engine::AutocastGuard guard(c10::kCPU, at::kBFloat16);
+    (void)at::linear(x, weight);  // casts the weight
+    (void)at::linear(x, weight);  // takes the cached cast
+    (void)at::inner(a, b);        // on no CPU list; autocast casts for the mm inside it
+    (void)at::batch_norm(activation, gamma, beta, mean, var, true, 0.1, 1e-5, false);
+    (void)at::mul(half, zero_dim);
+  }
+  observer.end_step();
+  const auto ops = observer.collect();
+  std::map<std::string, std::vector<const OpRecord*>> top;
+  std::map<uint64_t, int> casts_under;
+  for (const auto& op : ops) {
+    if (op.parent_id == 0) top[op.name].push_back(&op);
+    if (op.category == OpCategory::kAutocastCast) ++casts_under[op.parent_id];
+  }
+  ASSERT_EQ(top["aten::linear"].size(), 2u);
+  for (const OpRecord* linear : top["aten::linear"]) EXPECT_EQ(linear->category, OpCategory::kDemoted);
+  EXPECT_EQ(casts_under[top["aten::linear"][0]->id], 1);
+  EXPECT_EQ(casts_under[top["aten::linear"][1]->id], 0);  // the cache: no cast recorded, still autocast's
+  ASSERT_EQ(top["aten::inner"].size(), 1u);
+  EXPECT_EQ(top["aten::inner"][0]->category, OpCategory::kDemoted);
+  ASSERT_EQ(top["aten::batch_norm"].size(), 1u);
+  EXPECT_EQ(top["aten::batch_norm"][0]->input_dtypes.at(1), "float32");
+  EXPECT_EQ(top["aten::batch_norm"][0]->output_dtypes.at(0), "bfloat16");
+  EXPECT_EQ(top["aten::batch_norm"][0]->category, OpCategory::kUnchanged);
+  ASSERT_EQ(top["aten::mul"].size(), 1u);
+  EXPECT_EQ(top["aten::mul"][0]->output_dtypes.at(0), "float16");
+  EXPECT_EQ(top["aten::mul"][0]->category, OpCategory::kUnchanged);
+}
+
 TEST(OpObserver, UnsampledStepsRecordNothing) {
   engine::TrainingRun run(gpt_config(Precision::kBF16));
   OpObserver observer;

@@ -67,6 +67,24 @@ TEST(OpClassifier, AGradientCastBackInAPromotedOpsBackwardIsThePromotions) {
   EXPECT_EQ(classify("aten::to", {"float32"}, {"float32"}, {.backward_of_promotion = true}), OpCategory::kUnchanged);
 }
 
+TEST(OpClassifier, DemotionAndKeepingAreAutocastsWhereItActed) {
+  // Where the recorder knows autocast did not act (not on its lists, nothing cast inside),
+  // mixed dtypes are the op's own: batch norm's fp32 parameters on a bf16 activation.
+  EXPECT_EQ(classify("aten::batch_norm", {"bfloat16", "float32", "float32"}, {"bfloat16"},
+                     {.autocast_acted = false}),
+            OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::sum", {"float16"}, {"float32"}, {.autocast_acted = false}), OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::linear", {"float32", "float32"}, {"bfloat16"}, {.autocast_acted = true}),
+            OpCategory::kDemoted);
+  EXPECT_EQ(classify("aten::softmax", {"float16"}, {"float32"}, {.autocast_acted = true}), OpCategory::kKeptFp32);
+  // Unknown (dtypes alone): as they read.
+  EXPECT_EQ(classify("aten::batch_norm", {"bfloat16", "float32", "float32"}, {"bfloat16"}), OpCategory::kDemoted);
+  // Promotion and casts are no autocast decision: the same either way.
+  EXPECT_EQ(classify("aten::add", {"float32", "float16"}, {"float32"}, {.autocast_acted = false}),
+            OpCategory::kPromoted);
+  EXPECT_EQ(classify("aten::to", {"float32"}, {"float16"}, {.autocast_acted = false}), OpCategory::kExplicitCast);
+}
+
 TEST(OpClassifier, PromotionFollowsPyTorchsTypePromotion) {
   // fp16 with bf16 promotes to fp32, in either order and among more inputs; the same
   // 16-bit type twice is no promotion; fp32 with fp64 is (to fp64).

@@ -73,9 +73,12 @@ QString categoryTooltip(OpCategory category) {
           "fp16/bf16.");
     case OpCategory::kPromoted:
       return QStringLiteral(
-          "promoted: the inputs mixed precisions, so autocast ran the op at the widest one.");
+          "promoted: the inputs mixed precisions, so the op ran at the widest one (autocast's promote "
+          "list, or PyTorch's type promotion: an fp32 residual plus an fp16 branch).");
     case OpCategory::kUnchanged:
-      return QStringLiteral("unchanged: the op ran in the precision of its inputs.");
+      return QStringLiteral(
+          "unchanged: autocast did not act on the op; it ran in the precision of its inputs (a "
+          "batch norm's fp32 parameters on an fp16 activation included).");
     case OpCategory::kExplicitCast:
       return QStringLiteral(
           "explicit cast: a conversion your code asked for (.to(), .half(), .float()).");
