@@ -57,7 +57,9 @@ std::string padded(const std::string& s, size_t width) {
 // Op rows of one category, columns as wide as what they hold: names and dtypes are
 // never cut (a reader must be able to search for what they see). The input shapes tell
 // apart rows that read alike otherwise: a Linear's two backward matrix multiplies.
-void print_op_rows(const std::vector<const profiler::OpStats*>& list, size_t top, const char* indent, bool times) {
+// `times`: CPU ms, and GPU ms where `gpu` (no column of zeros where nothing was traced).
+void print_op_rows(const std::vector<const profiler::OpStats*>& list, size_t top, const char* indent, bool times,
+                   bool gpu = false) {
   const size_t shown = std::min(list.size(), top);
   size_t name_width = 2, module_width = 6, dtype_width = 15, shapes_width = 12;
   std::vector<std::string> dtypes(shown), shapes(shown);
@@ -75,13 +77,16 @@ void print_op_rows(const std::vector<const profiler::OpStats*>& list, size_t top
   };
   line(fmt::format("{}{} {} {:<9} {} {:>7}{}  {}", indent, padded("op", name_width), padded("module", module_width),
                    "phase", padded("in \u2192 out dtypes", dtype_width), "calls",
-                   times ? fmt::format(" {:>10} {:>10}", "CPU ms", "GPU ms") : "", "input shapes"));
+                   times ? fmt::format(" {:>10}{}", "CPU ms", gpu ? fmt::format(" {:>10}", "GPU ms") : "") : "",
+                   "input shapes"));
   for (size_t i = 0; i < shown; ++i) {
     const auto& r = *list[i];
     line(fmt::format("{}{} {} {:<9} {} {:>7}{}  {}{}", indent, padded(r.name, name_width),
                      padded(module_cell(r.module), module_width), profiler::to_string(r.phase),
                      padded(dtypes[i], dtype_width), r.calls,
-                     times ? fmt::format(" {:>10} {:>10}", ms(r.cpu_time_ns), ms(r.gpu_time_ns)) : "",
+                     times ? fmt::format(" {:>10}{}", ms(r.cpu_time_ns),
+                                         gpu ? fmt::format(" {:>10}", ms(r.gpu_time_ns)) : "")
+                           : "",
                      padded(shapes[i], shapes_width),
                      r.tensor_core_note.empty() ? "" : "  [" + r.tensor_core_note + "]"));
   }
@@ -385,15 +390,19 @@ int SummaryCommand::run() {
   const auto& rows = session.op_stats;
   const auto& totals = session.category_totals;
   int64_t all_cpu = 0;
-  for (const auto& t : totals) all_cpu += t.cpu_time_ns;
-  fmt::print("\nTime by what autocast did (top-level ops over {} profiled steps; CPU ms, share, GPU ms, cast tax CPU ms)\n",
-             session.profiled_steps);
+  bool gpu = session.gpu_traced();
+  for (const auto& t : totals) {
+    all_cpu += t.cpu_time_ns;
+    gpu = gpu || t.gpu_time_ns > 0;
+  }
+  fmt::print("\nTime by what autocast did (top-level ops over {} profiled steps; CPU ms, share, {}cast tax CPU ms{})\n",
+             session.profiled_steps, gpu ? "GPU ms, " : "", gpu ? "" : "; no GPU time traced");
   if (session.op_stats_rebuilt)
     fmt::print("  (the run ended before its op table was saved: rebuilt from the recorded ops, without Tensor Core notes)\n");
   for (const auto& t : totals) {
-    fmt::print("  {:<14} {:>8} calls {:>11} {:>6.1f}% {:>11} {:>10}\n", profiler::to_string(t.category), t.calls,
-               ms(t.cpu_time_ns), all_cpu > 0 ? 100.0 * t.cpu_time_ns / all_cpu : 0.0, ms(t.gpu_time_ns),
-               ms(t.cast_cpu_time_ns));
+    fmt::print("  {:<14} {:>8} calls {:>11} {:>6.1f}%{} {:>10}\n", profiler::to_string(t.category), t.calls,
+               ms(t.cpu_time_ns), all_cpu > 0 ? 100.0 * t.cpu_time_ns / all_cpu : 0.0,
+               gpu ? fmt::format(" {:>11}", ms(t.gpu_time_ns)) : "", ms(t.cast_cpu_time_ns));
   }
 
   std::map<profiler::OpCategory, std::vector<const profiler::OpStats*>> by_category;
@@ -403,7 +412,7 @@ int SummaryCommand::run() {
     std::sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->cpu_time_ns + a->gpu_time_ns > b->cpu_time_ns + b->gpu_time_ns; });
     fmt::print("\n{} ({} signature{})\n", profiler::to_string(category), list.size(),
                list.size() == 1 ? "" : "s");
-    print_op_rows(list, top_, "  ", /*times=*/true);
+    print_op_rows(list, top_, "  ", /*times=*/true, gpu);
   }
 
   print_compiled(session, top_);

@@ -16,6 +16,7 @@
 #include "profiler/capture_settings.h"
 #include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/profiler_core/session_fixture.h"
 #include "tests/support/tensorboard_reader.h"
 #include "tests/support/test_support.h"
 
@@ -52,6 +53,20 @@ TEST_F(ProfiledGptSession, SummaryShowsTheAutocastCategories) {
   for (const char* needle : {"demoted", "kept_fp32", "aten::linear", "aten::cross_entropy_loss", "fp32 \u2192 bf16",
                              "cast tax", "autocast_cast", "steps     8"})
     EXPECT_NE(r.output.find(needle), std::string::npos) << needle << "\n" << r.output;
+  // Trained on the CPU, nothing was traced on a GPU: no column of zeros that reads as "no GPU time".
+  EXPECT_EQ(r.output.find("GPU ms"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cast tax CPU ms; no GPU time traced"), std::string::npos) << r.output;
+}
+
+// A session traced through CUPTI has its GPU column, in the category table and the op tables.
+TEST(SummaryOfAGpuSession, ShowsGpuTimePerCategoryAndOp) {
+  ScratchDir dir;
+  const auto path = dir / "gpu.ampscope";
+  ampscope::test::write_fixture_file(path.string(), ampscope::test::make_fixture());
+  const Result r = ampscope(fmt::format("summary '{}'", path.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("CPU ms, share, GPU ms, cast tax CPU ms)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("     CPU ms     GPU ms  input shapes"), std::string::npos) << r.output;
 }
 
 // Terminal columns of a UTF-8 line (the tables print one-column characters).
