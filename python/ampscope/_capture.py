@@ -32,6 +32,7 @@ Where things come from:
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shlex
@@ -665,20 +666,29 @@ def _scaler_on(scaler):
     return _active is not None and scaler.is_enabled()
 
 
+@contextlib.contextmanager
+def _scaler_work(*phase):
+    """GradScaler's own ops: its module scope (inside `phase`, if given), closed however they end."""
+    depth = _core.scope_depth()
+    for scope in (*phase, _LOSS_SCALER):
+        _core.enter_scope(scope)
+    try:
+        yield
+    finally:
+        _core.unwind_scopes(depth)
+
+
 def _wrap_scale(original):
     def scale(self, outputs):
         if not _scaler_on(self):
             return original(self, outputs)
-        _core.enter_scope(_LOSS_SCALER)
-        try:
+        cap = _active
+        with _scaler_work():
             scaled = original(self, outputs)
-        finally:
-            _core.exit_scope()
-        if _active is not None:
-            _active._scaler_seen = True
-            _active._scale_tensor = getattr(self, "_scale", None)  # what this step's backward is scaled by
-            if isinstance(outputs, torch.Tensor):
-                _active._note_scaled(scaled, outputs)
+        cap._scaler_seen = True
+        cap._scale_tensor = getattr(self, "_scale", None)  # what this step's backward is scaled by
+        if isinstance(outputs, torch.Tensor):
+            cap._note_scaled(scaled, outputs)
         return scaled
     return scale
 
@@ -688,13 +698,8 @@ def _wrap_unscale(original):
         if not _scaler_on(self):
             return original(self, optimizer)
         cap = _active
-        _core.enter_scope(_PHASE_OPTIMIZER)
-        _core.enter_scope(_LOSS_SCALER)
-        try:
+        with _scaler_work(_PHASE_OPTIMIZER):
             result = original(self, optimizer)
-        finally:
-            _core.exit_scope()
-            _core.exit_scope()
         if not cap._in_scaler_step:
             cap._record(optimizer)["unscale_calls"] += 1
         cap._measure_gradients(optimizer, self)
@@ -710,13 +715,10 @@ def _wrap_step(original):
         cap._scaler_seen = True
         cap._record(optimizer)
         cap._in_scaler_step += 1
-        _core.enter_scope(_PHASE_OPTIMIZER)
-        _core.enter_scope(_LOSS_SCALER)
         try:
-            result = original(self, optimizer, *args, **kwargs)
+            with _scaler_work(_PHASE_OPTIMIZER):
+                result = original(self, optimizer, *args, **kwargs)
         finally:
-            _core.exit_scope()
-            _core.exit_scope()
             cap._in_scaler_step -= 1
         cap._on_scaler_step(self, optimizer)
         return result
@@ -732,13 +734,8 @@ def _wrap_update(original):
             before = self.get_scale()
             tracker = self._growth_tracker
             tracker = int(tracker.item()) if isinstance(tracker, torch.Tensor) else 0
-        _core.enter_scope(_PHASE_OPTIMIZER)
-        _core.enter_scope(_LOSS_SCALER)
-        try:
+        with _scaler_work(_PHASE_OPTIMIZER):
             result = original(self, new_scale)
-        finally:
-            _core.exit_scope()
-            _core.exit_scope()
         with _Quiet():
             after = self.get_scale()
         cap._on_scaler_update(before, after, tracker)

@@ -347,11 +347,8 @@ class CompiledGraphs:
                 # The op's first node names its module; an autocast cast or a promotion
                 # among its nodes decides what its backward's casts are.
                 known = forward_nodes.get(seq_nr)
-                promoted = category == "promoted" or (known is not None and known[2])
-                if known is None or by_autocast:
-                    forward_nodes[seq_nr] = (module, by_autocast, promoted)
-                else:
-                    forward_nodes[seq_nr] = (known[0], known[1], promoted)
+                first = (module, by_autocast) if known is None or by_autocast else known[:2]
+                forward_nodes[seq_nr] = (*first, category == "promoted" or (known is not None and known[2]))
             key = (name, module, phase, category, tuple(inputs), tuple(tuple(s) for s in shapes), tuple(outputs))
             rows[key] = rows.get(key, 0) + 1
             nodes[node.name] = dict(node=node.name, name=name, module=module, category=category,
