@@ -61,7 +61,9 @@ OpCategory classify_op(std::string_view name, const std::vector<DtypeName>& inpu
     }
   }
   if (!mix.any || out == nullptr) return OpCategory::kUnchanged;
-  if (mix.promotes_to(float_kind(*out))) return OpCategory::kPromoted;
+  if (mix.promotes_to(float_kind(*out)))
+    return context.autocast_listed_not_promote && mix.reduced && *out == "float32" ? OpCategory::kKeptFp32
+                                                                                  : OpCategory::kPromoted;
   if (!context.autocast_acted.value_or(true)) return OpCategory::kUnchanged;
   const int out_width = floating_width(*out);
   if (mix.widest > out_width && is_reduced_precision_dtype(*out)) return OpCategory::kDemoted;

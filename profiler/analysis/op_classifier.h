@@ -45,6 +45,13 @@ struct CastContext {
   // one (type promotion keeps fp16). Unset (a trace read back with dtypes alone): the
   // dtypes decide.
   std::optional<bool> autocast_acted;
+  // The op is on autocast's lists, for a device autocast was on for, under a policy other
+  // than promote: lower precision (fp16/bf16 out) or fp32, which casts every floating input
+  // to fp32. Mixed fp16/bf16 and fp32 inputs with an fp32 output then meet the promotion
+  // rule, but autocast ran the op in fp32 and would have whatever its inputs were: kept fp32
+  // (mse_loss of an fp16 output and an fp32 target; layer_norm of an fp16 activation with
+  // fp32 weights on CUDA). Under promote (cat on the CPU, addcmul on CUDA) it is a promotion.
+  bool autocast_listed_not_promote = false;
 };
 
 // What the promotion rule needs of one floating-point dtype: its width, and which
@@ -86,7 +93,8 @@ struct FloatMix {
 //  - a cast (outermost): autocast's if its parent ran under autocast (or it casts a gradient
 //    back in the backward of autocast's cast); the promotion's if it casts a gradient back
 //    in the backward of a promoted op; else explicit;
-//  - floating inputs of several widths and an output of the widest: promoted;
+//  - floating inputs of several widths and an output of the widest: promoted, unless autocast
+//    listed the op under a policy other than promote and the output is float32: kept fp32;
 //  - a floating input wider than a reduced-precision output: demoted, and
 //  - only reduced-precision floating inputs and a float32 output: kept fp32, where
 //    autocast acted on the op (CastContext::autocast_acted; unset: assumed);

@@ -13,20 +13,29 @@
 #include <utility>
 #include <vector>
 
+#include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include "profiler/analysis/op_classifier.h"
 
 namespace ampscope::profiler::observer_detail {
 
-// kAutocastCpu/kAutocastCuda: the op is on autocast's lists for that device.
+// kAutocastCpu/kAutocastCuda: the op is on autocast's lists for that device;
+// kAutocastPromoteCpu/kAutocastPromoteCuda (those bits shifted by kPromoteShift): under its
+// promote policy there (the widest input's dtype), where its other policies run it in fp16/bf16
+// or in fp32 whatever the inputs.
 enum NameFlag : uint8_t {
   kCastOp = 1,
   kEvaluateFunction = 2,
   kFunctionForward = 4,
   kAutocastCpu = 8,
   kAutocastCuda = 16,
+  kAutocastPromoteCpu = 32,
+  kAutocastPromoteCuda = 64,
 };
+inline constexpr int kPromoteShift = 2;
+static_assert(kAutocastCpu << kPromoteShift == kAutocastPromoteCpu &&
+              kAutocastCuda << kPromoteShift == kAutocastPromoteCuda);
 struct NameInfo {
   uint32_t id = 0;
   uint8_t flags = 0;  // NameFlag bits, so the hot path never compares names
@@ -67,6 +76,10 @@ class NameTable {
   // the device (lower precision, fp32 or promote), the others fall through. By name, any
   // overload (records name ops without one). Read once, when the table is made: an op
   // registered later (a custom op with an autocast kernel of its own) is not seen.
+  // Which policy a kernel has, the dispatcher does not say. CUDA's promote ops are
+  // ATen's own list (AT_FORALL_PROMOTE in the ATen/autocast_mode.h we build against);
+  // the CPU's are registered in autocast_mode.cpp, not in a header: cat, stack and
+  // index_copy (checked against PyTorch: OpObserver.MixedInputsOfAnFp32PolicyOpAreKeptFp32).
   static uint8_t autocast_lists(std::string_view name) {
     static const std::unordered_map<std::string, uint8_t> listed = [] {
       std::unordered_map<std::string, uint8_t> by_name;
@@ -78,11 +91,20 @@ class NameTable {
                              (handle->hasKernelForDispatchKey(c10::DispatchKey::AutocastCUDA) ? kAutocastCuda : 0);
         if (bits != 0) by_name[op.name] |= bits;
       }
+#define AMPSCOPE_CUDA_PROMOTE(op, ...) promote(by_name, "aten::" #op, kAutocastCuda);
+      AT_FORALL_PROMOTE(AMPSCOPE_CUDA_PROMOTE)
+#undef AMPSCOPE_CUDA_PROMOTE
+      for (const char* op : {"aten::cat", "aten::stack", "aten::index_copy"}) promote(by_name, op, kAutocastCpu);
       return by_name;
     }();
     if (name.find("::") == std::string_view::npos) return 0;
     const auto it = listed.find(std::string(name));
     return it == listed.end() ? 0 : it->second;
+  }
+  // Marks `op` as under the promote policy on `device`, where that device's list holds it.
+  static void promote(std::unordered_map<std::string, uint8_t>& by_name, const char* op, uint8_t device) {
+    if (auto it = by_name.find(op); it != by_name.end() && (it->second & device) != 0)
+      it->second |= static_cast<uint8_t>(device << kPromoteShift);
   }
   // A custom autograd.Function's forward, recorded (FUNCTION scope) under its class's bare
   // name, a Python identifier in CamelCase ("Float32MM", "CheckpointFunction", "_AllGather"),

@@ -64,6 +64,7 @@ struct RawOp {
   // Autocast acted on it (CastContext::autocast_acted): the op is on its lists for a device
   // it was on for, or an autocast cast ran inside it.
   bool on_autocast_list = false, autocast_cast_inside = false;
+  bool autocast_promote_policy = false;  // on the list under its promote policy (CastContext)
 };
 
 // A recorded op still running on a thread's stack.
@@ -418,6 +419,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   const uint8_t autocast_devices = autocast_enabled_devices();
   op.autocast_on = autocast_devices != 0;
   r.on_autocast_list = (name.flags & autocast_devices) != 0;
+  r.autocast_promote_policy = ((name.flags >> kPromoteShift) & autocast_devices) != 0;
   op.modules_open = static_cast<uint32_t>(ts.modules.size());
   if (parent != nullptr) {
     r.parent_id = parent->raw.id;
@@ -639,7 +641,8 @@ std::vector<OpRecord> OpBatch::to_records() && {
     r.output_dtypes.reserve(op.n_outputs);
     for (uint32_t i = 0; i < op.n_outputs; ++i) r.output_dtypes.push_back(dtype_text(t[op.n_inputs + i]));
     const CastContext context{op.parent_entered_under_autocast, op.inside_cast, op.backward_of_autocast_cast,
-                              op.backward_of_promotion, op.on_autocast_list || op.autocast_cast_inside};
+                              op.backward_of_promotion, op.on_autocast_list || op.autocast_cast_inside,
+                              op.on_autocast_list && !op.autocast_promote_policy};
     r.category = op.autograd_node ? OpCategory::kUnchanged
                                   : classify_op(r.name, r.input_dtypes, r.output_dtypes, context);
     if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast ||

@@ -121,7 +121,9 @@ TEST_P(ObserverOnGpt, ClassifiesAutocastDecisions) {
   for (const auto& op : ops) {
     if (op.parent_id != 0) continue;
     const bool scalers = op.name.starts_with("aten::_amp_");
-    if (scalers) EXPECT_EQ(op.module, engine::kLossScalerModule) << op.name;
+    if (scalers) {
+      EXPECT_EQ(op.module, engine::kLossScalerModule) << op.name;
+    }
     if (op.module == engine::kLossScalerModule) {
       ++scaler_ops;
       if (op.category == OpCategory::kExplicitCast && op.output_dtypes.at(0) == "float64") ++scaler_casts;
@@ -192,6 +194,50 @@ TEST(OpObserver, CatIsPromotedAndExplicitCastsAreExplicit) {
   EXPECT_EQ(category_of("aten::to"), OpCategory::kExplicitCast);
 }
 
+// Mixed bf16 and fp32 inputs with an fp32 output look like a promotion by dtypes alone. Where
+// autocast's fp32 policy holds the op, autocast ran it in fp32 and would have with bf16
+// inputs only: kept fp32. Its promote policy, and ATen's own type promotion, are promotions.
+// The policies are PyTorch's: with bf16 inputs only, each op is run under autocast here too,
+// so a list that changed upstream fails this test rather than mislabels.
+TEST(OpObserver, MixedInputsOfAnFp32PolicyOpAreKeptFp32) {
+  const at::Tensor low = at::randn({4, 4}).to(at::kBFloat16), full = at::randn({4, 4});
+  const at::Tensor image = at::randn({1, 1, 4, 4}).to(at::kBFloat16), grid = at::zeros({1, 2, 2, 2});
+  const at::Tensor index = at::arange(2), rows = at::zeros({4, 4}).to(at::kBFloat16);
+  {
+    engine::AutocastGuard guard(c10::kCPU, at::kBFloat16);
+    // PyTorch's CPU policies, bf16 inputs only: fp32 runs in fp32, promote keeps bf16.
+    EXPECT_EQ(at::mse_loss(low, low).scalar_type(), at::kFloat);
+    EXPECT_EQ(at::grid_sampler(image, grid.to(at::kBFloat16), 0, 0, false).scalar_type(), at::kFloat);
+    EXPECT_EQ(at::cat({low, low}).scalar_type(), at::kBFloat16);
+    EXPECT_EQ(at::stack({low, low}).scalar_type(), at::kBFloat16);
+    EXPECT_EQ(rows.index_copy(0, index, low.slice(0, 0, 2)).scalar_type(), at::kBFloat16);
+  }
+  OpObserver observer;
+  observer.begin_step(1);
+  {
+    engine::AutocastGuard guard(c10::kCPU, at::kBFloat16);
+    (void)at::mse_loss(low, full);                  // CPU fp32 policy
+    (void)at::grid_sampler(image, grid, 0, 0, false);  // CPU fp32 policy (CUDA's is promote)
+    (void)at::cat({low, full});                     // CPU promote policy
+    (void)at::index_copy(full, 0, index, low.slice(0, 0, 2));  // CPU promote policy
+    (void)at::add(low, full);                       // on no list: ATen's type promotion
+  }
+  observer.end_step();
+  const auto ops = observer.collect();
+  std::map<std::string, const OpRecord*> top;
+  for (const auto& op : ops)
+    if (op.parent_id == 0) top[op.name] = &op;
+  for (const char* name : {"aten::mse_loss", "aten::grid_sampler", "aten::cat", "aten::index_copy", "aten::add"}) {
+    ASSERT_TRUE(top.count(name)) << name;
+    EXPECT_EQ(top[name]->output_dtypes.at(0), "float32") << name;
+  }
+  EXPECT_EQ(top["aten::mse_loss"]->category, OpCategory::kKeptFp32);
+  EXPECT_EQ(top["aten::grid_sampler"]->category, OpCategory::kKeptFp32);
+  EXPECT_EQ(top["aten::cat"]->category, OpCategory::kPromoted);
+  EXPECT_EQ(top["aten::index_copy"]->category, OpCategory::kPromoted);
+  EXPECT_EQ(top["aten::add"]->category, OpCategory::kPromoted);
+}
+
 // x (fp32) + y (fp16) computes in fp32; its backward hands y an fp32 gradient, which
 // autograd's engine casts back to fp16. No line of the code asked for that cast: it is the
 // promotion's. The backward of a cast the code did ask for stays explicit.
@@ -228,8 +274,11 @@ TEST(OpObserver, APromotedOpsGradientCastBackIsThePromotionsNotTheCodes) {
     for (const auto& [category, nodes] : casts_back) seen += category + " ";
     return seen;
   }();
-  for (const auto& op : ops)
-    if (op.category == OpCategory::kPromotionCast) EXPECT_GT(op.cast_bytes, 0);
+  for (const auto& op : ops) {
+    if (op.category == OpCategory::kPromotionCast) {
+      EXPECT_GT(op.cast_bytes, 0);
+    }
+  }
 }
 
 // Math attention (SDPA's fallback, and the CPU's path under fp16) computes fp16 inputs in

@@ -85,6 +85,24 @@ TEST(OpClassifier, DemotionAndKeepingAreAutocastsWhereItActed) {
   EXPECT_EQ(classify("aten::to", {"float32"}, {"float16"}, {.autocast_acted = false}), OpCategory::kExplicitCast);
 }
 
+TEST(OpClassifier, MixedInputsUnderAutocastsFp32PolicyAreKeptFp32NotPromoted) {
+  // mse_loss of an fp16 output and an fp32 target: autocast's fp32 list casts both to fp32.
+  const CastContext fp32_policy{.autocast_acted = true, .autocast_listed_not_promote = true};
+  EXPECT_EQ(classify("aten::mse_loss", {"float16", "float32"}, {"float32"}, fp32_policy), OpCategory::kKeptFp32);
+  EXPECT_EQ(classify("aten::layer_norm", {"bfloat16", "", "float32", "float32"}, {"float32"}, fp32_policy),
+            OpCategory::kKeptFp32);
+  EXPECT_EQ(classify("aten::mse_loss", {"float16", "bfloat16"}, {"float32"}, fp32_policy), OpCategory::kKeptFp32);
+  // Its promote policy (cat on the CPU), and an op on no list, promote.
+  EXPECT_EQ(classify("aten::cat", {"bfloat16", "float32"}, {"float32"}, {.autocast_acted = true}),
+            OpCategory::kPromoted);
+  EXPECT_EQ(classify("aten::add", {"float16", "float32"}, {"float32"}, {.autocast_acted = false}),
+            OpCategory::kPromoted);
+  // fp32 with fp64 is no reduced precision: a promotion whatever the policy.
+  EXPECT_EQ(classify("aten::mse_loss", {"float32", "float64"}, {"float64"}, fp32_policy), OpCategory::kPromoted);
+  // The lower precision policy's mixed inputs are demoted as before.
+  EXPECT_EQ(classify("aten::linear", {"float16", "float32"}, {"float16"}, fp32_policy), OpCategory::kDemoted);
+}
+
 TEST(OpClassifier, PromotionFollowsPyTorchsTypePromotion) {
   // fp16 with bf16 promotes to fp32, in either order and among more inputs; the same
   // 16-bit type twice is no promotion; fp32 with fp64 is (to fp64).

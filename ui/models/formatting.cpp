@@ -69,8 +69,8 @@ QString categoryTooltip(OpCategory category) {
           "demoted: autocast ran this op in fp16/bf16 although its inputs were fp32.");
     case OpCategory::kKeptFp32:
       return QStringLiteral(
-          "kept fp32: autocast ran this op in fp32 for accuracy although its inputs were "
-          "fp16/bf16.");
+          "kept fp32: autocast ran this op in fp32 for accuracy although some or all of its inputs "
+          "were fp16/bf16 (its fp32 list: an fp16 output against an fp32 target too).");
     case OpCategory::kPromoted:
       return QStringLiteral(
           "promoted: the inputs mixed precisions, so the op ran at the widest one (autocast's promote "
