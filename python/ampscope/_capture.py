@@ -277,7 +277,15 @@ class Capture:
         self._backward = BackwardWatch(self._core)
         self._backward.arm(self._core.wants_gradients())
         self._begin_step_state()
-        self._step_t0 = None  # the first step is timed from the first model call, not from start-up
+        self._step_t0 = None  # the first step begins at the first model call, not at start-up
+
+    def _first_step_begins(self):
+        """The script's first model call or autocast region: step 1 is timed and recorded from
+        here. Building the model, moving it to the GPU and the data loader's start are set-up."""
+        if self._step_t0 is None:
+            self._step_t0 = time.perf_counter_ns()
+            self._core.begin_first_step()
+            self._readiness = self._core.wants_readiness()  # the core decides it as a step begins
 
     def _begin_step_state(self):
         self._step_t0 = time.perf_counter_ns()
@@ -427,8 +435,7 @@ class Capture:
         if not stack:  # the outermost module call: a model (or a loss module) is called
             if self._close_pending:
                 self._close_step()
-            if self._step_t0 is None:
-                self._step_t0 = time.perf_counter_ns()
+            self._first_step_begins()
             entry = self._paths.get(id(module))
             if entry is None or entry[0]() is not module:
                 self._add_root(module)
@@ -748,6 +755,7 @@ def _wrap_autocast_enter(original):
         result = original(self)
         cap = _active
         if cap is not None and getattr(self, "_enabled", False):
+            cap._first_step_begins()
             precision = _DTYPE_PRECISION.get(getattr(self, "fast_dtype", None))
             if precision and precision not in cap._autocast:
                 cap._autocast.append(precision)

@@ -134,7 +134,16 @@ class Capture {
     run.device = device;
     run.model = description_;
     profiler_->on_run_start(run);
-    step_ = 1;
+    step_ = 1;  // begun by begin_first_step()
+  }
+
+  // Step 1 begins at the script's first model call or autocast region (the wrapper's
+  // first_step_begins), or at its end if neither came. What ran before it is set-up, not
+  // training: building and initialising the model (`normal_` over every weight), moving it
+  // to the GPU, the data loader's start. Recorded, it was step 1's ops and kernels.
+  void begin_first_step() {
+    if (first_step_begun_) return;
+    first_step_begun_ = true;
     profiler_->on_step_begin(step_);
   }
 
@@ -162,6 +171,7 @@ class Capture {
 
   // Ends the current step with what the wrapper saw, and begins the next one.
   void end_step(const py::dict& d) {
+    begin_first_step();
     engine::StepEvent e;
     e.step = step_;
     const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -325,6 +335,7 @@ class Capture {
   std::string memory_device_ = "cpu";
   int64_t step_ = 0;
   bool started_ = false;
+  bool first_step_begun_ = false;
   bool finished_ = false;
 };
 
@@ -382,6 +393,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   py::class_<Capture>(m, "Capture")
       .def(py::init<const py::dict&>())
       .def("start", &Capture::start)
+      .def("begin_first_step", &Capture::begin_first_step)
       .def_property_readonly("step", &Capture::step)
       .def("step_is_sampled", &Capture::step_is_sampled)
       .def("wants_gradients", &Capture::wants_gradients)
