@@ -61,6 +61,7 @@ _watched: "weakref.WeakKeyDictionary[torch.nn.Module, str]" = weakref.WeakKeyDic
 
 _PHASE_FORWARD = _core.intern_scope("ampscope.phase:forward")
 _PHASE_OPTIMIZER = _core.intern_scope("ampscope.phase:optimizer")
+_PHASE_BACKWARD = _core.intern_scope("ampscope.phase:backward")
 # GradScaler's own ops (the loss's scaling, unscale_'s checks, update's) name it as their
 # module; the optimizer's step inside GradScaler.step names none (the empty path).
 _LOSS_SCALER = _core.intern_scope("ampscope.module:" + _core.LOSS_SCALER_MODULE)
@@ -346,8 +347,10 @@ class Capture:
             known = self._paths.get(id(sub))
             if known is not None and known[0]() is sub and not explicit:
                 continue  # a submodule of a model already mapped (shared), or mapped by watch()
-            path = ".".join(p for p in (name, sub_name) if p)
-            scope = _core.intern_scope("ampscope.module:" + path) if path else None
+            # The first model's own code (its paths start at its children) is named by its class,
+            # as backward checks name it: "-" read as ops that ran in no module.
+            path = ".".join(p for p in (name, sub_name) if p) or type(inner).__name__
+            scope = _core.intern_scope("ampscope.module:" + path)
             self._paths[id(sub)] = (weakref.ref(sub), scope)
             self._path_names[id(sub)] = path
             if _hf_conv1d(sub) and isinstance(getattr(sub, "weight", None), torch.Tensor):
@@ -634,6 +637,10 @@ class Capture:
             self._scale_left = self._scale_after
         self._last_close_automatic = False
         self._begin_step_state()
+        if not self._stack() and getattr(self._tls, "forward_regions", 0):
+            # The step ended inside the script's autocast region (at its model call, without a
+            # GradScaler): the region goes on in the new step, whose recording has just begun.
+            _core.enter_scope(_PHASE_FORWARD)
 
 
 class _Patches:
@@ -653,6 +660,7 @@ class _Patches:
         self._set(scaler_cls, "step", _wrap_step(scaler_cls.step))
         self._set(scaler_cls, "update", _wrap_update(scaler_cls.update))
         self._set(autocast_cls, "__enter__", _wrap_autocast_enter(autocast_cls.__enter__))
+        self._set(autocast_cls, "__exit__", _wrap_autocast_exit(autocast_cls.__exit__))
         self._set(torch.autograd, "backward", _wrap_backward(torch.autograd.backward))
         self._set(torch.nn.utils, "clip_grad_norm_", _wrap_clip(torch.nn.utils.clip_grad_norm_))
 
@@ -754,21 +762,52 @@ def _wrap_autocast_enter(original):
     def __enter__(self):
         result = original(self)
         cap = _active
-        if cap is not None and getattr(self, "_enabled", False):
+        # The depth to unwind to on exit, or None: a region entered by the script itself (no
+        # module, phase or scaler scope open) is the forward pass, the loss computed on the
+        # model's output included, as AMP's documentation has autocast wrap it. Its ops
+        # outside any module (`F.cross_entropy(model(x), y)`) were "other", like the batch's set-up.
+        depth = None
+        if cap is not None and getattr(self, "_enabled", False) and not torch.compiler.is_compiling():
             cap._first_step_begins()
             precision = _DTYPE_PRECISION.get(getattr(self, "fast_dtype", None))
             if precision and precision not in cap._autocast:
                 cap._autocast.append(precision)
                 cap._core.set_meta("precision", cap._precision())
+            if _core.scope_depth() == 0:
+                depth = 0
+                _core.enter_scope(_PHASE_FORWARD)
+                cap._tls.forward_regions = getattr(cap._tls, "forward_regions", 0) + 1
+        # A list: one autocast object may be entered again while entered (a decorated function's recursion).
+        self.__dict__.setdefault("_ampscope_depths", []).append(depth)
         return result
     return __enter__
 
 
+def _wrap_autocast_exit(original):
+    def __exit__(self, *exc):
+        depths = self.__dict__.get("_ampscope_depths")
+        depth = depths.pop() if depths else None
+        if depth is not None:
+            _core.unwind_scopes(depth)
+            if _active is not None and getattr(_active._tls, "forward_regions", 0) > 0:
+                _active._tls.forward_regions -= 1
+        return original(self, *exc)
+    return __exit__
+
+
 def _wrap_backward(original):
     def backward(tensors, *args, **kwargs):
-        if _active is not None:
-            _active._note_backward(tensors)
-        return original(tensors, *args, **kwargs)
+        if _active is None:
+            return original(tensors, *args, **kwargs)
+        _active._note_backward(tensors)
+        # The backward pass, also where the script calls it inside its autocast region: the
+        # seed gradient and the engine's work on this thread outside autograd's nodes.
+        depth = _core.scope_depth()
+        _core.enter_scope(_PHASE_BACKWARD)
+        try:
+            return original(tensors, *args, **kwargs)
+        finally:
+            _core.unwind_scopes(depth)
     return backward
 
 

@@ -144,7 +144,8 @@ TEST_F(PythonExamples, TypicalFp16LoopHasDemotedKeptAndPromotedOpsWithModulePath
   EXPECT_TRUE(backward_in_module);
   // The add's backward casts the gradient of its float16 operand back to float16: the
   // promotion's cast, in each block. The script's one cast is Net.forward's .float() (and its
-  // backward, in no layer); GradScaler's own (its fp64 reciprocal of the scale) is GradScaler's.
+  // backward): the root model's own code, named by its class where "-" said no module.
+  // GradScaler's own (its fp64 reciprocal of the scale) is GradScaler's.
   std::set<std::string> promotion_casts, explicit_casts;
   for (const auto& r : table) {
     if (!r.top_level || (r.category != OpCategory::kPromotionCast && r.category != OpCategory::kExplicitCast)) continue;
@@ -156,7 +157,7 @@ TEST_F(PythonExamples, TypicalFp16LoopHasDemotedKeptAndPromotedOpsWithModulePath
   EXPECT_EQ(promotion_casts, (std::set<std::string>{"blocks.0 backward float32>float16",
                                                     "blocks.1 backward float32>float16",
                                                     "blocks.2 backward float32>float16"}));
-  EXPECT_EQ(explicit_casts, (std::set<std::string>{" forward float16>float32", " backward float32>float16",
+  EXPECT_EQ(explicit_casts, (std::set<std::string>{"Net forward float16>float32", "Net backward float32>float16",
                                                    "(GradScaler) optimizer float32>float64",
                                                    "(GradScaler) optimizer float64>float32"}));
   // The optimizer's own update (SGD's adds) is no GradScaler's, though GradScaler.step runs it.

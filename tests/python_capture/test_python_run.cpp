@@ -228,6 +228,35 @@ TEST_F(PythonRun, SetUpBeforeTheFirstModelCallIsNoStepsWork) {
   ASSERT_EQ(s.steps().size(), 3u);
 }
 
+// The script's own autocast region is its forward pass (AMP's documentation has it wrap the
+// model call and the loss): ops there outside any module are forward, not "other". Without
+// a GradScaler a step ends at the next model call, inside that region: its loss still is.
+// backward() is the backward pass wherever the script calls it.
+TEST_F(PythonRun, TheLossComputedInTheScriptsAutocastRegionIsTheForwardPass) {
+  const auto r = run(R"(import torch
+from torch import nn
+import torch.nn.functional as F
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(4, 8), torch.randn(4, 2)
+for i in range(3):
+    opt.zero_grad()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+    opt.step()
+    loss.detach().abs()
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto s = SessionReader::open(session().string());
+  std::map<std::string, std::map<Phase, int64_t>> phases;  // top-level op: calls per phase
+  for (const auto& row : s.op_stats())
+    if (row.top_level && row.module.empty()) phases[row.name][row.phase] += row.calls;
+  EXPECT_EQ(phases["aten::mse_loss"], (std::map<Phase, int64_t>{{Phase::kForward, 3}}));
+  EXPECT_EQ(phases["aten::ones_like"], (std::map<Phase, int64_t>{{Phase::kBackward, 3}}));
+  EXPECT_EQ(phases["aten::abs"], (std::map<Phase, int64_t>{{Phase::kOther, 3}})) << "after the region";
+}
+
 std::set<std::string> linear_modules(const SessionReader& s) {
   std::set<std::string> modules;
   for (const auto& r : s.op_stats())
