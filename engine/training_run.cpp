@@ -279,34 +279,25 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
     // Unscale the first optimizer explicitly, at effective-batch granularity, so the norm,
     // clipping and observers see true gradients. A second optimizer (multi-loss) is
     // unscaled inside its step(), as in the recipe PyTorch documents.
-    at::Tensor scale_used;  // for the report below, as unscale_ found it
-    if (scaler_->enabled()) {
-      at::DisableRecordFunctionGuard report_not_recorded;
-      scale_used = scaler_->scale_tensor().clone();
-    }
     scaler_->unscale_(*first.optimizer);
     grads = defined_grads(first.parameters);
     const at::Tensor norm = total_grad_norm(grads, device_);
-    // One device-to-host transfer for everything the event reports. These reads are the
-    // trainer's report, not its training (a Python loop's .item() of its loss, which the
-    // capture reads unrecorded): recorded, their cast to fp64 was an "explicit cast" of the
-    // built-in run's optimizer, in a model that casts nothing.
-    std::vector<at::Tensor> readings;
-    {
-      at::DisableRecordFunctionGuard report_not_recorded;
-      readings = {(loss_sum / static_cast<double>(micro_batches)).reshape({1}),
-                  norm.to(loss_sum.device()).to(at::kFloat).reshape({1})};
-      if (scaler_->enabled()) {
-        readings.push_back(scale_used.to(at::kFloat).reshape({1}));
-        readings.push_back(scaler_->growth_tracker_tensor().to(at::kFloat).reshape({1}));
-      }
-    }
     // The optimizer sees the gradients after clipping; observers see them before.
     if (config_.clip_grad_norm > 0.0) clip_coefficient = clip_grads_(grads, norm, config_.clip_grad_norm);
-    // Read back before step(): its found-inf check then finds the device idle.
+    // One device-to-host transfer for everything the event reports, read back before step()
+    // (its found-inf check then finds the device idle) and so before update() changes the
+    // scale. These reads are the trainer's report, not its training (a Python loop's .item()
+    // of its loss, which the capture reads unrecorded): recorded, their cast to fp64 was an
+    // "explicit cast" of the built-in run's optimizer, in a model that casts nothing.
     at::Tensor host;
     {
       at::DisableRecordFunctionGuard report_not_recorded;
+      std::vector<at::Tensor> readings = {(loss_sum / static_cast<double>(micro_batches)).reshape({1}),
+                                          norm.to(loss_sum.device()).to(at::kFloat).reshape({1})};
+      if (scaler_->enabled()) {
+        readings.push_back(scaler_->scale_tensor().to(at::kFloat).reshape({1}));
+        readings.push_back(scaler_->growth_tracker_tensor().to(at::kFloat).reshape({1}));
+      }
       host = at::cat(readings).to(at::kDouble).cpu();
     }
     const double* values = host.const_data_ptr<double>();

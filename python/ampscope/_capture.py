@@ -682,15 +682,20 @@ def _scaler_on(scaler):
 
 
 @contextlib.contextmanager
-def _scaler_work(*phase):
-    """GradScaler's own ops: its module scope (inside `phase`, if given), closed however they end."""
+def _scopes(*scopes):
+    """Ops inside these scopes (phases, modules), closed however they end."""
     depth = _core.scope_depth()
-    for scope in (*phase, _LOSS_SCALER):
+    for scope in scopes:
         _core.enter_scope(scope)
     try:
         yield
     finally:
         _core.unwind_scopes(depth)
+
+
+def _scaler_work(*phase):
+    """GradScaler's own ops: its module scope (inside `phase`, if given)."""
+    return _scopes(*phase, _LOSS_SCALER)
 
 
 def _wrap_scale(original):
@@ -762,11 +767,11 @@ def _wrap_autocast_enter(original):
     def __enter__(self):
         result = original(self)
         cap = _active
-        # The depth to unwind to on exit, or None: a region entered by the script itself (no
-        # module, phase or scaler scope open) is the forward pass, the loss computed on the
-        # model's output included, as AMP's documentation has autocast wrap it. Its ops
-        # outside any module (`F.cross_entropy(model(x), y)`) were "other", like the batch's set-up.
-        depth = None
+        # A region entered by the script itself (no module, phase or scaler scope open) is the
+        # forward pass, the loss computed on the model's output included, as AMP's documentation
+        # has autocast wrap it: its ops outside any module (`F.cross_entropy(model(x), y)`) were
+        # "other", like the batch's set-up. Its forward scope is the thread's first, closed on exit.
+        opened = False
         if cap is not None and getattr(self, "_enabled", False) and not torch.compiler.is_compiling():
             cap._first_step_begins()
             precision = _DTYPE_PRECISION.get(getattr(self, "fast_dtype", None))
@@ -774,21 +779,20 @@ def _wrap_autocast_enter(original):
                 cap._autocast.append(precision)
                 cap._core.set_meta("precision", cap._precision())
             if _core.scope_depth() == 0:
-                depth = 0
+                opened = True
                 _core.enter_scope(_PHASE_FORWARD)
                 cap._tls.forward_regions = getattr(cap._tls, "forward_regions", 0) + 1
         # A list: one autocast object may be entered again while entered (a decorated function's recursion).
-        self.__dict__.setdefault("_ampscope_depths", []).append(depth)
+        self.__dict__.setdefault("_ampscope_forward", []).append(opened)
         return result
     return __enter__
 
 
 def _wrap_autocast_exit(original):
     def __exit__(self, *exc):
-        depths = self.__dict__.get("_ampscope_depths")
-        depth = depths.pop() if depths else None
-        if depth is not None:
-            _core.unwind_scopes(depth)
+        opened = self.__dict__.get("_ampscope_forward")
+        if opened and opened.pop():
+            _core.unwind_scopes(0)
             if _active is not None and getattr(_active._tls, "forward_regions", 0) > 0:
                 _active._tls.forward_regions -= 1
         return original(self, *exc)
@@ -802,12 +806,8 @@ def _wrap_backward(original):
         _active._note_backward(tensors)
         # The backward pass, also where the script calls it inside its autocast region: the
         # seed gradient and the engine's work on this thread outside autograd's nodes.
-        depth = _core.scope_depth()
-        _core.enter_scope(_PHASE_BACKWARD)
-        try:
+        with _scopes(_PHASE_BACKWARD):
             return original(tensors, *args, **kwargs)
-        finally:
-            _core.unwind_scopes(depth)
     return backward
 
 
