@@ -123,23 +123,73 @@ FormatRangeShares range_shares(const ActivationSample& a, FloatFormat f) {
   return {};
 }
 
-std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows) {
+bool is_compiled_region_op(std::string_view name) {
+  return name.starts_with("Torch-Compiled Region") || name == "CompiledFunction" ||
+         name == "CompiledFunctionBackward" || name.starts_with(kCompiledGraphOpPrefix);
+}
+
+std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
+                                            const std::vector<CompiledComputeTime>& compiled) {
   // Sessions recorded before rows were marked top-level have no mark at all: sum every row
   // then (nested ops count twice, the best such a file allows).
   const bool marked = std::any_of(rows.begin(), rows.end(), [](const OpStats& r) { return r.top_level; });
+  std::array<CategoryTotals, kOpCategoryCount> by_category{};
+  // The compiled regions' time per category (top-level rows only, so it is counted once).
+  std::array<int64_t, kOpCategoryCount> region_cpu{}, region_gpu{};
+  for (const OpStats& row : rows) {
+    if (marked && !row.top_level) continue;
+    const auto c = static_cast<size_t>(row.category);
+    if (c >= by_category.size()) continue;
+    CategoryTotals& t = by_category[c];
+    t.calls += row.calls;
+    t.cpu_time_ns += row.cpu_time_ns;
+    t.gpu_time_ns += row.gpu_time_ns;
+    t.cast_cpu_time_ns += row.cast_cpu_time_ns;
+    t.cast_gpu_time_ns += row.cast_gpu_time_ns;
+    if (marked && is_compiled_region_op(row.name)) {
+      region_cpu[c] += row.cpu_time_ns;
+      region_gpu[c] += row.gpu_time_ns;
+    }
+  }
+  // The kernels' time leaves the regions' categories, largest region first. Never more
+  // than the regions hold (a file whose kernel rows outgrew its op table): then each
+  // kernel's share is scaled down alike.
+  auto move = [&](int64_t CompiledComputeTime::*time, int64_t CategoryTotals::*total,
+                  int64_t CategoryTotals::*compiled_total, std::array<int64_t, kOpCategoryCount>& region) {
+    int64_t wanted = 0, held = 0;
+    for (const CompiledComputeTime& k : compiled) wanted += std::max<int64_t>(k.*time, 0);
+    for (const int64_t r : region) held += r;
+    const int64_t moved = std::min(wanted, held);
+    if (moved <= 0) return;
+    const double scale = static_cast<double>(moved) / static_cast<double>(wanted);
+    int64_t given = 0;  // what the kernels' categories got, rounded down: the regions give exactly that
+    for (const CompiledComputeTime& k : compiled) {
+      const auto c = static_cast<size_t>(k.category);
+      if (c >= by_category.size()) continue;
+      const auto share = static_cast<int64_t>(static_cast<double>(std::max<int64_t>(k.*time, 0)) * scale);
+      by_category[c].*total += share;
+      by_category[c].*compiled_total += share;
+      given += share;
+    }
+    int64_t left = given;
+    while (left > 0) {
+      const auto largest = std::max_element(region.begin(), region.end());
+      const int64_t taken = std::min(left, *largest);
+      by_category[static_cast<size_t>(largest - region.begin())].*total -= taken;
+      *largest -= taken;
+      left -= taken;
+    }
+  };
+  move(&CompiledComputeTime::cpu_time_ns, &CategoryTotals::cpu_time_ns, &CategoryTotals::compiled_cpu_time_ns,
+       region_cpu);
+  move(&CompiledComputeTime::gpu_time_ns, &CategoryTotals::gpu_time_ns, &CategoryTotals::compiled_gpu_time_ns,
+       region_gpu);
+
   std::vector<CategoryTotals> totals;
   for (const auto& [category, name] : kCategories) {
-    CategoryTotals t;
+    CategoryTotals t = by_category[static_cast<size_t>(category)];
     t.category = category;
-    for (const OpStats& row : rows) {
-      if ((marked && !row.top_level) || row.category != category) continue;
-      t.calls += row.calls;
-      t.cpu_time_ns += row.cpu_time_ns;
-      t.gpu_time_ns += row.gpu_time_ns;
-      t.cast_cpu_time_ns += row.cast_cpu_time_ns;
-      t.cast_gpu_time_ns += row.cast_gpu_time_ns;
-    }
-    if (t.calls > 0) totals.push_back(t);
+    if (t.calls > 0 || t.cpu_time_ns > 0 || t.gpu_time_ns > 0) totals.push_back(t);
   }
   return totals;
 }

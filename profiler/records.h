@@ -12,6 +12,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "profiler/float_formats.h"
@@ -356,10 +357,35 @@ struct CategoryTotals {
   int64_t gpu_time_ns = 0;
   int64_t cast_cpu_time_ns = 0;  // the cast tax inside those calls
   int64_t cast_gpu_time_ns = 0;
+  // Of cpu/gpu_time_ns, the time of torch.compile'd graphs' kernels counted here by what
+  // they compute (CompiledComputeTime); 0 in a run without compiled graphs.
+  int64_t compiled_cpu_time_ns = 0;
+  int64_t compiled_gpu_time_ns = 0;
+};
+
+// The op that holds a torch.compile'd graph's call: dynamo's "Torch-Compiled Region: G/V",
+// AOTAutograd's CompiledFunction and its backward, and ampscope's own marker around a
+// graph's call (kCompiledGraphOpPrefix). None has dtypes: each is an unchanged row.
+inline constexpr std::string_view kCompiledGraphOpPrefix = "ampscope::compiled_graph::";
+bool is_compiled_region_op(std::string_view name);
+
+// The kernels of torch.compile'd graphs by what they compute, summed by category and
+// output dtype: compiled_compute_time() (analysis/compiled_kernels.h) over a session's
+// compiled kernel rows. A compiled region is one recorded op around fused kernels
+// and extern GEMMs, so without these its whole time reads "unchanged" while its GEMMs
+// ran demoted to bf16.
+struct CompiledComputeTime {
+  OpCategory category = OpCategory::kUnchanged;
+  std::string output_dtype;  // "bfloat16"; "" when the ops do not say
+  int64_t cpu_time_ns = 0;
+  int64_t gpu_time_ns = 0;
 };
 
 // Sums top-level rows by category, in OpCategory order; categories without calls are left out.
 // The one aggregation by category: the CLI summary, the report and the GUI's strip use it.
-std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows);
+// `compiled` moves time out of the compiled regions' rows (the categories holding them,
+// at most their time) to the categories the kernels inside computed in.
+std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
+                                            const std::vector<CompiledComputeTime>& compiled = {});
 
 }  // namespace ampscope::profiler

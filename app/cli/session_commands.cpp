@@ -277,7 +277,8 @@ void print_compiled(const profiler::SessionView& session, size_t top) {
     if (r.compiled) by_category[r.category].push_back(&r);
   if (!compile.any() && by_category.empty()) return;
   fmt::print("\nCompiled (torch.compile): {} graphs read; ops of their forward and backward graphs as autocast "
-             "traced them, calls on profiled steps ({})\n",
+             "traced them, calls on profiled steps ({});\n  autocast's casts are graph ops of their own, so a "
+             "demoted op's inputs show the dtype they were cast to\n",
              compile.graphs,
              compile.kernels.empty() ? "no per-op time: the compiled code fuses them"
                                      : "no per-op time: the compiled code fuses them; time per kernel below");
@@ -404,6 +405,12 @@ int SummaryCommand::run() {
                ms(t.cpu_time_ns), all_cpu > 0 ? 100.0 * t.cpu_time_ns / all_cpu : 0.0,
                gpu ? fmt::format(" {:>11}", ms(t.gpu_time_ns)) : "", ms(t.cast_cpu_time_ns));
   }
+  int64_t compiled_ns = 0;
+  for (const auto& t : totals) compiled_ns += gpu ? t.compiled_gpu_time_ns : t.compiled_cpu_time_ns;
+  if (compiled_ns > 0)
+    fmt::print("  (torch.compile'd regions: {} ms {} of their kernels counted by what each computes, a fused kernel\n"
+               "   under its ops' autocast decision, not the casts fused into it; the rest of a region stays unchanged)\n",
+               ms(compiled_ns), gpu ? "GPU" : "CPU");
 
   std::map<profiler::OpCategory, std::vector<const profiler::OpStats*>> by_category;
   for (const auto& r : rows)

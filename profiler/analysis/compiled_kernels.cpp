@@ -1,7 +1,10 @@
 #include "profiler/analysis/compiled_kernels.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -326,6 +329,41 @@ CompiledTimeShare compiled_time_share(const std::vector<CompiledKernelRow>& rows
     }
   }
   return share;
+}
+
+std::vector<CompiledComputeTime> compiled_compute_time(const std::vector<CompiledKernelRow>& rows) {
+  const auto is_decision = [](OpCategory c) {
+    return c == OpCategory::kDemoted || c == OpCategory::kKeptFp32 || c == OpCategory::kPromoted;
+  };
+  std::map<std::pair<OpCategory, std::string>, CompiledComputeTime> sums;
+  for (const CompiledKernelRow& r : rows) {
+    if (r.kind != kCompiledFusedKernel && r.kind != kCompiledExternKernel) continue;
+    std::array<int, kOpCategoryCount> ops_in{};
+    for (const CompiledFusedOp& op : r.ops)
+      if (const auto c = parse_category(op.category)) ++ops_in[static_cast<size_t>(*c)];
+    std::optional<OpCategory> chosen;
+    auto most = [&](auto&& wanted) {
+      for (size_t c = 0; c < ops_in.size(); ++c)
+        if (ops_in[c] > 0 && wanted(static_cast<OpCategory>(c)) &&
+            (!chosen || ops_in[c] > ops_in[static_cast<size_t>(*chosen)]))
+          chosen = static_cast<OpCategory>(c);
+    };
+    most(is_decision);
+    if (!chosen && ops_in[static_cast<size_t>(OpCategory::kUnchanged)] > 0) chosen = OpCategory::kUnchanged;
+    if (!chosen) most([](OpCategory) { return true; });
+    if (!chosen) continue;  // no op it computes is known
+    std::string dtype;
+    for (const CompiledFusedOp& op : r.ops)
+      if (parse_category(op.category) == chosen && !op.output_dtypes.empty()) dtype = op.output_dtypes.front();
+    CompiledComputeTime& sum = sums[{*chosen, dtype}];
+    sum.category = *chosen;
+    sum.output_dtype = dtype;
+    sum.cpu_time_ns += r.cpu_time_ns;
+    sum.gpu_time_ns += r.gpu_time_ns;
+  }
+  std::vector<CompiledComputeTime> out;
+  for (auto& [key, sum] : sums) out.push_back(std::move(sum));
+  return out;
 }
 
 }  // namespace ampscope::profiler

@@ -22,7 +22,7 @@
 
 namespace ampscope::profiler {
 
-inline constexpr std::string_view kCompiledGraphOpPrefix = "ampscope::compiled_graph::";
+// kCompiledGraphOpPrefix (records.h) names the op around each graph's call.
 
 // Kinds of CompiledKernelRow.
 inline constexpr const char* kCompiledGraphCall = "graph";    // the graph's whole call
@@ -206,5 +206,15 @@ struct CompiledTimeShare {
   }
 };
 CompiledTimeShare compiled_time_share(const std::vector<CompiledKernelRow>& rows);
+
+// The fused and extern kernels' time by what each computes, for category_totals():
+// a kernel counts under the autocast decision among its ops (demoted, kept fp32,
+// promoted: the one most of its ops have, the first of those on a tie), else under
+// unchanged when it computes anything, else under its casts' category (a kernel of
+// casts alone). A cast fused into another op's kernel adds little to it, so it does not
+// take the kernel's time. The output dtype is that of the kernel's last op in its
+// category. Kernels without ops (no provenance), tuning and other calls stay where
+// they are: in the region's row.
+std::vector<CompiledComputeTime> compiled_compute_time(const std::vector<CompiledKernelRow>& rows);
 
 }  // namespace ampscope::profiler

@@ -18,8 +18,9 @@ std::string kind_of(OpFamily f) {
   return "GEMM";
 }
 
+// Dynamo's and AOTAutograd's regions, not ampscope's marker inside them.
 bool is_region_name(const std::string& name) {
-  return name.starts_with("Torch-Compiled Region") || name == "CompiledFunction" || name == "CompiledFunctionBackward";
+  return is_compiled_region_op(name) && !name.starts_with(kCompiledGraphOpPrefix);
 }
 
 using Key = std::tuple<std::string, Phase, std::string>;  // module, phase, kind

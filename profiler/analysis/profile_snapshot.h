@@ -21,6 +21,10 @@ namespace ampscope::profiler {
 struct ProfileSnapshot {
   int64_t step = 0;                                 // the last step included
   std::vector<OpStats> op_stats;                    // the whole op table so far
+  // torch.compile'd graphs' kernels by what they compute (category_totals() moves their
+  // time out of the regions' rows). A saved session's, from its compiled kernel rows;
+  // empty live: only Python loops compile, and the GUI opens their sessions as files.
+  std::vector<CompiledComputeTime> compiled_compute;
   std::vector<KernelSummary> top_kernels;           // by total GPU time, descending (a saved file: the top N)
   // GPU time no op can be named for, against all traced GPU time.
   GpuAttribution gpu_attribution;

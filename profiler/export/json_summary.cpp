@@ -394,7 +394,9 @@ Json session_summary(const SessionView& session, size_t top_n) {
                     {"gpu_time_ns", c.gpu_time_ns},
                     {"gpu_share", share(c.gpu_time_ns, gpu)},
                     {"cast_cpu_time_ns", c.cast_cpu_time_ns},
-                    {"cast_gpu_time_ns", c.cast_gpu_time_ns}});
+                    {"cast_gpu_time_ns", c.cast_gpu_time_ns},
+                    {"compiled_cpu_time_ns", c.compiled_cpu_time_ns},
+                    {"compiled_gpu_time_ns", c.compiled_gpu_time_ns}});
   }
   totals["categories"] = std::move(cats);
   s["totals"] = std::move(totals);

@@ -37,6 +37,9 @@ std::string graph_ops_html(const ReportData& d, double per) {
   std::string s = "<h3>Graph ops as autocast traced them <span class=\"muted\">(" + std::to_string(rows.size()) +
                   " signatures" + (rows.size() > kCompiledOpRows ? ", " + std::to_string(kCompiledOpRows) + " shown" : "") +
                   ")</span></h3>";
+  s += paragraph("Autocast's casts are graph ops of their own, so a demoted op's inputs show the dtype they were "
+                 "cast to.",
+                 "muted");
   s += table_html({{"op"}, {"module"}, {"phase"}, {"category"}, {"dtypes in \u2192 out"}, {"calls/step", true}}, table);
   return s;
 }

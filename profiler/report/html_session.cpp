@@ -463,6 +463,14 @@ std::string ops_html(const ReportData& d) {
                 " profiled), inclusive, over the calls the model, loss and optimizer made (nested "
                 "calls are inside them). "
                 "The cast tax is the time of the casts autocast inserted for those calls.");
+  int64_t compiled_ns = 0;
+  for (const auto& t : d.category_totals) compiled_ns += gpu ? t.compiled_gpu_time_ns : t.compiled_cpu_time_ns;
+  if (compiled_ns > 0)
+    s += paragraph("A torch.compile'd region is one recorded op around the kernels inductor generated: " +
+                   ns_as_ms(static_cast<double>(compiled_ns) / per) + (gpu ? " GPU" : " CPU") +
+                   " per step of their kernels is counted by what each computes (a fused kernel under its "
+                   "ops' autocast decision, not the casts fused into it); the rest of a region's time "
+                   "stays unchanged.");
   std::vector<std::vector<std::string>> rows;
   std::vector<svg::Bar> bars;
   auto category_color = [](OpCategory c) {

@@ -40,7 +40,7 @@ std::string report_version() { return AMPSCOPE_VERSION; }
 void finish_report(ReportData& d) {
   if (d.ampscope_version.empty()) d.ampscope_version = AMPSCOPE_VERSION;
   if (d.kind == ReportData::Kind::kSession) {
-    if (d.category_totals.empty()) d.category_totals = category_totals(d.op_stats);
+    if (d.category_totals.empty()) d.category_totals = category_totals(d.op_stats, d.compiled_compute);
     if (d.gradient_summaries.empty() && !d.latest_gradients.empty())
       d.gradient_summaries.push_back(summarize_gradients(d.latest_gradients));
     d.recommendations = recommend(session_input(d));

@@ -476,7 +476,7 @@ std::vector<CompiledKernelRow> SessionReader::compiled_kernels() const {
 }
 
 std::vector<CategoryTotals> SessionReader::category_totals() const {
-  return profiler::category_totals(op_stats());
+  return profiler::category_totals(op_stats(), compiled_compute_time(compiled_kernels()));
 }
 
 GpuAttribution SessionReader::gpu_attribution() const {

@@ -87,8 +87,9 @@ class SessionReader {
   // for sessions without compiled code or written before the table existed.
   std::vector<CompiledKernelRow> compiled_kernels() const;
 
-  // profiler::category_totals(op_stats()): the top-level rows of the stored op table,
-  // so it reads op_stats only and never scans ops or kernels.
+  // profiler::category_totals over the top-level rows of the stored op table and the
+  // compiled kernel rows (the compiled regions' time by what their kernels computed);
+  // it never scans ops or kernels.
   std::vector<CategoryTotals> category_totals() const;
   // GPU time of activity that no op launched (kernels rows with op_id 0); from the
   // kernels_by_op index. Not part of any category.

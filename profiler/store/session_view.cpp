@@ -120,7 +120,6 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   // The stored count describes the stored table; a rebuilt table is counted from its ops.
   const auto stored = v.op_stats_rebuilt ? std::nullopt : meta_key::count(v.meta_values, meta_key::kProfiledSteps);
   v.profiled_steps = stored ? *stored : count_profiled_steps(reader, v.steps);
-  v.category_totals = category_totals(v.op_stats);
   v.gpu_attribution = reader.gpu_attribution();
   if (v.kernel_count > 0 && options.top_kernels > 0) v.top_kernels = reader.top_kernels(options.top_kernels);
   load_gradients(reader, options, v);
@@ -141,6 +140,8 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   v.step_timing = step_timing(v.steps, recorded, sampled);
   v.compile = compile_events_from_meta(v.meta_values);
   v.compile.kernels = reader.compiled_kernels();
+  v.compiled_compute = compiled_compute_time(v.compile.kernels);
+  v.category_totals = category_totals(v.op_stats, v.compiled_compute);
   v.own_kernels = own_kernels_from_meta(v.meta_values);
   if (const auto every = meta_key::count(v.meta_values, meta_key::kRangeSampleEvery)) {
     const auto spacing = v.meta_values.find(meta_key::kRangeSampleSpacing);

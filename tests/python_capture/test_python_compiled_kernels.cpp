@@ -199,6 +199,44 @@ TEST_F(CompiledKernels, SummaryAndJsonShowTheKernelsWithTheirFusedOps) {
   EXPECT_TRUE(fused_gelu) << s.at("kernels").dump();
 }
 
+// The time by category counts the compiled region's kernels by what they computed:
+// the forward GEMMs demoted to bf16, not "unchanged" under the region's row. No time
+// is made or lost: the categories still add up to the top-level rows.
+TEST_F(CompiledKernels, TimeByCategoryCountsTheCompiledGemmsAsDemoted) {
+  const auto json = ampscope::test::ampscope(fmt::format("export '{}' --format json", run_->session.string()));
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  std::ifstream in(run_->dir / "compiled.summary.json");
+  const auto totals = nlohmann::json::parse(in).at("totals");
+  std::map<std::string, nlohmann::json> category;
+  int64_t sum = 0;
+  for (const auto& c : totals.at("categories")) {
+    category[c.at("category").get<std::string>()] = c;
+    sum += c.at("cpu_time_ns").get<int64_t>();
+  }
+  EXPECT_EQ(sum, totals.at("cpu_time_ns").get<int64_t>());
+  const auto rows = ampscope::profiler::SessionReader::open(run_->session.string()).op_stats();
+  int64_t top_level = 0;
+  for (const auto& r : rows)
+    if (r.top_level) top_level += r.cpu_time_ns;
+  EXPECT_EQ(sum, top_level) << "time moves between categories, none is made or lost";
+  // The rows alone: the model's only demoted ops are the graph's, which have no time.
+  for (const auto& t : ampscope::profiler::category_totals(rows))
+    if (t.category == ampscope::profiler::OpCategory::kDemoted) EXPECT_EQ(t.cpu_time_ns, 0);
+  // The extern GEMMs whose graph op autocast demoted, as the kernel rows list them.
+  int64_t demoted_gemms = 0;
+  for (const auto& r : run_->rows)
+    if (r.kind == ampscope::profiler::kCompiledExternKernel && r.ops.size() == 1 && r.ops[0].category == "demoted")
+      demoted_gemms += r.cpu_time_ns;
+  ASSERT_GT(demoted_gemms, 0);
+  ASSERT_TRUE(category.contains("demoted")) << totals.dump();
+  EXPECT_EQ(category["demoted"].at("compiled_cpu_time_ns").get<int64_t>(), demoted_gemms) << totals.dump();
+  EXPECT_EQ(category["demoted"].at("cpu_time_ns").get<int64_t>(), demoted_gemms);
+
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", run_->session.string()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("(torch.compile'd regions: "), std::string::npos) << summary.output;
+}
+
 // The HTML report has the same in a section of its own (issue #28), and its eager op
 // table leaves the compiled graphs' rows (no time of their own) to that section.
 TEST_F(CompiledKernels, TheReportHasACompiledCodeSection) {

@@ -24,6 +24,7 @@
 #include "ui/models/model_roles.h"
 #include "ui/models/op_stats_model.h"
 #include "ui/models/store_session_io.h"
+#include "ui/widgets/category_strip.h"
 #include "ui/widgets/compiled_pane.h"
 #include "ui/widgets/gradients_pane.h"
 #include "ui/widgets/live_plots.h"
@@ -324,6 +325,14 @@ TEST(PythonSession, CompiledCodeHasItsPaneAndItsOpRowsAreMarked) {
         EXPECT_TRUE(model->index(r, 0).data(CompiledRole).toBool());
       }
   EXPECT_TRUE(marked);
+  // The strip counts the region's kernels by what they computed: the GEMM's 6 ms
+  // demoted, the gelu's 3 ms unchanged, both in bf16; the region's row alone read
+  // "unchanged 100 %" in "other" dtypes.
+  auto* strip = window.findChild<CategoryStrip*>();
+  ASSERT_NE(strip, nullptr);
+  const QString text = strip->summaryText();
+  EXPECT_TRUE(text.contains(QStringLiteral("demoted 50 % · unchanged 50 %"))) << text.toStdString();
+  EXPECT_TRUE(text.contains(QStringLiteral("computed in bf16 75 % · other 25 %"))) << text.toStdString();
 }
 
 }  // namespace

@@ -197,23 +197,21 @@ QVariant OpStatsModel::headerData(int section, Qt::Orientation orientation, int 
   return {};
 }
 
-CategoryTotals summarizeByCategory(const std::vector<profiler::OpStats>& rows) {
+CategoryTotals summarizeByCategory(const std::vector<profiler::OpStats>& rows,
+                                   const std::vector<profiler::CompiledComputeTime>& compiled) {
   CategoryTotals totals;
   for (const auto& s : rows) {
     totals.gpu = totals.gpu || s.gpu_time_ns > 0;
     totals.top_level_only = totals.top_level_only || s.top_level;
   }
   // Per category: profiler::category_totals, the one aggregation the CLI and report use too.
-  for (const profiler::CategoryTotals& c : profiler::category_totals(rows)) {
+  int64_t compiled_ns = 0;
+  for (const profiler::CategoryTotals& c : profiler::category_totals(rows, compiled)) {
     for (int i = 0; i < kCategoryCount; ++i)
       if (categoryAt(i) == c.category) totals.time_ns[i] += totals.gpu ? c.gpu_time_ns : c.cpu_time_ns;
+    compiled_ns += totals.gpu ? c.compiled_gpu_time_ns : c.compiled_cpu_time_ns;
   }
-  // By output dtype, over the same rows.
-  for (const auto& s : rows) {
-    if (totals.top_level_only && !s.top_level) continue;
-    const int64_t t = totals.gpu ? s.gpu_time_ns : s.cpu_time_ns;
-    totals.total_ns += t;
-    const std::string out = s.output_dtypes.empty() ? std::string() : s.output_dtypes.front();
+  auto add_by_dtype = [&](const std::string& out, int64_t t) {
     if (out == "float32")
       totals.fp32_ns += t;
     else if (out == "float16")
@@ -222,6 +220,28 @@ CategoryTotals summarizeByCategory(const std::vector<profiler::OpStats>& rows) {
       totals.bf16_ns += t;
     else
       totals.other_ns += t;
+  };
+  // By output dtype, over the same rows.
+  for (const auto& s : rows) {
+    if (totals.top_level_only && !s.top_level) continue;
+    const int64_t t = totals.gpu ? s.gpu_time_ns : s.cpu_time_ns;
+    totals.total_ns += t;
+    add_by_dtype(s.output_dtypes.empty() ? std::string() : s.output_dtypes.front(), t);
+  }
+  // The compiled kernels' time leaves the regions (rows without an output dtype) for the
+  // dtype its kernels computed in, in the proportion category_totals moved of it.
+  int64_t wanted = 0;
+  for (const auto& k : compiled) wanted += std::max<int64_t>(totals.gpu ? k.gpu_time_ns : k.cpu_time_ns, 0);
+  if (compiled_ns > 0 && wanted > 0) {
+    const double scale = static_cast<double>(compiled_ns) / static_cast<double>(wanted);
+    int64_t moved = 0;
+    for (const auto& k : compiled) {
+      const auto t = static_cast<int64_t>(
+          static_cast<double>(std::max<int64_t>(totals.gpu ? k.gpu_time_ns : k.cpu_time_ns, 0)) * scale);
+      add_by_dtype(k.output_dtype, t);
+      moved += t;
+    }
+    totals.other_ns -= std::min(moved, totals.other_ns);
   }
   return totals;
 }

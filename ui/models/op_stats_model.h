@@ -56,6 +56,9 @@ struct CategoryTotals {
 };
 // Rows are inclusive, so summing all of them counts nested ops twice; when the
 // profiler marks top-level rows (OpStats::top_level) only those are summed.
-CategoryTotals summarizeByCategory(const std::vector<profiler::OpStats>& rows);
+// `compiled` (a saved session's ProfileSnapshot::compiled_compute) splits the compiled
+// regions' time by what their kernels computed, as category_totals does.
+CategoryTotals summarizeByCategory(const std::vector<profiler::OpStats>& rows,
+                                   const std::vector<profiler::CompiledComputeTime>& compiled = {});
 
 }  // namespace ampscope::ui

@@ -152,7 +152,7 @@ void OpExplorer::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
   top_level_->setEnabled(marked);
   proxy_->setTopLevelOnly(marked && top_level_->isChecked());
   kernel_model_->setRows(snapshot->top_kernels);
-  strip_->setTotals(summarizeByCategory(snapshot->op_stats));
+  strip_->setTotals(summarizeByCategory(snapshot->op_stats, snapshot->compiled_compute));
   stack_->setCurrentIndex(1);
   if (first) {
     fitColumnsToContents(table_, 260);
