@@ -259,14 +259,15 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
     t.optimizer->zero_grad(/*set_to_none=*/true);
   }
   const int64_t micro_batches = config_.accumulation_steps;
-  at::Tensor loss_sum;
+  std::vector<at::Tensor> losses;  // per micro-batch, averaged in the step's unrecorded report
+  losses.reserve(static_cast<size_t>(micro_batches));
   for (int64_t micro = 0; micro < micro_batches; ++micro) {
     check_stop();
     Batch batch = data_->sample_batch(config_.batch_size, data_generator_);
     const at::Tensor input = batch.input.to(device_, /*non_blocking=*/true);
     const at::Tensor target = batch.target.to(device_, /*non_blocking=*/true);
     const at::Tensor loss = forward_backward(input, target, micro_batches);
-    loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
+    losses.push_back(loss);
   }
   for (const InfInjection& inject : config_.inject_inf)
     if (inject.step == step) inject_inf_gradient(inject.model);
@@ -292,8 +293,8 @@ StepEvent TrainingRun::step(int64_t step, const std::vector<TrainingObserver*>& 
     at::Tensor host;
     {
       at::DisableRecordFunctionGuard report_not_recorded;
-      std::vector<at::Tensor> readings = {(loss_sum / static_cast<double>(micro_batches)).reshape({1}),
-                                          norm.to(loss_sum.device()).to(at::kFloat).reshape({1})};
+      const at::Tensor loss = losses.size() == 1 ? losses.front() : at::stack(losses).mean();
+      std::vector<at::Tensor> readings = {loss.reshape({1}), norm.to(loss.device()).to(at::kFloat).reshape({1})};
       if (scaler_->enabled()) {
         readings.push_back(scaler_->scale_tensor().to(at::kFloat).reshape({1}));
         readings.push_back(scaler_->growth_tracker_tensor().to(at::kFloat).reshape({1}));

@@ -147,6 +147,24 @@ TEST_P(ObserverOnGpt, ClassifiesAutocastDecisions) {
   }
 }
 
+// Gradient accumulation: the trainer's average of the micro-batches' losses is its report,
+// not the model's work. Summed as they came (`loss_sum + loss`), it read as an fp32 add
+// of the step's "other" phase, once per micro-batch after the first.
+TEST_P(ObserverOnGpt, AccumulatedMicroBatchesAddNoOpOfTheTrainers) {
+  engine::TrainConfig config = gpt_config(GetParam());
+  config.accumulation_steps = 3;
+  const auto ops = record_one_step(config);
+  int64_t forward_embeddings = 0;
+  for (const auto& op : ops) {
+    if (op.parent_id != 0) continue;
+    if (op.name == "aten::embedding" && op.phase == Phase::kForward && op.module == "tok_emb") ++forward_embeddings;
+    if (op.phase == Phase::kOther) {
+      EXPECT_NE(op.name, "aten::add") << "the trainer's sum of the micro-batches' losses";
+    }
+  }
+  EXPECT_EQ(forward_embeddings, 3) << "one forward per micro-batch";
+}
+
 INSTANTIATE_TEST_SUITE_P(Precisions, ObserverOnGpt, ::testing::Values(Precision::kBF16, Precision::kFP16),
                          [](const auto& info) { return std::string(engine::to_string(info.param)); });
 
