@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "profiler/records.h"
@@ -44,5 +46,21 @@ struct StepTiming {
 // gradient or activation samples (a step in both counts as sampled).
 StepTiming step_timing(const std::vector<StepRecord>& steps, const std::set<int64_t>& recorded,
                        const std::set<int64_t>& sampled);
+
+// Steps far slower than the run's others: a torch.compile'd run's first step compiles
+// (15 s against 3 ms steps for the example MLP on the CPU), a GPU run's first loads its
+// libraries. On a scale that holds them the other steps lie flat on the axis, so the
+// step-time charts (the GUI's, the report's) leave them off the scale and name them.
+struct StepTimeScale {
+  double ceiling_ms = 0.0;                            // the slowest step that is not an outlier
+  std::vector<std::pair<int64_t, double>> off_scale;  // (step, ms), in step order
+  // "step 1 (15.02 s)"; past three steps "12 steps, the slowest step 1 (15.02 s)".
+  std::string describe() const;
+};
+// An outlier takes over kStepTimeOutlier times the median step: robust to the outliers
+// themselves, and far above what a range sample costs, so sampled steps stay on the
+// scale. Nullopt with fewer than 3 steps, or none an outlier.
+inline constexpr double kStepTimeOutlier = 10.0;
+std::optional<StepTimeScale> step_time_scale(const std::vector<std::pair<int64_t, double>>& step_ms);
 
 }  // namespace ampscope::profiler

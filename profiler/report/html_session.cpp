@@ -180,6 +180,12 @@ std::string training_html(const ReportData& d) {
   o.title = "Step time";
   o.y_label = "ms";
   o.marker_x.clear();
+  std::vector<std::pair<int64_t, double>> step_ms;
+  for (const auto& st : steps) step_ms.emplace_back(st.step, st.step_time_ms);
+  if (const auto time_scale = step_time_scale(step_ms)) {
+    o.y_max = time_scale->ceiling_ms * 1.15;
+    o.note = "off the scale: " + time_scale->describe();
+  }
   s += svg::line_chart({time}, o);
   s += "</div>";
   if (!skipped.empty())

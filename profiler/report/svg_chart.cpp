@@ -269,6 +269,7 @@ std::string line_chart(const std::vector<Series>& series, const LineChartOptions
     }
   }
   const bool no_data = yr.empty();
+  if (o.y_max && !o.log2_y && !no_data && *o.y_max > yr.lo && *o.y_max < yr.hi) yr.hi = *o.y_max;
   xr.widen();
   yr.widen();
   if (!o.log2_y) {  // a little headroom so the extremes do not sit on the frame
@@ -314,6 +315,9 @@ std::string line_chart(const std::vector<Series>& series, const LineChartOptions
   if (no_data)
     s += "<text x=\"" + num(f.left + f.width / 2) + "\" y=\"" + num(f.top + f.height / 2) +
          "\" text-anchor=\"middle\" fill-opacity=\"0.6\">no data</text>";
+  if (!o.note.empty())
+    s += "<text x=\"" + num(f.right() - 4) + "\" y=\"" + num(f.top + 14) +
+         "\" text-anchor=\"end\" fill-opacity=\"0.7\">" + escape(o.note) + "</text>";
 
   const int columns = static_cast<int>(f.width);
   for (size_t i = 0; i < series.size(); ++i) {
@@ -323,7 +327,7 @@ std::string line_chart(const std::vector<Series>& series, const LineChartOptions
     pts.reserve(n);
     for (size_t k = 0; k < n; ++k) {
       const double y = y_value(ser.y[k]);
-      pts.push_back({px(ser.x[k]), std::isfinite(y) ? py(y) : kNaN, false});
+      pts.push_back({px(ser.x[k]), std::isfinite(y) ? py(std::min(y, yr.hi)) : kNaN, false});
     }
     const auto reduced = detail::downsample(pts, f.left, f.right(), columns);
     if (reduced.empty()) continue;

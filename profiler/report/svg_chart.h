@@ -5,6 +5,7 @@
 // the page's colour scheme (light or dark) styles them; series use a fixed palette
 // readable on both. The markup is well-formed XML as well as valid inline HTML.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct LineChartOptions {
   // (e.g. the steps the loss scaler skipped). Several in one pixel column draw once.
   std::vector<double> marker_x;
   std::string marker_label;
+  // The top of a linear y axis: values above it are drawn on the top edge (the step-time
+  // chart leaves a compiling first step off its scale: step_time_scale), and `note` says so.
+  std::optional<double> y_max;
+  std::string note;  // drawn at the plot's top right
 };
 
 // A series longer than about twice the plot's pixel width is reduced to the min and

@@ -282,6 +282,23 @@ TEST(HtmlReport, ASessionWithoutGpuSaysSoInsteadOfAKernelTable) {
   expect_self_contained(html);
 }
 
+// A torch.compile'd run's first step compiled for 15 s; its steps take a few ms. The
+// step-time chart keeps the steps readable and names the one it left off.
+TEST(HtmlReport, TheStepTimeChartLeavesACompilingFirstStepOffItsScale) {
+  auto f = make_fixture();
+  ASSERT_GE(f.steps.size(), 3u);
+  f.steps.front().step_time_ms = 15'021.0;
+  ScratchDir dir;
+  const auto session = (dir / "compiled.ampscope").string();
+  write_fixture_file(session, f);
+  const auto html = render_html(load_report(session));
+  EXPECT_TRUE(contains(html, "off the scale: step " + std::to_string(f.steps.front().step) + " (15.02 s)"));
+  f.steps.front().step_time_ms = f.steps.back().step_time_ms;
+  const auto steady = (dir / "steady.ampscope").string();
+  write_fixture_file(steady, f);
+  EXPECT_FALSE(contains(render_html(load_report(steady)), "off the scale"));
+}
+
 TEST(HtmlReport, ANanLossLeavesNoNanInTheCharts) {
   ScratchDir dir;
   auto f = make_fixture();

@@ -103,6 +103,29 @@ TEST(SvgChart, NaNAndInfinityBreakTheLineWithoutGarbage) {
   expect_finite_geometry(svg::line_chart({scale}, o));
 }
 
+// A step-time chart with a compiling first step: the axis stops at y_max, the step is
+// drawn on the top edge, and the note says what was left off.
+TEST(SvgChart, ACeilingCapsTheAxisAndDrawsLargerValuesOnTheTopEdge) {
+  svg::Series s{"step time", {1, 2, 3, 4}, {15'000, 3, 2.5, 3.5}, "", false};
+  svg::LineChartOptions o;
+  o.title = "Step time";
+  const auto uncapped = svg::line_chart({s}, o);
+  EXPECT_NE(uncapped.find(">15k<"), std::string::npos) << "the tick at the compiling step's time";
+  o.y_max = 4.0;
+  o.note = "off the scale: step 1 (15.00 s)";
+  const auto capped = svg::line_chart({s}, o);
+  expect_finite_geometry(capped);
+  EXPECT_EQ(capped.find("k<"), std::string::npos) << "no tick in thousands";
+  EXPECT_NE(capped.find(">4.0<"), std::string::npos) << "ticks of the other steps' range";
+  EXPECT_NE(capped.find("off the scale: step 1 (15.00 s)"), std::string::npos);
+  EXPECT_EQ(tag_balance_problems(capped), "");
+  // The first point sits on the plot's top edge (the frame's top, 44 px: the axis's
+  // top with its 5 % headroom), not above it.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(capped, m, std::regex(R"re(<path d="M[0-9.]+ ([0-9.]+))re")));
+  EXPECT_NEAR(std::stod(m[1]), 44.0, 1.0);
+}
+
 TEST(SvgChart, AMillionPointSeriesIsDownsampledAndKeepsItsSpike) {
   svg::Series s{"loss", {}, {}, "", false};
   const size_t n = 1'000'000;

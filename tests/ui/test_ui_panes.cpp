@@ -22,6 +22,7 @@
 #include "ui/widgets/comparison_page.h"
 #include "ui/widgets/gradients_pane.h"
 #include "ui/widgets/kernel_view.h"
+#include "ui/models/run_series.h"
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/readiness_pane.h"
 #include "ui/widgets/main_window.h"
@@ -302,6 +303,42 @@ TEST(PlotFitting, ANoteIsWrappedToTheWidthOfItsPlot) {
 
   plots.setStepTimingNote(QString());
   EXPECT_EQ(plots.stepTimingNote(), QString());
+}
+
+// A torch.compile'd run's first step compiles (15 s on the CPU for an MLP whose steps take
+// 3 ms): on a scale that holds it, the other steps lay flat on the axis. It is left off
+// the scale and named; a run whose steps are all alike, slow or fast, keeps them all.
+TEST(LivePlots, AFirstStepThatCompiledIsLeftOffTheStepTimeScaleAndNamed) {
+  RunSeries series;
+  const std::vector<double> step_ms{15'021.0, 3.1, 2.9, 3.0, 3.4, 2.8};
+  for (size_t i = 0; i < step_ms.size(); ++i) {
+    profiler::StepRecord r;
+    r.step = static_cast<int64_t>(i + 1);
+    r.loss = 1.0;
+    r.step_time_ms = step_ms[i];
+    series.append(r);
+  }
+  LivePlots plots;
+  plots.resize(900, 700);
+  plots.setSeries(&series);
+  plots.appendSteps(0);
+  const QCPAxis* axis = plots.plot(LivePlots::kStepTime)->yAxis;
+  EXPECT_LT(axis->range().upper, 10.0) << "steps 2-6 fill the plot";
+  EXPECT_GE(axis->range().upper, 3.4) << "every other step is on it";
+  EXPECT_EQ(plots.offScaleNote(), QStringLiteral("off the scale: step 1 (15.02 s)"));
+
+  RunSeries steady;
+  for (int i = 1; i <= 6; ++i) {
+    profiler::StepRecord r;
+    r.step = i;
+    r.loss = 1.0;
+    r.step_time_ms = 1'000.0 + 100.0 * i;  // slow steps, none an outlier
+    steady.append(r);
+  }
+  plots.setSeries(&steady);
+  plots.appendSteps(0);
+  EXPECT_GE(axis->range().upper, 1'600.0);
+  EXPECT_EQ(plots.offScaleNote(), QString());
 }
 
 TEST(PlotFitting, WrapsAtSpacesAndKeepsItsOwnLineBreaks) {

@@ -5,8 +5,11 @@
 #include <qcustomplot.h>
 
 #include <QGridLayout>
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
+#include "profiler/analysis/step_timing.h"
 #include "ui/models/formatting.h"
 #include "ui/models/run_series.h"
 #include "ui/widgets/plot_fitting.h"
@@ -105,6 +108,11 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nu
   step_timing_note_->position->setCoords(0.5, 0.02);
   step_timing_note_->setPositionAlignment(Qt::AlignTop | Qt::AlignHCenter);  // wrapped lines grow downwards
   step_timing_note_->setVisible(false);
+  off_scale_note_ = new QCPItemText(time);
+  off_scale_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  off_scale_note_->position->setCoords(0.98, 0.96);
+  off_scale_note_->setPositionAlignment(Qt::AlignBottom | Qt::AlignRight);
+  off_scale_note_->setVisible(false);
 
   QCustomPlot* memory = makePlot(kMemory, tr("Memory"), tr("MiB"),
                                  tr("CUDA: allocated by live tensors, reserved by the caching "
@@ -183,6 +191,22 @@ void LivePlots::setLearningRateNote(const QString& text) {
 
 QString LivePlots::learningRateNote() const { return lr_note_->visible() ? plotNoteText(lr_note_) : QString(); }
 
+QString LivePlots::offScaleNote() const {
+  return off_scale_note_->visible() ? off_scale_note_->text() : QString();
+}
+
+std::optional<double> LivePlots::stepTimeCeiling(double key_lower, double key_upper) {
+  const RunSeries& s = *series_;
+  std::vector<std::pair<int64_t, double>> shown;  // the steps in view
+  for (int i = 0; i < s.size(); ++i)
+    if (s.steps()[i] >= key_lower && s.steps()[i] <= key_upper)
+      shown.emplace_back(static_cast<int64_t>(s.steps()[i]), s.stepTimeMs()[i]);
+  const auto scale = profiler::step_time_scale(shown);
+  if (!scale) return std::nullopt;
+  off_scale_note_->setText(tr("off the scale: %1").arg(QString::fromStdString(scale->describe())));
+  return scale->ceiling_ms;
+}
+
 QString LivePlots::stepTimingNote() const {
   return step_timing_note_->visible() ? plotNoteText(step_timing_note_) : QString();
 }
@@ -260,7 +284,14 @@ void LivePlots::rescale() {
       }
       if (!any) continue;
       found = true;
-      if (axis->scaleType() == QCPAxis::stLogarithmic) {
+      std::optional<double> ceiling;
+      if (plot == plots_[kStepTime] && axis == plot->yAxis) {
+        ceiling = stepTimeCeiling(keys.lower, keys.upper);
+        off_scale_note_->setVisible(ceiling.has_value());
+      }
+      if (ceiling) {
+        axis->setRange(0, *ceiling * 1.15);
+      } else if (axis->scaleType() == QCPAxis::stLogarithmic) {
         axis->setRange(range.lower / 2.0, range.upper * 2.0);
       } else {
         const double pad =
@@ -327,6 +358,7 @@ void LivePlots::applyPalette() {
   for (QCustomPlot* plot : plots_) applyPlotStyle(plot, pal);
   no_scaler_note_->setColor(pal.color(QPalette::PlaceholderText));
   step_timing_note_->setColor(pal.color(QPalette::PlaceholderText));
+  off_scale_note_->setColor(pal.color(QPalette::PlaceholderText));
   no_grad_norm_note_->setColor(pal.color(QPalette::PlaceholderText));
   lr_note_->setColor(seriesColors(pal).danger);
   // The notes sit over the data: a veil of the background under their text, as under the legends.

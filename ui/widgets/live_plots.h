@@ -10,6 +10,7 @@
 #include <QPalette>
 #include <QVector>
 #include <QWidget>
+#include <optional>
 
 class QCustomPlot;
 class QCPGraph;
@@ -41,6 +42,10 @@ class LivePlots : public QWidget {
   // by capture); "" hides it.
   void setStepTimingNote(const QString& text);
   QString stepTimingNote() const;  // the note's text while shown, else empty
+  // Steps far slower than the others in view (profiler::step_time_scale: a compiling
+  // first step) are left off the step-time axis, so the others stay readable, and named
+  // in a note on the plot: "off the scale: step 1 (15.02 s)". Empty while none is.
+  QString offScaleNote() const;
   // On the learning-rate plot, in the warning colour: schedulers that advanced after
   // optimizer steps GradScaler skipped; "" hides it.
   void setLearningRateNote(const QString& text);
@@ -65,6 +70,9 @@ class LivePlots : public QWidget {
                         const QString& tooltip);
   void styleGraphs();
   void rescale();
+  // The step-time axis's upper end without the outlying steps, and the note naming them;
+  // nullopt when no step is an outlier among those in `keys`.
+  std::optional<double> stepTimeCeiling(double key_lower, double key_upper);
   void syncKeyRange(QCustomPlot* source);
   // The run's values at the step nearest to pixel x, for the plot's tooltip.
   QString hoverText(QCustomPlot* plot, int x) const;
@@ -73,6 +81,7 @@ class LivePlots : public QWidget {
   QVector<QCustomPlot*> plots_;
   QCPItemText* no_scaler_note_ = nullptr;
   QCPItemText* step_timing_note_ = nullptr;
+  QCPItemText* off_scale_note_ = nullptr;
   QCPItemText* lr_note_ = nullptr;
   QCPItemText* no_grad_norm_note_ = nullptr;
   bool grad_norm_seen_ = false;  // a finite gradient norm among the points copied
