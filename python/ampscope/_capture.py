@@ -369,14 +369,6 @@ class Capture:
                 if device == "cpu":
                     self._set_cpu_matmul_meta()
                 self._core.set_memory_device(device)
-        if module is not inner and not isinstance(module, (torch.nn.parallel.DistributedDataParallel,
-                                                           torch.nn.DataParallel)):
-            # torch.compile's wrapper runs the model's compiled code, dynamo's "Torch-Compiled
-            # Region", which is the model's forward: in the model's own scope, not at script
-            # level. (A DDP wrapper's own work, its buffer broadcasts, stays outside the model.)
-            scope = self._paths.get(id(inner), (None, None))[1]
-            self._paths[id(module)] = (weakref.ref(module), scope)
-            self._path_names[id(module)] = self._path_names.get(id(inner), "")
         if count:
             self._parameter_count += count
             self._roots.append((name, type(inner).__name__, count))

@@ -216,17 +216,6 @@ TEST_F(CompiledCapture, InductorRunShowsDemotedGemmRowsInSummaryAndJson) {
   EXPECT_GT(gelu_rows, 0);
   EXPECT_GT(gelu_casts, 0);
 
-  // The compiled region is the model's forward, and the backward graph's call its backward:
-  // both in the model's own scope (its class), not at script level.
-  const auto all_rows = SessionReader::open(session.string()).op_stats();
-  std::map<std::string, std::string> region_modules;
-  for (const auto& r : all_rows)
-    if (r.top_level && (r.name.starts_with("Torch-Compiled Region") || r.name.starts_with("ampscope::compiled_graph::")))
-      region_modules[r.name] = r.module;
-  EXPECT_GE(region_modules.size(), 2u) << "dynamo's region(s) and the backward graph's call";
-  EXPECT_TRUE(region_modules.contains("ampscope::compiled_graph::1"));
-  for (const auto& [name, module] : region_modules) EXPECT_EQ(module, "MLP") << name;
-
   const auto view = ampscope::profiler::load_session_view(session.string());
   EXPECT_EQ(view.compile.graphs, 1);
   EXPECT_TRUE(view.compile.graph_breaks.empty()) << view.compile.graph_breaks.front().reason
