@@ -128,6 +128,17 @@ bool is_compiled_region_op(std::string_view name) {
          name == "CompiledFunctionBackward" || name.starts_with(kCompiledGraphOpPrefix);
 }
 
+CompileTime compile_time(const std::vector<OpStats>& rows) {
+  CompileTime t;
+  for (const OpStats& row : rows)
+    if (row.name == kTorchCompileOp) {
+      t.calls += row.calls;
+      t.cpu_time_ns += row.cpu_time_ns;
+      t.gpu_time_ns += row.gpu_time_ns;
+    }
+  return t;
+}
+
 std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
                                             const std::vector<CompiledComputeTime>& compiled) {
   // Sessions recorded before rows were marked top-level have no mark at all: sum every row
@@ -136,7 +147,15 @@ std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
   std::array<CategoryTotals, kOpCategoryCount> by_category{};
   // The compiled regions' time per category (top-level rows only, so it is counted once).
   std::array<int64_t, kOpCategoryCount> region_cpu{}, region_gpu{};
+  int64_t nested_compile_cpu = 0, nested_compile_gpu = 0;  // inside a region's row
   for (const OpStats& row : rows) {
+    if (row.name == kTorchCompileOp) {
+      if (marked && !row.top_level) {
+        nested_compile_cpu += row.cpu_time_ns;
+        nested_compile_gpu += row.gpu_time_ns;
+      }
+      continue;
+    }
     if (marked && !row.top_level) continue;
     const auto c = static_cast<size_t>(row.category);
     if (c >= by_category.size()) continue;
@@ -151,9 +170,23 @@ std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
       region_gpu[c] += row.gpu_time_ns;
     }
   }
-  // The kernels' time leaves the regions' categories, largest region first. Never more
-  // than the regions hold (a file whose kernel rows outgrew its op table): then each
-  // kernel's share is scaled down alike.
+  // Time leaves the regions' categories largest region first, never more than they hold.
+  auto take = [&](int64_t amount, int64_t CategoryTotals::*total, std::array<int64_t, kOpCategoryCount>& region) {
+    while (amount > 0) {
+      const auto largest = std::max_element(region.begin(), region.end());
+      const int64_t taken = std::min(amount, *largest);
+      if (taken <= 0) break;
+      by_category[static_cast<size_t>(largest - region.begin())].*total -= taken;
+      *largest -= taken;
+      amount -= taken;
+    }
+  };
+  // A compile inside a region first: it is in no category.
+  take(nested_compile_cpu, &CategoryTotals::cpu_time_ns, region_cpu);
+  take(nested_compile_gpu, &CategoryTotals::gpu_time_ns, region_gpu);
+  // Then the kernels' time moves to what they computed. Never more than the regions
+  // still hold (a file whose kernel rows outgrew its op table): each kernel's share is
+  // then scaled down alike.
   auto move = [&](int64_t CompiledComputeTime::*time, int64_t CategoryTotals::*total,
                   int64_t CategoryTotals::*compiled_total, std::array<int64_t, kOpCategoryCount>& region) {
     int64_t wanted = 0, held = 0;
@@ -171,14 +204,7 @@ std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
       by_category[c].*compiled_total += share;
       given += share;
     }
-    int64_t left = given;
-    while (left > 0) {
-      const auto largest = std::max_element(region.begin(), region.end());
-      const int64_t taken = std::min(left, *largest);
-      by_category[static_cast<size_t>(largest - region.begin())].*total -= taken;
-      *largest -= taken;
-      left -= taken;
-    }
+    take(given, total, region);
   };
   move(&CompiledComputeTime::cpu_time_ns, &CategoryTotals::cpu_time_ns, &CategoryTotals::compiled_cpu_time_ns,
        region_cpu);

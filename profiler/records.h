@@ -369,6 +369,18 @@ struct CategoryTotals {
 inline constexpr std::string_view kCompiledGraphOpPrefix = "ampscope::compiled_graph::";
 bool is_compiled_region_op(std::string_view name);
 
+// The op the Python capture opens around each torch.compile compilation that runs in the
+// user's steps (dynamo's tracing, AOTAutograd, inductor: none of their ops is recorded):
+// a model's first call, a graph break's resumed frame compiled inside a region, a lazily
+// compiled backward. Compiling is no work autocast decided on: category_totals() leaves
+// it out of every category (taken from the region that held it), and compile_time() says
+// how long it was.
+inline constexpr std::string_view kTorchCompileOp = "ampscope::torch_compile";
+struct CompileTime {
+  int64_t calls = 0, cpu_time_ns = 0, gpu_time_ns = 0;  // gpu: kernels launched while compiling (tuning)
+};
+CompileTime compile_time(const std::vector<OpStats>& rows);
+
 // The kernels of torch.compile'd graphs by what they compute, summed by category and
 // output dtype: compiled_compute_time() (analysis/compiled_kernels.h) over a session's
 // compiled kernel rows. A compiled region is one recorded op around fused kernels
@@ -384,7 +396,8 @@ struct CompiledComputeTime {
 // Sums top-level rows by category, in OpCategory order; categories without calls are left out.
 // The one aggregation by category: the CLI summary, the report and the GUI's strip use it.
 // `compiled` moves time out of the compiled regions' rows (the categories holding them,
-// at most their time) to the categories the kernels inside computed in.
+// at most their time) to the categories the kernels inside computed in; compiling
+// (kTorchCompileOp) is in no category.
 std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
                                             const std::vector<CompiledComputeTime>& compiled = {});
 

@@ -405,6 +405,10 @@ int SummaryCommand::run() {
                ms(t.cpu_time_ns), all_cpu > 0 ? 100.0 * t.cpu_time_ns / all_cpu : 0.0,
                gpu ? fmt::format(" {:>11}", ms(t.gpu_time_ns)) : "", ms(t.cast_cpu_time_ns));
   }
+  if (const profiler::CompileTime compiling = profiler::compile_time(rows); compiling.calls > 0)
+    fmt::print("  torch.compile compiled {} time{} inside profiled steps: {} ms CPU{}, in no category above\n",
+               compiling.calls, compiling.calls == 1 ? "" : "s", ms(compiling.cpu_time_ns),
+               compiling.gpu_time_ns > 0 ? fmt::format(" ({} ms GPU: tuning)", ms(compiling.gpu_time_ns)) : "");
   int64_t compiled_ns = 0;
   for (const auto& t : totals) compiled_ns += gpu ? t.compiled_gpu_time_ns : t.compiled_cpu_time_ns;
   if (compiled_ns > 0)
@@ -414,7 +418,7 @@ int SummaryCommand::run() {
 
   std::map<profiler::OpCategory, std::vector<const profiler::OpStats*>> by_category;
   for (const auto& r : rows)
-    if (r.top_level && !r.compiled) by_category[r.category].push_back(&r);
+    if (r.top_level && !r.compiled && r.name != profiler::kTorchCompileOp) by_category[r.category].push_back(&r);
   for (auto& [category, list] : by_category) {
     std::sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->cpu_time_ns + a->gpu_time_ns > b->cpu_time_ns + b->gpu_time_ns; });
     fmt::print("\n{} ({} signature{})\n", profiler::to_string(category), list.size(),

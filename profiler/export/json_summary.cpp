@@ -399,6 +399,10 @@ Json session_summary(const SessionView& session, size_t top_n) {
                     {"compiled_gpu_time_ns", c.compiled_gpu_time_ns}});
   }
   totals["categories"] = std::move(cats);
+  const CompileTime compiling = compile_time(session.op_stats);
+  totals["compile"] = {{"calls", compiling.calls},
+                       {"cpu_time_ns", compiling.cpu_time_ns},
+                       {"gpu_time_ns", compiling.gpu_time_ns}};
   s["totals"] = std::move(totals);
 
   std::stable_sort(ops.begin(), ops.end(), [](const OpStats& a, const OpStats& b) {

@@ -469,6 +469,11 @@ std::string ops_html(const ReportData& d) {
                 " profiled), inclusive, over the calls the model, loss and optimizer made (nested "
                 "calls are inside them). "
                 "The cast tax is the time of the casts autocast inserted for those calls.");
+  if (const CompileTime compiling = compile_time(d.op_stats); compiling.calls > 0)
+    s += paragraph("torch.compile compiled " + std::to_string(compiling.calls) +
+                   (compiling.calls == 1 ? " time" : " times") + " inside the profiled steps, for " +
+                   ns_as_ms(static_cast<double>(compiling.cpu_time_ns)) +
+                   " CPU in all: in no category below (compiling is no work autocast decided on).");
   int64_t compiled_ns = 0;
   for (const auto& t : d.category_totals) compiled_ns += gpu ? t.compiled_gpu_time_ns : t.compiled_cpu_time_ns;
   if (compiled_ns > 0)
@@ -520,7 +525,8 @@ std::string ops_html(const ReportData& d) {
 
   std::map<OpCategory, std::vector<const OpStats*>> by_category;
   for (const auto& r : d.op_stats)
-    if (r.top_level && !r.compiled) by_category[r.category].push_back(&r);  // compiled: their own section
+    // compiled: their own section; compiling: in no category (the paragraph above)
+    if (r.top_level && !r.compiled && r.name != kTorchCompileOp) by_category[r.category].push_back(&r);
   for (const auto& t : totals) {
     auto& list = by_category[t.category];
     if (list.empty()) continue;

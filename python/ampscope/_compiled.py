@@ -145,7 +145,8 @@ class CompiledGraphs:
         self._pushed = None
         self._active = False   # between install() and uninstall()
         self._hooked = False   # dynamo's hooks are in place
-        self._quiet = threading.local()  # the observer's state before a compile began
+        self._quiet = threading.local()  # the observer's state (and scope depth) before a compile began
+        self._compile_scope = _core.intern_scope(_core.COMPILE_OP)
         self._kernels = KernelProfiling()
 
     # -- hooks ---------------------------------------------------------------------------------
@@ -198,12 +199,18 @@ class CompiledGraphs:
         if getattr(getattr(args, "callback_trigger", None), "name", "") == "CUDAGRAPH_RECORDING":
             self._quiet.previous = None
             return
+        # The compile is one op of ampscope's (its ops are not recorded): a compile inside a
+        # compiled region (a graph break's resumed frame, a lazily compiled backward) was
+        # that region's time, which the time by category then counted as "unchanged" work.
+        self._quiet.depth = _core.scope_depth()
+        _core.enter_op_scope(self._compile_scope)
         self._quiet.previous = _core.set_recording_enabled(False)
 
     def _compile_ended(self, args=None):
         previous = getattr(self._quiet, "previous", True)
         if previous is not None:
             _core.set_recording_enabled(previous)
+            _core.unwind_scopes(getattr(self._quiet, "depth", _core.scope_depth()))
 
     def _set(self, owner, name, value):
         self._originals.append((owner, name, owner.__dict__[name]))

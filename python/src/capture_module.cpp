@@ -356,6 +356,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   m.def("own_cuda_kernels", &ampscope::profiler::own_cuda_kernels);
   // The stored values of a session's cpu_bf16_matmul / cpu_fp16_matmul, defined once in C++.
   m.attr("CPU_MATMUL_ONEDNN") = ampscope::profiler::kCpuMatmulOneDnn;
+  m.attr("COMPILE_OP") = std::string(ampscope::profiler::kTorchCompileOp);
   m.attr("CPU_MATMUL_FALLBACK") = ampscope::profiler::kCpuMatmulFallback;
   // The module path of GradScaler's own ops, as the engine's loss scaler names it.
   m.attr("LOSS_SCALER_MODULE") = ampscope::engine::kLossScalerModule;

@@ -258,6 +258,26 @@ TEST_F(CompiledCapture, GraphBreaksAndRecompilationsAreListedWithDynamosReasons)
   ASSERT_EQ(summary.exit_code, 0) << summary.output;
   EXPECT_NE(summary.output.find("Unsupported Tensor.item()"), std::string::npos) << summary.output;
   EXPECT_NE(summary.output.find("size mismatch"), std::string::npos) << summary.output;
+
+  // Each compile is one op of its own, its time in no autocast category: the first
+  // call's, the resumed frame's after the break (inside the region that reached it) and
+  // the new batch size's (on the last step, which is profiled too).
+  const auto rows = SessionReader::open(session.string()).op_stats();
+  const ampscope::profiler::CompileTime compiling = ampscope::profiler::compile_time(rows);
+  EXPECT_GE(compiling.calls, 3) << "before, after the break, and the recompilation";
+  int64_t top_level = 0, nested_compile = 0;
+  for (const auto& r : rows) {
+    if (r.name == ampscope::profiler::kTorchCompileOp) {
+      if (!r.top_level) nested_compile += r.cpu_time_ns;
+    } else if (r.top_level) {
+      top_level += r.cpu_time_ns;
+    }
+  }
+  int64_t categories = 0;
+  for (const auto& t : view.category_totals) categories += t.cpu_time_ns;
+  EXPECT_EQ(categories, top_level - nested_compile);
+  EXPECT_LT(categories, compiling.cpu_time_ns) << "compiling is most of a 3-step run's time";
+  EXPECT_NE(summary.output.find("torch.compile compiled "), std::string::npos) << summary.output;
 }
 
 // Dynamo's compile callbacks also open around CUDA graph trees' recording of a graph

@@ -221,13 +221,24 @@ CategoryTotals summarizeByCategory(const std::vector<profiler::OpStats>& rows,
     else
       totals.other_ns += t;
   };
-  // By output dtype, over the same rows.
+  // By output dtype, over the same rows; compiling is in no category, nor here (a compile
+  // inside a region's row is taken from that row's "other").
   for (const auto& s : rows) {
+    if (s.name == profiler::kTorchCompileOp) {
+      if (totals.top_level_only && !s.top_level) {
+        const int64_t t = totals.gpu ? s.gpu_time_ns : s.cpu_time_ns;
+        totals.total_ns -= t;
+        totals.other_ns -= t;
+      }
+      continue;
+    }
     if (totals.top_level_only && !s.top_level) continue;
     const int64_t t = totals.gpu ? s.gpu_time_ns : s.cpu_time_ns;
     totals.total_ns += t;
     add_by_dtype(s.output_dtypes.empty() ? std::string() : s.output_dtypes.front(), t);
   }
+  totals.total_ns = std::max<int64_t>(totals.total_ns, 0);
+  totals.other_ns = std::max<int64_t>(totals.other_ns, 0);
   // The compiled kernels' time leaves the regions (rows without an output dtype) for the
   // dtype its kernels computed in, in the proportion category_totals moved of it.
   int64_t wanted = 0;
