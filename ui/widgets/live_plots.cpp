@@ -364,7 +364,7 @@ void LivePlots::applyPalette() {
   // The notes sit over the data: a veil of the background under their text, as under the legends.
   QColor veil = pal.color(QPalette::Base);
   veil.setAlpha(200);
-  for (QCPItemText* note : {step_timing_note_, lr_note_}) note->setBrush(veil);
+  for (QCPItemText* note : {step_timing_note_, lr_note_, off_scale_note_}) note->setBrush(veil);
   styleGraphs();
   for (QCustomPlot* plot : plots_) plot->replot(QCustomPlot::rpQueuedReplot);
 }
