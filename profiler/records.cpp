@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include <array>
+#include <map>
+#include <string>
 #include <utility>
 
 namespace ampscope::profiler {
@@ -139,14 +141,25 @@ CompileTime compile_time(const std::vector<OpStats>& rows) {
   return t;
 }
 
-std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
-                                            const std::vector<CompiledComputeTime>& compiled) {
+namespace {
+
+// The one ledger behind category_totals() and time_by_category_and_dtype(): top-level
+// time per (category, output dtype), with the compiled regions' moves done once.
+struct TimeCell {
+  int64_t cpu = 0, gpu = 0;
+  int64_t compiled_cpu = 0, compiled_gpu = 0;  // of cpu/gpu: moved in from compiled kernels
+  int64_t region_cpu = 0, region_gpu = 0;      // of cpu/gpu: compiled regions' rows, still movable
+};
+struct TimeLedger {
+  std::map<std::pair<size_t, std::string>, TimeCell> cells;  // (category index, output dtype)
+  std::array<int64_t, kOpCategoryCount> calls{}, cast_cpu{}, cast_gpu{};
+};
+
+TimeLedger time_ledger(const std::vector<OpStats>& rows, const std::vector<CompiledComputeTime>& compiled) {
   // Sessions recorded before rows were marked top-level have no mark at all: sum every row
   // then (nested ops count twice, the best such a file allows).
   const bool marked = std::any_of(rows.begin(), rows.end(), [](const OpStats& r) { return r.top_level; });
-  std::array<CategoryTotals, kOpCategoryCount> by_category{};
-  // The compiled regions' time per category (top-level rows only, so it is counted once).
-  std::array<int64_t, kOpCategoryCount> region_cpu{}, region_gpu{};
+  TimeLedger ledger;
   int64_t nested_compile_cpu = 0, nested_compile_gpu = 0;  // inside a region's row
   for (const OpStats& row : rows) {
     if (row.name == kTorchCompileOp) {
@@ -158,66 +171,102 @@ std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
     }
     if (marked && !row.top_level) continue;
     const auto c = static_cast<size_t>(row.category);
-    if (c >= by_category.size()) continue;
-    CategoryTotals& t = by_category[c];
-    t.calls += row.calls;
-    t.cpu_time_ns += row.cpu_time_ns;
-    t.gpu_time_ns += row.gpu_time_ns;
-    t.cast_cpu_time_ns += row.cast_cpu_time_ns;
-    t.cast_gpu_time_ns += row.cast_gpu_time_ns;
+    if (c >= kOpCategoryCount) continue;
+    ledger.calls[c] += row.calls;
+    ledger.cast_cpu[c] += row.cast_cpu_time_ns;
+    ledger.cast_gpu[c] += row.cast_gpu_time_ns;
+    TimeCell& cell = ledger.cells[{c, row.output_dtypes.empty() ? std::string() : row.output_dtypes.front()}];
+    cell.cpu += row.cpu_time_ns;
+    cell.gpu += row.gpu_time_ns;
     if (marked && is_compiled_region_op(row.name)) {
-      region_cpu[c] += row.cpu_time_ns;
-      region_gpu[c] += row.gpu_time_ns;
+      cell.region_cpu += row.cpu_time_ns;
+      cell.region_gpu += row.gpu_time_ns;
     }
   }
-  // Time leaves the regions' categories largest region first, never more than they hold.
-  auto take = [&](int64_t amount, int64_t CategoryTotals::*total, std::array<int64_t, kOpCategoryCount>& region) {
+  // Time leaves the regions' cells largest region first, never more than they hold.
+  auto take = [&](int64_t amount, int64_t TimeCell::*time, int64_t TimeCell::*region) {
     while (amount > 0) {
-      const auto largest = std::max_element(region.begin(), region.end());
-      const int64_t taken = std::min(amount, *largest);
+      auto largest = ledger.cells.end();
+      for (auto it = ledger.cells.begin(); it != ledger.cells.end(); ++it)
+        if (largest == ledger.cells.end() || it->second.*region > largest->second.*region) largest = it;
+      if (largest == ledger.cells.end()) break;
+      const int64_t taken = std::min(amount, largest->second.*region);
       if (taken <= 0) break;
-      by_category[static_cast<size_t>(largest - region.begin())].*total -= taken;
-      *largest -= taken;
+      largest->second.*time -= taken;
+      largest->second.*region -= taken;
       amount -= taken;
     }
   };
   // A compile inside a region first: it is in no category.
-  take(nested_compile_cpu, &CategoryTotals::cpu_time_ns, region_cpu);
-  take(nested_compile_gpu, &CategoryTotals::gpu_time_ns, region_gpu);
+  take(nested_compile_cpu, &TimeCell::cpu, &TimeCell::region_cpu);
+  take(nested_compile_gpu, &TimeCell::gpu, &TimeCell::region_gpu);
   // Then the kernels' time moves to what they computed. Never more than the regions
   // still hold (a file whose kernel rows outgrew its op table): each kernel's share is
   // then scaled down alike.
-  auto move = [&](int64_t CompiledComputeTime::*time, int64_t CategoryTotals::*total,
-                  int64_t CategoryTotals::*compiled_total, std::array<int64_t, kOpCategoryCount>& region) {
+  auto move = [&](int64_t CompiledComputeTime::*kernel_time, int64_t TimeCell::*time,
+                  int64_t TimeCell::*compiled_time, int64_t TimeCell::*region) {
     int64_t wanted = 0, held = 0;
-    for (const CompiledComputeTime& k : compiled) wanted += std::max<int64_t>(k.*time, 0);
-    for (const int64_t r : region) held += r;
+    for (const CompiledComputeTime& k : compiled) wanted += std::max<int64_t>(k.*kernel_time, 0);
+    for (const auto& [key, cell] : ledger.cells) held += cell.*region;
     const int64_t moved = std::min(wanted, held);
     if (moved <= 0) return;
     const double scale = static_cast<double>(moved) / static_cast<double>(wanted);
-    int64_t given = 0;  // what the kernels' categories got, rounded down: the regions give exactly that
+    int64_t given = 0;  // what the kernels' cells got, rounded down: the regions give exactly that
     for (const CompiledComputeTime& k : compiled) {
       const auto c = static_cast<size_t>(k.category);
-      if (c >= by_category.size()) continue;
-      const auto share = static_cast<int64_t>(static_cast<double>(std::max<int64_t>(k.*time, 0)) * scale);
-      by_category[c].*total += share;
-      by_category[c].*compiled_total += share;
+      if (c >= kOpCategoryCount) continue;
+      const auto share = static_cast<int64_t>(static_cast<double>(std::max<int64_t>(k.*kernel_time, 0)) * scale);
+      TimeCell& cell = ledger.cells[{c, k.output_dtype}];
+      cell.*time += share;
+      cell.*compiled_time += share;
       given += share;
     }
-    take(given, total, region);
+    take(given, time, region);
   };
-  move(&CompiledComputeTime::cpu_time_ns, &CategoryTotals::cpu_time_ns, &CategoryTotals::compiled_cpu_time_ns,
-       region_cpu);
-  move(&CompiledComputeTime::gpu_time_ns, &CategoryTotals::gpu_time_ns, &CategoryTotals::compiled_gpu_time_ns,
-       region_gpu);
+  move(&CompiledComputeTime::cpu_time_ns, &TimeCell::cpu, &TimeCell::compiled_cpu, &TimeCell::region_cpu);
+  move(&CompiledComputeTime::gpu_time_ns, &TimeCell::gpu, &TimeCell::compiled_gpu, &TimeCell::region_gpu);
+  return ledger;
+}
 
+}  // namespace
+
+std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
+                                            const std::vector<CompiledComputeTime>& compiled) {
+  const TimeLedger ledger = time_ledger(rows, compiled);
+  std::array<CategoryTotals, kOpCategoryCount> by_category{};
+  for (const auto& [key, cell] : ledger.cells) {
+    CategoryTotals& t = by_category[key.first];
+    t.cpu_time_ns += cell.cpu;
+    t.gpu_time_ns += cell.gpu;
+    t.compiled_cpu_time_ns += cell.compiled_cpu;
+    t.compiled_gpu_time_ns += cell.compiled_gpu;
+  }
   std::vector<CategoryTotals> totals;
   for (const auto& [category, name] : kCategories) {
-    CategoryTotals t = by_category[static_cast<size_t>(category)];
+    const auto c = static_cast<size_t>(category);
+    CategoryTotals t = by_category[c];
     t.category = category;
+    t.calls = ledger.calls[c];
+    t.cast_cpu_time_ns = ledger.cast_cpu[c];
+    t.cast_gpu_time_ns = ledger.cast_gpu[c];
     if (t.calls > 0 || t.cpu_time_ns > 0 || t.gpu_time_ns > 0) totals.push_back(t);
   }
   return totals;
+}
+
+std::vector<CategoryDtypeTime> time_by_category_and_dtype(const std::vector<OpStats>& rows,
+                                                          const std::vector<CompiledComputeTime>& compiled) {
+  std::vector<CategoryDtypeTime> out;
+  for (const auto& [key, cell] : time_ledger(rows, compiled).cells)
+    if (cell.cpu > 0 || cell.gpu > 0)
+      out.push_back({static_cast<OpCategory>(key.first), key.second, cell.cpu, cell.gpu});
+  return out;
+}
+
+int64_t compiled_time_ns(const std::vector<CategoryTotals>& totals, bool gpu) {
+  int64_t sum = 0;
+  for (const CategoryTotals& t : totals) sum += gpu ? t.compiled_gpu_time_ns : t.compiled_cpu_time_ns;
+  return sum;
 }
 
 }  // namespace ampscope::profiler

@@ -401,4 +401,19 @@ struct CompiledComputeTime {
 std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
                                             const std::vector<CompiledComputeTime>& compiled = {});
 
+// Of all categories' time, what torch.compile'd kernels computed (CategoryTotals::compiled_*).
+int64_t compiled_time_ns(const std::vector<CategoryTotals>& totals, bool gpu);
+
+// category_totals' time split further by the output dtype it computed in (the row's first
+// output; a compiled kernel's own), with the same moves out of compiled regions, so a
+// split by dtype and the split by category add up to the same whole.
+struct CategoryDtypeTime {
+  OpCategory category = OpCategory::kUnchanged;
+  std::string output_dtype;  // "" when the op has no output dtype (a compiled region's row)
+  int64_t cpu_time_ns = 0;
+  int64_t gpu_time_ns = 0;
+};
+std::vector<CategoryDtypeTime> time_by_category_and_dtype(const std::vector<OpStats>& rows,
+                                                          const std::vector<CompiledComputeTime>& compiled = {});
+
 }  // namespace ampscope::profiler

@@ -409,9 +409,7 @@ int SummaryCommand::run() {
     fmt::print("  torch.compile compiled {} time{} inside profiled steps: {} ms CPU{}, in no category above\n",
                compiling.calls, compiling.calls == 1 ? "" : "s", ms(compiling.cpu_time_ns),
                compiling.gpu_time_ns > 0 ? fmt::format(" ({} ms GPU: tuning)", ms(compiling.gpu_time_ns)) : "");
-  int64_t compiled_ns = 0;
-  for (const auto& t : totals) compiled_ns += gpu ? t.compiled_gpu_time_ns : t.compiled_cpu_time_ns;
-  if (compiled_ns > 0)
+  if (const int64_t compiled_ns = profiler::compiled_time_ns(totals, gpu); compiled_ns > 0)
     fmt::print("  (torch.compile'd regions: {} ms {} of their kernels counted by what each computes, a fused kernel\n"
                "   under its ops' autocast decision, not the casts fused into it; the rest of a region stays unchanged)\n",
                ms(compiled_ns), gpu ? "GPU" : "CPU");

@@ -474,9 +474,7 @@ std::string ops_html(const ReportData& d) {
                    (compiling.calls == 1 ? " time" : " times") + " inside the profiled steps, for " +
                    ns_as_ms(static_cast<double>(compiling.cpu_time_ns)) +
                    " CPU in all: in no category below (compiling is no work autocast decided on).");
-  int64_t compiled_ns = 0;
-  for (const auto& t : d.category_totals) compiled_ns += gpu ? t.compiled_gpu_time_ns : t.compiled_cpu_time_ns;
-  if (compiled_ns > 0)
+  if (const int64_t compiled_ns = compiled_time_ns(d.category_totals, gpu); compiled_ns > 0)
     s += paragraph("A torch.compile'd region is one recorded op around the kernels inductor generated: " +
                    ns_as_ms(static_cast<double>(compiled_ns) / per) + (gpu ? " GPU" : " CPU") +
                    " per step of their kernels is counted by what each computes (a fused kernel under its "

@@ -197,6 +197,35 @@ TEST(CategoryTotals, CompilingIsInNoCategoryWhereverItRan) {
   EXPECT_EQ(compiling.cpu_time_ns, 12'600);
 }
 
+// The GUI's strip splits the same time by output dtype ("computed in bf16 56 %"): the
+// dtype split is the category split cut finer, the region's moves made once, so the two
+// cannot drift apart (each summed its own way before, the compile taken twice over).
+TEST(CategoryDtypeTime, IsTheCategorySplitCutByTheDtypeTheTimeComputedIn) {
+  std::vector<OpStats> rows{row("Torch-Compiled Region: 0/0", OpCategory::kUnchanged, 4, 13'500 + 2'000),
+                            row(std::string(kTorchCompileOp), OpCategory::kUnchanged, 1, 2'000),
+                            row("aten::cross_entropy_loss", OpCategory::kKeptFp32, 4, 5'000, "float32"),
+                            row("aten::linear", OpCategory::kDemoted, 4, 3'000, "bfloat16")};
+  rows[1].top_level = false;  // a compile inside the region
+  const auto compiled = compiled_compute_time(forward_graph());
+  const auto cells = time_by_category_and_dtype(rows, compiled);
+  const auto totals = category_totals(rows, compiled);
+  for (const auto& t : totals) {
+    int64_t cut = 0;
+    for (const auto& c : cells)
+      if (c.category == t.category) cut += c.cpu_time_ns;
+    EXPECT_EQ(cut, t.cpu_time_ns) << to_string(t.category);
+  }
+  auto time_in = [&](OpCategory category, const std::string& dtype) {
+    int64_t sum = 0;
+    for (const auto& c : cells)
+      if (c.category == category && c.output_dtype == dtype) sum += c.cpu_time_ns;
+    return sum;
+  };
+  EXPECT_EQ(time_in(OpCategory::kDemoted, "bfloat16"), 3'000 + 11'600) << "the eager linear and the graph's GEMMs";
+  EXPECT_EQ(time_in(OpCategory::kUnchanged, ""), 13'500 - 11'648) << "the region's rest, less its compile";
+  EXPECT_EQ(time_in(OpCategory::kKeptFp32, "float32"), 5'000);
+}
+
 TEST(CompiledRegionOps, AreDynamosAotAutogradsAndAmpscopesGraphMarker) {
   for (const char* name : {"Torch-Compiled Region: 0/0", "Torch-Compiled Region: 1/2", "CompiledFunction",
                            "CompiledFunctionBackward", "ampscope::compiled_graph::3"})

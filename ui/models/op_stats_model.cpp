@@ -204,55 +204,21 @@ CategoryTotals summarizeByCategory(const std::vector<profiler::OpStats>& rows,
     totals.gpu = totals.gpu || s.gpu_time_ns > 0;
     totals.top_level_only = totals.top_level_only || s.top_level;
   }
-  // Per category: profiler::category_totals, the one aggregation the CLI and report use too.
-  int64_t compiled_ns = 0;
-  for (const profiler::CategoryTotals& c : profiler::category_totals(rows, compiled)) {
+  // profiler's one split by (category, output dtype), which category_totals (the CLI's and
+  // the report's) sums by category: the compiled regions' moves are made there, once.
+  for (const profiler::CategoryDtypeTime& cell : profiler::time_by_category_and_dtype(rows, compiled)) {
+    const int64_t t = totals.gpu ? cell.gpu_time_ns : cell.cpu_time_ns;
     for (int i = 0; i < kCategoryCount; ++i)
-      if (categoryAt(i) == c.category) totals.time_ns[i] += totals.gpu ? c.gpu_time_ns : c.cpu_time_ns;
-    compiled_ns += totals.gpu ? c.compiled_gpu_time_ns : c.compiled_cpu_time_ns;
-  }
-  auto add_by_dtype = [&](const std::string& out, int64_t t) {
-    if (out == "float32")
+      if (categoryAt(i) == cell.category) totals.time_ns[i] += t;
+    totals.total_ns += t;
+    if (cell.output_dtype == "float32")
       totals.fp32_ns += t;
-    else if (out == "float16")
+    else if (cell.output_dtype == "float16")
       totals.fp16_ns += t;
-    else if (out == "bfloat16")
+    else if (cell.output_dtype == "bfloat16")
       totals.bf16_ns += t;
     else
       totals.other_ns += t;
-  };
-  // By output dtype, over the same rows; compiling is in no category, nor here (a compile
-  // inside a region's row is taken from that row's "other").
-  for (const auto& s : rows) {
-    if (s.name == profiler::kTorchCompileOp) {
-      if (totals.top_level_only && !s.top_level) {
-        const int64_t t = totals.gpu ? s.gpu_time_ns : s.cpu_time_ns;
-        totals.total_ns -= t;
-        totals.other_ns -= t;
-      }
-      continue;
-    }
-    if (totals.top_level_only && !s.top_level) continue;
-    const int64_t t = totals.gpu ? s.gpu_time_ns : s.cpu_time_ns;
-    totals.total_ns += t;
-    add_by_dtype(s.output_dtypes.empty() ? std::string() : s.output_dtypes.front(), t);
-  }
-  totals.total_ns = std::max<int64_t>(totals.total_ns, 0);
-  totals.other_ns = std::max<int64_t>(totals.other_ns, 0);
-  // The compiled kernels' time leaves the regions (rows without an output dtype) for the
-  // dtype its kernels computed in, in the proportion category_totals moved of it.
-  int64_t wanted = 0;
-  for (const auto& k : compiled) wanted += std::max<int64_t>(totals.gpu ? k.gpu_time_ns : k.cpu_time_ns, 0);
-  if (compiled_ns > 0 && wanted > 0) {
-    const double scale = static_cast<double>(compiled_ns) / static_cast<double>(wanted);
-    int64_t moved = 0;
-    for (const auto& k : compiled) {
-      const auto t = static_cast<int64_t>(
-          static_cast<double>(std::max<int64_t>(totals.gpu ? k.gpu_time_ns : k.cpu_time_ns, 0)) * scale);
-      add_by_dtype(k.output_dtype, t);
-      moved += t;
-    }
-    totals.other_ns -= std::min(moved, totals.other_ns);
   }
   return totals;
 }

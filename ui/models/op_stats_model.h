@@ -45,7 +45,7 @@ class OpStatsModel : public QAbstractTableModel {
   std::vector<profiler::OpStats> rows_;
 };
 
-// The summary strip's view: profiler::category_totals in the strip's order, as one time per
+// The summary strip's view: profiler::time_by_category_and_dtype in the strip's order, one time per
 // category (GPU when traced, else CPU), and the same time split by output dtype.
 struct CategoryTotals {
   int64_t time_ns[profiler::kOpCategoryCount] = {};  // indexed like categoryAt(); GPU time when any, else CPU time
