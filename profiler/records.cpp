@@ -10,9 +10,11 @@
 namespace ampscope::profiler {
 namespace {
 
-constexpr std::array<std::pair<Phase, std::string_view>, 4> kPhases{
-    {{Phase::kForward, "forward"}, {Phase::kBackward, "backward"}, {Phase::kOptimizer, "optimizer"},
-     {Phase::kOther, "other"}}};
+constexpr std::array<std::pair<Phase, std::string_view>, 5> kPhases{{{Phase::kForward, "forward"},
+                                                                     {Phase::kForwardNoGrad, "forward_no_grad"},
+                                                                     {Phase::kBackward, "backward"},
+                                                                     {Phase::kOptimizer, "optimizer"},
+                                                                     {Phase::kOther, "other"}}};
 constexpr std::array<std::pair<OpCategory, std::string_view>, 7> kCategories{
     {{OpCategory::kDemoted, "demoted"},
      {OpCategory::kKeptFp32, "kept_fp32"},

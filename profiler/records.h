@@ -26,7 +26,11 @@ using DtypeName = std::string;
 inline constexpr const char* kWrappedNumberPrefix = "wrapped:";
 using Shape = std::vector<int64_t>;
 
-enum class Phase : uint8_t { kForward, kBackward, kOptimizer, kOther };
+// kForwardNoGrad: a forward pass run without autograd (torch.no_grad, inference_mode):
+// validation, inference, or a frozen model such as a distillation teacher. No backward
+// follows it, and its calls are not the training forward's (stored by name, so the
+// order here is free).
+enum class Phase : uint8_t { kForward, kForwardNoGrad, kBackward, kOptimizer, kOther };
 
 // What autocast did to an op call, read from its input and output dtypes.
 enum class OpCategory : uint8_t {

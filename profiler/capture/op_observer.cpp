@@ -359,11 +359,7 @@ void enter_user_scope(OpObserver::ThreadState& ts, std::string_view name) {
     ts.modules.push_back(ts.names.lookup(name.substr(kModulePrefix.size())).first.id);
     ts.user_scopes.push_back(ScopeKind::kModule);
   } else if (name.starts_with(kPhasePrefix)) {
-    const std::string_view phase = name.substr(kPhasePrefix.size());
-    ts.phases.push_back(phase == "forward"    ? Phase::kForward
-                        : phase == "backward" ? Phase::kBackward
-                        : phase == "optimizer" ? Phase::kOptimizer
-                                               : Phase::kOther);
+    ts.phases.push_back(parse_phase(name.substr(kPhasePrefix.size())).value_or(Phase::kOther));
     ts.user_scopes.push_back(ScopeKind::kPhase);
   } else {
     ts.user_scopes.push_back(ScopeKind::kOther);

@@ -60,6 +60,7 @@ _active: "Capture | None" = None
 _watched: "weakref.WeakKeyDictionary[torch.nn.Module, str]" = weakref.WeakKeyDictionary()
 
 _PHASE_FORWARD = _core.intern_scope("ampscope.phase:forward")
+_PHASE_FORWARD_NO_GRAD = _core.intern_scope("ampscope.phase:forward_no_grad")
 _PHASE_OPTIMIZER = _core.intern_scope("ampscope.phase:optimizer")
 _PHASE_BACKWARD = _core.intern_scope("ampscope.phase:backward")
 # GradScaler's own ops (the loss's scaling, unscale_'s checks, update's) name it as their
@@ -445,7 +446,7 @@ class Capture:
             # Training samples only: a validation pass (no_grad, inference_mode) is not throughput.
             if args and isinstance(args[0], torch.Tensor) and args[0].dim() > 0 and torch.is_grad_enabled():
                 self._samples[id(module)] = self._samples.get(id(module), 0) + args[0].shape[0]
-            _core.enter_scope(_PHASE_FORWARD)
+            _core.enter_scope(_forward_phase())
             pushed += 1
         entry = self._paths.get(id(module))
         if entry is not None and entry[1] is not None and entry[0]() is module:
@@ -640,7 +641,7 @@ class Capture:
         if not self._stack() and getattr(self._tls, "forward_regions", 0):
             # The step ended inside the script's autocast region (at its model call, without a
             # GradScaler): the region goes on in the new step, whose recording has just begun.
-            _core.enter_scope(_PHASE_FORWARD)
+            _core.enter_scope(_forward_phase())
 
 
 class _Patches:
@@ -662,6 +663,7 @@ class _Patches:
         self._set(autocast_cls, "__enter__", _wrap_autocast_enter(autocast_cls.__enter__))
         self._set(autocast_cls, "__exit__", _wrap_autocast_exit(autocast_cls.__exit__))
         self._set(torch.autograd, "backward", _wrap_backward(torch.autograd.backward))
+        self._set(torch.autograd, "grad", _wrap_grad(torch.autograd.grad))
         self._set(torch.nn.utils, "clip_grad_norm_", _wrap_clip(torch.nn.utils.clip_grad_norm_))
 
     def _set(self, owner, name, value):
@@ -703,7 +705,9 @@ def _wrap_scale(original):
         if not _scaler_on(self):
             return original(self, outputs)
         cap = _active
-        with _scaler_work():
+        # The loss's scaling is the backward's seed, in the backward phase as the built-in
+        # trainer has it (it was "other" here, wherever the script scaled).
+        with _scaler_work(_PHASE_BACKWARD):
             scaled = original(self, outputs)
         cap._scaler_seen = True
         cap._scale_tensor = getattr(self, "_scale", None)  # what this step's backward is scaled by
@@ -763,6 +767,13 @@ def _wrap_update(original):
     return update
 
 
+def _forward_phase():
+    """The phase a forward pass opens: without autograd (validation under no_grad or
+    inference_mode, a frozen teacher) it is a phase of its own, so its calls are not
+    counted as the training forward's."""
+    return _PHASE_FORWARD if torch.is_grad_enabled() else _PHASE_FORWARD_NO_GRAD
+
+
 def _wrap_autocast_enter(original):
     def __enter__(self):
         result = original(self)
@@ -780,7 +791,7 @@ def _wrap_autocast_enter(original):
                 cap._core.set_meta("precision", cap._precision())
             if _core.scope_depth() == 0:
                 opened = True
-                _core.enter_scope(_PHASE_FORWARD)
+                _core.enter_scope(_forward_phase())
                 cap._tls.forward_regions = getattr(cap._tls, "forward_regions", 0) + 1
         # A list: one autocast object may be entered again while entered (a decorated function's recursion).
         self.__dict__.setdefault("_ampscope_forward", []).append(opened)
@@ -809,6 +820,18 @@ def _wrap_backward(original):
         with _scopes(_PHASE_BACKWARD):
             return original(tensors, *args, **kwargs)
     return backward
+
+
+def _wrap_grad(original):
+    """torch.autograd.grad (a gradient penalty's gradients, a double backward) is a backward
+    pass too: its seed and the engine's work on this thread were "other". Its outputs are
+    no loss: the loss is what the script then backpropagates."""
+    def grad(*args, **kwargs):
+        if _active is None:
+            return original(*args, **kwargs)
+        with _scopes(_PHASE_BACKWARD):
+            return original(*args, **kwargs)
+    return grad
 
 
 def _wrap_clip(original):

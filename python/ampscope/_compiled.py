@@ -249,7 +249,7 @@ class CompiledGraphs:
 
             inference = kwargs.get("inference_compiler")
             if inference is not None:
-                kwargs["inference_compiler"] = read_forward(inference, "forward")
+                kwargs["inference_compiler"] = read_forward(inference, "forward_no_grad")
             compiled = original(mod, args, read_forward(fw_compiler, "forward"), compile_backward, *rest, **kwargs)
 
             @functools.wraps(compiled)

@@ -264,6 +264,23 @@ TEST_F(PythonExamples, GradientPenaltyOnTheScaledLossKeepsTheLossTheScriptBackpr
   EXPECT_GT(second_backward_casts, 0);
   EXPECT_GT(backward_casts, second_backward_casts);
   EXPECT_GT(layer_matmuls, 0);
+  // autograd.grad is a backward pass as backward() is: its seed gradient (ones_like) is the
+  // backward's, and so is each loss's scaling (GradScaler's multiply), as in the built-in
+  // trainer's recipe; both read "other" when only backward() opened the phase.
+  int64_t seeds = 0, scalings = 0;
+  for (const auto& r : session.op_stats()) {
+    if (!r.top_level) continue;
+    if (r.name == "aten::ones_like") {
+      EXPECT_EQ(r.phase, Phase::kBackward);
+      seeds += r.calls;
+    }
+    if (r.name == "aten::mul" && r.module == "(GradScaler)") {
+      EXPECT_EQ(r.phase, Phase::kBackward) << fmt::format("{}", r.input_shapes);
+      scalings += r.calls;
+    }
+  }
+  EXPECT_EQ(seeds, 2 * 8) << "autograd.grad's and backward()'s, each step";
+  EXPECT_GE(scalings, 2 * 8);
 }
 
 TEST_F(PythonExamples, TwoOptimizersOneScalerSkipPerOptimizer) {
@@ -363,15 +380,27 @@ TEST_F(PythonExamples, ValidationUnderNoGradAndInferenceModeAddsOpsNotSteps) {
   ASSERT_EQ(c.exit_code, 0) << c.output;
   const auto session = SessionReader::open(c.session.string());
   EXPECT_EQ(session.steps().size(), 8u);
-  // 8 training forwards and 2 validations of 2 forwards each, all demoted by autocast.
+  // 8 training forwards and 2 validations of 2 forwards each, all demoted by autocast; the
+  // validations' calls are a phase of their own, not the training forward's.
   const auto table = session.op_stats();
   const auto linear = rows(table, "aten::linear", "0");
-  int64_t calls = 0;
+  int64_t training = 0, validation = 0;
   for (const auto* r : linear) {
     EXPECT_EQ(r->category, OpCategory::kDemoted);
-    calls += r->calls;
+    if (r->phase == Phase::kForward) training += r->calls;
+    if (r->phase == Phase::kForwardNoGrad) validation += r->calls;
   }
-  EXPECT_EQ(calls, 8 + 2 * 2);
+  EXPECT_EQ(training, 8);
+  EXPECT_EQ(validation, 2 * 2) << "no_grad and inference_mode";
+  // The validation loss (computed under autocast, outside the model) is the no-grad pass's too.
+  int64_t validation_losses = 0;
+  for (const auto& r : table)
+    if (r.top_level && r.name == "aten::cross_entropy_loss" && !r.input_shapes.empty() &&
+        r.input_shapes[0] == std::vector<int64_t>{64, 10}) {
+      EXPECT_EQ(r.phase, Phase::kForwardNoGrad);
+      validation_losses += r.calls;
+    }
+  EXPECT_EQ(validation_losses, 2 * 2);
 }
 
 }  // namespace

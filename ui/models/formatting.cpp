@@ -97,6 +97,8 @@ QString phaseLabel(profiler::Phase phase) {
   switch (phase) {
     case profiler::Phase::kForward:
       return QStringLiteral("forward");
+    case profiler::Phase::kForwardNoGrad:
+      return QStringLiteral("forward (no grad)");
     case profiler::Phase::kBackward:
       return QStringLiteral("backward");
     case profiler::Phase::kOptimizer:
