@@ -180,7 +180,7 @@ void print_scale_history(const std::vector<profiler::StepRecord>& steps) {
 }
 
 // Sessions of Python training loops: GradScaler's decision per optimizer.
-void print_optimizer_steps(const std::vector<profiler::OptimizerStepRecord>& rows) {
+void print_optimizer_steps(const std::vector<profiler::OptimizerStepRecord>& rows, bool scaler) {
   if (rows.empty()) return;
   struct PerOptimizer {
     std::string name;
@@ -201,7 +201,8 @@ void print_optimizer_steps(const std::vector<profiler::OptimizerStepRecord>& row
     }
     (r.skipped ? per_step[r.step].first : per_step[r.step].second) += 1;
   }
-  fmt::print("\nOptimizers (GradScaler's decision per optimizer)\n");
+  fmt::print("\nOptimizers ({})\n",
+             scaler ? "GradScaler's decision per optimizer" : "no GradScaler: every step() call stepped");
   for (const auto& [index, o] : by_optimizer) {
     std::string skipped_list;
     for (size_t i = 0; i < o.skipped_steps.size() && i < 10; ++i)
@@ -371,9 +372,13 @@ int SummaryCommand::run() {
       min_scale = std::min(min_scale, s.loss_scale);
       max_scale = std::max(max_scale, s.loss_scale);
     }
-    fmt::print("  steps     {}   loss {:.4f} -> {:.4f}   skipped {}   loss scale {} .. {} (last {})\n",
-               steps.size(), steps.front().loss, steps.back().loss, skipped, profiler::text::loss_scale_text(min_scale),
-               profiler::text::loss_scale_text(max_scale), profiler::text::loss_scale_text(steps.back().loss_scale));
+    if (meta.scaler_enabled)
+      fmt::print("  steps     {}   loss {:.4f} -> {:.4f}   skipped {}   loss scale {} .. {} (last {})\n", steps.size(),
+                 steps.front().loss, steps.back().loss, skipped, profiler::text::loss_scale_text(min_scale),
+                 profiler::text::loss_scale_text(max_scale), profiler::text::loss_scale_text(steps.back().loss_scale));
+    else  // no scaler: a scale of 1 read as one, and nothing skips
+      fmt::print("  steps     {}   loss {:.4f} -> {:.4f}   no loss scaling\n", steps.size(), steps.front().loss,
+                 steps.back().loss);
     fmt::print("  step time {}\n", profiler::report_detail::step_timing_text(session.step_timing));
     if (!session.range_sampling.empty()) fmt::print("  range samples {}\n", session.range_sampling);
     if (session.range_sample_phases) fmt::print("            {}\n", session.range_sample_phases->describe());
@@ -383,7 +388,7 @@ int SummaryCommand::run() {
                  std::count_if(steps.begin(), steps.end(), profiler::has_eval_loss));
     print_scale_history(steps);
   }
-  print_optimizer_steps(session.optimizer_steps);
+  print_optimizer_steps(session.optimizer_steps, meta.scaler_enabled);
   print_schedulers(session.schedulers);
   // What the recording lost (dropped batches, a failed write, a killed run): never silent.
   if (const std::string lost = profiler::describe(session.health); !lost.empty()) fmt::print("  lost      {}\n", lost);

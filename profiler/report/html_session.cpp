@@ -82,7 +82,7 @@ std::string summary_html(const ReportData& d) {
 
 // GradScaler decides per optimizer: one may skip (an inf/NaN in its own gradients) while
 // another steps. One row per optimizer, with the steps it skipped.
-std::string optimizers_html(const std::vector<OptimizerStepRecord>& rows) {
+std::string optimizers_html(const std::vector<OptimizerStepRecord>& rows, bool scaler) {
   struct PerOptimizer {
     std::string name;
     int64_t steps = 0, skipped = 0, unscale_calls = 0;
@@ -105,7 +105,8 @@ std::string optimizers_html(const std::vector<OptimizerStepRecord>& rows) {
   for (const auto& [index, o] : by_optimizer)
     table.push_back({std::to_string(index), escape(o.name), grouped(o.steps), grouped(o.steps - o.skipped),
                      grouped(o.skipped), escape(o.skipped_at), grouped(o.unscale_calls)});
-  return "<h3>Optimizers: GradScaler's decision per optimizer</h3>" +
+  return (scaler ? "<h3>Optimizers: GradScaler's decision per optimizer</h3>"
+                 : "<h3>Optimizers: steps per optimizer (no GradScaler: every step() call stepped)</h3>") +
          table_html({{"#", true}, {"optimizer"}, {"steps", true}, {"stepped", true}, {"skipped", true},
                      {"skipped at steps"}, {"unscale_ calls", true, "explicit scaler.unscale_(optimizer) calls"}},
                     table);
@@ -192,7 +193,7 @@ std::string training_html(const ReportData& d) {
     s += paragraph(std::to_string(skipped.size()) + " skipped " +
                    (skipped.size() == 1 ? "step is" : "steps are") +
                    " marked in red at the bottom of the plots.");
-  if (!d.optimizer_steps.empty()) s += optimizers_html(d.optimizer_steps);
+  if (!d.optimizer_steps.empty()) s += optimizers_html(d.optimizer_steps, d.meta.scaler_enabled);
   if (!d.schedulers.empty()) s += schedulers_html(d.schedulers);
   return section_html("training", "Training", s);
 }

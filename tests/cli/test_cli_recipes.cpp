@@ -81,6 +81,30 @@ TEST(CliRecipes, MultiLossRecordsEachOptimizersSkip) {
   EXPECT_NE(text.find("adamw (model B)"), std::string::npos);
 }
 
+// Without a loss scaler (bf16) nothing is scaled and nothing skips: summary and report say
+// so, where they read "skipped 0   loss scale 1 .. 1" and "GradScaler's decision".
+TEST(CliRecipes, WithoutAScalerNoLossScaleOrGradScalerDecisionIsShown) {
+  ScratchDir dir;
+  const std::string session = (dir / "bf16.ampscope").string();
+  const CliResult r = ampscope(fmt::format("profile {} --recipe multi-loss --precision bf16 --out '{}'", kTiny, session));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const CliResult summary = ampscope(fmt::format("summary '{}'", session));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("no loss scaling"), std::string::npos) << summary.output;
+  EXPECT_EQ(summary.output.find("loss scale 1"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("Optimizers (no GradScaler: every step() call stepped)"), std::string::npos)
+      << summary.output;
+  EXPECT_EQ(summary.output.find("GradScaler's decision"), std::string::npos) << summary.output;
+
+  const std::string html = (dir / "report.html").string();
+  const CliResult report = ampscope(fmt::format("report '{}' -o '{}'", session, html));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  std::ifstream in(html);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("steps per optimizer (no GradScaler"), std::string::npos);
+  EXPECT_EQ(text.find("GradScaler's decision"), std::string::npos);
+}
+
 TEST(CliRecipes, CustomFunctionShowsWhichFunctionRanInFp32) {
   ScratchDir dir;
   const std::string session = (dir / "custom.ampscope").string();
