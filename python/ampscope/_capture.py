@@ -665,6 +665,7 @@ class _Patches:
         self._set(torch.autograd, "backward", _wrap_backward(torch.autograd.backward))
         self._set(torch.autograd, "grad", _wrap_grad(torch.autograd.grad))
         self._set(torch.nn.utils, "clip_grad_norm_", _wrap_clip(torch.nn.utils.clip_grad_norm_))
+        self._set(torch.nn.utils, "clip_grad_value_", _wrap_clip_value(torch.nn.utils.clip_grad_value_))
 
     def _set(self, owner, name, value):
         self._originals.append((owner, name, owner.__dict__[name]))
@@ -834,9 +835,23 @@ def _wrap_grad(original):
     return grad
 
 
+def _wrap_clip_value(original):
+    def clip_grad_value_(*args, **kwargs):
+        if _active is None:
+            return original(*args, **kwargs)
+        with _scopes(_PHASE_OPTIMIZER):  # as clip_grad_norm_'s
+            return original(*args, **kwargs)
+    return clip_grad_value_
+
+
 def _wrap_clip(original):
     def clip_grad_norm_(*args, **kwargs):
-        total = original(*args, **kwargs)
+        if _active is None:
+            return original(*args, **kwargs)
+        # Clipping is the optimizer's phase, between unscale_ and step, as the built-in trainer
+        # has it: its norms and the gradients' scaling read "other".
+        with _scopes(_PHASE_OPTIMIZER):
+            total = original(*args, **kwargs)
         if _active is not None:
             if _active._grad_norm_source is None:
                 _active._grad_norm_source = "clip_grad_norm_"

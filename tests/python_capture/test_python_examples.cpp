@@ -206,6 +206,16 @@ TEST_F(PythonExamples, ClippingAfterUnscaleRecordsTheUnscaleCallAndTheUnclippedN
   const auto steps = session.steps();
   ASSERT_EQ(steps.size(), 10u);
   EXPECT_NEAR(steps.back().grad_norm, printed(c.output, "last unclipped norm"), 1e-4);
+  // Clipping is the optimizer phase's, as in the built-in trainer: its norms and the
+  // gradients' scaling read "other" before clip_grad_norm_ opened the phase.
+  int64_t clipping_calls = 0;
+  for (const auto& r : session.op_stats())
+    if (r.top_level && (r.name == "aten::_foreach_norm" || r.name == "aten::linalg_vector_norm" ||
+                        r.name == "aten::clamp" || r.name == "aten::_foreach_mul_")) {
+      EXPECT_EQ(r.phase, Phase::kOptimizer) << r.name;
+      clipping_calls += r.calls;
+    }
+  EXPECT_GE(clipping_calls, 10 * 3) << "a norm, the clamp and the scaling each step";
 }
 
 TEST_F(PythonExamples, GradientAccumulationMakesOneStepPerOptimizerStep) {
