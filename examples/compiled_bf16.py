@@ -7,7 +7,8 @@ compiled graphs (forward and backward) and lists graph breaks and recompilations
 
 --graph-break prints a statistic inside forward (a .item(): dynamo splits the graph
 there); --vary-batch makes the last batch smaller, which with dynamic=False compiles
-the model again for the new shape. --eager runs the same model and steps without
+the model again for the new shape. --validate ends with a batch under torch.no_grad,
+which AOTAutograd compiles as a graph of its own (an inference graph). --eager runs the same model and steps without
 torch.compile: `ampscope diff eager.ampscope compiled.ampscope` then sets the two
 runs side by side (what autocast ran in which dtype, per module, and the time)."""
 import argparse
@@ -23,6 +24,8 @@ parser.add_argument("--graph-break", action="store_true")
 parser.add_argument("--vary-batch", action="store_true")
 parser.add_argument("--model", choices=["mlp", "gpt2", "resnet"], default="mlp")
 parser.add_argument("--eager", action="store_true", help="no torch.compile: the eager baseline of the same run")
+parser.add_argument("--validate", action="store_true",
+                    help="after the last step, one validation batch under torch.no_grad (its own compiled graph)")
 args = parser.parse_args()
 
 
@@ -89,3 +92,7 @@ for step in range(args.steps):
     loss.backward()
     optimizer.step()
 print(f"final loss {loss.item():.4f}")
+if args.validate:
+    model.eval()
+    with torch.no_grad(), torch.autocast(device_type=device, dtype=torch.bfloat16):
+        print(f"validation loss {batch_loss(compiled, args.batch).item():.4f}")

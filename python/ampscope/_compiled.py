@@ -247,8 +247,10 @@ class CompiledGraphs:
                     _core.set_recording_enabled(previous)
                 return graphs._counted(graphs._timed(compiled, graph, outputs), graph)
 
-            inference = kwargs.get("inference_compiler")
-            if inference is not None:
+            # The graph of a call without autograd (no_grad, inference_mode): AOTAutograd
+            # compiles it with fw_compiler where the backend names no inference compiler.
+            if len(rest) < 4:  # not passed by position (after partition_fn, decompositions, ...)
+                inference = kwargs.get("inference_compiler") or fw_compiler
                 kwargs["inference_compiler"] = read_forward(inference, "forward_no_grad")
             compiled = original(mod, args, read_forward(fw_compiler, "forward"), compile_backward, *rest, **kwargs)
 
@@ -315,6 +317,11 @@ class CompiledGraphs:
                      if (op := _op_name(node)) is not None and not _core.is_cast_op(op) and op not in _VIEWS
                      and op != "aten::clone"}
         computing.discard(None)
+        # seq_nr is autograd's number for each op it records: an inference graph (no_grad) was
+        # traced without autograd, its nodes share one number, and every cast would read as
+        # an op's inner step. There the op a node was decomposed from (original_aten) tells:
+        # autocast's cast comes from a cast (_to_copy), GELU's inner ones from aten::gelu.
+        numbered = phase != "forward_no_grad"
         for node in gm.graph.nodes:
             name = _op_name(node)
             if name is None:
@@ -331,7 +338,12 @@ class CompiledGraphs:
             values = value if isinstance(value, (list, tuple)) else [value]
             outputs = [_dtype_name(t.dtype) for t in values if isinstance(t, torch.Tensor)]
             is_cast = _core.is_cast_op(name)
-            inside_op = is_cast and seq_nr in computing
+            if numbered:
+                inside_op = is_cast and seq_nr in computing
+            else:
+                origin = node.meta.get("original_aten")
+                inside_op = is_cast and isinstance(origin, torch._ops.OpOverload) and not _core.is_cast_op(
+                    origin._schema.name)
             backward_of_autocast_cast = backward_of_promotion = False
             if phase == "backward":
                 module, backward_of_autocast_cast, backward_of_promotion = forward_nodes.get(seq_nr, ("", False, False))

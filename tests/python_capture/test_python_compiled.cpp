@@ -12,6 +12,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_view.h"
@@ -106,6 +107,35 @@ TEST_F(CompiledCapture, GemmDtypesEqualTheCompiledGraphsAndEagerPyTorchs) {
   EXPECT_EQ(demoted_modules, (std::set<std::string>{"layers.0", "layers.2", "head"}));
   EXPECT_TRUE(forward_cast);
   EXPECT_TRUE(backward_cast);
+}
+
+// A compiled model called under torch.no_grad (validation) runs a graph of its own, which
+// AOTAutograd traces without autograd: its nodes share one seq_nr, so every cast read as
+// a decomposed op's inner step and the GEMMs as "unchanged". Its ops are the training
+// forward's, decided alike, in the phase of a forward without autograd; with inductor
+// (GELU decomposed, its own casts inside: where it failed) and aot_eager (not decomposed).
+TEST_F(CompiledCapture, AValidationGraphUnderNoGradIsDecidedAsTheTrainingForward) {
+  for (const std::string backend : {"inductor", "aot_eager"}) {
+    SCOPED_TRACE(backend);
+    const auto rows = compiled_rows(run("--steps 2 --validate --backend " + backend, backend + ".ampscope"));
+    std::map<std::tuple<std::string, std::string, std::vector<std::string>, std::vector<std::string>>, OpCategory>
+        training;
+    for (const auto& r : rows)
+      if (r.phase == Phase::kForward) training[{r.name, r.module, r.input_dtypes, r.output_dtypes}] = r.category;
+    std::set<std::string> demoted_modules;
+    int64_t no_grad_rows = 0, no_grad_casts = 0;
+    for (const auto& r : rows) {
+      if (r.phase != Phase::kForwardNoGrad) continue;
+      ++no_grad_rows;
+      const auto same = training.find({r.name, r.module, r.input_dtypes, r.output_dtypes});
+      if (same != training.end()) EXPECT_EQ(r.category, same->second) << r.name << " " << r.module;
+      if (r.name == "aten::addmm" && r.category == OpCategory::kDemoted) demoted_modules.insert(r.module);
+      no_grad_casts += r.category == OpCategory::kAutocastCast;
+    }
+    EXPECT_GT(no_grad_rows, 0) << "the validation graph's ops are in the no-grad phase";
+    EXPECT_EQ(demoted_modules, (std::set<std::string>{"layers.0", "layers.2", "head"}));
+    EXPECT_GT(no_grad_casts, 0) << "autocast's casts of the weights";
+  }
 }
 
 // Models nobody here wrote, built from configs (no downloads): a small GPT-2 from
