@@ -128,7 +128,9 @@ TEST_F(CompiledCapture, AValidationGraphUnderNoGradIsDecidedAsTheTrainingForward
       if (r.phase != Phase::kForwardNoGrad) continue;
       ++no_grad_rows;
       const auto same = training.find({r.name, r.module, r.input_dtypes, r.output_dtypes});
-      if (same != training.end()) EXPECT_EQ(r.category, same->second) << r.name << " " << r.module;
+      if (same != training.end()) {
+        EXPECT_EQ(r.category, same->second) << r.name << " " << r.module;
+      }
       if (r.name == "aten::addmm" && r.category == OpCategory::kDemoted) demoted_modules.insert(r.module);
       no_grad_casts += r.category == OpCategory::kAutocastCast;
     }

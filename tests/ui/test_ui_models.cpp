@@ -101,6 +101,12 @@ TEST(OpStatsModel, ShowsDtypesTimesAndMixedPrecisionTerms) {
   EXPECT_EQ(cell(0, OpStatsModel::kGpuTime).toString(), QStringLiteral("—"));
   EXPECT_EQ(cell(0, OpStatsModel::kTensorCoreShare).toString(), QStringLiteral("—"));
   EXPECT_LT(cell(0, OpStatsModel::kTensorCoreShare, SortRole).toDouble(), 0.0);
+
+  // A validation pass (no autograd) says so, apart from the training forward.
+  model.setRows({testing::op("aten::linear", "layers.0", profiler::Phase::kForwardNoGrad, OpCategory::kDemoted,
+                             {"float32", "float32"}, {"bfloat16"}, 4, 1'000)});
+  EXPECT_EQ(cell(0, OpStatsModel::kPhase).toString(), QStringLiteral("forward (no grad)"));
+  EXPECT_TRUE(cell(0, OpStatsModel::kPhase, Qt::ToolTipRole).toString().startsWith("A forward pass without autograd"));
 }
 
 TEST(TableFilterProxy, FiltersByCategoryAndTextAndSortsNumerically) {

@@ -150,6 +150,11 @@ QVariant OpStatsModel::data(const QModelIndex& index, int role) const {
         case kShapes:
           return shapesText(s.input_shapes);
         case kPhase:
+          if (s.phase == profiler::Phase::kForwardNoGrad && !s.compiled)
+            return QStringLiteral("A forward pass without autograd (torch.no_grad, inference_mode): validation,\n"
+                                  "inference or a frozen model. No backward follows; its calls are not the\n"
+                                  "training forward's.");
+          [[fallthrough]];
         case kCpuTime:
           if (s.compiled)
             return QStringLiteral("An op of a torch.compile'd graph, as autocast traced it (AOTAutograd's graph).\n"
