@@ -33,6 +33,7 @@ Where things come from:
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import shlex
@@ -663,9 +664,10 @@ class _Patches:
         self._set(autocast_cls, "__enter__", _wrap_autocast_enter(autocast_cls.__enter__))
         self._set(autocast_cls, "__exit__", _wrap_autocast_exit(autocast_cls.__exit__))
         self._set(torch.autograd, "backward", _wrap_backward(torch.autograd.backward))
-        self._set(torch.autograd, "grad", _wrap_grad(torch.autograd.grad))
+        self._set(torch.autograd, "grad", _wrap_in_phase(torch.autograd.grad, _PHASE_BACKWARD))
         self._set(torch.nn.utils, "clip_grad_norm_", _wrap_clip(torch.nn.utils.clip_grad_norm_))
-        self._set(torch.nn.utils, "clip_grad_value_", _wrap_clip_value(torch.nn.utils.clip_grad_value_))
+        self._set(torch.nn.utils, "clip_grad_value_",
+                  _wrap_in_phase(torch.nn.utils.clip_grad_value_, _PHASE_OPTIMIZER))
 
     def _set(self, owner, name, value):
         self._originals.append((owner, name, owner.__dict__[name]))
@@ -823,25 +825,18 @@ def _wrap_backward(original):
     return backward
 
 
-def _wrap_grad(original):
-    """torch.autograd.grad (a gradient penalty's gradients, a double backward) is a backward
-    pass too: its seed and the engine's work on this thread were "other". Its outputs are
-    no loss: the loss is what the script then backpropagates."""
-    def grad(*args, **kwargs):
-        if _active is None:
+def _wrap_in_phase(original, phase):
+    """`original` run in `phase` while a capture runs. torch.autograd.grad (a gradient
+    penalty's gradients, a double backward) is a backward pass as backward() is, and
+    clip_grad_value_ clips as clip_grad_norm_ does, in the optimizer's phase: their ops
+    were "other"."""
+    @functools.wraps(original)
+    def in_phase(*args, **kwargs):
+        if _active is None or torch.compiler.is_compiling():
             return original(*args, **kwargs)
-        with _scopes(_PHASE_BACKWARD):
+        with _scopes(phase):
             return original(*args, **kwargs)
-    return grad
-
-
-def _wrap_clip_value(original):
-    def clip_grad_value_(*args, **kwargs):
-        if _active is None:
-            return original(*args, **kwargs)
-        with _scopes(_PHASE_OPTIMIZER):  # as clip_grad_norm_'s
-            return original(*args, **kwargs)
-    return clip_grad_value_
+    return in_phase
 
 
 def _wrap_clip(original):

@@ -257,6 +257,34 @@ for i in range(3):
   EXPECT_EQ(phases["aten::abs"], (std::map<Phase, int64_t>{{Phase::kOther, 3}})) << "after the region";
 }
 
+// clip_grad_value_ clips as clip_grad_norm_ does, in the optimizer phase; torch.autograd.grad
+// is a backward pass as backward() is (its seed gradient was "other").
+TEST_F(PythonRun, ClipGradValueIsTheOptimizersAndAutogradGradTheBackwards) {
+  const auto r = run(R"(import torch
+from torch import nn
+model = nn.Linear(8, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(4, 8)
+for i in range(3):
+    opt.zero_grad()
+    loss = model(x).pow(2).mean()
+    (g,) = torch.autograd.grad(loss, [model.weight], create_graph=True)
+    (loss + g.abs().sum()).backward()
+    torch.nn.utils.clip_grad_value_(model.parameters(), 0.01)
+    opt.step()
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto s = SessionReader::open(session().string());
+  std::map<std::string, std::map<Phase, int64_t>> phases;  // top-level op: calls per phase
+  for (const auto& row : s.op_stats())
+    if (row.top_level && row.module.empty()) phases[row.name][row.phase] += row.calls;
+  // One foreach clamp of each bound over both gradients (the CPU has foreach kernels).
+  EXPECT_EQ(phases["aten::_foreach_clamp_min_"], (std::map<Phase, int64_t>{{Phase::kOptimizer, 3}}));
+  EXPECT_EQ(phases["aten::_foreach_clamp_max_"], (std::map<Phase, int64_t>{{Phase::kOptimizer, 3}}));
+  EXPECT_EQ(phases["aten::ones_like"], (std::map<Phase, int64_t>{{Phase::kBackward, 3 * 2}}))
+      << "autograd.grad's seed and backward()'s";
+}
+
 std::set<std::string> linear_modules(const SessionReader& s) {
   std::set<std::string> modules;
   for (const auto& r : s.op_stats())
