@@ -265,6 +265,35 @@ std::vector<CategoryDtypeTime> time_by_category_and_dtype(const std::vector<OpSt
   return out;
 }
 
+std::vector<PhaseTotals> phase_totals(const std::vector<OpStats>& rows) {
+  const bool marked = std::any_of(rows.begin(), rows.end(), [](const OpStats& r) { return r.top_level; });
+  std::array<PhaseTotals, kPhases.size()> by_phase{};
+  for (const OpStats& row : rows) {
+    const auto p = static_cast<size_t>(row.phase);
+    if (p >= by_phase.size()) continue;
+    if (row.name == kTorchCompileOp) {
+      if (marked && !row.top_level) {  // inside a region's row, of the same phase
+        by_phase[p].cpu_time_ns -= row.cpu_time_ns;
+        by_phase[p].gpu_time_ns -= row.gpu_time_ns;
+      }
+      continue;
+    }
+    if (marked && !row.top_level) continue;
+    by_phase[p].calls += row.calls;
+    by_phase[p].cpu_time_ns += row.cpu_time_ns;
+    by_phase[p].gpu_time_ns += row.gpu_time_ns;
+  }
+  std::vector<PhaseTotals> totals;
+  for (const auto& [phase, name] : kPhases) {
+    PhaseTotals t = by_phase[static_cast<size_t>(phase)];
+    t.phase = phase;
+    t.cpu_time_ns = std::max<int64_t>(t.cpu_time_ns, 0);
+    t.gpu_time_ns = std::max<int64_t>(t.gpu_time_ns, 0);
+    if (t.calls > 0) totals.push_back(t);
+  }
+  return totals;
+}
+
 int64_t compiled_time_ns(const std::vector<CategoryTotals>& totals, bool gpu) {
   int64_t sum = 0;
   for (const CategoryTotals& t : totals) sum += gpu ? t.compiled_gpu_time_ns : t.compiled_cpu_time_ns;

@@ -405,6 +405,17 @@ struct CompiledComputeTime {
 std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
                                             const std::vector<CompiledComputeTime>& compiled = {});
 
+// Time per phase (forward, forward without autograd, backward, optimizer, other), summed as
+// category_totals sums it: top-level rows, compiling in none (a compile nested in a region
+// is taken from the region's phase). In Phase order; phases without calls are left out.
+struct PhaseTotals {
+  Phase phase = Phase::kOther;
+  int64_t calls = 0;
+  int64_t cpu_time_ns = 0;
+  int64_t gpu_time_ns = 0;
+};
+std::vector<PhaseTotals> phase_totals(const std::vector<OpStats>& rows);
+
 // Of all categories' time, what torch.compile'd kernels computed (CategoryTotals::compiled_*).
 int64_t compiled_time_ns(const std::vector<CategoryTotals>& totals, bool gpu);
 

@@ -403,6 +403,13 @@ Json session_summary(const SessionView& session, size_t top_n) {
   totals["compile"] = {{"calls", compiling.calls},
                        {"cpu_time_ns", compiling.cpu_time_ns},
                        {"gpu_time_ns", compiling.gpu_time_ns}};
+  Json phases = Json::array();  // top-level time by phase, compiling in none
+  for (const PhaseTotals& p : phase_totals(session.op_stats))
+    phases.push_back({{"phase", to_string(p.phase)},
+                      {"calls", p.calls},
+                      {"cpu_time_ns", p.cpu_time_ns},
+                      {"gpu_time_ns", p.gpu_time_ns}});
+  totals["phases"] = std::move(phases);
   s["totals"] = std::move(totals);
 
   std::stable_sort(ops.begin(), ops.end(), [](const OpStats& a, const OpStats& b) {

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -411,6 +412,20 @@ TEST_F(PythonExamples, ValidationUnderNoGradAndInferenceModeAddsOpsNotSteps) {
       validation_losses += r.calls;
     }
   EXPECT_EQ(validation_losses, 2 * 2);
+  // Summary's time by phase and the JSON summary's totals give the validation its own line.
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", c.session.string()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_TRUE(std::regex_search(summary.output, std::regex(R"(Time by phase[^\n]*\n(  \S+ +\d+ calls[^\n]*\n)*)"
+                                                           R"(  forward_no_grad +\d+ calls)")))
+      << summary.output;
+  const auto json_path = dir_ / "summary.json";
+  const auto exported =
+      ampscope::test::ampscope(fmt::format("export -f json -o '{}' '{}'", json_path.string(), c.session.string()));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  std::ifstream in(json_path);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(std::regex_search(json, std::regex(R"("phases":\s*\[[^\]]*"phase":\s*"forward_no_grad")")))
+      << json.substr(0, 2000);
 }
 
 }  // namespace
