@@ -841,17 +841,17 @@ def _wrap_in_phase(original, phase):
 
 def _wrap_clip(original):
     def clip_grad_norm_(*args, **kwargs):
-        if _active is None:
+        cap = _active
+        if cap is None:
             return original(*args, **kwargs)
         # Clipping is the optimizer's phase, between unscale_ and step, as the built-in trainer
         # has it: its norms and the gradients' scaling read "other".
         with _scopes(_PHASE_OPTIMIZER):
             total = original(*args, **kwargs)
-        if _active is not None:
-            if _active._grad_norm_source is None:
-                _active._grad_norm_source = "clip_grad_norm_"
-                _active._core.set_meta("grad_norm_source", "clip_grad_norm_")
-            with _Quiet():
-                _active._grad_norm = total.detach() if isinstance(total, torch.Tensor) else total
+        if cap._grad_norm_source is None:
+            cap._grad_norm_source = "clip_grad_norm_"
+            cap._core.set_meta("grad_norm_source", "clip_grad_norm_")
+        with _Quiet():
+            cap._grad_norm = total.detach() if isinstance(total, torch.Tensor) else total
         return total
     return clip_grad_norm_

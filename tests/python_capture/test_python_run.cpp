@@ -228,6 +228,15 @@ TEST_F(PythonRun, SetUpBeforeTheFirstModelCallIsNoStepsWork) {
   ASSERT_EQ(s.steps().size(), 3u);
 }
 
+// The calls of each top-level op outside any module, per phase: where the script's own
+// lines (a loss, a seed gradient, clipping) were counted.
+std::map<std::string, std::map<Phase, int64_t>> calls_per_phase(const SessionReader& s) {
+  std::map<std::string, std::map<Phase, int64_t>> phases;
+  for (const auto& row : s.op_stats())
+    if (row.top_level && row.module.empty()) phases[row.name][row.phase] += row.calls;
+  return phases;
+}
+
 // The script's own autocast region is its forward pass (AMP's documentation has it wrap the
 // model call and the loss): ops there outside any module are forward, not "other". Without
 // a GradScaler a step ends at the next model call, inside that region: its loss still is.
@@ -249,9 +258,7 @@ for i in range(3):
 )");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto s = SessionReader::open(session().string());
-  std::map<std::string, std::map<Phase, int64_t>> phases;  // top-level op: calls per phase
-  for (const auto& row : s.op_stats())
-    if (row.top_level && row.module.empty()) phases[row.name][row.phase] += row.calls;
+  auto phases = calls_per_phase(s);
   EXPECT_EQ(phases["aten::mse_loss"], (std::map<Phase, int64_t>{{Phase::kForward, 3}}));
   EXPECT_EQ(phases["aten::ones_like"], (std::map<Phase, int64_t>{{Phase::kBackward, 3}}));
   EXPECT_EQ(phases["aten::abs"], (std::map<Phase, int64_t>{{Phase::kOther, 3}})) << "after the region";
@@ -275,9 +282,7 @@ for i in range(3):
 )");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto s = SessionReader::open(session().string());
-  std::map<std::string, std::map<Phase, int64_t>> phases;  // top-level op: calls per phase
-  for (const auto& row : s.op_stats())
-    if (row.top_level && row.module.empty()) phases[row.name][row.phase] += row.calls;
+  auto phases = calls_per_phase(s);
   // One foreach clamp of each bound over both gradients (the CPU has foreach kernels).
   EXPECT_EQ(phases["aten::_foreach_clamp_min_"], (std::map<Phase, int64_t>{{Phase::kOptimizer, 3}}));
   EXPECT_EQ(phases["aten::_foreach_clamp_max_"], (std::map<Phase, int64_t>{{Phase::kOptimizer, 3}}));
