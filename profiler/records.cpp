@@ -4,6 +4,7 @@
 
 #include <array>
 #include <map>
+#include <ostream>
 #include <string>
 #include <utility>
 
@@ -15,14 +16,15 @@ constexpr std::array<std::pair<Phase, std::string_view>, 5> kPhases{{{Phase::kFo
                                                                      {Phase::kBackward, "backward"},
                                                                      {Phase::kOptimizer, "optimizer"},
                                                                      {Phase::kOther, "other"}}};
-constexpr std::array<std::pair<OpCategory, std::string_view>, 7> kCategories{
+constexpr std::array<std::pair<OpCategory, std::string_view>, 8> kCategories{
     {{OpCategory::kDemoted, "demoted"},
      {OpCategory::kKeptFp32, "kept_fp32"},
      {OpCategory::kPromoted, "promoted"},
      {OpCategory::kUnchanged, "unchanged"},
      {OpCategory::kExplicitCast, "explicit_cast"},
      {OpCategory::kAutocastCast, "autocast_cast"},
-     {OpCategory::kPromotionCast, "promotion_cast"}}};
+     {OpCategory::kPromotionCast, "promotion_cast"},
+     {OpCategory::kAutocastOff, "autocast_off"}}};
 static_assert(kCategories.size() == kOpCategoryCount);
 constexpr std::array<std::pair<ActivityKind, std::string_view>, 3> kKinds{
     {{ActivityKind::kKernel, "kernel"}, {ActivityKind::kMemcpy, "memcpy"}, {ActivityKind::kMemset, "memset"}}};
@@ -49,6 +51,8 @@ std::string_view to_string(Phase p) { return name_of(kPhases, p); }
 std::string_view to_string(OpCategory c) { return name_of(kCategories, c); }
 std::string_view to_string(ActivityKind k) { return name_of(kKinds, k); }
 std::string_view to_string(GradientSide s) { return name_of(kGradientSides, s); }
+std::ostream& operator<<(std::ostream& os, Phase p) { return os << to_string(p); }
+std::ostream& operator<<(std::ostream& os, OpCategory c) { return os << to_string(c); }
 std::optional<Phase> parse_phase(std::string_view s) { return parse<Phase>(kPhases, s); }
 std::optional<OpCategory> parse_category(std::string_view s) { return parse<OpCategory>(kCategories, s); }
 std::optional<ActivityKind> parse_activity_kind(std::string_view s) { return parse<ActivityKind>(kKinds, s); }

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <iosfwd>
 #include <limits>
 #include <optional>
 #include <string>
@@ -44,8 +45,13 @@ enum class OpCategory : uint8_t {
   // dtype (fp32 residual + fp16 branch: the branch's gradient cast to fp16): the promotion's
   // price in the backward. Last, so the values stored before it keep their meaning.
   kPromotionCast,
+  // An op on autocast's lists run where the script turned autocast off inside its region
+  // (torch.autocast(enabled=False), custom_fwd(cast_inputs=torch.float32)): it ran in the
+  // precision the script gave it (fp32, as AMP's documentation advises for a sensitive
+  // region), not the one autocast would have chosen.
+  kAutocastOff,
 };
-inline constexpr int kOpCategoryCount = 7;  // records.cpp checks it against its table
+inline constexpr int kOpCategoryCount = 8;  // records.cpp checks it against its table
 
 struct OpRecord {
   uint64_t id = 0;          // unique in a session, > 0; also the CUPTI external correlation id
@@ -277,6 +283,9 @@ std::string_view to_string(Phase p);
 std::string_view to_string(OpCategory c);
 std::string_view to_string(ActivityKind k);
 std::string_view to_string(GradientSide s);  // "input" | "output" | "parameter"
+// By name, for a failed test's message ("autocast_off", not "1-byte object <07>").
+std::ostream& operator<<(std::ostream& os, Phase p);
+std::ostream& operator<<(std::ostream& os, OpCategory c);
 std::optional<Phase> parse_phase(std::string_view s);
 std::optional<OpCategory> parse_category(std::string_view s);
 std::optional<ActivityKind> parse_activity_kind(std::string_view s);

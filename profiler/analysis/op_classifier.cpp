@@ -61,6 +61,7 @@ OpCategory classify_op(std::string_view name, const std::vector<DtypeName>& inpu
     }
   }
   if (!mix.any || out == nullptr) return OpCategory::kUnchanged;
+  if (context.autocast_turned_off) return OpCategory::kAutocastOff;
   if (mix.promotes_to(float_kind(*out)))
     return context.autocast_listed_not_promote && mix.reduced && *out == "float32" ? OpCategory::kKeptFp32
                                                                                   : OpCategory::kPromoted;

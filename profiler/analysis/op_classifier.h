@@ -52,6 +52,10 @@ struct CastContext {
   // (mse_loss of an fp16 output and an fp32 target; layer_norm of an fp16 activation with
   // fp32 weights on CUDA). Under promote (cat on the CPU, addcmul on CUDA) it is a promotion.
   bool autocast_listed_not_promote = false;
+  // The op is on autocast's lists for a device the script turned autocast off for around it,
+  // inside its autocast region (torch.autocast(enabled=False); custom_fwd(cast_inputs=...),
+  // which does so): autocast did not act, the script chose the precision (kAutocastOff).
+  bool autocast_turned_off = false;
 };
 
 // What the promotion rule needs of one floating-point dtype: its width, and which
@@ -93,6 +97,7 @@ struct FloatMix {
 //  - a cast (outermost): autocast's if its parent ran under autocast (or it casts a gradient
 //    back in the backward of autocast's cast); the promotion's if it casts a gradient back
 //    in the backward of a promoted op; else explicit;
+//  - an op autocast would have acted on, run where the script turned autocast off: autocast_off;
 //  - floating inputs of several widths and an output of the widest: promoted, unless autocast
 //    listed the op under a policy other than promote and the output is float32: kept fp32;
 //  - a floating input wider than a reduced-precision output: demoted, and

@@ -65,6 +65,7 @@ struct RawOp {
   // it was on for, or an autocast cast ran inside it.
   bool on_autocast_list = false, autocast_cast_inside = false;
   bool autocast_promote_policy = false;  // on the list under its promote policy (CastContext)
+  bool autocast_turned_off = false;       // on the lists of a device the script turned autocast off for
 };
 
 // A recorded op still running on a thread's stack.
@@ -84,7 +85,7 @@ struct OpenOp {
 };
 
 // What a user scope on the stack was, so its exit undoes the right thing.
-enum class ScopeKind : uint8_t { kModule, kPhase, kOther };
+enum class ScopeKind : uint8_t { kModule, kPhase, kAutocastOff, kOther };
 
 }  // namespace observer_detail
 
@@ -139,6 +140,8 @@ struct OpObserver::ThreadState {
   std::vector<uint32_t> modules;       // module scopes (interned paths), innermost last
   std::vector<Phase> phases;           // phase scopes, innermost last
   std::vector<ScopeKind> user_scopes;  // every open USER_SCOPE, to pair exits with entries
+  std::vector<uint8_t> autocast_off;   // autocast-off scopes: their device's NameFlag bit, innermost last
+  uint8_t autocast_off_devices = 0;    // the devices of every open autocast-off scope
   uint32_t torchscript_frames = 0;     // TorchScript functions running on this thread
   uint64_t entered_this_step = 0;      // ops recorded since this registration (the step budget)
   uint32_t open_over_budget = 0;       // ops entered over budget and still running (innermost)
@@ -158,6 +161,8 @@ struct OpObserver::ThreadState {
     modules.clear();
     phases.clear();
     user_scopes.clear();
+    autocast_off.clear();
+    autocast_off_devices = 0;
     torchscript_frames = 0;
     entered_this_step = 0;
     open_over_budget = 0;
@@ -361,6 +366,11 @@ void enter_user_scope(OpObserver::ThreadState& ts, std::string_view name) {
   } else if (name.starts_with(kPhasePrefix)) {
     ts.phases.push_back(parse_phase(name.substr(kPhasePrefix.size())).value_or(Phase::kOther));
     ts.user_scopes.push_back(ScopeKind::kPhase);
+  } else if (name.starts_with(kAutocastOffScopePrefix)) {
+    const std::string_view device = name.substr(kAutocastOffScopePrefix.size());
+    ts.autocast_off.push_back(device == "cuda" ? kAutocastCuda : device == "cpu" ? kAutocastCpu : 0);
+    ts.autocast_off_devices |= ts.autocast_off.back();
+    ts.user_scopes.push_back(ScopeKind::kAutocastOff);
   } else {
     ts.user_scopes.push_back(ScopeKind::kOther);
   }
@@ -372,6 +382,11 @@ void exit_user_scope(OpObserver::ThreadState& ts) {
   ts.user_scopes.pop_back();
   if (kind == ScopeKind::kModule && !ts.modules.empty()) ts.modules.pop_back();
   if (kind == ScopeKind::kPhase && !ts.phases.empty()) ts.phases.pop_back();
+  if (kind == ScopeKind::kAutocastOff && !ts.autocast_off.empty()) {
+    ts.autocast_off.pop_back();
+    ts.autocast_off_devices = 0;
+    for (const uint8_t device : ts.autocast_off) ts.autocast_off_devices |= device;
+  }
 }
 
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
@@ -416,6 +431,9 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   op.autocast_on = autocast_devices != 0;
   r.on_autocast_list = (name.flags & autocast_devices) != 0;
   r.autocast_promote_policy = ((name.flags >> kPromoteShift) & autocast_devices) != 0;
+  // Not under its promote policy: ATen promotes those ops' inputs as autocast would (cat).
+  r.autocast_turned_off =
+      (name.flags & ~(name.flags >> kPromoteShift) & ts.autocast_off_devices & ~autocast_devices) != 0;
   op.modules_open = static_cast<uint32_t>(ts.modules.size());
   if (parent != nullptr) {
     r.parent_id = parent->raw.id;
@@ -638,7 +656,7 @@ std::vector<OpRecord> OpBatch::to_records() && {
     for (uint32_t i = 0; i < op.n_outputs; ++i) r.output_dtypes.push_back(dtype_text(t[op.n_inputs + i]));
     const CastContext context{op.parent_entered_under_autocast, op.inside_cast, op.backward_of_autocast_cast,
                               op.backward_of_promotion, op.on_autocast_list || op.autocast_cast_inside,
-                              op.on_autocast_list && !op.autocast_promote_policy};
+                              op.on_autocast_list && !op.autocast_promote_policy, op.autocast_turned_off};
     r.category = op.autograd_node ? OpCategory::kUnchanged
                                   : classify_op(r.name, r.input_dtypes, r.output_dtypes, context);
     if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast ||

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "profiler/capture/tick_clock.h"
@@ -38,6 +39,11 @@ namespace ampscope::profiler {
 namespace observer_detail {
 class SpareParts;
 }
+
+// A user scope "ampscope.autocast_off:<device>" ("cuda", "cpu") marks where the script turned
+// autocast off for that device inside its autocast region (the Python capture enters one at
+// torch.autocast(enabled=False)): an op on autocast's lists run there is OpCategory::kAutocastOff.
+inline constexpr std::string_view kAutocastOffScopePrefix = "ampscope.autocast_off:";
 
 // Finished ops from every thread in the compact form the callbacks write. Moving
 // one is cheap, so the training thread hands it on as is.

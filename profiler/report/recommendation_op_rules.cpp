@@ -28,6 +28,11 @@ constexpr double kCastTaxShare = 0.05;
 // Losses, softmax and norms in fp32 normally take a few percent of a step; past a
 // fifth they shape the step time.
 constexpr double kKeptFp32Share = 0.20;
+// Where the script turned autocast off, its ops run at the precision it gave them, fp32 as a
+// rule: a few softmaxes or a loss cost little, but matrix multiplies there run at fp32's
+// rate, a fraction of fp16/bf16's on Tensor Cores. Past a tenth of op time, the region's
+// extent is worth a look.
+constexpr double kAutocastOffShare = 0.10;
 
 // Op time, counted once: top-level rows only, GPU time when kernels were traced.
 struct OpTime {
@@ -339,6 +344,52 @@ void kept_fp32_share(const RecommendationInput& in, const OpTime& t, std::vector
   out.push_back(std::move(f));
 }
 
+void autocast_off_share(const RecommendationInput& in, const OpTime& t, std::vector<Finding>& out) {
+  double off_ns = 0;
+  std::vector<const OpStats*> off;
+  for (const OpStats& r : in.op_stats) {
+    if (!r.top_level || r.category != OpCategory::kAutocastOff) continue;
+    off_ns += t.of(r);
+    off.push_back(&r);
+  }
+  const double share = t.share(off_ns);
+  if (share <= kAutocastOffShare) return;
+  std::stable_sort(off.begin(), off.end(), [&](const OpStats* a, const OpStats* b) { return t.of(*a) > t.of(*b); });
+  std::set<std::string> modules;
+  for (const OpStats* row : off) modules.insert(row->module.empty() ? "(no module)" : row->module);
+  std::string where;
+  for (const std::string& m : modules) {
+    if (where.size() > 80) {
+      where += ", ...";
+      break;
+    }
+    where += (where.empty() ? "" : ", ") + m;
+  }
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "autocast_off_share";
+  r.severity = Severity::kInfo;
+  r.title = "Ops where the code turned autocast off take " + percent(share) + " of op time";
+  r.detail = "The code turns autocast off inside its autocast region (torch.autocast(enabled=False), "
+             "custom_fwd(cast_inputs=...)) in " + where + "; the ops autocast would have decided there take " +
+             percent(share) + " of op time (" + duration(off_ns / t.steps) +
+             " per step) and run in the precision the code gives them, fp32 as a rule. That is AMP's "
+             "advice for a numerically sensitive part; if only one op there needs fp32, narrow the region "
+             "to it, and autocast runs the rest (its matrix multiplies above all) in " +
+             (in.meta.precision.empty() ? std::string("reduced precision") : in.meta.precision) + ".";
+  for (const OpStats* row : off) {
+    if (r.evidence.size() == kMaxEvidence) break;
+    std::string dtypes;
+    for (const DtypeName& d : row->output_dtypes)
+      if (!d.empty()) dtypes += (dtypes.empty() ? "" : ",") + d;
+    r.evidence.push_back(op_label(*row) + " (" + std::string(to_string(row->phase)) + ", " + dtypes +
+                         "): " + duration(t.of(*row) / t.steps) + " per step, " + percent(t.share(t.of(*row))) +
+                         " of op time");
+  }
+  f.impact = share;
+  out.push_back(std::move(f));
+}
+
 void no_autocast_effect(const RecommendationInput& in, std::vector<Finding>& out) {
   if ((in.meta.precision != "fp16" && in.meta.precision != "bf16") || in.op_stats.empty()) return;
   std::vector<const OpStats*> gemms;
@@ -388,6 +439,7 @@ void add_op_table_findings(const RecommendationInput& input, std::vector<Finding
   eligible_not_on_tensor_cores(input, t, out);
   high_cast_tax(input, t, out);
   kept_fp32_share(input, t, out);
+  autocast_off_share(input, t, out);
 }
 
 }  // namespace ampscope::profiler::report_rules

@@ -17,7 +17,7 @@ enum class Severity { kInfo, kWarning };
 
 struct Recommendation {
   // Stable ids: gemm_dims_not_multiple_of_8, eligible_not_on_tensor_cores,
-  // high_cast_tax, kept_fp32_share, frequent_skipped_steps, loss_scale_stuck_low,
+  // high_cast_tax, kept_fp32_share, autocast_off_share, frequent_skipped_steps, loss_scale_stuck_low,
   // fp16_gradient_underflow, no_autocast_effect, scheduler_steps_after_skipped.
   std::string id;
   Severity severity = Severity::kInfo;

@@ -29,8 +29,8 @@ std::string where(const SessionMeta& meta) {
 
 // Time shares of an op table's top-level rows, in GPU time when any was traced.
 struct TableShares {
-  double total = 0, kept_fp32 = 0, demoted = 0, cast_tax = 0, tensor_core = 0;
-  std::set<std::string> kept_names, demoted_names;
+  double total = 0, kept_fp32 = 0, demoted = 0, cast_tax = 0, tensor_core = 0, autocast_off = 0;
+  std::set<std::string> kept_names, demoted_names, autocast_off_names;
   bool gpu = false;
 };
 
@@ -49,6 +49,9 @@ TableShares shares_of(const std::vector<OpStats>& rows) {
     } else if (r.category == OpCategory::kDemoted) {
       t.demoted += time;
       t.demoted_names.insert(r.name);
+    } else if (r.category == OpCategory::kAutocastOff) {
+      t.autocast_off += time;
+      t.autocast_off_names.insert(r.name);
     }
   }
   return t;
@@ -81,6 +84,9 @@ std::string autocast_costs(const std::vector<OpStats>& rows) {
   if (!t.kept_names.empty())
     s += "; " + ops_text(t.kept_names) + " kept in fp32 took " + percent(t.kept_fp32 / t.total) +
          " of op time";
+  if (!t.autocast_off_names.empty())
+    s += "; " + ops_text(t.autocast_off_names) + ", run where the code turned autocast off, took " +
+         percent(t.autocast_off / t.total) + " of op time";
   if (t.cast_tax > 0) s += "; the casts autocast inserted cost " + percent(t.cast_tax / t.total);
   return s;
 }
@@ -233,8 +239,8 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
   const auto t = shares_of(d.op_stats);
   if (t.total > 0) {
     if (t.demoted_names.empty() && t.kept_names.empty()) {
-      out.push_back("Autocast changed no op's precision" +
-                    std::string(m.precision == "fp32" ? " (an fp32 run)." : "."));
+      out.push_back("Autocast changed no op's precision" + std::string(m.precision == "fp32" ? " (an fp32 run)" : "") +
+                    autocast_costs(d.op_stats) + ".");
     } else {
       std::string s = "Autocast ran " + ops_text(t.demoted_names) + " in " + precision + " (" +
                       percent(t.demoted / t.total) + " of op time)";

@@ -68,6 +68,7 @@ _PHASE_BACKWARD = _core.intern_scope("ampscope.phase:backward")
 # module; the optimizer's step inside GradScaler.step names none (the empty path).
 _LOSS_SCALER = _core.intern_scope("ampscope.module:" + _core.LOSS_SCALER_MODULE)
 _NO_MODULE = _core.intern_scope("ampscope.module:")
+_AUTOCAST_OFF = {}  # device type -> its autocast-off scope
 _DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 # The layers whose GEMM operands precision readiness measures (subclasses too: a
 # LoRA or quantized Linear still multiplies its input by .weight).
@@ -770,6 +771,13 @@ def _wrap_update(original):
     return update
 
 
+def _autocast_off_scope(device):
+    scope = _AUTOCAST_OFF.get(device)
+    if scope is None:
+        scope = _AUTOCAST_OFF[device] = _core.intern_scope(_core.AUTOCAST_OFF_SCOPE_PREFIX + device)
+    return scope
+
+
 def _forward_phase():
     """The phase a forward pass opens: without autograd (validation under no_grad or
     inference_mode, a frozen teacher) it is a phase of its own, so its calls are not
@@ -779,8 +787,18 @@ def _forward_phase():
 
 def _wrap_autocast_enter(original):
     def __enter__(self):
-        result = original(self)
         cap = _active
+        # The script turning autocast off inside its region (autocast(enabled=False) around a
+        # sensitive part, custom_fwd(cast_inputs=...)): the ops autocast would have decided run
+        # in the precision the script gives them, "autocast_off" rather than "unchanged".
+        turns_off = (cap is not None and not getattr(self, "_enabled", True) and not torch.compiler.is_compiling()
+                     and torch.is_autocast_enabled(self.device))
+        result = original(self)
+        off_depth = None
+        if turns_off:
+            off_depth = _core.scope_depth()
+            _core.enter_scope(_autocast_off_scope(self.device))
+        self.__dict__.setdefault("_ampscope_off", []).append(off_depth)  # a list, as _ampscope_forward
         # A region entered by the script itself (no module, phase or scaler scope open) is the
         # forward pass, the loss computed on the model's output included, as AMP's documentation
         # has autocast wrap it: its ops outside any module (`F.cross_entropy(model(x), y)`) were
@@ -804,6 +822,10 @@ def _wrap_autocast_enter(original):
 
 def _wrap_autocast_exit(original):
     def __exit__(self, *exc):
+        off = self.__dict__.get("_ampscope_off")
+        off_depth = off.pop() if off else None
+        if off_depth is not None:
+            _core.unwind_scopes(off_depth)
         opened = self.__dict__.get("_ampscope_forward")
         if opened and opened.pop():
             _core.unwind_scopes(0)

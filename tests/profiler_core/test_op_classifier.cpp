@@ -71,6 +71,19 @@ TEST(OpClassifier, AGradientCastBackInAPromotedOpsBackwardIsThePromotions) {
   EXPECT_EQ(classify("aten::to", {"float32"}, {"float32"}, {.backward_of_promotion = true}), OpCategory::kUnchanged);
 }
 
+TEST(OpClassifier, AListedOpWhereTheScriptTurnedAutocastOffIsTheScriptsChoice) {
+  // custom_fwd(cast_inputs=torch.float32)'s matmul, a sensitive region under autocast(enabled=False).
+  const CastContext off{.autocast_acted = false, .autocast_turned_off = true};
+  EXPECT_EQ(classify("aten::mm", {"float32", "float32"}, {"float32"}, off), OpCategory::kAutocastOff);
+  EXPECT_EQ(classify("aten::linear", {"float16", "float16", "float16"}, {"float16"}, off),
+            OpCategory::kAutocastOff);
+  // Its casts are still what the script or custom_fwd asked for, and integer ops no decision.
+  EXPECT_EQ(classify("aten::to", {"float16"}, {"float32"}, off), OpCategory::kExplicitCast);
+  EXPECT_EQ(classify("aten::argmax", {"float32"}, {"int64"}, off), OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::mm", {"float32", "float32"}, {"float32"}, {.autocast_acted = false}),
+            OpCategory::kUnchanged);
+}
+
 TEST(OpClassifier, DemotionAndKeepingAreAutocastsWhereItActed) {
   // Where the recorder knows autocast did not act (not on its lists, nothing cast inside),
   // mixed dtypes are the op's own: batch norm's fp32 parameters on a bf16 activation.

@@ -1,14 +1,16 @@
 """Training with models nobody here wrote, on the CPU, for ampscope's checks against
-PyTorch's own profiler: torchvision's resnet18(num_classes=10) and transformers'
-GPT2LMHeadModel built from a GPT2Config (no download).
+PyTorch's own profiler: torchvision's resnet18(num_classes=10), and transformers'
+GPT2LMHeadModel and LlamaForCausalLM built from a config (no download).
 
-    peer_training.py resnet18|gpt2 [--steps N]                  the training script (for `ampscope run`)
-    peer_training.py resnet18|gpt2 --torch-profiler OUT.json    the same training under
+    peer_training.py resnet18|gpt2|llama [--steps N]                  the training script (for `ampscope run`)
+    peer_training.py resnet18|gpt2|llama --torch-profiler OUT.json    the same training under
         torch.profiler.profile(record_shapes=True); OUT.json: {op name: [input dtypes of a call, ...]}
         (distinct lists, tensor arguments only, in the profiler's spellings: "float", "c10::Half")
 
 resnet18 trains under bfloat16 autocast without a scaler (float16 convolutions are not
-what CPUs run well); GPT-2 under float16 autocast with torch.amp.GradScaler.
+what CPUs run well); GPT-2 under float16 autocast with torch.amp.GradScaler; Llama under
+bfloat16 autocast without a scaler (its rotary embedding turns autocast off to compute the
+angles in float32).
 """
 import argparse
 import json
@@ -20,7 +22,7 @@ import torch.nn.functional as F
 TENSOR_TYPES = {"float", "c10::Half", "c10::BFloat16", "long int", "int", "bool", "double"}
 
 parser = argparse.ArgumentParser()
-parser.add_argument("model", choices=["resnet18", "gpt2"])
+parser.add_argument("model", choices=["resnet18", "gpt2", "llama"])
 parser.add_argument("--steps", type=int, default=2)
 parser.add_argument("--torch-profiler", metavar="JSON")
 args = parser.parse_args()
@@ -37,6 +39,20 @@ if args.model == "resnet18":
 
     def loss_of(x, y):
         return F.cross_entropy(model(x), y)
+elif args.model == "llama":
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    model = LlamaForCausalLM(LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                         num_attention_heads=4, num_key_value_heads=2, vocab_size=256,
+                                         max_position_embeddings=32))
+    dtype, scaler = torch.bfloat16, None
+
+    def batch():
+        tokens = torch.randint(0, 256, (4, 16))
+        return tokens, tokens
+
+    def loss_of(x, y):
+        return model(input_ids=x, labels=y).loss
 else:
     from transformers import GPT2Config, GPT2LMHeadModel
 

@@ -1,4 +1,4 @@
-// Models nobody here wrote (torchvision resnet18, transformers GPT-2 from a config),
+// Models nobody here wrote (torchvision resnet18, transformers GPT-2 and Llama from a config),
 // trained on the CPU by tests/python/peer_training.py: `ampscope run`'s op table has
 // the input dtypes PyTorch's own profiler (record_shapes=True) records for the same
 // script, and the module paths of the models' own submodules; precision readiness
@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
@@ -34,9 +35,15 @@ std::optional<std::string> profiler_spelling(std::string dtype) {
   return it->second;
 }
 
+// An op in a module whose top-level calls have the category (aten::linear demoted in lm_head).
+struct Decided {
+  std::string op, module;
+  OpCategory category;
+};
+
 // readiness_weights: layers precision readiness must measure, with their weight's elements.
 void compare_with_torch_profiler(const std::string& model, const std::set<std::string>& ops,
-                                 const std::map<std::string, std::string>& demoted_in_module,
+                                 const std::vector<Decided>& decided,
                                  const std::map<std::string, int64_t>& readiness_weights) {
   ScratchDir dir;
   const auto script = ampscope::test::test_source_path("python/peer_training.py");
@@ -71,11 +78,11 @@ void compare_with_torch_profiler(const std::string& model, const std::set<std::s
     EXPECT_EQ(ours[name], peer[name]) << name;
   }
   const auto table = reader.op_stats();
-  for (const auto& [op, module] : demoted_in_module) {
-    bool found = false;
+  for (const auto& [op, module, category] : decided) {
+    std::set<OpCategory> categories;
     for (const auto& row : table)
-      found |= row.top_level && row.name == op && row.module == module && row.category == OpCategory::kDemoted;
-    EXPECT_TRUE(found) << op << " demoted in " << module;
+      if (row.top_level && row.name == op && row.module == module) categories.insert(row.category);
+    EXPECT_EQ(categories, std::set<OpCategory>{category}) << op << " in " << module;
   }
   EXPECT_EQ(reader.steps().size(), 2u);
   EXPECT_FALSE(reader.latest_gradients().empty());
@@ -103,7 +110,8 @@ TEST_F(PeerModels, TorchvisionResnet18Bf16OpDtypesEqualTorchProfilers) {
                               {"aten::conv2d", "aten::batch_norm", "aten::relu_", "aten::max_pool2d", "aten::add_",
                                "aten::adaptive_avg_pool2d", "aten::linear", "aten::cross_entropy_loss",
                                "aten::convolution_backward", "aten::native_batch_norm_backward"},
-                              {{"aten::conv2d", "layer1.0.conv1"}, {"aten::linear", "fc"}},
+                              {{"aten::conv2d", "layer1.0.conv1", OpCategory::kDemoted},
+                               {"aten::linear", "fc", OpCategory::kDemoted}},
                               {{"conv1", 64 * 3 * 7 * 7}, {"layer1.0.conv1", 64 * 64 * 3 * 3}, {"fc", 10 * 512}});
 }
 
@@ -112,12 +120,32 @@ TEST_F(PeerModels, TransformersGpt2Fp16OpDtypesEqualTorchProfilers) {
                               {"aten::addmm", "aten::embedding", "aten::layer_norm", "aten::linear",
                                "aten::scaled_dot_product_attention", "aten::cross_entropy_loss", "aten::tanh",
                                "aten::mm"},
-                              {{"aten::addmm", "transformer.h.0.attn.c_attn"}, {"aten::linear", "lm_head"}},
+                              {{"aten::addmm", "transformer.h.0.attn.c_attn", OpCategory::kDemoted},
+                               {"aten::linear", "lm_head", OpCategory::kDemoted}},
                               // Conv1D weights are [in, out]: c_attn 64 x 192, c_fc 64 x 256.
                               {{"transformer.h.0.attn.c_attn", 64 * 192},
                                {"transformer.h.0.attn.c_proj", 64 * 64},
                                {"transformer.h.1.mlp.c_fc", 64 * 256},
                                {"transformer.h.1.mlp.c_proj", 256 * 64},
+                               {"lm_head", 256 * 64}});
+}
+
+// Llama's rotary embedding computes its angles "Force float32": under autocast(enabled=False)
+// on float32 inputs. Autocast decided its projections (bf16), the model's code the angles.
+TEST_F(PeerModels, TransformersLlamaBf16RotaryAnglesAreWhereItsCodeTurnedAutocastOff) {
+  compare_with_torch_profiler("llama",
+                              {"aten::linear", "aten::embedding", "aten::matmul", "aten::cos", "aten::mm",
+                               "aten::cross_entropy_loss"},
+                              {{"aten::linear", "model.layers.0.self_attn.q_proj", OpCategory::kDemoted},
+                               {"aten::linear", "model.layers.1.mlp.down_proj", OpCategory::kDemoted},
+                               {"aten::linear", "lm_head", OpCategory::kDemoted},
+                               {"aten::matmul", "model.rotary_emb", OpCategory::kAutocastOff},
+                               // On the CPU's promote list: ATen promotes as autocast would have.
+                               {"aten::cat", "model.rotary_emb", OpCategory::kUnchanged}},
+                              // 4 heads of 16 for queries, 2 for keys and values.
+                              {{"model.layers.0.self_attn.q_proj", 64 * 64},
+                               {"model.layers.0.self_attn.k_proj", 32 * 64},
+                               {"model.layers.1.mlp.down_proj", 64 * 128},
                                {"lm_head", 256 * 64}});
 }
 

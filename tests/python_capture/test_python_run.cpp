@@ -290,6 +290,52 @@ for i in range(3):
       << "autograd.grad's seed and backward()'s";
 }
 
+// AMP's documentation: where an op is sensitive, turn autocast off inside the region and give
+// it fp32 inputs. Autocast did not decide those ops, the script did: "autocast_off", not
+// "unchanged". Autocast turned on again inside, and after the region, decides as before; an
+// autocast(enabled=False) with no region around it turns nothing off.
+TEST_F(PythonRun, OpsWhereTheScriptTurnedAutocastOffAreItsChoiceNotUnchanged) {
+  const auto r = run(R"(import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj, self.head = nn.Linear(8, 16), nn.Linear(16, 2)
+    def forward(self, x):
+        h = self.proj(x)
+        with torch.autocast("cpu", enabled=False):
+            gram = h.float() @ h.float().t()
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                side = self.head(h)
+        return self.head(h) + side + gram.mean()
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i in range(3):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(torch.randn(4, 8)).float().pow(2).mean()
+    with torch.autocast("cpu", enabled=False):
+        loss = loss + torch.mm(torch.randn(4, 4), torch.randn(4, 4)).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Calls per category of each top-level op outside the backward and the optimizer: "op" and,
+  // for the layers, "op module".
+  std::map<std::string, std::map<OpCategory, int64_t>> forward;
+  for (const auto& row : SessionReader::open(session().string()).op_stats())
+    if (row.top_level && row.phase != Phase::kBackward && row.phase != Phase::kOptimizer)
+      forward[row.name == "aten::linear" ? row.name + " " + row.module : row.name][row.category] += row.calls;
+  EXPECT_EQ(forward["aten::matmul"], (std::map<OpCategory, int64_t>{{OpCategory::kAutocastOff, 3}}));
+  EXPECT_EQ(forward["aten::to"], (std::map<OpCategory, int64_t>{{OpCategory::kExplicitCast, 3 * 3}}))
+      << "h.float() twice a step, and the output's .float(): the script's casts";
+  EXPECT_EQ(forward["aten::linear proj"], (std::map<OpCategory, int64_t>{{OpCategory::kDemoted, 3}}));
+  EXPECT_EQ(forward["aten::linear head"], (std::map<OpCategory, int64_t>{{OpCategory::kDemoted, 2 * 3}}))
+      << "autocast on again inside the region, and after it";
+  EXPECT_EQ(forward["aten::mm"], (std::map<OpCategory, int64_t>{{OpCategory::kUnchanged, 3}}))
+      << "after the region: autocast(enabled=False) with no region around it turned nothing off";
+}
+
 std::set<std::string> linear_modules(const SessionReader& s) {
   std::set<std::string> modules;
   for (const auto& r : s.op_stats())

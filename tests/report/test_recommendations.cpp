@@ -256,6 +256,28 @@ TEST(Recommendations, KeptFp32Share) {
   EXPECT_FALSE(find(recommend(in), "kept_fp32_share"));
 }
 
+TEST(Recommendations, AutocastOffShareNamesTheRegionsModulesAndTheirOps) {
+  auto in = session("fp16");
+  OpStats matmul = top_level_op("aten::linear", "fc", OpCategory::kDemoted, 8'000'000);
+  matmul.output_dtypes = {"float16"};
+  in.op_stats.push_back(matmul);
+  OpStats off = top_level_op("aten::mm", "attn.score", OpCategory::kAutocastOff, 2'000'000);
+  off.output_dtypes = {"float32"};
+  in.op_stats.push_back(off);
+  const auto r = find(recommend(in), "autocast_off_share");
+  ASSERT_TRUE(r);  // 20%
+  EXPECT_TRUE(contains(r->title, "20%")) << r->title;
+  EXPECT_TRUE(contains(r->detail, "attn.score")) << r->detail;
+  EXPECT_TRUE(contains(r->detail, "in fp16")) << r->detail;
+  EXPECT_TRUE(evidence_mentions(*r, "attn.score aten::mm (forward, float32)"));
+  // A kept-fp32 op (autocast's own choice) is not the script's region.
+  in.op_stats[1].category = OpCategory::kKeptFp32;
+  EXPECT_FALSE(find(recommend(in), "autocast_off_share"));
+  in.op_stats[1].category = OpCategory::kAutocastOff;
+  in.op_stats[1].cpu_time_ns = 800'000;  // 9%
+  EXPECT_FALSE(find(recommend(in), "autocast_off_share"));
+}
+
 // Steps 1..n with the scale halving on each skipped step and doubling where `grow` says.
 std::vector<StepRecord> steps(int64_t n, const std::vector<int64_t>& skipped,
                               const std::vector<int64_t>& grow = {}, double scale = 65536) {

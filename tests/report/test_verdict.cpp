@@ -168,6 +168,26 @@ TEST(Verdict, SessionReportsSkippedStepsUnderflowAndTensorCores) {
   EXPECT_EQ(v.find("No GPU was traced"), std::string::npos) << v;
 }
 
+TEST(Verdict, OpsWhereTheScriptTurnedAutocastOffAreSaidWithTheirShare) {
+  Fixture f = make_fixture();
+  int64_t total = 0;
+  for (const auto& r : f.op_stats)
+    if (r.top_level) total += r.gpu_time_ns;
+  OpStats off;
+  off.name = "aten::mm";
+  off.module = "head";
+  off.phase = Phase::kForward;
+  off.category = OpCategory::kAutocastOff;
+  off.top_level = true;
+  off.calls = 4;
+  off.cpu_time_ns = off.gpu_time_ns = total;  // half of the op time, with it
+  off.input_dtypes = {"float32", "float32"};
+  off.output_dtypes = {"float32"};
+  f.op_stats.push_back(off);
+  const auto v = joined(session_report(f).verdict);
+  EXPECT_NE(v.find("; aten::mm, run where the code turned autocast off, took 50% of op time"), std::string::npos) << v;
+}
+
 TEST(Verdict, ASkippedStepSaysWhereItsInfStartedAndWhichSchedulerRanAhead) {
   ReportData d;
   d.path = "s.ampscope";

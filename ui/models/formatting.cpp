@@ -58,6 +58,8 @@ QString categoryLabel(OpCategory category) {
       return QStringLiteral("autocast cast");
     case OpCategory::kPromotionCast:
       return QStringLiteral("promotion cast");
+    case OpCategory::kAutocastOff:
+      return QStringLiteral("autocast off");
   }
   return {};
 }
@@ -81,7 +83,8 @@ QString categoryTooltip(OpCategory category) {
           "batch norm's fp32 parameters on an fp16 activation included).");
     case OpCategory::kExplicitCast:
       return QStringLiteral(
-          "explicit cast: a conversion your code asked for (.to(), .half(), .float()).");
+          "explicit cast: a conversion your code asked for (.to(), .half(), .float()), or GradScaler's "
+          "own (module \"(GradScaler)\": the fp64 reciprocal of its scale).");
     case OpCategory::kAutocastCast:
       return QStringLiteral(
           "autocast cast: a conversion autocast inserted before an op — the cast tax.");
@@ -89,6 +92,11 @@ QString categoryTooltip(OpCategory category) {
       return QStringLiteral(
           "promotion cast: autograd casting the gradient of a promoted op's fp16/bf16 input back "
           "to its dtype (an fp32 residual plus an fp16 branch) — the promotion's price in the backward.");
+    case OpCategory::kAutocastOff:
+      return QStringLiteral(
+          "autocast off: an op autocast would have decided, run where the code (yours or a library's) "
+          "turned autocast off inside its region (autocast(enabled=False), custom_fwd(cast_inputs=...)) — "
+          "in the precision the code gave it.");
   }
   return {};
 }
@@ -125,6 +133,8 @@ QColor categoryColor(OpCategory category) {
       return QColor(0xd6, 0x45, 0x45);  // red: overhead
     case OpCategory::kPromotionCast:
       return QColor(0xc2, 0x5b, 0x9a);  // rose: overhead, the promotion's
+    case OpCategory::kAutocastOff:
+      return QColor(0x1f, 0x9b, 0xb0);  // teal: full precision, the script's choice
   }
   return Qt::gray;
 }
@@ -157,8 +167,8 @@ QColor speedupColor(double speedup) {
 namespace {
 
 constexpr OpCategory kCategoryOrder[kCategoryCount] = {
-    OpCategory::kDemoted,   OpCategory::kKeptFp32,     OpCategory::kPromoted,     OpCategory::kUnchanged,
-    OpCategory::kExplicitCast, OpCategory::kAutocastCast, OpCategory::kPromotionCast};
+    OpCategory::kDemoted,      OpCategory::kKeptFp32,     OpCategory::kAutocastOff,  OpCategory::kPromoted,
+    OpCategory::kUnchanged,    OpCategory::kExplicitCast, OpCategory::kAutocastCast, OpCategory::kPromotionCast};
 // Every category once: a new one left out of the order would read as a second "demoted".
 static_assert([] {
   bool seen[kCategoryCount] = {};
