@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   ampscope::cli::RunCommand run_command(app);
   ampscope::cli::DiffCommand diff(app);
   try {
+    argc = run_command.drop_separator_before_script(argc, argv);
     ampscope::cli::check_config_file(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

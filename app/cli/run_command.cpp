@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace ampscope::cli {
 namespace {
@@ -29,6 +31,13 @@ std::string python_to_run() {
   return "python3";
 }
 
+// "python", "python3", "/opt/venv/bin/python3.12": an interpreter written before the script.
+bool names_a_python(const std::string& word) {
+  const std::string name = word.substr(word.rfind('/') + 1);
+  return name.starts_with("python") &&
+         name.find_first_not_of("0123456789.", std::string_view("python").size()) == std::string::npos;
+}
+
 }  // namespace
 
 RunCommand::RunCommand(CLI::App& parent) {
@@ -41,16 +50,43 @@ RunCommand::RunCommand(CLI::App& parent) {
   for (const auto& field : sampling_.fields())
     command_->add_option(field.option->flag, *field.value, field.option->help)->capture_default_str();
   command_->add_flag("--no-gpu-trace", no_gpu_trace_, "Do not trace CUDA kernels through CUPTI");
-  command_->footer("Also: python -m ampscope run ... in an environment where ampscope is installed.");
+  command_->add_flag("-m", module_, "SCRIPT is a module, run as python -m SCRIPT runs it (a package's train module)");
+  command_->footer(
+      "A Python written before the script runs it: ampscope run .venv/bin/python train.py.\n"
+      "Also: python -m ampscope run ... in an environment where ampscope is installed.");
+}
+
+int RunCommand::drop_separator_before_script(int argc, char** argv) const {
+  if (argc < 3 || std::string_view(argv[1]) != "run") return argc;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") {
+      std::copy(argv + i + 1, argv + argc + 1, argv + i);  // argv[argc] (null) moves too
+      return argc - 1;
+    }
+    if (!arg.starts_with('-')) return argc;  // the script
+    if (arg.find('=') != std::string::npos) continue;
+    const CLI::Option* option = command_->get_option_no_throw(arg);
+    if (option != nullptr && option->get_items_expected_min() > 0) ++i;  // its value
+  }
+  return argc;
 }
 
 int RunCommand::run() {
-  const std::vector<std::string> rest = command_->remaining();
+  std::vector<std::string> rest = command_->remaining();
+  std::string python = python_to_run();
+  if (!rest.empty() && names_a_python(rest.front())) {
+    python = rest.front();
+    rest.erase(rest.begin());
+    if (!rest.empty() && rest.front() == "-m") {
+      module_ = true;
+      rest.erase(rest.begin());
+    }
+  }
   if (rest.empty()) {
     fmt::print(stderr, "ampscope: error: run needs the Python script to run (ampscope run [flags] SCRIPT [ARGS...])\n");
     return 2;
   }
-  const std::string python = python_to_run();
   std::vector<std::string> args = {python, "-m", "ampscope", "run", "--out", out_};
   for (const auto& field : sampling_.fields()) {
     args.emplace_back(field.option->flag);
@@ -58,6 +94,7 @@ int RunCommand::run() {
   }
   if (force_) args.emplace_back("--force");
   if (no_gpu_trace_) args.emplace_back("--no-gpu-trace");
+  if (module_) args.emplace_back("-m");
   args.insert(args.end(), rest.begin(), rest.end());
 #if defined(AMPSCOPE_PYTHON_PACKAGE_DIR)
   // The package built with this program, unless the Python has its own installed.

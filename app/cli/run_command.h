@@ -8,16 +8,22 @@
 
 namespace ampscope::cli {
 
-// `ampscope run [--out FILE] [profile flags] SCRIPT [ARGS...]`: a Python training
-// script, unmodified, under capture. Execs `python -m ampscope run ...` (the Python
-// package in python/ampscope does the work) with the Python that has the module:
-// $AMPSCOPE_PYTHON, else the active virtual environment's, else the one this build
-// was configured with, else python3; the exit code is the script's.
+// `ampscope run [--out FILE] [profile flags] [-m] SCRIPT [ARGS...]`: a Python training
+// script (with -m, a module), unmodified, under capture. Execs `python -m ampscope run ...`
+// (the Python package in python/ampscope does the work) with the Python that has the
+// module: $AMPSCOPE_PYTHON, else the active virtual environment's, else the one this build
+// was configured with, else python3; the exit code is the script's. Written as a command
+// line is (`ampscope run python train.py`, `ampscope run -- .venv/bin/python -m pkg.train`),
+// the Python named before the script is the one that runs it.
 class RunCommand {
  public:
   explicit RunCommand(CLI::App& parent);
   bool selected() const { return command_->parsed(); }
   int run();
+  // `ampscope run [flags] -- SCRIPT`: the "--" before the script dropped from argv (CLI11
+  // takes what follows it for arguments nobody expected); returns the new argc. One after
+  // the script is the script's.
+  int drop_separator_before_script(int argc, char** argv) const;
 
  private:
   CLI::App* command_;
@@ -26,6 +32,7 @@ class RunCommand {
   // The sampling options' flags (CaptureSettings::fields()), passed on to Python as given.
   profiler::CaptureSettings sampling_;
   bool no_gpu_trace_ = false;
+  bool module_ = false;
 };
 
 }  // namespace ampscope::cli

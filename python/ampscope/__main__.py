@@ -1,11 +1,14 @@
-"""python -m ampscope run [--out FILE] [profile flags] SCRIPT [ARGS...]
+"""python -m ampscope run [--out FILE] [profile flags] [-m] SCRIPT [ARGS...]
 
-Runs SCRIPT unmodified (as `python SCRIPT ARGS...` would, with sys.argv set) under
-ampscope.capture and exits with the script's exit code. Errors before the script
-starts are one line and exit 2; a script that raises still closes the session.
+Runs SCRIPT unmodified (as `python SCRIPT ARGS...` would, with sys.argv set; with -m, the
+module SCRIPT as `python -m SCRIPT ARGS...` would) under ampscope.capture and exits with
+the script's exit code. Errors before the script starts are one line and exit 2; a script
+that raises still closes the session.
 """
 import argparse
+import importlib.util
 import os
+import re
 import runpy
 import sys
 import traceback
@@ -23,13 +26,15 @@ def _parser() -> argparse.ArgumentParser:
                                      "mixed-precision behaviour into an .ampscope session")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a Python script under capture",
-                              usage="ampscope run [--out FILE] [--force] [profile flags] SCRIPT [ARGS...]")
+                              usage="ampscope run [--out FILE] [--force] [profile flags] [-m] SCRIPT [ARGS...]")
     run.add_argument("--out", "-o", default="run.ampscope", help="the session file (default: run.ampscope; "
                      "FILE.rank<R>.ampscope per rank under torchrun)")
     run.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     for key, flag, default, _minimum, text in CAPTURE_OPTIONS:
         run.add_argument(flag, dest=key, type=int, default=default, help=text[0].lower() + text[1:])
     run.add_argument("--no-gpu-trace", action="store_true", help="do not trace CUDA kernels through CUPTI")
+    run.add_argument("-m", dest="module", action="store_true",
+                     help="SCRIPT is a module, run as `python -m SCRIPT` runs it (a package's train module)")
     run.add_argument("script", help="the Python script to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     return parser
@@ -44,10 +49,31 @@ def _exit_code(code) -> int:
     return 1
 
 
+def _module_path(name: str):
+    """The file `python -m name` would run, or None; a package runs its __main__."""
+    try:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations is not None:
+            spec = importlib.util.find_spec(name + ".__main__")
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None and spec.origin not in (None, "built-in", "frozen") else None
+
+
 def run(options) -> int:
     script = options.script
-    if not os.path.isfile(script):
-        _error(f"script '{script}' not found")
+    if options.module:
+        sys.path.insert(0, os.getcwd())  # where `python -m` looks first
+        path = _module_path(script)
+        if path is None:
+            _error(f"no module named '{script}' (-m runs a module on sys.path, as python -m does)")
+            return 2
+    elif not os.path.isfile(script):
+        if re.fullmatch(r"python[0-9.]*", os.path.basename(script)):
+            _error(f"'{script}' is a Python, not a script: ampscope run [flags] SCRIPT [ARGS...] runs SCRIPT "
+                   f"with {sys.executable} (set AMPSCOPE_PYTHON to choose another)")
+        else:
+            _error(f"script '{script}' not found")
         return 2
     for key, flag, _default, least, _text in CAPTURE_OPTIONS:
         if getattr(options, key) < least:
@@ -60,12 +86,17 @@ def run(options) -> int:
         return 1
     capture = ampscope.Capture(options.out, **{key: getattr(options, key) for key, *_ in CAPTURE_OPTIONS},
                                trace_gpu=not options.no_gpu_trace, overwrite=options.force,
-                               description=f"python {os.path.basename(script)}")
+                               description=f"python -m {script}" if options.module
+                               else f"python {os.path.basename(script)}")
     if os.path.exists(capture.path) and not options.force:
         _error(f"--out '{capture.path}' exists; add --force to overwrite it")
         return 2
-    sys.argv = [script] + list(options.args)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    args = list(options.args)
+    if options.module:
+        sys.argv = [path] + args  # as python -m sets it
+    else:
+        sys.argv = [script] + args
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
         capture.start()
     except ampscope.CaptureError as e:
@@ -73,7 +104,10 @@ def run(options) -> int:
         return 2
     code, state, message, failure = 0, "finished", "", None
     try:
-        runpy.run_path(script, run_name="__main__")
+        if options.module:
+            runpy.run_module(script, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         code = _exit_code(e.code)
         if code != 0:
@@ -100,9 +134,28 @@ def run(options) -> int:
     return code
 
 
+def _script_args(argv, options):
+    """The script's arguments as given: argparse drops a "--" among them, which the script
+    would have seen in sys.argv (`python train.py -- extra`)."""
+    for i, token in enumerate(argv):
+        if token != options.script:
+            continue
+        tail = argv[i + 1:]
+        if "--" in tail:
+            without = list(tail)
+            without.remove("--")
+            if without == options.args:
+                return tail
+        if tail == options.args:
+            return tail
+    return options.args
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     options = _parser().parse_args(argv)
     if options.command == "run":
+        options.args = _script_args(argv, options)
         return run(options)
     return 2
 

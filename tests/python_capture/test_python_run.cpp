@@ -131,6 +131,45 @@ TEST_F(PythonRun, MissingScriptIsAOneLineError) {
   EXPECT_FALSE(std::filesystem::exists(session()));
 }
 
+// Written as the command line that trains: the Python named before the script runs it
+// (`ampscope run .venv/bin/python train.py`), -m runs a module as `python -m` does, and a
+// "--" before the script is ampscope's while one after it is the script's own argument.
+TEST_F(PythonRun, ACommandLineWithItsPythonAModuleOrASeparatorRunsAsPythonWould) {
+  const std::string python = *ampscope::test::python_with_torch();
+  std::filesystem::create_directory(dir_ / "pkg");
+  write_file(dir_ / "pkg" / "__init__.py", "");
+  write_file(dir_ / "pkg" / "train.py",
+             loop_script(R"(print("argv", sys.argv[1:], __name__, __spec__ and __spec__.name))", 2));
+  const auto in_dir = [&](const std::string& args) {
+    ampscope::test::CliResult r;
+    r.exit_code = ampscope::test::run_command(
+        fmt::format("cd '{}' && '{}' {} 2>&1", dir_.path().string(), AMPSCOPE_CLI, args), &r.output);
+    return r;
+  };
+  const auto module = in_dir(fmt::format("run --out m.ampscope -- '{}' -m pkg.train -- x --lr 1", python));
+  ASSERT_EQ(module.exit_code, 0) << module.output;
+  EXPECT_NE(module.output.find("argv ['--', 'x', '--lr', '1'] __main__ pkg.train"), std::string::npos)
+      << module.output;
+  const auto session = SessionReader::open((dir_ / "m.ampscope").string());
+  EXPECT_EQ(session.steps().size(), 2u);
+  EXPECT_EQ(session.meta_value("script"), (dir_ / "pkg" / "train.py").string())
+      << "sys.argv[0], as python -m sets it";
+
+  const auto script = in_dir("run --out s.ampscope --every 1 -- pkg/train.py a");
+  ASSERT_EQ(script.exit_code, 0) << script.output;
+  EXPECT_NE(script.output.find("argv ['a'] __main__ None"), std::string::npos) << script.output;
+
+  const auto no_module = in_dir("run --out n.ampscope -m pkg.missing");
+  EXPECT_EQ(no_module.exit_code, 2);
+  EXPECT_EQ(lines(no_module.output), 1u) << no_module.output;
+  EXPECT_NE(no_module.output.find("no module named 'pkg.missing'"), std::string::npos) << no_module.output;
+  const auto no_python = in_dir("run --out p.ampscope /no/such/bin/python3 pkg/train.py");
+  EXPECT_EQ(no_python.exit_code, 1);
+  EXPECT_NE(no_python.output.find("cannot run Python '/no/such/bin/python3'"), std::string::npos) << no_python.output;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "n.ampscope"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "p.ampscope"));
+}
+
 TEST_F(PythonRun, UnwritableOrExistingOutIsAOneLineError) {
   write_file(dir_ / "train.py", loop_script(""));
   const auto unwritable = ampscope::test::ampscope(
