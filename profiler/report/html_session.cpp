@@ -454,6 +454,41 @@ double op_time(const OpStats& r, bool gpu) {
   return static_cast<double>(gpu ? r.gpu_time_ns : r.cpu_time_ns);
 }
 
+// Time by phase: the same top-level rows as the categories (profiler::phase_totals), so the
+// two tables add up to the same whole; "how much of my step is the optimizer, the validation?".
+std::string phases_html(const ReportData& d, double per, bool gpu) {
+  const std::vector<PhaseTotals> phases = phase_totals(d.op_stats);
+  if (phases.empty()) return "";
+  double cpu_all = 0, gpu_all = 0;
+  bool no_grad = false;
+  for (const auto& p : phases) {
+    cpu_all += static_cast<double>(p.cpu_time_ns);
+    gpu_all += static_cast<double>(p.gpu_time_ns);
+    no_grad = no_grad || p.phase == Phase::kForwardNoGrad;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& p : phases) {
+    const auto cpu = static_cast<double>(p.cpu_time_ns), g = static_cast<double>(p.gpu_time_ns);
+    rows.push_back({escape(std::string(to_string(p.phase))), escape(sig3(static_cast<double>(p.calls) / per)),
+                    escape(ns_as_ms(cpu / per)), escape(percent(cpu_all > 0 ? cpu / cpu_all : 0)),
+                    gpu ? escape(ns_as_ms(g / per)) : "\u2013",
+                    gpu ? escape(percent(gpu_all > 0 ? g / gpu_all : 0)) : "\u2013"});
+  }
+  std::string s = "<h3>Time by phase</h3>";
+  if (no_grad)
+    s += paragraph("forward_no_grad is a forward pass run without autograd (torch.no_grad, inference_mode): "
+                   "validation, inference, a frozen teacher; not the training forward.", "muted");
+  const std::vector<std::string> no_gpu_columns =
+      gpu ? std::vector<std::string>{} : std::vector<std::string>{"GPU/step", "GPU share"};
+  return s + table_without({{"phase"},
+                            {"calls/step", true},
+                            {"CPU/step", true},
+                            {"CPU share", true},
+                            {"GPU/step", true},
+                            {"GPU share", true}},
+                           rows, no_gpu_columns);
+}
+
 std::string ops_html(const ReportData& d) {
   if (d.op_stats.empty())
     return section_html("ops", "Ops", paragraph("No op was recorded in this session.", "muted"));
@@ -521,6 +556,7 @@ std::string ops_html(const ReportData& d) {
   bo.width = 720;
   bo.label_width = 130;
   s += svg::bar_chart(bars, bo);
+  s += phases_html(d, per, gpu);
 
   std::map<OpCategory, std::vector<const OpStats*>> by_category;
   for (const auto& r : d.op_stats)

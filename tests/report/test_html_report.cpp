@@ -11,6 +11,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "profiler/number_text.h"
 #include "profiler/report/html_report.h"
 #include "profiler/report/report_data.h"
 #include "profiler/report/svg_chart.h"
@@ -84,6 +85,33 @@ TEST(HtmlReport, SessionFileBecomesOneSelfContainedPage) {
   size_t dots = 0;
   for (size_t at = html.find("<circle"); at != std::string::npos; at = html.find("<circle", at + 1)) ++dots;
   EXPECT_EQ(dots, 2u);
+}
+
+// Time by phase: a row per phase of the same top-level rows the categories sum, the
+// forward's and the backward's CPU time per profiled step as profiler::phase_totals has them.
+TEST(HtmlReport, TimeByPhaseHasARowPerPhaseAddingUpAsTheCategoriesDo) {
+  ScratchDir dir;
+  const auto session = (dir / "run.ampscope").string();
+  write_fixture_file(session, make_fixture());
+  const auto data = load_report(session);
+  const auto html = render_html(data);
+  const size_t at = html.find("<h3>Time by phase</h3>");
+  ASSERT_NE(at, std::string::npos);
+  const std::string table = html.substr(at, html.find("</table>", at) - at);
+  const auto phases = phase_totals(data.op_stats);
+  ASSERT_GE(phases.size(), 2u);
+  int64_t phase_cpu = 0, category_cpu = 0;
+  for (const auto& p : phases) {
+    phase_cpu += p.cpu_time_ns;
+    const std::string row = "<tr><td>" + std::string(to_string(p.phase)) + "</td>";
+    ASSERT_TRUE(contains(table, row)) << row << "\n" << table;
+    const std::string cpu_per_step = ampscope::profiler::text::ns_as_ms(static_cast<double>(p.cpu_time_ns) /
+                                                                        static_cast<double>(data.profiled_steps));
+    EXPECT_TRUE(contains(table.substr(table.find(row)), "<td class=\"num\">" + cpu_per_step + "</td>"))
+        << to_string(p.phase) << " " << cpu_per_step << "\n" << table;
+  }
+  for (const auto& c : data.category_totals) category_cpu += c.cpu_time_ns;
+  EXPECT_EQ(phase_cpu, category_cpu);
 }
 
 // The fixture's session, written into `dir` and loaded as `report` loads it.
