@@ -1,6 +1,6 @@
-"""A torch.compile'd model trained under bfloat16 autocast (an MLP; --model gpt2 or
-resnet: a small GPT-2 from transformers or a ResNet-18 from torchvision, both built
-from a config, nothing downloaded). Compiled code runs fused
+"""A torch.compile'd model trained under bfloat16 autocast (an MLP; --model gpt2, llama
+or resnet: a small GPT-2 or Llama from transformers or a ResNet-18 from torchvision, all
+built from a config, nothing downloaded). Compiled code runs fused
 kernels, not the ops written here, yet autocast decided each op's precision while
 dynamo and AOTAutograd traced it: `ampscope run` reads those decisions from the
 compiled graphs (forward and backward) and lists graph breaks and recompilations.
@@ -18,11 +18,12 @@ from torch import nn
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=6)
-parser.add_argument("--batch", type=int, default=16, help="samples per step (the MLP; GPT-2 and ResNet take a quarter)")
+parser.add_argument("--batch", type=int, default=16,
+                    help="samples per step (the MLP; GPT-2, Llama and ResNet take a quarter)")
 parser.add_argument("--backend", default="inductor")
 parser.add_argument("--graph-break", action="store_true")
 parser.add_argument("--vary-batch", action="store_true")
-parser.add_argument("--model", choices=["mlp", "gpt2", "resnet"], default="mlp")
+parser.add_argument("--model", choices=["mlp", "gpt2", "llama", "resnet"], default="mlp")
 parser.add_argument("--eager", action="store_true", help="no torch.compile: the eager baseline of the same run")
 parser.add_argument("--validate", action="store_true",
                     help="after the last step, one validation batch under torch.no_grad (its own compiled graph)")
@@ -61,6 +62,20 @@ def build():
             return forward(input_ids=ids, labels=ids).loss
 
         return net, gpt2_loss
+    if args.model == "llama":
+        # Grouped-query attention (4 query heads, 2 key/value heads) through SDPA; its rotary
+        # embedding turns autocast off to compute the angles in fp32.
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                             num_key_value_heads=2, vocab_size=128, max_position_embeddings=32)
+        net = LlamaForCausalLM(config).to(device)
+
+        def llama_loss(forward, batch):
+            ids = torch.randint(0, config.vocab_size, (batch // 4, 16), device=device)
+            return forward(input_ids=ids, labels=ids).loss
+
+        return net, llama_loss
     if args.model == "resnet":
         from torchvision.models import resnet18
 

@@ -40,9 +40,11 @@ void add(PrecisionSide& side, const OpStats& r, OpFamily f) {
     // An eager op autocast cast for (HF GPT-2's Conv1D calls addmm itself) is
     // recorded with the dtypes it was called with; autocast then cast its operands
     // to the output's dtype, which is what the GEMM ran in. A graph holds those casts
-    // as ops of their own, so its GEMM already shows the cast operands.
-    for (const std::string& d : r.output_dtypes)
-      if (!d.empty()) side.operand_dtypes.insert(d);
+    // as ops of their own, so its GEMM already shows the cast operands. The first output
+    // only: SDPA's kernels also return their softmax's logsumexp, in fp32 whatever the
+    // operands (the eager op returns the attention alone).
+    if (!r.output_dtypes.empty() && !r.output_dtypes.front().empty())
+      side.operand_dtypes.insert(r.output_dtypes.front());
   } else {
     for (const size_t i : operand_indices(f, r.input_dtypes.size()))
       if (i < r.input_dtypes.size() && !r.input_dtypes[i].empty()) side.operand_dtypes.insert(r.input_dtypes[i]);

@@ -26,11 +26,11 @@ among the script's ops.
 
 Categories come from the C++ classifier (_core.classify_op), with three readings the
 graph needs: a cast is autocast's when dynamo's op it came from (source_fn_stack)
-is not itself a cast the script wrote; a cast that shares its seq_nr with other ops
-of the graph is a decomposed op's computing precision, no decision (as the inner
-steps of an eager op are none); and an op fed by autocast's casts (through
-views such as the t() of a linear) is classified on the dtypes before those casts,
-as the eager op autocast decided for (aten::linear) is. Backward nodes carry no
+is not itself a cast the script wrote; a cast that shares its seq_nr with an op of
+the graph it feeds or is fed by is a decomposed op's computing precision, no decision
+(as the inner steps of an eager op are none); and an op fed by autocast's casts made
+for its own call (through views such as the t() of a linear) is classified on the
+dtypes before those casts, as the eager op autocast decided for (aten::linear) is. Backward nodes carry no
 module or source; they inherit both from the forward node with the same seq_nr.
 """
 from __future__ import annotations
@@ -313,10 +313,17 @@ class CompiledGraphs:
         # computing precision (GELU's or LayerNorm's bf16 -> fp32 -> bf16), which eager
         # kernels do inside; autocast's casts are ops of their own, with their own seq_nr
         # (a copy in another memory format, a view, may come with one: they compute nothing).
-        computing = {node.meta.get("seq_nr") for node in gm.graph.nodes
+        # An op that makes no autograd node (SDPA's mask made additive: a where on a bool
+        # mask) takes the number of the node made last, which may be autocast's cast of the
+        # query: a cast is an op's inner step only where it feeds or is fed by that op.
+        computing = {node for node in gm.graph.nodes
                      if (op := _op_name(node)) is not None and not _core.is_cast_op(op) and op not in _VIEWS
-                     and op != "aten::clone"}
-        computing.discard(None)
+                     and op != "aten::clone" and node.meta.get("seq_nr") is not None}
+
+        def inner_step(cast) -> bool:
+            seq_nr = cast.meta.get("seq_nr")
+            neighbours = list(cast.users) + [a for a in cast.all_input_nodes]
+            return any(n in computing and n.meta.get("seq_nr") == seq_nr for n in neighbours)
         # seq_nr is autograd's number for each op it records: an inference graph (no_grad) was
         # traced without autograd, its nodes share one number, and every cast would read as
         # an op's inner step. There the op a node was decomposed from (original_aten) tells:
@@ -339,7 +346,7 @@ class CompiledGraphs:
             outputs = [_dtype_name(t.dtype) for t in values if isinstance(t, torch.Tensor)]
             is_cast = _core.is_cast_op(name)
             if numbered:
-                inside_op = is_cast and seq_nr in computing
+                inside_op = is_cast and seq_nr is not None and inner_step(node)
             else:
                 origin = node.meta.get("original_aten")
                 inside_op = is_cast and isinstance(origin, torch._ops.OpOverload) and not _core.is_cast_op(
@@ -358,8 +365,8 @@ class CompiledGraphs:
                     autocast_casts.add(node)
                 # A view of a cast (the t() of a linear's weight) decided nothing itself.
                 see_through = not is_cast and name not in _VIEWS
-                classified_inputs, autocast_acted = (self._before_autocast_casts(node, autocast_casts) if see_through
-                                                     else (inputs, False))
+                classified_inputs, autocast_acted = (self._before_autocast_casts(node, autocast_casts, source)
+                                                     if see_through else (inputs, False))
             category = _core.classify_op(name, classified_inputs, outputs, by_autocast, backward_of_autocast_cast,
                                          inside_op, backward_of_promotion, autocast_acted)
             if phase != "backward" and seq_nr is not None:
@@ -388,17 +395,21 @@ class CompiledGraphs:
         return graph_scope(compiled, graph.number)
 
     @staticmethod
-    def _before_autocast_casts(node, autocast_casts: set) -> tuple[list[str], bool]:
+    def _before_autocast_casts(node, autocast_casts: set, call: str | None) -> tuple[list[str], bool]:
         """The node's input dtypes as autocast saw them: through views back to a cast it
-        inserted, that cast's input; and whether any input came through such a cast
-        (autocast acted on the op: else a norm's fp32 weight on a bf16 input is its own)."""
+        inserted for this node's call (`call`: the op dynamo recorded both from, linear for
+        its cast weight and its addmm), that cast's input; and whether any input came through
+        such a cast (autocast acted on the op: else a norm's fp32 weight on a bf16 input is
+        its own). A cast made for another op (cat's promotion of a bf16 value onto an fp32
+        cache, cat itself decomposed away) decided nothing for the clone that follows it."""
         dtypes, through = [], False
         for arg in node.args:
             for item in arg if isinstance(arg, (list, tuple)) else [arg]:
                 source = item
                 while isinstance(source, torch.fx.Node) and _op_name(source) in _VIEWS and source.args:
                     source = source.args[0]
-                if isinstance(source, torch.fx.Node) and source in autocast_casts and source.args:
+                if (isinstance(source, torch.fx.Node) and source in autocast_casts and source.args
+                        and (call is None or _source_fn(source) in (None, call))):
                     source = source.args[0]
                     through = True
                 t = _tensor(_val(source)) if isinstance(source, torch.fx.Node) else _tensor(_val(item))

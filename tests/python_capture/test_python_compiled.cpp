@@ -213,10 +213,37 @@ TEST_P(CompiledModels, DiffFindsEveryGemmAndConvolutionAlikeEagerAndCompiled) {
   for (const auto& m : d.at("modules"))
     demoted_in_both += m.at("phase") == "forward" && m.at("eager").at("autocast") == "demoted" &&
                        m.at("compiled").at("autocast") == "demoted";
-  EXPECT_GE(demoted_in_both, std::string(GetParam()) == "gpt2" ? 9u : 21u) << r.output;  // 2 blocks x 4 + lm_head; 20 convs + fc
+  // GPT-2: 2 blocks x 4 + lm_head; Llama: 2 layers x 7 + lm_head; ResNet-18: 20 convs + fc.
+  const std::map<std::string, size_t> gemm_modules{{"gpt2", 9}, {"llama", 15}, {"resnet", 21}};
+  EXPECT_GE(demoted_in_both, gemm_modules.at(GetParam())) << r.output;
 }
 
-INSTANTIATE_TEST_SUITE_P(FromConfigs, CompiledModels, ::testing::Values("gpt2", "resnet"));
+INSTANTIATE_TEST_SUITE_P(FromConfigs, CompiledModels, ::testing::Values("gpt2", "llama", "resnet"));
+
+// Llama's attention under inductor (grouped-query, through SDPA): autocast cast the query,
+// key and value to bf16 for SDPA, each a cast of its own, though SDPA's mask (a where that
+// makes no autograd node) shares the query cast's seq_nr; the copies that repeat the key and
+// value heads (clones) come after the cast cat's promotion made and decide nothing.
+TEST_F(CompiledCapture, LlamasAttentionInputCastsAreAutocastsAndItsHeadCopiesDecideNothing) {
+  const auto rows = compiled_rows(run("--steps 2 --model llama"));
+  int64_t attention_casts = 0, clones = 0, attention = 0;
+  for (const auto& r : rows) {
+    if (r.phase != Phase::kForward || !r.module.ends_with("self_attn")) continue;
+    if (r.name == "prims::convert_element_type" && r.output_dtypes == std::vector<std::string>{"bfloat16"}) {
+      EXPECT_EQ(r.category, OpCategory::kAutocastCast) << r.module << " " << r.calls << " calls";
+      attention_casts += r.calls;
+    } else if (r.name == "aten::clone") {
+      EXPECT_EQ(r.category, OpCategory::kUnchanged) << r.module;
+      clones += r.calls;
+    } else if (r.name.find("scaled_dot_product") != std::string::npos) {
+      EXPECT_EQ(r.category, OpCategory::kDemoted) << r.name;
+      attention += r.calls;
+    }
+  }
+  EXPECT_EQ(attention, 2 * 2) << "2 layers, 2 steps";
+  EXPECT_EQ(attention_casts, 3 * 2 * 2) << "query, key and value";
+  EXPECT_GT(clones, 0);
+}
 
 TEST_F(CompiledCapture, InductorRunShowsDemotedGemmRowsInSummaryAndJson) {
   const int steps = 3;
