@@ -29,7 +29,17 @@ std::atomic<OpObserver*> g_active{nullptr};
 constexpr std::string_view kModulePrefix = engine::kModuleScopePrefix;
 constexpr std::string_view kPhasePrefix = "ampscope.phase:";
 
+// set_autocast_turned_off's devices, as NameFlag bits (kAutocastCpu, kAutocastCuda).
+thread_local uint8_t t_autocast_turned_off = 0;
+
 }  // namespace
+
+void set_autocast_turned_off(const std::vector<std::string>& device_types) {
+  uint8_t devices = 0;
+  for (const std::string& type : device_types)
+    devices |= type == "cuda" ? observer_detail::kAutocastCuda : type == "cpu" ? observer_detail::kAutocastCpu : 0;
+  t_autocast_turned_off = devices;
+}
 
 // Types the per-thread state holds (a named namespace: that state is a member of OpObserver).
 namespace observer_detail {
@@ -85,7 +95,7 @@ struct OpenOp {
 };
 
 // What a user scope on the stack was, so its exit undoes the right thing.
-enum class ScopeKind : uint8_t { kModule, kPhase, kAutocastOff, kOther };
+enum class ScopeKind : uint8_t { kModule, kPhase, kOther };
 
 }  // namespace observer_detail
 
@@ -140,8 +150,6 @@ struct OpObserver::ThreadState {
   std::vector<uint32_t> modules;       // module scopes (interned paths), innermost last
   std::vector<Phase> phases;           // phase scopes, innermost last
   std::vector<ScopeKind> user_scopes;  // every open USER_SCOPE, to pair exits with entries
-  std::vector<uint8_t> autocast_off;   // autocast-off scopes: their device's NameFlag bit, innermost last
-  uint8_t autocast_off_devices = 0;    // the devices of every open autocast-off scope
   uint32_t torchscript_frames = 0;     // TorchScript functions running on this thread
   uint64_t entered_this_step = 0;      // ops recorded since this registration (the step budget)
   uint32_t open_over_budget = 0;       // ops entered over budget and still running (innermost)
@@ -161,8 +169,6 @@ struct OpObserver::ThreadState {
     modules.clear();
     phases.clear();
     user_scopes.clear();
-    autocast_off.clear();
-    autocast_off_devices = 0;
     torchscript_frames = 0;
     entered_this_step = 0;
     open_over_budget = 0;
@@ -366,11 +372,6 @@ void enter_user_scope(OpObserver::ThreadState& ts, std::string_view name) {
   } else if (name.starts_with(kPhasePrefix)) {
     ts.phases.push_back(parse_phase(name.substr(kPhasePrefix.size())).value_or(Phase::kOther));
     ts.user_scopes.push_back(ScopeKind::kPhase);
-  } else if (name.starts_with(kAutocastOffScopePrefix)) {
-    const std::string_view device = name.substr(kAutocastOffScopePrefix.size());
-    ts.autocast_off.push_back(device == "cuda" ? kAutocastCuda : device == "cpu" ? kAutocastCpu : 0);
-    ts.autocast_off_devices |= ts.autocast_off.back();
-    ts.user_scopes.push_back(ScopeKind::kAutocastOff);
   } else {
     ts.user_scopes.push_back(ScopeKind::kOther);
   }
@@ -382,11 +383,6 @@ void exit_user_scope(OpObserver::ThreadState& ts) {
   ts.user_scopes.pop_back();
   if (kind == ScopeKind::kModule && !ts.modules.empty()) ts.modules.pop_back();
   if (kind == ScopeKind::kPhase && !ts.phases.empty()) ts.phases.pop_back();
-  if (kind == ScopeKind::kAutocastOff && !ts.autocast_off.empty()) {
-    ts.autocast_off.pop_back();
-    ts.autocast_off_devices = 0;
-    for (const uint8_t device : ts.autocast_off) ts.autocast_off_devices |= device;
-  }
 }
 
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
@@ -433,7 +429,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   r.autocast_promote_policy = ((name.flags >> kPromoteShift) & autocast_devices) != 0;
   // Not under its promote policy: ATen promotes those ops' inputs as autocast would (cat).
   r.autocast_turned_off =
-      (name.flags & ~(name.flags >> kPromoteShift) & ts.autocast_off_devices & ~autocast_devices) != 0;
+      (name.flags & ~(name.flags >> kPromoteShift) & t_autocast_turned_off & ~autocast_devices) != 0;
   op.modules_open = static_cast<uint32_t>(ts.modules.size());
   if (parent != nullptr) {
     r.parent_id = parent->raw.id;

@@ -27,7 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <string_view>
+#include <string>
 #include <vector>
 
 #include "profiler/capture/tick_clock.h"
@@ -40,10 +40,12 @@ namespace observer_detail {
 class SpareParts;
 }
 
-// A user scope "ampscope.autocast_off:<device>" ("cuda", "cpu") marks where the script turned
-// autocast off for that device inside its autocast region (the Python capture enters one at
-// torch.autocast(enabled=False)): an op on autocast's lists run there is OpCategory::kAutocastOff.
-inline constexpr std::string_view kAutocastOffScopePrefix = "ampscope.autocast_off:";
+// Where the script turned autocast off inside its autocast region, on the calling thread: the
+// device types ("cuda", "cpu") whose autocast it turned off there, none when it left them. The
+// Python capture sets it at torch.autocast(enabled=False)'s entry and exit; an op on those
+// devices' autocast lists entered meanwhile is OpCategory::kAutocastOff. A thread's setting,
+// not a scope: a step that starts inside the region (a teacher called first under it) keeps it.
+void set_autocast_turned_off(const std::vector<std::string>& device_types);
 
 // Finished ops from every thread in the compact form the callbacks write. Moving
 // one is cheap, so the training thread hands it on as is.

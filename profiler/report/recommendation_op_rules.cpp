@@ -306,18 +306,28 @@ void high_cast_tax(const RecommendationInput& in, const OpTime& t, std::vector<F
   out.push_back(std::move(f));
 }
 
-void kept_fp32_share(const RecommendationInput& in, const OpTime& t, std::vector<Finding>& out) {
-  double kept_ns = 0;
-  std::vector<const OpStats*> kept;
+// The top-level rows of one category, the most time first, and their time.
+struct CategoryRows {
+  double ns = 0;
+  std::vector<const OpStats*> rows;
+};
+
+CategoryRows rows_of(const RecommendationInput& in, const OpTime& t, OpCategory category) {
+  CategoryRows c;
   for (const OpStats& r : in.op_stats) {
-    if (!r.top_level || r.category != OpCategory::kKeptFp32) continue;
-    kept_ns += t.of(r);
-    kept.push_back(&r);
+    if (!r.top_level || r.category != category) continue;
+    c.ns += t.of(r);
+    c.rows.push_back(&r);
   }
+  std::stable_sort(c.rows.begin(), c.rows.end(),
+                   [&](const OpStats* a, const OpStats* b) { return t.of(*a) > t.of(*b); });
+  return c;
+}
+
+void kept_fp32_share(const RecommendationInput& in, const OpTime& t, std::vector<Finding>& out) {
+  const auto [kept_ns, kept] = rows_of(in, t, OpCategory::kKeptFp32);
   const double share = t.share(kept_ns);
   if (share <= kKeptFp32Share) return;
-  std::stable_sort(kept.begin(), kept.end(),
-                   [&](const OpStats* a, const OpStats* b) { return t.of(*a) > t.of(*b); });
   std::string names;
   for (size_t i = 0; i < kept.size() && i < 3; ++i) {
     names += (i > 0 ? ", " : "") + std::string(op_base_name(kept[i]->name));
@@ -345,16 +355,9 @@ void kept_fp32_share(const RecommendationInput& in, const OpTime& t, std::vector
 }
 
 void autocast_off_share(const RecommendationInput& in, const OpTime& t, std::vector<Finding>& out) {
-  double off_ns = 0;
-  std::vector<const OpStats*> off;
-  for (const OpStats& r : in.op_stats) {
-    if (!r.top_level || r.category != OpCategory::kAutocastOff) continue;
-    off_ns += t.of(r);
-    off.push_back(&r);
-  }
+  const auto [off_ns, off] = rows_of(in, t, OpCategory::kAutocastOff);
   const double share = t.share(off_ns);
   if (share <= kAutocastOffShare) return;
-  std::stable_sort(off.begin(), off.end(), [&](const OpStats* a, const OpStats* b) { return t.of(*a) > t.of(*b); });
   std::set<std::string> modules;
   for (const OpStats* row : off) modules.insert(row->module.empty() ? "(no module)" : row->module);
   std::string where;

@@ -68,7 +68,8 @@ _PHASE_BACKWARD = _core.intern_scope("ampscope.phase:backward")
 # module; the optimizer's step inside GradScaler.step names none (the empty path).
 _LOSS_SCALER = _core.intern_scope("ampscope.module:" + _core.LOSS_SCALER_MODULE)
 _NO_MODULE = _core.intern_scope("ampscope.module:")
-_AUTOCAST_OFF = {}  # device type -> its autocast-off scope
+# Per thread: the device types of the autocast regions the script turned off and is still in.
+_autocast_off = threading.local()
 _DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 # The layers whose GEMM operands precision readiness measures (subclasses too: a
 # LoRA or quantized Linear still multiplies its input by .weight).
@@ -771,13 +772,6 @@ def _wrap_update(original):
     return update
 
 
-def _autocast_off_scope(device):
-    scope = _AUTOCAST_OFF.get(device)
-    if scope is None:
-        scope = _AUTOCAST_OFF[device] = _core.intern_scope(_core.AUTOCAST_OFF_SCOPE_PREFIX + device)
-    return scope
-
-
 def _forward_phase():
     """The phase a forward pass opens: without autograd (validation under no_grad or
     inference_mode, a frozen teacher) it is a phase of its own, so its calls are not
@@ -794,11 +788,11 @@ def _wrap_autocast_enter(original):
         turns_off = (cap is not None and not getattr(self, "_enabled", True) and not torch.compiler.is_compiling()
                      and torch.is_autocast_enabled(self.device))
         result = original(self)
-        off_depth = None
         if turns_off:
-            off_depth = _core.scope_depth()
-            _core.enter_scope(_autocast_off_scope(self.device))
-        self.__dict__.setdefault("_ampscope_off", []).append(off_depth)  # a list, as _ampscope_forward
+            devices = _autocast_off.__dict__.setdefault("devices", [])
+            devices.append(self.device)
+            _core.set_autocast_turned_off(devices)
+        self.__dict__.setdefault("_ampscope_off", []).append(turns_off)  # a list, as _ampscope_forward
         # A region entered by the script itself (no module, phase or scaler scope open) is the
         # forward pass, the loss computed on the model's output included, as AMP's documentation
         # has autocast wrap it: its ops outside any module (`F.cross_entropy(model(x), y)`) were
@@ -823,9 +817,10 @@ def _wrap_autocast_enter(original):
 def _wrap_autocast_exit(original):
     def __exit__(self, *exc):
         off = self.__dict__.get("_ampscope_off")
-        off_depth = off.pop() if off else None
-        if off_depth is not None:
-            _core.unwind_scopes(off_depth)
+        devices = getattr(_autocast_off, "devices", None)
+        if off and off.pop() and devices:
+            devices.pop()
+            _core.set_autocast_turned_off(devices)
         opened = self.__dict__.get("_ampscope_forward")
         if opened and opened.pop():
             _core.unwind_scopes(0)

@@ -361,8 +361,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   m.attr("CPU_MATMUL_FALLBACK") = ampscope::profiler::kCpuMatmulFallback;
   // The module path of GradScaler's own ops, as the engine's loss scaler names it.
   m.attr("LOSS_SCALER_MODULE") = ampscope::engine::kLossScalerModule;
-  // The scope the capture opens where the script turns autocast off inside its region.
-  m.attr("AUTOCAST_OFF_SCOPE_PREFIX") = std::string(ampscope::profiler::kAutocastOffScopePrefix);
+  m.def("set_autocast_turned_off", &ampscope::profiler::set_autocast_turned_off);
   // The op classifier for the ops of compiled graphs (python/ampscope/_compiled.py):
   // the category string, from the dtypes the graph records.
   // inside_op: a step of a decomposed op (its cast to the precision it computes in).

@@ -330,9 +330,9 @@ for i in range(3):
 }
 
 // AMP's documentation: where an op is sensitive, turn autocast off inside the region and give
-// it fp32 inputs. Autocast did not decide those ops, the script did: "autocast_off", not
-// "unchanged". Autocast turned on again inside, and after the region, decides as before; an
-// autocast(enabled=False) with no region around it turns nothing off.
+// it fp32 inputs (or run a teacher in fp32). Autocast did not decide those ops, the script
+// did: "autocast_off", not "unchanged". Autocast turned on again inside, and after the region,
+// decides as before; an autocast(enabled=False) with no region around it turns nothing off.
 TEST_F(PythonRun, OpsWhereTheScriptTurnedAutocastOffAreItsChoiceNotUnchanged) {
   const auto r = run(R"(import torch
 from torch import nn
@@ -347,11 +347,14 @@ class Net(nn.Module):
             with torch.autocast("cpu", dtype=torch.bfloat16):
                 side = self.head(h)
         return self.head(h) + side + gram.mean()
-model = Net()
+model, teacher = Net(), nn.Linear(8, 2)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for i in range(3):
+    x = torch.randn(4, 8)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        loss = model(torch.randn(4, 8)).float().pow(2).mean()
+        with torch.autocast("cpu", enabled=False), torch.no_grad():
+            target = teacher(x)
+        loss = (model(x).float() - target).pow(2).mean()
     with torch.autocast("cpu", enabled=False):
         loss = loss + torch.mm(torch.randn(4, 4), torch.randn(4, 4)).mean()
     loss.backward()
@@ -368,8 +371,11 @@ for i in range(3):
   EXPECT_EQ(forward["aten::matmul"], (std::map<OpCategory, int64_t>{{OpCategory::kAutocastOff, 3}}));
   EXPECT_EQ(forward["aten::to"], (std::map<OpCategory, int64_t>{{OpCategory::kExplicitCast, 3 * 3}}))
       << "h.float() twice a step, and the output's .float(): the script's casts";
-  EXPECT_EQ(forward["aten::linear proj"], (std::map<OpCategory, int64_t>{{OpCategory::kDemoted, 3}}));
-  EXPECT_EQ(forward["aten::linear head"], (std::map<OpCategory, int64_t>{{OpCategory::kDemoted, 2 * 3}}))
+  EXPECT_EQ(forward["aten::linear model.proj"], (std::map<OpCategory, int64_t>{{OpCategory::kDemoted, 3}}));
+  // Without a GradScaler a step starts at its first model call: here the teacher's, inside the
+  // region turned off. The new step keeps the region as it is.
+  EXPECT_EQ(forward["aten::linear teacher"], (std::map<OpCategory, int64_t>{{OpCategory::kAutocastOff, 3}}));
+  EXPECT_EQ(forward["aten::linear model.head"], (std::map<OpCategory, int64_t>{{OpCategory::kDemoted, 2 * 3}}))
       << "autocast on again inside the region, and after it";
   EXPECT_EQ(forward["aten::mm"], (std::map<OpCategory, int64_t>{{OpCategory::kUnchanged, 3}}))
       << "after the region: autocast(enabled=False) with no region around it turned nothing off";
