@@ -34,11 +34,26 @@ thread_local uint8_t t_autocast_turned_off = 0;
 
 }  // namespace
 
+namespace {
+
+// "cuda", "cpu": that device's NameFlag bit (kAutocastCuda, kAutocastCpu); 0 for others.
+uint8_t autocast_device_bit(std::string_view device_type) {
+  return device_type == "cuda"  ? observer_detail::kAutocastCuda
+         : device_type == "cpu" ? observer_detail::kAutocastCpu
+                                : 0;
+}
+
+}  // namespace
+
 void set_autocast_turned_off(const std::vector<std::string>& device_types) {
   uint8_t devices = 0;
-  for (const std::string& type : device_types)
-    devices |= type == "cuda" ? observer_detail::kAutocastCuda : type == "cpu" ? observer_detail::kAutocastCpu : 0;
+  for (const std::string& type : device_types) devices |= autocast_device_bit(type);
   t_autocast_turned_off = devices;
+}
+
+bool autocast_decides(std::string_view op, std::string_view device_type) {
+  const uint8_t flags = observer_detail::NameTable::instance().intern(op).first.flags;
+  return (flags & ~(flags >> observer_detail::kPromoteShift) & autocast_device_bit(device_type)) != 0;
 }
 
 // Types the per-thread state holds (a named namespace: that state is a member of OpObserver).
@@ -427,7 +442,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   op.autocast_on = autocast_devices != 0;
   r.on_autocast_list = (name.flags & autocast_devices) != 0;
   r.autocast_promote_policy = ((name.flags >> kPromoteShift) & autocast_devices) != 0;
-  // Not under its promote policy: ATen promotes those ops' inputs as autocast would (cat).
+  // Not under its promote policy (autocast_decides): ATen promotes those ops' inputs as autocast would (cat).
   r.autocast_turned_off =
       (name.flags & ~(name.flags >> kPromoteShift) & t_autocast_turned_off & ~autocast_devices) != 0;
   op.modules_open = static_cast<uint32_t>(ts.modules.size());

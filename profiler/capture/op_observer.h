@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "profiler/capture/tick_clock.h"
@@ -46,6 +47,12 @@ class SpareParts;
 // devices' autocast lists entered meanwhile is OpCategory::kAutocastOff. A thread's setting,
 // not a scope: a step that starts inside the region (a teacher called first under it) keeps it.
 void set_autocast_turned_off(const std::vector<std::string>& device_types);
+
+// Whether autocast decides `op` ("aten::bmm") on that device type ("cuda", "cpu"): it is on
+// autocast's lists there under a policy other than promote, so that running it with autocast
+// turned off changes its precision (the ops OpCategory::kAutocastOff is for). For compiled
+// graphs, whose ops the observer never sees entered.
+bool autocast_decides(std::string_view op, std::string_view device_type);
 
 // Finished ops from every thread in the compact form the callbacks write. Moving
 // one is cheap, so the training thread hands it on as is.

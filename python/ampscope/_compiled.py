@@ -28,9 +28,11 @@ Categories come from the C++ classifier (_core.classify_op), with three readings
 graph needs: a cast is autocast's when dynamo's op it came from (source_fn_stack)
 is not itself a cast the script wrote; a cast that shares its seq_nr with an op of
 the graph it feeds or is fed by is a decomposed op's computing precision, no decision
-(as the inner steps of an eager op are none); and an op fed by autocast's casts made
+(as the inner steps of an eager op are none); an op fed by autocast's casts made
 for its own call (through views such as the t() of a linear) is classified on the
-dtypes before those casts, as the eager op autocast decided for (aten::linear) is. Backward nodes carry no
+dtypes before those casts, as the eager op autocast decided for (aten::linear) is; and
+an op autocast decides, called where the compiled code turned autocast off (dynamo's
+graph holds the region as _enter_autocast/_exit_autocast calls), is autocast_off. Backward nodes carry no
 module or source; they inherit both from the forward node with the same seq_nr.
 """
 from __future__ import annotations
@@ -95,6 +97,29 @@ def _source_fn(node) -> str | None:
         return None
     fn = stack[-1][1]
     return fn if isinstance(fn, str) else getattr(fn, "__name__", str(fn))
+
+
+def _autocast_off_calls(mod) -> dict:
+    """Dynamo's calls (its graph's node names, which AOTAutograd's nodes name first in
+    source_fn_stack) run where the compiled code turned autocast off for a device whose
+    autocast is on around the graph (Llama's rotary angles: autocast(enabled=False) inside
+    the model, the script's region around it): node name -> device type."""
+    enter = getattr(torch.amp.autocast_mode, "_enter_autocast", None)
+    leave = getattr(torch.amp.autocast_mode, "_exit_autocast", None)
+    off, regions = {}, []  # regions: (enter node, device type, enabled), innermost last
+    for node in mod.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if enter is not None and node.target is enter and len(node.args) >= 3:
+            regions.append((node, node.args[0], bool(node.args[2])))
+        elif leave is not None and node.target is leave:
+            regions = [r for r in regions if r[0] not in node.args]
+        elif regions:
+            innermost = {device: enabled for _, device, enabled in regions}
+            for device, enabled in innermost.items():
+                if not enabled and isinstance(device, str) and torch.is_autocast_enabled(device):
+                    off[node.name] = device
+    return off
 
 
 def _strip_dynamo_source(fqn: str) -> str:
@@ -227,10 +252,11 @@ class CompiledGraphs:
                 graphs._dynamo_graphs += 1
             forward_nodes: dict[int, tuple[str, bool]] = {}
             forward = []  # the forward (or inference) graph, once compiled
+            off_calls = _autocast_off_calls(mod)  # traced now, under the script's autocast
 
             def read_forward(compiler, phase):
                 def compile_forward(gm, example_inputs):
-                    graph = graphs._read(gm, phase, forward_nodes)
+                    graph = graphs._read(gm, phase, forward_nodes, off_calls)
                     forward.append(graph)
                     with graphs._kernels.compiling(backward=False) as outputs:
                         compiled = compiler(gm, example_inputs)
@@ -303,9 +329,10 @@ class CompiledGraphs:
             known = None
         return known if known is not None else _strip_dynamo_source(fqn)
 
-    def _read(self, gm, phase: str, forward_nodes: dict) -> _Graph:
+    def _read(self, gm, phase: str, forward_nodes: dict, off_calls: dict | None = None) -> _Graph:
         """The graph's ops by signature. forward_nodes (seq_nr -> (module, autocast
-        cast, promoted)) is filled from a forward graph and read for a backward one."""
+        cast, promoted)) is filled from a forward graph and read for a backward one;
+        off_calls (_autocast_off_calls) names the calls run with autocast turned off."""
         autocast_casts = set()  # forward cast nodes autocast inserted
         rows: dict[tuple, int] = {}
         nodes: dict[str, dict] = {}
@@ -351,7 +378,7 @@ class CompiledGraphs:
                 origin = node.meta.get("original_aten")
                 inside_op = is_cast and isinstance(origin, torch._ops.OpOverload) and not _core.is_cast_op(
                     origin._schema.name)
-            backward_of_autocast_cast = backward_of_promotion = False
+            backward_of_autocast_cast = backward_of_promotion = turned_off = False
             if phase == "backward":
                 module, backward_of_autocast_cast, backward_of_promotion = forward_nodes.get(seq_nr, ("", False, False))
                 by_autocast = False
@@ -367,8 +394,11 @@ class CompiledGraphs:
                 see_through = not is_cast and name not in _VIEWS
                 classified_inputs, autocast_acted = (self._before_autocast_casts(node, autocast_casts, source)
                                                      if see_through else (inputs, False))
+                stack = node.meta.get("source_fn_stack")
+                off_device = (off_calls or {}).get(stack[-1][0]) if stack else None
+                turned_off = off_device is not None and _core.autocast_decides(name, off_device)
             category = _core.classify_op(name, classified_inputs, outputs, by_autocast, backward_of_autocast_cast,
-                                         inside_op, backward_of_promotion, autocast_acted)
+                                         inside_op, backward_of_promotion, autocast_acted, turned_off)
             if phase != "backward" and seq_nr is not None:
                 # The op's first node names its module; an autocast cast or a promotion
                 # among its nodes decides what its backward's casts are.

@@ -362,28 +362,33 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   // The module path of GradScaler's own ops, as the engine's loss scaler names it.
   m.attr("LOSS_SCALER_MODULE") = ampscope::engine::kLossScalerModule;
   m.def("set_autocast_turned_off", &ampscope::profiler::set_autocast_turned_off);
+  m.def("autocast_decides", [](const std::string& op, const std::string& device_type) {
+    return ampscope::profiler::autocast_decides(op, device_type);
+  });
   // The op classifier for the ops of compiled graphs (python/ampscope/_compiled.py):
   // the category string, from the dtypes the graph records.
   // inside_op: a step of a decomposed op (its cast to the precision it computes in).
   // backward_of_promotion: a backward node of a forward op that promoted mixed inputs.
   // autocast_acted: whether autocast cast an input of the op (None: the dtypes decide).
+  // autocast_turned_off: the graph's code turned autocast off around the op, which autocast decides.
   m.def(
       "classify_op",
       [](const std::string& name, const std::vector<std::string>& input_dtypes,
          const std::vector<std::string>& output_dtypes, bool cast_by_autocast, bool backward_of_autocast_cast,
-         bool inside_op, bool backward_of_promotion, std::optional<bool> autocast_acted) {
+         bool inside_op, bool backward_of_promotion, std::optional<bool> autocast_acted, bool autocast_turned_off) {
         ampscope::profiler::CastContext context;
         context.parent_entered_under_autocast = cast_by_autocast;
         context.backward_of_autocast_cast = backward_of_autocast_cast;
         context.inside_cast = inside_op;
         context.backward_of_promotion = backward_of_promotion;
         context.autocast_acted = autocast_acted;
+        context.autocast_turned_off = autocast_turned_off;
         return std::string(ampscope::profiler::to_string(
             ampscope::profiler::classify_op(name, input_dtypes, output_dtypes, context)));
       },
       py::arg("name"), py::arg("input_dtypes"), py::arg("output_dtypes"), py::arg("cast_by_autocast"),
       py::arg("backward_of_autocast_cast"), py::arg("inside_op") = false, py::arg("backward_of_promotion") = false,
-      py::arg("autocast_acted") = py::none());
+      py::arg("autocast_acted") = py::none(), py::arg("autocast_turned_off") = false);
   m.def("is_cast_op", [](const std::string& name) { return ampscope::profiler::is_cast_op(name); });
   // The sampling options, declared once in C++ (profiler/capture_option_specs.h):
   // (key, flag, default, minimum, help) for the package's keywords and argparse flags.

@@ -186,6 +186,16 @@ TEST_P(CompiledModels, GemmAndConvolutionDtypesEqualPyTorchs) {
     EXPECT_EQ(r.category, OpCategory::kUnchanged) << r.name << " " << r.module;
   }
   EXPECT_EQ(batch_norms > 0, std::string(GetParam()) == "resnet") << GetParam();
+  // Llama's rotary embedding multiplies its angles with autocast turned off (its code's
+  // autocast(enabled=False), traced into dynamo's graph): autocast_off there, as in eager.
+  int64_t turned_off = 0;
+  for (const auto& r : rows) {
+    if (r.category != OpCategory::kAutocastOff) continue;
+    EXPECT_EQ(r.module, "model.rotary_emb") << r.name;
+    EXPECT_EQ(r.output_dtypes, std::vector<std::string>{"float32"}) << r.name;
+    turned_off += r.calls;
+  }
+  EXPECT_EQ(turned_off > 0, std::string(GetParam()) == "llama") << GetParam();
 }
 
 // `ampscope diff` on the same models eager and compiled: every module's GEMMs and
@@ -226,8 +236,10 @@ INSTANTIATE_TEST_SUITE_P(FromConfigs, CompiledModels, ::testing::Values("gpt2", 
 // value heads (clones) come after the cast cat's promotion made and decide nothing.
 TEST_F(CompiledCapture, LlamasAttentionInputCastsAreAutocastsAndItsHeadCopiesDecideNothing) {
   const auto rows = compiled_rows(run("--steps 2 --model llama"));
-  int64_t attention_casts = 0, clones = 0, attention = 0;
+  int64_t attention_casts = 0, clones = 0, attention = 0, rotary_off = 0;
   for (const auto& r : rows) {
+    // The rotary angles' batched matmul, under the model's autocast(enabled=False).
+    if (r.module == "model.rotary_emb" && r.category == OpCategory::kAutocastOff) rotary_off += r.calls;
     if (r.phase != Phase::kForward || !r.module.ends_with("self_attn")) continue;
     if (r.name == "prims::convert_element_type" && r.output_dtypes == std::vector<std::string>{"bfloat16"}) {
       EXPECT_EQ(r.category, OpCategory::kAutocastCast) << r.module << " " << r.calls << " calls";
@@ -243,6 +255,7 @@ TEST_F(CompiledCapture, LlamasAttentionInputCastsAreAutocastsAndItsHeadCopiesDec
   EXPECT_EQ(attention, 2 * 2) << "2 layers, 2 steps";
   EXPECT_EQ(attention_casts, 3 * 2 * 2) << "query, key and value";
   EXPECT_GT(clones, 0);
+  EXPECT_GT(rotary_off, 0);
 }
 
 TEST_F(CompiledCapture, InductorRunShowsDemotedGemmRowsInSummaryAndJson) {
