@@ -36,6 +36,14 @@ enum NameFlag : uint8_t {
 inline constexpr int kPromoteShift = 2;
 static_assert(kAutocastCpu << kPromoteShift == kAutocastPromoteCpu &&
               kAutocastCuda << kPromoteShift == kAutocastPromoteCuda);
+// The devices among `devices` (kAutocastCpu/kAutocastCuda bits) where autocast decides the
+// op's dtype: on its lists there, not under the promote policy (ATen promotes those inputs as
+// autocast would, so promoting is no decision of autocast's).
+constexpr uint8_t autocast_decides_on(uint8_t flags, uint8_t devices) {
+  return static_cast<uint8_t>(flags & ~(flags >> kPromoteShift) & devices);
+}
+static_assert(autocast_decides_on(kAutocastCuda | kAutocastCpu | kAutocastPromoteCpu, kAutocastCpu | kAutocastCuda) ==
+              kAutocastCuda);
 struct NameInfo {
   uint32_t id = 0;
   uint8_t flags = 0;  // NameFlag bits, so the hot path never compares names

@@ -53,7 +53,7 @@ void set_autocast_turned_off(const std::vector<std::string>& device_types) {
 
 bool autocast_decides(std::string_view op, std::string_view device_type) {
   const uint8_t flags = observer_detail::NameTable::instance().intern(op).first.flags;
-  return (flags & ~(flags >> observer_detail::kPromoteShift) & autocast_device_bit(device_type)) != 0;
+  return observer_detail::autocast_decides_on(flags, autocast_device_bit(device_type)) != 0;
 }
 
 // Types the per-thread state holds (a named namespace: that state is a member of OpObserver).
@@ -442,9 +442,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   op.autocast_on = autocast_devices != 0;
   r.on_autocast_list = (name.flags & autocast_devices) != 0;
   r.autocast_promote_policy = ((name.flags >> kPromoteShift) & autocast_devices) != 0;
-  // Not under its promote policy (autocast_decides): ATen promotes those ops' inputs as autocast would (cat).
-  r.autocast_turned_off =
-      (name.flags & ~(name.flags >> kPromoteShift) & t_autocast_turned_off & ~autocast_devices) != 0;
+  r.autocast_turned_off = autocast_decides_on(name.flags, t_autocast_turned_off & ~autocast_devices) != 0;
   op.modules_open = static_cast<uint32_t>(ts.modules.size());
   if (parent != nullptr) {
     r.parent_id = parent->raw.id;
