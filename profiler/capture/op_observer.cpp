@@ -106,7 +106,7 @@ struct OpenOp {
   // node of one: no autocast decision and no cast the code asked for.
   bool internal_cast = false, node_of_internal_cast = false;
   uint32_t modules_open = 0;           // the thread's module scopes open when it was entered
-  bool holds_autocast_cast = false;    // a custom Function's forward in which autocast cast an input
+  bool holds_autocast_cast = false;    // a custom Function's forward in which autocast cast something
 };
 
 // What a user scope on the stack was, so its exit undoes the right thing.
@@ -204,7 +204,7 @@ struct OpObserver::SequenceTable {
     uint64_t op_id = 0;
     uint32_t module = 0;
     bool autocast_cast = false;  // an autocast cast made it: its backward node casts the gradient back
-    bool holds_autocast_cast = false;  // a custom Function's forward in which autocast cast an input
+    bool holds_autocast_cast = false;  // a custom Function's forward in which autocast cast something
     bool promoted = false;  // it promoted mixed inputs: the engine casts a narrower input's gradient back
     bool internal_cast = false;  // an op's implementation cast: its backward node's cast back is the op's too
     bool set = false;
@@ -453,10 +453,10 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
                                                                                      : parent->raw.module;
     r.phase = parent->raw.phase;
     r.forward_op_id = parent->raw.forward_op_id;
-    // Autocast casts the inputs of the ops on its lists (its kernel runs before theirs), and
-    // custom_fwd(cast_inputs=...) those of a custom Function's forward (a container).
-    r.parent_entered_under_autocast =
-        !parent->is_cast && (parent->raw.on_autocast_list || (parent->raw.autograd_node && parent->autocast_on));
+    // Autocast casts the inputs of the ops on its lists (its kernel runs before theirs). A cast
+    // directly in a container (a custom Function's forward, checkpoint's) is the code's, autocast
+    // on or not: an RMS norm's .float() in a checkpointed layer, custom_fwd(cast_inputs=...)'s.
+    r.parent_entered_under_autocast = !parent->is_cast && parent->raw.on_autocast_list;
     // Any other cast directly inside an ATen op is the op's implementation choosing its
     // precision (math attention computes fp16 in fp32; a 0-dim fp32 operand cast to an fp16
     // one's type, autocast on or not): the compiled graphs' decomposed-op rule, for eager.
@@ -488,8 +488,11 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
       // after it, the engine's work on X's outputs: a broadcast input's gradient summed to
       // its shape (a Linear's bias under addmm), gradients accumulated. Those are X's module's.
       // A cast there is the engine's, of a gradient back to its input's dtype: autocast's
-      // when X's forward held an autocast cast (custom_fwd's), the promotion's when X promoted
-      // mixed inputs (the fp16 input of fp32 + fp16 gets its gradient cast back to fp16).
+      // when X is an autocast cast, or a custom Function in whose forward autocast cast
+      // something (its backward, under custom_bwd, hands back gradients in autocast's dtype);
+      // the promotion's when X promoted mixed inputs (the fp16 input of fp32 + fp16 gets its
+      // gradient cast back to fp16); the code's otherwise (a custom Function's fp16 input,
+      // cast to fp32 in its forward by custom_fwd(cast_inputs=...)).
       if (parent != nullptr && parent->is_backward_node && parent->raw.module == 0 && parent->raw.sequence_nr < 0) {
         parent->raw.module = origin->module;
         parent->node_of_autocast_cast = origin->autocast_cast || origin->holds_autocast_cast;
@@ -546,19 +549,18 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
                                  op.holds_autocast_cast, !op.is_cast && is_promotion(r, described),
                                  op.internal_cast);
   }
-  // Autocast acted on every op around its cast, up to the container the cast runs in.
+  // Autocast acted on every op around its cast, up to the container the cast runs in (the
+  // first cast's walk reaches it; later ones stop at an op already marked).
   if (autocast_cast) {
     for (size_t i = ts.open.size() - 1; i-- > 0;) {
-      RawOp& outer = ts.open[i].raw;
-      if (outer.autograd_node || outer.autocast_cast_inside) break;
-      outer.autocast_cast_inside = true;
+      OpenOp& outer = ts.open[i];
+      if (outer.raw.autograd_node) {
+        outer.holds_autocast_cast = outer.holds_autocast_cast || !outer.is_backward_node;
+        break;
+      }
+      if (outer.raw.autocast_cast_inside) break;
+      outer.raw.autocast_cast_inside = true;
     }
-  }
-  // custom_fwd(cast_inputs=...) casts inside a Function's forward, where no node records
-  // it: the Function's node then hands back gradients autograd's engine casts back.
-  if (autocast_cast && ts.open.size() >= 2) {
-    OpenOp& parent = ts.open[ts.open.size() - 2];
-    if (parent.raw.autograd_node && !parent.is_backward_node) parent.holds_autocast_cast = true;
   }
   const auto tensors = ts.pending_tensors.begin() + op.pending_tensor;
   const auto dims = ts.pending_dims.begin() + op.pending_dim;

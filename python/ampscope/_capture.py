@@ -68,7 +68,8 @@ _PHASE_BACKWARD = _core.intern_scope("ampscope.phase:backward")
 # module; the optimizer's step inside GradScaler.step names none (the empty path).
 _LOSS_SCALER = _core.intern_scope("ampscope.module:" + _core.LOSS_SCALER_MODULE)
 _NO_MODULE = _core.intern_scope("ampscope.module:")
-# Per thread: the device types of the autocast regions the script turned off and is still in.
+# Per thread: a stack of the sets of device types whose autocast the script turned off inside
+# its region, and has not turned on again inside that (autocast(enabled=True) nested in it).
 _autocast_off = threading.local()
 _DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 # The layers whose GEMM operands precision readiness measures (subclasses too: a
@@ -785,14 +786,20 @@ def _wrap_autocast_enter(original):
         # The script turning autocast off inside its region (autocast(enabled=False) around a
         # sensitive part, custom_fwd(cast_inputs=...)): the ops autocast would have decided run
         # in the precision the script gives them, "autocast_off" rather than "unchanged".
-        turns_off = (cap is not None and not getattr(self, "_enabled", True) and not torch.compiler.is_compiling()
-                     and torch.is_autocast_enabled(self.device))
+        # Turned on again inside such a region, autocast decides there as anywhere else.
+        stack = _autocast_off.__dict__.setdefault("stack", [frozenset()])
+        changed = None
+        if cap is not None and not torch.compiler.is_compiling():
+            enabled = getattr(self, "_enabled", True)
+            if not enabled and torch.is_autocast_enabled(self.device):
+                changed = stack[-1] | {self.device}
+            elif enabled and self.device in stack[-1]:
+                changed = stack[-1] - {self.device}
         result = original(self)
-        if turns_off:
-            devices = _autocast_off.__dict__.setdefault("devices", [])
-            devices.append(self.device)
-            _core.set_autocast_turned_off(devices)
-        self.__dict__.setdefault("_ampscope_off", []).append(turns_off)  # a list, as _ampscope_forward
+        if changed is not None:
+            stack.append(changed)
+            _core.set_autocast_turned_off(sorted(changed))
+        self.__dict__.setdefault("_ampscope_off", []).append(changed is not None)  # a list, as _ampscope_forward
         # A region entered by the script itself (no module, phase or scaler scope open) is the
         # forward pass, the loss computed on the model's output included, as AMP's documentation
         # has autocast wrap it: its ops outside any module (`F.cross_entropy(model(x), y)`) were
@@ -817,10 +824,10 @@ def _wrap_autocast_enter(original):
 def _wrap_autocast_exit(original):
     def __exit__(self, *exc):
         off = self.__dict__.get("_ampscope_off")
-        devices = getattr(_autocast_off, "devices", None)
-        if off and off.pop() and devices:
-            devices.pop()
-            _core.set_autocast_turned_off(devices)
+        stack = getattr(_autocast_off, "stack", None)
+        if off and off.pop() and stack and len(stack) > 1:
+            stack.pop()
+            _core.set_autocast_turned_off(sorted(stack[-1]))
         opened = self.__dict__.get("_ampscope_forward")
         if opened and opened.pop():
             _core.unwind_scopes(0)

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
@@ -125,6 +127,23 @@ TEST(CliRecipes, CustomFunctionShowsWhichFunctionRanInFp32) {
   EXPECT_EQ(fp32->output_dtypes, std::vector<std::string>{"float32"});
   // custom_fwd(): the matmul is lowered by autocast like any other.
   EXPECT_EQ(follows->output_dtypes, std::vector<std::string>{"bfloat16"});
+  // Casts by module, phase and direction. The fp32 function's: its input cast up, the
+  // gradient cast back down by autograd's engine, both asked for by cast_inputs=torch.float32.
+  // The other's backward, under custom_bwd, ran in bf16: its gradients cast back up to the
+  // fp32 inputs' dtype are autocast's price.
+  std::map<std::string, std::set<ampscope::profiler::OpCategory>> casts;
+  for (const auto& row : ops)
+    if (row.top_level && row.name == "aten::to" && row.module.ends_with("_function") &&
+        row.input_dtypes.front() != row.output_dtypes.front())
+      casts[fmt::format("{} {} {}->{}", row.module, ampscope::profiler::to_string(row.phase),
+                        row.input_dtypes.front(), row.output_dtypes.front())]
+          .insert(row.category);
+  using ampscope::profiler::OpCategory;
+  const std::map<std::string, std::set<OpCategory>> expected{
+      {"fp32_function forward bfloat16->float32", {OpCategory::kExplicitCast}},
+      {"fp32_function backward float32->bfloat16", {OpCategory::kExplicitCast}},
+      {"autocast_function backward bfloat16->float32", {OpCategory::kAutocastCast}}};
+  EXPECT_EQ(casts, expected);
 }
 
 // The gradient penalty's autograd::grad with create_graph builds a graph of the first

@@ -339,7 +339,8 @@ TEST_F(PythonExamples, CustomFunctionWithCastInputsFloat32RunsInFloat32) {
   EXPECT_EQ(linear.front()->category, OpCategory::kDemoted);
   // The Function's forward runs its own ops, each a row of the table: custom_fwd's cast of
   // the float16 input to float32, then the matmul in float32, where custom_fwd turned
-  // autocast off: the script's choice, not autocast's, and not "unchanged".
+  // autocast off: the script's choices (cast_inputs=torch.float32), not autocast's, and
+  // not "unchanged".
   int forward_mm = 0;
   for (const auto* r : rows(table, "aten::mm", "2")) {
     if (r->phase != Phase::kForward) continue;
@@ -351,18 +352,19 @@ TEST_F(PythonExamples, CustomFunctionWithCastInputsFloat32RunsInFloat32) {
   int input_casts = 0;
   for (const auto* r : rows(table, "aten::to", "2"))
     input_casts += r->phase == Phase::kForward && r->input_dtypes.front() == "float16" &&
-                   r->output_dtypes.front() == "float32" && r->category == OpCategory::kAutocastCast;
+                   r->output_dtypes.front() == "float32" && r->category == OpCategory::kExplicitCast;
   EXPECT_EQ(input_casts, 1);
   EXPECT_TRUE(rows(table, "Float32MM", "2").empty());  // a container, as a backward node is
   // Its backward hands back a float32 gradient for the float16 input, which autograd's
-  // engine casts back: the other half of custom_fwd's cast, not a cast the script wrote.
+  // engine casts back: the other half of custom_fwd's cast, the script's too (autocast cast
+  // nothing for this Function).
   int gradient_casts = 0;
   for (const auto* r : rows(table, "aten::to", "2")) {
     if (r->phase != Phase::kBackward) continue;
     ++gradient_casts;
     EXPECT_EQ(r->input_dtypes.front(), "float32");
     EXPECT_EQ(r->output_dtypes.front(), "float16");
-    EXPECT_EQ(r->category, OpCategory::kAutocastCast);
+    EXPECT_EQ(r->category, OpCategory::kExplicitCast);
   }
   EXPECT_EQ(gradient_casts, 1);
 }

@@ -364,10 +364,14 @@ for i in range(3):
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // Calls per category of each top-level op outside the backward and the optimizer: "op" and,
   // for the layers, "op module".
-  std::map<std::string, std::map<OpCategory, int64_t>> forward;
-  for (const auto& row : SessionReader::open(session().string()).op_stats())
-    if (row.top_level && row.phase != Phase::kBackward && row.phase != Phase::kOptimizer)
+  std::map<std::string, std::map<OpCategory, int64_t>> forward, head_inner;
+  for (const auto& row : SessionReader::open(session().string()).op_stats()) {
+    if (row.phase == Phase::kBackward || row.phase == Phase::kOptimizer) continue;
+    if (row.top_level)
       forward[row.name == "aten::linear" ? row.name + " " + row.module : row.name][row.category] += row.calls;
+    else if (row.module == "model.head")
+      head_inner[row.name][row.category] += row.calls;
+  }
   EXPECT_EQ(forward["aten::matmul"], (std::map<OpCategory, int64_t>{{OpCategory::kAutocastOff, 3}}));
   EXPECT_EQ(forward["aten::to"], (std::map<OpCategory, int64_t>{{OpCategory::kExplicitCast, 3 * 3}}))
       << "h.float() twice a step, and the output's .float(): the script's casts";
@@ -377,6 +381,11 @@ for i in range(3):
   EXPECT_EQ(forward["aten::linear teacher"], (std::map<OpCategory, int64_t>{{OpCategory::kAutocastOff, 3}}));
   EXPECT_EQ(forward["aten::linear model.head"], (std::map<OpCategory, int64_t>{{OpCategory::kDemoted, 2 * 3}}))
       << "autocast on again inside the region, and after it";
+  // Inside autocast's kernel (autocast's own key masked, as in every region) its casts, then
+  // the linear in bf16: its work, never ops where the script turned autocast off. The weight
+  // and bias are cast once a step: the second call reuses autocast's cache of them.
+  EXPECT_EQ(head_inner["aten::linear"], (std::map<OpCategory, int64_t>{{OpCategory::kUnchanged, 2 * 3}}));
+  EXPECT_EQ(head_inner["aten::to"], (std::map<OpCategory, int64_t>{{OpCategory::kAutocastCast, 2 * 3}}));
   EXPECT_EQ(forward["aten::mm"], (std::map<OpCategory, int64_t>{{OpCategory::kUnchanged, 3}}))
       << "after the region: autocast(enabled=False) with no region around it turned nothing off";
 }
@@ -438,7 +447,8 @@ TEST_F(PythonRun, ACheckpointedBlocksLayersAreRowsOfTheirOwnInTheirModule) {
   // checkpoint(use_reentrant=True) runs the block inside a custom autograd Function, and
   // again inside that Function's backward node; use_reentrant=False (PyTorch's advice)
   // recomputes it inside whichever backward node first needs a saved tensor. Each time
-  // its Linear is block.0's, demoted by autocast like the Linears around it.
+  // its Linear is block.0's, demoted by autocast like the Linears around it, and its RMS
+  // norm's casts to fp32 and back (Llama's) are the code's, as they are without checkpoint.
   for (const char* reentrant : {"True", "False"}) {
     SCOPED_TRACE(std::string("use_reentrant=") + reentrant);
     const auto r = run(loop_script("", 3, fmt::format(R"(from torch.utils.checkpoint import checkpoint
@@ -446,21 +456,32 @@ class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.inp = nn.Linear(8, 16)
-        self.block = nn.Sequential(nn.Linear(16, 16), nn.ReLU())
+        self.block = nn.Sequential(nn.Linear(16, 16), RMSNorm())
         self.out = nn.Linear(16, 2)
     def forward(self, x):
         return self.out(checkpoint(self.block, self.inp(x), use_reentrant={}))
+class RMSNorm(nn.Module):
+    def forward(self, x):
+        h = x.to(torch.float32)
+        return (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)
 model = Net())",
                                                       reentrant)),
                        "--force");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::map<std::pair<std::string, Phase>, OpCategory> linears;  // (module, phase) -> category
+    std::map<Phase, std::set<OpCategory>> norm_casts;
     bool checkpoint_row = false;
     for (const auto& op : SessionReader::open(session().string()).op_stats()) {
       if (!op.top_level) continue;
       checkpoint_row |= op.name == "CheckpointFunction";
       if (op.name == "aten::linear") linears[{op.module, op.phase}] = op.category;
+      if (op.name == "aten::to" && op.module == "block.1" && op.input_dtypes.front() != op.output_dtypes.front())
+        norm_casts[op.phase].insert(op.category);
     }
+    // Forward; backward: the recomputed forward's casts, and the gradients' casts back.
+    const std::map<Phase, std::set<OpCategory>> code_casts{{Phase::kForward, {OpCategory::kExplicitCast}},
+                                                           {Phase::kBackward, {OpCategory::kExplicitCast}}};
+    EXPECT_EQ(norm_casts, code_casts);
     EXPECT_FALSE(checkpoint_row);
     const std::map<std::pair<std::string, Phase>, OpCategory> expected{
         {{"inp", Phase::kForward}, OpCategory::kDemoted},

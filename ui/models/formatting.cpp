@@ -83,8 +83,9 @@ QString categoryTooltip(OpCategory category) {
           "batch norm's fp32 parameters on an fp16 activation included).");
     case OpCategory::kExplicitCast:
       return QStringLiteral(
-          "explicit cast: a conversion your code asked for (.to(), .half(), .float()), or GradScaler's "
-          "own (module \"(GradScaler)\": the fp64 reciprocal of its scale).");
+          "explicit cast: a conversion your code asked for (.to(), .half(), .float(), "
+          "custom_fwd(cast_inputs=...), and the gradient's cast back), or GradScaler's own "
+          "(module \"(GradScaler)\": the fp64 reciprocal of its scale).");
     case OpCategory::kAutocastCast:
       return QStringLiteral(
           "autocast cast: a conversion autocast inserted before an op — the cast tax.");
