@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "profiler/display_colors.h"
 #include "profiler/report/html_sections.h"
 #include "profiler/report/report_format.h"
 #include "profiler/report/svg_chart.h"
@@ -11,13 +12,10 @@
 namespace ampscope::profiler::report_detail {
 namespace {
 
-// The GUI's colours (ui/models/formatting.cpp, variantColor), so a reader who knows
-// the app reads the report's charts at a glance.
+// The GUI's colours (profiler/display_colors.h), so a reader who knows the app reads the
+// report's charts at a glance.
 std::string variant_color(const std::string& variant, size_t index) {
-  if (variant == "fp32") return "#6b7a90";
-  if (variant == "tf32") return "#8e5cc9";
-  if (variant == "fp16") return "#e07b28";
-  if (variant == "bf16") return "#2e9e5b";
+  if (const uint32_t rgb = profiler::variant_color(variant); rgb != 0) return svg::css_color(rgb);
   return svg::palette()[index % svg::palette().size()];
 }
 

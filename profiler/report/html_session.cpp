@@ -6,6 +6,7 @@
 #include <map>
 
 #include "profiler/analysis/loss_scale_window.h"
+#include "profiler/display_colors.h"
 #include "profiler/report/html_sections.h"
 #include "profiler/report/report_format.h"
 #include "profiler/report/svg_chart.h"
@@ -518,9 +519,6 @@ std::string ops_html(const ReportData& d) {
                    "stays unchanged.");
   std::vector<std::vector<std::string>> rows;
   std::vector<svg::Bar> bars;
-  auto category_color = [](OpCategory c) {
-    return svg::palette()[static_cast<size_t>(c) % svg::palette().size()];
-  };
   auto totals = d.category_totals;
   std::stable_sort(totals.begin(), totals.end(), [&](const auto& a, const auto& b) {
     return (gpu ? a.gpu_time_ns : a.cpu_time_ns) > (gpu ? b.gpu_time_ns : b.cpu_time_ns);
@@ -536,7 +534,7 @@ std::string ops_html(const ReportData& d) {
          escape(
              ns_as_ms(static_cast<double>(gpu ? t.cast_gpu_time_ns : t.cast_cpu_time_ns) / per))});
     bars.push_back({std::string(to_string(t.category)), (gpu ? g : cpu) / per / 1e6,
-                    category_color(t.category)});
+                    svg::css_color(category_color(t.category))});
   }
   s += "<h3>Time by what autocast did</h3>";
   const std::vector<std::string> no_gpu_columns =

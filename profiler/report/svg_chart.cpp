@@ -182,6 +182,13 @@ const std::vector<std::string>& palette() {
   return colors;
 }
 
+std::string css_color(uint32_t rgb) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s = "#";
+  for (int shift = 20; shift >= 0; shift -= 4) s += kHex[(rgb >> shift) & 0xf];
+  return s;
+}
+
 std::vector<double> nice_ticks(double lo, double hi, int target) {
   std::vector<double> ticks;
   if (!std::isfinite(lo) || !std::isfinite(hi) || target < 1) return ticks;

@@ -13,6 +13,8 @@ namespace ampscope::profiler::svg {
 
 // Colours of series in order, readable on light and dark backgrounds.
 const std::vector<std::string>& palette();
+// "#rrggbb" of a 0xRRGGBB colour (profiler/display_colors.h).
+std::string css_color(uint32_t rgb);
 inline constexpr const char* kMarkerColor = "#d62728";  // skipped steps and other alarms
 
 struct Series {

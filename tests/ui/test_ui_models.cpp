@@ -4,6 +4,10 @@
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 
+#include "profiler/report/html_report.h"
+#include "profiler/report/report_data.h"
+#include "tests/profiler_core/session_fixture.h"
+#include "tests/support/test_support.h"
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/ui_test_data.h"
 #include "ui/models/compiled_kernel_model.h"
@@ -438,6 +442,31 @@ TEST(CompiledKernelModel, OnAGpuSharesAreOfTheGraphsGpuTimeAndTensorCoresAreCoun
   model.setRows({graph, triton, mm});
   EXPECT_EQ(model.index(1, CompiledKernelModel::kGraphShare).data().toString(), QStringLiteral("30.0 %"));
   EXPECT_EQ(model.index(1, CompiledKernelModel::kGpuTime).data().toString(), QStringLiteral("—"));
+}
+
+// A category has one colour wherever the user meets it: the report's "Time by what autocast
+// did" bars are the GUI's colours (they were the report's own palette by enum order, so
+// "demoted" was green in the app and blue on the page).
+TEST(CategoryColors, TheReportsCategoryBarsHaveTheGuisColours) {
+  ampscope::test::ScratchDir dir;
+  const auto session = (dir / "run.ampscope").string();
+  ampscope::test::write_fixture_file(session, ampscope::test::make_fixture());
+  profiler::ReportData data = profiler::load_report(session);
+  data.category_totals.clear();
+  for (int c = 0; c < profiler::kOpCategoryCount; ++c)
+    data.category_totals.push_back({.category = static_cast<OpCategory>(c), .calls = 1, .cpu_time_ns = 1000 * (c + 1)});
+  const std::string html = profiler::render_html(data);
+  const size_t section = html.find("<h3>Time by what autocast did</h3>");
+  ASSERT_NE(section, std::string::npos);
+  const std::string chart = html.substr(html.find("<svg", section));
+  for (int c = 0; c < profiler::kOpCategoryCount; ++c) {
+    const auto category = static_cast<OpCategory>(c);
+    const std::string label = ">" + std::string(profiler::to_string(category)) + "<title>";
+    const size_t at = chart.find(label);
+    ASSERT_NE(at, std::string::npos) << label;
+    const size_t fill = chart.find("fill=\"", at);
+    EXPECT_EQ(chart.substr(fill + 6, 7), categoryColor(category).name().toStdString()) << label;
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <QStringList>
 #include <cmath>
 
+#include "profiler/display_colors.h"
 #include "profiler/number_text.h"
 
 namespace ampscope::ui {
@@ -118,35 +119,12 @@ QString phaseLabel(profiler::Phase phase) {
   return {};
 }
 
-QColor categoryColor(OpCategory category) {
-  switch (category) {
-    case OpCategory::kDemoted:
-      return QColor(0x2e, 0x9e, 0x5b);  // green: the fast path
-    case OpCategory::kKeptFp32:
-      return QColor(0x3b, 0x7d, 0xd8);  // blue: full precision
-    case OpCategory::kPromoted:
-      return QColor(0x8e, 0x5c, 0xc9);  // violet
-    case OpCategory::kUnchanged:
-      return QColor(0x8a, 0x8f, 0x98);  // grey
-    case OpCategory::kExplicitCast:
-      return QColor(0xd9, 0x8c, 0x1f);  // amber
-    case OpCategory::kAutocastCast:
-      return QColor(0xd6, 0x45, 0x45);  // red: overhead
-    case OpCategory::kPromotionCast:
-      return QColor(0xc2, 0x5b, 0x9a);  // rose: overhead, the promotion's
-    case OpCategory::kAutocastOff:
-      return QColor(0x1f, 0x9b, 0xb0);  // teal: full precision, the script's choice
-  }
-  return Qt::gray;
-}
+// profiler/display_colors.h: the HTML report's colours too.
+QColor categoryColor(OpCategory category) { return QColor::fromRgb(0xff000000u | profiler::category_color(category)); }
 
-// Same colours as the HTML report's charts (profiler/report/html_comparison.cpp).
 QColor variantColor(const std::string& variant) {
-  if (variant == "fp32") return QColor(0x6b, 0x7a, 0x90);  // slate: the baseline
-  if (variant == "tf32") return QColor(0x8e, 0x5c, 0xc9);  // violet
-  if (variant == "fp16") return QColor(0xe0, 0x7b, 0x28);  // orange
-  if (variant == "bf16") return QColor(0x2e, 0x9e, 0x5b);  // green
-  return QColor(0x3b, 0x7d, 0xd8);
+  const uint32_t rgb = profiler::variant_color(variant);
+  return rgb != 0 ? QColor::fromRgb(0xff000000u | rgb) : QColor(0x3b, 0x7d, 0xd8);
 }
 
 QString variantDescription(const QString& variant) {
