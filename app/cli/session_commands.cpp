@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -34,6 +35,16 @@ std::string strip_extension(const std::string& path) {
   const auto dot = path.rfind('.');
   const auto slash = path.rfind('/');
   return dot == std::string::npos || (slash != std::string::npos && dot < slash) ? path : path.substr(0, dot);
+}
+
+// The CSV tables' prefix: --out as given, less a ".csv" a user types out of habit (run.csv:
+// run.ops.csv, not run.csv.ops.csv); in a directory, the session's name; next to the session.
+std::string csv_prefix(const std::string& out, const std::string& session) {
+  if (out.empty()) return strip_extension(session);
+  if (out.back() == '/' || std::filesystem::is_directory(out))
+    return (std::filesystem::path(out) / std::filesystem::path(strip_extension(session)).filename()).string();
+  if (out.ends_with(".csv")) return out.substr(0, out.size() - 4);
+  return out;
 }
 
 std::string ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
@@ -101,7 +112,8 @@ ExportCommand::ExportCommand(CLI::App& parent) {
   command_->add_option("--format,-f", format_, "chrome | csv | json | tensorboard")
       ->check(CLI::IsMember({"chrome", "csv", "json", "tensorboard"}))->capture_default_str();
   command_->add_option("--out,-o", out_,
-                       "Output file (csv: a prefix for <prefix>.ops.csv, .kernels.csv, .steps.csv, .gradients.csv; "
+                       "Output file (csv: a prefix for <prefix>.ops.csv, .kernels.csv, .steps.csv, .gradients.csv, "
+                       "or a directory; "
                        "tensorboard: a log directory); default: next to the session");
   command_->add_flag("--force", force_, "Overwrite the output files if they exist");
   command_->add_option("--first-step", first_step_, "chrome: the first step to include (0 = all)");
@@ -116,7 +128,9 @@ void warn_if_incomplete(const std::string& session, const profiler::RecordingHea
 int ExportCommand::run() {
   if (first_step_ > 0 && last_step_ > 0 && first_step_ > last_step_)
     throw engine::ConfigError(fmt::format("--first-step {} is after --last-step {}; swap them", first_step_, last_step_));
-  const std::string base = out_.empty() ? strip_extension(session_) : out_;
+  const std::string base = format_ == "csv"  ? csv_prefix(out_, session_)
+                           : out_.empty()      ? strip_extension(session_)
+                                               : out_;
   // Checked before the session is opened: see profiler::is_live_session.
   const std::string out_flag = out_.empty() ? "the output next to the session" : "--out";
   if (format_ == "tensorboard") {

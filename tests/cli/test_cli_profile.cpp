@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -210,6 +211,16 @@ TEST_F(ProfiledGptSession, CsvAndJsonExports) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(read(prefix.string() + ".ops.csv").find("aten::linear"), std::string::npos);
   EXPECT_FALSE(read(prefix.string() + ".steps.csv").empty());
+  // "-o run.csv" names the prefix "run", and a directory takes the tables named after the session.
+  r = ampscope(fmt::format("export '{}' --format csv -o '{}'", session().string(), (*dir_ / "run.csv").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(*dir_ / "run.ops.csv")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "run.csv.ops.csv"));
+  const auto tables = *dir_ / "tables";
+  std::filesystem::create_directory(tables);
+  r = ampscope(fmt::format("export '{}' --format csv -o '{}'", session().string(), tables.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(tables / (session().stem().string() + ".gradients.csv"))) << r.output;
   const auto summary = *dir_ / "summary.json";
   r = ampscope(fmt::format("export '{}' --format json -o '{}'", session().string(), summary.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
