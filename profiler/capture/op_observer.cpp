@@ -107,6 +107,7 @@ struct OpenOp {
   bool internal_cast = false, node_of_internal_cast = false;
   uint32_t modules_open = 0;           // the thread's module scopes open when it was entered
   bool holds_autocast_cast = false;    // a custom Function's forward in which autocast cast something
+  bool origin_taken = false;           // an engine scope given its node's module and cast context
 };
 
 // What a user scope on the stack was, so its exit undoes the right thing.
@@ -448,9 +449,12 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
     r.parent_id = parent->raw.id;
     // An op's inner ops are its module's; but a container's (a custom Function's forward, a
     // backward node) run modules of their own: a checkpointed block's layers, and their
-    // recomputation inside the checkpoint's backward node.
-    r.module = parent->raw.autograd_node && ts.modules.size() > parent->modules_open ? ts.modules.back()
-                                                                                     : parent->raw.module;
+    // recomputation inside the checkpoint's backward node, or (use_reentrant=False) inside the
+    // first backward node that needs a saved tensor. That is forward code: none of the node's
+    // gradient work (an RMS norm's .float() recomputed in a promoted mul's node is the code's).
+    const bool module_inside = parent->raw.autograd_node && ts.modules.size() > parent->modules_open;
+    const bool node_work = parent->is_backward_node && !module_inside;
+    r.module = module_inside ? ts.modules.back() : parent->raw.module;
     r.phase = parent->raw.phase;
     r.forward_op_id = parent->raw.forward_op_id;
     // Autocast casts the inputs of the ops on its lists (its kernel runs before theirs). A cast
@@ -464,11 +468,12 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
     op.internal_cast = op.is_cast && !parent->is_cast && !parent->raw.autograd_node &&
                        !r.parent_entered_under_autocast && !parent->raw.inside_cast;
     r.inside_cast = parent->raw.inside_cast || parent->is_cast || op.internal_cast ||
-                    (parent->is_backward_node && parent->node_of_internal_cast);
+                    (node_work && parent->node_of_internal_cast);
     // The innermost backward node around the op decides.
-    r.backward_of_autocast_cast =
-        parent->is_backward_node ? parent->node_of_autocast_cast : parent->raw.backward_of_autocast_cast;
-    r.backward_of_promotion = parent->is_backward_node ? parent->node_of_promotion : parent->raw.backward_of_promotion;
+    r.backward_of_autocast_cast = parent->is_backward_node ? node_work && parent->node_of_autocast_cast
+                                                           : parent->raw.backward_of_autocast_cast;
+    r.backward_of_promotion =
+        parent->is_backward_node ? node_work && parent->node_of_promotion : parent->raw.backward_of_promotion;
   } else {
     r.module = ts.modules.empty() ? 0 : ts.modules.back();
     r.phase = ts.phases.empty() ? Phase::kOther : ts.phases.back();
@@ -493,7 +498,10 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
       // the promotion's when X promoted mixed inputs (the fp16 input of fp32 + fp16 gets its
       // gradient cast back to fp16); the code's otherwise (a custom Function's fp16 input,
       // cast to fp32 in its forward by custom_fwd(cast_inputs=...)).
-      if (parent != nullptr && parent->is_backward_node && parent->raw.module == 0 && parent->raw.sequence_nr < 0) {
+      // Once, for X: the scope took its parent's module when X runs in a backward nested in a
+      // node (checkpoint(use_reentrant=True)'s runs the block's nodes inside its own).
+      if (parent != nullptr && parent->is_backward_node && !parent->origin_taken && parent->raw.sequence_nr < 0) {
+        parent->origin_taken = true;
         parent->raw.module = origin->module;
         parent->node_of_autocast_cast = origin->autocast_cast || origin->holds_autocast_cast;
         parent->node_of_promotion = origin->promoted;

@@ -445,50 +445,67 @@ for i in range(2):
 
 TEST_F(PythonRun, ACheckpointedBlocksLayersAreRowsOfTheirOwnInTheirModule) {
   // checkpoint(use_reentrant=True) runs the block inside a custom autograd Function, and
-  // again inside that Function's backward node; use_reentrant=False (PyTorch's advice)
-  // recomputes it inside whichever backward node first needs a saved tensor. Each time
-  // its Linear is block.0's, demoted by autocast like the Linears around it, and its RMS
-  // norm's casts to fp32 and back (Llama's) are the code's, as they are without checkpoint.
+  // again inside that Function's backward node, whose backward runs the block's nodes;
+  // use_reentrant=False (PyTorch's advice) recomputes it inside whichever backward node first
+  // needs a saved tensor. Called from a submodule, as HF's decoder stacks call it. Each time
+  // its Linear is body.block.lin's, demoted by autocast like the Linears around it; its RMS
+  // norm's casts to fp32 and back (Llama's) are the code's, as they are without checkpoint,
+  // and the gradients of its promoted ops' fp16 inputs cast back are the promotions'.
   for (const char* reentrant : {"True", "False"}) {
     SCOPED_TRACE(std::string("use_reentrant=") + reentrant);
     const auto r = run(loop_script("", 3, fmt::format(R"(from torch.utils.checkpoint import checkpoint
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.inp = nn.Linear(8, 16)
-        self.block = nn.Sequential(nn.Linear(16, 16), RMSNorm())
-        self.out = nn.Linear(16, 2)
-    def forward(self, x):
-        return self.out(checkpoint(self.block, self.inp(x), use_reentrant={}))
 class RMSNorm(nn.Module):
     def forward(self, x):
         h = x.to(torch.float32)
         return (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin, self.norm, self.scale = nn.Linear(16, 16), RMSNorm(), nn.Parameter(torch.ones(16))
+    def forward(self, x):
+        h = self.lin(x)
+        return self.norm(h) + self.scale * h
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+    def forward(self, x):
+        return checkpoint(self.block, x, use_reentrant={})
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp, self.body, self.out = nn.Linear(8, 16), Body(), nn.Linear(16, 2)
+    def forward(self, x):
+        return self.out(self.body(self.inp(x)))
 model = Net())",
                                                       reentrant)),
                        "--force");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::map<std::pair<std::string, Phase>, OpCategory> linears;  // (module, phase) -> category
-    std::map<Phase, std::set<OpCategory>> norm_casts;
+    std::map<std::pair<std::string, Phase>, std::set<OpCategory>> block_casts;
     bool checkpoint_row = false;
     for (const auto& op : SessionReader::open(session().string()).op_stats()) {
       if (!op.top_level) continue;
       checkpoint_row |= op.name == "CheckpointFunction";
       if (op.name == "aten::linear") linears[{op.module, op.phase}] = op.category;
-      if (op.name == "aten::to" && op.module == "block.1" && op.input_dtypes.front() != op.output_dtypes.front())
-        norm_casts[op.phase].insert(op.category);
+      if (op.name == "aten::to" && op.module.starts_with("body") && op.input_dtypes.front() != op.output_dtypes.front())
+        block_casts[{op.module, op.phase}].insert(op.category);
     }
-    // Forward; backward: the recomputed forward's casts, and the gradients' casts back.
-    const std::map<Phase, std::set<OpCategory>> code_casts{{Phase::kForward, {OpCategory::kExplicitCast}},
-                                                           {Phase::kBackward, {OpCategory::kExplicitCast}}};
-    EXPECT_EQ(norm_casts, code_casts);
     EXPECT_FALSE(checkpoint_row);
     const std::map<std::pair<std::string, Phase>, OpCategory> expected{
         {{"inp", Phase::kForward}, OpCategory::kDemoted},
-        {{"block.0", Phase::kForward}, OpCategory::kDemoted},
-        {{"block.0", Phase::kBackward}, OpCategory::kDemoted},  // recomputed
+        {{"body.block.lin", Phase::kForward}, OpCategory::kDemoted},
+        {{"body.block.lin", Phase::kBackward}, OpCategory::kDemoted},  // recomputed
         {{"out", Phase::kForward}, OpCategory::kDemoted}};
     EXPECT_EQ(linears, expected);
+    // The backward's: the recomputed forward's, the gradients' casts back (the Linear's weight
+    // and bias gradients back to fp32: autocast's casts' other half).
+    const std::map<std::pair<std::string, Phase>, std::set<OpCategory>> expected_casts{
+        {{"body.block.norm", Phase::kForward}, {OpCategory::kExplicitCast}},
+        {{"body.block.norm", Phase::kBackward}, {OpCategory::kExplicitCast}},
+        {{"body.block", Phase::kBackward}, {OpCategory::kPromotionCast}},
+        {{"body.block.lin", Phase::kBackward}, {OpCategory::kAutocastCast}}};
+    EXPECT_EQ(block_casts, expected_casts);
   }
 }
 
