@@ -18,6 +18,7 @@
 #include "ui/models/readiness_model.h"
 #include "ui/models/run_series.h"
 #include "ui/models/table_filter_proxy.h"
+#include "ui/widgets/category_strip.h"
 
 namespace ampscope::ui {
 namespace {
@@ -319,6 +320,17 @@ TEST(CategoryTotals, SplitsTimeByCategoryAndPrecision) {
   EXPECT_TRUE(top.top_level_only);
   EXPECT_EQ(time_of(top, OpCategory::kAutocastCast), 0);
   EXPECT_EQ(top.total_ns, t.total_ns - 700'000);
+
+  // By phase, the same rows' GPU time: on the strip's second line, as in the report's "Time by phase".
+  int64_t phases = 0;
+  for (const auto& [phase, ns] : top.phase_ns) phases += ns;
+  EXPECT_EQ(phases, top.total_ns);
+  CategoryStrip strip;
+  strip.setTotals(top);
+  EXPECT_TRUE(strip.summaryText().endsWith(
+      QStringLiteral("\ncomputed in bf16 84 % · fp16 0 % · fp32 16 % — by phase: forward 54 % · backward 39 % · "
+                     "optimizer 7 % · other 0 %")))
+      << strip.summaryText().toStdString();
 }
 
 TEST(RunSeries, SmoothsTheLossAndCollectsSkippedSteps) {

@@ -225,6 +225,8 @@ CategoryTotals summarizeByCategory(const std::vector<profiler::OpStats>& rows,
     else
       totals.other_ns += t;
   }
+  for (const profiler::PhaseTotals& p : profiler::phase_totals(rows))
+    totals.phase_ns.emplace_back(p.phase, totals.gpu ? p.gpu_time_ns : p.cpu_time_ns);
   return totals;
 }
 

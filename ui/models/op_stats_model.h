@@ -4,6 +4,7 @@
 // when the row keys did not change the update is a dataChanged, so selection and
 // scroll position survive the 30 Hz refresh.
 #include <QAbstractTableModel>
+#include <utility>
 #include <vector>
 
 #include "profiler/records.h"
@@ -53,6 +54,9 @@ struct CategoryTotals {
   bool gpu = false;                                             // the figures are GPU time
   int64_t fp32_ns = 0, fp16_ns = 0, bf16_ns = 0, other_ns = 0;  // by output dtype
   bool top_level_only = false;  // summed over top-level rows, so every ns counts once
+  // Time per phase (profiler::phase_totals: the same rows, compiling in none), GPU time when
+  // `gpu`; in Phase order, phases without calls left out.
+  std::vector<std::pair<profiler::Phase, int64_t>> phase_ns;
 };
 // Rows are inclusive, so summing all of them counts nested ops twice; when the
 // profiler marks top-level rows (OpStats::top_level) only those are summed.

@@ -22,7 +22,7 @@ CategoryStrip::CategoryStrip(QWidget* parent) : QWidget(parent) {
   setToolTip(tips.join(QLatin1Char('\n')));
 }
 
-QSize CategoryStrip::sizeHint() const { return {400, fontMetrics().height() * 2 + 16}; }
+QSize CategoryStrip::sizeHint() const { return {400, fontMetrics().height() * 3 + 18}; }
 
 void CategoryStrip::setTotals(const CategoryTotals& totals) {
   totals_ = totals;
@@ -39,11 +39,17 @@ void CategoryStrip::setTotals(const CategoryTotals& totals) {
   if (totals.fp32_ns > 0)
     precisions << QStringLiteral("fp32 ") + share(totals.fp32_ns, totals.total_ns);
   if (totals.other_ns > 0) precisions << tr("other ") + share(totals.other_ns, totals.total_ns);
-  text_ = tr("%1 time %2 (%3) — %4 — computed in %5")
+  text_ = tr("%1 time %2 (%3) — %4")
               .arg(totals.gpu ? tr("GPU") : tr("CPU"), formatDuration(totals.total_ns),
-                   totals.top_level_only ? tr("top-level ops")
-                                         : tr("inclusive, nested ops count twice"),
-                   parts.join(QStringLiteral(" · ")), precisions.join(QStringLiteral(" · ")));
+                   totals.top_level_only ? tr("top-level ops") : tr("inclusive, nested ops count twice"),
+                   parts.join(QStringLiteral(" · ")));
+  int64_t phases_ns = 0;
+  for (const auto& [phase, ns] : totals.phase_ns) phases_ns += ns;
+  QStringList phases;
+  for (const auto& [phase, ns] : totals.phase_ns)
+    if (ns > 0) phases << phaseLabel(phase) + QLatin1Char(' ') + share(ns, phases_ns);
+  second_line_ = tr("computed in %1").arg(precisions.join(QStringLiteral(" · ")));
+  if (!phases.isEmpty()) second_line_ += tr(" — by phase: %1").arg(phases.join(QStringLiteral(" · ")));
   update();
 }
 
@@ -71,6 +77,10 @@ void CategoryStrip::paintEvent(QPaintEvent*) {
   p.drawText(text_rect, Qt::AlignLeft | Qt::AlignVCenter,
              fontMetrics().elidedText(text_.isEmpty() ? tr("no op time recorded yet") : text_,
                                       Qt::ElideRight, text_rect.width()));
+  if (text_.isEmpty()) return;
+  const QRect second_rect = text_rect.translated(0, text_rect.height());
+  p.drawText(second_rect, Qt::AlignLeft | Qt::AlignVCenter,
+             fontMetrics().elidedText(second_line_, Qt::ElideRight, second_rect.width()));
 }
 
 }  // namespace ampscope::ui

@@ -1,6 +1,6 @@
 #pragma once
-// A one-line summary of where op time went: a stacked bar by autocast category
-// and a legend with each category's and each compute precision's share.
+// A summary of where op time went: a stacked bar by autocast category, a line with each
+// category's share, and one with each compute precision's and each phase's.
 #include <QWidget>
 
 #include "ui/models/op_stats_model.h"
@@ -12,7 +12,8 @@ class CategoryStrip : public QWidget {
  public:
   explicit CategoryStrip(QWidget* parent = nullptr);
   void setTotals(const CategoryTotals& totals);
-  QString summaryText() const { return text_; }
+  // Both lines, one under the other.
+  QString summaryText() const { return text_ + QLatin1Char('\n') + second_line_; }
   QSize sizeHint() const override;
 
  protected:
@@ -20,7 +21,7 @@ class CategoryStrip : public QWidget {
 
  private:
   CategoryTotals totals_;
-  QString text_;
+  QString text_, second_line_;
 };
 
 }  // namespace ampscope::ui
