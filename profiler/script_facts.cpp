@@ -1,5 +1,8 @@
 #include "profiler/script_facts.h"
 
+#include <cstdint>
+#include <exception>
+
 #include "profiler/session_meta_keys.h"
 
 namespace ampscope::profiler {
@@ -8,6 +11,43 @@ namespace {
 std::string value_of(const std::map<std::string, std::string>& meta, const char* key) {
   const auto it = meta.find(key);
   return it == meta.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+std::string reduced_parameters(const std::string& dtypes) {
+  int64_t total = 0, bf16 = 0, fp16 = 0;
+  for (size_t at = 0; at < dtypes.size();) {
+    size_t end = dtypes.find(',', at);
+    if (end == std::string::npos) end = dtypes.size();
+    const std::string entry = dtypes.substr(at, end - at);
+    at = end + 1;
+    const size_t colon = entry.rfind(':');
+    if (colon == std::string::npos) continue;
+    int64_t n = 0;
+    try {
+      n = std::stoll(entry.substr(colon + 1));
+    } catch (const std::exception&) {
+      continue;
+    }
+    total += n;
+    const std::string dtype = entry.substr(0, colon);
+    if (dtype == "bfloat16") bf16 += n;
+    if (dtype == "float16") fp16 += n;
+  }
+  return 2 * bf16 > total ? "bf16" : 2 * fp16 > total ? "fp16" : "";
+}
+
+namespace {
+
+std::string precision_text(const ScriptFacts& f) {
+  const std::string& reduced = f.reduced_parameters;
+  if (f.precision == "fp32")
+    return reduced.empty() ? "fp32 (no autocast region seen)"
+                           : reduced + " parameters, no autocast (the model itself is " + reduced +
+                                 ": no fp32 master weights)";
+  return f.precision + " autocast" +
+         (reduced.empty() ? "" : ", on " + reduced + " parameters (no fp32 master weights)");
 }
 
 }  // namespace
@@ -26,6 +66,7 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.model = value_of(meta, meta_key::kModel);
   f.precision = value_of(meta, meta_key::kPrecision);
   if (f.precision.empty()) f.precision = "fp32";
+  f.reduced_parameters = reduced_parameters(value_of(meta, meta_key::kParameterDtypes));
   f.scaler = value_of(meta, meta_key::kScalerEnabled) == "true";
   f.optimizers = value_of(meta, meta_key::kOptimizers);
   f.device = value_of(meta, meta_key::kDevice);
@@ -40,7 +81,7 @@ std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& f)
   return {{"script", f.script.empty() ? "?" : f.script},
           {"arguments", f.arguments.empty() ? "none" : f.arguments},
           {"model", f.model.empty() ? "none seen" : f.model},
-          {"precision", f.precision == "fp32" ? "fp32 (no autocast region seen)" : f.precision + " autocast"},
+          {"precision", precision_text(f)},
           {"loss scaler", f.scaler ? "torch.amp.GradScaler" : "none seen"},
           {"optimizers", f.optimizers.empty() ? "none seen" : f.optimizers},
           {"device", f.device.empty() ? "?" : f.device},

@@ -17,6 +17,9 @@ struct ScriptFacts {
   std::string arguments;   // what followed it (shell-quoted), "" for none
   std::string model;       // "python train.py: Net (12,345 parameters)"
   std::string precision;   // what the script's autocast regions asked for: "fp16", "bf16", "fp32" (none)
+  // "bf16" or "fp16" when most of the models' parameters are in it (model.half(), .bfloat16():
+  // no fp32 master weights, the optimizer updates them in that precision); "" otherwise.
+  std::string reduced_parameters;
   bool scaler = false;     // an enabled GradScaler scaled a loss
   std::string optimizers;  // "SGD, Adam", in the order first stepped; "" when none was seen
   std::string device;
@@ -25,10 +28,15 @@ struct ScriptFacts {
   bool grad_norm_measured = false;
 };
 
+// "bf16"/"fp16" when that dtype holds more than half of a parameter_dtypes meta value
+// ("bfloat16:9866,float32:10"); "" otherwise.
+std::string reduced_parameters(const std::string& parameter_dtypes);
+
 // nullopt unless the session was captured from a Python script (meta kind = "python").
 std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>& meta);
 
-// Label and value rows, in display order: script, arguments, model, precision,
+// Label and value rows, in display order: script, arguments, model, precision (and the
+// parameters' precision when it is reduced),
 // loss scaler, optimizers, device, gradient norm.
 std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& facts);
 

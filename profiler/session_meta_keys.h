@@ -22,6 +22,8 @@ inline constexpr const char* kModel = "model";
 inline constexpr const char* kData = "data";
 inline constexpr const char* kPrecision = "precision";
 inline constexpr const char* kParameterCount = "parameter_count";
+// A Python session's parameters by dtype, most first: "bfloat16:9866,float32:10".
+inline constexpr const char* kParameterDtypes = "parameter_dtypes";
 inline constexpr const char* kScalerEnabled = "scaler_enabled";
 inline constexpr const char* kTorchVersion = "torch_version";
 inline constexpr const char* kGpuTracing = "gpu_tracing";

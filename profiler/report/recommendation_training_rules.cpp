@@ -5,6 +5,7 @@
 
 #include "profiler/report/recommendation_rules.h"
 #include "profiler/report/recommendation_text.h"
+#include "profiler/script_facts.h"
 #include "profiler/store/session_view.h"
 
 namespace ampscope::profiler::report_rules {
@@ -299,9 +300,39 @@ void scheduler_steps_after_skipped(const RecommendationInput& in, std::vector<Fi
   }
 }
 
+// model.bfloat16() / .half(): the optimizer updates the reduced-precision weights themselves.
+// An update below half a unit in the last place of a weight (2^-9 to 2^-8 of it in bf16,
+// 2^-12 to 2^-11 in fp16: 8 and 11 significant bits) rounds away, and Adam's moments live in that precision too. AMP keeps fp32 master
+// weights (../shared/seeds: "Master weights are maintained in FP32"); autocast gives the
+// forward its reduced precision.
+void no_master_weights(const RecommendationInput& in, std::vector<Finding>& out) {
+  const std::string reduced = reduced_parameters(in.parameter_dtypes);
+  if (reduced.empty()) return;
+  const bool fp16 = reduced == "fp16";
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "no_master_weights";
+  r.severity = Severity::kWarning;
+  r.title = "The model's parameters are " + reduced + ": no fp32 master weights";
+  r.detail = "Most of the model's parameters are " + std::string(fp16 ? "float16" : "bfloat16") +
+             " (model." + (fp16 ? "half()" : "bfloat16()") + " or .to()), so the optimizer updates them in " +
+             reduced + " and keeps its state (Adam's moments) in " + reduced +
+             ": an update smaller than half a unit in the last place of a weight (" + (fp16 ? "2^-12 to 2^-11" : "2^-9 to 2^-8") +
+             " of it) rounds away, and small learning rates stop training long before fp32 would. Mixed "
+             "precision keeps the parameters in fp32 and runs the forward pass under torch.autocast(dtype=torch." +
+             (fp16 ? "float16), with a GradScaler" : "bfloat16)") +
+             ", which computes the ops on its lists in " + reduced + " from fp32 master weights.";
+  std::string dtypes = in.parameter_dtypes;
+  std::replace(dtypes.begin(), dtypes.end(), ':', ' ');
+  r.evidence.push_back("parameters by dtype (elements): " + dtypes);
+  f.impact = 1.0;
+  out.push_back(std::move(f));
+}
+
 }  // namespace
 
 void add_training_findings(const RecommendationInput& input, std::vector<Finding>& out) {
+  no_master_weights(input, out);
   const std::vector<StepRecord> steps = sorted_steps(input);
   frequent_skipped_steps(input, steps, out);
   loss_scale_stuck_low(input, steps, out);

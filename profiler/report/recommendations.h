@@ -18,7 +18,7 @@ enum class Severity { kInfo, kWarning };
 struct Recommendation {
   // Stable ids: gemm_dims_not_multiple_of_8, eligible_not_on_tensor_cores,
   // high_cast_tax, kept_fp32_share, autocast_off_share, frequent_skipped_steps, loss_scale_stuck_low,
-  // fp16_gradient_underflow, no_autocast_effect, scheduler_steps_after_skipped.
+  // fp16_gradient_underflow, no_autocast_effect, scheduler_steps_after_skipped, no_master_weights.
   std::string id;
   Severity severity = Severity::kInfo;
   std::string title;                  // one line, plain words
@@ -37,6 +37,8 @@ struct RecommendationInput {
   std::vector<KernelSummary> kernels;  // top kernels (empty on CPU)
   std::vector<SchedulerSummary> schedulers;  // a Python loop's LR schedulers
   BackwardInfSummary backward_inf;           // where non-finite gradients started in backward
+  // A Python session's parameters by dtype (meta parameter_dtypes: "bfloat16:9866,float32:10"); "" unknown.
+  std::string parameter_dtypes;
 };
 
 // Warnings first, then by impact (the share of step time or of steps concerned).

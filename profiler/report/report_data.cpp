@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "profiler/report/html_sections.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/report/verdict.h"
 
 // The build writing the report; kept in step with `ampscope --version` and SessionMeta's.
@@ -24,6 +25,8 @@ RecommendationInput session_input(const ReportData& d) {
   in.kernels = d.top_kernels;
   in.schedulers = d.schedulers;
   in.backward_inf = d.backward_inf;
+  if (const auto it = d.meta_values.find(meta_key::kParameterDtypes); it != d.meta_values.end())
+    in.parameter_dtypes = it->second;
   return in;
 }
 

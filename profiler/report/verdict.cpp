@@ -7,6 +7,8 @@
 #include "profiler/analysis/loss_scale_window.h"
 #include "profiler/analysis/op_family.h"
 #include "profiler/recording_health.h"
+#include "profiler/script_facts.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/report/report_format.h"
 
 namespace ampscope::profiler {
@@ -223,8 +225,13 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
   if (const std::string lost = describe(d.health); !lost.empty()) out.push_back("Recording: " + lost + ".");
   const auto& m = d.meta;
   const std::string precision = m.precision.empty() ? "this" : m.precision;
+  // model.bfloat16() without autocast: a bf16 run whose autocast precision reads fp32.
+  const auto dtypes = d.meta_values.find(meta_key::kParameterDtypes);
+  const std::string reduced = dtypes == d.meta_values.end() ? "" : reduced_parameters(dtypes->second);
+  const bool reduced_model = m.precision == "fp32" && !reduced.empty();
   if (!d.steps.empty()) {
-    std::string s = precision + " run of " + (m.model.empty() ? "the model" : m.model) + " on " +
+    std::string s = (reduced_model ? reduced + " run (a " + reduced + " model, no autocast)" : precision + " run") +
+                    " of " + (m.model.empty() ? "the model" : m.model) + " on " +
                     (m.device_name.empty() ? m.device : m.device_name) + ": " +
                     std::to_string(d.steps.size()) + (d.steps.size() == 1 ? " step" : " steps");
     // A profiled step's time includes capture: say so, and give the unprofiled steps' time where there are any.
@@ -239,11 +246,17 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
   const auto t = shares_of(d.op_stats);
   if (t.total > 0) {
     if (t.demoted_names.empty() && t.kept_names.empty()) {
-      out.push_back("Autocast changed no op's precision" + std::string(m.precision == "fp32" ? " (an fp32 run)" : "") +
-                    autocast_costs(d.op_stats) + ".");
+      const std::string why = reduced_model ? ": the model's parameters are " + reduced + ", so its ops ran in " +
+                                                  reduced + " without it, with no fp32 master weights"
+                              : m.precision == "fp32" ? " (an fp32 run)"
+                                                      : "";
+      out.push_back("Autocast changed no op's precision" + why + autocast_costs(d.op_stats) + ".");
     } else {
-      std::string s = "Autocast ran " + ops_text(t.demoted_names) + " in " + precision + " (" +
-                      percent(t.demoted / t.total) + " of op time)";
+      std::string s = t.demoted_names.empty()
+                          ? "Autocast lowered no op to " + precision +
+                                (reduced.empty() ? "" : " (the model's parameters are " + reduced + " already)")
+                          : "Autocast ran " + ops_text(t.demoted_names) + " in " + precision + " (" +
+                                percent(t.demoted / t.total) + " of op time)";
       out.push_back(s + autocast_costs(d.op_stats) + ".");
     }
   }

@@ -245,6 +245,8 @@ class Capture:
             self._core.set_meta("precision", self._precision())
             self._core.set_meta("model", self._model_description())
             self._core.set_meta("parameter_count", str(self._parameter_count))
+            self._core.set_meta("parameter_dtypes", ",".join(
+                f"{dtype}:{n}" for dtype, n in sorted(self._parameter_dtypes.items(), key=lambda kv: -kv[1])))
             self._core.set_meta("scaler_enabled", "true" if self._scaler_seen else "false")
             self._compiled.push(self._core)
         finally:
@@ -266,6 +268,7 @@ class Capture:
         self._compiled = CompiledGraphs(self)
         self._param_names = {}   # id(parameter) -> (weakref, name)
         self._roots = []         # (name, class name, parameters) of models seen
+        self._parameter_dtypes = {}  # dtype name -> elements, of the models seen
         self._root_names = set()
         self._auto_roots = 0
         self._parameter_count = 0
@@ -366,6 +369,8 @@ class Capture:
             if known is None or known[0]() is not p or explicit:
                 self._param_names[id(p)] = (weakref.ref(p), ".".join(x for x in (name, p_name) if x))
                 count += p.numel()
+                dtype = str(p.dtype).removeprefix("torch.")
+                self._parameter_dtypes[dtype] = self._parameter_dtypes.get(dtype, 0) + p.numel()
             if not self._device_known:
                 self._device_known = True
                 device = str(p.device)

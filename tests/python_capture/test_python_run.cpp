@@ -509,6 +509,35 @@ model = Net())",
   }
 }
 
+// model.bfloat16() trains in bf16 with no autocast: the session's precision is not "fp32",
+// and under autocast the parameters' own precision is said too (no fp32 master weights).
+TEST_F(PythonRun, AModelCastToBf16IsSaidToTrainInBf16WithoutMasterWeights) {
+  const std::string script = R"(import sys, torch
+from torch import nn
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2)).to(torch.bfloat16)
+opt = torch.optim.AdamW(model.parameters(), lr=0.01)
+for i in range(2):
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=AUTOCAST):
+        loss = model(torch.randn(4, 8, dtype=torch.bfloat16)).float().pow(2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+)";
+  for (const auto& [autocast, expected] :
+       {std::pair{"False", "precision     bf16 parameters, no autocast (the model itself is bf16: no fp32 master "
+                           "weights)\n"},
+        std::pair{"True", "precision     bf16 autocast, on bf16 parameters (no fp32 master weights)\n"}}) {
+    SCOPED_TRACE(std::string("autocast ") + autocast);
+    std::string text = script;
+    text.replace(text.find("AUTOCAST"), 8, autocast);
+    const auto r = run(text, "--force");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(SessionReader::open(session().string()).meta_values().at("parameter_dtypes"), "bfloat16:178");
+    const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session().string()));
+    EXPECT_NE(summary.output.find(expected), std::string::npos) << summary.output;
+  }
+}
+
 TEST_F(PythonRun, AnotherTorchVersionIsRefusedBeforeTheModuleLoads) {
   // The built package with its recorded torch version changed, as if this torch were another.
   const std::filesystem::path package = dir_ / "pkg";

@@ -5,6 +5,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "profiler/report/report_data.h"
 #include "profiler/report/verdict.h"
@@ -186,6 +187,37 @@ TEST(Verdict, OpsWhereTheScriptTurnedAutocastOffAreSaidWithTheirShare) {
   f.op_stats.push_back(off);
   const auto v = joined(session_report(f).verdict);
   EXPECT_NE(v.find("; aten::mm, run where the code turned autocast off, took 50% of op time"), std::string::npos) << v;
+}
+
+// model.bfloat16() with no autocast region: a bf16 run (its autocast precision reads fp32), and
+// a warning that the optimizer has no fp32 master weights; an fp32 model with a few bf16
+// buffers-as-parameters is neither.
+TEST(Verdict, AModelInBf16WithoutAutocastIsABf16RunWithoutMasterWeights) {
+  for (const auto& [dtypes, reduced] : {std::pair{"bfloat16:9866,float32:10", true},
+                                        std::pair{"float32:9866,bfloat16:10", false}}) {
+    SCOPED_TRACE(dtypes);
+    Fixture f = make_fixture();
+    for (auto& r : f.op_stats) r.category = OpCategory::kUnchanged;
+    ReportData d;
+    d.path = "s.ampscope";
+    d.meta = f.meta;
+    d.meta.precision = "fp32";
+    d.meta_values["parameter_dtypes"] = dtypes;
+    d.steps = f.steps;
+    d.op_stats = f.op_stats;
+    d.profiled_steps = 4;
+    finish_report(d);
+    const auto v = joined(d.verdict);
+    EXPECT_EQ(v.starts_with("bf16 run (a bf16 model, no autocast) of "), reduced) << v;
+    EXPECT_EQ(v.find("Autocast changed no op's precision: the model's parameters are bf16, so its ops ran in bf16 "
+                     "without it, with no fp32 master weights") != std::string::npos,
+              reduced)
+        << v;
+    EXPECT_EQ(v.find("(an fp32 run)") != std::string::npos, !reduced) << v;
+    bool warned = false;
+    for (const auto& r : d.recommendations) warned |= r.id == "no_master_weights";
+    EXPECT_EQ(warned, reduced);
+  }
 }
 
 TEST(Verdict, ASkippedStepSaysWhereItsInfStartedAndWhichSchedulerRanAhead) {
