@@ -433,17 +433,16 @@ int SummaryCommand::run() {
                "   under its ops' autocast decision, not the casts fused into it; the rest of a region stays unchanged)\n",
                ms(compiled_ns), gpu ? "GPU" : "CPU");
 
+  // As the table above: over the profiled steps, so a phase's calls and time read together.
   if (const auto phases = profiler::phase_totals(rows); !phases.empty()) {
-    const double steps = static_cast<double>(std::max<int64_t>(session.profiled_steps, 1));
     int64_t phases_cpu = 0;
     for (const auto& p : phases) phases_cpu += p.cpu_time_ns;
-    fmt::print("\nTime by phase (top-level ops; CPU ms per profiled step, share{})\n", gpu ? ", GPU ms per step" : "");
+    fmt::print("\nTime by phase (top-level ops over {} profiled steps; CPU ms, share{})\n", session.profiled_steps,
+               gpu ? ", GPU ms" : "");
     for (const auto& p : phases)
-      fmt::print("  {:<16} {:>8} calls {:>11} {:>6.1f}%{}\n", profiler::to_string(p.phase), p.calls,
-                 ms(static_cast<int64_t>(static_cast<double>(p.cpu_time_ns) / steps)),
+      fmt::print("  {:<16} {:>8} calls {:>11} {:>6.1f}%{}\n", profiler::to_string(p.phase), p.calls, ms(p.cpu_time_ns),
                  phases_cpu > 0 ? 100.0 * static_cast<double>(p.cpu_time_ns) / static_cast<double>(phases_cpu) : 0.0,
-                 gpu ? fmt::format(" {:>11}", ms(static_cast<int64_t>(static_cast<double>(p.gpu_time_ns) / steps)))
-                     : "");
+                 gpu ? fmt::format(" {:>11}", ms(p.gpu_time_ns)) : "");
   }
 
   std::map<profiler::OpCategory, std::vector<const profiler::OpStats*>> by_category;

@@ -59,6 +59,33 @@ TEST_F(ProfiledGptSession, SummaryShowsTheAutocastCategories) {
   EXPECT_NE(r.output.find("cast tax CPU ms; no GPU time traced"), std::string::npos) << r.output;
 }
 
+// The category and phase tables count the same top-level calls over the same profiled steps, so
+// their calls and CPU times add up to the same totals (the phase table gave ms per step beside
+// total calls).
+TEST_F(ProfiledGptSession, SummaryCategoryAndPhaseTablesAddUpAlike) {
+  const Result r = ampscope(fmt::format("summary '{}'", session().string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto sums = [&](const std::string& heading) {
+    const size_t at = r.output.find(heading);
+    EXPECT_NE(at, std::string::npos) << heading << "\n" << r.output;
+    std::istringstream lines(r.output.substr(r.output.find('\n', at) + 1));
+    std::pair<int64_t, double> calls_and_ms{0, 0.0};
+    const std::regex row(R"(^  \S+ +(\d+) calls +([0-9.]+) )");
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, row)) break;
+      calls_and_ms.first += std::stoll(m[1]);
+      calls_and_ms.second += std::stod(m[2]);
+    }
+    return calls_and_ms;
+  };
+  const auto categories = sums("Time by what autocast did (top-level ops over 8 profiled steps");
+  const auto phases = sums("Time by phase (top-level ops over 8 profiled steps");
+  EXPECT_GT(categories.first, 0);
+  EXPECT_EQ(phases.first, categories.first);
+  EXPECT_NEAR(phases.second, categories.second, 0.01);  // each row rounded to a microsecond
+}
+
 // A session traced through CUPTI has its GPU column, in the category table and the op tables.
 TEST(SummaryOfAGpuSession, ShowsGpuTimePerCategoryAndOp) {
   ScratchDir dir;
