@@ -46,7 +46,7 @@ import torch
 
 from . import _ampscope_capture as _core
 from ._backward_origin import BackwardWatch
-from ._compiled import CompiledGraphs
+from ._compiled import CompiledGraphs, _dtype_name
 from ._recording import Quiet as _Quiet, scalar as _scalar
 from . import _schedulers
 
@@ -369,7 +369,7 @@ class Capture:
             if known is None or known[0]() is not p or explicit:
                 self._param_names[id(p)] = (weakref.ref(p), ".".join(x for x in (name, p_name) if x))
                 count += p.numel()
-                dtype = str(p.dtype).removeprefix("torch.")
+                dtype = _dtype_name(p.dtype)
                 self._parameter_dtypes[dtype] = self._parameter_dtypes.get(dtype, 0) + p.numel()
             if not self._device_known:
                 self._device_known = True

@@ -107,6 +107,7 @@ def _autocast_off_calls(mod) -> dict:
     enter = getattr(torch.amp.autocast_mode, "_enter_autocast", None)
     leave = getattr(torch.amp.autocast_mode, "_exit_autocast", None)
     off, regions = {}, []  # regions: (enter node, device type, enabled), innermost last
+    turned_off = []  # the devices the open regions turn off, as their innermost says
     for node in mod.graph.nodes:
         if node.op != "call_function":
             continue
@@ -114,11 +115,13 @@ def _autocast_off_calls(mod) -> dict:
             regions.append((node, node.args[0], bool(node.args[2])))
         elif leave is not None and node.target is leave:
             regions = [r for r in regions if r[0] not in node.args]
-        elif regions:
-            innermost = {device: enabled for _, device, enabled in regions}
-            for device, enabled in innermost.items():
-                if not enabled and isinstance(device, str) and torch.is_autocast_enabled(device):
-                    off[node.name] = device
+        else:
+            for device in turned_off:
+                off[node.name] = device
+            continue
+        innermost = {device: enabled for _, device, enabled in regions}
+        turned_off = [device for device, enabled in innermost.items()
+                      if not enabled and isinstance(device, str) and torch.is_autocast_enabled(device)]
     return off
 
 
