@@ -8,12 +8,16 @@ compiled graphs (forward and backward) and lists graph breaks and recompilations
 --graph-break prints a statistic inside forward (a .item(): dynamo splits the graph
 there); --vary-batch makes the last batch smaller, which with dynamic=False compiles
 the model again for the new shape. --validate ends with a batch under torch.no_grad,
-which AOTAutograd compiles as a graph of its own (an inference graph). --eager runs the same model and steps without
+which AOTAutograd compiles as a graph of its own (an inference graph). --checkpoint trains with
+activation checkpointing (the MLP's layers under torch.utils.checkpoint; HF's
+gradient_checkpointing_enable() for gpt2 and llama): the partitioner puts the recomputed
+forward in the backward graph, which ampscope lists in the phase "recompute". --eager runs the same model and steps without
 torch.compile: `ampscope diff eager.ampscope compiled.ampscope` then sets the two
 runs side by side (what autocast ran in which dtype, per module, and the time)."""
 import argparse
 
 import torch
+import torch.utils.checkpoint
 from torch import nn
 
 parser = argparse.ArgumentParser()
@@ -25,20 +29,26 @@ parser.add_argument("--graph-break", action="store_true")
 parser.add_argument("--vary-batch", action="store_true")
 parser.add_argument("--model", choices=["mlp", "gpt2", "llama", "resnet"], default="mlp")
 parser.add_argument("--eager", action="store_true", help="no torch.compile: the eager baseline of the same run")
+parser.add_argument("--checkpoint", action="store_true", help="activation checkpointing (not --model resnet)")
 parser.add_argument("--validate", action="store_true",
                     help="after the last step, one validation batch under torch.no_grad (its own compiled graph)")
 args = parser.parse_args()
+if args.checkpoint and args.model == "resnet":
+    parser.error("--checkpoint: the MLP, gpt2 or llama")
 
 
 class MLP(nn.Module):
-    def __init__(self, graph_break: bool):
+    def __init__(self, graph_break: bool, checkpoint: bool):
         super().__init__()
         self.layers = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 64), nn.GELU())
         self.head = nn.Linear(64, 10)
-        self.graph_break = graph_break
+        self.graph_break, self.checkpoint = graph_break, checkpoint
 
     def forward(self, x):
-        h = self.layers(x)
+        if self.checkpoint:
+            h = torch.utils.checkpoint.checkpoint(self.layers, x, use_reentrant=False)
+        else:
+            h = self.layers(x)
         if self.graph_break:
             print(f"mean activation {h.float().mean().item():.4f}")
         return self.head(h)
@@ -86,7 +96,7 @@ def build():
             return nn.functional.cross_entropy(forward(images), torch.randint(0, 10, (batch // 4,), device=device))
 
         return net, resnet_loss
-    net = MLP(args.graph_break).to(device)
+    net = MLP(args.graph_break, args.checkpoint).to(device)
 
     def mlp_loss(forward, batch):
         inputs, target = torch.randn(batch, 32, device=device), torch.randint(0, 10, (batch,), device=device)
@@ -96,6 +106,8 @@ def build():
 
 
 model, batch_loss = build()
+if args.checkpoint and args.model != "mlp":
+    model.gradient_checkpointing_enable()
 compiled = model if args.eager else torch.compile(model, backend=args.backend, dynamic=False)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 

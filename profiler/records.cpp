@@ -11,9 +11,10 @@
 namespace ampscope::profiler {
 namespace {
 
-constexpr std::array<std::pair<Phase, std::string_view>, 5> kPhases{{{Phase::kForward, "forward"},
+constexpr std::array<std::pair<Phase, std::string_view>, 6> kPhases{{{Phase::kForward, "forward"},
                                                                      {Phase::kForwardNoGrad, "forward_no_grad"},
                                                                      {Phase::kBackward, "backward"},
+                                                                     {Phase::kRecompute, "recompute"},
                                                                      {Phase::kOptimizer, "optimizer"},
                                                                      {Phase::kOther, "other"}}};
 constexpr std::array<std::pair<OpCategory, std::string_view>, 8> kCategories{
@@ -49,6 +50,19 @@ std::optional<Enum> parse(const Table& table, std::string_view text) {
 
 std::string_view to_string(Phase p) { return name_of(kPhases, p); }
 std::string_view to_string(OpCategory c) { return name_of(kCategories, c); }
+std::string_view phase_meaning(Phase p) {
+  switch (p) {
+    case Phase::kForwardNoGrad:
+      return "A forward pass without autograd (torch.no_grad, inference_mode): validation, inference or a "
+             "frozen model. No backward follows; its calls are not the training forward's.";
+    case Phase::kRecompute:
+      return "Forward code run again inside the backward by activation checkpointing (torch.utils.checkpoint, "
+             "gradient_checkpointing_enable()): the compute paid for the activations it did not keep. Its ops "
+             "repeat the forward's.";
+    default:
+      return "";
+  }
+}
 std::string_view to_string(ActivityKind k) { return name_of(kKinds, k); }
 std::string_view to_string(GradientSide s) { return name_of(kGradientSides, s); }
 std::ostream& operator<<(std::ostream& os, Phase p) { return os << to_string(p); }
@@ -284,6 +298,7 @@ std::vector<PhaseTotals> phase_totals(const std::vector<OpStats>& rows) {
     }
     if (marked && !row.top_level) continue;
     by_phase[p].calls += row.calls;
+    if (row.compiled) by_phase[p].compiled_calls += row.calls;
     by_phase[p].cpu_time_ns += row.cpu_time_ns;
     by_phase[p].gpu_time_ns += row.gpu_time_ns;
   }

@@ -31,7 +31,9 @@ using Shape = std::vector<int64_t>;
 // validation, inference, or a frozen model such as a distillation teacher. No backward
 // follows it, and its calls are not the training forward's (stored by name, so the
 // order here is free).
-enum class Phase : uint8_t { kForward, kForwardNoGrad, kBackward, kOptimizer, kOther };
+// kRecompute: forward code run again inside the backward, where activation checkpointing
+// (torch.utils.checkpoint) recomputes what it did not keep: the price of the memory it saves.
+enum class Phase : uint8_t { kForward, kForwardNoGrad, kBackward, kRecompute, kOptimizer, kOther };
 
 // What autocast did to an op call, read from its input and output dtypes.
 enum class OpCategory : uint8_t {
@@ -280,6 +282,9 @@ inline constexpr const char* kCpuMatmulOneDnn = "onednn";
 inline constexpr const char* kCpuMatmulFallback = "aten-fallback";
 
 std::string_view to_string(Phase p);
+// What a phase that is not the training step's forward, backward or optimizer means, in a
+// sentence for a table's note or tooltip (starting "A forward pass ..."); empty for those.
+std::string_view phase_meaning(Phase p);
 std::string_view to_string(OpCategory c);
 std::string_view to_string(ActivityKind k);
 std::string_view to_string(GradientSide s);  // "input" | "output" | "parameter"
@@ -422,6 +427,11 @@ struct PhaseTotals {
   int64_t calls = 0;
   int64_t cpu_time_ns = 0;
   int64_t gpu_time_ns = 0;
+  // Of calls, compiled graphs' nodes: their time is their graph's call's, in the graph's phase
+  // (a compiled recomputation's nodes are in the backward graph).
+  int64_t compiled_calls = 0;
+  // Every call a compiled node's: the phase's time is counted in another's.
+  bool timed_elsewhere() const { return calls > 0 && compiled_calls == calls; }
 };
 std::vector<PhaseTotals> phase_totals(const std::vector<OpStats>& rows);
 

@@ -439,10 +439,19 @@ int SummaryCommand::run() {
     for (const auto& p : phases) phases_cpu += p.cpu_time_ns;
     fmt::print("\nTime by phase (top-level ops over {} profiled steps; CPU ms, share{})\n", session.profiled_steps,
                gpu ? ", GPU ms" : "");
-    for (const auto& p : phases)
+    for (const auto& p : phases) {
+      if (p.timed_elsewhere()) {
+        fmt::print("  {:<16} {:>8} calls   (compiled graphs' nodes: timed in their graph's call)\n",
+                   profiler::to_string(p.phase), p.calls);
+        continue;
+      }
       fmt::print("  {:<16} {:>8} calls {:>11} {:>6.1f}%{}\n", profiler::to_string(p.phase), p.calls, ms(p.cpu_time_ns),
                  phases_cpu > 0 ? 100.0 * static_cast<double>(p.cpu_time_ns) / static_cast<double>(phases_cpu) : 0.0,
                  gpu ? fmt::format(" {:>11}", ms(p.gpu_time_ns)) : "");
+    }
+    for (const auto& p : phases)
+      if (const std::string_view meaning = profiler::phase_meaning(p.phase); !meaning.empty())
+        fmt::print("  ({}: {})\n", profiler::to_string(p.phase), meaning);
   }
 
   std::map<profiler::OpCategory, std::vector<const profiler::OpStats*>> by_category;

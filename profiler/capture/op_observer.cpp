@@ -106,6 +106,7 @@ struct OpenOp {
   // node of one: no autocast decision and no cast the code asked for.
   bool internal_cast = false, node_of_internal_cast = false;
   uint32_t modules_open = 0;           // the thread's module scopes open when it was entered
+  uint32_t phases_open = 0;            // and its phase scopes
   bool holds_autocast_cast = false;    // a custom Function's forward in which autocast cast something
   bool origin_taken = false;           // an engine scope given its node's module and cast context
 };
@@ -445,6 +446,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   r.autocast_promote_policy = ((name.flags >> kPromoteShift) & autocast_devices) != 0;
   r.autocast_turned_off = autocast_decides_on(name.flags, t_autocast_turned_off & ~autocast_devices) != 0;
   op.modules_open = static_cast<uint32_t>(ts.modules.size());
+  op.phases_open = static_cast<uint32_t>(ts.phases.size());
   if (parent != nullptr) {
     r.parent_id = parent->raw.id;
     // An op's inner ops are its module's; but a container's (a custom Function's forward, a
@@ -455,7 +457,9 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
     const bool module_inside = parent->raw.autograd_node && ts.modules.size() > parent->modules_open;
     const bool node_work = parent->is_backward_node && !module_inside;
     r.module = module_inside ? ts.modules.back() : parent->raw.module;
-    r.phase = parent->raw.phase;
+    // An op takes its parent's phase, unless a phase was opened inside the parent: a
+    // checkpointed block recomputed inside a backward node (the capture opens "recompute").
+    r.phase = ts.phases.size() > parent->phases_open ? ts.phases.back() : parent->raw.phase;
     r.forward_op_id = parent->raw.forward_op_id;
     // Autocast casts the inputs of the ops on its lists (its kernel runs before theirs). A cast
     // directly in a container (a custom Function's forward, checkpoint's) is the code's, autocast

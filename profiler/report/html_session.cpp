@@ -461,24 +461,28 @@ std::string phases_html(const ReportData& d, double per, bool gpu) {
   const std::vector<PhaseTotals> phases = phase_totals(d.op_stats);
   if (phases.empty()) return "";
   double cpu_all = 0, gpu_all = 0;
-  bool no_grad = false;
+  std::string notes;
   for (const auto& p : phases) {
     cpu_all += static_cast<double>(p.cpu_time_ns);
     gpu_all += static_cast<double>(p.gpu_time_ns);
-    no_grad = no_grad || p.phase == Phase::kForwardNoGrad;
+    if (const std::string_view meaning = phase_meaning(p.phase); !meaning.empty())
+      notes += paragraph(std::string(to_string(p.phase)) + ": " + std::string(meaning), "muted");
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : phases) {
     const auto cpu = static_cast<double>(p.cpu_time_ns), g = static_cast<double>(p.gpu_time_ns);
+    if (p.timed_elsewhere()) {
+      const std::string elsewhere = escape("in its graph's call");
+      rows.push_back({escape(std::string(to_string(p.phase))), escape(sig3(static_cast<double>(p.calls) / per)),
+                      elsewhere, "\u2013", gpu ? elsewhere : "\u2013", "\u2013"});
+      continue;
+    }
     rows.push_back({escape(std::string(to_string(p.phase))), escape(sig3(static_cast<double>(p.calls) / per)),
                     escape(ns_as_ms(cpu / per)), escape(percent(cpu_all > 0 ? cpu / cpu_all : 0)),
                     gpu ? escape(ns_as_ms(g / per)) : "\u2013",
                     gpu ? escape(percent(gpu_all > 0 ? g / gpu_all : 0)) : "\u2013"});
   }
-  std::string s = "<h3>Time by phase</h3>";
-  if (no_grad)
-    s += paragraph("forward_no_grad is a forward pass run without autograd (torch.no_grad, inference_mode): "
-                   "validation, inference, a frozen teacher; not the training forward.", "muted");
+  const std::string s = "<h3>Time by phase</h3>" + notes;
   const std::vector<std::string> no_gpu_columns =
       gpu ? std::vector<std::string>{} : std::vector<std::string>{"GPU/step", "GPU share"};
   return s + table_without({{"phase"},

@@ -116,7 +116,8 @@ void gemm_dims_not_multiple_of_8(const RecommendationInput& in, const OpTime& t,
                                  std::vector<Finding>& out) {
   std::vector<const OpStats*> rows;
   for (const OpStats& r : in.op_stats) {
-    if (r.phase == Phase::kBackward || r.phase == Phase::kOptimizer) continue;
+    // The forward's rows name the GEMM; a recomputed forward's repeat them.
+    if (r.phase == Phase::kBackward || r.phase == Phase::kRecompute || r.phase == Phase::kOptimizer) continue;
     if (is_gemm_like(r.name) && runs_in_reduced_precision(r)) rows.push_back(&r);
   }
   // The op the model called (linear, conv2d) names the dimension best; nested rows repeat it.

@@ -64,6 +64,7 @@ _PHASE_FORWARD = _core.intern_scope("ampscope.phase:forward")
 _PHASE_FORWARD_NO_GRAD = _core.intern_scope("ampscope.phase:forward_no_grad")
 _PHASE_OPTIMIZER = _core.intern_scope("ampscope.phase:optimizer")
 _PHASE_BACKWARD = _core.intern_scope("ampscope.phase:backward")
+_PHASE_RECOMPUTE = _core.intern_scope("ampscope.phase:recompute")
 # GradScaler's own ops (the loss's scaling, unscale_'s checks, update's) name it as their
 # module; the optimizer's step inside GradScaler.step names none (the empty path).
 _LOSS_SCALER = _core.intern_scope("ampscope.module:" + _core.LOSS_SCALER_MODULE)
@@ -71,6 +72,7 @@ _NO_MODULE = _core.intern_scope("ampscope.module:")
 # Per thread: a stack of the sets of device types whose autocast the script turned off inside
 # its region, and has not turned on again inside that (autocast(enabled=True) nested in it).
 _autocast_off = threading.local()
+_checkpointing = threading.local()  # depth: checkpoint's forward of its function, on this thread
 _DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 # The layers whose GEMM operands precision readiness measures (subclasses too: a
 # LoRA or quantized Linear still multiplies its input by .weight).
@@ -445,7 +447,13 @@ class Capture:
             return  # dynamo traces global hooks: compiled code gets no scopes (_compiled.py names its modules)
         stack = self._stack()
         pushed = 0
-        if not stack:  # the outermost module call: a model (or a loss module) is called
+        if not stack and _in_backward():
+            # A module called while autograd's engine runs a backward: activation checkpointing
+            # recomputing a block (torch.utils.checkpoint, HF's gradient_checkpointing_enable()).
+            # Forward code, in a phase of its own: no new step, no samples, not the forward's time.
+            _core.enter_scope(_PHASE_RECOMPUTE)
+            pushed += 1
+        elif not stack:  # the outermost module call: a model (or a loss module) is called
             if self._close_pending:
                 self._close_step()
             self._first_step_begins()
@@ -453,7 +461,7 @@ class Capture:
             if entry is None or entry[0]() is not module:
                 self._add_root(module)
             # Training samples only: a validation pass (no_grad, inference_mode) is not throughput.
-            if args and isinstance(args[0], torch.Tensor) and args[0].dim() > 0 and torch.is_grad_enabled():
+            if args and isinstance(args[0], torch.Tensor) and args[0].dim() > 0 and _training_forward():
                 self._samples[id(module)] = self._samples.get(id(module), 0) + args[0].shape[0]
             _core.enter_scope(_forward_phase())
             pushed += 1
@@ -461,7 +469,8 @@ class Capture:
         if entry is not None and entry[1] is not None and entry[0]() is module:
             _core.enter_scope(entry[1])
             pushed += 1
-            if self._readiness and (isinstance(module, _GEMM_LAYERS) or _hf_conv1d(module)):
+            if (self._readiness and (isinstance(module, _GEMM_LAYERS) or _hf_conv1d(module))
+                    and not _in_backward()):  # a recomputation's inputs are the forward's again
                 self._layer_input(module, args)  # a Conv1D's [in, out] weight was noted when mapped
         stack.append(pushed)
         if self._backward.armed:
@@ -473,7 +482,7 @@ class Capture:
         weight = getattr(module, "weight", None)
         # A training forward only: a validation pass (no_grad) is not what the GEMMs train on.
         if (isinstance(x, torch.Tensor) and x.is_floating_point() and isinstance(weight, torch.Tensor)
-                and torch.is_grad_enabled()):
+                and _training_forward()):
             self._core.layer_input(self._path_names.get(id(module), ""), x, weight)
 
     def _module_post(self, module, args, output):
@@ -676,6 +685,14 @@ class _Patches:
         self._set(torch.nn.utils, "clip_grad_norm_", _wrap_clip(torch.nn.utils.clip_grad_norm_))
         self._set(torch.nn.utils, "clip_grad_value_",
                   _wrap_in_phase(torch.nn.utils.clip_grad_value_, _PHASE_OPTIMIZER))
+        # Activation checkpointing's function, run again in the backward: the recompute phase
+        # from its first op, a checkpointed function's own ops outside any module included
+        # (DenseNet's torch.cat; modules called in the backward open it themselves).
+        import torch.utils.checkpoint as checkpoint_module
+        checkpoint_cls = checkpoint_module.CheckpointFunction
+        self._set(checkpoint_cls, "forward", _wrap_checkpoint_forward(checkpoint_cls.forward))
+        self._set(checkpoint_module, "_checkpoint_without_reentrant_generator",
+                  _wrap_checkpoint_generator(checkpoint_module._checkpoint_without_reentrant_generator))
 
     def _set(self, owner, name, value):
         self._originals.append((owner, name, owner.__dict__[name]))
@@ -782,7 +799,13 @@ def _forward_phase():
     """The phase a forward pass opens: without autograd (validation under no_grad or
     inference_mode, a frozen teacher) it is a phase of its own, so its calls are not
     counted as the training forward's."""
-    return _PHASE_FORWARD if torch.is_grad_enabled() else _PHASE_FORWARD_NO_GRAD
+    return _PHASE_FORWARD if _training_forward() else _PHASE_FORWARD_NO_GRAD
+
+
+def _training_forward():
+    """A forward with autograd on, or checkpoint(use_reentrant=True)'s, which runs the
+    training forward under no_grad (and again with autograd in the backward)."""
+    return torch.is_grad_enabled() or getattr(_checkpointing, "depth", 0) > 0
 
 
 def _wrap_autocast_enter(original):
@@ -816,7 +839,9 @@ def _wrap_autocast_enter(original):
             if precision and precision not in cap._autocast:
                 cap._autocast.append(precision)
                 cap._core.set_meta("precision", cap._precision())
-            if _core.scope_depth() == 0:
+            # Not inside the backward: custom_bwd's region, checkpoint's around its recomputation
+            # (on CUDA's autograd thread, where no scope of ours is open).
+            if _core.scope_depth() == 0 and not _in_backward():
                 opened = True
                 _core.enter_scope(_forward_phase())
                 cap._tls.forward_regions = getattr(cap._tls, "forward_regions", 0) + 1
@@ -852,6 +877,42 @@ def _wrap_backward(original):
         with _scopes(_PHASE_BACKWARD):
             return original(tensors, *args, **kwargs)
     return backward
+
+
+def _in_backward():
+    """Whether autograd's engine is running a backward on this thread (CUDA's run on its own)."""
+    return torch._C._current_graph_task_id() != -1
+
+
+def _recomputed(function):
+    """`function` as checkpoint runs it: its run inside the backward is the recompute phase."""
+    def run(*args, **kwargs):
+        if _active is None:
+            return function(*args, **kwargs)
+        if _in_backward():
+            with _scopes(_PHASE_RECOMPUTE):
+                return function(*args, **kwargs)
+        # The training forward, which use_reentrant=True runs under no_grad.
+        _checkpointing.depth = getattr(_checkpointing, "depth", 0) + 1
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _checkpointing.depth -= 1
+    return run
+
+
+def _wrap_checkpoint_forward(original):
+    """use_reentrant=True: CheckpointFunction keeps the function its backward runs again."""
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        return original(ctx, _recomputed(run_function), preserve_rng_state, *args)
+    return staticmethod(forward)
+
+
+def _wrap_checkpoint_generator(original):
+    """use_reentrant=False: the generator keeps the function its saved-tensor hook runs again."""
+    def generator(fn, *args, **kwargs):
+        return original(_recomputed(fn), *args, **kwargs)
+    return generator
 
 
 def _wrap_in_phase(original, phase):

@@ -269,7 +269,7 @@ class CompiledGraphs:
             def compile_backward(gm, example_inputs):
                 previous = _core.set_recording_enabled(False)  # lazily, inside the first backward
                 try:
-                    graph = graphs._read(gm, "backward", forward_nodes)
+                    graph = graphs._read(gm, "backward", forward_nodes, off_calls)  # its recomputed nodes'
                     with graphs._kernels.compiling(backward=True) as outputs:
                         compiled = (bw_compiler or fw_compiler)(gm, example_inputs)
                 finally:
@@ -382,7 +382,12 @@ class CompiledGraphs:
                 inside_op = is_cast and isinstance(origin, torch._ops.OpOverload) and not _core.is_cast_op(
                     origin._schema.name)
             backward_of_autocast_cast = backward_of_promotion = turned_off = False
-            if phase == "backward":
+            # A forward node the partitioner put in the backward graph, recomputed rather than
+            # saved (a checkpointed block's, or a cheap op min-cut chose): forward code, decided
+            # as in the forward, in the recompute phase as eager checkpointing's.
+            node_phase = ("recompute" if phase == "backward" and node.meta.get("partitioner_tag") == "is_forward"
+                          else phase)
+            if node_phase == "backward":
                 module, backward_of_autocast_cast, backward_of_promotion = forward_nodes.get(seq_nr, ("", False, False))
                 by_autocast = False
                 classified_inputs = inputs
@@ -402,13 +407,13 @@ class CompiledGraphs:
                 turned_off = off_device is not None and _core.autocast_decides(name, off_device)
             category = _core.classify_op(name, classified_inputs, outputs, by_autocast, backward_of_autocast_cast,
                                          inside_op, backward_of_promotion, autocast_acted, turned_off)
-            if phase != "backward" and seq_nr is not None:
+            if node_phase not in ("backward", "recompute") and seq_nr is not None:
                 # The op's first node names its module; an autocast cast or a promotion
                 # among its nodes decides what its backward's casts are.
                 known = forward_nodes.get(seq_nr)
                 first = (module, by_autocast) if known is None or by_autocast else known[:2]
                 forward_nodes[seq_nr] = (*first, category == "promoted" or (known is not None and known[2]))
-            key = (name, module, phase, category, tuple(inputs), tuple(tuple(s) for s in shapes), tuple(outputs))
+            key = (name, module, node_phase, category, tuple(inputs), tuple(tuple(s) for s in shapes), tuple(outputs))
             rows[key] = rows.get(key, 0) + 1
             nodes[node.name] = dict(node=node.name, name=name, module=module, category=category,
                                     input_dtypes=inputs, output_dtypes=outputs)

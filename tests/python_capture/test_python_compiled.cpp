@@ -140,6 +140,51 @@ TEST_F(CompiledCapture, AValidationGraphUnderNoGradIsDecidedAsTheTrainingForward
   }
 }
 
+// Activation checkpointing compiled: AOTAutograd's partitioner puts the recomputed forward
+// in the backward graph, where its Linears' addmm read "unchanged" and their weights' casts
+// as backward casts. Those nodes are forward code, decided as in the forward, in the phase
+// recompute, as the eager run of the same script has its recomputed Linears.
+TEST_F(CompiledCapture, ACheckpointedBlocksRecomputationIsDecidedAsItsForward) {
+  const auto session = run("--steps 2 --checkpoint --backend aot_eager");
+  const auto rows = compiled_rows(session);
+  std::map<std::tuple<std::string, std::string, std::vector<std::string>, std::vector<std::string>>, OpCategory>
+      forward;
+  for (const auto& r : rows)
+    if (r.phase == Phase::kForward) forward[{r.name, r.module, r.input_dtypes, r.output_dtypes}] = r.category;
+  std::set<std::string> recomputed_demoted, backward_addmm;
+  int64_t recompute_rows = 0, recompute_calls = 0;
+  for (const auto& r : rows) {
+    if (r.name == "aten::addmm" && r.phase == Phase::kBackward) backward_addmm.insert(r.module);
+    if (r.phase != Phase::kRecompute) continue;
+    ++recompute_rows;
+    recompute_calls += r.top_level ? r.calls : 0;
+    const auto same = forward.find({r.name, r.module, r.input_dtypes, r.output_dtypes});
+    ASSERT_NE(same, forward.end()) << r.name << " " << r.module << ": recomputed, so run in the forward";
+    EXPECT_EQ(r.category, same->second) << r.name << " " << r.module;
+    if (r.name == "aten::addmm" && r.category == OpCategory::kDemoted) recomputed_demoted.insert(r.module);
+  }
+  EXPECT_GT(recompute_rows, 0);
+  EXPECT_EQ(recomputed_demoted, (std::set<std::string>{"layers.0", "layers.2"}));  // the head is not checkpointed
+  EXPECT_TRUE(backward_addmm.empty()) << *backward_addmm.begin() << ": a backward computes no addmm";
+  // Its time is the backward graph's: not a recompute phase that cost nothing.
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session.string()));
+  EXPECT_NE(summary.output.find(fmt::format("  recompute        {:>8} calls   (compiled graphs' nodes: timed in their "
+                                            "graph's call)\n",
+                                            recompute_calls)),
+            std::string::npos)
+      << summary.output;
+
+  std::set<std::pair<std::string, Phase>> eager_linears;
+  for (const auto& r : SessionReader::open(run("--steps 2 --checkpoint --eager", "eager.ampscope").string()).op_stats())
+    if (r.top_level && r.name == "aten::linear" && r.category == OpCategory::kDemoted)
+      eager_linears.insert({r.module, r.phase});
+  EXPECT_EQ(eager_linears, (std::set<std::pair<std::string, Phase>>{{"layers.0", Phase::kForward},
+                                                                      {"layers.2", Phase::kForward},
+                                                                      {"head", Phase::kForward},
+                                                                      {"layers.0", Phase::kRecompute},
+                                                                      {"layers.2", Phase::kRecompute}}));
+}
+
 // Models nobody here wrote, built from configs (no downloads): a small GPT-2 from
 // transformers (Conv1D's addmm, attention's bmm) and torchvision's ResNet-18
 // (convolutions, the fc's addmm). Every GEMM and convolution dtype signature ampscope

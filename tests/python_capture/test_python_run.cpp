@@ -18,7 +18,9 @@ namespace {
 
 using ampscope::profiler::CaptureSettings;
 using ampscope::profiler::OpCategory;
+using ampscope::profiler::OpStats;
 using ampscope::profiler::Phase;
+using ampscope::profiler::PhaseTotals;
 using ampscope::profiler::SessionReader;
 using ampscope::test::ScratchDir;
 using ampscope::test::write_file;
@@ -450,7 +452,8 @@ TEST_F(PythonRun, ACheckpointedBlocksLayersAreRowsOfTheirOwnInTheirModule) {
   // needs a saved tensor. Called from a submodule, as HF's decoder stacks call it. Each time
   // its Linear is body.block.lin's, demoted by autocast like the Linears around it; its RMS
   // norm's casts to fp32 and back (Llama's) are the code's, as they are without checkpoint,
-  // and the gradients of its promoted ops' fp16 inputs cast back are the promotions'.
+  // and the gradients of its promoted ops' fp16 inputs cast back are the promotions'. The
+  // recomputation is a phase of its own: checkpointing's price, not the backward's work.
   for (const char* reentrant : {"True", "False"}) {
     SCOPED_TRACE(std::string("use_reentrant=") + reentrant);
     const auto r = run(loop_script("", 3, fmt::format(R"(from torch.utils.checkpoint import checkpoint
@@ -470,7 +473,8 @@ class Body(nn.Module):
         super().__init__()
         self.block = Block()
     def forward(self, x):
-        return checkpoint(self.block, x, use_reentrant={})
+        h = checkpoint(self.block, x, use_reentrant={0})
+        return checkpoint(lambda t: torch.tanh(t) * 2, h, use_reentrant={0})  # ops in no module of its own
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -479,29 +483,48 @@ class Net(nn.Module):
         return self.out(self.body(self.inp(x)))
 model = Net())",
                                                       reentrant)),
-                       "--force");
+                       "--force --grad-every 1 --sample-budget 0");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::map<std::pair<std::string, Phase>, OpCategory> linears;  // (module, phase) -> category
     std::map<std::pair<std::string, Phase>, std::set<OpCategory>> block_casts;
     bool checkpoint_row = false;
-    for (const auto& op : SessionReader::open(session().string()).op_stats()) {
+    std::set<Phase> tanh_phases;
+    const SessionReader reader = SessionReader::open(session().string());
+    EXPECT_EQ(reader.steps().size(), 3u);  // a recomputation is no model call of a new step
+    const std::vector<OpStats> ops = reader.op_stats();
+    std::set<Phase> phases;
+    for (const PhaseTotals& p : ampscope::profiler::phase_totals(ops)) phases.insert(p.phase);
+    EXPECT_EQ(phases, (std::set<Phase>{Phase::kForward, Phase::kBackward, Phase::kRecompute, Phase::kOptimizer}));
+    for (const auto& op : ops) {
       if (!op.top_level) continue;
       checkpoint_row |= op.name == "CheckpointFunction";
+      if (op.name == "aten::tanh" && op.module == "body") tanh_phases.insert(op.phase);
       if (op.name == "aten::linear") linears[{op.module, op.phase}] = op.category;
       if (op.name == "aten::to" && op.module.starts_with("body") && op.input_dtypes.front() != op.output_dtypes.front())
         block_casts[{op.module, op.phase}].insert(op.category);
     }
     EXPECT_FALSE(checkpoint_row);
+    EXPECT_EQ(tanh_phases, (std::set<Phase>{Phase::kForward, Phase::kRecompute}));
+    // Precision readiness reads the checkpointed Linear's operands as the others', once a
+    // sample: in the forward, which use_reentrant=True runs under no_grad, not again recomputed.
+    std::map<std::string, int64_t> input_elements;
+    for (const auto& layer : reader.readiness().layers())
+      for (const auto& t : layer.tensors)
+        if (t.role == ampscope::profiler::TensorRole::input_activation)
+          input_elements[layer.layer] = t.formats[0].elements;
+    ASSERT_GT(input_elements["inp"], 0);
+    EXPECT_EQ(input_elements["body.block.lin"], 2 * input_elements["inp"]);  // [4, 16] and [4, 8]
     const std::map<std::pair<std::string, Phase>, OpCategory> expected{
         {{"inp", Phase::kForward}, OpCategory::kDemoted},
         {{"body.block.lin", Phase::kForward}, OpCategory::kDemoted},
-        {{"body.block.lin", Phase::kBackward}, OpCategory::kDemoted},  // recomputed
+        {{"body.block.lin", Phase::kRecompute}, OpCategory::kDemoted},
         {{"out", Phase::kForward}, OpCategory::kDemoted}};
     EXPECT_EQ(linears, expected);
-    // The backward's: the recomputed forward's, the gradients' casts back (the Linear's weight
-    // and bias gradients back to fp32: autocast's casts' other half).
+    // The backward's: the gradients' casts back (the norm's the code's, the Linear's weight
+    // and bias gradients back to fp32 autocast's casts' other half).
     const std::map<std::pair<std::string, Phase>, std::set<OpCategory>> expected_casts{
         {{"body.block.norm", Phase::kForward}, {OpCategory::kExplicitCast}},
+        {{"body.block.norm", Phase::kRecompute}, {OpCategory::kExplicitCast}},
         {{"body.block.norm", Phase::kBackward}, {OpCategory::kExplicitCast}},
         {{"body.block", Phase::kBackward}, {OpCategory::kPromotionCast}},
         {{"body.block.lin", Phase::kBackward}, {OpCategory::kAutocastCast}}};

@@ -111,6 +111,8 @@ QString phaseLabel(profiler::Phase phase) {
       return QStringLiteral("forward (no grad)");
     case profiler::Phase::kBackward:
       return QStringLiteral("backward");
+    case profiler::Phase::kRecompute:
+      return QStringLiteral("recompute");
     case profiler::Phase::kOptimizer:
       return QStringLiteral("optimizer");
     case profiler::Phase::kOther:

@@ -150,10 +150,8 @@ QVariant OpStatsModel::data(const QModelIndex& index, int role) const {
         case kShapes:
           return shapesText(s.input_shapes);
         case kPhase:
-          if (s.phase == profiler::Phase::kForwardNoGrad && !s.compiled)
-            return QStringLiteral("A forward pass without autograd (torch.no_grad, inference_mode): validation,\n"
-                                  "inference or a frozen model. No backward follows; its calls are not the\n"
-                                  "training forward's.");
+          if (const std::string_view meaning = profiler::phase_meaning(s.phase); !meaning.empty() && !s.compiled)
+            return QString::fromUtf8(meaning.data(), static_cast<qsizetype>(meaning.size()));
           [[fallthrough]];
         case kCpuTime:
           if (s.compiled)
