@@ -40,6 +40,7 @@ import shlex
 import sys
 import threading
 import time
+import warnings
 import weakref
 
 import torch
@@ -77,6 +78,17 @@ _DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 # The layers whose GEMM operands precision readiness measures (subclasses too: a
 # LoRA or quantized Linear still multiplies its input by .weight).
 _GEMM_LAYERS = (torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)
+
+
+def _leading_batch(values) -> int:
+    """The batch of a model call's arguments: the leading dimension of the first tensor
+    among them (or in a dict among them, a batch as data loaders give it); 0 for none."""
+    for value in values:
+        if isinstance(value, dict):
+            value = next((v for v in value.values() if isinstance(v, torch.Tensor)), None)
+        if isinstance(value, torch.Tensor) and value.dim() > 0:
+            return value.shape[0]
+    return 0
 
 
 def _hf_conv1d(module) -> bool:
@@ -353,6 +365,7 @@ class Capture:
         self._root_names.add(name)
         if module is not inner:
             self._paths[id(module)] = (weakref.ref(module), None)
+        self._handles.append(module.register_forward_pre_hook(self._root_call, with_kwargs=True))
         for sub_name, sub in inner.named_modules():
             known = self._paths.get(id(sub))
             if known is not None and known[0]() is sub and not explicit:
@@ -461,10 +474,21 @@ class Capture:
             if entry is None or entry[0]() is not module:
                 self._add_root(module)
             # Training samples only: a validation pass (no_grad, inference_mode) is not throughput.
-            if args and isinstance(args[0], torch.Tensor) and args[0].dim() > 0 and _training_forward():
-                self._samples[id(module)] = self._samples.get(id(module), 0) + args[0].shape[0]
+            # A model called with keywords only (HF's model(input_ids=..., labels=...)) has its
+            # batch counted by its own hook (_root_call: a global hook is handed no keywords),
+            # or on its first call at the first module inside it given a tensor (the token
+            # embedding's input_ids).
+            self._tls.samples_of = None
+            if _training_forward():
+                if batch := _leading_batch(args):
+                    self._samples[id(module)] = self._samples.get(id(module), 0) + batch
+                else:
+                    self._tls.samples_of = id(module)
             _core.enter_scope(_forward_phase())
             pushed += 1
+        elif (root := getattr(self._tls, "samples_of", None)) is not None and (batch := _leading_batch(args)):
+            self._tls.samples_of = None
+            self._samples[root] = self._samples.get(root, 0) + batch
         entry = self._paths.get(id(module))
         if entry is not None and entry[1] is not None and entry[0]() is module:
             _core.enter_scope(entry[1])
@@ -476,6 +500,15 @@ class Capture:
         if self._backward.armed:
             self._backward.watch(self._check_name(module), args, is_input=True)
             self._backward.watch_parameters(module, self._checked_parameter_name)
+
+    def _root_call(self, module, args, kwargs):
+        """A model's own pre-hook, after the global one, handed its keywords: the batch of a
+        model called with keywords only, where no module inside it runs a hook (compiled)."""
+        if torch.compiler.is_compiling() or getattr(self._tls, "samples_of", None) != id(module):
+            return
+        if batch := _leading_batch(kwargs.values()):
+            self._tls.samples_of = None
+            self._samples[id(module)] = self._samples.get(id(module), 0) + batch
 
     def _layer_input(self, module, args):
         x = args[0] if args else None
@@ -668,8 +701,15 @@ class _Patches:
 
     def __init__(self):
         self._originals = []
+        self._warning_filter = None
 
     def install(self):
+        # torch.compile's wrapper warns that global module hooks (the capture's) fire for it as
+        # well as for the model inside: the capture knows (the wrapper opens no module scope).
+        if self._warning_filter is None:
+            warnings.filterwarnings("ignore", message=r"Using `torch\.compile\(module\)` when there are global hooks",
+                                    category=UserWarning)
+            self._warning_filter = warnings.filters[0]
         if self._originals:
             return
         scaler_cls = torch.amp.GradScaler
@@ -702,6 +742,9 @@ class _Patches:
         for owner, name, original in reversed(self._originals):
             setattr(owner, name, original)
         self._originals = []
+        if self._warning_filter in warnings.filters:
+            warnings.filters.remove(self._warning_filter)
+        self._warning_filter = None
 
 
 _patches = _Patches()

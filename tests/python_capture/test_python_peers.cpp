@@ -85,6 +85,10 @@ void compare_with_torch_profiler(const std::string& model, const std::set<std::s
     EXPECT_EQ(categories, std::set<OpCategory>{category}) << op << " in " << module;
   }
   EXPECT_EQ(reader.steps().size(), 2u);
+  // Throughput from the batch of 4 the model was given, by position (resnet18(x)) or by
+  // keyword (model(input_ids=x, labels=y), as HF's models are called).
+  for (const auto& s : reader.steps())
+    EXPECT_NEAR(s.samples_per_second, 4 * 1000.0 / s.step_time_ms, 1e-6 * s.samples_per_second) << "step " << s.step;
   EXPECT_FALSE(reader.latest_gradients().empty());
 
   std::map<std::string, int64_t> measured;  // layer: its weight's elements over the sampled steps
