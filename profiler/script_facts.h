@@ -17,8 +17,9 @@ struct ScriptFacts {
   std::string arguments;   // what followed it (shell-quoted), "" for none
   std::string model;       // "python train.py: Net (12,345 parameters)"
   std::string precision;   // what the script's autocast regions asked for: "fp16", "bf16", "fp32" (none)
-  // "bf16" or "fp16" when most of the models' parameters are in it (model.half(), .bfloat16():
-  // no fp32 master weights, the optimizer updates them in that precision); "" otherwise.
+  // "bf16" or "fp16" when most of the models' trained parameters are in it (model.half(),
+  // .bfloat16(): no fp32 master weights, the optimizer updates them in that precision; a
+  // frozen bf16 base under fp32 adapters is not); "" otherwise.
   std::string reduced_parameters;
   bool scaler = false;     // an enabled GradScaler scaled a loss
   std::string optimizers;  // "SGD, Adam", in the order first stepped; "" when none was seen

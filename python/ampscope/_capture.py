@@ -282,7 +282,7 @@ class Capture:
         self._compiled = CompiledGraphs(self)
         self._param_names = {}   # id(parameter) -> (weakref, name)
         self._roots = []         # (name, class name, parameters) of models seen
-        self._parameter_dtypes = {}  # dtype name -> elements, of the models seen
+        self._parameter_dtypes = {}  # dtype name -> elements, of the models' trained (requires_grad) parameters
         self._root_names = set()
         self._auto_roots = 0
         self._parameter_count = 0
@@ -384,8 +384,10 @@ class Capture:
             if known is None or known[0]() is not p or explicit:
                 self._param_names[id(p)] = (weakref.ref(p), ".".join(x for x in (name, p_name) if x))
                 count += p.numel()
-                dtype = _dtype_name(p.dtype)
-                self._parameter_dtypes[dtype] = self._parameter_dtypes.get(dtype, 0) + p.numel()
+                # The trained ones: a frozen base (LoRA's bf16 weights) has no master weights to keep.
+                if p.requires_grad:
+                    dtype = _dtype_name(p.dtype)
+                    self._parameter_dtypes[dtype] = self._parameter_dtypes.get(dtype, 0) + p.numel()
             if not self._device_known:
                 self._device_known = True
                 device = str(p.device)

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -559,6 +560,40 @@ for i in range(2):
     const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session().string()));
     EXPECT_NE(summary.output.find(expected), std::string::npos) << summary.output;
   }
+}
+
+// LoRA's shape: a frozen bf16 base, fp32 adapters trained. The optimizer updates fp32
+// weights, so there are master weights: no warning, the precision is autocast's alone.
+TEST_F(PythonRun, AFrozenBf16BaseUnderTrainedFp32AdaptersIsNoModelWithoutMasterWeights) {
+  const auto r = run(R"(import torch
+from torch import nn
+class Adapted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.base = nn.Linear(32, 32).to(torch.bfloat16).requires_grad_(False)
+        self.down, self.up = nn.Linear(32, 2, bias=False), nn.Linear(2, 32, bias=False)
+    def forward(self, x):
+        return self.base(x) + self.up(self.down(x))
+model = nn.Sequential(Adapted(), nn.ReLU(), Adapted())
+opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=0.01)
+for i in range(2):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(torch.randn(4, 32)).float().pow(2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+)",
+                     "--force");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(SessionReader::open(session().string()).meta_values().at("parameter_dtypes"), "float32:256");
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session().string()));
+  EXPECT_NE(summary.output.find("precision     bf16 autocast\n"), std::string::npos) << summary.output;
+  const auto report = dir_ / "r.html";
+  ASSERT_EQ(ampscope::test::ampscope(fmt::format("report -o '{}' '{}'", report.string(), session().string())).exit_code,
+            0);
+  std::ifstream in(report);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(html.find("master weights"), std::string::npos);
 }
 
 TEST_F(PythonRun, AnotherTorchVersionIsRefusedBeforeTheModuleLoads) {
