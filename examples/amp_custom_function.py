@@ -1,7 +1,8 @@
 """A custom autograd.Function under autocast (PyTorch's AMP examples):
 custom_fwd(cast_inputs=torch.float32) runs its forward in float32 whatever autocast
 would do (its float16 inputs are cast to float32 and autocast is off inside), and
-custom_bwd runs the backward with the forward's autocast state."""
+custom_bwd runs the backward with the forward's autocast state. --compile [BACKEND] runs the
+model under torch.compile (dynamo traces the Function into the graph)."""
 import argparse
 
 import torch
@@ -9,6 +10,7 @@ from torch import nn
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=10)
+parser.add_argument("--compile", nargs="?", const="inductor", metavar="BACKEND", help="torch.compile the model")
 args = parser.parse_args()
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -39,6 +41,7 @@ class Float32Projection(nn.Module):
 
 
 model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), Float32Projection(64, 8)).to(device)
+forward = torch.compile(model, backend=args.compile) if args.compile else model
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 scaler = torch.amp.GradScaler(device)
 loss_fn = nn.CrossEntropyLoss()
@@ -47,7 +50,7 @@ for step in range(args.steps):
     inputs, target = torch.randn(16, 32, device=device), torch.randint(0, 8, (16,), device=device)
     optimizer.zero_grad()
     with torch.autocast(device_type=device, dtype=torch.float16):
-        output = model(inputs)
+        output = forward(inputs)
         assert output.dtype == torch.float32  # the custom function ran in float32
         loss = loss_fn(output, target)
     scaler.scale(loss).backward()

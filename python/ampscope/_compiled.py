@@ -99,6 +99,11 @@ def _source_fn(node) -> str | None:
     return fn if isinstance(fn, str) else getattr(fn, "__name__", str(fn))
 
 
+def _in_autograd_function(node) -> bool:
+    """Whether dynamo traced the node inside a custom autograd.Function's forward or backward."""
+    return any(entry[0] == "autograd.function" for entry in node.meta.get("source_fn_stack") or ())
+
+
 def _autocast_off_calls(mod) -> dict:
     """Dynamo's calls (its graph's node names, which AOTAutograd's nodes name first in
     source_fn_stack) run where the compiled code turned autocast off for a device whose
@@ -253,7 +258,7 @@ class CompiledGraphs:
             # casts its backward nodes inherit (by seq_nr).
             with graphs._lock:
                 graphs._dynamo_graphs += 1
-            forward_nodes: dict[int, tuple[str, bool]] = {}
+            forward_nodes: dict[int, tuple[str, bool, bool, bool]] = {}
             forward = []  # the forward (or inference) graph, once compiled
             off_calls = _autocast_off_calls(mod)  # traced now, under the script's autocast
 
@@ -334,7 +339,7 @@ class CompiledGraphs:
 
     def _read(self, gm, phase: str, forward_nodes: dict, off_calls: dict | None = None) -> _Graph:
         """The graph's ops by signature. forward_nodes (seq_nr -> (module, autocast
-        cast, promoted)) is filled from a forward graph and read for a backward one;
+        cast, promoted, a custom autograd.Function's)) is filled from a forward graph and read for a backward one;
         off_calls (_autocast_off_calls) names the calls run with autocast turned off."""
         autocast_casts = set()  # forward cast nodes autocast inserted
         rows: dict[tuple, int] = {}
@@ -375,7 +380,13 @@ class CompiledGraphs:
             values = value if isinstance(value, (list, tuple)) else [value]
             outputs = [_dtype_name(t.dtype) for t in values if isinstance(t, torch.Tensor)]
             is_cast = _core.is_cast_op(name)
-            if numbered:
+            # A custom autograd.Function's body shares its one autograd number: a cast there is
+            # its code's (custom_fwd(cast_inputs=...)'s, a .float() in its backward), as in eager,
+            # where its forward is a container; not an op's inner step.
+            in_function = _in_autograd_function(node)
+            if in_function:
+                inside_op = False
+            elif numbered:
                 inside_op = is_cast and seq_nr is not None and inner_step(node)
             else:
                 origin = node.meta.get("original_aten")
@@ -388,14 +399,18 @@ class CompiledGraphs:
             node_phase = ("recompute" if phase == "backward" and node.meta.get("partitioner_tag") == "is_forward"
                           else phase)
             if node_phase == "backward":
-                module, backward_of_autocast_cast, backward_of_promotion = forward_nodes.get(seq_nr, ("", False, False))
+                module, backward_of_autocast_cast, backward_of_promotion, of_function = forward_nodes.get(
+                    seq_nr, ("", False, False, False))
+                # Autograd's cast of a custom Function's gradient back to its input's dtype.
+                inside_op = inside_op and not of_function
                 by_autocast = False
                 classified_inputs = inputs
                 autocast_acted = False  # a backward's mixed dtypes are its ops' own (a norm's fp32 weight)
             else:
                 module = self._module_path(node.meta.get("nn_module_stack"))
                 source = _source_fn(node)
-                by_autocast = is_cast and not inside_op and source is not None and source not in _SCRIPT_CASTS
+                by_autocast = (is_cast and not inside_op and not in_function and source is not None
+                               and source not in _SCRIPT_CASTS)
                 if by_autocast:
                     autocast_casts.add(node)
                 # A view of a cast (the t() of a linear's weight) decided nothing itself.
@@ -412,7 +427,8 @@ class CompiledGraphs:
                 # among its nodes decides what its backward's casts are.
                 known = forward_nodes.get(seq_nr)
                 first = (module, by_autocast) if known is None or by_autocast else known[:2]
-                forward_nodes[seq_nr] = (*first, category == "promoted" or (known is not None and known[2]))
+                forward_nodes[seq_nr] = (*first, category == "promoted" or (known is not None and known[2]),
+                                         in_function or (known is not None and known[3]))
             key = (name, module, node_phase, category, tuple(inputs), tuple(tuple(s) for s in shapes), tuple(outputs))
             rows[key] = rows.get(key, 0) + 1
             nodes[node.name] = dict(node=node.name, name=name, module=module, category=category,

@@ -369,6 +369,22 @@ TEST_F(PythonExamples, CustomFunctionWithCastInputsFloat32RunsInFloat32) {
   EXPECT_EQ(gradient_casts, 1);
 }
 
+// Compiled, dynamo traces the Function into the graph, where its body shares one autograd
+// number: custom_fwd's cast of the float16 input and autograd's cast of its gradient back
+// read as a matmul's inner steps ("unchanged"). They are the script's, as in eager.
+TEST_F(PythonExamples, CustomFunctionCompiledHasTheScriptsCastsAsInEager) {
+  const Captured c = capture(dir_, "amp_custom_function", "--steps 3 --compile aot_eager");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  std::map<std::pair<Phase, std::vector<std::string>>, std::set<OpCategory>> casts;  // (phase, in/out) -> categories
+  for (const auto& r : SessionReader::open(c.session.string()).op_stats())
+    if (r.compiled && r.module == "2" && r.name == "aten::_to_copy")
+      casts[{r.phase, {r.input_dtypes.front(), r.output_dtypes.front()}}].insert(r.category);
+  using Key = std::pair<Phase, std::vector<std::string>>;
+  EXPECT_EQ(casts, (std::map<Key, std::set<OpCategory>>{
+                       {{Phase::kForward, {"float16", "float32"}}, {OpCategory::kExplicitCast}},
+                       {{Phase::kBackward, {"float32", "float16"}}, {OpCategory::kExplicitCast}}}));
+}
+
 TEST_F(PythonExamples, Bf16WithoutScalerHasNoLossScale) {
   const Captured c = capture(dir_, "bf16_no_scaler", "--steps 10");
   ASSERT_EQ(c.exit_code, 0) << c.output;
