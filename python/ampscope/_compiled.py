@@ -108,13 +108,37 @@ def _autocast_off_calls(mod) -> dict:
     """Dynamo's calls (its graph's node names, which AOTAutograd's nodes name first in
     source_fn_stack) run where the compiled code turned autocast off for a device whose
     autocast is on around the graph (Llama's rotary angles: autocast(enabled=False) inside
-    the model, the script's region around it): node name -> device type."""
+    the model, the script's region around it): node name -> device type. A custom
+    autograd.Function's body (custom_fwd's region) is a graph of its own, whose calls are
+    keyed by their source_fn_stack names (("autograd.function", "mm")), as AOTAutograd's
+    nodes carry them; a key two bodies disagree on is left out."""
+    off = _autocast_off_nodes(mod.graph, lambda node: node.name)
+    decided: dict[tuple, str | None] = {}
+
+    def names(n):
+        return tuple(entry[0] for entry in n.meta.get("source_fn_stack") or ())
+    for node in mod.graph.nodes:
+        body = getattr(mod, node.target, None) if node.op == "get_attr" else None
+        if not isinstance(body, torch.fx.GraphModule):
+            continue
+        body_off = _autocast_off_nodes(body.graph, names)
+        for n in body.graph.nodes:
+            if n.op in ("call_function", "call_method") and (key := names(n)):
+                device = body_off.get(key)
+                decided[key] = device if decided.get(key, device) == device else None
+    off.update({key: device for key, device in decided.items() if device is not None})
+    return off
+
+
+def _autocast_off_nodes(graph, key_of) -> dict:
+    """A graph's calls run inside an autocast(enabled=False) region for a device whose
+    autocast is on around it: key_of(node) -> device type."""
     enter = getattr(torch.amp.autocast_mode, "_enter_autocast", None)
     leave = getattr(torch.amp.autocast_mode, "_exit_autocast", None)
     off, regions = {}, []  # regions: (enter node, device type, enabled), innermost last
     turned_off = []  # the devices the open regions turn off, as their innermost says
-    for node in mod.graph.nodes:
-        if node.op != "call_function":
+    for node in graph.nodes:
+        if node.op not in ("call_function", "call_method"):
             continue
         if enter is not None and node.target is enter and len(node.args) >= 3:
             regions.append((node, node.args[0], bool(node.args[2])))
@@ -122,7 +146,7 @@ def _autocast_off_calls(mod) -> dict:
             regions = [r for r in regions if r[0] not in node.args]
         else:
             for device in turned_off:
-                off[node.name] = device
+                off[key_of(node)] = device
             continue
         innermost = {device: enabled for _, device, enabled in regions}
         turned_off = [device for device, enabled in innermost.items()
@@ -418,7 +442,8 @@ class CompiledGraphs:
                 classified_inputs, autocast_acted = (self._before_autocast_casts(node, autocast_casts, source)
                                                      if see_through else (inputs, False))
                 stack = node.meta.get("source_fn_stack")
-                off_device = (off_calls or {}).get(stack[-1][0]) if stack else None
+                off_key = tuple(entry[0] for entry in stack) if in_function else stack[-1][0] if stack else None
+                off_device = (off_calls or {}).get(off_key) if off_key else None
                 turned_off = off_device is not None and _core.autocast_decides(name, off_device)
             category = _core.classify_op(name, classified_inputs, outputs, by_autocast, backward_of_autocast_cast,
                                          inside_op, backward_of_promotion, autocast_acted, turned_off)

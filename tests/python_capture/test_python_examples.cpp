@@ -371,14 +371,19 @@ TEST_F(PythonExamples, CustomFunctionWithCastInputsFloat32RunsInFloat32) {
 
 // Compiled, dynamo traces the Function into the graph, where its body shares one autograd
 // number: custom_fwd's cast of the float16 input and autograd's cast of its gradient back
-// read as a matmul's inner steps ("unchanged"). They are the script's, as in eager.
+// read as a matmul's inner steps ("unchanged"). They are the script's, as in eager, and the
+// matmul custom_fwd ran with autocast turned off (in the body's own graph) is autocast_off.
 TEST_F(PythonExamples, CustomFunctionCompiledHasTheScriptsCastsAsInEager) {
   const Captured c = capture(dir_, "amp_custom_function", "--steps 3 --compile aot_eager");
   ASSERT_EQ(c.exit_code, 0) << c.output;
   std::map<std::pair<Phase, std::vector<std::string>>, std::set<OpCategory>> casts;  // (phase, in/out) -> categories
-  for (const auto& r : SessionReader::open(c.session.string()).op_stats())
-    if (r.compiled && r.module == "2" && r.name == "aten::_to_copy")
-      casts[{r.phase, {r.input_dtypes.front(), r.output_dtypes.front()}}].insert(r.category);
+  std::set<OpCategory> forward_mm;
+  for (const auto& r : SessionReader::open(c.session.string()).op_stats()) {
+    if (!r.compiled || r.module != "2") continue;
+    if (r.name == "aten::_to_copy") casts[{r.phase, {r.input_dtypes.front(), r.output_dtypes.front()}}].insert(r.category);
+    if (r.name == "aten::mm" && r.phase == Phase::kForward) forward_mm.insert(r.category);
+  }
+  EXPECT_EQ(forward_mm, std::set<OpCategory>{OpCategory::kAutocastOff});
   using Key = std::pair<Phase, std::vector<std::string>>;
   EXPECT_EQ(casts, (std::map<Key, std::set<OpCategory>>{
                        {{Phase::kForward, {"float16", "float32"}}, {OpCategory::kExplicitCast}},
