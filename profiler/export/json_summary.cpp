@@ -407,6 +407,7 @@ Json session_summary(const SessionView& session, size_t top_n) {
   for (const PhaseTotals& p : phase_totals(session.op_stats))
     phases.push_back({{"phase", to_string(p.phase)},
                       {"calls", p.calls},
+                      {"compiled_calls", p.compiled_calls},
                       {"cpu_time_ns", p.cpu_time_ns},
                       {"gpu_time_ns", p.gpu_time_ns}});
   totals["phases"] = std::move(phases);

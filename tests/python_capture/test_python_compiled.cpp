@@ -176,6 +176,19 @@ TEST_F(CompiledCapture, ACheckpointedBlocksRecomputationIsDecidedAsItsForward) {
                                             recompute_calls)),
             std::string::npos)
       << summary.output;
+  const auto json_path = dir_ / "summary.json";
+  ASSERT_EQ(
+      ampscope::test::ampscope(fmt::format("export -f json -o '{}' '{}'", json_path.string(), session.string())).exit_code,
+      0);
+  std::ifstream json_in(json_path);
+  const auto phases = nlohmann::json::parse(json_in).at("totals").at("phases");
+  bool recompute = false;
+  for (const auto& p : phases)
+    if (p.at("phase") == "recompute") {
+      recompute = true;
+      EXPECT_EQ(p.at("compiled_calls"), p.at("calls")) << p.dump();
+    }
+  EXPECT_TRUE(recompute) << phases.dump();
 
   std::set<std::pair<std::string, Phase>> eager_linears;
   for (const auto& r : SessionReader::open(run("--steps 2 --checkpoint --eager", "eager.ampscope").string()).op_stats())
