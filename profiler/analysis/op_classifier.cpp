@@ -60,6 +60,8 @@ OpCategory classify_op(std::string_view name, const std::vector<DtypeName>& inpu
       break;
     }
   }
+  if (output_dtypes.empty() && !context.autocast_cast_to.empty())
+    return is_reduced_precision_dtype(context.autocast_cast_to) ? OpCategory::kDemoted : OpCategory::kKeptFp32;
   if (!mix.any || out == nullptr) return OpCategory::kUnchanged;
   if (context.autocast_turned_off) return OpCategory::kAutocastOff;
   if (mix.promotes_to(float_kind(*out)))

@@ -56,6 +56,10 @@ struct CastContext {
   // inside its autocast region (torch.autocast(enabled=False); custom_fwd(cast_inputs=...),
   // which does so): autocast did not act, the script chose the precision (kAutocastOff).
   bool autocast_turned_off = false;
+  // The dtype autocast cast the op's inputs to ("" for none seen). It decides an op that
+  // ended without outputs: checkpoint(use_reentrant=False) stops its recomputation by
+  // raising inside the op that saved the last tensor it needs.
+  DtypeName autocast_cast_to;
 };
 
 // What the promotion rule needs of one floating-point dtype: its width, and which
@@ -97,6 +101,8 @@ struct FloatMix {
 //  - a cast (outermost): autocast's if its parent ran under autocast (or it casts a gradient
 //    back in the backward of autocast's cast); the promotion's if it casts a gradient back
 //    in the backward of a promoted op; else explicit;
+//  - an op that ended without outputs (raised) after autocast cast its inputs: demoted, or
+//    kept fp32 where autocast cast them to fp32;
 //  - an op autocast would have acted on, run where the script turned autocast off: autocast_off;
 //  - floating inputs of several widths and an output of the widest: promoted, unless autocast
 //    listed the op under a policy other than promote and the output is float32: kept fp32;

@@ -91,6 +91,7 @@ struct RawOp {
   bool on_autocast_list = false, autocast_cast_inside = false;
   bool autocast_promote_policy = false;  // on the list under its promote policy (CastContext)
   bool autocast_turned_off = false;       // on the lists of a device the script turned autocast off for
+  int8_t autocast_cast_to = kNoTensor;    // the dtype the first autocast cast inside it made (CastContext)
 };
 
 // A recorded op still running on a thread's stack.
@@ -572,6 +573,7 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
       }
       if (outer.raw.autocast_cast_inside) break;
       outer.raw.autocast_cast_inside = true;
+      outer.raw.autocast_cast_to = described[r.n_inputs].dtype;
     }
   }
   const auto tensors = ts.pending_tensors.begin() + op.pending_tensor;
@@ -677,9 +679,16 @@ std::vector<OpRecord> OpBatch::to_records() && {
     }
     r.output_dtypes.reserve(op.n_outputs);
     for (uint32_t i = 0; i < op.n_outputs; ++i) r.output_dtypes.push_back(dtype_text(t[op.n_inputs + i]));
-    const CastContext context{op.parent_entered_under_autocast, op.inside_cast, op.backward_of_autocast_cast,
-                              op.backward_of_promotion, op.on_autocast_list || op.autocast_cast_inside,
-                              op.on_autocast_list && !op.autocast_promote_policy, op.autocast_turned_off};
+    const CastContext context{op.parent_entered_under_autocast,
+                              op.inside_cast,
+                              op.backward_of_autocast_cast,
+                              op.backward_of_promotion,
+                              op.on_autocast_list || op.autocast_cast_inside,
+                              op.on_autocast_list && !op.autocast_promote_policy,
+                              op.autocast_turned_off,
+                              op.autocast_cast_to == kNoTensor
+                                  ? std::string()
+                                  : dtype_name(static_cast<c10::ScalarType>(op.autocast_cast_to))};
     r.category = op.autograd_node ? OpCategory::kUnchanged
                                   : classify_op(r.name, r.input_dtypes, r.output_dtypes, context);
     if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast ||

@@ -492,16 +492,22 @@ class Capture:
             self._tls.samples_of = None
             self._samples[root] = self._samples.get(root, 0) + batch
         entry = self._paths.get(id(module))
+        scope = None
         if entry is not None and entry[1] is not None and entry[0]() is module:
-            _core.enter_scope(entry[1])
+            scope = entry[1]
+            _core.enter_scope(scope)
             pushed += 1
             if (self._readiness and (isinstance(module, _GEMM_LAYERS) or _hf_conv1d(module))
                     and not _in_backward()):  # a recomputation's inputs are the forward's again
                 self._layer_input(module, args)  # a Conv1D's [in, out] weight was noted when mapped
-        stack.append(pushed)
+        stack.append((pushed, scope))
         if self._backward.armed:
             self._backward.watch(self._check_name(module), args, is_input=True)
             self._backward.watch_parameters(module, self._checked_parameter_name)
+
+    def _module_scope(self):
+        """The scope of the innermost module running on this thread (None outside any)."""
+        return next((scope for _, scope in reversed(self._stack()) if scope is not None), None)
 
     def _root_call(self, module, args, kwargs):
         """A model's own pre-hook, after the global one, handed its keywords: the batch of a
@@ -525,7 +531,7 @@ class Capture:
             return
         stack = self._stack()
         if stack:
-            for _ in range(stack.pop()):
+            for _ in range(stack.pop()[0]):
                 _core.exit_scope()
         if self._backward.armed:
             self._backward.watch(self._check_name(module), output, is_input=False)
@@ -930,12 +936,16 @@ def _in_backward():
 
 
 def _recomputed(function):
-    """`function` as checkpoint runs it: its run inside the backward is the recompute phase."""
+    """`function` as checkpoint runs it: its run inside the backward is the recompute phase,
+    in the module that called checkpoint (its own ops' module in the forward, where a
+    backward node's would be taken otherwise)."""
+    module_scope = _active._module_scope() if _active is not None else None
+
     def run(*args, **kwargs):
         if _active is None:
             return function(*args, **kwargs)
         if _in_backward():
-            with _scopes(_PHASE_RECOMPUTE):
+            with _scopes(_PHASE_RECOMPUTE, *((module_scope,) if module_scope is not None else ())):
                 return function(*args, **kwargs)
         # The training forward, which use_reentrant=True runs under no_grad.
         _checkpointing.depth = getattr(_checkpointing, "depth", 0) + 1

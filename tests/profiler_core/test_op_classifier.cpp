@@ -84,6 +84,19 @@ TEST(OpClassifier, AListedOpWhereTheScriptTurnedAutocastOffIsTheScriptsChoice) {
             OpCategory::kUnchanged);
 }
 
+// checkpoint(use_reentrant=False) stops its recomputation by raising inside the op that
+// saved the last tensor the backward needs: that op has no outputs, and what autocast cast
+// its inputs to says what it decided.
+TEST(OpClassifier, AnOpCutShortIsDecidedByTheCastsAutocastMadeForIt) {
+  const std::vector<std::string> inputs{"bfloat16", "float32", "float32"};
+  EXPECT_EQ(classify("aten::linear", inputs, {}, {.autocast_acted = true, .autocast_cast_to = "bfloat16"}),
+            OpCategory::kDemoted);
+  EXPECT_EQ(
+      classify("aten::mse_loss", {"float16", "float32"}, {}, {.autocast_acted = true, .autocast_cast_to = "float32"}),
+      OpCategory::kKeptFp32);
+  EXPECT_EQ(classify("aten::linear", inputs, {}, {.autocast_acted = true}), OpCategory::kUnchanged);  // nothing cast
+}
+
 TEST(OpClassifier, DemotionAndKeepingAreAutocastsWhereItActed) {
   // Where the recorder knows autocast did not act (not on its lists, nothing cast inside),
   // mixed dtypes are the op's own: batch norm's fp32 parameters on a bf16 activation.
