@@ -283,7 +283,7 @@ inline constexpr const char* kCpuMatmulFallback = "aten-fallback";
 
 std::string_view to_string(Phase p);
 // What a phase that is not the training step's forward, backward or optimizer means, in a
-// sentence for a table's note or tooltip (starting "A forward pass ..."); empty for those.
+// sentence or two for a table's note or tooltip; empty for those.
 std::string_view phase_meaning(Phase p);
 std::string_view to_string(OpCategory c);
 std::string_view to_string(ActivityKind k);

@@ -363,8 +363,8 @@ class CompiledGraphs:
 
     def _read(self, gm, phase: str, forward_nodes: dict, off_calls: dict | None = None) -> _Graph:
         """The graph's ops by signature. forward_nodes (seq_nr -> (module, autocast
-        cast, promoted, a custom autograd.Function's)) is filled from a forward graph and read for a backward one;
-        off_calls (_autocast_off_calls) names the calls run with autocast turned off."""
+        cast, promoted, a custom autograd.Function's)) is filled from a forward graph and
+        read for a backward one; off_calls (_autocast_off_calls) names the calls run with autocast turned off."""
         autocast_casts = set()  # forward cast nodes autocast inserted
         rows: dict[tuple, int] = {}
         nodes: dict[str, dict] = {}
