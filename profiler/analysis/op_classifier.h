@@ -59,7 +59,7 @@ struct CastContext {
   // The dtype autocast cast the op's inputs to ("" for none seen). It decides an op that
   // ended without outputs: checkpoint(use_reentrant=False) stops its recomputation by
   // raising inside the op that saved the last tensor it needs.
-  DtypeName autocast_cast_to;
+  std::string_view autocast_cast_to;
 };
 
 // What the promotion rule needs of one floating-point dtype: its width, and which

@@ -687,8 +687,8 @@ std::vector<OpRecord> OpBatch::to_records() && {
                               op.on_autocast_list && !op.autocast_promote_policy,
                               op.autocast_turned_off,
                               op.autocast_cast_to == kNoTensor
-                                  ? std::string()
-                                  : dtype_name(static_cast<c10::ScalarType>(op.autocast_cast_to))};
+                                  ? std::string_view()
+                                  : std::string_view(dtype_text(TensorDesc{.dtype = op.autocast_cast_to}))};
     r.category = op.autograd_node ? OpCategory::kUnchanged
                                   : classify_op(r.name, r.input_dtypes, r.output_dtypes, context);
     if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast ||
