@@ -471,16 +471,16 @@ std::string phases_html(const ReportData& d, double per, bool gpu) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : phases) {
     const auto cpu = static_cast<double>(p.cpu_time_ns), g = static_cast<double>(p.gpu_time_ns);
-    if (p.timed_elsewhere()) {
-      const std::string elsewhere = escape("in its graph's call");
-      rows.push_back({escape(std::string(to_string(p.phase))), escape(sig3(static_cast<double>(p.calls) / per)),
-                      elsewhere, "\u2013", gpu ? elsewhere : "\u2013", "\u2013"});
-      continue;
-    }
-    rows.push_back({escape(std::string(to_string(p.phase))), escape(sig3(static_cast<double>(p.calls) / per)),
-                    escape(ns_as_ms(cpu / per)), escape(percent(cpu_all > 0 ? cpu / cpu_all : 0)),
-                    gpu ? escape(ns_as_ms(g / per)) : "\u2013",
-                    gpu ? escape(percent(gpu_all > 0 ? g / gpu_all : 0)) : "\u2013"});
+    std::vector<std::string> row{escape(std::string(to_string(p.phase))),
+                                 escape(sig3(static_cast<double>(p.calls) / per))};
+    const std::string elsewhere = escape("in its graph's call");
+    if (p.timed_elsewhere())
+      row.insert(row.end(), {elsewhere, "\u2013", gpu ? elsewhere : "\u2013", "\u2013"});
+    else
+      row.insert(row.end(), {escape(ns_as_ms(cpu / per)), escape(percent(cpu_all > 0 ? cpu / cpu_all : 0)),
+                             gpu ? escape(ns_as_ms(g / per)) : "\u2013",
+                             gpu ? escape(percent(gpu_all > 0 ? g / gpu_all : 0)) : "\u2013"});
+    rows.push_back(std::move(row));
   }
   const std::string s = "<h3>Time by phase</h3>" + notes;
   const std::vector<std::string> no_gpu_columns =
