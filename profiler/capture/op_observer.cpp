@@ -208,6 +208,10 @@ struct OpObserver::SequenceTable {
     uint32_t module = 0;
     bool autocast_cast = false;  // an autocast cast made it: its backward node casts the gradient back
     bool holds_autocast_cast = false;  // a custom Function's forward in which autocast cast something
+    // It ran in the precision autocast chose (on autocast's lists, or inside an op that is): a
+    // kernel that hands back another dtype's gradient (CPU LSTM's bf16 layers give fp32) has the
+    // engine cast it to the input's, a cost of autocast's choice.
+    bool under_autocast = false;
     bool promoted = false;  // it promoted mixed inputs: the engine casts a narrower input's gradient back
     bool internal_cast = false;  // an op's implementation cast: its backward node's cast back is the op's too
     bool set = false;
@@ -238,7 +242,7 @@ struct OpObserver::SequenceTable {
   }
   // Ops that enclose one another and the node's creation exit inner first: the last wins.
   void record(uint64_t thread, int64_t seq, uint64_t op_id, uint32_t module, bool autocast_cast,
-              bool holds_autocast_cast, bool promoted, bool internal_cast) {
+              bool holds_autocast_cast, bool under_autocast, bool promoted, bool internal_cast) {
     std::lock_guard lock(table_lock);
     if (base < 0) {
       base = seq;
@@ -256,6 +260,7 @@ struct OpObserver::SequenceTable {
     o->module = module;
     o->autocast_cast = o->autocast_cast || autocast_cast;
     o->holds_autocast_cast = o->holds_autocast_cast || holds_autocast_cast;
+    o->under_autocast = o->under_autocast || under_autocast;
     o->promoted = o->promoted || promoted;
     o->internal_cast = o->internal_cast || internal_cast;
     o->set = true;
@@ -499,7 +504,8 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
       // its shape (a Linear's bias under addmm), gradients accumulated. Those are X's module's.
       // A cast there is the engine's, of a gradient back to its input's dtype: autocast's
       // when X is an autocast cast, or a custom Function in whose forward autocast cast
-      // something (its backward, under custom_bwd, hands back gradients in autocast's dtype);
+      // something (its backward, under custom_bwd, hands back gradients in autocast's dtype),
+      // or X's forward ran in the precision autocast chose (CPU LSTM's bf16 layers);
       // the promotion's when X promoted mixed inputs (the fp16 input of fp32 + fp16 gets its
       // gradient cast back to fp16); the code's otherwise (a custom Function's fp16 input,
       // cast to fp32 in its forward by custom_fwd(cast_inputs=...)).
@@ -508,7 +514,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
       if (parent != nullptr && parent->is_backward_node && !parent->origin_taken && parent->raw.sequence_nr < 0) {
         parent->origin_taken = true;
         parent->raw.module = origin->module;
-        parent->node_of_autocast_cast = origin->autocast_cast || origin->holds_autocast_cast;
+        parent->node_of_autocast_cast = origin->autocast_cast || origin->holds_autocast_cast || origin->under_autocast;
         parent->node_of_promotion = origin->promoted;
       }
     }
@@ -559,7 +565,8 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
   if (!op.is_backward_node && r.sequence_nr >= 0 &&
       at::sequence_number::peek() > static_cast<uint64_t>(r.sequence_nr)) {
     self->node_creators_->record(fn.threadId(), r.sequence_nr, r.id, r.module, autocast_cast,
-                                 op.holds_autocast_cast, !op.is_cast && is_promotion(r, described),
+                                 op.holds_autocast_cast, r.on_autocast_list || r.parent_entered_under_autocast,
+                                 !op.is_cast && is_promotion(r, described),
                                  op.internal_cast);
   }
   // Autocast acted on every op around its cast, up to the container the cast runs in (the

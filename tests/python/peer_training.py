@@ -1,16 +1,18 @@
 """Training with models nobody here wrote, on the CPU, for ampscope's checks against
 PyTorch's own profiler: torchvision's resnet18(num_classes=10), and transformers'
-GPT2LMHeadModel and LlamaForCausalLM built from a config (no download).
+GPT2LMHeadModel and LlamaForCausalLM built from a config (no download), and torch.nn.LSTM
+as PyTorch's word_language_model example uses it (embedding, LSTM, linear decoder).
 
-    peer_training.py resnet18|gpt2|llama [--steps N]                  the training script (for `ampscope run`)
-    peer_training.py resnet18|gpt2|llama --torch-profiler OUT.json    the same training under
+    peer_training.py MODEL [--steps N]                  the training script (for `ampscope run`)
+    peer_training.py MODEL --torch-profiler OUT.json    the same training under
         torch.profiler.profile(record_shapes=True); OUT.json: {op name: [input dtypes of a call, ...]}
         (distinct lists, tensor arguments only, in the profiler's spellings: "float", "c10::Half")
 
 resnet18 trains under bfloat16 autocast without a scaler (float16 convolutions are not
 what CPUs run well); GPT-2 under float16 autocast with torch.amp.GradScaler; Llama under
 bfloat16 autocast without a scaler (its rotary embedding turns autocast off to compute the
-angles in float32).
+angles in float32); the LSTM under bfloat16 autocast without a scaler (autocast runs the CPU's
+aten::lstm in bfloat16, whose oneDNN layers hand back float32 gradients for bfloat16 inputs).
 """
 import argparse
 import json
@@ -22,7 +24,7 @@ import torch.nn.functional as F
 TENSOR_TYPES = {"float", "c10::Half", "c10::BFloat16", "long int", "int", "bool", "double"}
 
 parser = argparse.ArgumentParser()
-parser.add_argument("model", choices=["resnet18", "gpt2", "llama"])
+parser.add_argument("model", choices=["resnet18", "gpt2", "llama", "lstm"])
 parser.add_argument("--steps", type=int, default=2)
 parser.add_argument("--torch-profiler", metavar="JSON")
 args = parser.parse_args()
@@ -39,6 +41,27 @@ if args.model == "resnet18":
 
     def loss_of(x, y):
         return F.cross_entropy(model(x), y)
+elif args.model == "lstm":
+
+    class WordLanguageModel(torch.nn.Module):
+        def __init__(self, tokens=256, width=64):
+            super().__init__()
+            self.encoder = torch.nn.Embedding(tokens, width)
+            self.rnn = torch.nn.LSTM(width, width, num_layers=2, batch_first=True)
+            self.decoder = torch.nn.Linear(width, tokens)
+
+        def forward(self, x):
+            return self.decoder(self.rnn(self.encoder(x))[0])
+
+    model = WordLanguageModel()
+    dtype, scaler = torch.bfloat16, None
+
+    def batch():
+        tokens = torch.randint(0, 256, (4, 16))
+        return tokens, tokens
+
+    def loss_of(x, y):
+        return F.cross_entropy(model(x).flatten(0, 1), y.flatten())
 elif args.model == "llama":
     from transformers import LlamaConfig, LlamaForCausalLM
 

@@ -1,5 +1,5 @@
-// Models nobody here wrote (torchvision resnet18, transformers GPT-2 and Llama from a config),
-// trained on the CPU by tests/python/peer_training.py: `ampscope run`'s op table has
+// Models nobody here wrote (torchvision resnet18, transformers GPT-2 and Llama from a config,
+// torch.nn.LSTM), trained on the CPU by tests/python/peer_training.py: `ampscope run`'s op table has
 // the input dtypes PyTorch's own profiler (record_shapes=True) records for the same
 // script, and the module paths of the models' own submodules; precision readiness
 // measures every GEMM layer, transformers' Conv1D (GPT-2's attention and MLP) among them.
@@ -151,6 +151,22 @@ TEST_F(PeerModels, TransformersLlamaBf16RotaryAnglesAreWhereItsCodeTurnedAutocas
                                {"model.layers.0.self_attn.k_proj", 32 * 64},
                                {"model.layers.1.mlp.down_proj", 64 * 128},
                                {"lm_head", 256 * 64}});
+}
+
+// The CPU's aten::lstm is on autocast's bf16 list; its oneDNN layers' backward hands back
+// float32 gradients for the bfloat16 inputs autocast gave them, and autograd's engine casts
+// them to bfloat16 (under "evaluate_function: MkldnnRnnLayerBackward0", beside the node): a
+// cost of autocast's choice, as the casts back to the float32 weights are. The script casts nothing.
+// (aten::lstm's states and weights are tensor lists, which the peer records as "TensorList":
+// its layers' dtypes are compared.)
+TEST_F(PeerModels, TorchLstmBf16EnginesGradientCastsAreAutocastsCost) {
+  compare_with_torch_profiler("lstm",
+                              {"aten::mkldnn_rnn_layer", "aten::mkldnn_rnn_layer_backward",
+                               "aten::embedding", "aten::linear", "aten::cross_entropy_loss"},
+                              {{"aten::lstm", "rnn", OpCategory::kDemoted},
+                               {"aten::linear", "decoder", OpCategory::kDemoted},
+                               {"aten::to", "rnn", OpCategory::kAutocastCast}},
+                              {{"decoder", 256 * 64}});
 }
 
 }  // namespace
