@@ -169,4 +169,52 @@ TEST_F(PeerModels, TorchLstmBf16EnginesGradientCastsAreAutocastsCost) {
                               {{"decoder", 256 * 64}});
 }
 
+// transformers' Trainer as users run it (TrainingArguments(bf16=True) on the CPU, its fused
+// AdamW, linear schedule and clipping, accelerate's autocast): one ampscope step per Trainer
+// step, with the loss, learning rate and gradient norm the Trainer logs itself.
+TEST(HfTrainer, StepsCarryTheLossLearningRateAndGradientNormTheTrainerLogs) {
+  if (!ampscope::test::python_can_import("transformers, accelerate"))
+    GTEST_SKIP() << "transformers and accelerate are not installed (PYTHON_TEST_PACKAGES)";
+  ScratchDir dir;
+  const auto session = dir / "s.ampscope";
+  const auto log = dir / "log.json";
+  const auto r = ampscope::test::ampscope(
+      fmt::format("run --out '{}' '{}' '{}' '{}'", session.string(),
+                  ampscope::test::test_source_path("python/peer_trainer.py").string(), (dir / "out").string(),
+                  log.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(log);
+  const auto history = nlohmann::json::parse(in);
+  const auto reader = SessionReader::open(session.string());
+  const auto steps = reader.steps();
+  ASSERT_EQ(steps.size(), 8u) << "max_steps=8";
+  int logs = 0;
+  for (const auto& entry : history) {
+    if (!entry.contains("grad_norm")) {
+      // The last entry: the mean loss of the whole run.
+      double sum = 0;
+      for (const auto& s : steps) sum += s.loss;
+      EXPECT_NEAR(sum / 8, entry["train_loss"].get<double>(), 1e-6);
+      continue;
+    }
+    ++logs;
+    const int64_t at = entry["step"];
+    ASSERT_GE(at, 2);
+    const auto& last = steps[at - 1];
+    ASSERT_EQ(last.step, at);
+    // The Trainer logs the mean loss since its last log (every 2 steps), to 4 decimals;
+    // the norm clip_grad_norm_ returned and the learning rate of the last of them.
+    EXPECT_NEAR((steps[at - 2].loss + last.loss) / 2, entry["loss"].get<double>(), 5e-5 + 1e-9) << "step " << at;
+    EXPECT_DOUBLE_EQ(last.grad_norm, entry["grad_norm"].get<double>()) << "step " << at;
+    EXPECT_DOUBLE_EQ(last.lr, entry["learning_rate"].get<double>()) << "step " << at;
+  }
+  EXPECT_EQ(logs, 4);
+  for (const auto& s : steps)
+    EXPECT_NEAR(s.samples_per_second, 4 * 1000.0 / s.step_time_ms, 1e-6 * s.samples_per_second) << "step " << s.step;
+  std::set<OpCategory> lm_head;
+  for (const auto& row : reader.op_stats())
+    if (row.top_level && row.name == "aten::linear" && row.module == "lm_head") lm_head.insert(row.category);
+  EXPECT_EQ(lm_head, std::set<OpCategory>{OpCategory::kDemoted}) << "accelerate's bf16 autocast";
+}
+
 }  // namespace

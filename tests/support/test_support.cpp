@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 
@@ -54,6 +56,17 @@ bool python_peers_installed() {
   static const bool found = python_with_torch() &&
       run_command("'" + *python_with_torch() + "' -c 'import torchvision, transformers' >/dev/null 2>&1") == 0;
   return found;
+}
+
+bool python_can_import(const std::string& modules) {
+  static std::mutex lock;
+  static std::map<std::string, bool> known;
+  std::lock_guard guard(lock);
+  const auto it = known.find(modules);
+  if (it != known.end()) return it->second;
+  const bool found = python_with_torch() &&
+      run_command("'" + *python_with_torch() + "' -c 'import " + modules + "' >/dev/null 2>&1") == 0;
+  return known[modules] = found;
 }
 
 int run_command(const std::string& command, std::string* stdout_text) {

@@ -31,6 +31,8 @@ std::optional<std::string> python_with_torch();
 // Whether that Python also has the model libraries tests compare against
 // (torchvision and transformers: PYTHON_TEST_PACKAGES in scripts/deps.env).
 bool python_peers_installed();
+// Whether the test Python imports these modules ("transformers, accelerate").
+bool python_can_import(const std::string& modules);
 
 // Runs a command through the shell; returns its exit status and captures stdout.
 int run_command(const std::string& command, std::string* stdout_text = nullptr);
