@@ -12,6 +12,7 @@
 #include "app/cli/output_path.h"
 #include "app/cli/progress_printer.h"
 #include "engine/run_follower.h"
+#include "engine/device.h"
 #include "engine/errors.h"
 #include "engine/trainer.h"
 #include "profiler/capture/step_record.h"
@@ -63,7 +64,9 @@ int run_session(const engine::TrainConfig& config, const std::vector<engine::Tra
   std::optional<profiler::tensorboard::TensorBoardLogger> tensorboard;
   if (!output.tensorboard_dir.empty()) {
     try {
-      tensorboard.emplace(output.tensorboard_dir, std::string(engine::to_string(config.precision)));
+      tensorboard.emplace(output.tensorboard_dir, std::string(engine::to_string(config.precision)),
+                          engine::resolve_device(config.device).is_cuda() ? profiler::MemoryKind::kCudaAllocator
+                                                                          : profiler::MemoryKind::kResidentSet);
     } catch (const profiler::StoreError& e) {
       throw engine::ConfigError(fmt::format("--tensorboard: {}", e.what()));
     }

@@ -7,6 +7,7 @@
 
 #include "profiler/analysis/loss_scale_window.h"
 #include "profiler/display_colors.h"
+#include "profiler/memory_kind.h"
 #include "profiler/report/html_sections.h"
 #include "profiler/report/report_format.h"
 #include "profiler/report/svg_chart.h"
@@ -69,7 +70,9 @@ std::string summary_html(const ReportData& d) {
     f.emplace_back("skipped steps", grouped(skipped));
     if (d.meta.scaler_enabled)
       f.emplace_back("final loss scale", text::loss_scale_text(steps.back().loss_scale));
-    if (peak > 0) f.emplace_back("peak memory", bytes_text(static_cast<double>(peak)));
+    if (peak > 0)
+      f.emplace_back(memory_kind(d.meta.device) == MemoryKind::kResidentSet ? "peak resident set" : "peak memory",
+                     bytes_text(static_cast<double>(peak)));
   }
   f.emplace_back("profiled steps", grouped(d.profiled_steps));
   std::string html = figures_html(f);

@@ -307,6 +307,10 @@ TEST(HtmlReport, ASessionWithoutGpuSaysSoInsteadOfAKernelTable) {
   const auto html = render_html(load_report(session));
   EXPECT_TRUE(contains(html, "No GPU activity was traced: no GPU."));
   EXPECT_FALSE(contains(html, "Top GPU kernels"));
+  // Its memory is the process's resident set (3 MiB, the fixture's peak), not tensors' bytes.
+  EXPECT_TRUE(contains(html, "peak resident set")) << html.substr(0, 4000);
+  EXPECT_FALSE(contains(html, "peak memory"));
+  EXPECT_TRUE(contains(render_html(fixture_report(dir)), "peak memory")) << "a CUDA session's allocator peak";
   expect_self_contained(html);
 }
 

@@ -60,6 +60,11 @@ TEST(TensorBoardExport, ReaderFindsEveryStepScalarAndGradientHistogram) {
     EXPECT_EQ(scalars["amp/skipped_steps"][i][1].get<double>(), static_cast<double>(skipped));
   }
   EXPECT_GT(skipped, 0) << "the fixture should skip a step";
+  // A CUDA session: the caching allocator's counters.
+  for (const char* tag : {"memory/allocated_bytes", "memory/reserved_bytes", "memory/peak_bytes"})
+    ASSERT_TRUE(scalars.contains(tag)) << tag << " in " << scalars.dump();
+  EXPECT_EQ(scalars["memory/reserved_bytes"][0][1].get<double>(), static_cast<double>(f.steps[0].mem_reserved_bytes));
+  EXPECT_FALSE(scalars.contains("memory/resident_set_bytes"));
   // The validation loss only at the steps after which validation ran (fixture: 2 and 4).
   ASSERT_TRUE(scalars.contains("eval/loss")) << scalars.dump();
   EXPECT_EQ(scalars["eval/loss"], nlohmann::json::parse("[[2, 1.25], [4, 0.75]]"));
@@ -124,6 +129,32 @@ TEST(TensorBoardExport, ABf16RunLogsTheFp16LossScaleWindowPerSample) {
       ASSERT_TRUE(window);
       EXPECT_EQ(e[1].get<double>(), bound[0] == 'l' ? window->lowest_log2 : window->highest_log2) << tag;
     }
+  }
+}
+
+// On the CPU a step's memory is the process's resident set and its peak: tagged as such,
+// not as tensors' allocations (an interpreter and its libraries are most of it).
+TEST(TensorBoardExport, ACpuRunsMemoryIsTaggedAsTheResidentSet) {
+  ScratchDir dir;
+  const std::string session_path = dir / "cpu.ampscope";
+  Fixture f = make_fixture();
+  f.meta.device = "cpu";
+  for (auto& s : f.steps) s.mem_reserved_bytes = s.mem_allocated_bytes;  // as the CPU's sample has it
+  write_fixture_file(session_path, f);
+  export_session(SessionReader::open(session_path), (dir / "tb").string());
+  const auto read = read_with_tensorboard(dir / "tb");
+  if (!read) GTEST_SKIP() << "no Python configured (AMPSCOPE_PYTHON)";
+  const auto& scalars = (*read)["scalars"];
+  for (const char* tag : {"memory/allocated_bytes", "memory/reserved_bytes", "memory/peak_bytes"})
+    EXPECT_FALSE(scalars.contains(tag)) << tag;
+  ASSERT_TRUE(scalars.contains("memory/resident_set_bytes")) << scalars.dump();
+  ASSERT_TRUE(scalars.contains("memory/peak_resident_set_bytes")) << scalars.dump();
+  ASSERT_EQ(scalars["memory/resident_set_bytes"].size(), f.steps.size());
+  for (size_t i = 0; i < f.steps.size(); ++i) {
+    EXPECT_EQ(scalars["memory/resident_set_bytes"][i][1].get<double>(),
+              static_cast<double>(f.steps[i].mem_allocated_bytes));
+    EXPECT_EQ(scalars["memory/peak_resident_set_bytes"][i][1].get<double>(),
+              static_cast<double>(f.steps[i].mem_peak_bytes));
   }
 }
 

@@ -8,6 +8,7 @@
 #include "profiler/process_identity.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/session_writer.h"
+#include "tests/profiler_core/session_fixture.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
 // Qt from here on.
@@ -108,6 +109,35 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
       << profiled.window_start << " " << profiled.window_steps << " " << profiled.every_n_steps << " "
       << profiled.gradient_every << " " << profiled.sample_budget_percent << " " << profiled.readiness_every << " "
       << profiled.trace_gpu;
+}
+
+// The memory plot names what its lines measure: on the CPU the process's resident set and its
+// peak (no reserved line: the CPU's sample repeats the resident set there), on CUDA the
+// caching allocator's allocated, reserved and peak, switching with the session shown.
+TEST(Sessions, TheMemoryPlotNamesTheResidentSetOnTheCpuAndTheAllocatorsCountersOnCuda) {
+  test::ScratchDir dir;
+  const std::string cpu = record_session(dir, 3);
+  const std::string cuda = (dir / "cuda.ampscope").string();
+  test::write_fixture_file(cuda, test::make_fixture());  // device "cuda:0"
+  StoreSessionIO io;
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.setSessionIO(&io);
+  window.show();
+  const LivePlots* plots = window.livePlots();
+  const auto legend = [&] {
+    QStringList names;
+    QCPLegend* l = plots->plot(LivePlots::kMemory)->legend;
+    for (int i = 0; i < l->itemCount(); ++i)
+      if (auto* item = qobject_cast<QCPPlottableLegendItem*>(l->item(i))) names << item->plottable()->name();
+    return names;
+  };
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(cpu))) << window.bannerText().toStdString();
+  EXPECT_EQ(legend(), (QStringList{"resident set", "peak resident set"}));
+  EXPECT_FALSE(plots->graph(LivePlots::kMemory, 1)->visible());
+  EXPECT_GT(plots->graph(LivePlots::kMemory, 0)->data()->at(0)->value, 0.0) << "the CPU's sample is measured";
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(cuda))) << window.bannerText().toStdString();
+  EXPECT_EQ(legend(), (QStringList{"allocated", "reserved", "peak"}));
+  EXPECT_TRUE(plots->graph(LivePlots::kMemory, 1)->visible());
 }
 
 // Validation every 3 steps of 7: the loss plot's eval series has exactly steps 3 and 6,

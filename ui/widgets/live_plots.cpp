@@ -177,6 +177,23 @@ void LivePlots::setScalerEnabled(bool enabled) {
   plots_[kLossScale]->replot(QCustomPlot::rpQueuedReplot);
 }
 
+void LivePlots::setMemoryKind(profiler::MemoryKind kind) {
+  const bool resident = kind == profiler::MemoryKind::kResidentSet;
+  QCustomPlot* memory = plots_[kMemory];
+  memory_kind_ = kind;
+  graph(kMemory, 0)->setName(resident ? tr("resident set") : tr("allocated"));
+  graph(kMemory, 1)->setVisible(!resident);
+  if (resident)
+    graph(kMemory, 1)->removeFromLegend();
+  else
+    graph(kMemory, 1)->addToLegend();
+  graph(kMemory, 2)->setName(resident ? tr("peak resident set") : tr("peak"));
+  // addToLegend appends: keep the legend in the lines' order.
+  graph(kMemory, 2)->removeFromLegend();
+  graph(kMemory, 2)->addToLegend();
+  memory->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void LivePlots::setStepTimingNote(const QString& text) {
   setPlotNote(step_timing_note_, text);
   step_timing_note_->setVisible(!text.isEmpty());
@@ -328,7 +345,8 @@ QString LivePlots::hoverText(QCustomPlot* plot, int x) const {
   rows += row(tr("lr"), QString::number(s.lr()[i], 'g', 4));
   rows += row(tr("step time"), QStringLiteral("%1 ms").arg(s.stepTimeMs()[i], 0, 'f', 1));
   rows += row(tr("samples/s"), formatCount(s.samplesPerSecond()[i]));
-  rows += row(tr("memory"), QStringLiteral("%1 MiB").arg(s.memAllocatedMiB()[i], 0, 'f', 1));
+  rows += row(memory_kind_ == profiler::MemoryKind::kResidentSet ? tr("resident set") : tr("memory"),
+              QStringLiteral("%1 MiB").arg(s.memAllocatedMiB()[i], 0, 'f', 1));
   if (const QString which = s.skippedOptimizers(steps[i]); !which.isEmpty())
     rows += row(tr("skipped"), tr("%1: inf/NaN in its gradients").arg(which));
   else if (s.skippedSteps().contains(steps[i]))

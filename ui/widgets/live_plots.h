@@ -12,6 +12,8 @@
 #include <QWidget>
 #include <optional>
 
+#include "profiler/memory_kind.h"
+
 class QCustomPlot;
 class QCPGraph;
 class QCPItemText;
@@ -38,6 +40,9 @@ class LivePlots : public QWidget {
   // Replots actually drawn since construction, over all plots.
   int replotCount() const { return replots_; }
   void setScalerEnabled(bool enabled);
+  // What the memory plot's lines are (profiler/memory_kind.h): CUDA's allocated, reserved
+  // and peak, or the CPU's resident set and its peak (the reserved line hidden: it repeats it).
+  void setMemoryKind(profiler::MemoryKind kind);
   // Under the step-time plot's title: what the times include (profiled steps are slower
   // by capture); "" hides it.
   void setStepTimingNote(const QString& text);
@@ -87,6 +92,7 @@ class LivePlots : public QWidget {
   bool grad_norm_seen_ = false;  // a finite gradient norm among the points copied
   int points_ = 0;  // points already copied into the graphs
   int replots_ = 0;
+  profiler::MemoryKind memory_kind_ = profiler::MemoryKind::kCudaAllocator;
   bool follow_ = true;
   bool syncing_ = false;
 };

@@ -262,6 +262,7 @@ void MainWindow::connectController() {
   connect(controller_, &TrainingController::recordingProblemChanged, this, &MainWindow::setRecordingProblem);
   connect(controller_, &TrainingController::runStarted, this, [this](const RunInfo& info) {
     plots_->setScalerEnabled(info.scaler_enabled);
+    plots_->setMemoryKind(profiler::memory_kind(info.device.toStdString()));
     gradients_->setRunPrecision(info.precision);
     plots_->setStepTimingNote(info.step_timing);
     plots_->setLearningRateNote(info.scheduler_drift);

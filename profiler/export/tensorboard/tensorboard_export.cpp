@@ -25,7 +25,7 @@ double parse_utc(const std::string& iso) {
 
 }  // namespace
 
-std::vector<Scalar> step_scalars(const StepRecord& s, int64_t skipped_steps_so_far) {
+std::vector<Scalar> step_scalars(const StepRecord& s, int64_t skipped_steps_so_far, MemoryKind memory) {
   std::vector<Scalar> out{{"train/loss", s.loss},
                           {"train/lr", s.lr},
                           {"train/grad_norm", s.grad_norm},
@@ -35,8 +35,12 @@ std::vector<Scalar> step_scalars(const StepRecord& s, int64_t skipped_steps_so_f
                           {"perf/samples_per_second", s.samples_per_second}};
   // Only on steps after which validation ran: TensorBoard draws its points joined.
   if (has_eval_loss(s)) out.push_back({"eval/loss", s.eval_loss});
-  // The CPU reports no memory: zeros would read as a measurement.
-  if (s.mem_allocated_bytes > 0 || s.mem_reserved_bytes > 0 || s.mem_peak_bytes > 0) {
+  // Older sessions and readers that measured none hold zeros, which would read as a measurement.
+  if (memory == MemoryKind::kResidentSet && (s.mem_allocated_bytes > 0 || s.mem_peak_bytes > 0)) {
+    out.push_back({"memory/resident_set_bytes", static_cast<double>(s.mem_allocated_bytes)});
+    out.push_back({"memory/peak_resident_set_bytes", static_cast<double>(s.mem_peak_bytes)});
+  } else if (memory == MemoryKind::kCudaAllocator &&
+             (s.mem_allocated_bytes > 0 || s.mem_reserved_bytes > 0 || s.mem_peak_bytes > 0)) {
     out.push_back({"memory/allocated_bytes", static_cast<double>(s.mem_allocated_bytes)});
     out.push_back({"memory/reserved_bytes", static_cast<double>(s.mem_reserved_bytes)});
     out.push_back({"memory/peak_bytes", static_cast<double>(s.mem_peak_bytes)});
@@ -98,12 +102,12 @@ void write_gradients(EventFileWriter& writer, const std::vector<GradientSample>&
   writer.write(samples.front().step, wall_time, shares, histograms);
 }
 
-TensorBoardLogger::TensorBoardLogger(const std::string& dir, std::string precision)
-    : writer_(dir), precision_(std::move(precision)) {}
+TensorBoardLogger::TensorBoardLogger(const std::string& dir, std::string precision, MemoryKind memory)
+    : writer_(dir), precision_(std::move(precision)), memory_(memory) {}
 
 void TensorBoardLogger::on_step(const StepRecord& step) {
   skipped_ += step.skipped ? 1 : 0;
-  writer_.write(step.step, now_seconds(), step_scalars(step, skipped_));
+  writer_.write(step.step, now_seconds(), step_scalars(step, skipped_, memory_));
   writer_.flush();  // a killed run keeps every step logged, as --metrics does
 }
 
@@ -121,11 +125,12 @@ std::string export_session(const SessionReader& session, const std::string& dir)
   const int64_t first_end = steps.empty() ? 0 : steps.front().end_ns;
   const auto wall_time = [&](const StepRecord& s) { return start + static_cast<double>(s.end_ns - first_end) * 1e-9; };
   int64_t skipped = 0;
+  const MemoryKind memory = memory_kind(session.meta().device);
   std::unordered_map<int64_t, double> step_wall_time;
   for (const StepRecord& s : steps) {
     skipped += s.skipped ? 1 : 0;
     step_wall_time[s.step] = wall_time(s);
-    writer.write(s.step, wall_time(s), step_scalars(s, skipped));
+    writer.write(s.step, wall_time(s), step_scalars(s, skipped, memory));
   }
   for (int64_t step : session.gradient_steps()) {
     const auto it = step_wall_time.find(step);

@@ -5,8 +5,9 @@
 //
 // Scalars per step: train/loss, train/lr, train/grad_norm (unscaled),
 // amp/loss_scale, amp/skipped_steps (running count), perf/step_time_ms,
-// perf/samples_per_second, memory/{allocated,reserved,peak}_bytes when the
-// device reports memory (CUDA), and eval/loss on steps after which validation ran.
+// perf/samples_per_second, memory/{allocated,reserved,peak}_bytes on CUDA and
+// memory/{resident_set,peak_resident_set}_bytes on the CPU (profiler/memory_kind.h),
+// and eval/loss on steps after which validation ran.
 // Per sampled gradient step: a histogram per parameter, grad_log2_abs/<name>, of
 // log2|g| of the UNSCALED gradient (nonzero finite elements; bucket k counts
 // log2|g| in [k, k+1), the session's own bins, so counts are exact; TensorBoard
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "profiler/export/tensorboard/event_writer.h"
+#include "profiler/memory_kind.h"
 #include "profiler/records.h"
 
 namespace ampscope::profiler {
@@ -30,7 +32,7 @@ class SessionReader;
 
 namespace ampscope::profiler::tensorboard {
 
-std::vector<Scalar> step_scalars(const StepRecord& step, int64_t skipped_steps_so_far);
+std::vector<Scalar> step_scalars(const StepRecord& step, int64_t skipped_steps_so_far, MemoryKind memory);
 // Empty when the sample holds no nonzero finite element.
 Histogram log2_magnitude_histogram(const GradientSample& sample);
 std::string histogram_tag(const std::string& parameter);  // "grad_log2_abs/<parameter>"
@@ -43,7 +45,7 @@ void write_gradients(EventFileWriter& writer, const std::vector<GradientSample>&
 // consumer thread (never the training thread) calls it.
 class TensorBoardLogger {
  public:
-  TensorBoardLogger(const std::string& dir, std::string precision);  // throws StoreError
+  TensorBoardLogger(const std::string& dir, std::string precision, MemoryKind memory);  // throws StoreError
   void on_step(const StepRecord& step);                // wall time: now
   // One sampled step's samples; a step already written is ignored.
   void on_gradients(const std::vector<GradientSample>& samples);
@@ -55,6 +57,7 @@ class TensorBoardLogger {
   int64_t skipped_ = 0;
   int64_t last_gradient_step_ = -1;
   std::string precision_;
+  MemoryKind memory_;
 };
 
 // Every step and gradient sample of a session into a new event file in `dir`;
