@@ -221,6 +221,45 @@ TEST(OpAggregator, GroupsCallsAndAttributesCastTaxAndGpuTime) {
   EXPECT_EQ(totals[0].cast_cpu_time_ns, 40);
 }
 
+// The CPU's aten::lstm holds its layers (aten::mkldnn_rnn_layer), whose inputs autocast casts:
+// the top-level lstm row's cast tax is every cast inside it, as its time is, and the layer's
+// row keeps its own. The category totals and the verdict read top-level rows only.
+TEST(OpAggregator, ACastAutocastMadeForANestedOpIsTheTopLevelOpsCastTaxToo) {
+  OpAggregator agg;
+  std::vector<OpRecord> ops;
+  ops.push_back(op(1, 0, "aten::lstm", OpCategory::kDemoted, 0, 1000));
+  ops.push_back(op(2, 1, "aten::mkldnn_rnn_layer", OpCategory::kDemoted, 10, 500));
+  OpRecord weight_cast = op(3, 2, "aten::to", OpCategory::kAutocastCast, 20, 60);
+  weight_cast.cast_bytes = 512;
+  ops.push_back(weight_cast);
+  ops.push_back(op(4, 3, "aten::_to_copy", OpCategory::kUnchanged, 25, 55));
+  ops.push_back(op(5, 2, "aten::mkldnn_rnn_layer", OpCategory::kUnchanged, 70, 490));
+  ops.push_back(op(6, 1, "aten::mkldnn_rnn_layer", OpCategory::kDemoted, 510, 990));
+  OpRecord state_cast = op(7, 6, "aten::to", OpCategory::kAutocastCast, 520, 530);
+  state_cast.cast_bytes = 256;
+  ops.push_back(state_cast);
+  agg.add_ops(ops);
+  agg.add_kernels({kernel(4, 30, 50, false), kernel(5, 100, 400, false)});
+  const auto rows = agg.op_stats();
+  const OpStats* lstm = nullptr;
+  const OpStats* layer = nullptr;  // the demoted layer: both calls share its signature
+  for (const auto& r : rows) {
+    if (r.name == "aten::lstm") lstm = &r;
+    if (r.name == "aten::mkldnn_rnn_layer" && r.category == OpCategory::kDemoted) layer = &r;
+  }
+  ASSERT_NE(lstm, nullptr);
+  ASSERT_NE(layer, nullptr);
+  EXPECT_EQ(lstm->cast_calls, 2);
+  EXPECT_EQ(lstm->cast_bytes, 768);
+  EXPECT_EQ(lstm->cast_cpu_time_ns, 40 + 10);
+  EXPECT_EQ(lstm->cast_gpu_time_ns, 20);  // the kernel under the weight cast, not the layer's own
+  EXPECT_EQ(layer->cast_calls, 2);
+  EXPECT_EQ(layer->cast_cpu_time_ns, 50);
+  const auto totals = category_totals(agg.op_stats());
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].cast_cpu_time_ns, 50) << "each cast once";
+}
+
 // CUPTI hands a full buffer over mid-step, before the step's ops reach the
 // aggregator: those kernels wait for their op and are joined when it arrives.
 TEST(OpAggregator, KernelsBeforeTheirOpsWaitAndAreJoined) {
