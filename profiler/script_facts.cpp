@@ -42,10 +42,12 @@ namespace {
 
 std::string precision_text(const ScriptFacts& f) {
   const std::string& reduced = f.reduced_parameters;
+  if (f.precision == "fp32" && reduced.empty())
+    return f.autocast_disabled.empty()
+               ? "fp32 (no autocast region seen)"
+               : "fp32: the script entered autocast with enabled=False (" + f.autocast_disabled + ")";
   if (f.precision == "fp32")
-    return reduced.empty() ? "fp32 (no autocast region seen)"
-                           : reduced + " parameters, no autocast (the model itself is " + reduced +
-                                 ": no fp32 master weights)";
+    return reduced + " parameters, no autocast (the model itself is " + reduced + ": no fp32 master weights)";
   return f.precision + " autocast" +
          (reduced.empty() ? "" : ", on " + reduced + " parameters (no fp32 master weights)");
 }
@@ -66,6 +68,7 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.model = value_of(meta, meta_key::kModel);
   f.precision = value_of(meta, meta_key::kPrecision);
   if (f.precision.empty()) f.precision = "fp32";
+  f.autocast_disabled = value_of(meta, meta_key::kAutocastDisabled);
   f.reduced_parameters = reduced_parameters(value_of(meta, meta_key::kParameterDtypes));
   f.scaler = value_of(meta, meta_key::kScalerEnabled) == "true";
   f.optimizers = value_of(meta, meta_key::kOptimizers);

@@ -17,6 +17,7 @@ struct ScriptFacts {
   std::string arguments;   // what followed it (shell-quoted), "" for none
   std::string model;       // "python train.py: Net (12,345 parameters)"
   std::string precision;   // what the script's autocast regions asked for: "fp16", "bf16", "fp32" (none)
+  std::string autocast_disabled;  // meta_key::kAutocastDisabled: "cpu", "" when none
   // "bf16" or "fp16" when most of the models' trained parameters are in it (model.half(),
   // .bfloat16(): no fp32 master weights, the optimizer updates them in that precision; a
   // frozen bf16 base under fp32 adapters is not); "" otherwise.

@@ -24,6 +24,10 @@ inline constexpr const char* kPrecision = "precision";
 inline constexpr const char* kParameterCount = "parameter_count";
 // A Python session's parameters by dtype, most first: "bfloat16:9866,float32:10".
 inline constexpr const char* kParameterDtypes = "parameter_dtypes";
+// The devices ("cpu", "cuda") a Python script entered autocast regions for with enabled=False
+// outside any enabled one and any layer: the region AMP wraps the forward in, switched off
+// (`autocast(enabled=args.amp)` with the flag off). Absent when none.
+inline constexpr const char* kAutocastDisabled = "autocast_disabled";
 inline constexpr const char* kScalerEnabled = "scaler_enabled";
 inline constexpr const char* kTorchVersion = "torch_version";
 inline constexpr const char* kGpuTracing = "gpu_tracing";

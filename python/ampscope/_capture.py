@@ -289,6 +289,7 @@ class Capture:
         self._device_known = False
         self._optimizers = {}    # id(optimizer) -> (weakref, index, class name)
         self._autocast = []      # precisions the script's autocast regions asked for
+        self._autocast_disabled = []  # devices of regions entered with enabled=False, outside enabled ones
         self._scaler_seen = False
         self._scale_left = math.nan  # the scale the last scaler.update() left
         self._grad_norm_source = None  # "clip_grad_norm_" once the script clips
@@ -874,6 +875,13 @@ def _wrap_autocast_enter(original):
                 changed = stack[-1] | {self.device}
             elif enabled and self.device in stack[-1]:
                 changed = stack[-1] - {self.device}
+            elif (not enabled and len(cap._stack()) <= 1 and not _in_backward()
+                  and self.device not in cap._autocast_disabled):
+                # AMP's region switched off (autocast(enabled=args.amp), the flag off): entered by
+                # the script or in the model's own call (a forward decorated with it), not inside
+                # a layer (Llama's rotary angles guard theirs).
+                cap._autocast_disabled.append(self.device)
+                cap._core.set_meta("autocast_disabled", ",".join(cap._autocast_disabled))
         result = original(self)
         if changed is not None:
             stack.append(changed)

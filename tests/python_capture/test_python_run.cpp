@@ -565,6 +565,50 @@ for i in range(2):
   }
 }
 
+// AMP's region switched off (autocast(enabled=args.amp) with the flag off, around the step or
+// the model's forward) trains in fp32, and says why; a layer's own guard (Llama's rotary
+// angles under autocast(enabled=False)) in a run without autocast says nothing.
+TEST_F(PythonRun, AnAutocastRegionEnteredDisabledIsAnFp32RunThatSaysSo) {
+  const std::string script = R"(import contextlib, torch
+from torch import nn
+class Guarded(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+    def forward(self, x):
+        with torch.autocast("cpu", enabled=False):
+            x = x * 2
+        return self.fc(x)
+model = nn.Sequential(Guarded(), nn.ReLU(), nn.Linear(8, 2))
+forward = model.forward
+def forward_in_region(x):  # a forward decorated with the region
+    with WRAPPED:
+        return forward(x)
+model.forward = forward_in_region
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for i in range(2):
+    with OUTER:
+        loss = model(torch.randn(4, 8)).pow(2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+)";
+  const std::string off = "torch.autocast(\"cpu\", dtype=torch.float16, enabled=False)";
+  const std::string none = "contextlib.nullcontext()";
+  const std::string said = "precision     fp32: the script entered autocast with enabled=False (cpu)\n";
+  const std::string unseen = "precision     fp32 (no autocast region seen)\n";
+  for (const auto& [outer, wrapped, expected] : {std::tuple{off, none, said}, {none, off, said}, {none, none, unseen}}) {
+    SCOPED_TRACE(outer + " around " + wrapped);
+    std::string text = script;
+    text.replace(text.find("OUTER"), 5, outer);
+    text.replace(text.find("WRAPPED"), 7, wrapped);
+    const auto r = run(text, "--force");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session().string()));
+    EXPECT_NE(summary.output.find(expected), std::string::npos) << summary.output;
+  }
+}
+
 // LoRA's shape: a frozen bf16 base, fp32 adapters trained. The optimizer updates fp32
 // weights, so there are master weights: no warning, the precision is autocast's alone.
 TEST_F(PythonRun, AFrozenBf16BaseUnderTrainedFp32AdaptersIsNoModelWithoutMasterWeights) {
