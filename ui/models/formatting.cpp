@@ -89,7 +89,9 @@ QString categoryTooltip(OpCategory category) {
           "(module \"(GradScaler)\": the fp64 reciprocal of its scale).");
     case OpCategory::kAutocastCast:
       return QStringLiteral(
-          "autocast cast: a conversion autocast inserted before an op — the cast tax.");
+          "autocast cast: a conversion autocast inserted before an op — the cast tax — and, in the "
+          "backward, the gradient's cast back, or autograd's cast of a gradient a kernel autocast "
+          "ran in fp16/bf16 handed back in fp32 (the CPU's LSTM layers).");
     case OpCategory::kPromotionCast:
       return QStringLiteral(
           "promotion cast: autograd casting the gradient of a promoted op's fp16/bf16 input back "
