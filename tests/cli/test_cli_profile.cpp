@@ -220,6 +220,12 @@ TEST(ProfileTensorBoard, LiveLogAndExportAgreeWithTheSession) {
   for (size_t i = 0; i < 9; ++i) EXPECT_EQ(loss[i][0], i + 1);
   EXPECT_EQ((*exported)["scalars"]["train/loss"], loss);
   EXPECT_EQ((*exported)["scalars"]["amp/loss_scale"], (*live)["scalars"]["amp/loss_scale"]);
+  // A CPU run's memory is the process's resident set, tagged so live and exported alike.
+  EXPECT_FALSE((*live)["scalars"].contains("memory/allocated_bytes")) << live->dump();
+  ASSERT_EQ((*live)["scalars"]["memory/resident_set_bytes"].size(), 9u) << live->dump();
+  EXPECT_EQ((*exported)["scalars"]["memory/resident_set_bytes"], (*live)["scalars"]["memory/resident_set_bytes"]);
+  EXPECT_EQ((*exported)["scalars"]["memory/peak_resident_set_bytes"],
+            (*live)["scalars"]["memory/peak_resident_set_bytes"]);
   // Gradient samples at steps 4 and 8, one histogram per parameter, same counts live and exported.
   const auto& histograms = (*live)["histograms"];
   ASSERT_FALSE(histograms.empty()) << live->dump();
