@@ -52,12 +52,6 @@ std::optional<std::string> python_with_torch() {
   return found;
 }
 
-bool python_peers_installed() {
-  static const bool found = python_with_torch() &&
-      run_command("'" + *python_with_torch() + "' -c 'import torchvision, transformers' >/dev/null 2>&1") == 0;
-  return found;
-}
-
 bool python_can_import(const std::string& modules) {
   static std::mutex lock;
   static std::map<std::string, bool> known;
@@ -68,6 +62,8 @@ bool python_can_import(const std::string& modules) {
       run_command("'" + *python_with_torch() + "' -c 'import " + modules + "' >/dev/null 2>&1") == 0;
   return known[modules] = found;
 }
+
+bool python_peers_installed() { return python_can_import("torchvision, transformers"); }
 
 int run_command(const std::string& command, std::string* stdout_text) {
   FILE* pipe = popen(command.c_str(), "r");
