@@ -17,6 +17,7 @@
 #include "engine/trainer.h"
 #include "profiler/capture/step_record.h"
 #include "profiler/export/tensorboard/tensorboard_export.h"
+#include "profiler/memory_kind.h"
 #include "profiler/store/sqlite_util.h"
 
 namespace ampscope::cli {
@@ -65,8 +66,7 @@ int run_session(const engine::TrainConfig& config, const std::vector<engine::Tra
   if (!output.tensorboard_dir.empty()) {
     try {
       tensorboard.emplace(output.tensorboard_dir, std::string(engine::to_string(config.precision)),
-                          engine::resolve_device(config.device).is_cuda() ? profiler::MemoryKind::kCudaAllocator
-                                                                          : profiler::MemoryKind::kResidentSet);
+                          profiler::memory_kind(engine::resolve_device(config.device).str()));
     } catch (const profiler::StoreError& e) {
       throw engine::ConfigError(fmt::format("--tensorboard: {}", e.what()));
     }

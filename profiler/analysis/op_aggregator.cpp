@@ -56,12 +56,11 @@ void OpAggregator::add_ops(const std::vector<OpRecord>& ops) {
     stats.cpu_time_ns += op.end_ns - op.start_ns;
     if (const auto slot = sample_slot(op.step, true)) add_at(stats.step_cpu_time_ns, *slot, op.end_ns - op.start_ns);
 
-    size_t cast_for = npos, cast_top = npos;
+    size_t cast_for = npos;
     const size_t top_row = top_level ? row : parent_known ? parent->second.top_row : npos;
     if ((op.category == OpCategory::kAutocastCast) && parent_known && !parent->second.container) {
       cast_for = parent->second.row;
-      if (parent->second.top_row != cast_for) cast_top = parent->second.top_row;
-      for (const size_t owner_row : {cast_for, cast_top}) {
+      for (const size_t owner_row : {cast_for, top_row == cast_for ? npos : top_row}) {
         if (owner_row == npos) continue;
         OpStats& owner = rows_[owner_row];
         ++owner.cast_calls;
@@ -69,11 +68,9 @@ void OpAggregator::add_ops(const std::vector<OpRecord>& ops) {
         owner.cast_cpu_time_ns += op.end_ns - op.start_ns;
       }
     } else if (parent_known) {
-      // Inside a cast: its kernels are cast tax too.
-      cast_for = parent->second.cast_for_row;
-      cast_top = parent->second.cast_top_row;
+      cast_for = parent->second.cast_for_row;  // inside a cast: its kernels are cast tax too
     }
-    ops_[op.id] = OpLink{row, op.parent_id, op.step, cast_for, cast_top, top_row, container};
+    ops_[op.id] = OpLink{row, op.parent_id, op.step, cast_for, top_row, container};
     if (op_ids_by_step_.empty() || op.step > op_ids_by_step_.back().first) op_ids_by_step_.emplace_back(op.step, 0);
     op_ids_by_step_.back().second.push_back(op.id);
     newest_step_ = std::max(newest_step_, op.step);
@@ -166,8 +163,10 @@ void OpAggregator::settle_unattributed(KernelRecord&& k) {
 
 void OpAggregator::attribute(KernelRecord&& k, const OpLink& link) {
   const int64_t duration = k.end_ns - k.start_ns;
-  if (link.cast_for_row != npos) rows_[link.cast_for_row].cast_gpu_time_ns += duration;
-  if (link.cast_top_row != npos) rows_[link.cast_top_row].cast_gpu_time_ns += duration;
+  if (link.cast_for_row != npos) {
+    rows_[link.cast_for_row].cast_gpu_time_ns += duration;
+    if (link.top_row != npos && link.top_row != link.cast_for_row) rows_[link.top_row].cast_gpu_time_ns += duration;
+  }
   const auto slot = sample_slot(link.step, false);
   // Inclusive GPU time: the launching op and each recorded ancestor.
   std::vector<std::string> enclosing;

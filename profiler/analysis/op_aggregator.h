@@ -75,11 +75,11 @@ class OpAggregator {
     int64_t step;
     // The row of the op a cast was made for (its parent), or npos.
     size_t cast_for_row;
-    // And the row of the top-level op that op runs in, when it is nested (CPU's aten::lstm
-    // holds its layers, whose inputs autocast casts; einsum its bmm), else npos: a top-level
-    // row's cast tax is that of every autocast cast inside it, as its time is inclusive.
-    size_t cast_top_row;
-    size_t top_row;  // the row of the top-level op it is or runs in; npos in a container's own record
+    // The row of the top-level op it is or runs in; npos in a container's own record. When it
+    // is not cast_for_row, the cast was made for a nested op (CPU's aten::lstm holds its layers,
+    // whose inputs autocast casts): a top-level row's cast tax is that of every autocast cast
+    // inside it, as its time is inclusive.
+    size_t top_row;
     bool container;  // an autograd node record: its children are the top-level ops
   };
   static constexpr size_t npos = static_cast<size_t>(-1);
