@@ -78,6 +78,7 @@ _DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 # The layers whose GEMM operands precision readiness measures (subclasses too: a
 # LoRA or quantized Linear still multiplies its input by .weight).
 _GEMM_LAYERS = (torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)
+_PARAMETRIZATION_LIST = torch.nn.utils.parametrize.ParametrizationList
 
 
 def _leading_batch(values) -> int:
@@ -97,6 +98,13 @@ def _hf_conv1d(module) -> bool:
     utils = sys.modules.get("transformers.pytorch_utils")
     conv1d = getattr(utils, "Conv1D", None) if utils is not None else None
     return conv1d is not None and isinstance(module, conv1d)
+
+
+def _weight_parametrization(module):
+    """The ParametrizationList that computes `module.weight` (weight_norm, spectral_norm,
+    orthogonal: torch.nn.utils.parametrize), or None where .weight is a plain tensor."""
+    lists = getattr(module, "__dict__", {}).get("_modules", {}).get("parametrizations")
+    return lists["weight"] if isinstance(lists, torch.nn.ModuleDict) and "weight" in lists else None
 
 
 def rank_path(path: str) -> str:
@@ -377,7 +385,9 @@ class Capture:
             scope = _core.intern_scope("ampscope.module:" + path)
             self._paths[id(sub)] = (weakref.ref(sub), scope)
             self._path_names[id(sub)] = path
-            if _hf_conv1d(sub) and isinstance(getattr(sub, "weight", None), torch.Tensor):
+            # (A parametrized weight is not read here: reading it runs its parametrization.)
+            if (_hf_conv1d(sub) and _weight_parametrization(sub) is None
+                    and isinstance(getattr(sub, "weight", None), torch.Tensor)):
                 self._core.weight_in_by_out(sub.weight)
         count = 0
         for p_name, p in inner.named_parameters():
@@ -469,6 +479,13 @@ class Capture:
             # Forward code, in a phase of its own: no new step, no samples, not the forward's time.
             _core.enter_scope(_PHASE_RECOMPUTE)
             pushed += 1
+        elif not stack and isinstance(module, _PARAMETRIZATION_LIST):
+            # A parametrized weight read outside any forward (register_parametrization checks
+            # its first value as the model is built; a script logs layer.weight): no model is
+            # called. Taken for one, it was a model of its own (named "0", its parameters
+            # the model's), and began step 1 while the model was being built.
+            stack.append((0, None))
+            return
         elif not stack:  # the outermost module call: a model (or a loss module) is called
             if self._close_pending:
                 self._close_step()
@@ -521,11 +538,32 @@ class Capture:
 
     def _layer_input(self, module, args):
         x = args[0] if args else None
-        weight = getattr(module, "weight", None)
         # A training forward only: a validation pass (no_grad) is not what the GEMMs train on.
-        if (isinstance(x, torch.Tensor) and x.is_floating_point() and isinstance(weight, torch.Tensor)
-                and _training_forward()):
-            self._core.layer_input(self._path_names.get(id(module), ""), x, weight)
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point() and _training_forward()):
+            return
+        path = self._path_names.get(id(module), "")
+        parametrization = _weight_parametrization(module)
+        if parametrization is not None:
+            # Reading .weight here ran its parametrization a second time: spectral_norm's
+            # power iteration again, which moved its u and v, and so the user's training.
+            # The weight the forward computes is taken as it comes (_module_post).
+            self._tls.parametrized_input = (module, parametrization, path, x)
+            return
+        weight = getattr(module, "weight", None)
+        if isinstance(weight, torch.Tensor):
+            self._core.layer_input(path, x, weight)
+
+    def _parametrized_layer_output(self, module, output):
+        """A module's forward returned: the weight of a parametrized layer whose input is
+        waiting (_layer_input) is this output where `module` computes it."""
+        layer, parametrization, path, x = self._tls.parametrized_input
+        if module is parametrization and isinstance(output, torch.Tensor):
+            if _hf_conv1d(layer):
+                self._core.weight_in_by_out(output)
+            self._core.layer_input(path, x, output)
+        elif module is not layer:
+            return
+        self._tls.parametrized_input = None  # taken, or the layer's forward did not compute it (cached)
 
     def _module_post(self, module, args, output):
         if torch.compiler.is_compiling():
@@ -534,6 +572,8 @@ class Capture:
         if stack:
             for _ in range(stack.pop()[0]):
                 _core.exit_scope()
+        if getattr(self._tls, "parametrized_input", None) is not None:
+            self._parametrized_layer_output(module, output)
         if self._backward.armed:
             self._backward.watch(self._check_name(module), output, is_input=False)
 

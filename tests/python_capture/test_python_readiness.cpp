@@ -4,17 +4,21 @@
 // ready for NVFP4 and the well-scaled first layer is ready for every format, and
 // the JSON summary says the same.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/support/test_support.h"
 
@@ -107,6 +111,65 @@ TEST(PythonReadiness, AnOutlierChannelIsNotReadyForNvfp4AndAWellScaledLayerIs) {
   EXPECT_EQ(layers["second"]["targets"]["NVFP4"]["metric"], "flushed_share");
   EXPECT_GT(layers["second"]["formats"]["nvfp4"]["tensors"]["input"]["flushed_share"].get<double>(), 0.10);
   EXPECT_EQ(layers["second"]["best_target"], "MXFP8");
+}
+
+// Layers whose weight a parametrization computes (spectral_norm in a GAN's discriminator,
+// weight_norm): readiness measures the weight the forward computed. Reading .weight itself
+// ran spectral_norm's power iteration a second time per sample, moving its u and v, and so
+// the user's losses. Built before the model, the parametrizations were also models of their
+// own (their modules named "0" and "ParametrizationList.0").
+TEST(PythonReadiness, AParametrizedWeightIsMeasuredAsTheForwardComputesItAndTheTrainingStaysTheScripts) {
+  const auto python = ampscope::test::python_with_torch();
+  if (!python) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  ScratchDir dir;
+  write_file(dir / "train.py", R"(import sys, torch
+from torch import nn
+from torch.nn.utils.parametrizations import spectral_norm, weight_norm
+torch.manual_seed(0)
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sn = spectral_norm(nn.Linear(16, 32))
+        self.wn = weight_norm(nn.Linear(32, 32))
+        self.head = nn.Linear(32, 1)
+
+    def forward(self, x):
+        return self.head(nn.functional.leaky_relu(self.wn(nn.functional.leaky_relu(self.sn(x), 0.2)), 0.2))
+
+model = Critic()
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+with open(sys.argv[1], "w") as out:
+    for step in range(4):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(torch.randn(8, 16)).float().pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        out.write(f"{loss.item().hex()} {model.sn.parametrizations.weight[0]._u.sum().item().hex()}\n")
+)");
+  const auto script = (dir / "train.py").string();
+  ASSERT_EQ(ampscope::test::run_command(fmt::format("'{}' '{}' '{}'", *python, script, (dir / "bare.txt").string())), 0);
+  const auto session = (dir / "s.ampscope").string();
+  const auto run = ampscope::test::ampscope(fmt::format(
+      "run --out '{}' --grad-every 1 --sample-budget 0 --readiness-every 1 '{}' '{}'", session, script,
+      (dir / "captured.txt").string()));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string bare = ampscope::test::read_file(dir / "bare.txt");
+  EXPECT_EQ(std::count(bare.begin(), bare.end(), '\n'), 4) << bare;
+  EXPECT_EQ(ampscope::test::read_file(dir / "captured.txt"), bare);  // every loss and u, to the bit
+
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_EQ(readiness_row(summary.output, "sn").size(), 4u) << summary.output;
+  EXPECT_EQ(readiness_row(summary.output, "wn").size(), 4u) << summary.output;
+  EXPECT_NE(summary.output.find("train.py: Critic ("), std::string::npos) << summary.output;
+  EXPECT_EQ(summary.output.find("ParametrizationList"), std::string::npos) << summary.output;
+  std::set<std::string> modules;
+  for (const auto& op : ampscope::profiler::SessionReader::open(session).op_stats()) modules.insert(op.module);
+  EXPECT_TRUE(modules.contains("sn.parametrizations.weight.0")) << fmt::format("{}", fmt::join(modules, ", "));
+  EXPECT_TRUE(modules.contains("wn.parametrizations.weight.0")) << fmt::format("{}", fmt::join(modules, ", "));
+  EXPECT_FALSE(modules.contains("0")) << fmt::format("{}", fmt::join(modules, ", "));
 }
 
 }  // namespace
