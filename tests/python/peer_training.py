@@ -4,6 +4,8 @@ GPT2LMHeadModel and LlamaForCausalLM built from a config (no download), and torc
 as PyTorch's word_language_model example uses it (embedding, LSTM, linear decoder).
 
     peer_training.py MODEL [--steps N]                  the training script (for `ampscope run`)
+    peer_training.py MODEL --digest OUT.txt             (with either) writes each step's loss and the
+        trained parameters' checksum at the end as exact hex floats, to compare runs to the bit
     peer_training.py MODEL --torch-profiler OUT.json    the same training under
         torch.profiler.profile(record_shapes=True); OUT.json: {op name: [input dtypes of a call, ...]}
         (distinct lists, tensor arguments only, in the profiler's spellings: "float", "c10::Half")
@@ -27,6 +29,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("model", choices=["resnet18", "gpt2", "llama", "lstm"])
 parser.add_argument("--steps", type=int, default=2)
 parser.add_argument("--torch-profiler", metavar="JSON")
+parser.add_argument("--digest", metavar="TXT")
 args = parser.parse_args()
 torch.manual_seed(0)
 
@@ -92,7 +95,7 @@ else:
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
 
 
-def train():
+def train(digest=None):
     for _ in range(args.steps):
         x, y = batch()
         optimizer.zero_grad()
@@ -105,12 +108,19 @@ def train():
         else:
             loss.backward()
             optimizer.step()
+        if digest is not None:
+            digest.write(f"loss {loss.item().hex()}\n")
+    if digest is not None:
+        with torch.no_grad():
+            total = sum(p.double().pow(2).sum() for p in model.parameters())
+        digest.write(f"parameters {total.item().hex()}\n")
     return loss.item()
 
 
+digest = open(args.digest, "w") if args.digest else None
 if args.torch_profiler:
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
-        train()
+        train(digest)
     # The input types are in the exported trace's "Input type" args (FunctionEvent has no field for them).
     with tempfile.NamedTemporaryFile(suffix=".json") as trace:
         prof.export_chrome_trace(trace.name)
@@ -123,4 +133,6 @@ if args.torch_profiler:
     with open(args.torch_profiler, "w") as out:
         json.dump({k: sorted(list(v) for v in s) for k, s in seen.items()}, out)
 else:
-    print(f"final loss {train():.6f}")
+    print(f"final loss {train(digest):.6f}")
+if digest is not None:
+    digest.close()

@@ -2,7 +2,8 @@
 // torch.nn.LSTM), trained on the CPU by tests/python/peer_training.py: `ampscope run`'s op table has
 // the input dtypes PyTorch's own profiler (record_shapes=True) records for the same
 // script, and the module paths of the models' own submodules; precision readiness
-// measures every GEMM layer, transformers' Conv1D (GPT-2's attention and MLP) among them.
+// measures every GEMM layer, transformers' Conv1D (GPT-2's attention and MLP) among them;
+// and with every sample on, each loss and the trained weights are the peer run's, to the bit.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -49,17 +50,21 @@ void compare_with_torch_profiler(const std::string& model, const std::set<std::s
   const auto script = ampscope::test::test_source_path("python/peer_training.py");
   const auto session = dir / "s.ampscope";
   const auto r = ampscope::test::ampscope(
-      fmt::format("run --out '{}' --grad-every 1 --sample-budget 0 --readiness-every 1 '{}' {} --steps 2",
-                  session.string(), script.string(), model));
+      fmt::format("run --out '{}' --grad-every 1 --sample-budget 0 --readiness-every 1 '{}' {} --steps 2 "
+                  "--digest '{}'",
+                  session.string(), script.string(), model, (dir / "ours.txt").string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto peer_json = dir / "peer.json";
   std::string out;
-  ASSERT_EQ(ampscope::test::run_command(fmt::format("'{}' '{}' {} --steps 2 --torch-profiler '{}' 2>&1",
+  ASSERT_EQ(ampscope::test::run_command(fmt::format("'{}' '{}' {} --steps 2 --torch-profiler '{}' --digest '{}' 2>&1",
                                                     *ampscope::test::python_with_torch(), script.string(), model,
-                                                    peer_json.string()),
+                                                    peer_json.string(), (dir / "peer.txt").string()),
                                         &out),
             0)
       << out;
+  // Every sample on (gradients, activations, readiness), the training is the script's own:
+  // each step's loss and the trained weights, to the bit.
+  EXPECT_EQ(ampscope::test::read_file(dir / "ours.txt"), ampscope::test::read_file(dir / "peer.txt"));
   std::ifstream in(peer_json);
   const auto peer_all = nlohmann::json::parse(in);
 
