@@ -634,16 +634,23 @@ TEST(OpExplorer, TheKernelTableShowsOnlyWhenKernelsWereTraced) {
   explorer.show();
   auto cpu = std::make_shared<profiler::ProfileSnapshot>(*testing::realisticSnapshot(5));
   cpu->top_kernels.clear();
+  cpu->gpu_tracing = "off: training on the CPU (ops are timed on the CPU)";
   explorer.setSnapshot(cpu);
   const auto* kernels = explorer.findChild<QTableView*>(QStringLiteral("opKernelTable"));
+  const auto* title = explorer.findChild<QLabel*>(QStringLiteral("opKernelsTitle"));
   ASSERT_NE(kernels, nullptr);
+  ASSERT_NE(title, nullptr);
   ASSERT_TRUE(explorer.table()->currentIndex().isValid());  // the top op, selected on the first fill
   EXPECT_TRUE(kernels->isHidden());
+  // Why, as the session says it: not "CPU, or CUPTI off" on a run that knows which.
+  EXPECT_TRUE(title->text().endsWith(": none traced, GPU trace off: training on the CPU (ops are timed on the CPU)"))
+      << title->text().toStdString();
   ASSERT_TRUE(testing::waitUntil([&] { return explorer.table()->height() > 250; }))
       << "the op table takes the room: " << explorer.table()->height();
 
   explorer.setSnapshot(testing::realisticSnapshot(6));  // a GPU run's kernels
   EXPECT_FALSE(kernels->isHidden());
+  EXPECT_TRUE(title->text().contains(QStringLiteral(" and the ops it called: "))) << title->text().toStdString();
   ASSERT_TRUE(testing::waitUntil([&] { return kernels->height() > 40; })) << kernels->height();
 }
 

@@ -83,6 +83,7 @@ OpExplorer::OpExplorer(QWidget* parent) : QWidget(parent) {
   auto* lower_layout = new QVBoxLayout(kernels_pane_);
   lower_layout->setContentsMargins(0, 0, 0, 0);
   kernels_title_ = new QLabel(tr("Kernels of the selected op"));
+  kernels_title_->setObjectName(QStringLiteral("opKernelsTitle"));
   kernels_ = makeTableView(kernel_proxy_);
   kernels_->setObjectName(QStringLiteral("opKernelTable"));
   kernels_->sortByColumn(KernelModel::kTotal, Qt::DescendingOrder);
@@ -129,9 +130,10 @@ void OpExplorer::showKernelsOfSelection() {
   const bool traced = kernel_model_->rowCount() > 0;
   kernels_->setVisible(traced);
   kernels_pane_->setMaximumHeight(traced ? QWIDGETSIZE_MAX : kernels_title_->sizeHint().height());
-  if (!traced)
-    kernels_title_->setText(
-        tr("Kernels of %1: no GPU kernels traced in this run (CPU, or CUPTI off)").arg(op));
+  if (!traced && !no_trace_reason_.isEmpty())
+    kernels_title_->setText(tr("Kernels of %1: none traced, GPU trace %2").arg(op, no_trace_reason_));
+  else if (!traced)  // a session that does not say why (a comparison's)
+    kernels_title_->setText(tr("Kernels of %1: no GPU kernels traced in this run").arg(op));
   else
     kernels_title_->setText(
         tr("Kernels of %1 and the ops it called: %n kernel(s)", nullptr, kernel_proxy_->rowCount()).arg(op));
@@ -145,6 +147,9 @@ void OpExplorer::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
     return;
   }
   const bool first = model_->rowCount() == 0;
+  // The session knows why no kernel was traced ("off: training on the CPU (...)", "off:
+  // disabled by the user", CUPTI's own message); said, rather than guessed at.
+  no_trace_reason_ = snapshot->gpu_tracing == "cupti" ? QString() : QString::fromStdString(snapshot->gpu_tracing);
   model_->setRows(snapshot->op_stats);
   // Sessions recorded before top-level marks have none: the filter would hide every row.
   const bool marked = std::any_of(snapshot->op_stats.begin(), snapshot->op_stats.end(),

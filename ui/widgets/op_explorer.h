@@ -3,6 +3,7 @@
 // dtypes), its calls and times, Tensor Core share and cast tax; filtered by
 // category and by text (debounced), with a summary strip and the kernels the
 // selected op launched.
+#include <QString>
 #include <QWidget>
 
 #include "profiler/analysis/profile_snapshot.h"
@@ -58,6 +59,7 @@ class OpExplorer : public QWidget {
   QWidget* kernels_pane_ = nullptr;  // kernels_title_ over kernels_, under the op table
   KernelModel* kernel_model_ = nullptr;
   TableFilterProxy* kernel_proxy_ = nullptr;
+  QString no_trace_reason_;  // the session's gpu_tracing where it traced nothing
 };
 
 }  // namespace ampscope::ui
