@@ -222,6 +222,12 @@ void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, c
   readiness_.on_layer_input(layer, input, weight);
 }
 
+void Profiler::on_module_output(std::string_view module, const at::Tensor& output) {
+  if (std::this_thread::get_id() != step_thread_ || step_sink_.activations == nullptr) return;
+  PhaseTimer timer(step_sink_.phases.activations_ms);
+  step_sink_.activations->on_module_output(std::string(module), output);
+}
+
 void Profiler::on_step_end(const engine::StepEvent& step) {
   const int64_t entered = steady_clock_ns();
   // The profiler's work after the timed step (the engine's gradient observers, then

@@ -109,6 +109,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // Whether the step begun last measures precision readiness: a range sample that is
   // the first or an Nth one (ProfilerOptions::readiness_every). Training thread.
   bool wants_readiness() const { return step_sink_.readiness != nullptr; }
+  // Whether the step begun last measures module outputs' ranges (a range sample). Training thread.
+  bool wants_activations() const { return step_sink_.activations != nullptr; }
   void on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) override;
   void on_step_end(const engine::StepEvent& step) override;
   // A backward pass checked for non-finite gradients (the engine's, or a Python loop's):
@@ -121,6 +123,10 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // Calls from another thread than the one that began the step (DataParallel's
   // replicas run their forward in threads of their own) are ignored.
   void on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight);
+  // A module's output (`module`: its path, "blocks.2.mlp") on a range-sampled step, for
+  // callers that see modules themselves (python/: forward hooks); the engine's models hand
+  // theirs over through the activation sink. Other threads' calls are ignored, as above.
+  void on_module_output(std::string_view module, const at::Tensor& output);
   // A weight held [in, out] (ReadinessRecorder::note_in_by_out), from the training thread.
   void note_weight_in_by_out(const at::Tensor& weight);
 

@@ -100,6 +100,20 @@ def _hf_conv1d(module) -> bool:
     return conv1d is not None and isinstance(module, conv1d)
 
 
+def _output_tensor(output):
+    """The tensor a module's output carries: itself, a tuple's first (an RNN's output, a
+    transformers layer's hidden states), a ModelOutput's logits or last hidden state."""
+    if isinstance(output, torch.Tensor):
+        return output
+    if isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
+        return output[0]
+    if isinstance(output, dict):
+        for key in ("logits", "last_hidden_state"):
+            if isinstance(output.get(key), torch.Tensor):
+                return output[key]
+    return None
+
+
 def _weight_parametrization(module):
     """The ParametrizationList that computes `module.weight` (weight_norm, spectral_norm,
     orthogonal: torch.nn.utils.parametrize), or None where .weight is a plain tensor."""
@@ -318,6 +332,7 @@ class Capture:
             self._step_t0 = time.perf_counter_ns()
             self._core.begin_first_step()
             self._readiness = self._core.wants_readiness()  # the core decides it as a step begins
+            self._activations = self._core.wants_activations()
 
     def _begin_step_state(self):
         self._step_t0 = time.perf_counter_ns()
@@ -333,6 +348,7 @@ class Capture:
         self._close_pending = False
         self._scaled.clear()
         self._readiness = self._core.wants_readiness()  # a readiness step (some range samples): layer inputs too
+        self._activations = self._core.wants_activations()  # a range sample: module outputs' ranges too
 
     def _has_activity(self):
         return bool(self._losses or self._records)
@@ -574,6 +590,13 @@ class Capture:
                 _core.exit_scope()
         if getattr(self._tls, "parametrized_input", None) is not None:
             self._parametrized_layer_output(module, output)
+        if self._activations and _training_forward() and not _in_backward():
+            # A range sample: the output's range against fp16, bf16 and fp8, and the first
+            # module whose output overflowed fp16 (a reference held, measured at the step's end).
+            tensor = _output_tensor(output)
+            path = self._module_path(id(module)) if tensor is not None else None
+            if path is not None:
+                self._core.module_output(path, tensor)
         if self._backward.armed:
             self._backward.watch(self._check_name(module), output, is_input=False)
 

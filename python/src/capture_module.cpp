@@ -152,6 +152,7 @@ class Capture {
   bool step_is_sampled(int64_t step) const { return profiler_->step_is_sampled(step); }
   bool wants_gradients() { return profiler_->wants_gradients(step_); }
   bool wants_readiness() const { return profiler_->wants_readiness(); }
+  bool wants_activations() const { return profiler_->wants_activations(); }
 
   // (name, parameter) pairs whose .grad holds the unscaled gradient.
   void gradients(const std::vector<std::pair<std::string, at::Tensor>>& parameters, double loss_scale) {
@@ -164,6 +165,13 @@ class Capture {
   void layer_input(const std::string& layer, const at::Tensor& input, const at::Tensor& weight) {
     at::DisableRecordFunctionGuard outside_recording;  // the readiness ops are not the script's
     profiler_->on_layer_input(layer, input, weight);
+  }
+
+  // A module's output on a range-sampled step (the wrapper asks wants_activations() first):
+  // its range against the float formats, measured at the step's end in one batched pass.
+  void module_output(const std::string& module, const at::Tensor& output) {
+    at::DisableRecordFunctionGuard outside_recording;  // holding a view of it is no op of the script's
+    profiler_->on_module_output(module, output);
   }
 
   // transformers' Conv1D weight ([in, out]), found when the wrapper maps a model
@@ -408,6 +416,8 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("wants_readiness", &Capture::wants_readiness)
       .def("gradients", &Capture::gradients)
       .def("layer_input", &Capture::layer_input)
+      .def("wants_activations", &Capture::wants_activations)
+      .def("module_output", &Capture::module_output)
       .def("weight_in_by_out", &Capture::weight_in_by_out)
       .def("end_step", &Capture::end_step)
       .def("optimizer_steps", &Capture::optimizer_steps)
