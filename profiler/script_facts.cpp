@@ -40,7 +40,19 @@ std::string reduced_parameters(const std::string& dtypes) {
 
 namespace {
 
+// As run, then why: the script's regions set to another precision by `ampscope run --precision`.
+std::string overridden_precision_text(const ScriptFacts& f) {
+  const std::string asked = f.precision_asked.empty() ? "" : ", asked for " + f.precision_asked;
+  if (f.precision_override == "fp32" || f.precision_override == "tf32")
+    return (f.precision_override == "tf32" ? "tf32: fp32 with TF32 matmuls and convolutions" : "fp32") +
+           std::string(", set by --precision ") + f.precision_override + " (the script's autocast regions" + asked +
+           ", turned off)";
+  return f.precision + " autocast, set by --precision " + f.precision_override + " (the script's regions" + asked +
+         ")";
+}
+
 std::string precision_text(const ScriptFacts& f) {
+  if (!f.precision_override.empty()) return overridden_precision_text(f);
   const std::string& reduced = f.reduced_parameters;
   if (f.precision == "fp32" && reduced.empty())
     return f.autocast_disabled.empty()
@@ -69,6 +81,8 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.precision = value_of(meta, meta_key::kPrecision);
   if (f.precision.empty()) f.precision = "fp32";
   f.autocast_disabled = value_of(meta, meta_key::kAutocastDisabled);
+  f.precision_override = value_of(meta, meta_key::kPrecisionOverride);
+  f.precision_asked = value_of(meta, meta_key::kPrecisionAsked);
   f.reduced_parameters = reduced_parameters(value_of(meta, meta_key::kParameterDtypes));
   f.scaler = value_of(meta, meta_key::kScalerEnabled) == "true";
   f.optimizers = value_of(meta, meta_key::kOptimizers);

@@ -18,6 +18,8 @@ struct ScriptFacts {
   std::string model;       // "python train.py: Net (12,345 parameters)"
   std::string precision;   // what the script's autocast regions asked for: "fp16", "bf16", "fp32" (none)
   std::string autocast_disabled;  // meta_key::kAutocastDisabled: "cpu", "" when none
+  std::string precision_override;  // meta_key::kPrecisionOverride: --precision's, "" when as written
+  std::string precision_asked;     // meta_key::kPrecisionAsked: what the overridden regions asked for
   // "bf16" or "fp16" when most of the models' trained parameters are in it (model.half(),
   // .bfloat16(): no fp32 master weights, the optimizer updates them in that precision; a
   // frozen bf16 base under fp32 adapters is not); "" otherwise.

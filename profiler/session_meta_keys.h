@@ -28,6 +28,10 @@ inline constexpr const char* kParameterDtypes = "parameter_dtypes";
 // outside any enabled one and any layer: the region AMP wraps the forward in, switched off
 // (`autocast(enabled=args.amp)` with the flag off). Absent when none.
 inline constexpr const char* kAutocastDisabled = "autocast_disabled";
+// `ampscope run --precision P`: the precision the script's AMP regions were entered in
+// ("fp32", "tf32", "fp16", "bf16"), and what those regions asked for ("fp16", "bf16, fp16").
+inline constexpr const char* kPrecisionOverride = "precision_override";
+inline constexpr const char* kPrecisionAsked = "precision_asked";
 inline constexpr const char* kScalerEnabled = "scaler_enabled";
 inline constexpr const char* kTorchVersion = "torch_version";
 inline constexpr const char* kGpuTracing = "gpu_tracing";

@@ -1,5 +1,7 @@
 #include "app/cli/run_command.h"
 
+#include "app/cli/script_comparison.h"
+
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,6 +40,17 @@ bool names_a_python(const std::string& word) {
          name.find_first_not_of("0123456789.", std::string_view("python").size()) == std::string::npos;
 }
 
+// The package built with this program, unless the Python has its own installed.
+void set_package_path() {
+#if defined(AMPSCOPE_PYTHON_PACKAGE_DIR)
+  if (is_file(std::string(AMPSCOPE_PYTHON_PACKAGE_DIR) + "/ampscope/__init__.py")) {
+    const char* old = std::getenv("PYTHONPATH");
+    const std::string path = std::string(AMPSCOPE_PYTHON_PACKAGE_DIR) + (old && *old ? std::string(":") + old : "");
+    ::setenv("PYTHONPATH", path.c_str(), 1);
+  }
+#endif
+}
+
 }  // namespace
 
 RunCommand::RunCommand(CLI::App& parent) {
@@ -51,6 +64,26 @@ RunCommand::RunCommand(CLI::App& parent) {
     command_->add_option(field.option->flag, *field.value, field.option->help)->capture_default_str();
   command_->add_flag("--no-gpu-trace", no_gpu_trace_, "Do not trace CUDA kernels through CUPTI");
   command_->add_flag("-m", module_, "SCRIPT is a module, run as python -m SCRIPT runs it (a package's train module)");
+  command_->add_option("--precision", precision_,
+                       "Run the script's autocast regions in this precision instead of the one they ask for: "
+                       "fp32 and tf32 (CUDA) turn them off, fp16 and bf16 set their dtype (script: as written)")
+      ->check(CLI::IsMember({"script", "fp32", "tf32", "fp16", "bf16"}))
+      ->capture_default_str();
+  command_->add_option("--max-steps", max_steps_, "Stop the script as step N+1 would begin, exit status 0 (0 = no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command_->add_option("--compare", compare_,
+                       "Compare precisions of the script (fp32,tf32,fp16,bf16: comma-separated): runs it --repeats "
+                       "times per precision, interleaved, each stopped after --max-steps (default 30), then once "
+                       "per precision profiled; --out is the comparison file")
+      ->group("Comparison");
+  command_->add_option("--repeats", repeats_, "With --compare: timed runs per precision")
+      ->capture_default_str()->group("Comparison");
+  command_->add_option("--warmup", warmup_, "With --compare: leading steps of each run left out of the timing")
+      ->capture_default_str()->group("Comparison");
+  command_->add_option("--profile-steps", profile_steps_,
+                       "With --compare: steps recorded after warm-up by the profiled run of each precision (0 = none)")
+      ->capture_default_str()->group("Comparison");
   command_->footer(
       "A Python written before the script runs it: ampscope run .venv/bin/python train.py.\n"
       "Also: python -m ampscope run ... in an environment where ampscope is installed.");
@@ -87,6 +120,22 @@ int RunCommand::run() {
     fmt::print(stderr, "ampscope: error: run needs the Python script to run (ampscope run [flags] SCRIPT [ARGS...])\n");
     return 2;
   }
+  set_package_path();
+  if (!compare_.empty()) {
+    ScriptComparisonPlan plan;
+    plan.python = python;
+    if (module_) plan.script.emplace_back("-m");
+    plan.script.insert(plan.script.end(), rest.begin(), rest.end());
+    plan.variants = compare_;
+    plan.repeats = repeats_;
+    plan.warmup_steps = warmup_;
+    plan.max_steps = max_steps_;
+    plan.profile_steps = profile_steps_;
+    plan.out_path = out_ == "run.ampscope" ? "comparison.ampscope" : out_;
+    plan.overwrite = force_;
+    plan.trace_gpu = !no_gpu_trace_;
+    return run_script_comparison(plan);
+  }
   std::vector<std::string> args = {python, "-m", "ampscope", "run", "--out", out_};
   for (const auto& field : sampling_.fields()) {
     args.emplace_back(field.option->flag);
@@ -94,16 +143,9 @@ int RunCommand::run() {
   }
   if (force_) args.emplace_back("--force");
   if (no_gpu_trace_) args.emplace_back("--no-gpu-trace");
+  args.insert(args.end(), {"--precision", precision_, "--max-steps", std::to_string(max_steps_)});
   if (module_) args.emplace_back("-m");
   args.insert(args.end(), rest.begin(), rest.end());
-#if defined(AMPSCOPE_PYTHON_PACKAGE_DIR)
-  // The package built with this program, unless the Python has its own installed.
-  if (is_file(std::string(AMPSCOPE_PYTHON_PACKAGE_DIR) + "/ampscope/__init__.py")) {
-    const char* old = std::getenv("PYTHONPATH");
-    const std::string path = std::string(AMPSCOPE_PYTHON_PACKAGE_DIR) + (old && *old ? std::string(":") + old : "");
-    ::setenv("PYTHONPATH", path.c_str(), 1);
-  }
-#endif
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -1,6 +1,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ class RunCommand {
   profiler::CaptureSettings sampling_;
   bool no_gpu_trace_ = false;
   bool module_ = false;
+  std::string precision_ = "script";  // --precision: the script's AMP regions in this one
+  int64_t max_steps_ = 0;
+  // --compare LIST: a precision comparison of the script (script_comparison.h).
+  std::string compare_;
+  int64_t repeats_ = 3, warmup_ = 5, profile_steps_ = 3;
 };
 
 }  // namespace ampscope::cli

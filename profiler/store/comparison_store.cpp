@@ -162,6 +162,13 @@ void ComparisonWriter::set_error(const std::string& variant, const std::string& 
   });
 }
 
+void ComparisonWriter::set_scaler(const std::string& variant, bool scaler) {
+  in_transaction(db_, "storing a comparison variant", [&] {
+    Stmt s(db_, "UPDATE comparison_variants SET scaler=?2 WHERE variant=?1", "storing a comparison variant");
+    s.bind_text(1, variant).bind(2, int64_t{scaler ? 1 : 0}).run();
+  });
+}
+
 void ComparisonWriter::set_meta(const std::string& key, const std::string& value) {
   Stmt s(db_, insert_sql("INSERT OR REPLACE", "meta", sd::kMetaColumns).c_str(), "storing meta");
   sd::bind_meta(s, 1, key, value);

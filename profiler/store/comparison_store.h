@@ -28,6 +28,8 @@ class ComparisonWriter {
   void add_repeat(const std::string& variant, int64_t repeat, const std::vector<StepRecord>& steps);
   void set_profile(const std::string& variant, const std::vector<OpStats>& op_stats, int64_t profiled_steps);
   void set_error(const std::string& variant, const std::string& error);
+  // Whether the variant's runs had a loss scaler, learnt from its first run (a script's GradScaler).
+  void set_scaler(const std::string& variant, bool scaler);
   void set_meta(const std::string& key, const std::string& value);
   const std::string& path() const { return path_; }
 

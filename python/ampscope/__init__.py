@@ -30,6 +30,6 @@ if torch.__version__ != _BUILT_FOR:
         raise SystemExit(1)
     raise ImportError(_mismatch)
 
-from ._capture import Capture, CaptureError, capture, step, watch  # noqa: E402
+from ._capture import Capture, CaptureError, MaxStepsReached, capture, step, watch  # noqa: E402
 
-__all__ = ["Capture", "CaptureError", "capture", "step", "watch"]
+__all__ = ["Capture", "CaptureError", "MaxStepsReached", "capture", "step", "watch"]

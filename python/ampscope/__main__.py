@@ -33,6 +33,11 @@ def _parser() -> argparse.ArgumentParser:
     for key, flag, default, _minimum, text in CAPTURE_OPTIONS:
         run.add_argument(flag, dest=key, type=int, default=default, help=text[0].lower() + text[1:])
     run.add_argument("--no-gpu-trace", action="store_true", help="do not trace CUDA kernels through CUPTI")
+    run.add_argument("--precision", choices=["script", "fp32", "tf32", "fp16", "bf16"], default="script",
+                     help="run the script's autocast regions in this precision (fp32, tf32: off) "
+                     "instead of the one they ask for (default: script, as written)")
+    run.add_argument("--max-steps", type=int, default=0,
+                     help="stop the script as step N+1 would begin, exit status 0 (default 0: no limit)")
     run.add_argument("-m", dest="module", action="store_true",
                      help="SCRIPT is a module, run as `python -m SCRIPT` runs it (a package's train module)")
     run.add_argument("script", help="the Python script to run")
@@ -79,6 +84,9 @@ def run(options) -> int:
         if getattr(options, key) < least:
             _error(f"{flag} must be >= {least}")
             return 2
+    if options.max_steps < 0:
+        _error("--max-steps must be >= 0")
+        return 2
     try:
         import ampscope
     except ImportError as e:
@@ -86,6 +94,8 @@ def run(options) -> int:
         return 1
     capture = ampscope.Capture(options.out, **{key: getattr(options, key) for key, *_ in CAPTURE_OPTIONS},
                                trace_gpu=not options.no_gpu_trace, overwrite=options.force,
+                               precision=None if options.precision == "script" else options.precision,
+                               max_steps=options.max_steps,
                                description=f"python -m {script}" if options.module
                                else f"python {os.path.basename(script)}")
     if os.path.exists(capture.path) and not options.force:
@@ -108,6 +118,8 @@ def run(options) -> int:
             runpy.run_module(script, run_name="__main__", alter_sys=True)
         else:
             runpy.run_path(script, run_name="__main__")
+    except ampscope.MaxStepsReached:
+        message = f"stopped after {options.max_steps} steps (--max-steps)"
     except SystemExit as e:
         code = _exit_code(e.code)
         if code != 0:

@@ -153,8 +153,10 @@ def step(loss=None) -> None:
 
 def capture(path: str = "run.ampscope", **options) -> "Capture":
     """`with ampscope.capture("run.ampscope", window_start=1, window_steps=0, every=1,
-    grad_every=10, sample_budget=5, readiness_every=5, trace_gpu=True, overwrite=False):`
-    records the training inside."""
+    grad_every=10, sample_budget=5, readiness_every=5, trace_gpu=True, overwrite=False,
+    precision=None, max_steps=0):` records the training inside. precision ("fp32", "tf32",
+    "fp16", "bf16") runs the script's AMP regions in it instead of theirs; max_steps > 0 stops
+    the script (MaxStepsReached, a SystemExit with status 0) as step max_steps + 1 begins."""
     return Capture(path, **options)
 
 
@@ -201,12 +203,29 @@ def _other_models_in_main(model) -> bool:
 _SAMPLING = {key: (default, least) for key, _flag, default, least, _help in _core.CAPTURE_OPTIONS}
 
 
+# --precision: the script's AMP regions run in this precision instead of the one they ask
+# for ("fp32" and "tf32" turn them off; TF32 is CUDA's fp32 matmul mode, off for "fp32").
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+_PRECISION_DTYPE = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+class MaxStepsReached(SystemExit):
+    """Raised as step max_steps + 1 would begin: the script stops there, exit status 0."""
+
+
 class Capture:
-    def __init__(self, path="run.ampscope", *, trace_gpu=True, overwrite=False, description=None, **sampling):
+    def __init__(self, path="run.ampscope", *, trace_gpu=True, overwrite=False, description=None,
+                 precision=None, max_steps=0, **sampling):
         unknown = sorted(set(sampling) - set(_SAMPLING))
         if unknown:
             raise CaptureError(f"ampscope.capture: unknown option {unknown[0]!r} (options: "
-                               f"{', '.join(list(_SAMPLING) + ['trace_gpu', 'overwrite', 'description'])})")
+                               f"{', '.join(list(_SAMPLING) + ['trace_gpu', 'overwrite', 'description', 'precision', 'max_steps'])})")
+        if precision not in (None, *PRECISIONS):
+            raise CaptureError(f"ampscope.capture: precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0:
+            raise CaptureError(f"ampscope.capture: max_steps must be an integer >= 0, not {max_steps!r}")
+        self._precision_override = precision
+        self._max_steps = max_steps
         values = {key: sampling.get(key, default) for key, (default, _least) in _SAMPLING.items()}
         for name, value in values.items():
             least = _SAMPLING[name][1]
@@ -252,6 +271,8 @@ class Capture:
         if not os.access(directory, os.W_OK):
             raise CaptureError(f"cannot write the session {self.path}: directory {directory} is not writable")
         on_cuda = torch.cuda.is_available()
+        if self._precision_override == "tf32" and not on_cuda:
+            raise CaptureError("precision tf32 needs a CUDA device (TF32 is a Tensor Core format; the CPU has none)")
         device = f"cuda:{torch.cuda.current_device()}" if on_cuda else "cpu"
         self._core = _core.Capture(self._options)
         try:
@@ -265,6 +286,16 @@ class Capture:
         self._core.set_meta("argv", " ".join(sys.argv))
         self._core.set_meta("script", sys.argv[0] if sys.argv else "")
         self._core.set_meta("arguments", shlex.join(sys.argv[1:]))
+        self._tf32_before = None
+        if self._precision_override:
+            self._core.set_meta("precision_override", self._precision_override)
+            if self._precision_override in ("fp32", "tf32"):
+                # fp32 is fp32's own matmuls (cuDNN's convolutions default to TF32); tf32 is TF32's.
+                self._tf32_before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+                tf32 = self._precision_override == "tf32"
+                torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
+        if self._max_steps:
+            self._core.set_meta("max_steps", str(self._max_steps))
         self._install()
         _active = self
         for model, name in list(_watched.items()):
@@ -287,6 +318,8 @@ class Capture:
             self._compiled.push(self._core)
         finally:
             self._uninstall()
+            if self._tf32_before is not None:
+                torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self._tf32_before
             _active = None
             self._state = "stopped"
             self.final_state = state
@@ -312,6 +345,7 @@ class Capture:
         self._optimizers = {}    # id(optimizer) -> (weakref, index, class name)
         self._autocast = []      # precisions the script's autocast regions asked for
         self._autocast_disabled = []  # devices of regions entered with enabled=False, outside enabled ones
+        self._precision_asked = []    # what the script's regions asked for, where --precision set another
         self._scaler_seen = False
         self._scale_left = math.nan  # the scale the last scaler.update() left
         self._grad_norm_source = None  # "clip_grad_norm_" once the script clips
@@ -427,6 +461,25 @@ class Capture:
             self._parameter_count += count
             self._roots.append((name, type(inner).__name__, count))
 
+    def _stop_at_max_steps(self):
+        """As the step after the last one max_steps allows begins (its model call or AMP region):
+        the script stops there, as if it had called sys.exit(0)."""
+        if self._max_steps and self.steps >= self._max_steps:
+            raise MaxStepsReached(0)
+
+    def _override_precision(self, region):
+        """--precision: one of the script's AMP regions, entered in the precision --precision names."""
+        first = "_ampscope_script_enabled" not in region.__dict__  # a decorator's region is entered again
+        region.__dict__["_ampscope_script_enabled"] = True
+        asked = _DTYPE_PRECISION.get(getattr(region, "fast_dtype", None)) if first else None
+        if asked and asked not in self._precision_asked:
+            self._precision_asked.append(asked)
+            self._core.set_meta("precision_asked", ", ".join(self._precision_asked))
+        if self._precision_override in ("fp32", "tf32"):
+            region._enabled = False
+        else:
+            region.fast_dtype = _PRECISION_DTYPE[self._precision_override]
+
     def _set_cpu_matmul_meta(self):
         # The same question the C++ engine asks (engine::cpu_matmul_paths): PyTorch's
         # own answer on which kernels multiply bf16/fp16 matrices on this CPU.
@@ -505,6 +558,7 @@ class Capture:
         elif not stack:  # the outermost module call: a model (or a loss module) is called
             if self._close_pending:
                 self._close_step()
+            self._stop_at_max_steps()
             self._first_step_begins()
             entry = self._paths.get(id(module))
             if entry is None or entry[0]() is not module:
@@ -926,6 +980,13 @@ def _training_forward():
 def _wrap_autocast_enter(original):
     def __enter__(self):
         cap = _active
+        # Entered as the script asked: enabled, unless --precision turned its AMP off (below).
+        script_enabled = self.__dict__.get("_ampscope_script_enabled", getattr(self, "_enabled", True))
+        if cap is not None and script_enabled and not torch.compiler.is_compiling():
+            if _core.scope_depth() == 0 and not _in_backward():
+                cap._stop_at_max_steps()  # the script's region of the step after the last one
+            if cap._precision_override:
+                cap._override_precision(self)
         # The script turning autocast off inside its region (autocast(enabled=False) around a
         # sensitive part, custom_fwd(cast_inputs=...)): the ops autocast would have decided run
         # in the precision the script gives them, "autocast_off" rather than "unchanged".
@@ -938,7 +999,7 @@ def _wrap_autocast_enter(original):
                 changed = stack[-1] | {self.device}
             elif enabled and self.device in stack[-1]:
                 changed = stack[-1] - {self.device}
-            elif (not enabled and len(cap._stack()) <= 1 and not _in_backward()
+            elif (not enabled and not script_enabled and len(cap._stack()) <= 1 and not _in_backward()
                   and self.device not in cap._autocast_disabled):
                 # AMP's region switched off (autocast(enabled=args.amp), the flag off): entered by
                 # the script or in the model's own call (a forward decorated with it), not inside
@@ -955,9 +1016,9 @@ def _wrap_autocast_enter(original):
         # has autocast wrap it: its ops outside any module (`F.cross_entropy(model(x), y)`) were
         # "other", like the batch's set-up. Its forward scope is the thread's first, closed on exit.
         opened = False
-        if cap is not None and getattr(self, "_enabled", False) and not torch.compiler.is_compiling():
+        if cap is not None and script_enabled and not torch.compiler.is_compiling():
             cap._first_step_begins()
-            precision = _DTYPE_PRECISION.get(getattr(self, "fast_dtype", None))
+            precision = _DTYPE_PRECISION.get(getattr(self, "fast_dtype", None)) if getattr(self, "_enabled", False) else None
             if precision and precision not in cap._autocast:
                 cap._autocast.append(precision)
                 cap._core.set_meta("precision", cap._precision())

@@ -238,9 +238,12 @@ bool ComparisonPage::showOpenedComparison(const ComparisonResultsPtr& results) {
   setOutputPath({});
   showResults(results);
   ui_->progressBar->setValue(0);
-  ui_->progressLabel->setText(c.inference ? tr("Opened %1: an inference comparison (latency per batch)")
-                                                .arg(QFileInfo(path).fileName())
-                                          : tr("Opened %1").arg(QFileInfo(path).fileName()));
+  // What was compared, as the file says it: `ampscope run --compare` of a script names the
+  // script and its model, which the Run panel (the built-in setup) does not show.
+  const QString what = QString::fromStdString(c.meta.model);
+  const QString opened = what.isEmpty() ? tr("Opened %1").arg(QFileInfo(path).fileName())
+                                        : tr("Opened %1: %2").arg(QFileInfo(path).fileName(), what);
+  ui_->progressLabel->setText(c.inference ? tr("%1, an inference comparison (latency per batch)").arg(opened) : opened);
   return true;
 }
 

@@ -1,0 +1,264 @@
+#include "app/cli/script_comparison.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "app/cli/comparison_table.h"
+#include "app/cli/output_path.h"
+#include "engine/errors.h"
+#include "profiler/analysis/comparison.h"
+#include "profiler/compare/comparison_runner.h"
+#include "profiler/session_meta_keys.h"
+#include "profiler/store/comparison_store.h"
+#include "profiler/store/session_reader.h"
+#include "profiler/store/sqlite_util.h"
+
+extern char** environ;
+
+namespace ampscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using profiler::Comparison;
+using profiler::VariantRun;
+
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_script_comparison_interrupt(int) { g_interrupted = 1; }
+
+// The terminal's Ctrl-C reaches the child too (one process group): the script stops with
+// its KeyboardInterrupt, and the comparison after it.
+struct InterruptGuard {
+  using Handler = void (*)(int);
+  Handler previous = std::signal(SIGINT, on_script_comparison_interrupt);
+  ~InterruptGuard() { std::signal(SIGINT, previous); }
+};
+
+// A child run's exit status (128 + N for a signal), its output in `log_path`.
+int run_child(const std::vector<std::string>& args, const fs::path& log_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0)
+    throw engine::ConfigError(fmt::format("cannot run Python '{}': {} (set AMPSCOPE_PYTHON to a Python with torch "
+                                          "and ampscope)", args.front(), std::strerror(spawned)));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+std::string last_line_of(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  return last;
+}
+
+// One finished child run, read back; `error` says why it is not one.
+struct ChildRun {
+  std::optional<profiler::SessionReader> session;
+  std::string error;
+};
+
+ChildRun read_child(const fs::path& session_path, const fs::path& log_path, int exit_code, int64_t least_steps) {
+  ChildRun run;
+  try {
+    run.session.emplace(profiler::SessionReader::open(session_path.string()));
+  } catch (const profiler::StoreError&) {
+    const std::string line = last_line_of(log_path);
+    run.error = line.empty() ? fmt::format("the run exited with status {} and wrote no session", exit_code) : line;
+    return run;
+  }
+  const auto state = run.session->meta_value(profiler::meta_key::kFinalState).value_or("");
+  if (exit_code != 0 || state != "finished") {
+    const std::string message = run.session->meta_value(profiler::meta_key::kFinalMessage).value_or("");
+    run.error = !message.empty() ? message : last_line_of(log_path);
+    if (run.error.empty()) run.error = fmt::format("the run exited with status {}", exit_code);
+  } else if (static_cast<int64_t>(run.session->steps().size()) < least_steps) {
+    run.error = fmt::format("the script ended after {} steps; the comparison needs {} (lower --warmup or "
+                            "--profile-steps)", run.session->steps().size(), least_steps);
+  }
+  if (!run.error.empty()) run.session.reset();
+  return run;
+}
+
+// Samples per step of a run: the batch its models were called with (samples/s x step time).
+int64_t samples_per_step(const std::vector<profiler::StepRecord>& steps) {
+  for (const auto& s : steps)
+    if (std::isfinite(s.samples_per_second) && s.step_time_ms > 0)
+      return std::llround(s.samples_per_second * s.step_time_ms / 1000.0);
+  return 0;
+}
+
+}  // namespace
+
+int run_script_comparison(const ScriptComparisonPlan& plan) {
+  Comparison result;
+  std::vector<std::string> variants;
+  const int64_t steps = plan.max_steps > 0 ? plan.max_steps : kDefaultComparedSteps;
+  try {
+    variants = profiler::parse_variants(plan.variants);
+    if (plan.repeats < 1) throw engine::ConfigError("--repeats must be >= 1");
+    if (plan.warmup_steps < 0 || plan.profile_steps < 0)
+      throw engine::ConfigError("--warmup and --profile-steps must be >= 0");
+    if (plan.warmup_steps >= steps)
+      throw engine::ConfigError(fmt::format("--warmup ({}) must be less than --max-steps ({}): no step would be timed",
+                                            plan.warmup_steps, steps));
+    check_output_file("--out", plan.out_path, plan.overwrite, {}, /*session=*/true);
+  } catch (const engine::ConfigError& e) {
+    fmt::print(stderr, "ampscope: error: {}\n", e.what());
+    return 2;
+  }
+  if (plan.max_steps <= 0)
+    fmt::print("ampscope: each run stops after {} steps (--max-steps)\n", steps);
+
+  result.warmup_steps = plan.warmup_steps;
+  result.planned_repeats = plan.repeats;
+  for (const auto& name : variants) {
+    VariantRun v;
+    v.variant = name;
+    v.precision = name == "tf32" ? "fp32" : name;
+    v.tf32 = name == "tf32";
+    result.variants.push_back(std::move(v));
+  }
+
+  std::error_code ec;
+  std::string dir_template = (fs::temp_directory_path(ec) / "ampscope-compare-XXXXXX").string();
+  if (::mkdtemp(dir_template.data()) == nullptr) {
+    fmt::print(stderr, "ampscope: error: cannot create a directory for the runs: {}\n", std::strerror(errno));
+    return 1;
+  }
+  const fs::path runs_dir = dir_template;
+  struct RemoveDir {
+    fs::path dir;
+    ~RemoveDir() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } remove_runs{runs_dir};
+
+  InterruptGuard interrupt_guard;
+  g_interrupted = 0;
+  std::unique_ptr<profiler::ComparisonWriter> writer;
+  auto child_args = [&](const std::string& variant, const fs::path& session, int64_t max_steps,
+                        const std::vector<std::string>& capture) {
+    std::vector<std::string> args = {plan.python, "-m", "ampscope", "run", "--out", session.string(), "--force",
+                                     "--precision", variant, "--max-steps", std::to_string(max_steps),
+                                     "--grad-every", "0", "--readiness-every", "0"};
+    args.insert(args.end(), capture.begin(), capture.end());
+    args.insert(args.end(), plan.script.begin(), plan.script.end());
+    return args;
+  };
+  auto fail_variant = [&](VariantRun& v, const std::string& error) {
+    v.error = error;
+    if (writer) writer->set_error(v.variant, error);
+    fmt::print("{}: failed: {}\n", v.variant, error);
+  };
+  bool stopped = false;
+
+  try {
+    // Timing runs: no op recorded (the window starts after the last step), no GPU trace.
+    const std::vector<std::string> timing = {"--window-start", std::to_string(steps + 1), "--no-gpu-trace"};
+    for (int64_t repeat = 0; repeat < plan.repeats && !stopped; ++repeat) {
+      for (auto& v : result.variants) {
+        if (!v.error.empty()) continue;
+        const fs::path session = runs_dir / fmt::format("{}.{}.ampscope", v.variant, repeat);
+        const fs::path log = runs_dir / fmt::format("{}.{}.log", v.variant, repeat);
+        const int code = run_child(child_args(v.variant, session, steps, timing), log);
+        if (g_interrupted || code == 130 || code == 128 + SIGINT) {
+          stopped = true;
+          break;
+        }
+        ChildRun run = read_child(session, log, code, plan.warmup_steps + 1);
+        if (!run.session) {
+          fail_variant(v, run.error);
+          continue;
+        }
+        std::vector<profiler::StepRecord> records = run.session->steps();
+        if (!writer) {
+          // The first run that finished describes the comparison: script, model, device.
+          result.meta = run.session->meta();
+          result.meta.precision = "";
+          result.meta.gpu_tracing = "";
+          result.effective_batch = samples_per_step(records);
+          writer = profiler::ComparisonWriter::create(plan.out_path, result, plan.overwrite);
+          for (const auto& described : result.variants) writer->add_variant(described);
+        }
+        if (run.session->meta_value(profiler::meta_key::kScalerEnabled).value_or("") == "true") {
+          v.scaler = true;  // the script's GradScaler, kept under every precision
+          writer->set_scaler(v.variant, true);
+        }
+        writer->add_repeat(v.variant, repeat, records);
+        fmt::print("{} #{}: median {:.3f} ms/step, final loss {:.4f}\n", v.variant, repeat + 1,
+                   profiler::median_step_ms(records, plan.warmup_steps), records.back().loss);
+        std::fflush(stdout);
+        v.repeats.push_back(std::move(records));
+      }
+    }
+    // One profiled run per precision: the P steps after warm-up recorded, for the op table.
+    const int64_t profiled = std::min(plan.profile_steps, steps - plan.warmup_steps);
+    for (auto& v : result.variants) {
+      if (stopped || profiled == 0 || !v.error.empty() || !writer) break;
+      const fs::path session = runs_dir / fmt::format("{}.profiled.ampscope", v.variant);
+      const fs::path log = runs_dir / fmt::format("{}.profiled.log", v.variant);
+      std::vector<std::string> capture = {"--window-start", std::to_string(plan.warmup_steps + 1), "--window-steps",
+                                          std::to_string(profiled)};
+      if (!plan.trace_gpu) capture.emplace_back("--no-gpu-trace");
+      const int code = run_child(child_args(v.variant, session, plan.warmup_steps + profiled, capture), log);
+      if (g_interrupted || code == 130 || code == 128 + SIGINT) {
+        stopped = true;
+        break;
+      }
+      ChildRun run = read_child(session, log, code, plan.warmup_steps + profiled);
+      if (!run.session) {
+        fail_variant(v, "profiled run: " + run.error);
+        continue;
+      }
+      v.op_stats = run.session->op_stats();
+      v.profiled_steps = profiled;
+      writer->set_profile(v.variant, v.op_stats, v.profiled_steps);
+      if (result.meta.gpu_tracing.empty()) {
+        result.meta.gpu_tracing = run.session->meta().gpu_tracing;
+        writer->set_meta(profiler::meta_key::kGpuTracing, result.meta.gpu_tracing);
+      }
+      fmt::print("{}: op table from {} profiled steps\n", v.variant, v.profiled_steps);
+    }
+    if (writer) writer->set_meta(profiler::meta_key::kFinalState, stopped ? "stopped" : "finished");
+  } catch (const engine::ConfigError& e) {
+    fmt::print(stderr, "ampscope: error: {}\n", e.what());
+    return 2;
+  } catch (const profiler::StoreError& e) {
+    fmt::print(stderr, "ampscope: error: {}\n", e.what());
+    return 1;
+  }
+  if (!writer) {
+    fmt::print(stderr, "ampscope: error: no precision finished a run{}\n", stopped ? " (interrupted)" : "");
+    return stopped ? 130 : 1;
+  }
+  print_comparison(stdout, result);
+  fmt::print("\nwrote {} ({}): ampscope report, ampscope-ui and summary read it\n", plan.out_path,
+             stopped ? "interrupted; the runs that finished" : "finished");
+  return stopped ? 130 : 0;
+}
+
+}  // namespace ampscope::cli

@@ -1,0 +1,179 @@
+// A user's own script in another precision, without editing it: `ampscope run --precision P`
+// trains exactly as the script written for P would (to the bit, against that script run
+// bare), `--max-steps N` stops it after N steps, and `ampscope run --compare fp32,bf16`
+// writes the comparison file `ampscope compare` writes for the built-in models, each of its
+// runs the script's own training in that precision.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "profiler/store/comparison_store.h"
+#include "profiler/store/session_reader.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+using ampscope::profiler::OpCategory;
+using ampscope::profiler::OpStats;
+using ampscope::profiler::SessionReader;
+using ampscope::test::read_file;
+using ampscope::test::ScratchDir;
+using ampscope::test::write_file;
+
+// train.py OUT DTYPE on|off [STEPS]: autocast in DTYPE (off: the region entered with
+// enabled=False) under GradScaler; each step's loss appended to OUT as an exact hex float.
+constexpr const char* kScript = R"(import sys, torch
+from torch import nn
+torch.manual_seed(0)
+out, dtype, amp = sys.argv[1], {"fp16": torch.float16, "bf16": torch.bfloat16}[sys.argv[2]], sys.argv[3] == "on"
+steps = int(sys.argv[4]) if len(sys.argv) > 4 else 4
+model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+scaler = torch.amp.GradScaler("cpu")
+with open(out, "w") as digest:
+    for step in range(steps):
+        with torch.autocast("cpu", dtype=dtype, enabled=amp):
+            loss = model(torch.randn(8, 16)).float().pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+        digest.write(f"loss {loss.item().hex()}\n")
+        digest.flush()
+)";
+
+class PythonPrecision : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+    write_file(dir_ / "train.py", kScript);
+  }
+  std::string script() const { return (dir_ / "train.py").string(); }
+  // The script run bare (python train.py ...): its digest.
+  std::string bare(const std::string& args) {
+    const auto out = dir_ / "bare.txt";
+    EXPECT_EQ(ampscope::test::run_command(fmt::format("'{}' '{}' '{}' {}", *ampscope::test::python_with_torch(),
+                                                      script(), out.string(), args)),
+              0);
+    return read_file(out);
+  }
+  ampscope::test::CliResult run(const std::string& flags, const std::string& out, const std::string& args) {
+    return ampscope::test::ampscope(fmt::format("run --out '{}' --force {} '{}' '{}' {}", session(), flags, script(),
+                                                (dir_ / out).string(), args));
+  }
+  std::string session() const { return (dir_ / "s.ampscope").string(); }
+  std::set<OpCategory> top_level_categories_of(const std::vector<OpStats>& rows, const std::string& op) {
+    std::set<OpCategory> categories;
+    for (const auto& row : rows)
+      if (row.top_level && row.name == op) categories.insert(row.category);
+    return categories;
+  }
+  ScratchDir dir_;
+};
+
+TEST_F(PythonPrecision, APrecisionOverrideTrainsAsTheScriptWrittenInThatPrecisionToTheBit) {
+  const std::string written_bf16 = bare("bf16 on");
+  const std::string written_fp32 = bare("fp16 off");
+  ASSERT_NE(written_bf16, written_fp32);
+
+  // An fp16 script run in bf16: its losses are the bf16 script's, its linears bf16's.
+  auto r = run("--precision bf16", "bf16.txt", "fp16 on");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_file(dir_ / "bf16.txt"), written_bf16);
+  {
+    const auto reader = SessionReader::open(session());
+    EXPECT_EQ(top_level_categories_of(reader.op_stats(), "aten::linear"), std::set{OpCategory::kDemoted});
+    for (const auto& row : reader.op_stats()) {
+      if (row.name != "aten::linear" || !row.top_level) continue;
+      EXPECT_EQ(row.output_dtypes, std::vector<std::string>{"bfloat16"});
+    }
+  }
+  auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  EXPECT_NE(summary.output.find("precision     bf16 autocast, set by --precision bf16 (the script's regions, asked "
+                                "for fp16)\n"),
+            std::string::npos)
+      << summary.output;
+
+  // In fp32: its regions turned off, as the script with enabled=False trains.
+  r = run("--precision fp32", "fp32.txt", "fp16 on");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_file(dir_ / "fp32.txt"), written_fp32);
+  EXPECT_EQ(top_level_categories_of(SessionReader::open(session()).op_stats(), "aten::linear"),
+            std::set{OpCategory::kUnchanged});
+  summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  EXPECT_NE(summary.output.find("precision     fp32, set by --precision fp32 (the script's autocast regions, asked "
+                                "for fp16, turned off)\n"),
+            std::string::npos)
+      << summary.output;
+
+  // tf32 is CUDA's: refused on a machine without one, in one line.
+  if (!ampscope::test::python_can_import("torch; assert torch.cuda.is_available()")) {
+    r = run("--precision tf32", "tf32.txt", "fp16 on");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("ampscope: error: precision tf32 needs a CUDA device"), std::string::npos) << r.output;
+  }
+}
+
+TEST_F(PythonPrecision, MaxStepsStopsTheScriptAsTheNextStepBeginsWithExitStatusZero) {
+  const auto r = run("--max-steps 3", "digest.txt", "fp16 on 10");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto reader = SessionReader::open(session());
+  EXPECT_EQ(reader.steps().size(), 3u);
+  EXPECT_EQ(reader.meta_value("final_state").value_or(""), "finished");
+  EXPECT_EQ(reader.meta_value("final_message").value_or(""), "stopped after 3 steps (--max-steps)");
+  const std::string digest = read_file(dir_ / "digest.txt");
+  EXPECT_EQ(std::count(digest.begin(), digest.end(), '\n'), 3) << digest;  // the script ran 3 steps, not 10
+}
+
+// The losses of a digest, parsed from their hex floats.
+std::vector<double> losses_of(const std::string& digest) {
+  std::vector<double> losses;
+  std::istringstream lines(digest);
+  std::string word, hex;
+  while (lines >> word >> hex) losses.push_back(std::strtod(hex.c_str(), nullptr));
+  return losses;
+}
+
+TEST_F(PythonPrecision, ACompareRunOfAScriptIsAComparisonOfTheScriptsOwnTrainingInEachPrecision) {
+  const std::vector<double> written_fp32 = losses_of(bare("fp16 off"));
+  const std::vector<double> written_bf16 = losses_of(bare("bf16 on"));
+  ASSERT_EQ(written_fp32.size(), 4u);
+  const auto out = (dir_ / "cmp.ampscope").string();
+  const auto r = ampscope::test::ampscope(
+      fmt::format("run --compare fp32,bf16 --repeats 2 --warmup 1 --max-steps 4 --profile-steps 2 --out '{}' '{}' "
+                  "'{}' fp16 on",
+                  out, script(), (dir_ / "digest.txt").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("speedup vs fp32"), std::string::npos) << r.output;
+
+  const auto comparison = ampscope::profiler::read_comparison(out);
+  ASSERT_EQ(comparison.variants.size(), 2u);
+  EXPECT_EQ(comparison.warmup_steps, 1);
+  EXPECT_EQ(comparison.effective_batch, 8);
+  for (const auto& v : comparison.variants) {
+    SCOPED_TRACE(v.variant);
+    EXPECT_TRUE(v.error.empty()) << v.error;
+    EXPECT_TRUE(v.scaler);  // the script's GradScaler, kept in each precision
+    ASSERT_EQ(v.repeats.size(), 2u);
+    for (const auto& repeat : v.repeats) {
+      ASSERT_EQ(repeat.size(), 4u);
+      for (size_t i = 0; i < repeat.size(); ++i)
+        EXPECT_EQ(repeat[i].loss, (v.variant == "fp32" ? written_fp32 : written_bf16)[i]) << "step " << i + 1;
+    }
+    EXPECT_EQ(v.profiled_steps, 2);
+    EXPECT_EQ(top_level_categories_of(v.op_stats, "aten::linear"),
+              std::set{v.variant == "fp32" ? OpCategory::kUnchanged : OpCategory::kDemoted});
+  }
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", out));
+  EXPECT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("python train.py: Sequential"), std::string::npos) << summary.output;
+}
+
+}  // namespace
