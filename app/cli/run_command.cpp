@@ -69,7 +69,8 @@ RunCommand::RunCommand(CLI::App& parent) {
                        "fp32 and tf32 (CUDA) turn them off, fp16 and bf16 set their dtype (script: as written)")
       ->check(CLI::IsMember({"script", "fp32", "tf32", "fp16", "bf16"}))
       ->capture_default_str();
-  command_->add_option("--max-steps", max_steps_, "Stop the script as step N+1 would begin, exit status 0 (0 = no limit)")
+  command_->add_option("--max-steps", max_steps_,
+                       "Stop the script as step N+1 would begin, exit status 0 (0 = no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command_->add_option("--compare", compare_,

@@ -117,7 +117,7 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
   std::vector<std::string> variants;
   const int64_t steps = plan.max_steps > 0 ? plan.max_steps : kDefaultComparedSteps;
   try {
-    variants = profiler::parse_variants(plan.variants);
+    variants = profiler::parse_variants(plan.variants, "--compare");
     if (plan.repeats < 1) throw engine::ConfigError("--repeats must be >= 1");
     if (plan.warmup_steps < 0 || plan.profile_steps < 0)
       throw engine::ConfigError("--warmup and --profile-steps must be >= 0");
@@ -218,7 +218,8 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
     // One profiled run per precision: the P steps after warm-up recorded, for the op table.
     const int64_t profiled = std::min(plan.profile_steps, steps - plan.warmup_steps);
     for (auto& v : result.variants) {
-      if (stopped || profiled == 0 || !v.error.empty() || !writer) break;
+      if (stopped || profiled == 0 || !writer) break;
+      if (!v.error.empty()) continue;
       const fs::path session = runs_dir / fmt::format("{}.profiled.ampscope", v.variant);
       const fs::path log = runs_dir / fmt::format("{}.profiled.log", v.variant);
       std::vector<std::string> capture = {"--window-start", std::to_string(plan.warmup_steps + 1), "--window-steps",

@@ -36,7 +36,7 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 
 }  // namespace
 
-std::vector<std::string> parse_variants(std::string_view list) {
+std::vector<std::string> parse_variants(std::string_view list, std::string_view flag) {
   std::vector<std::string> out;
   std::set<std::string> seen;
   size_t start = 0;
@@ -48,14 +48,13 @@ std::vector<std::string> parse_variants(std::string_view list) {
     if (!name.empty()) {
       if (std::find(std::begin(kKnownVariants), std::end(kKnownVariants), name) == std::end(kKnownVariants))
         throw engine::ConfigError(
-            fmt::format("unknown precision '{}' in --precisions (use fp32, tf32, fp16, bf16)", name));
-      if (!seen.insert(name).second)
-        throw engine::ConfigError(fmt::format("--precisions names '{}' twice", name));
+            fmt::format("unknown precision '{}' in {} (use fp32, tf32, fp16, bf16)", name, flag));
+      if (!seen.insert(name).second) throw engine::ConfigError(fmt::format("{} names '{}' twice", flag, name));
       out.push_back(name);
     }
     start = comma + 1;
   }
-  if (out.empty()) throw engine::ConfigError("--precisions names no precision");
+  if (out.empty()) throw engine::ConfigError(fmt::format("{} names no precision", flag));
   return out;
 }
 

@@ -47,8 +47,9 @@ struct ComparisonProgress {
   const Comparison* so_far = nullptr;
 };
 
-// "fp32,bf16" -> {"fp32","bf16"}; throws engine::ConfigError for an unknown name or a repeat.
-std::vector<std::string> parse_variants(std::string_view list);
+// "fp32,bf16" -> {"fp32","bf16"}; throws engine::ConfigError for an unknown name or a repeat,
+// naming `flag` (the option the list came from).
+std::vector<std::string> parse_variants(std::string_view list, std::string_view flag = "--precisions");
 // The base config set up for one variant.
 engine::TrainConfig variant_config(const engine::TrainConfig& base, std::string_view variant);
 // Throws engine::ConfigError with a one-line message for impossible settings

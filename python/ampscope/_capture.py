@@ -209,6 +209,9 @@ PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 _PRECISION_DTYPE = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
+_OTHER_OPTIONS = ("trace_gpu", "overwrite", "description", "precision", "max_steps")
+
+
 class MaxStepsReached(SystemExit):
     """Raised as step max_steps + 1 would begin: the script stops there, exit status 0."""
 
@@ -219,7 +222,7 @@ class Capture:
         unknown = sorted(set(sampling) - set(_SAMPLING))
         if unknown:
             raise CaptureError(f"ampscope.capture: unknown option {unknown[0]!r} (options: "
-                               f"{', '.join(list(_SAMPLING) + ['trace_gpu', 'overwrite', 'description', 'precision', 'max_steps'])})")
+                               f"{', '.join(list(_SAMPLING) + list(_OTHER_OPTIONS))})")
         if precision not in (None, *PRECISIONS):
             raise CaptureError(f"ampscope.capture: precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0:
@@ -1018,7 +1021,8 @@ def _wrap_autocast_enter(original):
         opened = False
         if cap is not None and script_enabled and not torch.compiler.is_compiling():
             cap._first_step_begins()
-            precision = _DTYPE_PRECISION.get(getattr(self, "fast_dtype", None)) if getattr(self, "_enabled", False) else None
+            entered = getattr(self, "_enabled", False)  # as run: --precision fp32 turned it off
+            precision = _DTYPE_PRECISION.get(getattr(self, "fast_dtype", None)) if entered else None
             if precision and precision not in cap._autocast:
                 cap._autocast.append(precision)
                 cap._core.set_meta("precision", cap._precision())

@@ -408,6 +408,8 @@ const std::map<std::string, Generator>& generators() {
       {"flag-export-unknown-format", nothing},
       {"flag-export-steps-reversed", nothing},
       {"flag-run-without-script", nothing},
+      {"flag-run-compare-unknown", nothing},
+      {"flag-run-compare-warmup", nothing},
       // config files
       {"config-missing", nothing},
       {"config-directory", directory("run.toml")},

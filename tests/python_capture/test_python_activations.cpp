@@ -101,7 +101,8 @@ TEST(PythonActivations, EveryModulesOutputIsMeasuredAsItsForwardHookSeesItAndThe
             std::string::npos)
       << summary.output;
   const auto json_path = (dir / "s.json").string();
-  ASSERT_EQ(ampscope::test::ampscope(fmt::format("export '{}' --format json -o '{}'", session, json_path)).exit_code, 0);
+  const auto exported = ampscope::test::ampscope(fmt::format("export '{}' --format json -o '{}'", session, json_path));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
   std::ifstream json_in(json_path);
   const auto activations = nlohmann::json::parse(json_in)["activations"];
   EXPECT_EQ(activations["sampled_steps"], 4);

@@ -27,8 +27,9 @@ using ampscope::test::read_file;
 using ampscope::test::ScratchDir;
 using ampscope::test::write_file;
 
-// train.py OUT DTYPE on|off [STEPS]: autocast in DTYPE (off: the region entered with
-// enabled=False) under GradScaler; each step's loss appended to OUT as an exact hex float.
+// train.py OUT DTYPE on|off [STEPS [refuse-bf16]]: autocast in DTYPE (off: the region entered
+// with enabled=False) under GradScaler; each step's loss appended to OUT as an exact hex float.
+// refuse-bf16: the script raises where its region runs in bf16 (an op a bf16 build lacks).
 constexpr const char* kScript = R"(import sys, torch
 from torch import nn
 torch.manual_seed(0)
@@ -40,6 +41,9 @@ scaler = torch.amp.GradScaler("cpu")
 with open(out, "w") as digest:
     for step in range(steps):
         with torch.autocast("cpu", dtype=dtype, enabled=amp):
+            if sys.argv[5:] == ["refuse-bf16"] and torch.is_autocast_enabled("cpu") \
+                    and torch.get_autocast_dtype("cpu") == torch.bfloat16:
+                raise RuntimeError("this model has no bf16 kernel")
             loss = model(torch.randn(8, 16)).float().pow(2).mean()
         scaler.scale(loss).backward()
         scaler.step(opt)
@@ -174,6 +178,24 @@ TEST_F(PythonPrecision, ACompareRunOfAScriptIsAComparisonOfTheScriptsOwnTraining
   const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", out));
   EXPECT_EQ(summary.exit_code, 0) << summary.output;
   EXPECT_NE(summary.output.find("python train.py: Sequential"), std::string::npos) << summary.output;
+}
+
+// A precision the script cannot run in fails alone: its error, in one line, in the output and
+// the file; the other precisions are compared as usual.
+TEST_F(PythonPrecision, APrecisionTheScriptFailsInIsReportedWithItsErrorAndTheOthersCompared) {
+  const auto out = (dir_ / "cmp.ampscope").string();
+  const auto r = ampscope::test::ampscope(
+      fmt::format("run --compare fp32,bf16 --repeats 2 --warmup 1 --max-steps 3 --profile-steps 1 --out '{}' '{}' "
+                  "'{}' fp16 on 3 refuse-bf16",
+                  out, script(), (dir_ / "digest.txt").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("bf16: failed: RuntimeError: this model has no bf16 kernel\n"), std::string::npos) << r.output;
+  const auto comparison = ampscope::profiler::read_comparison(out);
+  ASSERT_EQ(comparison.variants.size(), 2u);
+  EXPECT_EQ(comparison.variants[0].repeats.size(), 2u);
+  EXPECT_EQ(comparison.variants[0].profiled_steps, 1);
+  EXPECT_TRUE(comparison.variants[1].repeats.empty());
+  EXPECT_EQ(comparison.variants[1].error, "RuntimeError: this model has no bf16 kernel");
 }
 
 }  // namespace

@@ -149,7 +149,8 @@ with open(sys.argv[1], "w") as out:
         out.write(f"{loss.item().hex()} {model.sn.parametrizations.weight[0]._u.sum().item().hex()}\n")
 )");
   const auto script = (dir / "train.py").string();
-  ASSERT_EQ(ampscope::test::run_command(fmt::format("'{}' '{}' '{}'", *python, script, (dir / "bare.txt").string())), 0);
+  const auto bare_path = (dir / "bare.txt").string();
+  ASSERT_EQ(ampscope::test::run_command(fmt::format("'{}' '{}' '{}'", *python, script, bare_path)), 0);
   const auto session = (dir / "s.ampscope").string();
   const auto run = ampscope::test::ampscope(fmt::format(
       "run --out '{}' --grad-every 1 --sample-budget 0 --readiness-every 1 '{}' '{}'", session, script,
