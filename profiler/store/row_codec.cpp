@@ -168,6 +168,9 @@ void bind_session_op_stats(Stmt& s, int first, const OpStats& r, EncodedOpStats&
   BindCursor b(s, first);
   bind_op_stats_values(b, r, keep);
   b.value(r.compiled);
+  keep.step_cpu_ns = encode_samples(r.step_cpu_time_ns);
+  keep.step_gpu_ns = encode_samples(r.step_gpu_time_ns);
+  b.text(keep.step_cpu_ns).text(keep.step_gpu_ns);
   b.done(kSessionOpStatsColumns);
 }
 
@@ -175,6 +178,8 @@ OpStats read_session_op_stats(const Stmt& s, int first) {
   ReadCursor c(s, first);
   OpStats r = read_op_stats_values(c);
   r.compiled = c.boolean();
+  r.step_cpu_time_ns = decode_samples(c.text());
+  r.step_gpu_time_ns = decode_samples(c.text());
   c.done(kSessionOpStatsColumns);
   return r;
 }

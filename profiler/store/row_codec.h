@@ -86,11 +86,13 @@ struct EncodedOpStats {
 void bind_op_stats(Stmt& stmt, int first, const OpStats& row, EncodedOpStats& keep_alive);
 OpStats read_op_stats(const Stmt& stmt, int first);
 
-// Sessions' op_stats: kOpStatsColumns, then `compiled` (torch.compile's graph ops).
+// Sessions' op_stats: kOpStatsColumns, then `compiled` (torch.compile's graph ops), then the
+// per-step times of a short window (ProfilerOptions::op_step_samples; "" when not kept).
 inline constexpr auto kSessionOpStatsColumns =
-    concat_columns(kOpStatsColumns, std::to_array<std::string_view>({"compiled"}));
-// Files written before `compiled` read as eager rows.
-inline constexpr std::array<AddedColumn, 1> kSessionOpStatsAddedColumns{{{"compiled", "0"}}};
+    concat_columns(kOpStatsColumns, std::to_array<std::string_view>({"compiled", "step_cpu_ns", "step_gpu_ns"}));
+// Files written before `compiled` read as eager rows; before the per-step columns, as no samples.
+inline constexpr std::array<AddedColumn, 3> kSessionOpStatsAddedColumns{
+    {{"compiled", "0"}, {"step_cpu_ns", "NULL"}, {"step_gpu_ns", "NULL"}}};
 void bind_session_op_stats(Stmt& stmt, int first, const OpStats& row, EncodedOpStats& keep_alive);
 OpStats read_session_op_stats(const Stmt& stmt, int first);
 

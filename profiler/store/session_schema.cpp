@@ -101,7 +101,8 @@ CREATE TABLE op_stats(
   cpu_time_ns INTEGER, gpu_time_ns INTEGER, kernels INTEGER, tensor_core_kernels INTEGER,
   tensor_core_gpu_time_ns INTEGER, cast_calls INTEGER, cast_bytes INTEGER,
   cast_cpu_time_ns INTEGER, cast_gpu_time_ns INTEGER, tensor_core_eligible INTEGER,
-  tensor_core_note TEXT, top_level INTEGER, compiled INTEGER NOT NULL DEFAULT 0);
+  tensor_core_note TEXT, top_level INTEGER, compiled INTEGER NOT NULL DEFAULT 0, step_cpu_ns TEXT,
+  step_gpu_ns TEXT);
 CREATE TABLE optimizer_steps(
   step INTEGER, optimizer INTEGER, name TEXT, stepped INTEGER, found_inf INTEGER,
   skipped INTEGER, unscale_calls INTEGER, lr REAL, loss_scale REAL, loss_scale_after REAL,

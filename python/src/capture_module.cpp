@@ -105,6 +105,9 @@ double get_double(const py::dict& d, const char* key, double fallback) {
   return d[key].cast<double>();
 }
 
+// Windows up to this many steps keep per-step op times (ProfilerOptions::op_step_samples).
+constexpr int64_t kStepSamplesUpTo = 32;
+
 class Capture {
  public:
   explicit Capture(const py::dict& o) {
@@ -113,6 +116,11 @@ class Capture {
     options.overwrite = o["overwrite"].cast<bool>();
     for (const auto& field : options.capture.fields()) *field.value = o[field.option->key].cast<int64_t>();
     options.capture.trace_gpu = o["trace_gpu"].cast<bool>();
+    // A short window keeps each op's time per step: the profiled runs of `ampscope run
+    // --compare` take per-step medians of them, as the engine's comparison does (a step
+    // the machine stalled in would otherwise weigh a third of a 3-step mean).
+    if (options.capture.window_steps > 0 && options.capture.window_steps <= kStepSamplesUpTo)
+      options.op_step_samples = static_cast<size_t>(options.capture.window_steps);
     description_ = o["description"].cast<std::string>();
     options.describe_session = [this](profiler::SessionMeta& meta) {
       // Not an engine run: no TrainConfig, and the precision is whatever the script's

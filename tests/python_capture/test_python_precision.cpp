@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/analysis/comparison.h"
 #include "profiler/store/comparison_store.h"
 #include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
@@ -175,6 +176,18 @@ TEST_F(PythonPrecision, ACompareRunOfAScriptIsAComparisonOfTheScriptsOwnTraining
     EXPECT_EQ(top_level_categories_of(v.op_stats, "aten::linear"),
               std::set{v.variant == "fp32" ? OpCategory::kUnchanged : OpCategory::kDemoted});
   }
+  // Each op's time per profiled step is kept, so the op table takes its median over the steps
+  // (a step the machine stalled in weighed a half of a 2-step mean).
+  size_t linears = 0;
+  for (const auto& row : ampscope::profiler::match_ops(comparison)) {
+    if (row.name != "aten::linear") continue;
+    ++linears;
+    for (const auto& cell : row.cells) {
+      EXPECT_TRUE(cell.present) << row.module;
+      EXPECT_TRUE(cell.per_step_median) << row.module;
+    }
+  }
+  EXPECT_EQ(linears, 2u);
   const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", out));
   EXPECT_EQ(summary.exit_code, 0) << summary.output;
   EXPECT_NE(summary.output.find("python train.py: Sequential"), std::string::npos) << summary.output;
