@@ -103,15 +103,13 @@ def _hf_conv1d(module) -> bool:
 def _output_tensor(output):
     """The tensor a module's output carries: itself, a tuple's first (an RNN's output, a
     transformers layer's hidden states), a ModelOutput's logits or last hidden state."""
-    if isinstance(output, torch.Tensor):
-        return output
-    if isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
-        return output[0]
-    if isinstance(output, dict):
-        for key in ("logits", "last_hidden_state"):
-            if isinstance(output.get(key), torch.Tensor):
-                return output[key]
-    return None
+    if isinstance(output, (tuple, list)) and output:
+        output = output[0]
+    elif isinstance(output, dict):
+        output = next((output[k] for k in ("logits", "last_hidden_state") if isinstance(output.get(k), torch.Tensor)), None)
+    # A plain tensor only: a subclass (DTensor, a quantized or fake tensor) would run its own
+    # dispatch, collectives included, under the statistics' ops.
+    return output if type(output) is torch.Tensor else None
 
 
 def _weight_parametrization(module):
