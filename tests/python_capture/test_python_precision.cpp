@@ -202,7 +202,8 @@ TEST_F(PythonPrecision, APrecisionTheScriptFailsInIsReportedWithItsErrorAndTheOt
                   "'{}' fp16 on 3 refuse-bf16",
                   out, script(), (dir_ / "digest.txt").string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("bf16: failed: RuntimeError: this model has no bf16 kernel\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("bf16: failed: RuntimeError: this model has no bf16 kernel\n"), std::string::npos)
+      << r.output;
   const auto comparison = ampscope::profiler::read_comparison(out);
   ASSERT_EQ(comparison.variants.size(), 2u);
   EXPECT_EQ(comparison.variants[0].repeats.size(), 2u);
