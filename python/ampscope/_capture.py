@@ -250,6 +250,8 @@ class Capture:
             self.stop("finished")
         elif issubclass(etype, KeyboardInterrupt):
             self.stop("stopped", "interrupted (Ctrl-C)")
+        elif issubclass(etype, MaxStepsReached):
+            self.stop("finished", f"stopped after {self._max_steps} steps (max_steps)")
         elif issubclass(etype, SystemExit):
             code = error.code
             self.stop("finished" if code in (None, 0) else "failed",

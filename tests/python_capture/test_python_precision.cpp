@@ -137,6 +137,36 @@ TEST_F(PythonPrecision, MaxStepsStopsTheScriptAsTheNextStepBeginsWithExitStatusZ
   EXPECT_EQ(std::count(digest.begin(), digest.end(), '\n'), 3) << digest;  // the script ran 3 steps, not 10
 }
 
+// The same from a script's own capture (`with ampscope.capture(..., max_steps=2)`): the
+// stop leaves the with-block as SystemExit(0) does, and the session says why it ended.
+TEST_F(PythonPrecision, ACaptureWithMaxStepsEndsTheScriptThereAndSaysSo) {
+  write_file(dir_ / "own.py", fmt::format(R"(import torch, ampscope
+from torch import nn
+model = nn.Linear(8, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+with ampscope.capture("{}", max_steps=2, trace_gpu=False):
+    for i in range(10):
+        model(torch.randn(4, 8)).pow(2).mean().backward()
+        opt.step()
+        opt.zero_grad()
+        print("step", i + 1, flush=True)
+print("after the loop")
+)",
+                                          session()));
+  std::string out;
+  const int rc = ampscope::test::run_command(fmt::format("PYTHONPATH='{}' '{}' '{}' 2>&1", AMPSCOPE_PYTHON_PACKAGE_DIR,
+                                                         *ampscope::test::python_with_torch(),
+                                                         (dir_ / "own.py").string()),
+                                             &out);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("step 2\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("step 3"), std::string::npos) << out;
+  EXPECT_EQ(out.find("after the loop"), std::string::npos) << out;
+  const auto reader = SessionReader::open(session());
+  EXPECT_EQ(reader.steps().size(), 2u);
+  EXPECT_EQ(reader.meta_value("final_message").value_or(""), "stopped after 2 steps (max_steps)");
+}
+
 // The losses of a digest, parsed from their hex floats.
 std::vector<double> losses_of(const std::string& digest) {
   std::vector<double> losses;
