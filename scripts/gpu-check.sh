@@ -17,6 +17,7 @@
 #      time beside it, scripts/thread_cpu.py) and without; train / profile / profile --every 10
 #      (capture overhead);
 #   5. fp32 vs bf16 with MFU beside the eager PyTorch peer (bench/pytorch_eager_step.py);
+#   5b. `ampscope run --compare fp32,tf32,bf16` on torchvision_resnet50_bf16.py (a script's speedups);
 #   6. the rest of the build and the whole ctest suite with the time left (one intra-op thread a
 #      test: see below).
 # Logs and summaries land in $OUT/gpu-check.tgz (or /tmp/out), sessions beside it. BUDGET (seconds, default
@@ -182,6 +183,14 @@ if [ "$(left)" -gt 150 ]; then
   el "compare rc=$?"; grep -E "^(fp32|bf16) " $L/compare.txt
   timeout 90 python3 "$src/bench/pytorch_eager_step.py" cuda 3 --models gpt --precisions fp32,bf16 --fused \
     --layers 12 --width 768 --heads 12 --seq-len 1024 --batch 8 2>&1 | tail -2
+fi; save
+
+# 5b. A user's script in each precision (ampscope run --compare): TF32 and bf16 against fp32 on
+# torchvision's ResNet-50, the script unedited (its bf16 autocast region entered in each).
+if [ "$(left)" -gt 220 ]; then
+  timeout 160 $A run --compare fp32,tf32,bf16 --repeats 1 --warmup 5 --max-steps 12 --profile-steps 2 \
+    --out $L/script-compare.ampscope --force "$src/examples/torchvision_resnet50_bf16.py" --steps 30 \
+    > $L/script-compare.txt 2>&1; el "script compare rc=$?"; grep -E "^(fp32|tf32|bf16) |Fastest| gave | slower|failed" $L/script-compare.txt
 fi; save
 
 # 6. The rest of the build and the whole suite in the time left.
