@@ -410,6 +410,7 @@ const std::map<std::string, Generator>& generators() {
       {"flag-run-without-script", nothing},
       {"flag-run-compare-unknown", nothing},
       {"flag-run-compare-warmup", nothing},
+      {"flag-run-compare-precision", nothing},
       // config files
       {"config-missing", nothing},
       {"config-directory", directory("run.toml")},
