@@ -1,5 +1,6 @@
 """Overhead of capturing a Python training loop: the same fp16 loop (examples/amp_typical.py's
-model, GradScaler) bare, under ampscope.capture (every step recorded), and under
+model, GradScaler) bare, under ampscope.capture (every step recorded; and with no op recorded, as
+`ampscope run --compare` times each precision), and under
 torch.profiler.profile(record_shapes=True), each in its own process, interleaved
 (bare, ampscope, torch.profiler, bare, ...) so machine drift hits all alike.
 
@@ -15,7 +16,9 @@ import sys
 import tempfile
 import time
 
-MODES = ["bare", "ampscope", "torch.profiler"]
+# "ampscope, no ops": the capture as `ampscope run --compare` times a precision (hooks on, no op
+# recorded, no range sample): what its timed runs carry.
+MODES = ["bare", "ampscope", "ampscope, no ops", "torch.profiler"]
 
 
 def child(mode, steps, width, out_dir):
@@ -46,6 +49,11 @@ def child(mode, steps, width, out_dir):
     elif mode == "ampscope":
         import ampscope
         with ampscope.capture(os.path.join(out_dir, "bench.ampscope"), overwrite=True, grad_every=0):
+            loop()
+    elif mode == "ampscope, no ops":
+        import ampscope
+        with ampscope.capture(os.path.join(out_dir, "bench.ampscope"), overwrite=True, grad_every=0,
+                              readiness_every=0, window_start=steps + 1, trace_gpu=False):
             loop()
     else:
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True):
