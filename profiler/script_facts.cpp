@@ -88,6 +88,11 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.optimizers = value_of(meta, meta_key::kOptimizers);
   f.device = value_of(meta, meta_key::kDevice);
   f.grad_norm_measured = value_of(meta, meta_key::kGradNormSource) == "clip_grad_norm_";
+  const std::string state = value_of(meta, meta_key::kFinalState);
+  const std::string message = value_of(meta, meta_key::kFinalMessage);
+  f.ended = state.empty()     ? "not closed: the script was killed, or is still running"
+            : message.empty() ? state
+                              : state + ": " + message;
   f.grad_norm = f.grad_norm_measured
                     ? "the total norm torch.nn.utils.clip_grad_norm_ returned"
                     : "not measured: the script does not clip gradients (ampscope shows the norm clip_grad_norm_ returns)";
@@ -102,7 +107,8 @@ std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& f)
           {"loss scaler", f.scaler ? "torch.amp.GradScaler" : "none seen"},
           {"optimizers", f.optimizers.empty() ? "none seen" : f.optimizers},
           {"device", f.device.empty() ? "?" : f.device},
-          {"gradient norm", f.grad_norm}};
+          {"gradient norm", f.grad_norm},
+          {"ended", f.ended}};
 }
 
 }  // namespace ampscope::profiler

@@ -30,6 +30,9 @@ struct ScriptFacts {
   // Where the gradient norm came from, or why there is none ("" never: one of the two).
   std::string grad_norm;
   bool grad_norm_measured = false;
+  // How the run ended, with why: "finished", "finished: stopped after 30 steps (--max-steps)",
+  // "failed: RuntimeError: ...", or not closed (killed, or still recording).
+  std::string ended;
 };
 
 // "bf16"/"fp16" when that dtype holds more than half of a parameter_dtypes meta value

@@ -133,6 +133,9 @@ TEST_F(PythonPrecision, MaxStepsStopsTheScriptAsTheNextStepBeginsWithExitStatusZ
   EXPECT_EQ(reader.steps().size(), 3u);
   EXPECT_EQ(reader.meta_value("final_state").value_or(""), "finished");
   EXPECT_EQ(reader.meta_value("final_message").value_or(""), "stopped after 3 steps (--max-steps)");
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  EXPECT_NE(summary.output.find("  ended         finished: stopped after 3 steps (--max-steps)\n"), std::string::npos)
+      << summary.output;
   const std::string digest = read_file(dir_ / "digest.txt");
   EXPECT_EQ(std::count(digest.begin(), digest.end(), '\n'), 3) << digest;  // the script ran 3 steps, not 10
 }

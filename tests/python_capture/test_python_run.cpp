@@ -74,6 +74,9 @@ TEST_F(PythonRun, ReturnsTheScriptsExitCodeAndKeepsItsSteps) {
   const auto s = SessionReader::open(session().string());
   EXPECT_EQ(s.steps().size(), 3u);
   EXPECT_EQ(s.meta_value("final_state").value_or(""), "failed");
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session().string()));
+  EXPECT_NE(summary.output.find("  ended         failed: the script exited with status 3\n"), std::string::npos)
+      << summary.output;
 }
 
 // `ampscope run`'s capture flags go through `python -m ampscope run` and the module's
