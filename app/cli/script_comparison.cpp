@@ -129,8 +129,10 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
     fmt::print(stderr, "ampscope: error: {}\n", e.what());
     return 2;
   }
-  if (plan.max_steps <= 0)
-    fmt::print("ampscope: each run stops after {} steps (--max-steps)\n", steps);
+  const int64_t runs = static_cast<int64_t>(variants.size()) * (plan.repeats + (plan.profile_steps > 0 ? 1 : 0));
+  fmt::print("ampscope: {} runs of the script: {} per precision ({} timed{}), each stopped after {} steps{}\n", runs,
+             runs / static_cast<int64_t>(variants.size()), plan.repeats,
+             plan.profile_steps > 0 ? ", 1 profiled" : "", steps, plan.max_steps <= 0 ? " (--max-steps)" : "");
 
   result.warmup_steps = plan.warmup_steps;
   result.planned_repeats = plan.repeats;
@@ -169,10 +171,16 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
     args.insert(args.end(), plan.script.begin(), plan.script.end());
     return args;
   };
-  auto fail_variant = [&](VariantRun& v, const std::string& error) {
+  // The failed run's whole output is kept beside --out (the runs' directory goes): the line
+  // quoted is its last, the traceback above it is in the log.
+  auto fail_variant = [&](VariantRun& v, const std::string& error, const fs::path& log) {
     v.error = error;
     if (writer) writer->set_error(v.variant, error);
+    const std::string kept = plan.out_path + "." + v.variant + ".log";
+    std::error_code copy_error;
+    fs::copy_file(log, kept, fs::copy_options::overwrite_existing, copy_error);
     fmt::print("{}: failed: {}\n", v.variant, error);
+    if (!copy_error) fmt::print("  its output: {}\n", kept);
   };
   bool stopped = false;
 
@@ -191,7 +199,7 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
         }
         ChildRun run = read_child(session, log, code, plan.warmup_steps + 1);
         if (!run.session) {
-          fail_variant(v, run.error);
+          fail_variant(v, run.error, log);
           continue;
         }
         std::vector<profiler::StepRecord> records = run.session->steps();
@@ -232,7 +240,7 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
       }
       ChildRun run = read_child(session, log, code, plan.warmup_steps + profiled);
       if (!run.session) {
-        fail_variant(v, "profiled run: " + run.error);
+        fail_variant(v, "profiled run: " + run.error, log);
         continue;
       }
       v.op_stats = run.session->op_stats();

@@ -237,6 +237,14 @@ TEST_F(PythonPrecision, APrecisionTheScriptFailsInIsReportedWithItsErrorAndTheOt
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("bf16: failed: RuntimeError: this model has no bf16 kernel\n"), std::string::npos)
       << r.output;
+  // Its whole output, the traceback included, is kept beside the comparison.
+  EXPECT_NE(r.output.find("  its output: " + out + ".bf16.log\n"), std::string::npos) << r.output;
+  const std::string log = read_file(out + ".bf16.log");
+  EXPECT_NE(log.find("Traceback (most recent call last)"), std::string::npos) << log;
+  EXPECT_NE(r.output.find("ampscope: 6 runs of the script: 3 per precision (2 timed, 1 profiled), each stopped after 3 "
+                          "steps\n"),
+            std::string::npos)
+      << r.output;
   const auto comparison = ampscope::profiler::read_comparison(out);
   ASSERT_EQ(comparison.variants.size(), 2u);
   EXPECT_EQ(comparison.variants[0].repeats.size(), 2u);
