@@ -125,13 +125,12 @@ int RunCommand::run() {
   if (!compare_.empty()) {
     // The comparison sets each run's capture and precision itself: a flag for one run would
     // be silently ignored, and the comparison taken for what it asked.
-    std::vector<std::string> ignored;
+    std::string ignored = command_->count("--precision") > 0 ? "--precision" : "";
     for (const auto& field : sampling_.fields())
-      if (command_->count(field.option->flag) > 0) ignored.emplace_back(field.option->flag);
-    if (command_->count("--precision") > 0) ignored.emplace_back("--precision");
+      if (command_->count(field.option->flag) > 0) ignored = field.option->flag;
     if (!ignored.empty()) {
       fmt::print(stderr, "ampscope: error: run --compare sets {} itself (each run its own precision; no op recorded "
-                 "in the timed runs, the steps after --warmup in the profiled one): drop it\n", ignored.front());
+                 "in the timed runs, the steps after --warmup in the profiled one): drop it\n", ignored);
       return 2;
     }
     ScriptComparisonPlan plan;

@@ -139,8 +139,9 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
   for (const auto& name : variants) {
     VariantRun v;
     v.variant = name;
-    v.precision = name == "tf32" ? "fp32" : name;
-    v.tf32 = name == "tf32";
+    const engine::TrainConfig as_run = profiler::variant_config({}, name);  // the built-in comparison's mapping
+    v.precision = std::string(engine::to_string(as_run.precision));
+    v.tf32 = as_run.allow_tf32;
     result.variants.push_back(std::move(v));
   }
 

@@ -645,7 +645,8 @@ class Capture:
         if stack:
             for _ in range(stack.pop()[0]):
                 _core.exit_scope()
-        if getattr(self._tls, "parametrized_input", None) is not None:
+        # Set only on readiness steps: other steps pay no thread-local lookup per module call.
+        if self._readiness and getattr(self._tls, "parametrized_input", None) is not None:
             self._parametrized_layer_output(module, output)
         if self._activations and _training_forward() and not _in_backward():
             # A range sample: the output's range against fp16, bf16 and fp8, and the first
