@@ -4,6 +4,7 @@
 // escaped, every coordinate finite. Axes, grid and labels use `currentColor`, so
 // the page's colour scheme (light or dark) styles them; series use a fixed palette
 // readable on both. The markup is well-formed XML as well as valid inline HTML.
+#include <cstdint>
 #include <cstddef>
 #include <optional>
 #include <string>
