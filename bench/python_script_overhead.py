@@ -13,7 +13,8 @@ device synchronized at both ends only, so neither capture changes what is timed)
 
 Prints each mode's median steady step and its ratio to bare; with --out-dir the
 ampscope sessions are kept there (SCRIPT-stem.repeatN.ampscope) for summary/export.
-With --baseline DIR, a fourth mode, "ampscope (baseline)", runs the ampscope package
+With --split-gpu-trace, a mode "ampscope --no-gpu-trace" runs in the rotation too (CUPTI's
+share of the capture's cost). With --baseline DIR, a fourth mode, "ampscope (baseline)", runs the ampscope package
 found in DIR (another build's python/ folder, e.g. main's before a change) in the same
 rotation, so the two builds are compared in one run.
 """
@@ -44,14 +45,20 @@ def under_torch_profiler(script, script_args):
 
 
 BASELINE = "ampscope (baseline)"
+# The op observer and the Python hooks without CUPTI: with --split-gpu-trace, CUPTI's share of
+# full capture shows apart from the rest (session 44's H200 ResNet-50: 1.85x of bare, torch.profiler
+# 1.30x, while on the CPU ampscope's own cost is 0.13-0.16 us an op).
+NO_GPU_TRACE = "ampscope --no-gpu-trace"
 
 
 def run_mode(mode, script, script_args, session, baseline=None):
     env = None
     if mode == "bare":
         cmd = [sys.executable, script]
-    elif mode in ("ampscope", BASELINE):
+    elif mode in ("ampscope", BASELINE, NO_GPU_TRACE):
         cmd = [sys.executable, "-m", "ampscope", "run", "--out", session, "--force", script]
+        if mode == NO_GPU_TRACE:
+            cmd.insert(-1, "--no-gpu-trace")
         if mode == BASELINE:
             env = dict(os.environ, PYTHONPATH=baseline)
     else:
@@ -71,18 +78,20 @@ def main():
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--out-dir", help="keep the ampscope sessions here")
     parser.add_argument("--baseline", metavar="DIR", help="also run the ampscope package in DIR (another build's python/)")
+    parser.add_argument("--split-gpu-trace", action="store_true",
+                        help=f"also run '{NO_GPU_TRACE}' (its sessions: STEM.repeatN.no-gpu-trace.ampscope)")
     parser.add_argument("script")
     parser.add_argument("script_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     stem = os.path.splitext(os.path.basename(args.script))[0]
-    modes = MODES + ([BASELINE] if args.baseline else [])
+    modes = MODES + ([BASELINE] if args.baseline else []) + ([NO_GPU_TRACE] if args.split_gpu_trace else [])
     results = {m: [] for m in modes}
     with tempfile.TemporaryDirectory() as scratch:
         out_dir = args.out_dir or scratch
         os.makedirs(out_dir, exist_ok=True)
         for r in range(args.repeats):
             for mode in modes:
-                tag = ".baseline" if mode == BASELINE else ""
+                tag = {BASELINE: ".baseline", NO_GPU_TRACE: ".no-gpu-trace"}.get(mode, "")
                 session = os.path.join(out_dir, f"{stem}.repeat{r + 1}{tag}.ampscope")
                 results[mode].append(run_mode(mode, args.script, args.script_args, session, args.baseline))
     print_table(results, prefix=f"{stem}: ")

@@ -144,17 +144,21 @@ overhead() {  # name repeats timeout script args...
   local name=$1 repeats=$2 limit=$3; shift 3
   [ "$(left)" -gt $(( limit + 60 )) ] || { el "skipped $name: time"; return; }
   mkdir -p $L/$name
-  timeout $limit python3 "$src/bench/python_script_overhead.py" --repeats $repeats --out-dir $L/$name "$@" \
+  timeout $limit python3 "$src/bench/python_script_overhead.py" --repeats $repeats --out-dir $L/$name ${SPLIT:-} "$@" \
     > $L/$name.overhead.txt 2>&1; el "$name overhead rc=$?"; tail -n 6 $L/$name.overhead.txt
+  for s in $L/$name/*.no-gpu-trace.ampscope; do  # the median step without CUPTI (--split-gpu-trace)
+    [ -f "$s" ] && $A summary "$s" 2>&1 | grep -E "^  step time" | sed 's/^/  without CUPTI: /'
+  done
   for s in $L/$name/*.repeat1.ampscope; do
     [ -f "$s" ] && { $A summary "$s" > $L/$name.summary.txt 2>&1; python3 "$src/scripts/check_gpu_session.py" "$s"
       grep -E "range samples|a sample adds|own passes|profiler.s own GPU work" $L/$name.summary.txt; }
   done
   save
 }
-overhead hf_gpt2_fp16 1 100 "$src/examples/hf_gpt2_fp16.py" --steps 30
+# --split-gpu-trace: a fourth run without CUPTI, so CUPTI's share of the step shows (session 44).
+SPLIT=--split-gpu-trace overhead hf_gpt2_fp16 1 120 "$src/examples/hf_gpt2_fp16.py" --steps 30
 
-overhead resnet50 1 100 "$src/examples/torchvision_resnet50_bf16.py" --steps 30
+SPLIT=--split-gpu-trace overhead resnet50 1 120 "$src/examples/torchvision_resnet50_bf16.py" --steps 30
 
 # 4. The built-in GPT with samples at steps 10, 20 and 30, and without samples.
 # --sample-budget 0: samples at steps 10, 20 and 30, so the first sample's one-time costs
