@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "profiler/memory_kind.h"
 #include "profiler/number_text.h"
 #include "profiler/report/report_data.h"
 
@@ -30,7 +31,8 @@ void print_comparison(std::FILE* out, const profiler::Comparison& c, size_t top_
              profiler::timed_units(c), c.planned_repeats, c.planned_repeats == 1 ? "" : "s");
   const auto summaries = profiler::summarize(c);
   fmt::print(out, "{:<6} {:>7} {:>26} {:>12} {:>20} {:>11} {:>11} {:>7} {:>14} {:>6}\n", "", "repeats",
-             unit + " ms median (min-max)", "samples/s", "speedup vs fp32", "peak mem",
+             unit + " ms median (min-max)", "samples/s", "speedup vs fp32",
+             profiler::memory_kind(c.meta.device) == profiler::MemoryKind::kResidentSet ? "peak RSS" : "peak mem",
              c.inference ? "last loss" : "final loss", "skipped", "achieved", "util");
   for (size_t i = 0; i < summaries.size(); ++i) {
     const auto& s = summaries[i];

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "profiler/display_colors.h"
+#include "profiler/memory_kind.h"
 #include "profiler/report/html_sections.h"
 #include "profiler/report/report_format.h"
 #include "profiler/report/svg_chart.h"
@@ -68,7 +69,13 @@ std::string variants_html(const ReportData& d) {
                               {"samples/s", true},
                               {"speedup vs fp32", true, "paired by repeat: median of fp32 / this"},
                               {"spread", true, "min \u2013 max of the per-repeat speedups"},
-                              {"peak memory", true},
+                              // On the CPU the figure is the process's resident set (each run's own where
+                              // Linux lets its peak be reset at the run's start), named so as on the session page.
+                              memory_kind(c.meta.device) == MemoryKind::kResidentSet
+                                  ? Column{"peak resident set", true, "the process's resident set at its highest "
+                                           "(VmHWM): tensors, interpreter and libraries"}
+                                  : Column{"peak memory", true, "CUDA's caching allocator: bytes held by tensors "
+                                           "at their highest"},
                               {c.inference ? "loss" : "final loss", true,
                                c.inference ? "the last batch's loss, median over repeats" : ""},
                               {"skipped", true, "most skipped steps in one repeat"}};

@@ -31,6 +31,9 @@ TEST(CliCompare, Fp32VersusBf16PrintsSpeedupsAndWritesAComparison) {
                                         kTinyGpt, out));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("speedup vs fp32"), std::string::npos) << r.output;
+  // A CPU run's memory column is the process's resident set, not tensors' bytes.
+  EXPECT_NE(r.output.find("peak RSS"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("peak mem"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("[6/6] bf16: op table from 2 profiled steps"), std::string::npos) << r.output;
   // The per-op table: which ops make its top 12 depends on timing, so only that it has rows.
   EXPECT_NE(r.output.find("ops by CPU time per step"), std::string::npos) << r.output;

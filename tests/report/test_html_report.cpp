@@ -380,6 +380,10 @@ TEST(HtmlReport, CpuComparisonMarksSlowerOpsAndSaysNoGpuWasTraced) {
   EXPECT_TRUE(contains(html, "fp16 was 15\u00d7 slower than fp32 on this CPU"));
   EXPECT_TRUE(contains(html, "<span class=\"bad\">0.025\u00d7</span>")) << "linear 40x slower";
   EXPECT_TRUE(contains(html, "No GPU was traced, so op times are CPU times; GPU tracing: no GPU."));
+  // Its memory column is the process's resident set, named so; a GPU comparison's is the allocator's.
+  EXPECT_TRUE(contains(html, ">peak resident set<"));
+  EXPECT_FALSE(contains(html, ">peak memory<"));
+  EXPECT_TRUE(contains(render_html(comparison_report(gpu_comparison(), kComparisonPath)), ">peak memory<"));
 }
 
 TEST(HtmlReport, AComparisonFileLoadsAsAComparison) {

@@ -65,6 +65,7 @@ TEST(VariantSummaryModel, ShowsSpeedupsWithTheirSpreadAndSortsByRawNumbers) {
   EXPECT_EQ(cell(model, 0, VariantSummaryModel::kMedianStep), "10.0 ms");
   EXPECT_EQ(cell(model, 2, VariantSummaryModel::kSkippedSteps), "1");
   EXPECT_EQ(cell(model, 0, VariantSummaryModel::kPeakMemory), "2.00 GiB");
+  EXPECT_EQ(model.headerData(VariantSummaryModel::kPeakMemory, Qt::Horizontal).toString(), "Peak memory");
   EXPECT_EQ(cell(model, 1, VariantSummaryModel::kStatus), "done");
   // The variant's plot color is its decoration: the table is the loss plot's legend.
   EXPECT_EQ(model.data(model.index(1, 0), Qt::DecorationRole).value<QColor>(), variantColor("bf16"));
@@ -84,6 +85,21 @@ TEST(VariantSummaryModel, ShowsSpeedupsWithTheirSpreadAndSortsByRawNumbers) {
   EXPECT_EQ(resets.count(), 0);
   model.clear();
   EXPECT_EQ(model.rowCount(), 0);
+}
+
+TEST(VariantSummaryModel, ACpuComparisonsMemoryColumnIsNamedTheResidentSet) {
+  VariantSummaryModel model;
+  Tester tester(&model, Tester::FailureReportingMode::Fatal);
+  const profiler::Comparison gpu = test::gpu_comparison();
+  model.setComparison(gpu, profiler::summarize(gpu));
+  QSignalSpy headers(&model, &QAbstractItemModel::headerDataChanged);
+  const profiler::Comparison cpu = test::cpu_comparison();  // the process's VmHWM, not tensors' bytes
+  model.setComparison(cpu, profiler::summarize(cpu));
+  EXPECT_EQ(headers.count(), 1);
+  EXPECT_EQ(model.headerData(VariantSummaryModel::kPeakMemory, Qt::Horizontal).toString(), "Peak resident set");
+  EXPECT_TRUE(model.data(model.index(0, VariantSummaryModel::kPeakMemory), Qt::ToolTipRole)
+                  .toString()
+                  .contains("resident set"));
 }
 
 TEST(VariantSummaryModel, AFailedOrDivergedVariantSaysSo) {

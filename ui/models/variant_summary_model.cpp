@@ -4,6 +4,7 @@
 #include <QFont>
 #include <cmath>
 
+#include "profiler/memory_kind.h"
 #include "ui/models/formatting.h"
 #include "ui/models/model_roles.h"
 
@@ -56,8 +57,10 @@ void VariantSummaryModel::setComparison(const profiler::Comparison& comparison,
                          std::equal(rows.begin(), rows.end(), rows_.begin(), [](const Row& a, const Row& b) {
                            return a.summary.variant == b.summary.variant;
                          });
-  if (comparison.inference != inference_) {
+  const bool resident_set = profiler::memory_kind(comparison.meta.device) == profiler::MemoryKind::kResidentSet;
+  if (comparison.inference != inference_ || resident_set != resident_set_) {
     inference_ = comparison.inference;
+    resident_set_ = resident_set;
     emit headerDataChanged(Qt::Horizontal, 0, kColumnCount - 1);
   }
   if (same_rows) {
@@ -200,8 +203,10 @@ QVariant VariantSummaryModel::data(const QModelIndex& index, int role) const {
                                     "(repeats are interleaved); the range is over the repeats.")
                                : tr("No fp32 run in this comparison, so no speedup.");
         case kPeakMemory:
-          return tr("The largest peak over the repeats: the CUDA allocator's peak, or the process's "
-                    "peak resident set on the CPU.");
+          return resident_set_ ? tr("The largest peak over the repeats of the process's resident set "
+                                    "(tensors, interpreter and libraries).")
+                               : tr("The largest peak over the repeats of the bytes CUDA's caching "
+                                    "allocator held for tensors.");
         case kUtilization:
           return tr("Achieved FLOP/s (from the GEMM, convolution and attention shapes) over the "
                     "device's datasheet peak for this precision; none for CPUs.");
@@ -223,6 +228,7 @@ QVariant VariantSummaryModel::headerData(int section, Qt::Orientation orientatio
     static const char* const inference_names[kColumnCount] = {
         "Variant", "Repeats", "Median batch", "Batch min – max", "Samples/s", "Speedup vs fp32",
         "Peak memory", "Last loss", "Skipped steps", "FLOP/s", "Utilization", "Status"};
+    if (section == kPeakMemory && resident_set_) return tr("Peak resident set");
     return section >= 0 && section < kColumnCount ? tr((inference_ ? inference_names : names)[section]) : QVariant();
   }
   if (role == Qt::ToolTipRole && section == kMedianStep)

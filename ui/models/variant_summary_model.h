@@ -58,6 +58,7 @@ class VariantSummaryModel : public QAbstractTableModel {
   std::vector<Row> rows_;
   bool has_baseline_ = false;
   bool inference_ = false;  // an inference comparison: batches, not steps
+  bool resident_set_ = false;  // a CPU comparison: its memory is the process's resident set
 };
 
 }  // namespace ampscope::ui
