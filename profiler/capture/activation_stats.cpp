@@ -23,6 +23,19 @@ namespace {
 enum Slot { kNonfinite, kMaxAbs, kFormatCounts };
 constexpr int kRowSize = kFormatCounts + kCountsPerFormat * kFloatFormatCount;
 
+// The table through ATen ops, members at most kPassElements (table_in_pieces).
+at::Tensor aten_table(const std::vector<PassMember>& members, at::ScalarType compute) {
+  const Segments seg(members, compute);
+  const at::Tensor& x = seg.values();
+  const auto count = [&](const at::Tensor& mask) { return seg.count_true(mask); };
+  const at::Tensor a = x.abs();
+  const at::Tensor finite = at::isfinite(x);
+  const at::Tensor nonzero = (a > 0) & finite;
+  std::vector<at::Tensor> columns{count(~finite), seg.reduce(at::where(finite, a, 0.0), "max").to(at::kDouble)};
+  for (const at::Tensor& c : format_counts(a, nonzero, seg).unbind(1)) columns.push_back(c);
+  return at::stack(columns, 1);
+}
+
 // One pass's table, [outputs, kRowSize] float64. float32 holds every bound of every
 // format exactly (float_formats.h), so fp16 and bf16 outputs need no float64 copy; a
 // float64 output makes the pass float64.
@@ -37,15 +50,13 @@ at::Tensor pass_table(const std::vector<PassMember>& members) {
         format_counts_from_places(t.narrow(1, kRangePlaces, static_cast<int64_t>(bounds.size()) + 1), compute);
     return at::cat({t.select(1, kRangeNonfinite).unsqueeze(1), t.select(1, kRangeMaxAbs).unsqueeze(1), counts}, 1);
   }
-  const Segments seg(members, compute);
-  const at::Tensor& x = seg.values();
-  const auto count = [&](const at::Tensor& mask) { return seg.count_true(mask); };
-  const at::Tensor a = x.abs();
-  const at::Tensor finite = at::isfinite(x);
-  const at::Tensor nonzero = (a > 0) & finite;
-  std::vector<at::Tensor> columns{count(~finite), seg.reduce(at::where(finite, a, 0.0), "max").to(at::kDouble)};
-  for (const at::Tensor& c : format_counts(a, nonzero, seg).unbind(1)) columns.push_back(c);
-  return at::stack(columns, 1);
+  // Through ATen ops: an output past kPassElements elements in pieces (table_in_pieces).
+  static const std::vector<PieceMerge> merge = [] {
+    std::vector<PieceMerge> m(kRowSize, PieceMerge::kSum);
+    m[kMaxAbs] = PieceMerge::kMax;
+    return m;
+  }();
+  return table_in_pieces(members, merge, [compute](const std::vector<PassMember>& m) { return aten_table(m, compute); });
 }
 
 }  // namespace

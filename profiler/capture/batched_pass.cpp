@@ -166,4 +166,42 @@ at::Tensor Segments::histogram(const at::Tensor& bin, int64_t bins, int64_t lane
   return lanes > 1 ? table.view({count(), bins, lanes}).sum(2) : table.view({count(), bins});
 }
 
+at::Tensor table_in_pieces(const std::vector<PassMember>& members, const std::vector<PieceMerge>& merge,
+                           const std::function<at::Tensor(const std::vector<PassMember>&)>& table,
+                           int64_t max_elements) {
+  const auto whole = [&](const PassMember& m) { return m.flat.numel() <= max_elements; };
+  if (std::all_of(members.begin(), members.end(), whole)) return table(members);
+  std::vector<PassMember> within;
+  for (const PassMember& m : members)
+    if (whole(m)) within.push_back(m);
+  const at::Tensor within_rows = within.empty() ? at::Tensor() : table(within);
+  std::vector<at::Tensor> rows;  // one [1, columns] row per member, in member order
+  int64_t next_within = 0;
+  for (const PassMember& m : members) {
+    if (whole(m)) {
+      rows.push_back(within_rows.narrow(0, next_within++, 1));
+      continue;
+    }
+    std::vector<at::Tensor> pieces;
+    const int64_t n = m.flat.numel();
+    for (int64_t offset = 0; offset < n; offset += max_elements)
+      pieces.push_back(table({PassMember{m.slot, m.flat.narrow(0, offset, std::min(max_elements, n - offset))}}));
+    const at::Tensor stacked = at::cat(pieces, 0);  // [pieces, columns]
+    TORCH_CHECK(static_cast<size_t>(stacked.size(1)) == merge.size(), "table_in_pieces: ", stacked.size(1),
+                " columns, ", merge.size(), " merges");
+    // Every way of merging over all columns at once, then each column's own: a fixed
+    // number of ops whatever the number of columns.
+    std::vector<double> code(merge.size());
+    for (size_t c = 0; c < merge.size(); ++c) code[c] = static_cast<double>(merge[c]);
+    const at::Tensor how = host_values_on(code, stacked.scalar_type(), stacked.device());
+    const auto is = [&](PieceMerge m) { return how == static_cast<double>(m); };
+    const at::Tensor merged =
+        at::where(is(PieceMerge::kSum), stacked.sum(0),
+                  at::where(is(PieceMerge::kMin), stacked.amin(0),
+                            at::where(is(PieceMerge::kMax), stacked.amax(0), stacked.square().sum(0).sqrt())));
+    rows.push_back(merged.unsqueeze(0));
+  }
+  return at::cat(rows, 0);
+}
+
 }  // namespace ampscope::profiler

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -117,5 +118,20 @@ class Segments {
   SegmentLengths segments_;
   mutable at::Tensor member_of_element_;
 };
+
+// How one column of a pass's table combines over the pieces of one member.
+enum class PieceMerge { kSum, kMin, kMax, kRootSumSquares };
+
+// The ATen ops' table of a pass, with no member taken whole past `max_elements`: a larger
+// member is measured in pieces of at most that many elements, each through `table` on its
+// own, and its pieces' rows are merged column by column by `merge` (one entry per column).
+// Members within the bound go through `table` together, once. Rows come back in member
+// order, as `table(members)` would give them. The ATen ops hold temporaries of some 30
+// bytes an element at once (masks, a float64 copy, int64 bin indices): a whole 411M-element
+// output, GPT-2's logits, took 20 GB of the user's GPU in one sample (session 44: an H200
+// build without ampscope's CUDA kernels, which read in place and need none of it).
+at::Tensor table_in_pieces(const std::vector<PassMember>& members, const std::vector<PieceMerge>& merge,
+                           const std::function<at::Tensor(const std::vector<PassMember>&)>& table,
+                           int64_t max_elements = kPassElements);
 
 }  // namespace ampscope::profiler

@@ -50,11 +50,18 @@ at::Tensor pass_table_one_read(const std::vector<PassMember>& members, double lo
   return at::cat({at::stack(columns, 1), t.narrow(1, kRangePlaces + places, kGradBins)}, 1);
 }
 
-// One pass: every column for every parameter in it, [parameters, kScalars + kGradBins],
-// with a fixed number of ops whatever the number of parameters.
-at::Tensor pass_table(const std::vector<PassMember>& members, double loss_scale, RangeKernel kernel) {
-  if (kernel == RangeKernel::best)
-    if (at::Tensor table = pass_table_one_read(members, loss_scale); table.defined()) return table;
+// How each column merges over the pieces of a gradient the ATen ops measure in pieces
+// (table_in_pieces): counts add, extremes take theirs, norms add in squares.
+std::vector<PieceMerge> piece_merges() {
+  std::vector<PieceMerge> merge(kScalars + kGradBins, PieceMerge::kSum);
+  merge[kMinNonzero] = PieceMerge::kMin;
+  merge[kMaxAbs] = PieceMerge::kMax;
+  merge[kNorm] = PieceMerge::kRootSumSquares;
+  return merge;
+}
+
+// The table through ATen ops, members at most kPassElements (table_in_pieces).
+at::Tensor aten_table(const std::vector<PassMember>& members, double loss_scale) {
   const Segments seg(members, at::kDouble);
   const at::Tensor& g = seg.values();
   const auto count = [&](const at::Tensor& mask) { return seg.count_true(mask); };
@@ -69,6 +76,15 @@ at::Tensor pass_table(const std::vector<PassMember>& members, double loss_scale,
   columns.push_back(seg.reduce(at::where(finite, a, 0.0), "max"));
   columns.push_back(seg.reduce(at::where(finite, g, 0.0).square(), "sum").sqrt());
   return at::cat({at::stack(columns, 1), log2_histograms(a, nonzero, seg)}, 1);
+}
+
+// One pass: every column for every parameter in it, [parameters, kScalars + kGradBins],
+// with a fixed number of ops whatever the number of parameters.
+at::Tensor pass_table(const std::vector<PassMember>& members, double loss_scale, RangeKernel kernel) {
+  if (kernel == RangeKernel::best)
+    if (at::Tensor table = pass_table_one_read(members, loss_scale); table.defined()) return table;
+  static const std::vector<PieceMerge> merge = piece_merges();
+  return table_in_pieces(members, merge, [&](const std::vector<PassMember>& m) { return aten_table(m, loss_scale); });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -70,6 +71,57 @@ TEST(RangeStatsCpu, ActivationColumnsEqualTheAtenOps) {
     EXPECT_TRUE(at::equal(t.select(1, kRangeMaxAbs), seg.reduce(at::where(finite, a, 0.0), "max").to(at::kDouble)));
     EXPECT_GT(counts.sum().item<double>(), 0);
   }
+}
+
+// The ATen ops (a GPU build without ampscope's kernels) measure a gradient past one pass
+// in pieces (table_in_pieces): each count, extreme, norm and histogram bin equals the
+// loop's over the whole tensor. The extremes sit in the last piece, so a piece merged
+// the wrong way (a minimum summed, a norm added) shows.
+TEST(RangeStatsCpu, AGradientPastOnePassMeasuredInPiecesEqualsTheWhole) {
+  at::Tensor g = wide_values(kPassElements + 4099, 7);
+  g[-1] = 3e12;     // the largest |g|
+  g[-2] = -1e-300;  // the smallest nonzero |g|
+  const std::vector<std::pair<std::string, at::Tensor>> params{{"embedding", range_cases::parameter(g)}};
+  for (const double scale : {1.0, 65536.0}) {
+    SCOPED_TRACE(scale);
+    const auto pieces = gradient_range_stats(5, params, scale, RangeKernel::aten);
+    const auto whole = gradient_range_stats(5, params, scale, RangeKernel::best);
+    expect_same_samples(pieces, whole);
+    ASSERT_EQ(whole.size(), 1u);
+    EXPECT_EQ(whole[0].max_abs, 3e12);
+    EXPECT_EQ(whole[0].min_abs_nonzero, 1e-300);
+  }
+}
+
+// What the ATen ops are handed at once: never a member past the bound, whatever the pass
+// holds; rows come back in member order, a split member's merged as asked.
+TEST(BatchedPass, TableInPiecesHandsTheOpsNoMemberPastTheBound) {
+  const at::Tensor big = at::arange(1, 26, at::kDouble);  // 1..25: 4 pieces of 8, 8, 8, 1
+  const std::vector<PassMember> members{{0, at::full({3}, 2.0, at::kDouble)}, {1, big}, {2, at::full({5}, -1.0, at::kDouble)}};
+  int64_t largest = 0, calls = 0;
+  // Per member: sum, min, max, root of the sum of squares.
+  const auto table = [&](const std::vector<PassMember>& ms) {
+    ++calls;
+    std::vector<at::Tensor> rows;
+    for (const PassMember& m : ms) {
+      largest = std::max(largest, m.flat.numel());
+      rows.push_back(at::stack({m.flat.sum(), m.flat.min(), m.flat.max(), m.flat.square().sum().sqrt()}));
+    }
+    return at::stack(rows);
+  };
+  const std::vector<PieceMerge> merge{PieceMerge::kSum, PieceMerge::kMin, PieceMerge::kMax,
+                                      PieceMerge::kRootSumSquares};
+  const at::Tensor got = table_in_pieces(members, merge, table, 8);
+  EXPECT_EQ(largest, 8);
+  EXPECT_EQ(calls, 1 + 4) << "the members within the bound together, then each piece";
+  largest = 0;
+  const at::Tensor want = table(members);  // each member whole
+  EXPECT_EQ(largest, 25);
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_TRUE(at::allclose(got, want, 1e-15, 0)) << got << want;
+  EXPECT_EQ(got[1][0].item<double>(), 325.0);
+  EXPECT_EQ(got[1][1].item<double>(), 1.0);
+  EXPECT_EQ(got[1][2].item<double>(), 25.0);
 }
 
 TEST(RangeStatsCpu, ResultsDoNotDependOnTheNumberOfThreads) {
