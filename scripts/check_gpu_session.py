@@ -69,6 +69,18 @@ def main():
         layers, sampled = db.execute("SELECT COUNT(DISTINCT layer), COUNT(DISTINCT step) FROM readiness").fetchone()
         print(f"info readiness: {layers} layers measured on {sampled} sampled steps")
 
+    # What the first range sample adds to the user's GPU memory (session 44, a build without
+    # ampscope's kernels: GPT-2's peak 12.7 -> 32.6 GiB at it, the ATen ops on whole tensors).
+    sampled = db.execute("SELECT MIN(step) FROM gradients").fetchone()[0]
+    if sampled and sampled > 1:
+        memory = dict(((step, (peak, reserved)) for step, peak, reserved in db.execute(
+            "SELECT step, mem_peak_bytes, mem_reserved_bytes FROM steps WHERE step IN (?, ?)", (sampled - 1, sampled))))
+        if len(memory) == 2:
+            (p0, r0), (p1, r1) = memory[sampled - 1], memory[sampled]
+            gib = 1 << 30
+            print(f"info memory at the first range sample (step {sampled}): peak {p0 / gib:.2f} -> {p1 / gib:.2f} GiB, "
+                  f"reserved {r0 / gib:.2f} -> {r1 / gib:.2f} GiB")
+
     has_compiled = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'compiled_kernels'").fetchone()[0]
     if has_compiled and db.execute("SELECT COUNT(*) FROM compiled_kernels").fetchone()[0]:
         columns = {c[1] for c in db.execute("PRAGMA table_info(compiled_kernels)")}
