@@ -15,4 +15,9 @@ inline MemoryKind memory_kind(std::string_view device) {
   return device.starts_with("cpu") ? MemoryKind::kResidentSet : MemoryKind::kCudaAllocator;
 }
 
+// The name of a run's memory peak in the report (a session's figures, a comparison's column).
+inline std::string_view peak_memory_name(MemoryKind kind) {
+  return kind == MemoryKind::kResidentSet ? "peak resident set" : "peak memory";
+}
+
 }  // namespace ampscope::profiler

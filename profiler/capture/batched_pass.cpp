@@ -176,6 +176,7 @@ at::Tensor table_in_pieces(const std::vector<PassMember>& members, const std::ve
     if (whole(m)) within.push_back(m);
   const at::Tensor within_rows = within.empty() ? at::Tensor() : table(within);
   std::vector<at::Tensor> rows;  // one [1, columns] row per member, in member order
+  at::Tensor how;                // each column's PieceMerge, on the device: made once
   int64_t next_within = 0;
   for (const PassMember& m : members) {
     if (whole(m)) {
@@ -191,9 +192,11 @@ at::Tensor table_in_pieces(const std::vector<PassMember>& members, const std::ve
                 " columns, ", merge.size(), " merges");
     // Every way of merging over all columns at once, then each column's own: a fixed
     // number of ops whatever the number of columns.
-    std::vector<double> code(merge.size());
-    for (size_t c = 0; c < merge.size(); ++c) code[c] = static_cast<double>(merge[c]);
-    const at::Tensor how = host_values_on(code, stacked.scalar_type(), stacked.device());
+    if (!how.defined()) {
+      std::vector<double> code(merge.size());
+      for (size_t c = 0; c < merge.size(); ++c) code[c] = static_cast<double>(merge[c]);
+      how = host_values_on(code, stacked.scalar_type(), stacked.device());
+    }
     const auto is = [&](PieceMerge m) { return how == static_cast<double>(m); };
     const at::Tensor merged =
         at::where(is(PieceMerge::kSum), stacked.sum(0),

@@ -61,6 +61,9 @@ std::string variants_html(const ReportData& d) {
     peak = peak || s.utilization > 0;
   }
   const std::string unit = timed_unit(c);
+  // On the CPU the figure is the process's resident set (each run's own where Linux lets its
+  // peak be reset at the run's start).
+  const MemoryKind memory = memory_kind(c.meta.device);
   std::vector<Column> cols = {{"variant"},
                               {"runs as"},
                               {"repeats", true},
@@ -69,13 +72,11 @@ std::string variants_html(const ReportData& d) {
                               {"samples/s", true},
                               {"speedup vs fp32", true, "paired by repeat: median of fp32 / this"},
                               {"spread", true, "min \u2013 max of the per-repeat speedups"},
-                              // On the CPU the figure is the process's resident set (each run's own where
-                              // Linux lets its peak be reset at the run's start), named so as on the session page.
-                              memory_kind(c.meta.device) == MemoryKind::kResidentSet
-                                  ? Column{"peak resident set", true, "the process's resident set at its highest "
-                                           "(VmHWM): tensors, interpreter and libraries"}
-                                  : Column{"peak memory", true, "CUDA's caching allocator: bytes held by tensors "
-                                           "at their highest"},
+                              {std::string(peak_memory_name(memory)), true,
+                               memory == MemoryKind::kResidentSet
+                                   ? "the process's resident set at its highest (VmHWM): tensors, interpreter "
+                                     "and libraries"
+                                   : "CUDA's caching allocator: bytes held by tensors at their highest"},
                               {c.inference ? "loss" : "final loss", true,
                                c.inference ? "the last batch's loss, median over repeats" : ""},
                               {"skipped", true, "most skipped steps in one repeat"}};

@@ -71,8 +71,7 @@ std::string summary_html(const ReportData& d) {
     if (d.meta.scaler_enabled)
       f.emplace_back("final loss scale", text::loss_scale_text(steps.back().loss_scale));
     if (peak > 0)
-      f.emplace_back(memory_kind(d.meta.device) == MemoryKind::kResidentSet ? "peak resident set" : "peak memory",
-                     bytes_text(static_cast<double>(peak)));
+      f.emplace_back(std::string(peak_memory_name(memory_kind(d.meta.device))), bytes_text(static_cast<double>(peak)));
   }
   f.emplace_back("profiled steps", grouped(d.profiled_steps));
   std::string html = figures_html(f);
