@@ -6,7 +6,7 @@
 # installed). It builds into $B (default /tmp/ampbuild: Release, no GUI) what the GPU checks need
 # first, then runs, the most important first, each bounded so a slow step cannot eat the rest:
 #   1. the GPU tests (test_range_stats_gpu, test_quantization_kernel_gpu, test_profiler_gpu,
-#      test_cupti_gpu) and the bindings checks (programs and the Python module);
+#      test_cupti_gpu, test_python_capture_gpu) and the bindings checks (programs and the Python module);
 #   3. the built-in GPT bf16: train / profile / profile --every 10 / profile --no-gpu-trace
 #      (issue 27's capture overhead, and CUPTI's share of it), two alternating repeats;
 #   2. `python -m ampscope run` on examples/hf_gpt2_fp16.py and torchvision_resnet50_bf16.py beside
@@ -57,7 +57,8 @@ configure() {  # extra -D options...
     ${CMAKE_EXTRA:-} "$@"
 }
 # What the GPU checks need first; the rest (most tests) is built at the end, in the time left.
-first_targets="ampscope _ampscope_capture test_profiler_gpu test_cupti_gpu test_range_stats_gpu test_quantization_kernel_gpu"
+first_targets="ampscope _ampscope_capture test_profiler_gpu test_cupti_gpu test_range_stats_gpu test_quantization_kernel_gpu
+  test_python_capture_gpu"
 # A TensorBoard target (protobuf under CMake 4) or ampscope's own CUDA kernels (nvcc) that fail
 # must not cost the whole loan: then the checks run on a build without them, in a folder of its
 # own, so that a second call on the same warm machine tries the full build again (session 44: a
@@ -90,7 +91,7 @@ A=$B/app/cli/ampscope; export PYTHONPATH=$B/python
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 # 1. GPU tests and bindings.
-for t in test_range_stats_gpu test_quantization_kernel_gpu test_profiler_gpu test_cupti_gpu; do
+for t in test_range_stats_gpu test_quantization_kernel_gpu test_profiler_gpu test_cupti_gpu test_python_capture_gpu; do
   timeout 150 $B/tests/$t > $L/$t.log 2>&1; el "$t rc=$? $(grep -E '^\[  (PASSED|FAILED) |^\[  SKIPPED' $L/$t.log | tr '\n' ' ')"
   grep -E "^\[  FAILED  \]|Failure|Expected|Which is|actual" $L/$t.log | head -12
 done

@@ -1,6 +1,7 @@
 #include "profiler/capture/profiler.h"
 
 #include <ATen/Context.h>
+#include <ATen/DeviceAccelerator.h>
 #include <ATen/record_function.h>
 #include <fmt/format.h>
 
@@ -228,7 +229,7 @@ void Profiler::on_module_output(std::string_view module, const at::Tensor& outpu
   step_sink_.activations->on_module_output(std::string(module), output);
 }
 
-void Profiler::on_step_end(const engine::StepEvent& step) {
+void Profiler::on_step_end(const engine::StepEvent& step, const StepDeviceValues& device_values) {
   const int64_t entered = steady_clock_ns();
   // The profiler's work after the timed step (the engine's gradient observers, then
   // this): some of a sample's passes and read-backs, the ops' hand-off.
@@ -269,9 +270,17 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
   if (observer_.recording()) {
     observer_.end_step();
     hand_over_ops(step.step);  // admitted at the step's start
-    // The step ended with a device sync, so its kernels are done: tracing can
-    // stop until the next sampled step.
-    if (!step_is_sampled(step.step + 1)) pause_gpu_tracing();
+    // Tracing can stop until the next sampled step once the step's kernels are done.
+    // The engine's step ends with a device sync; a Python loop's need not (its values
+    // are read later), so its last traced step waits here, once per traced stretch.
+    if (!step_is_sampled(step.step + 1)) {
+      if (!device_values.empty() && gpu_source_ && !gpu_tracing_paused_) {
+        const c10::Device device = device_values.loss_parts.empty() ? device_values.grad_norm.device()
+                                                                    : device_values.loss_parts.front().device();
+        if (device.type() != c10::DeviceType::CPU) at::accelerator::synchronizeDevice(device.index());
+      }
+      pause_gpu_tracing();
+    }
     // CUPTI hands buffers over when full, so flush now and then for a live view,
     // without waiting for them to be processed.
     if (gpu_source_ && ++profiled_steps_since_flush_ >= 10) {
@@ -286,7 +295,12 @@ void Profiler::on_step_end(const engine::StepEvent& step) {
   StepRecord record = to_step_record(step, now);
   record.capture_after_ms = static_cast<double>(now - after_from) / 1e6;
   const double step_ms = record.cost_ms();
-  enqueue(StepJob{std::move(record)}, /*may_drop=*/false);  // never shed
+  {
+    // Stacking the values and their copy to the host: the profiler's own GPU work.
+    OwnWork own(device_values.empty() ? nullptr : gpu_source_.get());
+    step_values_.hold(std::move(record), device_values);
+  }
+  hand_over_steps(/*wait=*/false);
   if (auto per_optimizer = to_optimizer_step_records(step); !per_optimizer.empty())
     append_optimizer_steps(std::move(per_optimizer));
   // The spacing of range samples follows what this step cost (it decided at its start).
@@ -316,6 +330,10 @@ void Profiler::hand_over_ops(int64_t step) {
   enqueue(OpsJob{std::move(batch)}, /*may_drop=*/false);
 }
 
+void Profiler::hand_over_steps(bool wait) {
+  for (StepRecord& ready : step_values_.take_ready(wait)) enqueue(StepJob{std::move(ready)}, /*may_drop=*/false);
+}
+
 void Profiler::drop_interrupted_step() {
   observer_.end_step();
   const OpBatch batch = observer_.take();
@@ -337,6 +355,7 @@ void Profiler::finish_recording() {
     observer_.end_step();
     hand_over_ops(observer_.step_.load(std::memory_order_relaxed));
   }
+  hand_over_steps(/*wait=*/true);  // the last steps' values, read before the tables close
   if (gpu_source_) gpu_source_->stop();  // delivers the rest and releases CUPTI
   enqueue(FinishJob{}, /*may_drop=*/false);
 }

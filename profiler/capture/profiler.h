@@ -47,6 +47,7 @@
 #include "profiler/capture/activation_stats.h"
 #include "profiler/capture/readiness_recorder.h"
 #include "profiler/capture/backward_checks.h"
+#include "profiler/capture/deferred_step_values.h"
 #include "profiler/capture/step_module_sink.h"
 #include "profiler/analysis/profile_snapshot.h"
 #include "profiler/store/session_writer.h"
@@ -112,7 +113,10 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // Whether the step begun last measures module outputs' ranges (a range sample). Training thread.
   bool wants_activations() const { return step_sink_.activations != nullptr; }
   void on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) override;
-  void on_step_end(const engine::StepEvent& step) override;
+  void on_step_end(const engine::StepEvent& step) override { on_step_end(step, {}); }
+  // A Python loop's step end, its loss and gradient norm still on the device: the step's
+  // record waits for them (deferred_step_values.h) and the training thread does not.
+  void on_step_end(const engine::StepEvent& step, const StepDeviceValues& device_values);
   // A backward pass checked for non-finite gradients (the engine's, or a Python loop's):
   // stored, never dropped, and summarized in the snapshot. Training thread.
   void on_backward_check(BackwardCheck check);
@@ -191,6 +195,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   void publish_rule_change();
   // Training thread: the step's ops (and the count of those over budget) to the worker.
   void hand_over_ops(int64_t step);
+  // Training thread: step records whose values have reached the host (all with `wait`).
+  void hand_over_steps(bool wait);
   // A stop inside a step: that step's ops are counted and dropped (training thread);
   // its kernels too, as the worker meets them (set_aside_interrupted_kernels).
   void drop_interrupted_step();
@@ -214,6 +220,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // ModuleScopes feed on such steps (to the activation ranges, readiness and checks).
   BackwardCheckRecorder backward_checks_recorder_;
   StepModuleSink step_sink_;
+  DeferredStepValues step_values_;  // training thread: step records waiting for their device values
   bool check_next_step_ = false;  // the last step skipped, or grew the scale: check the next backward
   OpSamplingRule op_rule_;          // training thread: which steps' ops are recorded
   RangeSampleSpacing sample_spacing_;  // training thread: which steps take range samples

@@ -777,11 +777,13 @@ class Capture:
         if not self._stack():
             _core.unwind_scopes(0)  # scopes a raising optimizer step left open
         records = sorted(self._records.values(), key=lambda r: r["optimizer"])
-        with _Quiet():
-            loss = math.nan
-            if self._losses:
-                loss = float(sum(l.float().sum() for l in self._losses).item())
-            grad_norm = _scalar(self._grad_norm) if self._grad_norm is not None else math.nan
+        # The loss and the clipped gradients' norm go to the core as tensors: it reads them
+        # when the device has computed them. A read here (.item()) made the host wait for
+        # the device at every step, which a loop without a GradScaler never does by itself.
+        loss_parts = list(self._losses)
+        grad_norm = self._grad_norm
+        if not isinstance(grad_norm, torch.Tensor):
+            grad_norm = _scalar(grad_norm) if grad_norm is not None else math.nan
         scale_used = self._scale_used
         if scale_used is None and records:
             scale_used = records[0]["loss_scale"]
@@ -793,11 +795,14 @@ class Capture:
         if scale_used is None:
             # Without a scaler, 1; else the scale GradScaler left at the last update.
             scale_used = self._scale_left if self._scaler_seen and math.isfinite(self._scale_left) else 1.0
+        # The host's time between step ends. Where nothing in a step waits for the GPU, the
+        # host ends a step when it has queued it; over a run it keeps the device's pace (its
+        # launch queue fills, and the core holds at most four steps' values before it waits).
         step_time_ms = (time.perf_counter_ns() - (self._step_t0 or time.perf_counter_ns())) / 1e6
         # Samples: the batch dimension the models were called with (summed over micro-batches;
         # the largest over models, which may share a batch); unknown (NaN) without one.
         samples = max(self._samples.values(), default=0)
-        record = dict(loss=loss, lr=records[0]["lr"] if records else math.nan, loss_scale=scale_used,
+        record = dict(loss_parts=loss_parts, lr=records[0]["lr"] if records else math.nan, loss_scale=scale_used,
                       found_inf=any(r["found_inf"] for r in records),
                       skipped=any(r["skipped"] for r in records), growth_tracker=self._growth_tracker,
                       grad_norm=grad_norm, step_time_ms=step_time_ms,
@@ -814,7 +819,6 @@ class Capture:
         if rows:
             self._core.optimizer_steps(rows)
         self.steps += 1
-        self._last_step = record
         if math.isfinite(self._scale_after):
             self._scale_left = self._scale_after
         self._last_close_automatic = False

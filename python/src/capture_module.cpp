@@ -11,6 +11,7 @@
 // layout depends on it.
 #include <ATen/record_function.h>
 #include <pybind11/stl.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <algorithm>
@@ -198,14 +199,21 @@ class Capture {
     e.found_inf = d.contains("found_inf") && d["found_inf"].cast<bool>();
     e.skipped = d.contains("skipped") && d["skipped"].cast<bool>();
     e.growth_tracker = d.contains("growth_tracker") ? d["growth_tracker"].cast<int64_t>() : 0;
-    e.grad_norm = get_double(d, "grad_norm", nan);
+    // The loss and clip_grad_norm_'s norm may come as tensors: read when the device has
+    // computed them (Profiler::on_step_end), so the step's end does not wait for it.
+    profiler::StepDeviceValues device_values;
+    if (d.contains("loss_parts")) device_values.loss_parts = d["loss_parts"].cast<std::vector<at::Tensor>>();
+    if (d.contains("grad_norm") && THPVariable_Check(d["grad_norm"].ptr()))
+      device_values.grad_norm = d["grad_norm"].cast<at::Tensor>();
+    else
+      e.grad_norm = get_double(d, "grad_norm", nan);
     e.step_time_ms = get_double(d, "step_time_ms", nan);
     e.samples_per_second = get_double(d, "samples_per_second", nan);  // NaN: no batch seen
     {
       at::DisableRecordFunctionGuard outside_recording;
       e.memory = engine::sample_memory(c10::Device(memory_device_));
     }
-    profiler_->on_step_end(e);
+    profiler_->on_step_end(e, device_values);
     ++step_;
     profiler_->on_step_begin(step_);
   }
