@@ -18,8 +18,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // The loss adds its parts in float32 in the order given, as `sum(l.float().sum() for l
 // in losses)` did in Python, so the stored loss is the value the script would print.
 at::Tensor stacked_values(const StepDeviceValues& values) {
-  const c10::Device device =
-      values.loss_parts.empty() ? values.grad_norm.device() : values.loss_parts.front().device();
+  const c10::Device device = values.device();
   auto here = [&](const at::Tensor& t) { return t.device() == device ? t.detach() : t.detach().to(device); };
   at::Tensor loss;
   for (const at::Tensor& part : values.loss_parts) {

@@ -25,6 +25,8 @@ struct StepDeviceValues {
   std::vector<at::Tensor> loss_parts;  // summed in float32, as the micro-batches' losses add up
   at::Tensor grad_norm;                // one element (clip_grad_norm_ returns a 0-d tensor)
   bool empty() const { return loss_parts.empty() && !grad_norm.defined(); }
+  // Where they are (the first loss part's device, else the norm's); not empty() only.
+  c10::Device device() const { return loss_parts.empty() ? grad_norm.device() : loss_parts.front().device(); }
 };
 
 class DeferredStepValues {

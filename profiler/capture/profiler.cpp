@@ -274,11 +274,9 @@ void Profiler::on_step_end(const engine::StepEvent& step, const StepDeviceValues
     // The engine's step ends with a device sync; a Python loop's need not (its values
     // are read later), so its last traced step waits here, once per traced stretch.
     if (!step_is_sampled(step.step + 1)) {
-      if (!device_values.empty() && gpu_source_ && !gpu_tracing_paused_) {
-        const c10::Device device = device_values.loss_parts.empty() ? device_values.grad_norm.device()
-                                                                    : device_values.loss_parts.front().device();
-        if (device.type() != c10::DeviceType::CPU) at::accelerator::synchronizeDevice(device.index());
-      }
+      if (!device_values.empty() && gpu_source_ && !gpu_tracing_paused_ &&
+          device_values.device().type() != c10::DeviceType::CPU)
+        at::accelerator::synchronizeDevice(device_values.device().index());
       pause_gpu_tracing();
     }
     // CUPTI hands buffers over when full, so flush now and then for a live view,
