@@ -229,7 +229,8 @@ void Profiler::on_module_output(std::string_view module, const at::Tensor& outpu
   step_sink_.activations->on_module_output(std::string(module), output);
 }
 
-void Profiler::on_step_end(const engine::StepEvent& step, const StepDeviceValues& device_values) {
+void Profiler::on_step_end(const engine::StepEvent& step, const StepDeviceValues& device_values,
+                           std::vector<OptimizerStepRecord> optimizer_rows) {
   const int64_t entered = steady_clock_ns();
   // The profiler's work after the timed step (the engine's gradient observers, then
   // this): some of a sample's passes and read-backs, the ops' hand-off.
@@ -296,11 +297,10 @@ void Profiler::on_step_end(const engine::StepEvent& step, const StepDeviceValues
   {
     // Stacking the values and their copy to the host: the profiler's own GPU work.
     OwnWork own(device_values.empty() ? nullptr : gpu_source_.get());
-    step_values_.hold(std::move(record), device_values);
+    if (optimizer_rows.empty()) optimizer_rows = to_optimizer_step_records(step);
+    step_values_.hold(std::move(record), std::move(optimizer_rows), device_values);
   }
   hand_over_steps(/*wait=*/false);
-  if (auto per_optimizer = to_optimizer_step_records(step); !per_optimizer.empty())
-    append_optimizer_steps(std::move(per_optimizer));
   // The spacing of range samples follows what this step cost (it decided at its start).
   if (sample_spacing_.on_step_end(step.step, step_ms, sampled)) {
     if (writer_) writer_->set_meta_value(meta_key::kRangeSampleSpacing, sample_spacing_.encode());
@@ -329,7 +329,10 @@ void Profiler::hand_over_ops(int64_t step) {
 }
 
 void Profiler::hand_over_steps(bool wait) {
-  for (StepRecord& ready : step_values_.take_ready(wait)) enqueue(StepJob{std::move(ready)}, /*may_drop=*/false);
+  DeferredStepValues::Ready ready = step_values_.take_ready(wait);
+  for (StepRecord& step : ready.steps) enqueue(StepJob{std::move(step)}, /*may_drop=*/false);
+  if (!ready.optimizer_steps.empty()) append_optimizer_steps(std::move(ready.optimizer_steps));
+  if (!ready.scheduler_steps.empty()) append_scheduler_steps(std::move(ready.scheduler_steps));
 }
 
 void Profiler::drop_interrupted_step() {

@@ -113,10 +113,24 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // Whether the step begun last measures module outputs' ranges (a range sample). Training thread.
   bool wants_activations() const { return step_sink_.activations != nullptr; }
   void on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) override;
-  void on_step_end(const engine::StepEvent& step) override { on_step_end(step, {}); }
-  // A Python loop's step end, its loss and gradient norm still on the device: the step's
-  // record waits for them (deferred_step_values.h) and the training thread does not.
-  void on_step_end(const engine::StepEvent& step, const StepDeviceValues& device_values);
+  void on_step_end(const engine::StepEvent& step) override { on_step_end(step, {}, {}); }
+  // A Python loop's step end, with its optimizers' rows (none: the engine's, from `step`),
+  // its loss, gradient norm and GradScaler state perhaps still on the device: the records
+  // wait for them (deferred_step_values.h) and the training thread does not.
+  void on_step_end(const engine::StepEvent& step, const StepDeviceValues& device_values,
+                   std::vector<OptimizerStepRecord> optimizer_rows);
+  // A Python loop's lr_scheduler.step() calls (training thread): stored once the step
+  // each followed has left (whether GradScaler skipped it is known then).
+  void on_scheduler_steps(std::vector<SchedulerStepRecord> calls);
+  // A copy of GradScaler's state before update() changes it, on its device without a
+  // wait (scaler_state_copy), as the profiler's own work.
+  at::Tensor copy_scaler_state(const at::Tensor& scale, const at::Tensor& growth_tracker,
+                               const std::vector<std::vector<at::Tensor>>& found_inf);
+  // Waits for the device values of the steps held so far and stores them (a step that
+  // waited for the device anyway, whose values decide what the next one checks).
+  void wait_for_step_values() { hand_over_steps(/*wait=*/true); }
+  // The newest step record stored (its values read), or none yet. Training thread.
+  const std::optional<StepRecord>& newest_stored_step() const { return step_values_.newest_ready(); }
   // A backward pass checked for non-finite gradients (the engine's, or a Python loop's):
   // stored, never dropped, and summarized in the snapshot. Training thread.
   void on_backward_check(BackwardCheck check);
@@ -138,8 +152,6 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // what the engine's events do not carry, written to the session as is. Any
   // thread, after on_run_start and before on_run_end; without a session, nothing.
   // Defined in profiler_feed.cpp.
-  void append_optimizer_steps(std::vector<OptimizerStepRecord>&& records);
-  void append_scheduler_steps(std::vector<SchedulerStepRecord>&& records);
   void set_meta_value(std::string key, std::string value);
   // The ops of torch.compile's graphs as op table rows (compiled_op_rows), replacing
   // the previous set when a graph is compiled; their graphs' calls on profiled steps,
@@ -195,8 +207,12 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   void publish_rule_change();
   // Training thread: the step's ops (and the count of those over budget) to the worker.
   void hand_over_ops(int64_t step);
-  // Training thread: step records whose values have reached the host (all with `wait`).
+  // Training thread: step records whose values have reached the host (all with `wait`),
+  // with their optimizers' rows and the scheduler calls that followed them.
   void hand_over_steps(bool wait);
+  // Rows the writer stores as they come (profiler_feed.cpp).
+  void append_optimizer_steps(std::vector<OptimizerStepRecord>&& records);
+  void append_scheduler_steps(std::vector<SchedulerStepRecord>&& records);
   // A stop inside a step: that step's ops are counted and dropped (training thread);
   // its kernels too, as the worker meets them (set_aside_interrupted_kernels).
   void drop_interrupted_step();

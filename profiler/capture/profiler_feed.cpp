@@ -2,6 +2,8 @@
 // apart from profiler.cpp: the session writer is thread-safe, so these go to it directly.
 #include "profiler/capture/profiler.h"
 
+#include "profiler/capture/own_work.h"
+
 namespace ampscope::profiler {
 
 void Profiler::append_optimizer_steps(std::vector<OptimizerStepRecord>&& records) {
@@ -10,6 +12,17 @@ void Profiler::append_optimizer_steps(std::vector<OptimizerStepRecord>&& records
 
 void Profiler::append_scheduler_steps(std::vector<SchedulerStepRecord>&& records) {
   if (writer_) writer_->append_scheduler_steps(std::move(records));
+}
+
+void Profiler::on_scheduler_steps(std::vector<SchedulerStepRecord> calls) {
+  step_values_.hold_scheduler_steps(std::move(calls));
+  hand_over_steps(/*wait=*/false);
+}
+
+at::Tensor Profiler::copy_scaler_state(const at::Tensor& scale, const at::Tensor& growth_tracker,
+                                       const std::vector<std::vector<at::Tensor>>& found_inf) {
+  OwnWork own(scale.device().is_cpu() ? nullptr : gpu_source_.get());
+  return scaler_state_copy(scale, growth_tracker, found_inf);
 }
 
 void Profiler::on_backward_check(BackwardCheck check) { enqueue(BackwardCheckJob{std::move(check)}, false); }

@@ -48,8 +48,9 @@ import torch
 from . import _ampscope_capture as _core
 from ._backward_origin import BackwardWatch
 from ._compiled import CompiledGraphs, _dtype_name
-from ._recording import Quiet as _Quiet, scalar as _scalar
+from ._recording import OwnWait as _OwnWait, Quiet as _Quiet, scalar as _scalar
 from . import _schedulers
+from ._scaler_state import ScalerState
 
 __all__ = ["Capture", "CaptureError", "capture", "step", "watch"]
 
@@ -350,7 +351,8 @@ class Capture:
         self._autocast_disabled = []  # devices of regions entered with enabled=False, outside enabled ones
         self._precision_asked = []    # what the script's regions asked for, where --precision set another
         self._scaler_seen = False
-        self._scale_left = math.nan  # the scale the last scaler.update() left
+        self._scaler_ref = None  # weakref to the GradScaler the script scales with (the last seen)
+        self._scaler_state = ScalerState()  # its state as the core has read it (_scaler_state.py)
         self._grad_norm_source = None  # "clip_grad_norm_" once the script clips
         self._explicit = False   # the script calls ampscope.step()
         self._last_close_automatic = False
@@ -377,10 +379,9 @@ class Capture:
         self._records = {}       # id(optimizer) -> per-optimizer record
         self._measured = set()   # optimizers whose gradients were measured this step
         self._grad_norm = None
-        self._scale_used = None
-        self._scale_tensor = None  # GradScaler's scale tensor, once scale() ran this step
-        self._scale_after = math.nan
-        self._growth_tracker = 0
+        self._scale_tensor = None   # GradScaler's scale tensor, once scale() ran this step
+        self._scaler_before = None  # [scale, growth tracker] copied before this step's update()
+        self._scale_after = None    # GradScaler's scale tensor after this step's update()
         self._samples = {}       # id(model) -> samples (leading dim of its first tensor argument) this step
         self._close_pending = False
         self._scaled.clear()
@@ -685,8 +686,8 @@ class Capture:
             _, index, name = self._optimizer_entry(optimizer)
             with _Quiet():
                 lr = _scalar(optimizer.param_groups[0].get("lr", math.nan)) if optimizer.param_groups else math.nan
-            record = dict(optimizer=index, name=name, stepped=False, found_inf=False, skipped=False,
-                          unscale_calls=0, lr=lr, loss_scale=1.0)
+            # found_inf: GradScaler.step()'s flags (tensors) once it ran; False without it.
+            record = dict(optimizer=index, name=name, stepped=False, found_inf=False, unscale_calls=0, lr=lr)
             self._records[id(optimizer)] = record
         return record
 
@@ -701,7 +702,7 @@ class Capture:
         _core.exit_scope()
         record = self._record(optimizer)
         record["stepped"] = True
-        self._scheduler_calls.optimizer_decided(optimizer, self._core.step, skipped=False)
+        self._scheduler_calls.optimizer_decided(optimizer, self._core.step)
         if not self._explicit and not self._scaler_seen:
             self._close_pending = True
 
@@ -722,9 +723,9 @@ class Capture:
                       if p.grad is not None and not p.grad.is_sparse]
         if not parameters:
             return
-        with _Quiet():
+        with _Quiet(), _OwnWait():  # a sample reads back (sampled steps only)
             scale = scaler.get_scale() if scaler is not None else 1.0
-        self._core.gradients(parameters, float(scale))
+            self._core.gradients(parameters, float(scale))
 
     # -- losses, scaler -------------------------------------------------------------------------
     def _note_scaled(self, scaled, loss):
@@ -745,18 +746,18 @@ class Capture:
 
     def _on_scaler_step(self, scaler, optimizer):
         record = self._record(optimizer)
-        with _Quiet():
-            state = scaler._per_optimizer_states.get(id(optimizer), {})
-            found = sum(v.item() for v in state.get("found_inf_per_device", {}).values())
-            record["loss_scale"] = scaler.get_scale()
-        # GradScaler.step runs optimizer.step() only when this optimizer's gradients were finite.
-        record["found_inf"] = record["skipped"] = bool(found)
-        self._scheduler_calls.optimizer_decided(optimizer, self._core.step, skipped=record["skipped"])
+        self._scaler_ref = weakref.ref(scaler)
+        # The flags GradScaler.step() decided by, one per device, read with the step's other
+        # values (_scaler_state.py): it skips optimizer.step() (or has the fused optimizer skip
+        # on the device) exactly where their sum is > 0.
+        state = scaler._per_optimizer_states.get(id(optimizer), {})
+        record["found_inf"] = list(state.get("found_inf_per_device", {}).values())
+        self._scheduler_calls.optimizer_decided(optimizer, self._core.step)
 
-    def _on_scaler_update(self, scale_before, scale_after, growth_tracker):
-        self._scale_used = scale_before
-        self._scale_after = scale_after
-        self._growth_tracker = growth_tracker
+    def _on_scaler_update(self, scaler, state_before):
+        self._scaler_ref = weakref.ref(scaler)
+        self._scaler_before = state_before
+        self._scale_after = scaler._scale
         if not self._explicit:
             self._close_step()
             self._last_close_automatic = True
@@ -777,24 +778,30 @@ class Capture:
         if not self._stack():
             _core.unwind_scopes(0)  # scopes a raising optimizer step left open
         records = sorted(self._records.values(), key=lambda r: r["optimizer"])
-        # The loss and the clipped gradients' norm go to the core as tensors: it reads them
-        # when the device has computed them. A read here (.item()) made the host wait for
-        # the device at every step, which a loop without a GradScaler never does by itself.
+        # The loss, the clipped gradients' norm and GradScaler's state go to the core as
+        # tensors: it reads them when the device has computed them. A read here (.item(),
+        # get_scale()) made the host wait for the device at every step, which a loop without
+        # a GradScaler, or with a fused optimizer, never does by itself.
         loss_parts = list(self._losses)
         grad_norm = self._grad_norm
         if not isinstance(grad_norm, torch.Tensor):
             grad_norm = _scalar(grad_norm) if grad_norm is not None else math.nan
-        scale_used = self._scale_used
-        if scale_used is None and records:
-            scale_used = records[0]["loss_scale"]
-        if scale_used is None and self._scale_tensor is not None:
-            # A step that ends before scaler.step()/update() (the script raised after its
-            # backward): the scale the loss was scaled by, not 1.
-            with _Quiet():
-                scale_used = float(self._scale_tensor.item())
-        if scale_used is None:
-            # Without a scaler, 1; else the scale GradScaler left at the last update.
-            scale_used = self._scale_left if self._scaler_seen and math.isfinite(self._scale_left) else 1.0
+        scaler = self._scaler_ref() if self._scaler_ref is not None else None
+        if self._scaler_before is not None:
+            # The scale this step's backward used and the tracker, as update() found them.
+            with _Quiet():  # views, no op of the script's
+                loss_scale, growth_tracker = self._scaler_before[0], self._scaler_before[1]
+        elif self._scale_tensor is not None or scaler is not None:
+            # No update() this step (the script raised after its backward, or updates less
+            # often): the scale in force, as it stands when the step's values are copied.
+            loss_scale = self._scale_tensor if self._scale_tensor is not None else scaler._scale
+            growth_tracker = getattr(scaler, "_growth_tracker", None) if scaler is not None else None
+            if not isinstance(growth_tracker, torch.Tensor):
+                growth_tracker = 0
+        else:
+            loss_scale, growth_tracker = 1.0, 0
+        if not isinstance(loss_scale, torch.Tensor):
+            loss_scale = 1.0
         # The host's time between step ends. Where nothing in a step waits for the GPU, the
         # host ends a step when it has queued it; over a run it keeps the device's pace (its
         # launch queue fills, and the core holds at most four steps' values before it waits).
@@ -802,25 +809,38 @@ class Capture:
         # Samples: the batch dimension the models were called with (summed over micro-batches;
         # the largest over models, which may share a batch); unknown (NaN) without one.
         samples = max(self._samples.values(), default=0)
-        record = dict(loss_parts=loss_parts, lr=records[0]["lr"] if records else math.nan, loss_scale=scale_used,
-                      found_inf=any(r["found_inf"] for r in records),
-                      skipped=any(r["skipped"] for r in records), growth_tracker=self._growth_tracker,
-                      grad_norm=grad_norm, step_time_ms=step_time_ms,
-                      samples_per_second=samples * 1e3 / step_time_ms if samples and step_time_ms > 0 else math.nan)
         step_number = self._core.step
+        checked = self._backward.armed
+        record = dict(loss_parts=loss_parts, lr=records[0]["lr"] if records else math.nan, loss_scale=loss_scale,
+                      growth_tracker=growth_tracker,
+                      loss_scale_after=self._scale_after if self._scale_after is not None else math.nan,
+                      found_inf=any(r["found_inf"] is True for r in records),
+                      optimizers=records, grad_norm=grad_norm, step_time_ms=step_time_ms,
+                      samples_per_second=samples * 1e3 / step_time_ms if samples and step_time_ms > 0 else math.nan,
+                      # A checked step waited for the device already (its gradients' tests):
+                      # its values are read now, and decide the next step's check exactly.
+                      wait=checked)
         self._compiled.push(self._core)
-        rows = [dict(r, step=step_number, loss_scale_after=self._scale_after) for r in records]
-        self._backward.finish(step_number, record["skipped"])
-        self._core.end_step(record)
-        # The next step is checked when its gradients are sampled, after this one skipped (a
-        # run of skips is caught from its second step), and after the scale grew (an overflow
-        # that follows GradScaler's probe of a larger scale is caught at its first).
-        self._backward.arm(self._core.wants_gradients() or record["skipped"] or self._scale_after > scale_used)
-        if rows:
-            self._core.optimizer_steps(rows)
+        # A sampled or checked step's read-backs wait for the device by design, as does the
+        # last traced step before tracing pauses (--every); the others must not (their values
+        # are read later).
+        waits = checked or self._core.wants_gradients() or (
+            self._core.step_is_sampled(step_number) and not self._core.step_is_sampled(step_number + 1))
+        with _OwnWait() if waits else contextlib.nullcontext():
+            self._core.end_step(record)
+            newest = self._core.newest_stored_step()
+            skipped = bool(newest and newest["step"] == step_number and newest["skipped"])
+            self._backward.finish(step_number, skipped)
+        # The next step is checked when its gradients are sampled, after a step skipped, and
+        # after the scale grew (an overflow that follows GradScaler's probe of a larger scale
+        # is caught at its first): _scaler_state.py, from what the core has read so far.
+        check_next = self._core.wants_gradients()
+        if scaler is not None and scaler.is_enabled() and (records or self._scaler_before is not None):
+            interval = scaler.get_growth_interval()
+            self._scaler_state.note_read(newest, interval)
+            check_next = self._scaler_state.check_next(step_number, interval) or check_next
+        self._backward.arm(check_next)
         self.steps += 1
-        if math.isfinite(self._scale_after):
-            self._scale_left = self._scale_after
         self._last_close_automatic = False
         self._begin_step_state()
         if not self._stack() and getattr(self._tls, "forward_regions", 0):
@@ -915,6 +935,7 @@ def _wrap_scale(original):
         with _scaler_work(_PHASE_BACKWARD):
             scaled = original(self, outputs)
         cap._scaler_seen = True
+        cap._scaler_ref = weakref.ref(self)
         cap._scale_tensor = getattr(self, "_scale", None)  # what this step's backward is scaled by
         if isinstance(outputs, torch.Tensor):
             cap._note_scaled(scaled, outputs)
@@ -959,15 +980,20 @@ def _wrap_update(original):
         if not _scaler_on(self):
             return original(self, new_scale)
         cap = _active
-        with _Quiet():
-            before = self.get_scale()
-            tracker = self._growth_tracker
-            tracker = int(tracker.item()) if isinstance(tracker, torch.Tensor) else 0
+        scale, tracker = self._scale, self._growth_tracker
+        before = None
+        if isinstance(scale, torch.Tensor) and isinstance(tracker, torch.Tensor):
+            # update() changes the scale and the tracker in place, and adds every optimizer's
+            # found-inf flags into the first one's: a copy on the device, read with the step's
+            # values; each optimizer's flags are then its part of the copy.
+            flagged = [r for r in cap._records.values() if isinstance(r["found_inf"], list)]
+            before = cap._core.copy_scaler_state(scale, tracker, [r["found_inf"] for r in flagged])
+            with _Quiet():  # views, no op of the script's
+                for k, r in enumerate(flagged):
+                    r["found_inf"] = [before[2 + k]]
         with _scaler_work(_PHASE_OPTIMIZER):
             result = original(self, new_scale)
-        with _Quiet():
-            after = self.get_scale()
-        cap._on_scaler_update(before, after, tracker)
+        cap._on_scaler_update(self, before)
         return result
     return update
 

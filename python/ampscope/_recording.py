@@ -16,6 +16,22 @@ class Quiet:
         _core.set_recording_enabled(self._previous)
 
 
+class OwnWait:
+    """The capture's deliberate waits for the device (a checked step's gradient tests, a
+    sample's read-back): PyTorch's sync checker (torch.cuda.set_sync_debug_mode) is the
+    script's, for the script's own waits, so it is off for these. A wait anywhere else
+    still trips it (tests/python_capture/test_python_capture_gpu.cpp relies on that)."""
+
+    def __enter__(self):
+        self._mode = torch.cuda.get_sync_debug_mode() if torch.cuda.is_initialized() else 0
+        if self._mode:
+            torch.cuda.set_sync_debug_mode(0)
+
+    def __exit__(self, *exc):
+        if self._mode:
+            torch.cuda.set_sync_debug_mode(self._mode)
+
+
 def scalar(value) -> float:
     if isinstance(value, torch.Tensor):
         return float(value.detach().float().item())

@@ -33,12 +33,14 @@ class SchedulerCalls:
     def __init__(self, capture):
         self._capture = capture
         self._schedulers = {}  # id(scheduler) -> (weakref, index, class name)
-        self._decided = {}     # id(optimizer) -> (weakref, step, skipped): its latest step decision
+        self._decided = {}     # id(optimizer) -> (weakref, step): the step it last stepped (or skipped) in
         self._calls = 0
 
-    def optimizer_decided(self, optimizer, step: int, skipped: bool) -> None:
-        """The optimizer stepped (skipped=False) or GradScaler skipped its step, in `step`."""
-        self._decided[id(optimizer)] = (weakref.ref(optimizer), step, skipped)
+    def optimizer_decided(self, optimizer, step: int) -> None:
+        """The optimizer stepped, or GradScaler decided whether it steps, in `step`. Whether
+        GradScaler skipped it the core reads from the device, and fills in the call's row
+        (profiler/capture/deferred_step_values.h)."""
+        self._decided[id(optimizer)] = (weakref.ref(optimizer), step)
 
     def on_call(self, scheduler) -> None:
         optimizer = getattr(scheduler, "optimizer", None)
@@ -50,11 +52,10 @@ class SchedulerCalls:
             self._schedulers[id(scheduler)] = entry
         _, optimizer_index, _ = self._capture._optimizer_entry(optimizer)
         decided = self._decided.get(id(optimizer))
-        step, skipped = (decided[1], decided[2]) if decided and decided[0]() is optimizer else (0, False)
+        step = decided[1] if decided and decided[0]() is optimizer else 0
         with Quiet():
             lr = scalar(optimizer.param_groups[0].get("lr", float("nan"))) if optimizer.param_groups else float("nan")
-        row = dict(call=self._calls, scheduler=entry[1], name=entry[2], optimizer=optimizer_index, step=step,
-                   after_skipped=skipped, lr=lr)
+        row = dict(call=self._calls, scheduler=entry[1], name=entry[2], optimizer=optimizer_index, step=step, lr=lr)
         self._calls += 1
         self._capture._core.scheduler_steps([row])
 

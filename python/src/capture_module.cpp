@@ -106,6 +106,16 @@ double get_double(const py::dict& d, const char* key, double fallback) {
   return d[key].cast<double>();
 }
 
+// A value that may come as a tensor (`tensor` takes it: read later, on the device's
+// time) or as a number (returned; NaN while a tensor is pending).
+double tensor_or_double(const py::dict& d, const char* key, double fallback, at::Tensor& tensor) {
+  if (d.contains(key) && THPVariable_Check(d[key].ptr())) {
+    tensor = d[key].cast<at::Tensor>();
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return get_double(d, key, fallback);
+}
+
 // Windows up to this many steps keep per-step op times (ProfilerOptions::op_step_samples).
 constexpr int64_t kStepSamplesUpTo = 32;
 
@@ -188,6 +198,11 @@ class Capture {
   void weight_in_by_out(const at::Tensor& weight) { profiler_->note_weight_in_by_out(weight); }
 
   // Ends the current step with what the wrapper saw, and begins the next one.
+  // Values that live on the device come as tensors (the loss's parts, clip_grad_norm_'s
+  // norm, GradScaler's scale, growth tracker and found-inf flags): they are read when the
+  // device has computed them (Profiler::on_step_end), so the step's end does not wait.
+  // `optimizers`: a row per optimizer that took part (OptimizerStepRecord's fields; its
+  // found_inf a bool or GradScaler's per-device flag tensors).
   void end_step(const py::dict& d) {
     begin_first_step();
     engine::StepEvent e;
@@ -195,49 +210,74 @@ class Capture {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     e.loss = get_double(d, "loss", nan);
     e.lr = get_double(d, "lr", nan);
-    e.loss_scale = get_double(d, "loss_scale", 1.0);
     e.found_inf = d.contains("found_inf") && d["found_inf"].cast<bool>();
     e.skipped = d.contains("skipped") && d["skipped"].cast<bool>();
-    e.growth_tracker = d.contains("growth_tracker") ? d["growth_tracker"].cast<int64_t>() : 0;
-    // The loss and clip_grad_norm_'s norm may come as tensors: read when the device has
-    // computed them (Profiler::on_step_end), so the step's end does not wait for it.
     profiler::StepDeviceValues device_values;
     if (d.contains("loss_parts")) device_values.loss_parts = d["loss_parts"].cast<std::vector<at::Tensor>>();
-    if (d.contains("grad_norm") && THPVariable_Check(d["grad_norm"].ptr()))
-      device_values.grad_norm = d["grad_norm"].cast<at::Tensor>();
-    else
-      e.grad_norm = get_double(d, "grad_norm", nan);
+    e.grad_norm = tensor_or_double(d, "grad_norm", nan, device_values.grad_norm);
+    e.loss_scale = tensor_or_double(d, "loss_scale", 1.0, device_values.loss_scale);
+    e.loss_scale_after = tensor_or_double(d, "loss_scale_after", nan, device_values.loss_scale_after);
+    e.growth_tracker =
+        static_cast<int64_t>(tensor_or_double(d, "growth_tracker", 0.0, device_values.growth_tracker));
     e.step_time_ms = get_double(d, "step_time_ms", nan);
     e.samples_per_second = get_double(d, "samples_per_second", nan);  // NaN: no batch seen
+    std::vector<profiler::OptimizerStepRecord> rows;
+    if (d.contains("optimizers")) {
+      for (const auto& item : d["optimizers"].cast<py::list>()) {
+        const py::dict o = item.cast<py::dict>();
+        profiler::OptimizerStepRecord& r = rows.emplace_back();
+        r.step = step_;
+        r.optimizer = o["optimizer"].cast<int32_t>();
+        r.name = o["name"].cast<std::string>();
+        r.stepped = o["stepped"].cast<bool>();
+        std::vector<at::Tensor>& flags = device_values.found_inf.emplace_back();
+        if (py::isinstance<py::list>(o["found_inf"]))
+          flags = o["found_inf"].cast<std::vector<at::Tensor>>();
+        else
+          r.found_inf = r.skipped = o["found_inf"].cast<bool>();
+        r.unscale_calls = o["unscale_calls"].cast<int64_t>();
+        r.lr = get_double(o, "lr", nan);
+        r.loss_scale = e.loss_scale;
+        r.loss_scale_after = e.loss_scale_after;
+      }
+    }
     {
       at::DisableRecordFunctionGuard outside_recording;
       e.memory = engine::sample_memory(c10::Device(memory_device_));
     }
-    profiler_->on_step_end(e, device_values);
+    profiler_->on_step_end(e, device_values, std::move(rows));
+    if (d.contains("wait") && d["wait"].cast<bool>()) {
+      py::gil_scoped_release release;
+      profiler_->wait_for_step_values();
+    }
     ++step_;
     profiler_->on_step_begin(step_);
   }
 
-  void optimizer_steps(const py::list& rows) {
-    std::vector<profiler::OptimizerStepRecord> records;
-    for (const auto& item : rows) {
-      const py::dict d = item.cast<py::dict>();
-      profiler::OptimizerStepRecord& r = records.emplace_back();
-      r.step = d["step"].cast<int64_t>();
-      r.optimizer = d["optimizer"].cast<int32_t>();
-      r.name = d["name"].cast<std::string>();
-      r.stepped = d["stepped"].cast<bool>();
-      r.found_inf = d["found_inf"].cast<bool>();
-      r.skipped = d["skipped"].cast<bool>();
-      r.unscale_calls = d["unscale_calls"].cast<int64_t>();
-      r.lr = get_double(d, "lr", std::numeric_limits<double>::quiet_NaN());
-      r.loss_scale = get_double(d, "loss_scale", 1.0);
-      r.loss_scale_after = get_double(d, "loss_scale_after", std::numeric_limits<double>::quiet_NaN());
-    }
-    profiler_->append_optimizer_steps(std::move(records));
+  // GradScaler's state as update() is about to change it: a float64 [scale, tracker,
+  // found-inf per optimizer row] copy on the scale's device (scaler_state_copy), for
+  // end_step's values (made without a wait; the profiler's own work).
+  at::Tensor copy_scaler_state(const at::Tensor& scale, const at::Tensor& growth_tracker,
+                               const std::vector<std::vector<at::Tensor>>& found_inf) {
+    at::DisableRecordFunctionGuard outside_recording;  // not the script's ops
+    return profiler_->copy_scaler_state(scale, growth_tracker, found_inf);
   }
 
-  // lr_scheduler.step() calls (python/ampscope/_schedulers.py), stored as they come.
+  // The newest step stored, with its values read (a step or a few behind the script's
+  // on a GPU): {step, skipped, growth_tracker, loss_scale}, or None before the first.
+  py::object newest_stored_step() const {
+    const auto& newest = profiler_->newest_stored_step();
+    if (!newest) return py::none();
+    py::dict d;
+    d["step"] = newest->step;
+    d["skipped"] = newest->skipped;
+    d["growth_tracker"] = newest->growth_tracker;
+    d["loss_scale"] = newest->loss_scale;
+    return d;
+  }
+
+  // lr_scheduler.step() calls (python/ampscope/_schedulers.py): stored once the step each
+  // followed has its values (whether GradScaler skipped it is read from the device).
   void scheduler_steps(const py::list& rows) {
     std::vector<profiler::SchedulerStepRecord> records;
     for (const auto& item : rows) {
@@ -248,10 +288,9 @@ class Capture {
       r.name = d["name"].cast<std::string>();
       r.optimizer = d["optimizer"].cast<int32_t>();
       r.step = d["step"].cast<int64_t>();
-      r.after_skipped = d["after_skipped"].cast<bool>();
       r.lr = get_double(d, "lr", std::numeric_limits<double>::quiet_NaN());
     }
-    profiler_->append_scheduler_steps(std::move(records));
+    profiler_->on_scheduler_steps(std::move(records));
   }
 
   // The modules of backward checks, numbered in the order they are named here.
@@ -436,7 +475,8 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("module_output", &Capture::module_output)
       .def("weight_in_by_out", &Capture::weight_in_by_out)
       .def("end_step", &Capture::end_step)
-      .def("optimizer_steps", &Capture::optimizer_steps)
+      .def("copy_scaler_state", &Capture::copy_scaler_state)
+      .def("newest_stored_step", &Capture::newest_stored_step)
       .def("scheduler_steps", &Capture::scheduler_steps)
       .def("backward_module", &Capture::backward_module)
       .def("backward_check", &Capture::backward_check)

@@ -374,6 +374,62 @@ TEST_F(PythonSkippedSteps, TheStepAfterTheScaleGrewIsChecked) {
   EXPECT_EQ(checks[1].step, 7);
 }
 
+// On a GPU the capture reads GradScaler's decisions a step or a few after they were made
+// (python/ampscope/_scaler_state.py): it does not wait for the device to learn them. Which
+// backward it checks is then decided from what it has read. A real GradScaler on the CPU,
+// its decisions handed over `lag` steps late (at once on a checked step, which waited
+// anyway): at lag 0 exactly the steps after a skip or a growth are checked (the rule the
+// tests above hold the CPU capture to); at any lag, the step after every growth still is
+// (foreseen from the growth tracker), a run of skips is caught within lag + 1 steps of its
+// first, and a late read checks at most one step more per run of skips.
+constexpr const char* kLateReadScript = R"(import math, sys, torch
+from ampscope._scaler_state import ScalerState
+INTERVAL, STEPS, OVERFLOW = 5, 40, (12, 13, 14, 27)
+def run(lag):
+    p = torch.nn.Parameter(torch.ones(4))
+    opt = torch.optim.SGD([p], lr=0.0)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10, growth_interval=INTERVAL)
+    state, truth, checked = ScalerState(), {}, {1: False}
+    for n in range(1, STEPS + 1):
+        before = scaler.get_scale()
+        scaled = scaler.scale(p.sum() * (math.inf if n in OVERFLOW else 1.0))
+        tracker = int(scaler._growth_tracker.item())
+        scaled.backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+        after = scaler.get_scale()
+        truth[n] = dict(step=n, skipped=after < before, growth_tracker=tracker, grew=after > before)
+        state.note_read(truth.get(n if checked[n] else n - lag), INTERVAL)
+        checked[n + 1] = state.check_next(n, INTERVAL)
+    return truth, {k for k, v in checked.items() if v and k <= STEPS}
+skip_runs = 2
+for lag in (0, 1, 2, 4):
+    truth, checked = run(lag)
+    needed = {n + 1 for n, t in truth.items() if (t["skipped"] or t["grew"]) and n < STEPS}
+    assert sum(t["grew"] for t in truth.values()) >= 4 and sum(t["skipped"] for t in truth.values()) == 4
+    if lag == 0:
+        assert checked == needed, (sorted(checked), sorted(needed))
+    for n, t in truth.items():
+        if t["grew"] and n < STEPS:
+            assert n + 1 in checked, f"lag {lag}: the step after the growth at {n} is not checked"
+        if t["skipped"] and not truth.get(n - 1, {}).get("skipped"):
+            assert checked & set(range(n + 1, n + lag + 2)), f"lag {lag}: the skips from {n} are not caught"
+    assert len(checked - needed) <= skip_runs, f"lag {lag}: {sorted(checked - needed)} checked for nothing"
+print("ok")
+)";
+
+TEST_F(PythonSkippedSteps, ChecksDecidedFromGradScalersStateReadLateFollowItsGrowthsAndCatchItsSkips) {
+  write_file(dir_ / "late.py", kLateReadScript);
+  std::string output;
+  const int rc = ampscope::test::run_command(fmt::format("PYTHONPATH='{}' '{}' '{}' 2>&1", AMPSCOPE_PYTHON_PACKAGE_DIR,
+                                                         *ampscope::test::python_with_torch(),
+                                                         (dir_ / "late.py").string()),
+                                             &output);
+  EXPECT_EQ(rc, 0) << output;
+  EXPECT_NE(output.find("ok"), std::string::npos) << output;
+}
+
 TEST_F(PythonSkippedSteps, ANestedSchedulerStepIsTheOuterOnesAndReduceLROnPlateauIsRecorded) {
   const auto r = run(kNestedSchedulersScript, "");
   ASSERT_EQ(r.exit_code, 0) << r.output;
