@@ -45,6 +45,10 @@ std::string describe(const RecordingHealth& h) {
                     plural(h.interrupted_step_ops, "op call", "op calls") + " and " +
                     plural(h.interrupted_step_gpu_activities, "GPU activity", "GPU activities") +
                     " were not kept");
+  if (h.range_samples_stopped_step > 0)
+    parts.push_back("range samples stopped at step " + std::to_string(h.range_samples_stopped_step) + ": " +
+                    h.range_samples_stopped_why + "; that step's sample was dropped and the training went on " +
+                    "without them");
   if (h.cupti_dropped_records > 0)
     parts.push_back("CUPTI dropped " + plural(h.cupti_dropped_records, "GPU record", "GPU records"));
   if (h.dropped_events > 0)
@@ -71,6 +75,9 @@ RecordingHealth recording_health_from_meta(const std::map<std::string, std::stri
   h.interrupted_step = static_cast<int64_t>(count_of(meta, meta_key::kInterruptedStep));
   h.interrupted_step_ops = count_of(meta, meta_key::kInterruptedStepOps);
   h.interrupted_step_gpu_activities = count_of(meta, meta_key::kInterruptedStepKernels);
+  h.range_samples_stopped_step = static_cast<int64_t>(count_of(meta, meta_key::kRangeSamplesStoppedStep));
+  if (const auto it = meta.find(meta_key::kRangeSamplesStoppedWhy); it != meta.end())
+    h.range_samples_stopped_why = it->second;
   // The profiler writes final_state when the run ends; the writer then closes the file.
   h.closed = meta.count(meta_key::kFinalState) > 0;
   const auto outcome = meta.find(meta_key::kStoreOutcome);

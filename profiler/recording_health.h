@@ -34,11 +34,16 @@ struct RecordingHealth {
   int64_t interrupted_step = 0;
   uint64_t interrupted_step_ops = 0;
   uint64_t interrupted_step_gpu_activities = 0;
+  // Range samples stopped at this step (0: never): one failed on the device and was dropped
+  // (profiler/capture/sample_failure.h); why.
+  int64_t range_samples_stopped_step = 0;
+  std::string range_samples_stopped_why;
 
   bool lost_anything() const {
     return dropped_events + profiler_dropped_batches + store_dropped_batches + cupti_dropped_records +
                    ops_over_step_budget + interrupted_step_ops + interrupted_step_gpu_activities >
                0 ||
+           range_samples_stopped_step > 0 ||
            !store_error.empty() || !op_sampling_fallbacks.empty() || store_counts_missing;
   }
 };

@@ -87,6 +87,11 @@ inline constexpr const char* kRangeSampleSpacing = "range_sample_spacing";
 // Where the samples' time went on the training thread, by pass (range_sample_phases.h):
 // "samples:N;gradients:ms;activations:ms;readiness:ms", sums. Absent before 2026-11-27.
 inline constexpr const char* kRangeSamplePhases = "range_sample_phases";
+// Range samples stopped at this step: one failed on the device (profiler/capture/
+// sample_failure.h), and why ("the gradient statistics ran out of device memory").
+// Absent where they never stopped, and before 2026-11-30.
+inline constexpr const char* kRangeSamplesStoppedStep = "range_samples_stopped_step";
+inline constexpr const char* kRangeSamplesStoppedWhy = "range_samples_stopped_why";
 // The costliest of those kernels by name: a JSON array of {name, calls, gpu_ns}
 // (session_view.h: own_kernels_json / own_kernels_from_meta).
 inline constexpr const char* kProfilerOwnKernelNames = "profiler_own_kernel_names";

@@ -122,6 +122,8 @@ void Profiler::on_parameters(const engine::NamedTensors& parameters) {
 
 void Profiler::on_step_begin(int64_t step) {
   step_thread_ = std::this_thread::get_id();
+  sample_failure_.begin_step(step);
+  step_sink_.failure = &sample_failure_;
   // Activation ranges and precision readiness on the gradient-sampled steps, backward
   // checks on those and on the steps after a skipped one or a growth of the scale: the
   // models' module inputs, layer inputs and outputs reach step_sink_ during this step's
@@ -134,7 +136,7 @@ void Profiler::on_step_begin(int64_t step) {
   step_sink_.phases = {};
   step_sink_.activations = sampled ? &activations_ : nullptr;
   step_sink_.readiness = readiness ? &readiness_ : nullptr;
-  step_sink_.backward = sampled || check_next_step_ ? &backward_checks_recorder_ : nullptr;
+  step_sink_.backward = (sampled || check_next_step_) && !sample_failure_.stopped() ? &backward_checks_recorder_ : nullptr;
   if (step_sink_.backward) backward_checks_recorder_.watch_parameters();
   if (step_sink_.activations || step_sink_.backward) engine::activation_sink() = &step_sink_;
   if (!step_is_sampled(step)) return;
@@ -193,7 +195,7 @@ void Profiler::pause_gpu_tracing() {
   gpu_tracing_paused_ = true;
 }
 
-bool Profiler::wants_gradients(int64_t step) { return sample_spacing_.selects(step); }
+bool Profiler::wants_gradients(int64_t step) { return !sample_failure_.stopped() && sample_spacing_.selects(step); }
 
 void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& parameters, double loss_scale) {
   // The profiler must not record itself: the engine calls this after the step's
@@ -203,13 +205,16 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
   OwnWork own(gpu_source_.get());
   {
     PhaseTimer timer(step_sink_.phases.gradients_ms);
-    enqueue(GradientsJob{gradient_range_stats(step, parameters, loss_scale)});
+    if (!sample_failure_.run("gradient statistics", [&] {
+          enqueue(GradientsJob{gradient_range_stats(step, parameters, loss_scale)});
+        }))
+      return on_sample_stopped();
   }
   // The layers' weights and gradients, with the inputs the forward left waiting:
   // the readiness pass of this step, read back at its end.
   if (!wants_readiness()) return;
   PhaseTimer timer(step_sink_.phases.readiness_ms);
-  readiness_.measure_gradients(parameters);
+  if (!sample_failure_.run("readiness pass", [&] { readiness_.measure_gradients(parameters); })) on_sample_stopped();
 }
 
 void Profiler::note_weight_in_by_out(const at::Tensor& weight) {
@@ -219,14 +224,18 @@ void Profiler::note_weight_in_by_out(const at::Tensor& weight) {
 
 void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight) {
   if (std::this_thread::get_id() != step_thread_) return;  // the recorder is the training thread's alone
+  if (step_sink_.readiness == nullptr) return;
   PhaseTimer timer(step_sink_.phases.readiness_ms);
-  readiness_.on_layer_input(layer, input, weight);
+  if (!sample_failure_.run("readiness pass", [&] { readiness_.on_layer_input(layer, input, weight); }))
+    on_sample_stopped();
 }
 
 void Profiler::on_module_output(std::string_view module, const at::Tensor& output) {
   if (std::this_thread::get_id() != step_thread_ || step_sink_.activations == nullptr) return;
   PhaseTimer timer(step_sink_.phases.activations_ms);
-  step_sink_.activations->on_module_output(std::string(module), output);
+  if (!sample_failure_.run("activation ranges",
+                           [&] { step_sink_.activations->on_module_output(std::string(module), output); }))
+    on_sample_stopped();
 }
 
 void Profiler::on_step_end(const engine::StepEvent& step, const StepDeviceValues& device_values,
@@ -240,8 +249,10 @@ void Profiler::on_step_end(const engine::StepEvent& step, const StepDeviceValues
     engine::activation_sink() = nullptr;
     if (step_sink_.backward) {
       // One transfer of the step's gradient tests, after its work (own work).
-      if (auto check = backward_checks_recorder_.take(step.step, step.skipped))
-        enqueue(BackwardCheckJob{std::move(*check)}, /*may_drop=*/false);
+      sample_failure_.run("backward check", [&] {
+        if (auto check = backward_checks_recorder_.take(step.step, step.skipped))
+          enqueue(BackwardCheckJob{std::move(*check)}, /*may_drop=*/false);
+      });
     }
   }
   if (!activations_.empty() || !readiness_.empty()) {
@@ -250,13 +261,14 @@ void Profiler::on_step_end(const engine::StepEvent& step, const StepDeviceValues
     OwnWork own(gpu_source_.get());
     if (!activations_.empty()) {
       PhaseTimer timer(step_sink_.phases.activations_ms);
-      enqueue(ActivationsJob{activations_.take(step.step)});
+      sample_failure_.run("activation ranges", [&] { enqueue(ActivationsJob{activations_.take(step.step)}); });
     }
     if (!readiness_.empty()) {
       PhaseTimer timer(step_sink_.phases.readiness_ms);
-      enqueue(ReadinessJob{readiness_.take(step.step)});
+      sample_failure_.run("readiness pass", [&] { enqueue(ReadinessJob{readiness_.take(step.step)}); });
     }
   }
+  if (sample_failure_.stopped()) on_sample_stopped();
   const bool sampled = wants_gradients(step.step);  // decided at the step's start
   if (sampled) {
     // Where this sample's time went, added to the run's (said by `summary`).

@@ -48,6 +48,7 @@
 #include "profiler/capture/readiness_recorder.h"
 #include "profiler/capture/backward_checks.h"
 #include "profiler/capture/deferred_step_values.h"
+#include "profiler/capture/sample_failure.h"
 #include "profiler/capture/step_module_sink.h"
 #include "profiler/analysis/profile_snapshot.h"
 #include "profiler/store/session_writer.h"
@@ -82,6 +83,9 @@ struct ProfilerOptions {
   // Callers that are not engine runs (the Python capture) describe the session
   // themselves: called with the meta made from the run-start event, before the file is created.
   std::function<void(SessionMeta&)> describe_session;
+  // Tests: runs before each part of a range sample's device work (sample_failure.h);
+  // throwing from it fails that part as the device would.
+  SampleFailure::Fault sample_fault_for_tests;
 };
 
 class Profiler final : public engine::TrainingObserver, private cupti::ActivitySink {
@@ -207,6 +211,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   void publish_rule_change();
   // Training thread: the step's ops (and the count of those over budget) to the worker.
   void hand_over_ops(int64_t step);
+  // Training thread: once a range sample failed, its step's partial sample is dropped,
+  // the sinks go null and the session says why (once).
+  void on_sample_stopped();
   // Training thread: step records whose values have reached the host (all with `wait`),
   // with their optimizers' rows and the scheduler calls that followed them.
   void hand_over_steps(bool wait);
@@ -237,6 +244,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   BackwardCheckRecorder backward_checks_recorder_;
   StepModuleSink step_sink_;
   DeferredStepValues step_values_;  // training thread: step records waiting for their device values
+  // Training thread: a range sample's device work; the first failure stops range samples.
+  SampleFailure sample_failure_{options_.sample_fault_for_tests};
+  bool sample_stop_published_ = false;  // training thread
   bool check_next_step_ = false;  // the last step skipped, or grew the scale: check the next backward
   OpSamplingRule op_rule_;          // training thread: which steps' ops are recorded
   RangeSampleSpacing sample_spacing_;  // training thread: which steps take range samples
@@ -272,6 +282,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   size_t op_batches_waiting_ = 0;   // of which OpsJobs
   uint64_t op_records_waiting_ = 0; // the ops in those
   std::vector<OpSamplingRule::Fallback> op_fallbacks_;  // op_rule_'s, for health() on any thread
+  std::string samples_stopped_why_;                     // sample_failure_'s, for health() on any thread
+  std::atomic<int64_t> samples_stopped_step_{0};
   bool busy_ = false;
   bool stopping_ = false;
   std::atomic<uint64_t> dropped_{0};

@@ -2,7 +2,9 @@
 // snapshots a live viewer gets.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <string_view>
 
 #include "engine/device.h"
 #include "engine/trainer.h"
@@ -111,6 +113,45 @@ TEST(Profiler, SessionHoldsStepsOpsGradientsAndTheOpTable) {
     for (auto c : g.log2_histogram) in_histogram += c;
     EXPECT_EQ(in_histogram, g.numel - static_cast<int64_t>(g.zero_fraction * g.numel + 0.5)) << g.parameter;
   }
+}
+
+// A range sample is the profiler's own work on the training's device: where it runs out
+// of device memory (its batched passes hold up to some 500 MB at once, more than a
+// training near the device's limit leaves), the training must go on. The sample is
+// dropped, range samples stop, and the session says at which step and why. The device
+// is faked by the sample's fault seam throwing what CUDA's allocator throws, at step 4's
+// gradient statistics (the second sample), after its forward gathered activations.
+TEST(Profiler, ARangeSampleThatRunsOutOfDeviceMemoryStopsTheSamplesNotTheTraining) {
+  test::ScratchDir dir;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.capture.gradient_every = 2;
+  options.capture.sample_budget_percent = 0;
+  std::map<std::string, int> runs;  // part -> times it ran
+  options.sample_fault_for_tests = [&runs](std::string_view part) {
+    if (++runs[std::string(part)] == 2 && part == "gradient statistics")
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "CUDA out of memory. Tried to allocate 512.00 MiB");
+  };
+  {
+    Profiler profiler(options);
+    engine::Trainer trainer(gpt_bf16(8));
+    trainer.add_observer(&profiler);
+    trainer.start();
+    trainer.wait();
+    ASSERT_EQ(trainer.state(), engine::RunState::kFinished) << trainer.error_message();
+    EXPECT_EQ(profiler.health().range_samples_stopped_step, 4);  // the live view says so too
+  }
+  EXPECT_EQ(runs["gradient statistics"], 2) << "a sample ran after one failed";
+  const auto session = SessionReader::open(options.session_path);
+  EXPECT_EQ(session.steps().size(), 8u);
+  EXPECT_EQ(session.gradient_steps(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(session.activation_steps(), (std::vector<int64_t>{2})) << "step 4's partial sample was kept";
+  const RecordingHealth health = recording_health_from_meta(session.meta_values());
+  EXPECT_EQ(health.range_samples_stopped_step, 4);
+  EXPECT_EQ(health.range_samples_stopped_why, "the gradient statistics ran out of device memory");
+  EXPECT_NE(describe(health).find("range samples stopped at step 4: the gradient statistics ran out of device memory"),
+            std::string::npos)
+      << describe(health);
 }
 
 TEST(Profiler, AFailedRunStillClosesTheSession) {
