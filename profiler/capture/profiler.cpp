@@ -136,7 +136,8 @@ void Profiler::on_step_begin(int64_t step) {
   step_sink_.phases = {};
   step_sink_.activations = sampled ? &activations_ : nullptr;
   step_sink_.readiness = readiness ? &readiness_ : nullptr;
-  step_sink_.backward = (sampled || check_next_step_) && !sample_failure_.stopped() ? &backward_checks_recorder_ : nullptr;
+  const bool checked = (sampled || check_next_step_) && !sample_failure_.stopped();
+  step_sink_.backward = checked ? &backward_checks_recorder_ : nullptr;
   if (step_sink_.backward) backward_checks_recorder_.watch_parameters();
   if (step_sink_.activations || step_sink_.backward) engine::activation_sink() = &step_sink_;
   if (!step_is_sampled(step)) return;

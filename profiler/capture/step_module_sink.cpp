@@ -17,7 +17,8 @@ void StepModuleSink::on_module_output(const std::string& scope_name, const at::T
     PhaseTimer timer(phases.activations_ms);
     guarded("activation ranges", [&] { activations->on_module_output(scope_name, output); });
   }
-  if (backward) guarded("backward check", [&] { backward->on_module_tensor(scope_name, output, GradientSide::kOutput); });
+  if (backward)
+    guarded("backward check", [&] { backward->on_module_tensor(scope_name, output, GradientSide::kOutput); });
 }
 
 void StepModuleSink::on_module_input(const std::string& scope_name, const at::Tensor& input) {

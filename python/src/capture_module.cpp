@@ -264,7 +264,8 @@ class Capture {
   }
 
   // The newest step stored, with its values read (a step or a few behind the script's
-  // on a GPU): {step, skipped, growth_tracker, loss_scale}, or None before the first.
+  // on a GPU): {step, skipped, growth_tracker}, or None before the first
+  // (python/ampscope/_scaler_state.py decides the next backward check from it).
   py::object newest_stored_step() const {
     const auto& newest = profiler_->newest_stored_step();
     if (!newest) return py::none();
@@ -272,7 +273,6 @@ class Capture {
     d["step"] = newest->step;
     d["skipped"] = newest->skipped;
     d["growth_tracker"] = newest->growth_tracker;
-    d["loss_scale"] = newest->loss_scale;
     return d;
   }
 
