@@ -33,9 +33,9 @@ at::Tensor stacked_values(const StepDeviceValues& values) {
     at::Tensor sum = here(part).to(at::kFloat).sum();
     loss = loss.defined() ? loss + sum : sum;
   }
-  std::vector<at::Tensor> slots{scalar(loss),
-                                values.grad_norm.defined() ? scalar(here(values.grad_norm).to(at::kFloat)) : scalar({}),
-                                scalar(values.loss_scale), scalar(values.growth_tracker),
+  // The norm through float32 first, as the script's .item() of a float32 norm reads it.
+  const at::Tensor norm = values.grad_norm.defined() ? here(values.grad_norm).to(at::kFloat) : at::Tensor();
+  std::vector<at::Tensor> slots{scalar(loss), scalar(norm), scalar(values.loss_scale), scalar(values.growth_tracker),
                                 scalar(values.loss_scale_after)};
   for (const std::vector<at::Tensor>& flags : values.found_inf) {
     at::Tensor found;

@@ -206,16 +206,15 @@ void Profiler::on_unscaled_gradients(int64_t step, const engine::NamedTensors& p
   OwnWork own(gpu_source_.get());
   {
     PhaseTimer timer(step_sink_.phases.gradients_ms);
-    if (!sample_failure_.run("gradient statistics", [&] {
-          enqueue(GradientsJob{gradient_range_stats(step, parameters, loss_scale)});
-        }))
-      return on_sample_stopped();
+    if (!sample_part("gradient statistics",
+                     [&] { enqueue(GradientsJob{gradient_range_stats(step, parameters, loss_scale)}); }))
+      return;
   }
   // The layers' weights and gradients, with the inputs the forward left waiting:
   // the readiness pass of this step, read back at its end.
   if (!wants_readiness()) return;
   PhaseTimer timer(step_sink_.phases.readiness_ms);
-  if (!sample_failure_.run("readiness pass", [&] { readiness_.measure_gradients(parameters); })) on_sample_stopped();
+  sample_part("readiness pass", [&] { readiness_.measure_gradients(parameters); });
 }
 
 void Profiler::note_weight_in_by_out(const at::Tensor& weight) {
@@ -227,16 +226,13 @@ void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, c
   if (std::this_thread::get_id() != step_thread_) return;  // the recorder is the training thread's alone
   if (step_sink_.readiness == nullptr) return;
   PhaseTimer timer(step_sink_.phases.readiness_ms);
-  if (!sample_failure_.run("readiness pass", [&] { readiness_.on_layer_input(layer, input, weight); }))
-    on_sample_stopped();
+  sample_part("readiness pass", [&] { readiness_.on_layer_input(layer, input, weight); });
 }
 
 void Profiler::on_module_output(std::string_view module, const at::Tensor& output) {
   if (std::this_thread::get_id() != step_thread_ || step_sink_.activations == nullptr) return;
   PhaseTimer timer(step_sink_.phases.activations_ms);
-  if (!sample_failure_.run("activation ranges",
-                           [&] { step_sink_.activations->on_module_output(std::string(module), output); }))
-    on_sample_stopped();
+  sample_part("activation ranges", [&] { step_sink_.activations->on_module_output(std::string(module), output); });
 }
 
 void Profiler::on_step_end(const engine::StepEvent& step, const StepDeviceValues& device_values,
@@ -250,7 +246,7 @@ void Profiler::on_step_end(const engine::StepEvent& step, const StepDeviceValues
     engine::activation_sink() = nullptr;
     if (step_sink_.backward) {
       // One transfer of the step's gradient tests, after its work (own work).
-      sample_failure_.run("backward check", [&] {
+      sample_part("backward check", [&] {
         if (auto check = backward_checks_recorder_.take(step.step, step.skipped))
           enqueue(BackwardCheckJob{std::move(*check)}, /*may_drop=*/false);
       });
@@ -262,13 +258,15 @@ void Profiler::on_step_end(const engine::StepEvent& step, const StepDeviceValues
     OwnWork own(gpu_source_.get());
     if (!activations_.empty()) {
       PhaseTimer timer(step_sink_.phases.activations_ms);
-      sample_failure_.run("activation ranges", [&] { enqueue(ActivationsJob{activations_.take(step.step)}); });
+      sample_part("activation ranges", [&] { enqueue(ActivationsJob{activations_.take(step.step)}); });
     }
     if (!readiness_.empty()) {
       PhaseTimer timer(step_sink_.phases.readiness_ms);
-      sample_failure_.run("readiness pass", [&] { enqueue(ReadinessJob{readiness_.take(step.step)}); });
+      sample_part("readiness pass", [&] { enqueue(ReadinessJob{readiness_.take(step.step)}); });
     }
   }
+  // A part that failed in the models' sink during the forward (StepModuleSink) only turned
+  // the sinks off: what the recorders gathered is released here.
   if (sample_failure_.stopped()) on_sample_stopped();
   const bool sampled = wants_gradients(step.step);  // decided at the step's start
   if (sampled) {

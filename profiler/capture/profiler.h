@@ -214,6 +214,14 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // Training thread: once a range sample failed, its step's partial sample is dropped,
   // the sinks go null and the session says why (once).
   void on_sample_stopped();
+  // Training thread: a part of a range sample's device work (sample_failure.h); false if
+  // it failed (now or before), and then the step's sample is dropped.
+  template <class Work>
+  bool sample_part(std::string_view part, Work&& work) {
+    if (sample_failure_.run(part, std::forward<Work>(work))) return true;
+    on_sample_stopped();
+    return false;
+  }
   // Training thread: step records whose values have reached the host (all with `wait`),
   // with their optimizers' rows and the scheduler calls that followed them.
   void hand_over_steps(bool wait);

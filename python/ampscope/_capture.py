@@ -814,7 +814,6 @@ class Capture:
         record = dict(loss_parts=loss_parts, lr=records[0]["lr"] if records else math.nan, loss_scale=loss_scale,
                       growth_tracker=growth_tracker,
                       loss_scale_after=self._scale_after if self._scale_after is not None else math.nan,
-                      found_inf=any(r["found_inf"] is True for r in records),
                       optimizers=records, grad_norm=grad_norm, step_time_ms=step_time_ms,
                       samples_per_second=samples * 1e3 / step_time_ms if samples and step_time_ms > 0 else math.nan,
                       # A checked step waited for the device already (its gradients' tests):

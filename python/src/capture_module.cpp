@@ -210,8 +210,6 @@ class Capture {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     e.loss = get_double(d, "loss", nan);
     e.lr = get_double(d, "lr", nan);
-    e.found_inf = d.contains("found_inf") && d["found_inf"].cast<bool>();
-    e.skipped = d.contains("skipped") && d["skipped"].cast<bool>();
     profiler::StepDeviceValues device_values;
     if (d.contains("loss_parts")) device_values.loss_parts = d["loss_parts"].cast<std::vector<at::Tensor>>();
     e.grad_norm = tensor_or_double(d, "grad_norm", nan, device_values.grad_norm);
