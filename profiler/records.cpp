@@ -163,6 +163,26 @@ CompileTime compile_time(const std::vector<OpStats>& rows) {
 
 namespace {
 
+// Takes `amount` of time out of compiled regions' rows (a compile inside a region is no
+// work of the region's): from the holders' still movable region time, largest first,
+// never more than a holder has. The category ledger and the phase totals both move time
+// this way.
+template <class Holder>
+void take_from_regions(int64_t amount, const std::vector<Holder*>& holders, int64_t Holder::*time,
+                       int64_t Holder::*region) {
+  while (amount > 0) {
+    Holder* largest = nullptr;
+    for (Holder* h : holders)
+      if (largest == nullptr || h->*region > largest->*region) largest = h;
+    if (largest == nullptr) break;
+    const int64_t taken = std::min(amount, largest->*region);
+    if (taken <= 0) break;
+    largest->*time -= taken;
+    largest->*region -= taken;
+    amount -= taken;
+  }
+}
+
 // The one ledger behind category_totals() and time_by_category_and_dtype(): top-level
 // time per (category, output dtype), with the compiled regions' moves done once.
 struct TimeCell {
@@ -203,19 +223,10 @@ TimeLedger time_ledger(const std::vector<OpStats>& rows, const std::vector<Compi
       cell.region_gpu += row.gpu_time_ns;
     }
   }
-  // Time leaves the regions' cells largest region first, never more than they hold.
+  std::vector<TimeCell*> holders;
+  for (auto& [key, cell] : ledger.cells) holders.push_back(&cell);
   auto take = [&](int64_t amount, int64_t TimeCell::*time, int64_t TimeCell::*region) {
-    while (amount > 0) {
-      auto largest = ledger.cells.end();
-      for (auto it = ledger.cells.begin(); it != ledger.cells.end(); ++it)
-        if (largest == ledger.cells.end() || it->second.*region > largest->second.*region) largest = it;
-      if (largest == ledger.cells.end()) break;
-      const int64_t taken = std::min(amount, largest->second.*region);
-      if (taken <= 0) break;
-      largest->second.*time -= taken;
-      largest->second.*region -= taken;
-      amount -= taken;
-    }
+    take_from_regions(amount, holders, time, region);
   };
   // A compile inside a region first: it is in no category.
   take(nested_compile_cpu, &TimeCell::cpu, &TimeCell::region_cpu);
@@ -283,32 +294,65 @@ std::vector<CategoryDtypeTime> time_by_category_and_dtype(const std::vector<OpSt
   return out;
 }
 
+namespace {
+
+struct PhaseCell {
+  int64_t calls = 0, compiled_calls = 0, cpu = 0, gpu = 0;
+  int64_t region_cpu = 0, region_gpu = 0;                  // of cpu/gpu: top-level compiled regions', movable
+  int64_t nested_compile_cpu = 0, nested_compile_gpu = 0;  // compiles inside a region, in this phase
+};
+
+// A compile leaves the region that held it. A region is mostly of its compile's phase, but
+// one entered outside any phase (a compiled function called at the top level) may hold a
+// compile whose phase was opened inside it (a compiled optimizer step's): what the
+// compile's own phase's regions do not hold is taken from the other phases' regions.
+void take_compiles_from_regions(std::vector<PhaseCell*>& cells, int64_t PhaseCell::*nested, int64_t PhaseCell::*time,
+                                int64_t PhaseCell::*region) {
+  int64_t left = 0;
+  for (PhaseCell* c : cells) {
+    const int64_t own = std::min(c->*nested, c->*region);
+    c->*time -= own;
+    c->*region -= own;
+    left += c->*nested - own;
+  }
+  take_from_regions(left, cells, time, region);
+}
+
+}  // namespace
+
 std::vector<PhaseTotals> phase_totals(const std::vector<OpStats>& rows) {
   const bool marked = std::any_of(rows.begin(), rows.end(), [](const OpStats& r) { return r.top_level; });
-  std::array<PhaseTotals, kPhases.size()> by_phase{};
+  std::array<PhaseCell, kPhases.size()> by_phase{};
   for (const OpStats& row : rows) {
     const auto p = static_cast<size_t>(row.phase);
     if (p >= by_phase.size()) continue;
+    PhaseCell& cell = by_phase[p];
     if (row.name == kTorchCompileOp) {
-      if (marked && !row.top_level) {  // inside a region's row, of the same phase
-        by_phase[p].cpu_time_ns -= row.cpu_time_ns;
-        by_phase[p].gpu_time_ns -= row.gpu_time_ns;
+      if (marked && !row.top_level) {  // inside a region's row
+        cell.nested_compile_cpu += row.cpu_time_ns;
+        cell.nested_compile_gpu += row.gpu_time_ns;
       }
       continue;
     }
     if (marked && !row.top_level) continue;
-    by_phase[p].calls += row.calls;
-    if (row.compiled) by_phase[p].compiled_calls += row.calls;
-    by_phase[p].cpu_time_ns += row.cpu_time_ns;
-    by_phase[p].gpu_time_ns += row.gpu_time_ns;
+    cell.calls += row.calls;
+    if (row.compiled) cell.compiled_calls += row.calls;
+    cell.cpu += row.cpu_time_ns;
+    cell.gpu += row.gpu_time_ns;
+    if (marked && is_compiled_region_op(row.name)) {
+      cell.region_cpu += row.cpu_time_ns;
+      cell.region_gpu += row.gpu_time_ns;
+    }
   }
+  std::vector<PhaseCell*> cells;
+  for (PhaseCell& c : by_phase) cells.push_back(&c);
+  take_compiles_from_regions(cells, &PhaseCell::nested_compile_cpu, &PhaseCell::cpu, &PhaseCell::region_cpu);
+  take_compiles_from_regions(cells, &PhaseCell::nested_compile_gpu, &PhaseCell::gpu, &PhaseCell::region_gpu);
   std::vector<PhaseTotals> totals;
   for (const auto& [phase, name] : kPhases) {
-    PhaseTotals t = by_phase[static_cast<size_t>(phase)];
-    t.phase = phase;
-    t.cpu_time_ns = std::max<int64_t>(t.cpu_time_ns, 0);
-    t.gpu_time_ns = std::max<int64_t>(t.gpu_time_ns, 0);
-    if (t.calls > 0) totals.push_back(t);
+    const PhaseCell& c = by_phase[static_cast<size_t>(phase)];
+    if (c.calls == 0) continue;
+    totals.push_back({phase, c.calls, std::max<int64_t>(c.cpu, 0), std::max<int64_t>(c.gpu, 0), c.compiled_calls});
   }
   return totals;
 }
