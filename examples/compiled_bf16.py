@@ -11,7 +11,11 @@ the model again for the new shape. --validate ends with a batch under torch.no_g
 which AOTAutograd compiles as a graph of its own (an inference graph). --checkpoint trains with
 activation checkpointing (the MLP's layers under torch.utils.checkpoint; HF's
 gradient_checkpointing_enable() for gpt2 and llama): the partitioner puts the recomputed
-forward in the backward graph, which ampscope lists in the phase "recompute". --eager runs the same model and steps without
+forward in the backward graph, which ampscope lists in the phase "recompute". --compile function
+compiles a function holding the autocast region and the loss instead of the model (the
+model inlined in its graph, no module call to see); --compile-optimizer compiles the
+optimizer step as PyTorch's recipe does (`@torch.compile(fullgraph=False) def step():
+optimizer.step()`). --eager runs the same model and steps without
 torch.compile: `ampscope diff eager.ampscope compiled.ampscope` then sets the two
 runs side by side (what autocast ran in which dtype, per module, and the time)."""
 import argparse
@@ -29,6 +33,9 @@ parser.add_argument("--graph-break", action="store_true")
 parser.add_argument("--vary-batch", action="store_true")
 parser.add_argument("--model", choices=["mlp", "gpt2", "llama", "resnet"], default="mlp")
 parser.add_argument("--eager", action="store_true", help="no torch.compile: the eager baseline of the same run")
+parser.add_argument("--compile", choices=["model", "function"], default="model",
+                    help="what torch.compile wraps: the model, or a function of the batch's autocast region and loss")
+parser.add_argument("--compile-optimizer", action="store_true", help="the optimizer step compiled too")
 parser.add_argument("--checkpoint", action="store_true", help="activation checkpointing (not --model resnet)")
 parser.add_argument("--validate", action="store_true",
                     help="after the last step, one validation batch under torch.no_grad (its own compiled graph)")
@@ -108,16 +115,31 @@ def build():
 model, batch_loss = build()
 if args.checkpoint and args.model != "mlp":
     model.gradient_checkpointing_enable()
-compiled = model if args.eager else torch.compile(model, backend=args.backend, dynamic=False)
+compiled = model if args.eager or args.compile == "function" else torch.compile(model, backend=args.backend,
+                                                                                dynamic=False)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+
+
+def autocast_loss(batch):
+    with torch.autocast(device_type=device, dtype=torch.bfloat16):
+        return batch_loss(compiled, batch)
+
+
+def optimizer_step():
+    optimizer.step()
+
+
+if not args.eager and args.compile == "function":
+    autocast_loss = torch.compile(autocast_loss, backend=args.backend, dynamic=False)
+if not args.eager and args.compile_optimizer:
+    optimizer_step = torch.compile(optimizer_step, backend=args.backend, fullgraph=False)
 
 for step in range(args.steps):
     batch = args.batch // 2 if args.vary_batch and step == args.steps - 1 else args.batch
     optimizer.zero_grad(set_to_none=True)
-    with torch.autocast(device_type=device, dtype=torch.bfloat16):
-        loss = batch_loss(compiled, batch)
+    loss = autocast_loss(batch)
     loss.backward()
-    optimizer.step()
+    optimizer_step()
 print(f"final loss {loss.item():.4f}")
 if args.validate:
     model.eval()

@@ -48,6 +48,7 @@ import torch
 from . import _ampscope_capture as _core
 from ._backward_origin import BackwardWatch
 from ._compiled import CompiledGraphs, _dtype_name
+from ._compiled_calls import CompiledCalls
 from ._recording import OwnWait as _OwnWait, Quiet as _Quiet, scalar as _scalar
 from . import _schedulers
 from ._scaler_state import ScalerState
@@ -180,6 +181,14 @@ def _main_model_holding(module):
         if len(parts) > best_size and id(module) in parts:
             best, best_size = value, len(parts)
     return best
+
+
+def _main_models():
+    """The script's global modules with parameters that are part of no other such global:
+    its models (a model wrapped by DDP or torch.compile: the wrapper)."""
+    models = [value for _, value in _main_globals()
+              if isinstance(value, torch.nn.Module) and next(value.parameters(), None) is not None]
+    return [m for m in models if not any(o is not m and any(p is m for p in o.modules()) for o in models)]
 
 
 def _other_models_in_main(model) -> bool:
@@ -339,11 +348,13 @@ class Capture:
         self._paths = {}         # id(module) -> (weakref, scope id or None)
         self._path_names = {}    # id(module) -> its path, for compiled graphs' modules
         self._compiled = CompiledGraphs(self)
+        self._compiled_calls = CompiledCalls(self)
         self._param_names = {}   # id(parameter) -> (weakref, name)
         self._roots = []         # (name, class name, parameters) of models seen
         self._parameter_dtypes = {}  # dtype name -> elements, of the models' trained (requires_grad) parameters
         self._root_names = set()
         self._auto_roots = 0
+        self._models_searched = False  # _map_unseen_models
         self._parameter_count = 0
         self._device_known = False
         self._optimizers = {}    # id(optimizer) -> (weakref, index, class name)
@@ -383,6 +394,7 @@ class Capture:
         self._scaler_before = None  # [scale, growth tracker] copied before this step's update()
         self._scale_after = None    # GradScaler's scale tensor after this step's update()
         self._samples = {}       # id(model) -> samples (leading dim of its first tensor argument) this step
+        self._tls.optimizer_steps = 0  # optimizer.step() calls under way on this thread
         self._close_pending = False
         self._scaled.clear()
         self._readiness = self._core.wants_readiness()  # a readiness step (some range samples): layer inputs too
@@ -464,6 +476,37 @@ class Capture:
         if count:
             self._parameter_count += count
             self._roots.append((name, type(inner).__name__, count))
+
+    def _top_level(self):
+        """No model call, autocast region, optimizer step or backward open on this thread:
+        where the script's loop itself runs."""
+        return not self._stack() and _core.scope_depth() == 0 and not _in_backward()
+
+    def _compiled_call_begins(self, function_key, args, runs_forward):
+        """A compiled function called at the top level (_compiled_calls.py): as a model call,
+        it ends the step before where an optimizer stepped, and begins the next. Its batch
+        counts, as a model's, where its calls run the training forward."""
+        if self._close_pending:
+            self._close_step()
+        self._stop_at_max_steps()
+        self._first_step_begins()
+        self._map_unseen_models()
+        if runs_forward and (batch := _leading_batch(args)):
+            self._samples[function_key] = self._samples.get(function_key, 0) + batch
+
+    def _map_unseen_models(self):
+        """Where the script's models were never called under a hook (a compiled function inlines
+        them in its graph), those the script holds are mapped as a model call maps them (their
+        parameters' names, the model line, the device). Looked for once."""
+        if not self._roots and not self._models_searched:
+            self._models_searched = True
+            for model in _main_models():
+                self._add_root(model)
+
+    def _inference_phase(self):
+        """The phase of a graph AOTAutograd compiles without autograd: a compiled optimizer
+        step's inside optimizer.step(), else a forward without autograd (validation)."""
+        return "optimizer" if getattr(self._tls, "optimizer_steps", 0) else "forward_no_grad"
 
     def _stop_at_max_steps(self):
         """As the step after the last one max_steps allows begins (its model call or AMP region):
@@ -552,6 +595,12 @@ class Capture:
             # Forward code, in a phase of its own: no new step, no samples, not the forward's time.
             _core.enter_scope(_PHASE_RECOMPUTE)
             pushed += 1
+        elif not stack and self._compiled_calls.in_call():
+            # The graph of a compiled function run as a module (an fx GraphModule: backends
+            # "eager" and "aot_eager"), inside the function's call, which began the step: no
+            # model of the script's, and no second beginning.
+            stack.append((0, None))
+            return
         elif not stack and isinstance(module, _PARAMETRIZATION_LIST):
             # A parametrized weight read outside any forward (register_parametrization checks
             # its first value as the model is built; a script logs layer.weight): no model is
@@ -693,6 +742,8 @@ class Capture:
 
     def _optimizer_pre(self, optimizer, args, kwargs):
         self._record(optimizer)
+        self._tls.optimizer_steps = getattr(self._tls, "optimizer_steps", 0) + 1
+        self._compiled_calls.note_phase("optimizer")
         self._measure_gradients(optimizer, None)
         _core.enter_scope(_PHASE_OPTIMIZER)
         _core.enter_scope(_NO_MODULE)
@@ -700,6 +751,7 @@ class Capture:
     def _optimizer_post(self, optimizer, args, kwargs):
         _core.exit_scope()
         _core.exit_scope()
+        self._tls.optimizer_steps = max(getattr(self._tls, "optimizer_steps", 0) - 1, 0)
         record = self._record(optimizer)
         record["stepped"] = True
         self._scheduler_calls.optimizer_decided(optimizer, self._core.step)
@@ -733,6 +785,13 @@ class Capture:
             self._scaled[id(scaled)] = (weakref.ref(scaled), loss.detach())
 
     def _note_backward(self, tensors):
+        self._compiled_calls.note_phase("backward")
+        if self._close_pending and self._top_level():
+            # A backward with no model call or autocast region since the optimizer stepped: the
+            # next step's forward ran where no hook of the capture's sees it. The step ends
+            # here (the forward's ops in the step before) rather than merging two steps.
+            self._close_step()
+            self._stop_at_max_steps()
         tensor = tensors[0] if isinstance(tensors, (list, tuple)) and len(tensors) == 1 else tensors
         if not isinstance(tensor, torch.Tensor) or tensor.numel() != 1:
             return
@@ -777,6 +836,7 @@ class Capture:
     def _close_step(self):
         if not self._stack():
             _core.unwind_scopes(0)  # scopes a raising optimizer step left open
+        self._map_unseen_models()
         records = sorted(self._records.values(), key=lambda r: r["optimizer"])
         # The loss, the clipped gradients' norm and GradScaler's state go to the core as
         # tensors: it reads them when the device has computed them. A read here (.item(),

@@ -38,6 +38,7 @@ module or source; they inherit both from the forward node with the same seq_nr.
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import os
 import sys
@@ -209,18 +210,24 @@ class CompiledGraphs:
     # -- hooks ---------------------------------------------------------------------------------
     def install(self):
         """Hooks dynamo now if it is loaded, else at the first torch.compile call:
-        importing dynamo takes a second or two, which scripts without it should not pay."""
+        importing dynamo takes a second or two, which scripts without it should not pay.
+        A function torch.compile returns comes back wrapped (_compiled_calls.py): its
+        calls at the top level begin steps, as a model's do."""
         self._active = True
         if "torch._dynamo" in sys.modules:
             self._install_hooks()
-            return
         original = torch.compile
 
         @functools.wraps(original)
         def compile(*args, **kwargs):
             if self._active and not self._hooked:
                 self._install_hooks()
-            return original(*args, **kwargs)
+            compiled = original(*args, **kwargs)
+            # A module's compiled wrapper is a module (the module hooks see its calls); a bare
+            # torch.compile(**options) is a decorator, which calls torch.compile again.
+            if self._active and inspect.isfunction(compiled) and hasattr(compiled, "_torchdynamo_orig_callable"):
+                return self._capture._compiled_calls.wrap(compiled)
+            return compiled
         self._set(torch, "compile", compile)
 
     def _install_hooks(self):
@@ -286,9 +293,12 @@ class CompiledGraphs:
             forward = []  # the forward (or inference) graph, once compiled
             off_calls = _autocast_off_calls(mod)  # traced now, under the script's autocast
 
-            def read_forward(compiler, phase):
+            def read_forward(compiler, inference):
                 def compile_forward(gm, example_inputs):
-                    graph = graphs._read(gm, phase, forward_nodes, off_calls)
+                    # Compiled without autograd: a forward (validation), or a compiled optimizer
+                    # step's update, compiled inside optimizer.step().
+                    phase = graphs._capture._inference_phase() if inference else "forward"
+                    graph = graphs._read(gm, phase, forward_nodes, off_calls, inference)
                     forward.append(graph)
                     with graphs._kernels.compiling(backward=False) as outputs:
                         compiled = compiler(gm, example_inputs)
@@ -309,13 +319,14 @@ class CompiledGraphs:
             # compiles it with fw_compiler where the backend names no inference compiler.
             if len(rest) < 4:  # not passed by position (after partition_fn, decompositions, ...)
                 inference = kwargs.get("inference_compiler") or fw_compiler
-                kwargs["inference_compiler"] = read_forward(inference, "forward_no_grad")
-            compiled = original(mod, args, read_forward(fw_compiler, "forward"), compile_backward, *rest, **kwargs)
+                kwargs["inference_compiler"] = read_forward(inference, True)
+            compiled = original(mod, args, read_forward(fw_compiler, False), compile_backward, *rest, **kwargs)
 
             @functools.wraps(compiled)
             def run(*call_args, **call_kwargs):
                 if forward:
                     graphs._count(forward[-1])
+                    graphs._capture._compiled_calls.note_phase(forward[-1].phase)
                 return compiled(*call_args, **call_kwargs)
             return run
         return aot_module_simplified
@@ -361,7 +372,8 @@ class CompiledGraphs:
             known = None
         return known if known is not None else _strip_dynamo_source(fqn)
 
-    def _read(self, gm, phase: str, forward_nodes: dict, off_calls: dict | None = None) -> _Graph:
+    def _read(self, gm, phase: str, forward_nodes: dict, off_calls: dict | None = None,
+              inference: bool = False) -> _Graph:
         """The graph's ops by signature. forward_nodes (seq_nr -> (module, autocast
         cast, promoted, a custom autograd.Function's)) is filled from a forward graph and
         read for a backward one; off_calls (_autocast_off_calls) names the calls run with autocast turned off."""
@@ -387,7 +399,7 @@ class CompiledGraphs:
         # traced without autograd, its nodes share one number, and every cast would read as
         # an op's inner step. There the op a node was decomposed from (original_aten) tells:
         # autocast's cast comes from a cast (_to_copy), GELU's inner ones from aten::gelu.
-        numbered = phase != "forward_no_grad"
+        numbered = not inference
         for node in gm.graph.nodes:
             name = _op_name(node)
             if name is None:

@@ -143,6 +143,46 @@ TEST_F(CompiledCapture, AValidationGraphUnderNoGradIsDecidedAsTheTrainingForward
   }
 }
 
+// A compiled *function* holding the forward and loss (the model inlined in its graph: no
+// module hook fires) and a compiled optimizer step (PyTorch's recipe) in a loop without a
+// GradScaler: steps used to end only where the next began at a model call or autocast
+// region, so the whole run was one step, its losses summed; the regions' time was "other".
+TEST_F(CompiledCapture, ACompiledLossFunctionAndOptimizerStepBeginTheirStepsInTheirPhases) {
+  const auto session = dir_ / "function.ampscope";
+  const auto r = ampscope::test::ampscope(fmt::format(
+      "run --out '{}' '{}' --compile function --compile-optimizer --backend aot_eager --steps 5", session.string(),
+      kExample));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto reader = SessionReader::open(session.string());
+  const auto steps = reader.steps();
+  ASSERT_EQ(steps.size(), 5u) << "one step per optimizer step";
+  for (const auto& step : steps) EXPECT_LT(step.loss, 3.0) << "step " << step.step << ": one batch's loss, not a sum";
+  const auto printed = r.output.find("final loss ");
+  ASSERT_NE(printed, std::string::npos) << r.output;
+  EXPECT_NEAR(steps.back().loss, std::stod(r.output.substr(printed + 11)), 1e-4);
+  const auto optimizer_steps = reader.optimizer_steps();
+  ASSERT_EQ(optimizer_steps.size(), 5u);
+  for (size_t i = 0; i < optimizer_steps.size(); ++i) EXPECT_EQ(optimizer_steps[i].step, steps[i].step);
+  // The model, never called under a hook, is mapped from the script's globals.
+  EXPECT_NE(reader.meta_value("model").value_or("").find("MLP (6,922 parameters)"), std::string::npos)
+      << reader.meta_value("model").value_or("");
+  // After its first call (the compile), each function's region is in the phase its graphs
+  // ran in; the optimizer's graph, compiled inside optimizer.step(), is the optimizer's.
+  std::map<Phase, int64_t> region_calls;
+  int64_t optimizer_graph_rows = 0;
+  for (const auto& row : reader.op_stats()) {
+    if (row.top_level && row.name.starts_with("Torch-Compiled Region")) region_calls[row.phase] += row.calls;
+    if (row.compiled && row.name == "aten::add") {
+      EXPECT_EQ(row.phase, Phase::kOptimizer) << row.module;
+      ++optimizer_graph_rows;
+    }
+  }
+  EXPECT_EQ(region_calls[Phase::kForward], 4);
+  EXPECT_EQ(region_calls[Phase::kOptimizer], 4);
+  EXPECT_EQ(region_calls[Phase::kOther], 2) << "each function's first call";
+  EXPECT_GT(optimizer_graph_rows, 0);
+}
+
 // Activation checkpointing compiled: AOTAutograd's partitioner puts the recomputed forward
 // in the backward graph, where its Linears' addmm read "unchanged" and their weights' casts
 // as backward casts. Those nodes are forward code, decided as in the forward, in the phase

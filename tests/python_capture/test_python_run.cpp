@@ -202,6 +202,38 @@ TEST_F(PythonRun, NestedCaptureIsAOneLineErrorAndTheOuterSessionSurvives) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "inner.ampscope"));
 }
 
+// A forward no hook of the capture's sees: a functional model (no nn.Module, no autocast
+// region), as torch.func code or a function compiled before the capture began has. Steps
+// ended where the next one began at a model call or AMP region, so the whole run was one
+// step, its losses summed. The next backward after an optimizer stepped now ends the step.
+TEST_F(PythonRun, ABackwardAfterTheOptimizerSteppedEndsTheStepWhereNoForwardWasSeen) {
+  const auto r = run(R"(import torch
+torch.manual_seed(0)
+w1 = torch.randn(8, 16, requires_grad=True)
+w2 = torch.randn(16, 1, requires_grad=True)
+opt = torch.optim.SGD([w1, w2], lr=0.01)
+losses = []
+for i in range(4):
+    loss = (torch.randn(4, 8) @ w1).tanh().matmul(w2).pow(2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    losses.append(loss.item())
+print("losses", " ".join(f"{x:.6f}" for x in losses))
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto s = SessionReader::open(session().string());
+  const auto steps = s.steps();
+  ASSERT_EQ(steps.size(), 4u) << r.output;
+  std::istringstream printed(r.output.substr(r.output.find("losses ") + 7));
+  for (const auto& step : steps) {
+    double loss = 0;
+    printed >> loss;
+    EXPECT_NEAR(step.loss, loss, 1e-5) << "step " << step.step;
+  }
+  EXPECT_EQ(s.optimizer_steps().size(), 4u);
+}
+
 TEST_F(PythonRun, ExplicitApiWithWatchAndStep) {
   // ampscope.step() ends steps (a hand-written SGD update: no torch.optim to hook) and
   // watch() names the model in module paths.
