@@ -56,9 +56,10 @@ std::string_view phase_meaning(Phase p) {
       return "A forward pass without autograd (torch.no_grad, inference_mode): validation, inference or a "
              "frozen model. No backward follows; its calls are not the training forward's.";
     case Phase::kRecompute:
-      return "Forward code run again inside the backward by activation checkpointing (torch.utils.checkpoint, "
-             "gradient_checkpointing_enable()): the compute paid for the activations it did not keep. Its ops "
-             "repeat the forward's.";
+      return "Forward code run again inside the backward: by activation checkpointing (torch.utils.checkpoint, "
+             "gradient_checkpointing_enable()), or in torch.compile'd code, where AOTAutograd's partitioner "
+             "recomputes cheap ops rather than save their outputs. The compute paid for the activations not kept. "
+             "Its ops repeat the forward's.";
     default:
       return "";
   }
