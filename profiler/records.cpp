@@ -164,6 +164,18 @@ CompileTime compile_time(const std::vector<OpStats>& rows) {
 
 namespace {
 
+// A top-level row's time into a ledger's cell; a compiled region's is also the cell's
+// movable region time (a compile inside it, its kernels' time, may leave it).
+template <class Cell>
+void add_row_time(Cell& cell, const OpStats& row, bool marked) {
+  cell.cpu += row.cpu_time_ns;
+  cell.gpu += row.gpu_time_ns;
+  if (marked && is_compiled_region_op(row.name)) {
+    cell.region_cpu += row.cpu_time_ns;
+    cell.region_gpu += row.gpu_time_ns;
+  }
+}
+
 // Takes `amount` of time out of compiled regions' rows (a compile inside a region is no
 // work of the region's): from the holders' still movable region time, largest first,
 // never more than a holder has. The category ledger and the phase totals both move time
@@ -217,12 +229,7 @@ TimeLedger time_ledger(const std::vector<OpStats>& rows, const std::vector<Compi
     ledger.cast_cpu[c] += row.cast_cpu_time_ns;
     ledger.cast_gpu[c] += row.cast_gpu_time_ns;
     TimeCell& cell = ledger.cells[{c, row.output_dtypes.empty() ? std::string() : row.output_dtypes.front()}];
-    cell.cpu += row.cpu_time_ns;
-    cell.gpu += row.gpu_time_ns;
-    if (marked && is_compiled_region_op(row.name)) {
-      cell.region_cpu += row.cpu_time_ns;
-      cell.region_gpu += row.gpu_time_ns;
-    }
+    add_row_time(cell, row, marked);
   }
   std::vector<TimeCell*> holders;
   for (auto& [key, cell] : ledger.cells) holders.push_back(&cell);
@@ -338,12 +345,7 @@ std::vector<PhaseTotals> phase_totals(const std::vector<OpStats>& rows) {
     if (marked && !row.top_level) continue;
     cell.calls += row.calls;
     if (row.compiled) cell.compiled_calls += row.calls;
-    cell.cpu += row.cpu_time_ns;
-    cell.gpu += row.gpu_time_ns;
-    if (marked && is_compiled_region_op(row.name)) {
-      cell.region_cpu += row.cpu_time_ns;
-      cell.region_gpu += row.gpu_time_ns;
-    }
+    add_row_time(cell, row, marked);
   }
   std::vector<PhaseCell*> cells;
   for (PhaseCell& c : by_phase) cells.push_back(&c);

@@ -49,7 +49,7 @@ from . import _ampscope_capture as _core
 from ._backward_origin import BackwardWatch
 from ._compiled import CompiledGraphs, _dtype_name
 from ._compiled_calls import CompiledCalls
-from ._recording import OwnWait as _OwnWait, Quiet as _Quiet, scalar as _scalar
+from ._recording import PHASE_SCOPES as _PHASE_SCOPES, OwnWait as _OwnWait, Quiet as _Quiet, scalar as _scalar
 from . import _schedulers
 from ._scaler_state import ScalerState
 
@@ -63,11 +63,11 @@ class CaptureError(RuntimeError):
 _active: "Capture | None" = None
 _watched: "weakref.WeakKeyDictionary[torch.nn.Module, str]" = weakref.WeakKeyDictionary()
 
-_PHASE_FORWARD = _core.intern_scope("ampscope.phase:forward")
-_PHASE_FORWARD_NO_GRAD = _core.intern_scope("ampscope.phase:forward_no_grad")
-_PHASE_OPTIMIZER = _core.intern_scope("ampscope.phase:optimizer")
-_PHASE_BACKWARD = _core.intern_scope("ampscope.phase:backward")
-_PHASE_RECOMPUTE = _core.intern_scope("ampscope.phase:recompute")
+_PHASE_FORWARD = _PHASE_SCOPES["forward"]
+_PHASE_FORWARD_NO_GRAD = _PHASE_SCOPES["forward_no_grad"]
+_PHASE_OPTIMIZER = _PHASE_SCOPES["optimizer"]
+_PHASE_BACKWARD = _PHASE_SCOPES["backward"]
+_PHASE_RECOMPUTE = _PHASE_SCOPES["recompute"]
 # GradScaler's own ops (the loss's scaling, unscale_'s checks, update's) name it as their
 # module; the optimizer's step inside GradScaler.step names none (the empty path).
 _LOSS_SCALER = _core.intern_scope("ampscope.module:" + _core.LOSS_SCALER_MODULE)
@@ -337,6 +337,11 @@ class Capture:
             self._state = "stopped"
             self.final_state = state
             self._core.finish(state, message)
+
+    @property
+    def running(self) -> bool:
+        """Started and not yet stopped."""
+        return self._state == "running"
 
     @property
     def gpu_tracing(self) -> str:

@@ -27,9 +27,7 @@ import threading
 import torch
 
 from . import _ampscope_capture as _core
-
-_PHASE_SCOPES = {name: _core.intern_scope("ampscope.phase:" + name)
-                 for name in ("forward", "forward_no_grad", "backward", "optimizer")}
+from ._recording import PHASE_SCOPES
 
 
 class CompiledCalls:
@@ -48,7 +46,8 @@ class CompiledCalls:
 
         @functools.wraps(compiled)
         def call(*args, **kwargs):
-            if calls.in_call() or not calls._capture._top_level():
+            # The wrapper outlives its capture (a function compiled in one capture, called after it).
+            if calls.in_call() or not calls._capture.running or not calls._capture._top_level():
                 return compiled(*args, **kwargs)
             return calls._call(compiled, phases, args, kwargs)
         return call
@@ -70,7 +69,7 @@ class CompiledCalls:
         self._tls.seen = set()
         depth = _core.scope_depth()
         if phase is not None:
-            _core.enter_scope(_PHASE_SCOPES[phase])
+            _core.enter_scope(PHASE_SCOPES[phase])
         try:
             return compiled(*args, **kwargs)
         finally:

@@ -6,6 +6,11 @@ import torch
 from . import _ampscope_capture as _core
 
 
+# The phase scopes the capture opens, by phase name (the session's, records.h): interned once.
+PHASE_SCOPES = {name: _core.intern_scope("ampscope.phase:" + name)
+                for name in ("forward", "forward_no_grad", "backward", "optimizer", "recompute")}
+
+
 class Quiet:
     """RecordFunction off for this thread while the wrapper reads tensors (.item(), checks)."""
 
