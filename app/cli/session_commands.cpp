@@ -20,6 +20,7 @@
 #include "profiler/export/csv_export.h"
 #include "profiler/export/json_summary.h"
 #include "profiler/export/tensorboard/tensorboard_export.h"
+#include "profiler/memory_kind.h"
 #include "profiler/recording_health.h"
 #include "profiler/report/report_format.h"
 #include "profiler/script_facts.h"
@@ -394,6 +395,9 @@ int SummaryCommand::run() {
       fmt::print("  steps     {}   loss {:.4f} -> {:.4f}   no loss scaling\n", steps.size(), steps.front().loss,
                  steps.back().loss);
     fmt::print("  step time {}\n", profiler::report_detail::step_timing_text(session.step_timing));
+    if (session.memory_peak.peak_bytes > 0)
+      fmt::print("  {} {}\n", profiler::peak_memory_name(profiler::memory_kind(meta.device)),
+                 profiler::report_detail::memory_peak_text(session.memory_peak));
     if (!session.range_sampling.empty()) fmt::print("  range samples {}\n", session.range_sampling);
     if (session.range_sample_phases) fmt::print("            {}\n", session.range_sample_phases->describe());
     if (const auto last_eval = std::find_if(steps.rbegin(), steps.rend(), profiler::has_eval_loss);

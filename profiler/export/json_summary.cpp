@@ -6,6 +6,7 @@
 
 #include "profiler/analysis/loss_scale_window.h"
 #include "profiler/export/export_util.h"
+#include "profiler/memory_kind.h"
 #include "profiler/session_meta_keys.h"
 
 namespace ampscope::profiler {
@@ -460,6 +461,16 @@ Json session_summary(const SessionView& session, size_t top_n) {
   s["compiled"] = compiled_json(session);
   s["training"] = training_json(steps);
   s["training"]["step_time"] = step_timing_json(session.step_timing);
+  // The steps' memory high-water mark (CUDA: the allocator's peak; CPU: the peak resident set)
+  // and the largest mark a step outside the range samples' windows set (memory_peak.h); null
+  // where not measured, or where no such step raised it.
+  const MemoryPeak& memory = session.memory_peak;
+  s["training"]["memory"] = {
+      {"kind", std::string(peak_memory_name(memory_kind(session.meta.device)))},
+      {"peak_bytes", memory.peak_bytes > 0 ? Json(memory.peak_bytes) : Json(nullptr)},
+      {"peak_outside_samples_bytes",
+       memory.outside_samples_bytes ? Json(*memory.outside_samples_bytes) : Json(nullptr)},
+      {"raised_by_samples", memory.raised_by_samples()}};
   // Which steps took range samples (range_sample_spacing.h); null in older sessions.
   s["training"]["range_samples"] = session.range_sampling.empty() ? Json() : Json(session.range_sampling);
   // A sample's mean time on the training thread by pass (range_sample_phases.h); null before 2026-11-27.

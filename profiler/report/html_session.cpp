@@ -62,16 +62,16 @@ std::string summary_html(const ReportData& d) {
     const auto last_eval = std::find_if(steps.rbegin(), steps.rend(), has_eval_loss);
     if (last_eval != steps.rend())
       f.emplace_back("eval loss (step " + grouped(last_eval->step) + ")", sig3(last_eval->eval_loss));
-    int64_t skipped = 0, peak = 0;
-    for (const auto& s : steps) {
-      skipped += s.skipped ? 1 : 0;
-      peak = std::max(peak, s.mem_peak_bytes);
-    }
+    int64_t skipped = 0;
+    for (const auto& s : steps) skipped += s.skipped ? 1 : 0;
     f.emplace_back("skipped steps", grouped(skipped));
     if (d.meta.scaler_enabled)
       f.emplace_back("final loss scale", text::loss_scale_text(steps.back().loss_scale));
-    if (peak > 0)
-      f.emplace_back(std::string(peak_memory_name(memory_kind(d.meta.device))), bytes_text(static_cast<double>(peak)));
+    const std::string_view peak_name = peak_memory_name(memory_kind(d.meta.device));
+    if (d.memory_peak.peak_bytes > 0)
+      f.emplace_back(std::string(peak_name), bytes_text(static_cast<double>(d.memory_peak.peak_bytes)));
+    if (d.memory_peak.raised_by_samples())
+      notes.push_back(capitalized(std::string(peak_name)) + ": " + memory_peak_text(d.memory_peak) + ".");
   }
   f.emplace_back("profiled steps", grouped(d.profiled_steps));
   std::string html = figures_html(f);

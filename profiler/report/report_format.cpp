@@ -65,6 +65,16 @@ std::string step_timing_text(const StepTiming& t) {
   return s;
 }
 
+std::string memory_peak_text(const MemoryPeak& m) {
+  if (m.peak_bytes <= 0) return "";
+  std::string s = bytes_text(static_cast<double>(m.peak_bytes));
+  if (m.raised_by_samples())
+    s += "; " + bytes_text(static_cast<double>(*m.outside_samples_bytes)) +
+         " outside range-sampled steps (a sample holds the modules' outputs to its step's end and runs its passes "
+         "there)";
+  return s;
+}
+
 std::string capitalized(std::string text) {
   if (!text.empty() && text[0] >= 'a' && text[0] <= 'z') text[0] = static_cast<char>(text[0] - 'a' + 'A');
   return text;

@@ -138,6 +138,7 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   for (const BackwardCheck& c : backward_checks) recorded.insert(c.step);  // its checks ran inside the step
   for (const auto& source : {reader.gradient_steps(), activation_steps}) sampled.insert(source.begin(), source.end());
   v.step_timing = step_timing(v.steps, recorded, sampled);
+  v.memory_peak = memory_peak(v.steps, sampled);
   v.compile = compile_events_from_meta(v.meta_values);
   v.compile.kernels = reader.compiled_kernels();
   v.compiled_compute = compiled_compute_time(v.compile.kernels);

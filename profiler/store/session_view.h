@@ -22,6 +22,7 @@
 #include "profiler/analysis/profile_snapshot.h"
 #include "profiler/analysis/quantization_readiness.h"
 #include "profiler/analysis/scheduler_drift.h"
+#include "profiler/analysis/memory_peak.h"
 #include "profiler/analysis/step_timing.h"
 #include "profiler/own_kernel_costs.h"
 #include "profiler/range_sample_phases.h"
@@ -94,6 +95,8 @@ struct SessionView : ProfileSnapshot {
   std::vector<StepRecord> steps;  // by step
   // Step times of the steps the profiler recorded (ops, range statistics) apart from the others.
   StepTiming step_timing;
+  // The steps' memory high-water mark, and the part the range-sampled steps added.
+  MemoryPeak memory_peak;
   // GradScaler's decision per optimizer, for steps of several optimizers (multi-loss, Python loops).
   std::vector<OptimizerStepRecord> optimizer_steps;
 

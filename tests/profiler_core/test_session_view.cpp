@@ -189,6 +189,30 @@ TEST(SessionView, StepTimesOfProfiledStepsAreToldApart) {
   EXPECT_TRUE(every_json["capture_overhead"].is_null());
 }
 
+// The memory peak with the range samples' rise told apart (memory_peak.h), in the JSON
+// summary (the words `summary`, the report and the GUI use: test_html_report, test_ui_python_session).
+TEST(SessionView, TheMemoryPeakSaysWhatTheRangeSampledStepsRaisedItTo) {
+  ScratchDir dir;
+  const std::string path = dir / "s.ampscope";
+  Fixture f = make_fixture();  // gradient samples at 2 and 4
+  f.meta.device = "cuda:0";
+  for (auto& s : f.steps) s.mem_peak_bytes = s.step == 1 ? int64_t{1} << 30 : int64_t{3} << 29;  // 2: the sample's
+  for (int64_t step = 5; step <= 8; ++step) {
+    StepRecord plain = f.steps.back();
+    plain.step = step;
+    f.steps.push_back(plain);
+  }
+  write_fixture_file(path, f);
+  const SessionView v = load_session_view(path);
+  EXPECT_EQ(v.memory_peak.peak_bytes, int64_t{3} << 29);
+  EXPECT_EQ(v.memory_peak.outside_samples_bytes.value_or(0), int64_t{1} << 30);
+  const auto json = session_summary(v)["training"]["memory"];
+  EXPECT_EQ(json["kind"], "peak memory");
+  EXPECT_EQ(json["peak_bytes"], int64_t{3} << 29);
+  EXPECT_EQ(json["peak_outside_samples_bytes"], int64_t{1} << 30);
+  EXPECT_EQ(json["raised_by_samples"], true);
+}
+
 // The profiler's own kernels by name: the costliest kept, costliest first, and a
 // damaged or foreign value reads as none rather than failing the session.
 TEST(SessionView, TheProfilersOwnKernelsKeepTheCostliestFirst) {

@@ -147,6 +147,16 @@ TEST(HtmlReport, SummaryFiguresAreShortAndWhatQualifiesThemIsWrittenUnder) {
   EXPECT_TRUE(contains(html, "every step was profiled, so this includes capture"));
   EXPECT_TRUE(contains(html, "<li>Range samples: every 10 steps, spaced to every 70 from step 51"));
   EXPECT_TRUE(contains(html, "own passes on the training thread (mean of 4): readiness 3.0 ms"));
+
+  // Range samples that raised the memory high-water mark: the figure is the mark, the note
+  // says what the other steps reached (memory_peak.h).
+  data.memory_peak = {.peak_bytes = int64_t{3} << 29, .outside_samples_bytes = int64_t{1} << 30};
+  const std::string raised = render_html(data);
+  EXPECT_TRUE(contains(raised, "1.50 GiB")) << raised.substr(0, 4000);
+  EXPECT_TRUE(contains(raised, "<li>Peak memory: 1.50 GiB; 1.00 GiB outside range-sampled steps (a sample holds the "
+                                    "modules&#39; outputs"));
+  data.memory_peak.outside_samples_bytes = int64_t{3} << 29;
+  EXPECT_FALSE(contains(render_html(data), "outside range-sampled steps"));
 }
 
 // The gradient table lists what a cast to fp16 loses first (flushed, overflowed), then

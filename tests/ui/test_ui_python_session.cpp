@@ -42,8 +42,10 @@ namespace {
 namespace key = profiler::meta_key;
 
 // As the Python capture writes it: kind "python", the script's facts, and steps whose
-// samples/s and gradient norm are unknown (no batch seen, no clip_grad_norm_).
-std::unique_ptr<profiler::SessionWriter> python_session(const std::string& path, int64_t steps) {
+// samples/s and gradient norm are unknown (no batch seen, no clip_grad_norm_); `peaks`,
+// where given, the steps' memory high-water marks.
+std::unique_ptr<profiler::SessionWriter> python_session(const std::string& path, int64_t steps,
+                                                        const std::vector<int64_t>& peaks = {}) {
   profiler::SessionMeta meta;
   meta.model = "python amp_typical.py: Net (13,384 parameters)";
   meta.precision = "fp16";
@@ -83,6 +85,7 @@ std::unique_ptr<profiler::SessionWriter> python_session(const std::string& path,
     r.grad_norm = std::nan("");
     r.step_time_ms = 3.0;
     r.samples_per_second = std::nan("");
+    if (!peaks.empty()) r.mem_peak_bytes = peaks.at(static_cast<size_t>(step - 1));
     writer->append_step(r);
   }
   writer->flush();
@@ -190,6 +193,41 @@ TEST(PythonSession, AFollowedSessionSaysLiveEverywhereUntilItEnds) {
   EXPECT_TRUE(window.runPanel()->stateText().startsWith(QStringLiteral("Recorded session: finished")))
       << window.runPanel()->stateText().toStdString();
   EXPECT_TRUE(statusBarText(window).contains(QStringLiteral("Recorded session: finished")));
+}
+
+// A range sample holds the modules' outputs to its step's end and runs its passes there; the
+// high-water mark it raises stays raised, so the memory plot's peak line reads high from
+// then on. The plot says what the other steps reached.
+TEST(PythonSession, TheMemoryPlotSaysThePeakTheStepsOutsideRangeSamplesReached) {
+  test::ScratchDir dir;
+  const std::string path = (dir / "peak.ampscope").string();
+  {
+    std::vector<int64_t> peaks(12, int64_t{300} << 20);
+    peaks[0] = int64_t{200} << 20;
+    peaks[1] = int64_t{250} << 20;  // the training's own peak, before the sample at step 5
+    peaks[2] = peaks[3] = int64_t{250} << 20;
+    auto writer = python_session(path, 12, peaks);
+    writer->append_gradients({testing::gradientSample("block.fc1.weight", -10, 2, 65536.0, 5)});
+    writer->set_meta_value(key::kFinalState, "finished");
+    writer->close();
+  }
+  ShownWindow shown;
+  MainWindow& window = shown.window;
+  ASSERT_TRUE(shown.open(path)) << window.bannerText().toStdString();
+  EXPECT_EQ(window.livePlots()->memoryNote(),
+            QStringLiteral("peak resident set 300 MiB; 250 MiB outside range-sampled steps (a sample holds the modules' "
+                           "outputs to its step's end and runs its passes there)"));
+
+  // A session whose samples raised nothing shows no note.
+  const std::string flat = (dir / "flat.ampscope").string();
+  {
+    auto writer = python_session(flat, 12, std::vector<int64_t>(12, int64_t{300} << 20));
+    writer->append_gradients({testing::gradientSample("block.fc1.weight", -10, 2, 65536.0, 5)});
+    writer->set_meta_value(key::kFinalState, "finished");
+    writer->close();
+  }
+  ASSERT_TRUE(shown.open(flat)) << window.bannerText().toStdString();
+  EXPECT_EQ(window.livePlots()->memoryNote(), QString());
 }
 
 // Issue 30: a scheduler that stepped after skipped optimizer steps is flagged on the

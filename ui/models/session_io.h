@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "profiler/analysis/comparison.h"
+#include "profiler/analysis/memory_peak.h"
 #include "profiler/analysis/scheduler_drift.h"
 #include "profiler/analysis/step_timing.h"
 #include "profiler/records.h"
@@ -25,6 +26,7 @@ struct LoadedSession {
   std::map<std::string, std::string> meta_values;  // every key (the capture settings it was recorded with, ...)
   std::vector<profiler::StepRecord> steps;
   profiler::StepTiming step_timing;  // profiled steps' times apart from the others (issue #27)
+  profiler::MemoryPeak memory_peak;  // the steps' memory high-water mark, range samples' rise apart
   std::vector<profiler::OptimizerStepRecord> optimizer_steps;  // steps of several optimizers only
   std::vector<profiler::SchedulerSummary> schedulers;           // a Python loop's LR schedulers
   profiler::ProfileSnapshotPtr profile;  // null when the session recorded no profile

@@ -24,6 +24,7 @@ LoadedSession loaded_session(profiler::SessionView session) {
   loaded.meta_values = std::move(session.meta_values);
   loaded.steps = std::move(session.steps);
   loaded.step_timing = session.step_timing;
+  loaded.memory_peak = session.memory_peak;
   loaded.optimizer_steps = std::move(session.optimizer_steps);
   loaded.schedulers = std::move(session.schedulers);
   loaded.compile = std::move(session.compile);

@@ -122,6 +122,11 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nu
   memory->addGraph()->setName(tr("peak"));
   memory->legend->setVisible(true);
   moveLegendToTitleRow(memory);
+  memory_note_ = new QCPItemText(memory);
+  memory_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  memory_note_->position->setCoords(0.5, 0.02);
+  memory_note_->setPositionAlignment(Qt::AlignTop | Qt::AlignHCenter);
+  memory_note_->setVisible(false);
 
   const Metric order[kMetricCount] = {kLoss,         kLossScale, kGradNorm,
                                       kLearningRate, kStepTime,  kMemory};
@@ -223,6 +228,14 @@ std::optional<double> LivePlots::stepTimeCeiling(double key_lower, double key_up
   off_scale_note_->setText(tr("off the scale: %1").arg(QString::fromStdString(scale->describe())));
   return scale->ceiling_ms;
 }
+
+void LivePlots::setMemoryNote(const QString& text) {
+  setPlotNote(memory_note_, text);
+  memory_note_->setVisible(!text.isEmpty());
+  plots_[kMemory]->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString LivePlots::memoryNote() const { return memory_note_->visible() ? plotNoteText(memory_note_) : QString(); }
 
 QString LivePlots::stepTimingNote() const {
   return step_timing_note_->visible() ? plotNoteText(step_timing_note_) : QString();
@@ -376,13 +389,14 @@ void LivePlots::applyPalette() {
   for (QCustomPlot* plot : plots_) applyPlotStyle(plot, pal);
   no_scaler_note_->setColor(pal.color(QPalette::PlaceholderText));
   step_timing_note_->setColor(pal.color(QPalette::PlaceholderText));
+  memory_note_->setColor(pal.color(QPalette::PlaceholderText));
   off_scale_note_->setColor(pal.color(QPalette::PlaceholderText));
   no_grad_norm_note_->setColor(pal.color(QPalette::PlaceholderText));
   lr_note_->setColor(seriesColors(pal).danger);
   // The notes sit over the data: a veil of the background under their text, as under the legends.
   QColor veil = pal.color(QPalette::Base);
   veil.setAlpha(200);
-  for (QCPItemText* note : {step_timing_note_, lr_note_, off_scale_note_}) note->setBrush(veil);
+  for (QCPItemText* note : {step_timing_note_, lr_note_, off_scale_note_, memory_note_}) note->setBrush(veil);
   styleGraphs();
   for (QCustomPlot* plot : plots_) plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -47,6 +47,10 @@ class LivePlots : public QWidget {
   // by capture); "" hides it.
   void setStepTimingNote(const QString& text);
   QString stepTimingNote() const;  // the note's text while shown, else empty
+  // Under the memory plot's title: the peak the steps outside range samples reached, where
+  // the samples raised it (a high-water mark stays raised); "" hides it.
+  void setMemoryNote(const QString& text);
+  QString memoryNote() const;  // the note's text while shown, else empty
   // Steps far slower than the others in view (profiler::step_time_scale: a compiling
   // first step) are left off the step-time axis, so the others stay readable, and named
   // in a note on the plot: "off the scale: step 1 (15.02 s)". Empty while none is.
@@ -88,6 +92,7 @@ class LivePlots : public QWidget {
   QCPItemText* step_timing_note_ = nullptr;
   QCPItemText* off_scale_note_ = nullptr;
   QCPItemText* lr_note_ = nullptr;
+  QCPItemText* memory_note_ = nullptr;
   QCPItemText* no_grad_norm_note_ = nullptr;
   bool grad_norm_seen_ = false;  // a finite gradient norm among the points copied
   int points_ = 0;  // points already copied into the graphs

@@ -265,6 +265,7 @@ void MainWindow::connectController() {
     plots_->setMemoryKind(profiler::memory_kind(info.device.toStdString()));
     gradients_->setRunPrecision(info.precision);
     plots_->setStepTimingNote(info.step_timing);
+    plots_->setMemoryNote(info.memory_peak);
     plots_->setLearningRateNote(info.scheduler_drift);
     if (info.source == QLatin1String("live")) compiled_->clear();  // the built-in trainer compiles nothing
     setWindowTitle(tr("ampscope — %1 · %2 · %3").arg(info.model, info.precision, info.device));
@@ -423,6 +424,10 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
     info.source = path;
     if (session.step_timing.any_recorded())
       info.step_timing = QString::fromStdString(profiler::report_detail::step_timing_text(session.step_timing));
+    if (session.memory_peak.raised_by_samples())
+      info.memory_peak = QString::fromStdString(
+          std::string(profiler::peak_memory_name(profiler::memory_kind(session.meta.device))) + " " +
+          profiler::report_detail::memory_peak_text(session.memory_peak));
     QStringList drifting;
     for (const profiler::SchedulerSummary& s : session.schedulers)
       if (s.drifts()) drifting << QString::fromStdString(profiler::scheduler_drift_text(s));

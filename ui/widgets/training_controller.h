@@ -43,6 +43,9 @@ struct RunInfo {
   // A recorded session's step time with capture told apart (report_detail::step_timing_text);
   // "" for a live run.
   QString step_timing;
+  // Where range samples raised a recorded session's memory peak, the peak the other steps
+  // reached (report_detail::memory_peak_text); "" otherwise and for a live run.
+  QString memory_peak;
   // LR schedulers that advanced after skipped optimizer steps (scheduler_drift_text), one
   // per line; "" when none did.
   QString scheduler_drift;
