@@ -421,7 +421,7 @@ std::vector<CategoryTotals> category_totals(const std::vector<OpStats>& rows,
 
 // Time per phase (forward, forward without autograd, backward, optimizer, other), summed as
 // category_totals sums it: top-level rows, compiling in none (a compile nested in a region
-// is taken from the region's phase). In Phase order; phases without calls are left out.
+// leaves the region holding it, whatever its phase). In Phase order; without calls: left out.
 struct PhaseTotals {
   Phase phase = Phase::kOther;
   int64_t calls = 0;
