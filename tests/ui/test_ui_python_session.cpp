@@ -215,8 +215,8 @@ TEST(PythonSession, TheMemoryPlotSaysThePeakTheStepsOutsideRangeSamplesReached) 
   MainWindow& window = shown.window;
   ASSERT_TRUE(shown.open(path)) << window.bannerText().toStdString();
   EXPECT_EQ(window.livePlots()->memoryNote(),
-            QStringLiteral("peak resident set 300 MiB; 250 MiB outside range-sampled steps (a sample holds the modules' "
-                           "outputs to its step's end and runs its passes there)"));
+            QStringLiteral("peak resident set 300 MiB; 250 MiB outside range-sampled steps (a sample holds the "
+                           "modules' outputs to its step's end and runs its passes there)"));
 
   // A session whose samples raised nothing shows no note.
   const std::string flat = (dir / "flat.ampscope").string();
