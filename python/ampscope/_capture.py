@@ -487,14 +487,20 @@ class Capture:
         where the script's loop itself runs."""
         return not self._stack() and _core.scope_depth() == 0 and not _in_backward()
 
-    def _compiled_call_begins(self, function_key, args, runs_forward):
-        """A compiled function called at the top level (_compiled_calls.py): as a model call,
-        it ends the step before where an optimizer stepped, and begins the next. Its batch
-        counts, as a model's, where its calls run the training forward."""
+    def _step_begins(self):
+        """Where a step's work begins at the top level (a model call, a compiled function's
+        call): the step before ends where an optimizer stepped, the script stops past
+        max_steps, and step 1 is timed from the first."""
         if self._close_pending:
             self._close_step()
         self._stop_at_max_steps()
         self._first_step_begins()
+
+    def _compiled_call_begins(self, function_key, args, runs_forward):
+        """A compiled function called at the top level (_compiled_calls.py): as a model call,
+        it ends the step before where an optimizer stepped, and begins the next. Its batch
+        counts, as a model's, where its calls run the training forward."""
+        self._step_begins()
         self._map_unseen_models()
         if runs_forward and (batch := _leading_batch(args)):
             self._samples[function_key] = self._samples.get(function_key, 0) + batch
@@ -614,10 +620,7 @@ class Capture:
             stack.append((0, None))
             return
         elif not stack:  # the outermost module call: a model (or a loss module) is called
-            if self._close_pending:
-                self._close_step()
-            self._stop_at_max_steps()
-            self._first_step_begins()
+            self._step_begins()
             entry = self._paths.get(id(module))
             if entry is None or entry[0]() is not module:
                 self._add_root(module)
@@ -795,8 +798,7 @@ class Capture:
             # A backward with no model call or autocast region since the optimizer stepped: the
             # next step's forward ran where no hook of the capture's sees it. The step ends
             # here (the forward's ops in the step before) rather than merging two steps.
-            self._close_step()
-            self._stop_at_max_steps()
+            self._step_begins()
         tensor = tensors[0] if isinstance(tensors, (list, tuple)) and len(tensors) == 1 else tensors
         if not isinstance(tensor, torch.Tensor) or tensor.numel() != 1:
             return
