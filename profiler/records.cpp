@@ -60,6 +60,10 @@ std::string_view phase_meaning(Phase p) {
              "gradient_checkpointing_enable()), or in torch.compile'd code, where AOTAutograd's partitioner "
              "recomputes cheap ops rather than save their outputs. The compute paid for the activations not kept. "
              "Its ops repeat the forward's.";
+    case Phase::kOther:
+      return "In no phase: the script's own work outside the model's calls, the backward and the optimizer "
+             "that autograd records nothing for (a batch moved to the device, metrics, .item(), a loss under "
+             "no_grad), and a torch.compile'd function's first call, whose phase is known once it has run.";
     default:
       return "";
   }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "engine/module_scope.h"
 #include "profiler/analysis/op_classifier.h"
@@ -92,6 +93,7 @@ struct RawOp {
   bool autocast_promote_policy = false;  // on the list under its promote policy (CastContext)
   bool autocast_turned_off = false;       // on the lists of a device the script turned autocast off for
   int8_t autocast_cast_to = kNoTensor;    // the dtype the first autocast cast inside it made (CastContext)
+  bool forward_by_node = false;  // a top-level op outside every phase that autograd recorded: see on_exit
 };
 
 // A recorded op still running on a thread's stack.
@@ -568,6 +570,15 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
                                  op.holds_autocast_cast, r.on_autocast_list || r.parent_entered_under_autocast,
                                  !op.is_cast && is_promotion(r, described),
                                  op.internal_cast);
+    // Code outside every phase (a loss computed after the model's call, outside autocast as
+    // accelerate and fp32 loops have it; a regularisation term; a loss divided for
+    // accumulation) that autograd recorded is the forward pass: its backward is the step's.
+    // Ops it records nothing for (data moved, metrics, .item()) stay "other". Its inner ops
+    // took "other" from it at their entry: to_records() gives them its phase.
+    if (r.depth == 0 && op.phases_open == 0 && r.phase == Phase::kOther) {
+      r.phase = Phase::kForward;
+      r.forward_by_node = true;
+    }
   }
   // Autocast acted on every op around its cast, up to the container the cast runs in (the
   // first cast's walk reaches it; later ones stop at an op already marked).
@@ -659,6 +670,7 @@ std::vector<OpRecord> OpBatch::to_records() && {
   std::sort(order.begin(), order.end(),
             [](const auto& a, const auto& b) { return a.first->start_ticks < b.first->start_ticks; });
   all.reserve(order.size());
+  std::unordered_set<uint64_t> forward_by_node;  // ops in the forward for what autograd recorded, and theirs
   for (const auto& [raw, part] : order) {
     const RawOp& op = *raw;
     OpRecord& r = all.emplace_back();
@@ -667,6 +679,13 @@ std::vector<OpRecord> OpBatch::to_records() && {
     r.step = op.step;
     r.name = names[op.name];
     r.phase = op.phase;
+    // A parent starts before its ops: in this order its phase is known when theirs is made.
+    if (op.forward_by_node) {
+      forward_by_node.insert(op.id);
+    } else if (op.phase == Phase::kOther && !forward_by_node.empty() && forward_by_node.contains(op.parent_id)) {
+      r.phase = Phase::kForward;
+      forward_by_node.insert(op.id);
+    }
     r.module = names[op.module];
     r.sequence_nr = op.sequence_nr;
     r.forward_op_id = op.forward_op_id;

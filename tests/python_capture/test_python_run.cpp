@@ -341,6 +341,44 @@ for i in range(3):
   EXPECT_EQ(phases["aten::abs"], (std::map<Phase, int64_t>{{Phase::kOther, 3}})) << "after the region";
 }
 
+// Outside any autocast region (accelerate wraps only the model's forward in one; an fp32 loop
+// has none), what autograd records is the forward pass, its backward the step's: the loss,
+// the output's cast to fp32, a regularisation term, the loss divided for accumulation, and
+// the ops inside them. What it records nothing for (a metric, .item()) stays "other".
+TEST_F(PythonRun, TheLossComputedOutsideAutocastIsTheForwardPassWhereAutogradRecordsIt) {
+  const auto r = run(R"(import torch
+from torch import nn
+import torch.nn.functional as F
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+model.forward = torch.autocast("cpu", dtype=torch.bfloat16)(model.forward)  # as accelerate wraps it
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(4, 8), torch.randint(0, 4, (4,))
+for i in range(3):
+    out = model(x).float()
+    loss = F.cross_entropy(out, y) / 2 + 1e-4 * model[0].weight.pow(2).sum()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    correct = (out.argmax(1) == y).count_nonzero().item()
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto s = SessionReader::open(session().string());
+  auto phases = calls_per_phase(s);
+  const std::map<Phase, int64_t> other{{Phase::kOther, 3}};
+  // (Their backward nodes run to, div and pow again: in the backward.)
+  for (const char* op : {"aten::to", "aten::cross_entropy_loss", "aten::div", "aten::pow", "aten::sum", "aten::add"}) {
+    EXPECT_EQ(phases[op][Phase::kForward], 3) << op;
+    EXPECT_EQ(phases[op].count(Phase::kOther), 0u) << op;
+  }
+  for (const char* op : {"aten::argmax", "aten::eq", "aten::count_nonzero", "aten::item"})
+    EXPECT_EQ(phases[op], other) << op;
+  std::map<Phase, int64_t> inner;  // cross_entropy's own ops
+  for (const auto& row : s.op_stats())
+    if (!row.top_level && (row.name == "aten::_log_softmax" || row.name == "aten::nll_loss_forward"))
+      inner[row.phase] += row.calls;
+  EXPECT_EQ(inner, (std::map<Phase, int64_t>{{Phase::kForward, 6}})) << "inside the loss";
+}
+
 // clip_grad_value_ clips as clip_grad_norm_ does, in the optimizer phase; torch.autograd.grad
 // is a backward pass as backward() is (its seed gradient was "other").
 TEST_F(PythonRun, ClipGradValueIsTheOptimizersAndAutogradGradTheBackwards) {
