@@ -17,7 +17,6 @@
 #include "profiler/capture/tick_clock.h"
 #include "profiler/analysis/tensor_core_eligibility.h"
 #include "profiler/own_kernel_costs.h"
-#include "profiler/process_identity.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/thread_priority.h"
 
@@ -106,10 +105,9 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   if (options_.describe_session) options_.describe_session(meta);
   SessionWriterOptions writer_options;
   writer_options.overwrite = options_.overwrite;
+  // It stores this process's pid and host: each process (each rank under torchrun) is its
+  // own process in the Chrome trace, and the GUI knows whether the run still goes.
   writer_ = SessionWriter::create(options_.session_path, meta, writer_options);
-  // Each process (each rank under torchrun) is its own process in the Chrome trace.
-  writer_->set_meta_value(meta_key::kPid, std::to_string(current_process_id()));
-  writer_->set_meta_value(meta_key::kHost, current_host_name());
   writer_->set_meta_value(meta_key::kStepOpBudget, std::to_string(options_.step_op_budget));
   // What was asked for, so the GUI can run the session again as it was recorded.
   for (const auto& [key, value] : options_.capture.meta_entries()) writer_->set_meta_value(key, value);

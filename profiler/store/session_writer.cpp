@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "profiler/process_identity.h"
 #include "profiler/recording_health.h"
 #include "profiler/store/row_codec.h"
 #include "profiler/store/session_schema.h"
@@ -187,6 +188,13 @@ std::unique_ptr<SessionWriter> SessionWriter::create_locked(const std::string& p
     }
     sd::bind_meta(put, 1, meta_key::kStoreOutcome, meta_key::kStoreOutcomeOpen);
     put.run();
+    // Who writes it, in the first commit: a reader that opens the file as soon as it exists
+    // (the GUI following a run it started) knows from its first read whether the writer runs.
+    for (const auto& [key, value] : {std::pair{meta_key::kPid, std::to_string(current_process_id())},
+                                     std::pair{meta_key::kHost, current_host_name()}}) {
+      sd::bind_meta(put, 1, key, value);
+      put.run();
+    }
   }
   db.exec("COMMIT", "creating the schema");
   return std::unique_ptr<SessionWriter>(new SessionWriter(path, lock_fd, std::move(db), options));

@@ -48,7 +48,8 @@ struct SessionWriterOptions {
 
 class SessionWriter {
  public:
-  // Creates the file with its schema and meta, committed before returning, so the
+  // Creates the file with its schema and meta (and this process's pid and host, its
+  // writer's), committed before returning, so the
   // file is a valid (empty) session from here on. Throws StoreError if the file
   // exists and is not empty (unless options.overwrite), cannot be replaced
   // (why_not_replaceable) or cannot be created.

@@ -323,11 +323,7 @@ class Capture:
             if self._has_activity():
                 self._close_step()
             self._core.set_meta("precision", self._precision())
-            self._core.set_meta("model", self._model_description())
-            self._core.set_meta("parameter_count", str(self._parameter_count))
-            self._core.set_meta("parameter_dtypes", ",".join(
-                f"{dtype}:{n}" for dtype, n in sorted(self._parameter_dtypes.items(), key=lambda kv: -kv[1])))
-            self._core.set_meta("scaler_enabled", "true" if self._scaler_seen else "false")
+            self._publish_facts()
             self._compiled.push(self._core)
         finally:
             self._uninstall()
@@ -367,6 +363,7 @@ class Capture:
         self._autocast_disabled = []  # devices of regions entered with enabled=False, outside enabled ones
         self._precision_asked = []    # what the script's regions asked for, where --precision set another
         self._scaler_seen = False
+        self._published = {}     # the facts _publish_facts() last wrote
         self._scaler_ref = None  # weakref to the GradScaler the script scales with (the last seen)
         self._scaler_state = ScalerState()  # its state as the core has read it (_scaler_state.py)
         self._grad_norm_source = None  # "clip_grad_norm_" once the script clips
@@ -569,6 +566,20 @@ class Capture:
 
     def _precision(self):
         return ",".join(self._autocast) if self._autocast else "fp32"
+
+    def _publish_facts(self):
+        """The script's model, its parameters and whether it scales its loss, in the session
+        as soon as they are known and whenever they change: a window following the session
+        while the script runs shows them (written at the end only, a live session read "loss
+        scaler none seen" beside its loss-scale plot). Written only when changed."""
+        facts = {"model": self._model_description(), "parameter_count": str(self._parameter_count),
+                 "parameter_dtypes": ",".join(f"{dtype}:{n}" for dtype, n in sorted(
+                     self._parameter_dtypes.items(), key=lambda kv: -kv[1])),
+                 "scaler_enabled": "true" if self._scaler_seen else "false"}
+        for key, value in facts.items():
+            if self._published.get(key) != value:
+                self._core.set_meta(key, value)
+                self._published[key] = value
 
     # -- hooks ----------------------------------------------------------------------------------
     def _install(self):
@@ -887,6 +898,7 @@ class Capture:
                       # its values are read now, and decide the next step's check exactly.
                       wait=checked)
         self._compiled.push(self._core)
+        self._publish_facts()
         # A sampled or checked step's read-backs wait for the device by design, as does the
         # last traced step before tracing pauses (--every); the others must not (their values
         # are read later).

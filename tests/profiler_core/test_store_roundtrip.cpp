@@ -5,6 +5,8 @@
 #include <iterator>
 #include <limits>
 
+#include "profiler/process_identity.h"
+#include "profiler/session_meta_keys.h"
 #include "tests/profiler_core/session_fixture.h"
 #include "tests/support/test_support.h"
 
@@ -364,6 +366,18 @@ TEST(StoreRoundTrip, ALiveSessionIsNeverReplaced) {
   live->close();
   EXPECT_FALSE(is_live_session(path));  // closing (or the process ending) releases it
   EXPECT_EQ(SessionReader::open(path).steps().size(), 2u);
+}
+
+// A reader that opens the file as soon as it exists (the GUI, following a script it started)
+// learns who writes it from the first commit: whether the run still goes is known at once.
+TEST(StoreRoundTrip, TheWritersPidAndHostAreInTheFirstCommit) {
+  ScratchDir dir;
+  const std::string path = dir / "new.ampscope";
+  auto writer = SessionWriter::create(path, SessionMeta{});  // nothing appended, nothing flushed
+  const SessionReader reader = SessionReader::open(path);
+  EXPECT_EQ(reader.meta_value(meta_key::kPid), std::to_string(current_process_id()));
+  EXPECT_EQ(reader.meta_value(meta_key::kHost), current_host_name());
+  writer->close();
 }
 
 TEST(StoreRoundTrip, AValueOfTheWrongTypeIsAnErrorNamingTableAndColumn) {
