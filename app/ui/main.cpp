@@ -5,6 +5,8 @@
 // LibTorch before Qt: Qt's `slots`/`signals` macros break LibTorch's headers.
 #include "engine/config.h"
 
+#include <qcustomplot.h>
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -18,6 +20,9 @@
 #include "ui/widgets/live_profiling.h"
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/run_panel.h"
+#include "ui/widgets/script_run_dialog.h"
+#include "ui/widgets/script_runner.h"
+#include "ui/widgets/session_follower.h"
 #include "ui/widgets/training_controller.h"
 
 namespace {
@@ -105,6 +110,31 @@ int runScreenshot(QApplication& app, MainWindow& window, const QString& path, in
   return loop != 0 ? loop : code;
 }
 
+// --script with --screenshot: grabs the window once the script's session shows
+// `after_steps` steps, or once the script has ended and its session is read.
+int runScriptScreenshot(QApplication& app, MainWindow& window, const QString& path, int after_steps) {
+  int code = 1;
+  bool ended = false, ok = false;
+  QObject::connect(window.scriptRunner(), &ampscope::ui::ScriptRunner::finished, &window,
+                   [&](bool finished_ok, const QString&) {
+                     ended = true;
+                     ok = finished_ok;
+                   });
+  QTimer poll;
+  QObject::connect(&poll, &QTimer::timeout, &window, [&] {
+    const bool shown = window.livePlots()->graph(ampscope::ui::LivePlots::kLoss, 0)->dataCount() >= after_steps;
+    const bool read = ended && !window.sessionFollower()->isFollowing() && !window.fileLoader()->isBusy();
+    if (!shown && !read) return;
+    poll.stop();
+    code = window.grab().save(path) ? 0 : fail(QStringLiteral("could not write %1").arg(path));
+    if (code == 0) std::printf("ampscope-ui: wrote %s\n", qPrintable(path));
+    if (shown || ok) return app.exit(code);
+    app.exit(fail(window.bannerText()));
+  });
+  poll.start(200);
+  return app.exec() != 0 ? 1 : code;
+}
+
 void describeApp() {
   QCoreApplication::setOrganizationName(QStringLiteral("ampscope"));
   QCoreApplication::setApplicationName(QStringLiteral("ampscope-ui"));
@@ -151,10 +181,14 @@ int main(int argc, char** argv) {
                            QStringLiteral("N"), QStringLiteral("40"));
   QCommandLineOption start(QStringLiteral("start"),
                            QStringLiteral("Start the built-in session at once"));
+  QCommandLineOption script(QStringLiteral("script"),
+                            QStringLiteral("Run this Python training script under capture (ampscope run) and follow its "
+                                           "session live; the script's arguments follow --"),
+                            QStringLiteral("SCRIPT.py"));
   QCommandLineOption scheme(QStringLiteral("color-scheme"),
                             QStringLiteral("light, dark or system (default: the desktop's palette)"),
                             QStringLiteral("SCHEME"), QStringLiteral("system"));
-  parser.addOptions({screenshot, steps, after, start, scheme});
+  parser.addOptions({screenshot, steps, after, start, script, scheme});
   parser.process(*app_holder);
   auto& app = static_cast<QApplication&>(*app_holder);
 
@@ -179,6 +213,15 @@ int main(int argc, char** argv) {
   window.runPanel()->setConfig(defaultSession(shooting ? std::max(n_steps, n_after * 2) : n_steps));
   window.show();
 
+  if (parser.isSet(script)) {
+    ampscope::ui::ScriptRunRequest request;
+    request.script = parser.value(script);
+    request.arguments = files;  // after --
+    request.session_path = ampscope::ui::ScriptRunDialog::defaultSessionPath(request.script);
+    if (!window.runScript(request)) return fail(window.bannerText());
+    if (shooting) return runScriptScreenshot(app, window, parser.value(screenshot), n_after);
+    return app.exec();
+  }
   if (!files.isEmpty() && !window.openSessions(files) && shooting)
     return fail(window.bannerText().isEmpty() ? QStringLiteral("cannot open %1").arg(file)
                                               : window.bannerText());

@@ -200,16 +200,27 @@ TEST(Sessions, FilesAreReadOffTheGuiThreadAndTheNewestOneIsShown) {
   EXPECT_FALSE(busy->isVisibleTo(&window));
 }
 
-// A session whose run never ended (killed, or still running elsewhere) says so in
-// the status bar when opened, as a live run says what its recording lost.
+// A pid that runs nothing now: a child that exited, reaped.
+pid_t gone_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  if (child > 0) ::waitpid(child, nullptr, 0);
+  return child;
+}
+
+// A session whose run never ended (its writer killed) says so in the status bar when
+// opened, as a live run says what its recording lost.
 TEST(Sessions, AnUnclosedSessionSaysSoInTheStatusBar) {
   test::ScratchDir dir;
   const std::string path = (dir / "killed.ampscope").string();
+  const pid_t killed = gone_pid();
+  ASSERT_GT(killed, 0);
   {
     profiler::SessionMeta meta;
     meta.model = "mlp";
     meta.precision = "fp32";
     auto writer = profiler::SessionWriter::create(path, meta, false);
+    writer->set_meta_value(profiler::meta_key::kPid, std::to_string(killed));
     for (int64_t step = 1; step <= 3; ++step) {
       profiler::StepRecord r;
       r.step = step;
@@ -273,6 +284,8 @@ TEST(Sessions, ASessionStillBeingWrittenIsFollowedLive) {
   ASSERT_NE(live, nullptr);
   EXPECT_TRUE(live->isVisibleTo(&window));
   EXPECT_TRUE(live->text().startsWith(QStringLiteral("live"))) << live->text().toStdString();
+  // Not closed because its run goes on: nothing was lost.
+  EXPECT_TRUE(window.recordingStatusText().isEmpty()) << window.recordingStatusText().toStdString();
 
   append_steps(*writer, 4, 9);
   ASSERT_TRUE(testing::waitUntil([&] { return loss->dataCount() == 9; }, std::chrono::seconds(30)))
@@ -289,10 +302,8 @@ TEST(Sessions, ASessionStillBeingWrittenIsFollowedLive) {
 // The process that wrote an unclosed session is gone (killed): opening it says so
 // and follows nothing.
 TEST(Sessions, AnUnclosedSessionWhoseWriterIsGoneIsNotFollowed) {
-  const pid_t child = ::fork();
-  if (child == 0) ::_exit(0);
+  const pid_t child = gone_pid();
   ASSERT_GT(child, 0);
-  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // reaped: the pid runs nothing now
   test::ScratchDir dir;
   const std::string path = (dir / "killed.ampscope").string();
   {

@@ -217,6 +217,23 @@ QString formatMax(FloatFormat f) {
            f == FloatFormat::fp16 ? QStringLiteral(" and the step is skipped") : QString());
 }
 
+QString allTerms() {
+  return QStringList{formatDescription(FloatFormat::fp16),
+                     formatDescription(FloatFormat::bf16),
+                     formatDescription(FloatFormat::fp8_e4m3fn),
+                     formatDescription(FloatFormat::fp8_e5m2),
+                     QString::fromLatin1(kLossScale),
+                     QString::fromLatin1(kSkippedStep),
+                     subnormalFloor(FloatFormat::fp16),
+                     smallestNormal(FloatFormat::fp16),
+                     formatMax(FloatFormat::fp16),
+                     categoryTooltip(profiler::OpCategory::kDemoted),
+                     categoryTooltip(profiler::OpCategory::kKeptFp32),
+                     QString::fromLatin1(kCastTax),
+                     QString::fromLatin1(kTensorCoreShare)}
+      .join(QStringLiteral("\n\n"));
+}
+
 }  // namespace glossary
 
 }  // namespace ampscope::ui

@@ -57,6 +57,8 @@ QString formatDescription(profiler::FloatFormat f);  // "fp16: 5-bit exponent, 1
 QString subnormalFloor(profiler::FloatFormat f);     // "fp16 smallest subnormal 2^-24: ..."
 QString smallestNormal(profiler::FloatFormat f);
 QString formatMax(profiler::FloatFormat f);
+// Every term above, one paragraph each: Help → Mixed-precision terms.
+QString allTerms();
 }  // namespace glossary
 
 // "2^-24" for powers of two, else the number ("65504").

@@ -6,15 +6,12 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QHBoxLayout>
-#include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -24,6 +21,7 @@
 #include "ui/widgets/comparison_page.h"
 #include "ui/widgets/compiled_pane.h"
 #include "ui/widgets/diff_window.h"
+#include "ui/widgets/error_banner.h"
 #include "ui/models/formatting.h"
 #include "ui/models/session_io.h"
 #include "ui/widgets/gradients_pane.h"
@@ -34,6 +32,8 @@
 #include "ui/widgets/ranks_page.h"
 #include "ui/widgets/run_panel.h"
 #include "ui/widgets/run_status_bar.h"
+#include "ui/widgets/script_run_dialog.h"
+#include "ui/widgets/script_run_pane.h"
 #include "ui/widgets/session_follower.h"
 #include "ui/widgets/training_controller.h"
 
@@ -48,7 +48,7 @@ constexpr char kRecentKey[] = "recentFiles";
 constexpr char kGeometryKey[] = "window/geometry";
 constexpr char kStateKey[] = "window/state";
 // Bump when docks are added or renamed so an old saved layout is not applied.
-constexpr int kLayoutVersion = 1;
+constexpr int kLayoutVersion = 2;
 
 }  // namespace
 
@@ -58,6 +58,7 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
   setTabPosition(Qt::AllDockWidgetAreas, QTabWidget::North);
   controller_ = new TrainingController(this);
+  script_runner_ = new ScriptRunner(this);
   file_loader_ = new FileLoader(this);
   connect(file_loader_, &FileLoader::opened, this, &MainWindow::showOpenedFile);
   connect(file_loader_, &FileLoader::openFailed, this,
@@ -86,25 +87,7 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   auto* center_layout = new QVBoxLayout(center);
   center_layout->setContentsMargins(0, 0, 0, 0);
   center_layout->setSpacing(0);
-  banner_ = new QWidget;
-  banner_->setObjectName(QStringLiteral("errorBanner"));
-  banner_->setAutoFillBackground(true);
-  QPalette banner_palette = banner_->palette();
-  banner_palette.setColor(QPalette::Window, QColor(0xb3, 0x26, 0x1e));
-  banner_palette.setColor(QPalette::WindowText, Qt::white);
-  banner_->setPalette(banner_palette);
-  auto* banner_layout = new QHBoxLayout(banner_);
-  banner_layout->setContentsMargins(10, 6, 6, 6);
-  banner_text_ = new QLabel;
-  banner_text_->setWordWrap(true);
-  banner_text_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  auto* dismiss = new QToolButton;
-  dismiss->setText(tr("Dismiss"));
-  dismiss->setAutoRaise(true);
-  banner_layout->addWidget(banner_text_, 1);
-  banner_layout->addWidget(dismiss);
-  banner_->hide();
-  connect(dismiss, &QToolButton::clicked, banner_, &QWidget::hide);
+  banner_ = new ErrorBanner;
   plots_ = new LivePlots;
   plots_->setSeries(&controller_->series());
   comparison_page_ = new ComparisonPage;
@@ -165,11 +148,14 @@ void MainWindow::buildDocks() {
   QDockWidget* ops = dock(tr("Ops"), QStringLiteral("opsDock"), op_explorer_);
   QDockWidget* kernels = dock(tr("Kernels"), QStringLiteral("kernelsDock"), kernel_view_);
   QDockWidget* compiled = dock(tr("Compiled code"), QStringLiteral("compiledDock"), compiled_);
+  script_pane_ = new ScriptRunPane;
+  QDockWidget* script = dock(tr("Script"), QStringLiteral("scriptDock"), script_pane_);
   addDockWidget(Qt::BottomDockWidgetArea, ops);
   tabifyDockWidget(ops, kernels);
   tabifyDockWidget(kernels, grads);
   tabifyDockWidget(grads, readiness);
   tabifyDockWidget(readiness, compiled);
+  tabifyDockWidget(compiled, script);
   ops->raise();
   resizeDocks({run}, {330}, Qt::Horizontal);
   resizeDocks({ops}, {300}, Qt::Vertical);
@@ -185,6 +171,10 @@ void MainWindow::buildMenus() {
   recent_menu_ = file->addMenu(tr("Open &recent"));
   updateRecentMenu();
   file->addSeparator();
+  QAction* run_script = file->addAction(tr("Run a Python &script…"), this, &MainWindow::runScriptDialog);
+  run_script->setShortcut(Qt::CTRL | Qt::SHIFT | Qt::Key_R);
+  run_script->setToolTip(tr("Your own training script, unmodified, under capture (ampscope run): its session "
+                            "opens here and follows the run live"));
   file->addAction(tr("Compare &eager and compiled runs…"), this, &MainWindow::compareEagerAndCompiledDialog);
   QAction* export_plot = file->addAction(tr("&Export plots…"), this, &MainWindow::exportPlotDialog);
   export_plot->setShortcut(Qt::CTRL | Qt::Key_E);
@@ -214,22 +204,7 @@ void MainWindow::buildMenus() {
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&Mixed-precision terms"), this, [this] {
-    QMessageBox::information(
-        this, tr("Mixed-precision terms"),
-        QStringList{glossary::formatDescription(profiler::FloatFormat::fp16),
-                    glossary::formatDescription(profiler::FloatFormat::bf16),
-                    glossary::formatDescription(profiler::FloatFormat::fp8_e4m3fn),
-                    glossary::formatDescription(profiler::FloatFormat::fp8_e5m2),
-                    QString::fromLatin1(glossary::kLossScale),
-                    QString::fromLatin1(glossary::kSkippedStep),
-                    glossary::subnormalFloor(profiler::FloatFormat::fp16),
-                    glossary::smallestNormal(profiler::FloatFormat::fp16),
-                    glossary::formatMax(profiler::FloatFormat::fp16),
-                    categoryTooltip(profiler::OpCategory::kDemoted),
-                    categoryTooltip(profiler::OpCategory::kKeptFp32),
-                    QString::fromLatin1(glossary::kCastTax),
-                    QString::fromLatin1(glossary::kTensorCoreShare)}
-            .join(QStringLiteral("\n\n")));
+    QMessageBox::information(this, tr("Mixed-precision terms"), glossary::allTerms());
   });
   help->addAction(tr("&About ampscope"), this, [this] {
     QMessageBox::about(this, tr("About ampscope"),
@@ -274,6 +249,19 @@ void MainWindow::connectController() {
   connect(controller_, &TrainingController::runFailed, this,
           [this](const QString& message) { showError(tr("The run failed"), message); });
 
+  connect(script_pane_, &ScriptRunPane::runRequested, this, &MainWindow::runScriptDialog);
+  connect(script_pane_, &ScriptRunPane::stopRequested, this, &MainWindow::stopRun);
+  connect(script_runner_, &ScriptRunner::started, this, [this](const QString& command_line) {
+    script_pane_->showStarted(script_runner_->scriptName(), script_runner_->pid(),
+                              script_runner_->request().session_path, command_line);
+  });
+  connect(script_runner_, &ScriptRunner::outputAppended, script_pane_, &ScriptRunPane::appendOutput);
+  connect(script_runner_, &ScriptRunner::sessionStarted, this, [this](const QString& path) {
+    // Unless the user opened another file meanwhile, or started a run: the script goes on.
+    if (!controller_->isActive() && !comparison_page_->isRunning()) openSession(path);
+  });
+  connect(script_runner_, &ScriptRunner::finished, this, &MainWindow::onScriptFinished);
+
   comparison_page_->setBaseConfigSource([this] { return run_panel_->config(); });
   connect(comparison_page_, &ComparisonPage::errorOccurred, this, &MainWindow::showError);
   connect(comparison_page_, &ComparisonPage::reportRequested, this, &MainWindow::exportReportDialog);
@@ -295,6 +283,10 @@ void MainWindow::startRun() {
     showError(tr("Cannot start a run"), tr("a precision comparison is running; stop it first"));
     return;
   }
+  if (script_runner_->isRunning()) {
+    showError(tr("Cannot start a run"), tr("%1 is running; stop it first").arg(script_runner_->scriptName()));
+    return;
+  }
   banner_->hide();
   recorded_state_.clear();  // the state texts follow the new run
   plots_->setGradNormAbsence(tr("no finite gradient norm yet"));
@@ -310,13 +302,45 @@ void MainWindow::togglePause() {
     controller_->resume();
 }
 
-void MainWindow::stopRun() { controller_->stop(); }
+void MainWindow::stopRun() {
+  if (!script_runner_->isRunning()) return controller_->stop();
+  script_runner_->stop();
+  if (script_runner_->isRunning()) script_pane_->showStopping();
+}
+
+bool MainWindow::runScript(const ScriptRunRequest& request) {
+  QString why = tr("a run is in progress; stop it first");
+  if (controller_->isActive() || comparison_page_->isRunning() || !script_runner_->start(request, &why)) {
+    showError(tr("Cannot run the script"), why);
+    return false;
+  }
+  banner_->hide();
+  for (QDockWidget* d : findChildren<QDockWidget*>())
+    if (d->widget() == script_pane_) d->raise();
+  onStateChanged(controller_->state(), {});
+  return true;
+}
+
+void MainWindow::runScriptDialog() {
+  if (const std::optional<ScriptRunRequest> request = ScriptRunDialog::ask(this)) runScript(*request);
+}
+
+void MainWindow::onScriptFinished(bool ok, const QString& summary) {
+  script_pane_->showFinished(ok, summary);
+  onStateChanged(controller_->state(), {});
+  if (ok) return statusBar()->showMessage(summary, 10000);
+  if (!file_loader_->isBusy()) return showError(tr("The script's run"), summary);
+  // Its session is still being read (a script that failed before the first poll saw it):
+  // showing a file clears the banner, so it is shown after.
+  auto* once = new QObject(this);
+  connect(this, &MainWindow::fileOpened, once, [this, once, summary] {
+    showError(tr("The script's run"), summary);
+    once->deleteLater();
+  });
+}
 
 void MainWindow::showError(const QString& title, const QString& message) {
-  banner_message_ = title + QStringLiteral(": ") + message;
-  banner_text_->setText(
-      QStringLiteral("<b>%1:</b> %2").arg(title.toHtmlEscaped(), message.toHtmlEscaped()));
-  banner_->show();
+  banner_->showError(title, message);
   statusBar()->showMessage(title + QStringLiteral(": ") + message, 10000);
 }
 
@@ -324,16 +348,17 @@ QString MainWindow::recordingStatusText() const {
   return status_bar_->recordingProblemText();
 }
 
-QString MainWindow::bannerText() const { return banner_->isHidden() ? QString() : banner_message_; }
+QString MainWindow::bannerText() const { return banner_->text(); }
 
 void MainWindow::onStateChanged(RunState state, const QString& message) {
   run_panel_->setRunState(state, controller_->pausePending());
   const bool active = state == RunState::kRunning || state == RunState::kPaused;
   comparison_page_->setTrainingActive(active);
-  start_action_->setEnabled(!active && !comparison_page_->isRunning());
+  const bool script = script_runner_->isRunning();
+  start_action_->setEnabled(!active && !comparison_page_->isRunning() && !script);
   pause_action_->setEnabled(active);
   pause_action_->setText(state == RunState::kPaused ? tr("&Resume") : tr("&Pause"));
-  stop_action_->setEnabled(active);
+  stop_action_->setEnabled(active || script);
   status_bar_->setStateText(runStateLabel(state));
   showRecordedState();
   updateStatus();
@@ -445,7 +470,11 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       run_panel_->showSettings();
       plots_->setGradNormAbsence(tr("no finite gradient norm in this session"));
     }
-    controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps, session.health);
+    // A session whose writer still runs is not one a killed run left: the live status says so.
+    profiler::RecordingHealth health = session.health;
+    health.closed = health.closed ||
+                    SessionFollower::writerRuns(session.writer_pid, QString::fromStdString(session.writer_host));
+    controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps, health);
     compiled_->setCompileEvents(session.compile);
     showRecordedState();
     if (file->refresh) {

@@ -10,12 +10,11 @@
 #include "engine/events.h"
 #include "profiler/analysis/profile_snapshot.h"
 #include "ui/widgets/file_loader.h"
+#include "ui/widgets/script_runner.h"
 
 class QAction;
-class QLabel;
 class QMenu;
 class QTabWidget;
-class QToolButton;
 
 namespace ampscope::ui {
 
@@ -31,7 +30,9 @@ class LivePlots;
 class OpExplorer;
 class RanksPage;
 class DiffWindow;
+class ErrorBanner;
 class RunPanel;
+class ScriptRunPane;
 class SessionIO;
 class TrainingController;
 
@@ -58,6 +59,12 @@ class MainWindow : public QMainWindow {
   // comparison when its page is in front and has one, else of the session shown.
   // reportExported(path, ok) follows; false, with the banner, when there is nothing to report.
   bool exportReport(const QString& path);
+  // Runs the user's own Python script under capture (`ampscope run`, a process of its
+  // own): the Script pane shows its output, and the session it writes opens and is
+  // followed live once it begins. false, with the banner, when it cannot start.
+  bool runScript(const ScriptRunRequest& request);
+  ScriptRunner* scriptRunner() const { return script_runner_; }
+  ScriptRunPane* scriptRunPane() const { return script_pane_; }
   FileLoader* fileLoader() const { return file_loader_; }
   SessionFollower* sessionFollower() const { return follower_; }
 
@@ -110,6 +117,8 @@ class MainWindow : public QMainWindow {
   void updateRecentMenu();
   void addRecentFile(const QString& path);
   void openSessionDialog();
+  void runScriptDialog();
+  void onScriptFinished(bool ok, const QString& summary);
   void compareEagerAndCompiledDialog();
   void showDiff(const OpenedDiffPtr& diff);
   void saveSessionDialog();
@@ -129,6 +138,8 @@ class MainWindow : public QMainWindow {
   FileLoader* file_loader_ = nullptr;
   SessionFollower* follower_ = nullptr;  // a live session another process writes
   TrainingController* controller_ = nullptr;
+  ScriptRunner* script_runner_ = nullptr;  // the user's script, run from File → Run a Python script
+  ScriptRunPane* script_pane_ = nullptr;
   RunPanel* run_panel_ = nullptr;
   LivePlots* plots_ = nullptr;
   QTabWidget* pages_ = nullptr;  // the training plots and the comparison page
@@ -141,9 +152,7 @@ class MainWindow : public QMainWindow {
   ReadinessPane* readiness_ = nullptr;
   CompiledPane* compiled_ = nullptr;
   RunStatusBar* status_bar_ = nullptr;
-  QWidget* banner_ = nullptr;
-  QLabel* banner_text_ = nullptr;
-  QString banner_message_;  // the banner's text without markup
+  ErrorBanner* banner_ = nullptr;
   QString recorded_state_;  // "Recorded session: finished"; empty unless a recorded session is shown
   QMenu* recent_menu_ = nullptr;
   QMenu* view_menu_ = nullptr;

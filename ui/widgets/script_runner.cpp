@@ -1,0 +1,174 @@
+#include "ui/widgets/script_runner.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QProcessEnvironment>
+#include <QStandardPaths>
+#include <csignal>
+
+namespace ampscope::ui {
+namespace {
+
+bool isProgram(const QString& path) {
+  const QFileInfo info(path);
+  return info.isFile() && info.isExecutable();
+}
+
+// The file was written since `since_ms` (this run's writer: a session it replaces, or a
+// stale WAL a killed run left, is older) and holds data.
+bool writtenSince(const QString& path, qint64 since_ms) {
+  const QFileInfo info(path);
+  return info.exists() && info.size() > 0 && info.lastModified().toMSecsSinceEpoch() >= since_ms;
+}
+
+}  // namespace
+
+ScriptRunner::ScriptRunner(QObject* parent) : QObject(parent) {
+  process_.setProcessChannelMode(QProcess::MergedChannels);
+  poll_.setInterval(kPollIntervalMs);
+  connect(&poll_, &QTimer::timeout, this, &ScriptRunner::pollSession);
+  connect(&process_, &QProcess::readyReadStandardOutput, this, &ScriptRunner::readOutput);
+  connect(&process_, &QProcess::finished, this, &ScriptRunner::onFinished);
+  connect(&process_, &QProcess::errorOccurred, this, &ScriptRunner::onError);
+}
+
+ScriptRunner::~ScriptRunner() {
+  if (!isRunning()) return;
+  // The window closes: the script stops as Ctrl-C stops it and closes its session; one
+  // that does not within a few seconds is killed (its session keeps what was written).
+  process_.disconnect(this);
+  ::kill(static_cast<pid_t>(process_.processId()), SIGINT);
+  if (!process_.waitForFinished(5000)) {
+    process_.kill();
+    process_.waitForFinished(2000);
+  }
+}
+
+QString ScriptRunner::cliPath() {
+  if (const QString env = qEnvironmentVariable("AMPSCOPE_CLI"); !env.isEmpty()) return isProgram(env) ? env : QString();
+  if (const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/ampscope"); isProgram(beside))
+    return beside;
+#if defined(AMPSCOPE_BUILD_CLI)
+  if (const QString built = QStringLiteral(AMPSCOPE_BUILD_CLI); isProgram(built)) return built;
+#endif
+  return QStandardPaths::findExecutable(QStringLiteral("ampscope"));
+}
+
+QStringList ScriptRunner::commandLine(const QString& cli, const ScriptRunRequest& r) {
+  // --force: the window asked before replacing a file; `ampscope run` still refuses one
+  // that is not a session, or a session another run is writing, with its own message.
+  QStringList line{cli, QStringLiteral("run"), QStringLiteral("--out"), r.session_path, QStringLiteral("--force"),
+                   QStringLiteral("--precision"), r.precision, QStringLiteral("--max-steps"),
+                   QString::number(r.max_steps)};
+  if (!r.trace_gpu) line << QStringLiteral("--no-gpu-trace");
+  line << QStringLiteral("--") << r.script << r.arguments;
+  return line;
+}
+
+QString ScriptRunner::scriptName() const { return QFileInfo(request_.script).fileName(); }
+
+bool ScriptRunner::start(const ScriptRunRequest& request, QString* why_not) {
+  const auto refuse = [&](const QString& why) {
+    if (why_not) *why_not = why;
+    return false;
+  };
+  if (isRunning()) return refuse(tr("%1 is still running (pid %2): stop it first").arg(scriptName()).arg(pid()));
+  if (!QFileInfo(request.script).isFile()) return refuse(tr("no script to run: '%1' is not a file").arg(request.script));
+  if (request.session_path.isEmpty()) return refuse(tr("no session file to write"));
+  const QString cli = cliPath();
+  if (cli.isEmpty())
+    return refuse(tr("no `ampscope` command beside the GUI, in this build or on PATH (set AMPSCOPE_CLI to it)"));
+  QDir().mkpath(QFileInfo(request.session_path).absolutePath());  // the sessions directory, on a first run
+  request_ = request;
+  // It runs in the script's directory: a path given relative to ours would not be found there.
+  request_.script = QFileInfo(request.script).absoluteFilePath();
+  request_.session_path = QFileInfo(request.session_path).absoluteFilePath();
+  output_.clear();
+  decoder_ = QStringDecoder(QStringDecoder::Utf8);
+  session_started_ = false;
+  interrupts_sent_ = 0;
+  launched_ms_since_epoch_ = QDateTime::currentMSecsSinceEpoch();
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert(QStringLiteral("PYTHONUNBUFFERED"), QStringLiteral("1"));  // its prints as they happen
+  if (!request.python.isEmpty()) env.insert(QStringLiteral("AMPSCOPE_PYTHON"), request.python);
+  process_.setProcessEnvironment(env);
+  process_.setWorkingDirectory(request.working_dir.isEmpty() ? QFileInfo(request_.script).absolutePath()
+                                                             : request.working_dir);
+  const QStringList line = commandLine(cli, request_);
+  process_.start(line.front(), line.mid(1));
+  emit started(line.join(QLatin1Char(' ')));
+  poll_.start();
+  return true;
+}
+
+void ScriptRunner::stop() {
+  if (!isRunning()) return;
+  if (interrupts_sent_++ == 0)
+    ::kill(static_cast<pid_t>(process_.processId()), SIGINT);
+  else
+    process_.kill();
+}
+
+void ScriptRunner::readOutput() {
+  const QString text = decoder_.decode(process_.readAllStandardOutput());
+  if (text.isEmpty()) return;
+  output_ += text;
+  if (output_.size() > kKeptOutputChars) output_.remove(0, output_.size() - kKeptOutputChars);
+  emit outputAppended(text);
+}
+
+void ScriptRunner::pollSession() {
+  if (session_started_) return poll_.stop();
+  // The writer creates the file empty, then commits the schema and the run's settings to
+  // its write-ahead log: readable from there (after a checkpoint or its close, the file).
+  if (!writtenSince(request_.session_path + QStringLiteral("-wal"), launched_ms_since_epoch_) &&
+      !writtenSince(request_.session_path, launched_ms_since_epoch_))
+    return;
+  session_started_ = true;
+  poll_.stop();
+  emit sessionStarted(request_.session_path);
+}
+
+QString ScriptRunner::lastLine() const {
+  const QStringList lines = output_.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+  for (auto it = lines.crbegin(); it != lines.crend(); ++it)
+    if (const QString line = it->trimmed(); !line.isEmpty()) return line.left(400);
+  return {};
+}
+
+void ScriptRunner::onFinished(int exit_code, QProcess::ExitStatus status) {
+  readOutput();
+  pollSession();  // a run that ended before the first poll saw its session
+  poll_.stop();
+  const QString name = scriptName();
+  const QString last = lastLine();
+  const QString no_session = session_started_ ? QString() : tr("; it wrote no session");
+  bool ok = false;
+  QString summary;
+  if (status == QProcess::CrashExit) {
+    summary = interrupts_sent_ > 1 ? tr("%1 was killed (Stop, twice)").arg(name)
+              : interrupts_sent_ == 1 ? tr("%1 stopped (Stop) before its capture began").arg(name)
+                                      : tr("%1 crashed: killed by a signal").arg(name);
+    ok = interrupts_sent_ > 0;
+    if (session_started_) summary += tr("; its session keeps the steps written before");
+  } else if (exit_code == 0) {
+    ok = true;
+    summary = last.startsWith(QStringLiteral("ampscope: session")) ? last : tr("%1 finished").arg(name);
+  } else if (interrupts_sent_ > 0 && exit_code == 130) {
+    ok = true;
+    summary = tr("%1 stopped (Stop): %2").arg(name, last);
+  } else {
+    summary = tr("%1 failed (exit status %2): %3").arg(name).arg(exit_code).arg(last);
+  }
+  emit finished(ok, summary + no_session);
+}
+
+void ScriptRunner::onError(QProcess::ProcessError error) {
+  if (error != QProcess::FailedToStart) return;  // a crash ends in onFinished
+  poll_.stop();
+  emit finished(false, tr("cannot start '%1': %2").arg(process_.program(), process_.errorString()));
+}
+
+}  // namespace ampscope::ui

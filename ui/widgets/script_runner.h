@@ -1,0 +1,87 @@
+#pragma once
+// Runs the user's own Python training script under capture from the GUI: the
+// `ampscope run` command this build installs beside the GUI, in a process of its
+// own (the capture runs in the script's process; the window only reads the session
+// it writes). Says when the session file begins, so the window opens and follows
+// it live (SessionFollower), keeps what the script prints, stops it as Ctrl-C
+// would, and says in one line how it ended.
+#include <QObject>
+#include <QProcess>
+#include <QString>
+#include <QStringDecoder>
+#include <QStringList>
+#include <QTimer>
+
+namespace ampscope::ui {
+
+// What to run: `ampscope run [--precision P] [--max-steps N] [--no-gpu-trace] --out
+// SESSION --force [PYTHON] SCRIPT ARGS...` in `working_dir`.
+struct ScriptRunRequest {
+  QString script;             // a .py file
+  QStringList arguments;      // the script's own
+  QString python;             // empty: the one `ampscope run` picks ($AMPSCOPE_PYTHON, the virtualenv, the build's)
+  QString precision = QStringLiteral("script");  // ampscope run --precision
+  int max_steps = 0;          // 0: no limit
+  bool trace_gpu = true;
+  QString session_path;       // the session file it writes (replaced when it exists)
+  QString working_dir;        // empty: the script's directory
+};
+
+class ScriptRunner : public QObject {
+  Q_OBJECT
+ public:
+  static constexpr int kPollIntervalMs = 200;
+  static constexpr qsizetype kKeptOutputChars = 1 << 20;  // the window keeps the last MiB of output
+
+  explicit ScriptRunner(QObject* parent = nullptr);
+  ~ScriptRunner() override;
+
+  // The `ampscope` command that runs scripts: $AMPSCOPE_CLI, else the one beside this
+  // program (installed), else this build's, else one on PATH; "" when there is none.
+  static QString cliPath();
+  // The command line start() runs, the program first (shown in the output pane).
+  static QStringList commandLine(const QString& cli, const ScriptRunRequest& request);
+
+  // Starts the run; false with a one-line reason when it cannot (another run going, no
+  // script, no `ampscope` command).
+  bool start(const ScriptRunRequest& request, QString* why_not);
+  // Stops the script as Ctrl-C stops it (SIGINT: it closes its session "stopped"); asked
+  // again while it is still stopping, kills it (the session keeps what was written).
+  void stop();
+  bool isRunning() const { return process_.state() != QProcess::NotRunning; }
+  bool stopping() const { return interrupts_sent_ > 0; }
+  const ScriptRunRequest& request() const { return request_; }
+  QString scriptName() const;
+  // What the script and ampscope printed (stdout and stderr together) since start(), the
+  // last kKeptOutputChars of it.
+  QString output() const { return output_; }
+  qint64 pid() const { return process_.processId(); }
+
+ signals:
+  // start() launched `command_line` (the pid is known unless it failed to start).
+  void started(const QString& command_line);
+  void outputAppended(const QString& text);
+  // The session file holds its first commit: the window can open it now.
+  void sessionStarted(const QString& path);
+  // The process ended: `ok` when it exited 0 (finished, or stopped after --max-steps);
+  // `summary` says how, in one line, with the script's own last words when it failed.
+  void finished(bool ok, const QString& summary);
+
+ private:
+  void readOutput();
+  void pollSession();
+  void onFinished(int exit_code, QProcess::ExitStatus status);
+  void onError(QProcess::ProcessError error);
+  QString lastLine() const;
+
+  QProcess process_;
+  QTimer poll_;
+  ScriptRunRequest request_;
+  QString output_;
+  QStringDecoder decoder_{QStringDecoder::Utf8};  // a character split across two reads stays whole
+  bool session_started_ = false;
+  int interrupts_sent_ = 0;
+  qint64 launched_ms_since_epoch_ = 0;
+};
+
+}  // namespace ampscope::ui
