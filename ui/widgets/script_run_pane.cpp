@@ -30,7 +30,9 @@ ScriptRunPane::ScriptRunPane(QWidget* parent) : QWidget(parent) {
   output_->setObjectName(QStringLiteral("scriptOutput"));
   output_->setReadOnly(true);
   output_->setMaximumBlockCount(kKeptLines);
-  output_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  // Wrapped: unwrapped, the view followed the end of the last long line to the right and
+  // hid the short lines (a loss printed each step) to its left.
+  output_->setLineWrapMode(QPlainTextEdit::WidgetWidth);
   output_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   output_->setPlaceholderText(tr("What the script prints appears here."));
   layout->addWidget(output_, 1);

@@ -11,6 +11,13 @@
 namespace ampscope::ui {
 namespace {
 
+// SIGINT to the script alone: kill(0, ...) would interrupt this process's whole group, the
+// GUI included, so a process not started yet (no pid) is not signalled.
+bool interrupt(const QProcess& process) {
+  const qint64 pid = process.processId();
+  return pid > 0 && ::kill(static_cast<pid_t>(pid), SIGINT) == 0;
+}
+
 bool isProgram(const QString& path) {
   const QFileInfo info(path);
   return info.isFile() && info.isExecutable();
@@ -39,8 +46,7 @@ ScriptRunner::~ScriptRunner() {
   // The window closes: the script stops as Ctrl-C stops it and closes its session; one
   // that does not within a few seconds is killed (its session keeps what was written).
   process_.disconnect(this);
-  ::kill(static_cast<pid_t>(process_.processId()), SIGINT);
-  if (!process_.waitForFinished(5000)) {
+  if (!interrupt(process_) || !process_.waitForFinished(5000)) {
     process_.kill();
     process_.waitForFinished(2000);
   }
@@ -105,10 +111,7 @@ bool ScriptRunner::start(const ScriptRunRequest& request, QString* why_not) {
 
 void ScriptRunner::stop() {
   if (!isRunning()) return;
-  if (interrupts_sent_++ == 0)
-    ::kill(static_cast<pid_t>(process_.processId()), SIGINT);
-  else
-    process_.kill();
+  if (interrupts_sent_++ > 0 || !interrupt(process_)) process_.kill();
 }
 
 void ScriptRunner::readOutput() {
