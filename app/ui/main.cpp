@@ -182,8 +182,8 @@ int main(int argc, char** argv) {
   QCommandLineOption start(QStringLiteral("start"),
                            QStringLiteral("Start the built-in session at once"));
   QCommandLineOption script(QStringLiteral("script"),
-                            QStringLiteral("Run this Python training script under capture (ampscope run) and follow its "
-                                           "session live; the script's arguments follow --"),
+                            QStringLiteral("Run this Python training script under capture (ampscope run) and follow "
+                                           "its session live; the script's arguments follow --"),
                             QStringLiteral("SCRIPT.py"));
   QCommandLineOption scheme(QStringLiteral("color-scheme"),
                             QStringLiteral("light, dark or system (default: the desktop's palette)"),

@@ -8,6 +8,7 @@
 // Qt from here on.
 #include <qcustomplot.h>
 
+#include <QGroupBox>
 #include <QLabel>
 #include <QSettings>
 
@@ -15,6 +16,7 @@
 #include "ui/models/store_session_io.h"
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/main_window.h"
+#include "ui/widgets/run_panel.h"
 #include "ui/widgets/script_run_dialog.h"
 #include "ui/widgets/script_run_pane.h"
 #include "ui/widgets/script_runner.h"
@@ -77,10 +79,17 @@ class ScriptRun : public ::testing::Test {
   }
   // The window has read the closed session: its follower let go.
   bool waitForTheClosedSession() {
-    return testing::waitUntil([&] { return !window_.sessionFollower()->isFollowing() && !window_.fileLoader()->isBusy(); },
-                              std::chrono::seconds(60));
+    return testing::waitUntil(
+        [&] { return !window_.sessionFollower()->isFollowing() && !window_.fileLoader()->isBusy(); },
+        std::chrono::seconds(60));
   }
   int stepsShown() { return window_.livePlots()->graph(LivePlots::kLoss, 0)->dataCount(); }
+  QString scriptFactsText() {
+    QStringList texts;
+    if (auto* box = window_.runPanel()->findChild<QGroupBox*>(QStringLiteral("scriptFacts")))
+      for (const QLabel* label : box->findChildren<QLabel*>()) texts << label->text();
+    return texts.join(QLatin1Char('\n'));
+  }
 
   test::ScratchDir dir_;
   QString python_;
@@ -101,10 +110,12 @@ TEST_F(ScriptRun, TheScriptsSessionOpensLiveWhileItRunsAndEndsFinishedWithItsOut
   EXPECT_TRUE(window_.recordingStatusText().isEmpty()) << "a run going on lost nothing: "
                                                        << window_.recordingStatusText().toStdString();
   // What the script trains is known from its first step, not only once it ends.
-  ASSERT_TRUE(testing::waitUntil([&] { return window_.windowTitle().contains(QStringLiteral("(676 parameters)")); },
-                                 std::chrono::seconds(30)))
+  const auto model_known = [&] { return window_.windowTitle().contains(QStringLiteral("(676 parameters)")); };
+  ASSERT_TRUE(testing::waitUntil(model_known, std::chrono::seconds(30)))
       << window_.windowTitle().toStdString();
   EXPECT_FALSE(window_.startAction()->isEnabled()) << "no built-in run beside the script's";
+  const QString running = QStringLiteral("not yet: the script runs (pid %1)").arg(window_.scriptRunner()->pid());
+  EXPECT_TRUE(scriptFactsText().contains(running)) << scriptFactsText().toStdString();
   test::write_file(gate, "");
 
   ASSERT_TRUE(waitForTheEnd());

@@ -257,7 +257,8 @@ void MainWindow::connectController() {
   });
   connect(script_runner_, &ScriptRunner::outputAppended, script_pane_, &ScriptRunPane::appendOutput);
   connect(script_runner_, &ScriptRunner::sessionStarted, this, [this](const QString& path) {
-    // Unless the user opened another file meanwhile, or started a run: the script goes on.
+    // Unless a built-in run or comparison holds the window (started before the script's
+    // session began): the script goes on, and its session can be opened when that ends.
     if (!controller_->isActive() && !comparison_page_->isRunning()) openSession(path);
   });
   connect(script_runner_, &ScriptRunner::finished, this, &MainWindow::onScriptFinished);
@@ -353,8 +354,9 @@ QString MainWindow::bannerText() const { return banner_->text(); }
 void MainWindow::onStateChanged(RunState state, const QString& message) {
   run_panel_->setRunState(state, controller_->pausePending());
   const bool active = state == RunState::kRunning || state == RunState::kPaused;
-  comparison_page_->setTrainingActive(active);
   const bool script = script_runner_->isRunning();
+  // A comparison beside a script's training would time both on a shared device.
+  comparison_page_->setTrainingActive(active || script);
   start_action_->setEnabled(!active && !comparison_page_->isRunning() && !script);
   pause_action_->setEnabled(active);
   pause_action_->setText(state == RunState::kPaused ? tr("&Resume") : tr("&Pause"));
@@ -459,8 +461,14 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
     info.scheduler_drift = drifting.join(QLatin1Char('\n'));
     recorded_state_ = session.health.closed ? tr("Recorded session: %1").arg(QString::fromStdString(session.final_state))
                                             : tr("Recorded session: not closed");
+    // A session whose writer still runs is not one a killed run left: the live status says so.
+    const bool writer_runs =
+        !session.health.closed &&
+        SessionFollower::writerRuns(session.writer_pid, QString::fromStdString(session.writer_host));
     if (session.script) {
-      run_panel_->showScriptFacts(*session.script);
+      profiler::ScriptFacts facts = *session.script;
+      if (writer_runs) facts.ended = "not yet: the script runs (pid " + std::to_string(session.writer_pid) + ")";
+      run_panel_->showScriptFacts(facts);
       // On two lines: one would be wider than the plot.
       plots_->setGradNormAbsence(session.script->grad_norm_measured
                                      ? tr("no finite gradient norm in this session")
@@ -470,10 +478,8 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       run_panel_->showSettings();
       plots_->setGradNormAbsence(tr("no finite gradient norm in this session"));
     }
-    // A session whose writer still runs is not one a killed run left: the live status says so.
     profiler::RecordingHealth health = session.health;
-    health.closed = health.closed ||
-                    SessionFollower::writerRuns(session.writer_pid, QString::fromStdString(session.writer_host));
+    health.closed = health.closed || writer_runs;
     controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps, health);
     compiled_->setCompileEvents(session.compile);
     showRecordedState();

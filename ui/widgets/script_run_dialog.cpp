@@ -76,7 +76,8 @@ ScriptRunDialog::ScriptRunDialog(QWidget* parent) : QDialog(parent) {
   python_->setPlaceholderText(tr("as ampscope run picks it: $AMPSCOPE_PYTHON, the active virtualenv, this build's"));
   precision_ = new QComboBox;
   precision_->addItem(tr("as the script asks"), QStringLiteral("script"));
-  for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) precision_->addItem(QString::fromLatin1(p), QString::fromLatin1(p));
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"})
+    precision_->addItem(QString::fromLatin1(p), QString::fromLatin1(p));
   precision_->setToolTip(tr("Runs the script's autocast regions in this precision (ampscope run --precision): fp32 "
                             "and tf32 (CUDA) turn them off, fp16 and bf16 set their dtype"));
   max_steps_ = new QSpinBox;

@@ -81,7 +81,8 @@ bool ScriptRunner::start(const ScriptRunRequest& request, QString* why_not) {
     return false;
   };
   if (isRunning()) return refuse(tr("%1 is still running (pid %2): stop it first").arg(scriptName()).arg(pid()));
-  if (!QFileInfo(request.script).isFile()) return refuse(tr("no script to run: '%1' is not a file").arg(request.script));
+  if (!QFileInfo(request.script).isFile())
+    return refuse(tr("no script to run: '%1' is not a file").arg(request.script));
   if (request.session_path.isEmpty()) return refuse(tr("no session file to write"));
   const QString cli = cliPath();
   if (cli.isEmpty())
@@ -151,11 +152,12 @@ void ScriptRunner::onFinished(int exit_code, QProcess::ExitStatus status) {
   bool ok = false;
   QString summary;
   if (status == QProcess::CrashExit) {
+    // Python dies by SIGINT itself when Ctrl-C comes before the capture's handling (importing torch).
     summary = interrupts_sent_ > 1 ? tr("%1 was killed (Stop, twice)").arg(name)
-              : interrupts_sent_ == 1 ? tr("%1 stopped (Stop) before its capture began").arg(name)
+              : interrupts_sent_ == 1 ? tr("%1 stopped (Stop)").arg(name)
                                       : tr("%1 crashed: killed by a signal").arg(name);
     ok = interrupts_sent_ > 0;
-    if (session_started_) summary += tr("; its session keeps the steps written before");
+    summary += session_started_ ? tr("; its session keeps the steps written before") : QString();
   } else if (exit_code == 0) {
     ok = true;
     summary = last.startsWith(QStringLiteral("ampscope: session")) ? last : tr("%1 finished").arg(name);
@@ -171,7 +173,13 @@ void ScriptRunner::onFinished(int exit_code, QProcess::ExitStatus status) {
 void ScriptRunner::onError(QProcess::ProcessError error) {
   if (error != QProcess::FailedToStart) return;  // a crash ends in onFinished
   poll_.stop();
-  emit finished(false, tr("cannot start '%1': %2").arg(process_.program(), process_.errorString()));
+  // Queued: after start() has returned and said the run began.
+  QMetaObject::invokeMethod(
+      this,
+      [this, why = tr("cannot start '%1': %2").arg(process_.program(), process_.errorString())] {
+        emit finished(false, why);
+      },
+      Qt::QueuedConnection);
 }
 
 }  // namespace ampscope::ui
