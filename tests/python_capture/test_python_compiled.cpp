@@ -173,8 +173,9 @@ TEST_F(CompiledCapture, ACompiledLossFunctionAndOptimizerStepBeginTheirStepsInTh
   for (const auto& row : reader.op_stats()) {
     if (row.top_level && row.name.starts_with("Torch-Compiled Region")) region_calls[row.phase] += row.calls;
     // SGD's update: aten::add on the CPU, the foreach kernels' _foreach_add on CUDA.
-    if (row.compiled && (row.name == "aten::add" || row.name.starts_with("aten::_foreach_add")))
+    if (row.compiled && (row.name == "aten::add" || row.name.starts_with("aten::_foreach_add"))) {
       EXPECT_EQ(row.phase, Phase::kOptimizer) << row.name << " " << row.module;
+    }
     optimizer_graph_rows += row.compiled && row.phase == Phase::kOptimizer;
   }
   EXPECT_EQ(region_calls[Phase::kForward], 4);
