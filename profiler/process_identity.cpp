@@ -22,4 +22,8 @@ bool process_runs(int64_t pid) {
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
+bool writer_runs(int64_t pid, const std::string& host) {
+  return pid > 0 && !host.empty() && host == current_host_name() && process_runs(pid);
+}
+
 }  // namespace ampscope::profiler

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "profiler/process_identity.h"
 #include "profiler/session_meta_keys.h"
 
 namespace ampscope::profiler {
@@ -54,11 +55,22 @@ std::string describe(const RecordingHealth& h) {
   if (h.dropped_events > 0)
     parts.push_back("the display could not keep up and missed " +
                     plural(h.dropped_events, "run event", "run events"));
-  if (!h.closed)
+  if (!h.closed && !h.still_recording)
     parts.push_back("the session was not closed (its run is still going, or was killed): it holds what was committed so far");
   std::string line;
   for (const auto& p : parts) line += (line.empty() ? "" : "; ") + p;
   return line;
+}
+
+std::string in_progress(const RecordingHealth& h) {
+  return h.still_recording ? "the run is still going (its process runs on this host): this reads the steps "
+                             "committed so far"
+                           : "";
+}
+
+bool session_writer_runs(const std::map<std::string, std::string>& meta) {
+  const auto host = meta.find(meta_key::kHost);
+  return host != meta.end() && writer_runs(static_cast<int64_t>(count_of(meta, meta_key::kPid)), host->second);
 }
 
 RecordingHealth recording_health_from_meta(const std::map<std::string, std::string>& meta) {
@@ -80,6 +92,7 @@ RecordingHealth recording_health_from_meta(const std::map<std::string, std::stri
     h.range_samples_stopped_why = it->second;
   // The profiler writes final_state when the run ends; the writer then closes the file.
   h.closed = meta.count(meta_key::kFinalState) > 0;
+  h.still_recording = !h.closed && session_writer_runs(meta);
   const auto outcome = meta.find(meta_key::kStoreOutcome);
   h.store_counts_missing = h.closed && h.store_error.empty() && outcome != meta.end() &&
                            outcome->second == meta_key::kStoreOutcomeOpen;

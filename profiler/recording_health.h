@@ -21,6 +21,9 @@ struct RecordingHealth {
   uint64_t cupti_dropped_records = 0;     // GPU activity records CUPTI dropped
   std::string store_error;                // the session writer's last error ("database or disk is full")
   bool closed = true;                     // false: the session was never closed (the process was killed)
+  // Not closed because its run goes on: its writer runs on this host (the meta's pid and
+  // host). Nothing is lost; what was committed so far is all it holds yet.
+  bool still_recording = false;
   // The run ended, but the writer could not store its closing counts (store_outcome
   // "open"): a write failed at the end, so its losses are not counted.
   bool store_counts_missing = false;
@@ -51,9 +54,14 @@ struct RecordingHealth {
 // One line, empty when nothing was lost: "the session writer failed (database
 // or disk is full) and did not store 12 batches of records; ...".
 std::string describe(const RecordingHealth& health);
+// For a session whose run still goes on (still_recording), what a reader reads: "the run is
+// still going ...: this reads the steps committed so far"; "" otherwise. Not a loss.
+std::string in_progress(const RecordingHealth& health);
 
 // From the keys the profiler and the session writer leave in a session's meta
 // when it is closed (profiler/session_meta_keys.h).
 RecordingHealth recording_health_from_meta(const std::map<std::string, std::string>& meta);
+// Whether the process that writes the session (its meta's pid and host) runs, on this host.
+bool session_writer_runs(const std::map<std::string, std::string>& meta);
 
 }  // namespace ampscope::profiler

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <exception>
 
+#include "profiler/recording_health.h"
 #include "profiler/session_meta_keys.h"
 
 namespace ampscope::profiler {
@@ -90,9 +91,9 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.grad_norm_measured = value_of(meta, meta_key::kGradNormSource) == "clip_grad_norm_";
   const std::string state = value_of(meta, meta_key::kFinalState);
   const std::string message = value_of(meta, meta_key::kFinalMessage);
-  f.ended = state.empty()     ? "not closed: the script was killed, or is still running"
-            : message.empty() ? state
-                              : state + ": " + message;
+  f.ended = !state.empty()           ? (message.empty() ? state : state + ": " + message)
+            : session_writer_runs(meta) ? "not yet: the script runs (pid " + value_of(meta, meta_key::kPid) + ")"
+                                        : "not closed: the script was killed, or is still running";
   f.grad_norm = f.grad_norm_measured
                     ? "the total norm torch.nn.utils.clip_grad_norm_ returned"
                     : "not measured: the script does not clip gradients (ampscope shows the norm clip_grad_norm_ returns)";

@@ -31,7 +31,8 @@ struct ScriptFacts {
   std::string grad_norm;
   bool grad_norm_measured = false;
   // How the run ended, with why: "finished", "finished: stopped after 30 steps (--max-steps)",
-  // "failed: RuntimeError: ...", or not closed (killed, or still recording).
+  // "failed: RuntimeError: ...", "not yet: the script runs (pid N)" while its writer runs on
+  // this host, or not closed (killed, or still recording on another host).
   std::string ended;
 };
 

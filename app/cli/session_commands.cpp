@@ -124,6 +124,8 @@ ExportCommand::ExportCommand(CLI::App& parent) {
 void warn_if_incomplete(const std::string& session, const profiler::RecordingHealth& health) {
   if (const std::string lost = profiler::describe(health); !lost.empty())
     fmt::print(stderr, "ampscope: warning: '{}': {}\n", session, lost);
+  if (const std::string going = profiler::in_progress(health); !going.empty())
+    fmt::print(stderr, "ampscope: note: '{}': {}\n", session, going);
 }
 
 int ExportCommand::run() {
@@ -410,6 +412,8 @@ int SummaryCommand::run() {
   print_schedulers(session.schedulers);
   // What the recording lost (dropped batches, a failed write, a killed run): never silent.
   if (const std::string lost = profiler::describe(session.health); !lost.empty()) fmt::print("  lost      {}\n", lost);
+  if (const std::string going = profiler::in_progress(session.health); !going.empty())
+    fmt::print("  recording {}\n", going);
 
   const auto& rows = session.op_stats;
   const auto& totals = session.category_totals;

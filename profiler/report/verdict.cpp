@@ -223,6 +223,7 @@ double median_step_ms(const std::vector<StepRecord>& steps) {
 void session_verdict(const ReportData& d, std::vector<std::string>& out) {
   // First: what follows is read from an incomplete recording.
   if (const std::string lost = describe(d.health); !lost.empty()) out.push_back("Recording: " + lost + ".");
+  if (const std::string going = in_progress(d.health); !going.empty()) out.push_back("Recording: " + going + ".");
   const auto& m = d.meta;
   const std::string precision = m.precision.empty() ? "this" : m.precision;
   // model.bfloat16() without autocast: a bf16 run whose autocast precision reads fp32.

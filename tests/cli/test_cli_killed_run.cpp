@@ -1,6 +1,7 @@
 // A profile run killed with SIGKILL (OOM killer, a cluster's time limit) keeps
 // what it had measured: steps, ops and the op table, readable by every command.
 // Used to lose the op table (0 op_stats rows), which was written only at the end.
+// Read while it runs, its session is not called lost: the run is still going.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -41,6 +42,10 @@ TEST(CliKilledRun, AKilledProfileRunKeepsItsOpTable) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
   while (committed_steps(path) < 3 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto running = ampscope::test::ampscope(fmt::format("summary '{}'", path));
+  ASSERT_EQ(running.exit_code, 0) << running.output;
+  EXPECT_NE(running.output.find("recording the run is still going"), std::string::npos) << running.output;
+  EXPECT_EQ(running.output.find("not closed"), std::string::npos) << running.output;
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   ASSERT_GE(committed_steps(path), 3u) << "the run committed no steps before the deadline";
   while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
@@ -58,6 +63,8 @@ TEST(CliKilledRun, AKilledProfileRunKeepsItsOpTable) {
   const auto r = ampscope::test::ampscope(fmt::format("summary '{}' --top 1000", path));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("aten::linear"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the session was not closed"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("the run is still going"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -6,7 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "profiler/process_identity.h"
 #include "profiler/recording_health.h"
+#include "profiler/script_facts.h"
 #include "profiler/session_meta_keys.h"
 
 namespace ampscope::profiler {
@@ -69,6 +74,38 @@ TEST(RecordingHealth, FromASessionsMeta) {
   EXPECT_EQ(recording_health_from_meta({{"final_state", "finished"}, {"store_dropped_batches", "x"}})
                 .store_dropped_batches,
             0u);
+}
+
+// A session is not closed while its run goes on: where its writer runs on this host (here,
+// this process), nothing is lost, and a script's session says it runs. A writer that is gone
+// (killed), or on another host (it cannot be checked), leaves it "not closed".
+TEST(RecordingHealth, ASessionWhoseWriterRunsIsStillRecordingNotLost) {
+  const std::string host = current_host_name();
+  const std::string pid = std::to_string(current_process_id());
+  const std::map<std::string, std::string> live{{meta_key::kPid, pid}, {meta_key::kHost, host}};
+  const RecordingHealth recording = recording_health_from_meta(live);
+  EXPECT_FALSE(recording.closed);
+  EXPECT_TRUE(recording.still_recording);
+  EXPECT_EQ(describe(recording), "");
+  EXPECT_NE(in_progress(recording).find("the run is still going"), std::string::npos);
+  auto script = live;
+  script[meta_key::kKind] = meta_key::kKindPython;
+  EXPECT_EQ(script_facts(script)->ended, "not yet: the script runs (pid " + pid + ")");
+
+  const RecordingHealth elsewhere = recording_health_from_meta({{meta_key::kPid, pid}, {meta_key::kHost, host + "-b"}});
+  EXPECT_FALSE(elsewhere.still_recording);
+  EXPECT_NE(describe(elsewhere).find("not closed"), std::string::npos);
+  EXPECT_EQ(in_progress(elsewhere), "");
+
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ASSERT_GT(gone, 0);
+  ASSERT_EQ(::waitpid(gone, nullptr, 0), gone);  // reaped: the pid runs nothing now
+  auto killed = script;
+  killed[meta_key::kPid] = std::to_string(gone);
+  EXPECT_FALSE(recording_health_from_meta(killed).still_recording);
+  EXPECT_NE(describe(recording_health_from_meta(killed)).find("not closed"), std::string::npos);
+  EXPECT_EQ(script_facts(killed)->ended, "not closed: the script was killed, or is still running");
 }
 
 TEST(OpSamplingRule, FallingBehindDoublesTheStrideFromThatStepAndShedsThatStep) {

@@ -461,14 +461,8 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
     info.scheduler_drift = drifting.join(QLatin1Char('\n'));
     recorded_state_ = session.health.closed ? tr("Recorded session: %1").arg(QString::fromStdString(session.final_state))
                                             : tr("Recorded session: not closed");
-    // A session whose writer still runs is not one a killed run left: the live status says so.
-    const bool writer_runs =
-        !session.health.closed &&
-        SessionFollower::writerRuns(session.writer_pid, QString::fromStdString(session.writer_host));
     if (session.script) {
-      profiler::ScriptFacts facts = *session.script;
-      if (writer_runs) facts.ended = "not yet: the script runs (pid " + std::to_string(session.writer_pid) + ")";
-      run_panel_->showScriptFacts(facts);
+      run_panel_->showScriptFacts(*session.script);
       // On two lines: one would be wider than the plot.
       plots_->setGradNormAbsence(session.script->grad_norm_measured
                                      ? tr("no finite gradient norm in this session")
@@ -478,9 +472,7 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       run_panel_->showSettings();
       plots_->setGradNormAbsence(tr("no finite gradient norm in this session"));
     }
-    profiler::RecordingHealth health = session.health;
-    health.closed = health.closed || writer_runs;
-    controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps, health);
+    controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps, session.health);
     compiled_->setCompileEvents(session.compile);
     showRecordedState();
     if (file->refresh) {

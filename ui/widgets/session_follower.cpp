@@ -25,17 +25,12 @@ SessionFollower::Signature SessionFollower::signatureOf(const QString& path) {
   return s;
 }
 
-bool SessionFollower::writerRuns(int64_t writer_pid, const QString& writer_host) {
-  return writer_pid > 0 && writer_host == QString::fromStdString(profiler::current_host_name()) &&
-         profiler::process_runs(writer_pid);
-}
-
 void SessionFollower::follow(const QString& path, bool closed, int64_t writer_pid, const QString& writer_host) {
   stop();
   if (closed) return;  // its run ended: nothing will change
   writer_pid_ = writer_pid;
   writer_checkable_ = writer_pid > 0 && !writer_host.isEmpty() && writer_host == QString::fromStdString(profiler::current_host_name());
-  if (writer_checkable_ && !writerRuns(writer_pid, writer_host)) {
+  if (writer_checkable_ && !profiler::writer_runs(writer_pid, writer_host.toStdString())) {
     setStatus(tr("not live: the process that wrote it (pid %1) is gone without closing it; it was killed or crashed")
                   .arg(writer_pid));
     return;

@@ -30,8 +30,6 @@ class SessionFollower : public QObject {
   void reloaded(const QString& path, bool closed);
   void stop();
   bool isFollowing() const { return !path_.isEmpty(); }
-  // The writer runs on this host (a writer elsewhere cannot be checked: false).
-  static bool writerRuns(int64_t writer_pid, const QString& writer_host);
   QString statusText() const { return status_; }
 
  signals:
