@@ -54,6 +54,13 @@ int fail(const QString& message) {
   return 1;
 }
 
+// Grabs the window into `path`: 0, or 1 with the reason on stderr.
+int saveGrab(MainWindow& window, const QString& path) {
+  if (!window.grab().save(path)) return fail(QStringLiteral("could not write %1").arg(path));
+  std::printf("ampscope-ui: wrote %s\n", qPrintable(path));
+  return 0;
+}
+
 // Runs the event loop until the window is grabbed into `path` after `after_steps`
 // steps (or right after loading a session); returns the exit code.
 int runScreenshot(QApplication& app, MainWindow& window, const QString& path, int after_steps,
@@ -68,9 +75,7 @@ int runScreenshot(QApplication& app, MainWindow& window, const QString& path, in
     // then let the last steps, the queued replots and the status bar catch up.
     controller->pause();
     QTimer::singleShot(300, &window, [&] {
-      const bool ok = window.grab().save(path);
-      if (ok) std::printf("ampscope-ui: wrote %s\n", qPrintable(path));
-      code = ok ? 0 : fail(QStringLiteral("could not write %1").arg(path));
+      code = saveGrab(window, path);
       controller->shutdown();
       app.exit(code);
     });
@@ -126,8 +131,7 @@ int runScriptScreenshot(QApplication& app, MainWindow& window, const QString& pa
     const bool read = ended && !window.sessionFollower()->isFollowing() && !window.fileLoader()->isBusy();
     if (!shown && !read) return;
     poll.stop();
-    code = window.grab().save(path) ? 0 : fail(QStringLiteral("could not write %1").arg(path));
-    if (code == 0) std::printf("ampscope-ui: wrote %s\n", qPrintable(path));
+    code = saveGrab(window, path);
     if (shown || ok) return app.exit(code);
     app.exit(fail(window.bannerText()));
   });

@@ -122,13 +122,6 @@ QStringList tableCells(MainWindow& window) {
   return cells;
 }
 
-QString scriptFactsText(MainWindow& window) {
-  QStringList texts;
-  if (auto* box = window.runPanel()->findChild<QGroupBox*>(QStringLiteral("scriptFacts")))
-    for (const QLabel* label : box->findChildren<QLabel*>()) texts << label->text();
-  return texts.join(QStringLiteral(" | "));
-}
-
 TEST(PythonSession, ShownAsItselfWithoutNaNAndWithItsFacts) {
   test::ScratchDir dir;
   const std::string path = (dir / "python.ampscope").string();
@@ -152,7 +145,7 @@ TEST(PythonSession, ShownAsItselfWithoutNaNAndWithItsFacts) {
 
   // The Run panel: the script's own facts, read-only, not the built-in run's settings.
   EXPECT_TRUE(window.runPanel()->showsScriptFacts());
-  const QString facts = scriptFactsText(window);
+  const QString facts = testing::scriptFactsText(window);
   for (const char* fact : {"examples/amp_typical.py", "--steps 600 --init-scale 16777216", "fp16 autocast",
                            "torch.amp.GradScaler", "SGD", "does not clip gradients"})
     EXPECT_TRUE(facts.contains(QString::fromUtf8(fact))) << fact << " in " << facts.toStdString();

@@ -8,15 +8,14 @@
 // Qt from here on.
 #include <qcustomplot.h>
 
-#include <QGroupBox>
 #include <QLabel>
 #include <QSettings>
 
 #include "tests/ui/qt_test_env.h"
+#include "tests/ui/window_files.h"
 #include "ui/models/store_session_io.h"
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/main_window.h"
-#include "ui/widgets/run_panel.h"
 #include "ui/widgets/script_run_dialog.h"
 #include "ui/widgets/script_run_pane.h"
 #include "ui/widgets/script_runner.h"
@@ -84,12 +83,6 @@ class ScriptRun : public ::testing::Test {
         std::chrono::seconds(60));
   }
   int stepsShown() { return window_.livePlots()->graph(LivePlots::kLoss, 0)->dataCount(); }
-  QString scriptFactsText() {
-    QStringList texts;
-    if (auto* box = window_.runPanel()->findChild<QGroupBox*>(QStringLiteral("scriptFacts")))
-      for (const QLabel* label : box->findChildren<QLabel*>()) texts << label->text();
-    return texts.join(QLatin1Char('\n'));
-  }
 
   test::ScratchDir dir_;
   QString python_;
@@ -115,7 +108,8 @@ TEST_F(ScriptRun, TheScriptsSessionOpensLiveWhileItRunsAndEndsFinishedWithItsOut
       << window_.windowTitle().toStdString();
   EXPECT_FALSE(window_.startAction()->isEnabled()) << "no built-in run beside the script's";
   const QString running = QStringLiteral("not yet: the script runs (pid %1)").arg(window_.scriptRunner()->pid());
-  EXPECT_TRUE(scriptFactsText().contains(running)) << scriptFactsText().toStdString();
+  const QString facts = testing::scriptFactsText(window_);
+  EXPECT_TRUE(facts.contains(running)) << facts.toStdString();
   test::write_file(gate, "");
 
   ASSERT_TRUE(waitForTheEnd());

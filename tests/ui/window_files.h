@@ -7,8 +7,13 @@
 #include <chrono>
 #include <optional>
 
+#include <QGroupBox>
+#include <QLabel>
+#include <QStringList>
+
 #include "tests/ui/qt_test_env.h"
 #include "ui/widgets/main_window.h"
+#include "ui/widgets/run_panel.h"
 
 namespace ampscope::ui::testing {
 
@@ -33,6 +38,14 @@ inline bool openAndWait(MainWindow& window, const QString& path) {
 
 inline bool exportReportAndWait(MainWindow& window, const QString& path) {
   return startAndWait(window, &MainWindow::reportExported, path, [&] { return window.exportReport(path); });
+}
+
+// The Run panel's facts of a script's session, "label | value | ..." ("" when it shows none).
+inline QString scriptFactsText(MainWindow& window) {
+  QStringList texts;
+  if (auto* box = window.runPanel()->findChild<QGroupBox*>(QStringLiteral("scriptFacts")))
+    for (const QLabel* label : box->findChildren<QLabel*>()) texts << label->text();
+  return texts.join(QStringLiteral(" | "));
 }
 
 }  // namespace ampscope::ui::testing
