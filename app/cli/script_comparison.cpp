@@ -115,7 +115,7 @@ int64_t samples_per_step(const std::vector<profiler::StepRecord>& steps) {
 int run_script_comparison(const ScriptComparisonPlan& plan) {
   Comparison result;
   std::vector<std::string> variants;
-  const int64_t steps = plan.max_steps > 0 ? plan.max_steps : kDefaultComparedSteps;
+  const int64_t steps = plan.max_steps > 0 ? plan.max_steps : profiler::kDefaultComparedSteps;
   try {
     variants = profiler::parse_variants(plan.variants, "--compare");
     if (plan.repeats < 1) throw engine::ConfigError("--repeats must be >= 1");

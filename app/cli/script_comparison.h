@@ -22,14 +22,12 @@ struct ScriptComparisonPlan {
   std::string variants = "fp32,bf16";
   int64_t repeats = 3;
   int64_t warmup_steps = 5;
-  int64_t max_steps = 0;  // 0: kDefaultComparedSteps
+  int64_t max_steps = 0;  // 0: profiler::kDefaultComparedSteps
   int64_t profile_steps = 3;
   std::string out_path;
   bool overwrite = false;
   bool trace_gpu = true;
 };
-
-inline constexpr int64_t kDefaultComparedSteps = 30;
 
 // Runs the comparison and prints its tables; the exit code (2 for impossible settings,
 // 1 when no precision finished a run, 130 when interrupted).

@@ -9,6 +9,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
 #include <QTimer>
 #include <cstdio>
 #include <memory>
@@ -189,10 +190,18 @@ int main(int argc, char** argv) {
                             QStringLiteral("Run this Python training script under capture (ampscope run) and follow "
                                            "its session live; the script's arguments follow --"),
                             QStringLiteral("SCRIPT.py"));
+  QCommandLineOption module(QStringLiteral("module"),
+                            QStringLiteral("The same for a module, run as python -m MODULE runs it, from this "
+                                           "directory"),
+                            QStringLiteral("MODULE"));
+  QCommandLineOption compare(QStringLiteral("compare"),
+                             QStringLiteral("With --script or --module: compare these precisions of it (ampscope run "
+                                            "--compare) instead of profiling one run; the page fills in as runs end"),
+                             QStringLiteral("fp32,bf16,..."));
   QCommandLineOption scheme(QStringLiteral("color-scheme"),
                             QStringLiteral("light, dark or system (default: the desktop's palette)"),
                             QStringLiteral("SCHEME"), QStringLiteral("system"));
-  parser.addOptions({screenshot, steps, after, start, script, scheme});
+  parser.addOptions({screenshot, steps, after, start, script, module, compare, scheme});
   parser.process(*app_holder);
   auto& app = static_cast<QApplication&>(*app_holder);
 
@@ -217,11 +226,19 @@ int main(int argc, char** argv) {
   window.runPanel()->setConfig(defaultSession(shooting ? std::max(n_steps, n_after * 2) : n_steps));
   window.show();
 
-  if (parser.isSet(script)) {
+  if (parser.isSet(script) && parser.isSet(module))
+    return fail(QStringLiteral("--script or --module: one of them, not both"));
+  if (parser.isSet(compare) && !parser.isSet(script) && !parser.isSet(module))
+    return fail(QStringLiteral("--compare compares a script's precisions: name it with --script or --module"));
+  if (parser.isSet(script) || parser.isSet(module)) {
     ampscope::ui::ScriptRunRequest request;
-    request.script = parser.value(script);
+    request.module = parser.isSet(module);
+    request.script = request.module ? parser.value(module) : parser.value(script);
+    if (request.module) request.working_dir = QDir::currentPath();
     request.arguments = files;  // after --
-    request.session_path = ampscope::ui::ScriptRunDialog::defaultSessionPath(request.script);
+    if (parser.isSet(compare)) request.compare = parser.value(compare).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    request.session_path =
+        ampscope::ui::ScriptRunDialog::defaultSessionPath(request.script, request.comparing());
     if (!window.runScript(request)) return fail(window.bannerText());
     if (shooting) return runScriptScreenshot(app, window, parser.value(screenshot), n_after);
     return app.exec();

@@ -34,6 +34,10 @@ struct ComparisonOptions {
   bool overwrite = false;
 };
 
+// A script's comparison (`ampscope run --compare`) stops each run after this many steps
+// unless --max-steps says otherwise: the script's own length is unknown, and may be endless.
+inline constexpr int64_t kDefaultComparedSteps = 30;
+
 struct ComparisonProgress {
   std::string variant;
   int64_t repeat = 0;          // 0-based; -1 for the profiled pass

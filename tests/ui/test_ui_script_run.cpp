@@ -3,6 +3,7 @@
 // script writes and follows it while it runs; the Script pane shows what it printed;
 // Stop stops it as Ctrl-C does; what fails says why in one line and keeps the session.
 #include "profiler/session_meta_keys.h"
+#include "profiler/store/comparison_store.h"
 #include "profiler/store/session_reader.h"
 #include "tests/support/test_support.h"
 // Qt from here on.
@@ -14,6 +15,9 @@
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/window_files.h"
 #include "ui/models/store_session_io.h"
+#include "ui/models/op_comparison_model.h"
+#include "ui/models/variant_summary_model.h"
+#include "ui/widgets/comparison_page.h"
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/script_run_dialog.h"
@@ -131,6 +135,135 @@ TEST_F(ScriptRun, TheScriptsSessionOpensLiveWhileItRunsAndEndsFinishedWithItsOut
       << window_.windowTitle().toStdString();
 }
 
+// A script's precision comparison run from the window (`ampscope run --compare`): the
+// comparison page shows the first finished run while the next is still going, and the whole
+// comparison, per run and per op, once the script's last run ends.
+TEST_F(ScriptRun, APrecisionComparisonOfTheScriptFillsTheComparisonPageAsItsRunsEnd) {
+  // Every run after the first waits for the gate: the test sees the comparison half done.
+  const std::string gate = (dir_ / "go").string(), runs = (dir_ / "runs").string();
+  const std::string held = "import os, time\nRUNS, GATE = '" + runs + "', '" + gate + R"('
+started = len(open(RUNS).read()) if os.path.exists(RUNS) else 0
+open(RUNS, "a").write("x")
+deadline = time.monotonic() + 120
+while started and not os.path.exists(GATE) and time.monotonic() < deadline:
+    time.sleep(0.01)
+)";
+  ScriptRunRequest r = request(held + training_script(0));  // endless: --max-steps stops each run
+  r.compare = {QStringLiteral("fp32"), QStringLiteral("bf16")};
+  r.repeats = 1;
+  r.max_steps = 7;  // 5 warm-up steps, 2 timed; the profiled runs record those 2
+  r.session_path = QString::fromStdString((dir_ / "compare.ampscope").string());
+  ASSERT_TRUE(window_.runScript(r)) << window_.bannerText().toStdString();
+
+  ComparisonPage* page = window_.comparisonPage();
+  const auto repeats_of = [&](const char* variant) -> size_t {
+    const ComparisonResultsPtr results = page->results();
+    if (!results || !results->report.comparison) return 0;
+    for (const auto& v : results->report.comparison->variants)
+      if (v.variant == variant) return v.repeats.size();
+    return 0;
+  };
+  ASSERT_TRUE(testing::waitUntil([&] { return repeats_of("fp32") == 1; }, std::chrono::seconds(90)))
+      << window_.scriptRunPane()->outputText().toStdString();
+  EXPECT_TRUE(window_.scriptRunner()->isRunning()) << "bf16's run waits for the gate";
+  EXPECT_TRUE(window_.comparisonPageShown());
+  EXPECT_TRUE(window_.sessionFollower()->isFollowing()) << "followed while the script's runs go on";
+  EXPECT_EQ(repeats_of("bf16"), 0u);
+  EXPECT_TRUE(page->progressText().contains(QStringLiteral("1 of 2 timed runs finished")))
+      << page->progressText().toStdString();
+  EXPECT_FALSE(page->progressText().startsWith(QStringLiteral("Opened"))) << page->progressText().toStdString();
+  test::write_file(gate, "");
+
+  ASSERT_TRUE(waitForTheEnd());
+  EXPECT_TRUE(outcome_->first) << outcome_->second.toStdString();
+  EXPECT_TRUE(outcome_->second.contains(QStringLiteral("precision comparison finished (fp32, bf16)")))
+      << outcome_->second.toStdString();
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return repeats_of("bf16") == 1 && !window_.fileLoader()->isBusy(); }, std::chrono::seconds(60)));
+  EXPECT_FALSE(window_.sessionFollower()->isFollowing());
+  EXPECT_TRUE(page->progressText().startsWith(QStringLiteral("Opened compare.ampscope: python train.py")))
+      << page->progressText().toStdString();
+  // What the page shows is the file: both precisions timed, and profiled op by op.
+  const profiler::Comparison on_disk = profiler::read_comparison((dir_ / "compare.ampscope").string());
+  ASSERT_EQ(on_disk.variants.size(), 2u);
+  for (const auto& v : on_disk.variants) {
+    EXPECT_EQ(v.repeats.size(), 1u) << v.variant;
+    EXPECT_EQ(v.profiled_steps, 2) << v.variant;
+    EXPECT_TRUE(v.error.empty()) << v.variant << ": " << v.error;
+  }
+  EXPECT_EQ(page->summaryModel()->rowCount(), 2);
+  EXPECT_GT(page->opModel()->rowCount(), 0) << "each precision's ops, matched";
+  EXPECT_TRUE(window_.startAction()->isEnabled());
+}
+
+// A process that runs: not gone, and not a zombie nobody reaped yet.
+bool processRuns(const std::string& pid) {
+  const std::string stat = test::read_file("/proc/" + pid + "/stat");  // "" once gone
+  const size_t name_end = stat.rfind(')');
+  return name_end != std::string::npos && stat.size() > name_end + 2 && stat[name_end + 2] != 'Z';
+}
+
+// A comparison's runs are processes of `ampscope run --compare`'s own: Stop reaches the one
+// training (as Ctrl-C in a terminal does), and a second Stop kills it with the comparison.
+TEST_F(ScriptRun, StopReachesTheRunAComparisonWaitsForAndAKillLeavesNoRunBehind) {
+  const std::string pid_file = (dir_ / "pid").string();
+  for (const bool ignores_interrupt : {false, true}) {
+    SCOPED_TRACE(ignores_interrupt ? "a run that ignores Ctrl-C, stopped twice" : "stopped once");
+    fs::remove(pid_file);
+    outcome_.reset();
+    // It waits before training: only a signal ends it.
+    const std::string waits = std::string("import os, signal, time\n") +
+                              (ignores_interrupt ? "signal.signal(signal.SIGINT, signal.SIG_IGN)\n" : "") +
+                              "open('" + pid_file + R"(', 'w').write(str(os.getpid()))
+while True:
+    time.sleep(0.01)
+)";
+    ScriptRunRequest r = request(waits + training_script(0));
+    r.compare = {QStringLiteral("fp32"), QStringLiteral("bf16")};
+    r.session_path = QString::fromStdString((dir_ / "compare.ampscope").string());
+    ASSERT_TRUE(window_.runScript(r)) << window_.bannerText().toStdString();
+    ASSERT_TRUE(testing::waitUntil([&] { return !test::read_file(pid_file).empty(); }, std::chrono::seconds(90)))
+        << window_.scriptRunPane()->outputText().toStdString();
+    const std::string run_pid = test::read_file(pid_file);
+    ASSERT_TRUE(processRuns(run_pid));
+    window_.stopRun();
+    if (ignores_interrupt) window_.stopRun();
+    ASSERT_TRUE(waitForTheEnd());
+    EXPECT_TRUE(outcome_->first) << outcome_->second.toStdString();
+    EXPECT_TRUE(outcome_->second.startsWith(ignores_interrupt ? QStringLiteral("train.py was killed (Stop, twice)")
+                                                              : QStringLiteral("train.py stopped (Stop)")))
+        << outcome_->second.toStdString();
+    EXPECT_TRUE(testing::waitUntil([&] { return !processRuns(run_pid); }, std::chrono::seconds(30)))
+        << "the script's run (pid " << run_pid << ") trains on";
+    EXPECT_FALSE(fs::exists(dir_ / "compare.ampscope")) << "no run finished";
+  }
+}
+
+// `python -m pkg.train` from the package's root, as a package's training is often started.
+TEST_F(ScriptRun, AModuleRunsFromItsWorkingDirectoryAsPythonMRunsIt) {
+  fs::create_directories(dir_ / "pkg");
+  test::write_file(dir_ / "pkg" / "__init__.py", "");
+  // A relative import: only a module run as part of its package has one.
+  test::write_file(dir_ / "pkg" / "steps.py", "STEPS = 3\n");
+  std::string text = training_script(3);
+  const std::string steps_line = "STEPS, GATE = 3, ''";
+  ASSERT_NE(text.find(steps_line), std::string::npos);
+  text.replace(text.find(steps_line), steps_line.size(), "from .steps import STEPS\nGATE = ''");
+  test::write_file(dir_ / "pkg" / "train.py", text);
+  ScriptRunRequest r = request("");
+  r.module = true;
+  r.script = QStringLiteral("pkg.train");
+  r.working_dir = QString::fromStdString(dir_.path().string());
+  ASSERT_TRUE(window_.runScript(r)) << window_.bannerText().toStdString();
+  EXPECT_EQ(window_.scriptRunner()->scriptName(), QStringLiteral("pkg.train"));
+  ASSERT_TRUE(waitForTheEnd());
+  EXPECT_TRUE(outcome_->first) << outcome_->second.toStdString() << "\n"
+                               << window_.scriptRunPane()->outputText().toStdString();
+  ASSERT_TRUE(waitForTheClosedSession());
+  EXPECT_EQ(stepsShown(), 3);
+  EXPECT_EQ(profiler::SessionReader::open((dir_ / "run.ampscope").string()).steps().size(), 3u);
+}
+
 TEST_F(ScriptRun, AScriptThatRaisesSaysWhyInOneLineAndKeepsItsSession) {
   ASSERT_TRUE(window_.runScript(request(training_script(3, "", "raise RuntimeError('diverged at step 3')\n"))));
   ASSERT_TRUE(waitForTheEnd());
@@ -179,6 +312,14 @@ TEST_F(ScriptRun, WhatCannotRunSaysWhyInOneLine) {
       << banner;
   EXPECT_NE(banner.find("it wrote no session"), std::string::npos) << banner;
   EXPECT_FALSE(fs::exists(dir_ / "run.ampscope"));
+
+  ScriptRunRequest homeless = request(training_script(1));
+  homeless.module = true;
+  homeless.script = QStringLiteral("pkg.train");
+  EXPECT_FALSE(window_.runScript(homeless));
+  EXPECT_NE(window_.bannerText().toStdString().find("module pkg.train needs the directory to run it from"),
+            std::string::npos)
+      << window_.bannerText().toStdString();
 }
 
 // The dialog gives back what it was given: arguments with spaces and quotes survive the
@@ -205,6 +346,50 @@ TEST(ScriptRunDialogFields, AnArgumentWithSpacesAndQuotesSurvivesTheLine) {
   EXPECT_EQ(ScriptRunner::commandLine(QStringLiteral("ampscope"), *back).mid(1),
             (QStringList{"run", "--out", r.session_path, "--force", "--precision", "bf16", "--max-steps", "30",
                          "--no-gpu-trace", "--", r.script, "--name", "a b", "say \"hi\""}));
+}
+
+// A module's precision comparison: what the dialog shows comes back as the command that
+// `ampscope run` takes; what cannot run is said in the dialog, not after.
+TEST(ScriptRunDialogFields, AModulesComparisonComesBackAsTheCommandThatRunsIt) {
+  test::ScratchDir dir;
+  ScriptRunRequest r;
+  r.script = QStringLiteral("pkg.train");
+  r.module = true;
+  r.working_dir = QString::fromStdString(dir.path().string());
+  r.arguments = {QStringLiteral("--epochs"), QStringLiteral("1")};
+  r.compare = {QStringLiteral("fp32"), QStringLiteral("fp16")};
+  r.repeats = 2;
+  r.session_path = QString::fromStdString((dir / "c.ampscope").string());
+  ScriptRunDialog dialog;
+  dialog.setRequest(r);
+  auto back = dialog.request();
+  ASSERT_TRUE(back.has_value());
+  EXPECT_TRUE(back->module);
+  EXPECT_EQ(back->script, r.script);
+  EXPECT_EQ(back->compare, r.compare);
+  EXPECT_EQ(back->repeats, 2);
+  EXPECT_EQ(back->working_dir, r.working_dir);
+  // No --precision: the comparison sets each run's, and `ampscope run` refuses it beside --compare.
+  EXPECT_EQ(ScriptRunner::commandLine(QStringLiteral("ampscope"), *back).mid(1).join(QLatin1Char(' ')).toStdString(),
+            "run --out " + r.session_path.toStdString() +
+                " --force --compare fp32,fp16 --repeats 2 -m -- pkg.train --epochs 1");
+
+  const auto refused = [&](ScriptRunRequest changed, const std::string& why) {
+    dialog.setRequest(changed);
+    EXPECT_FALSE(dialog.request().has_value()) << why;
+  };
+  ScriptRunRequest one = r;
+  one.compare = {QStringLiteral("bf16")};
+  refused(one, "one precision is no comparison");
+  ScriptRunRequest no_dir = r;
+  no_dir.working_dir.clear();
+  refused(no_dir, "a module without the directory it runs from");
+  ScriptRunRequest bad_name = r;
+  bad_name.script = QStringLiteral("pkg/train.py");
+  refused(bad_name, "a path is not a module name");
+  ScriptRunRequest all_warmup = r;
+  all_warmup.max_steps = 5;
+  refused(all_warmup, "no step left to time after the warm-up");
 }
 
 }  // namespace

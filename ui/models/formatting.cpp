@@ -131,6 +131,12 @@ QColor variantColor(const std::string& variant) {
   return rgb != 0 ? QColor::fromRgb(0xff000000u | rgb) : QColor(0x3b, 0x7d, 0xd8);
 }
 
+const QStringList& precisionVariants() {
+  static const QStringList variants{QStringLiteral("fp32"), QStringLiteral("tf32"), QStringLiteral("fp16"),
+                                    QStringLiteral("bf16")};
+  return variants;
+}
+
 QString variantDescription(const QString& variant) {
   if (variant == QLatin1String("fp32")) return QStringLiteral("fp32: full precision, no autocast (the baseline).");
   if (variant == QLatin1String("tf32"))

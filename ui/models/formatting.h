@@ -4,6 +4,7 @@
 // so a term reads the same everywhere.
 #include <QColor>
 #include <QString>
+#include <QStringList>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@ QColor categoryColor(profiler::OpCategory category);
 
 // A precision variant's color in the comparison's tables and loss plot.
 QColor variantColor(const std::string& variant);
+// The precisions a comparison can run, in the order its settings and tables list them:
+// fp32, tf32, fp16, bf16.
+const QStringList& precisionVariants();
 // One sentence: "bf16: autocast to bfloat16, no loss scaler."
 QString variantDescription(const QString& variant);
 // Green for a speedup, red for a slowdown, grey within ±5 % of 1×.

@@ -27,8 +27,6 @@
 namespace ampscope::ui {
 namespace {
 
-constexpr const char* kVariantOrder[] = {"fp32", "tf32", "fp16", "bf16"};
-
 QString progressLine(const ComparisonProgressInfo& p, bool inference) {
   if (!p.finished_message.isEmpty())
     return QObject::tr("[%1/%2] %3").arg(p.run_index + 1).arg(p.run_count).arg(p.finished_message);
@@ -161,7 +159,7 @@ QStringList ComparisonPage::variants() const {
   const QCheckBox* boxes[] = {ui_->fp32Check, ui_->tf32Check, ui_->fp16Check, ui_->bf16Check};
   QStringList out;
   for (size_t i = 0; i < std::size(boxes); ++i)
-    if (boxes[i]->isChecked()) out << QLatin1String(kVariantOrder[i]);
+    if (boxes[i]->isChecked()) out << precisionVariants()[i];
   return out;
 }
 
@@ -215,7 +213,7 @@ void ComparisonPage::stopComparison() {
 
 void ComparisonPage::shutdown() { controller_->shutdown(); }
 
-bool ComparisonPage::showOpenedComparison(const ComparisonResultsPtr& results) {
+bool ComparisonPage::showOpenedComparison(const ComparisonResultsPtr& results, bool written_live) {
   const QString& path = results->path;
   if (controller_->isActive()) {
     emit errorOccurred(tr("Cannot open %1").arg(QFileInfo(path).fileName()),
@@ -241,6 +239,21 @@ bool ComparisonPage::showOpenedComparison(const ComparisonResultsPtr& results) {
   // What was compared, as the file says it: `ampscope run --compare` of a script names the
   // script and its model, which the Run panel (the built-in setup) does not show.
   const QString what = QString::fromStdString(c.meta.model);
+  if (written_live) {
+    qint64 timed = 0, profiled_runs = 0;
+    for (const auto& v : c.variants) {
+      timed += static_cast<qint64>(v.repeats.size());
+      profiled_runs += v.profiled_steps > 0 ? 1 : 0;
+    }
+    const qint64 planned = c.planned_repeats * static_cast<qint64>(c.variants.size());
+    const QString done = timed < planned ? tr("%1 of %2 timed runs finished").arg(timed).arg(planned)
+                                         : tr("timed runs finished; %1 of %2 profiled runs")
+                                               .arg(profiled_runs)
+                                               .arg(c.variants.size());
+    ui_->progressLabel->setText(tr("Running %1 (%2): %3; the page fills in as each run ends")
+                                    .arg(QFileInfo(path).fileName(), what.isEmpty() ? tr("a script") : what, done));
+    return true;
+  }
   const QString opened = what.isEmpty() ? tr("Opened %1").arg(QFileInfo(path).fileName())
                                         : tr("Opened %1: %2").arg(QFileInfo(path).fileName(), what);
   ui_->progressLabel->setText(c.inference ? tr("%1, an inference comparison (latency per batch)").arg(opened) : opened);
@@ -366,7 +379,8 @@ void ComparisonPage::updateBaseLabel() {
   const engine::TrainConfig c = base_source_();
   ui_->baseLabel->setText(
       tr("Trains the Run panel's setup in each precision: %1 on %2 data, %3 steps, batch %4%5, seed %6, "
-         "device %7. Warm-up steps are left out of the timing; timing runs are never profiled.")
+         "device %7. Warm-up steps are left out of the timing; timing runs are never profiled. Your own "
+         "script's comparison: File → Run a Python script…, Compare precisions.")
           .arg(QString::fromStdString(std::string(engine::to_string(c.model.kind))),
                QString::fromStdString(std::string(engine::to_string(c.data.kind))))
           .arg(c.steps)

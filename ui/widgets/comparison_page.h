@@ -54,8 +54,9 @@ class ComparisonPage : public QWidget {
   bool startComparison();
   void stopComparison();
   // Shows a comparison file read by the window's FileLoader; false with
-  // errorOccurred while a comparison runs.
-  bool showOpenedComparison(const ComparisonResultsPtr& results);
+  // errorOccurred while a comparison runs. `written_live`: another process (a script's
+  // `ampscope run --compare`) still adds runs to it, and the window reads it again as it does.
+  bool showOpenedComparison(const ComparisonResultsPtr& results, bool written_live = false);
   void showResults(const ComparisonResultsPtr& results);
   // Training and a comparison compete for the same device: the window keeps one at a time.
   void setTrainingActive(bool active);

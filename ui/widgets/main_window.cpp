@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "engine/config_json.h"
+#include "profiler/process_identity.h"
 #include "profiler/report/report_format.h"
 #include "ui/widgets/comparison_page.h"
 #include "ui/widgets/compiled_pane.h"
@@ -329,6 +330,11 @@ void MainWindow::runScriptDialog() {
 void MainWindow::onScriptFinished(bool ok, const QString& summary) {
   script_pane_->showFinished(ok, summary);
   onStateChanged(controller_->state(), {});
+  // A comparison's file is read once more, whole: its last runs and its end.
+  const ScriptRunRequest& request = script_runner_->request();
+  if (request.comparing() && QFileInfo::exists(request.session_path) && !controller_->isActive() &&
+      !comparison_page_->isRunning())
+    openSession(request.session_path);
   if (ok) return statusBar()->showMessage(summary, 10000);
   if (!file_loader_->isBusy()) return showError(tr("The script's run"), summary);
   // Its session is still being read (a script that failed before the first poll saw it):
@@ -436,11 +442,19 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
     return;
   }
   if (file->comparison) {
-    follower_->stop();
-    if (!comparison_page_->showOpenedComparison(file->comparison)) {  // the page showed why
+    // A script's comparison (`ampscope run --compare` from File → Run a Python script) is
+    // followed while it runs: the page fills in as each of its runs ends.
+    const bool written_live = script_runner_->isRunning() && script_runner_->request().comparing() &&
+                              script_runner_->request().session_path == path;
+    if (!comparison_page_->showOpenedComparison(file->comparison, written_live)) {  // the page showed why
+      follower_->stop();
       emit fileOpened(path, false);
       return;
     }
+    if (file->refresh) return follower_->reloaded(path, !written_live);  // the page and title stay
+    follower_->stop();
+    if (written_live)
+      follower_->follow(path, false, script_runner_->pid(), QString::fromStdString(profiler::current_host_name()));
     run_panel_->showSettings();
     applySavedConfig(file->comparison->report.meta.config_json);
     showComparisonPage();

@@ -13,11 +13,14 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "profiler/compare/comparison_runner.h"
+#include "ui/models/formatting.h"
 #include "ui/models/session_io.h"
 #include "ui/widgets/live_profiling.h"
 
@@ -29,6 +32,11 @@ constexpr char kArgumentsKey[] = "scriptRun/arguments";
 constexpr char kPythonKey[] = "scriptRun/python";
 constexpr char kPrecisionKey[] = "scriptRun/precision";
 constexpr char kMaxStepsKey[] = "scriptRun/maxSteps";
+constexpr char kModuleKey[] = "scriptRun/module";
+constexpr char kWorkingDirKey[] = "scriptRun/workingDir";
+constexpr char kCompareKey[] = "scriptRun/compare";  // empty: profile one run
+constexpr char kRepeatsKey[] = "scriptRun/repeats";
+constexpr int kProfileMode = 0, kCompareMode = 1;
 
 // A line edit with a Browse button beside it.
 QWidget* withBrowse(QLineEdit* edit, QPushButton** button) {
@@ -74,25 +82,50 @@ ScriptRunDialog::ScriptRunDialog(QWidget* parent) : QDialog(parent) {
   arguments_->setPlaceholderText(tr("the script's own, quoted as in a shell: --epochs 1 --name \"a b\""));
   python_ = new QLineEdit;
   python_->setPlaceholderText(tr("as ampscope run picks it: $AMPSCOPE_PYTHON, the active virtualenv, this build's"));
+  module_ = new QCheckBox(tr("A module, run as python -m runs it (the Script field names it: pkg.train)"));
+  mode_ = new QComboBox;
+  mode_->addItem(tr("Profile one run"));
+  mode_->addItem(tr("Compare precisions"));
+  mode_->setToolTip(tr("Compare precisions (ampscope run --compare): the script runs several times in each "
+                       "precision, interleaved, its steps timed with no op recorded, then once more per precision "
+                       "with a few steps profiled; speedups against fp32, per run and per op"));
   precision_ = new QComboBox;
   precision_->addItem(tr("as the script asks"), QStringLiteral("script"));
-  for (const char* p : {"fp32", "tf32", "fp16", "bf16"})
-    precision_->addItem(QString::fromLatin1(p), QString::fromLatin1(p));
+  for (const QString& p : precisionVariants()) precision_->addItem(p, p);
   precision_->setToolTip(tr("Runs the script's autocast regions in this precision (ampscope run --precision): fp32 "
                             "and tf32 (CUDA) turn them off, fp16 and bf16 set their dtype"));
+  compare_row_ = new QWidget;
+  auto* compare_layout = new QHBoxLayout(compare_row_);
+  compare_layout->setContentsMargins(0, 0, 0, 0);
+  for (const QString& p : precisionVariants()) {
+    auto* box = new QCheckBox(p);
+    box->setToolTip(variantDescription(p));
+    compared_ << box;
+    compare_layout->addWidget(box);
+  }
+  repeats_ = new QSpinBox;
+  repeats_->setRange(1, 50);
+  repeats_->setSuffix(tr(" timed runs each"));
+  repeats_->setToolTip(tr("Timed runs per precision (ampscope run --compare --repeats): the speedup's spread is "
+                          "over these"));
+  compare_layout->addSpacing(12);
+  compare_layout->addWidget(repeats_);
+  compare_layout->addStretch(1);
   max_steps_ = new QSpinBox;
   max_steps_->setRange(0, 100000000);
-  max_steps_->setSpecialValueText(tr("no limit"));
-  max_steps_->setToolTip(tr("Stops the script as step N+1 would begin (ampscope run --max-steps)"));
   trace_gpu_ = new QCheckBox(tr("Trace CUDA kernels (CUPTI)"));
   trace_gpu_->setChecked(true);
   session_ = new QLineEdit;
   working_dir_ = new QLineEdit;
   working_dir_->setPlaceholderText(tr("the script's directory"));
+  form_ = form;
   form->addRow(tr("Script"), withBrowse(script_, &browse_script));
+  form->addRow(QString(), module_);
   form->addRow(tr("Arguments"), arguments_);
   form->addRow(tr("Python"), python_);
+  form->addRow(tr("Run"), mode_);
   form->addRow(tr("Precision"), precision_);
+  form->addRow(tr("Compare"), compare_row_);
   form->addRow(tr("Stop after"), max_steps_);
   form->addRow(QString(), trace_gpu_);
   form->addRow(tr("Session file"), withBrowse(session_, &browse_session));
@@ -111,18 +144,52 @@ ScriptRunDialog::ScriptRunDialog(QWidget* parent) : QDialog(parent) {
     if (request()) accept();
   });
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-  // A new script gets a fresh session file unless one was chosen.
-  connect(script_, &QLineEdit::editingFinished, this, [this] {
-    if (session_->text().isEmpty() || !session_->isModified()) session_->setText(defaultSessionPath(script_->text()));
+  // A new script (or mode) gets a fresh file unless one was chosen.
+  const auto fresh_file = [this] {
+    if (session_->text().isEmpty() || !session_->isModified())
+      session_->setText(defaultSessionPath(script_->text(), comparing()));
+  };
+  connect(script_, &QLineEdit::editingFinished, this, fresh_file);
+  connect(mode_, &QComboBox::currentIndexChanged, this, [this, fresh_file] {
+    fresh_file();
+    updateFields();
   });
+  connect(module_, &QCheckBox::toggled, this, &ScriptRunDialog::updateFields);
+  updateFields();
   resize(720, sizeHint().height());
 }
 
-QString ScriptRunDialog::defaultSessionPath(const QString& script) {
+bool ScriptRunDialog::comparing() const { return mode_->currentIndex() == kCompareMode; }
+
+void ScriptRunDialog::updateFields() {
+  const bool compare = comparing();
+  // --compare sets each run's precision itself; a step limit is its runs' length.
+  form_->setRowVisible(precision_, !compare);
+  form_->setRowVisible(compare_row_, compare);
+  max_steps_->setSpecialValueText(compare ? tr("%1 steps (the default)").arg(profiler::kDefaultComparedSteps)
+                                          : tr("no limit"));
+  max_steps_->setToolTip(compare ? tr("Stops each run as step N+1 would begin (ampscope run --compare --max-steps); "
+                                      "the first %1 steps of each are warm-up, not timed")
+                                       .arg(profiler::ComparisonOptions{}.warmup_steps)
+                                 : tr("Stops the script as step N+1 would begin (ampscope run --max-steps)"));
+  if (auto* label = qobject_cast<QLabel*>(form_->labelForField(session_->parentWidget())))
+    label->setText(compare ? tr("Comparison file") : tr("Session file"));
+  working_dir_->setPlaceholderText(module_->isChecked() ? tr("where python -m %1 works: the package's root (needed)")
+                                                              .arg(script_->text().trimmed().isEmpty()
+                                                                       ? QStringLiteral("pkg.train")
+                                                                       : script_->text().trimmed())
+                                                        : tr("the script's directory"));
+  script_->setPlaceholderText(module_->isChecked() ? tr("pkg.train") : tr("train.py"));
+}
+
+QString ScriptRunDialog::defaultSessionPath(const QString& script, bool comparison) {
   const QString dir = defaultSessionsDirectory();  // where the built-in runs' sessions go
-  const QString name = QFileInfo(script).completeBaseName();
-  return QStringLiteral("%1/%2-%3.%4")
-      .arg(dir, name.isEmpty() ? QStringLiteral("script") : name,
+  // A module's last part (pkg.train: train), a file's base name.
+  QString name = QFileInfo(script).completeBaseName();
+  if (!script.endsWith(QStringLiteral(".py"))) name = script.section(QLatin1Char('.'), -1);
+  if (name.isEmpty()) name = QStringLiteral("script");
+  return QStringLiteral("%1/%2%3-%4.%5")
+      .arg(dir, name, comparison ? QStringLiteral("-compare") : QString(),
            QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")), QLatin1String(kSessionSuffix));
 }
 
@@ -133,19 +200,40 @@ std::optional<ScriptRunRequest> ScriptRunDialog::request() {
     return std::nullopt;
   };
   ScriptRunRequest r;
-  r.script = QFileInfo(script_->text().trimmed()).absoluteFilePath();
-  if (script_->text().trimmed().isEmpty() || !QFileInfo(r.script).isFile())
-    return problem(tr("'%1' is not a file: choose the training script to run").arg(script_->text().trimmed()));
+  r.module = module_->isChecked();
+  r.working_dir = working_dir_->text().trimmed();
+  if (r.module) {
+    r.script = script_->text().trimmed();
+    static const QRegularExpression kModuleName(QStringLiteral(R"(^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$)"));
+    if (!kModuleName.match(r.script).hasMatch())
+      return problem(tr("'%1' is not a module name: name it as python -m takes it (pkg.train)").arg(r.script));
+    if (r.working_dir.isEmpty())
+      return problem(tr("a module runs from a directory: set the working directory to where python -m %1 works")
+                         .arg(r.script));
+  } else {
+    r.script = QFileInfo(script_->text().trimmed()).absoluteFilePath();
+    if (script_->text().trimmed().isEmpty() || !QFileInfo(r.script).isFile())
+      return problem(tr("'%1' is not a file: choose the training script to run").arg(script_->text().trimmed()));
+  }
   r.arguments = QProcess::splitCommand(arguments_->text());
   r.python = python_->text().trimmed();
   r.precision = precision_->currentData().toString();
+  if (comparing()) {
+    for (QCheckBox* box : compared_)
+      if (box->isChecked()) r.compare << box->text();
+    if (r.compare.size() < 2) return problem(tr("a comparison needs two precisions or more: tick them"));
+    r.repeats = repeats_->value();
+  }
   r.max_steps = max_steps_->value();
+  if (r.comparing() && r.max_steps > 0 && r.max_steps <= profiler::ComparisonOptions{}.warmup_steps)
+    return problem(tr("each run needs more steps than its %1 of warm-up: stop after %2 or more")
+                       .arg(profiler::ComparisonOptions{}.warmup_steps)
+                       .arg(profiler::ComparisonOptions{}.warmup_steps + 1));
   r.trace_gpu = trace_gpu_->isChecked();
   r.session_path = session_->text().trimmed();
-  if (r.session_path.isEmpty()) r.session_path = defaultSessionPath(r.script);
+  if (r.session_path.isEmpty()) r.session_path = defaultSessionPath(r.script, r.comparing());
   if (QFileInfo(r.session_path).suffix().isEmpty()) r.session_path += QLatin1Char('.') + QLatin1String(kSessionSuffix);
   r.session_path = QFileInfo(r.session_path).absoluteFilePath();
-  r.working_dir = working_dir_->text().trimmed();
   if (!r.working_dir.isEmpty() && !QFileInfo(r.working_dir).isDir())
     return problem(tr("working directory '%1' is not a directory").arg(r.working_dir));
   problem_->hide();
@@ -154,14 +242,23 @@ std::optional<ScriptRunRequest> ScriptRunDialog::request() {
 
 void ScriptRunDialog::setRequest(const ScriptRunRequest& r) {
   script_->setText(r.script);
+  module_->setChecked(r.module);
   arguments_->setText(joinedCommand(r.arguments));
   python_->setText(r.python);
   precision_->setCurrentIndex(std::max(0, precision_->findData(r.precision)));
+  // Unticked, a comparison's precisions are the comparison page's default: fp32 and bf16.
+  const QStringList compared =
+      r.comparing() ? r.compare : QStringList{QStringLiteral("fp32"), QStringLiteral("bf16")};
+  for (QCheckBox* box : compared_) box->setChecked(compared.contains(box->text()));
+  repeats_->setValue(r.repeats);
   max_steps_->setValue(r.max_steps);
   trace_gpu_->setChecked(r.trace_gpu);
-  session_->setText(r.session_path.isEmpty() && !r.script.isEmpty() ? defaultSessionPath(r.script) : r.session_path);
-  session_->setModified(false);
   working_dir_->setText(r.working_dir);
+  mode_->setCurrentIndex(r.comparing() ? kCompareMode : kProfileMode);
+  session_->setText(r.session_path.isEmpty() && !r.script.isEmpty() ? defaultSessionPath(r.script, r.comparing())
+                                                                    : r.session_path);
+  session_->setModified(false);
+  updateFields();
 }
 
 void ScriptRunDialog::browseScript() {
@@ -188,6 +285,10 @@ void ScriptRunDialog::remember(const ScriptRunRequest& r) const {
   settings.setValue(kPythonKey, r.python);
   settings.setValue(kPrecisionKey, r.precision);
   settings.setValue(kMaxStepsKey, r.max_steps);
+  settings.setValue(kModuleKey, r.module);
+  settings.setValue(kWorkingDirKey, r.working_dir);
+  settings.setValue(kCompareKey, r.compare);
+  settings.setValue(kRepeatsKey, r.repeats);
 }
 
 std::optional<ScriptRunRequest> ScriptRunDialog::ask(QWidget* parent) {
@@ -199,13 +300,18 @@ std::optional<ScriptRunRequest> ScriptRunDialog::ask(QWidget* parent) {
   last.python = settings.value(kPythonKey).toString();
   last.precision = settings.value(kPrecisionKey, QStringLiteral("script")).toString();
   last.max_steps = settings.value(kMaxStepsKey, 0).toInt();
+  last.module = settings.value(kModuleKey, false).toBool();
+  last.working_dir = settings.value(kWorkingDirKey).toString();
+  last.compare = settings.value(kCompareKey).toStringList();
+  last.repeats = settings.value(kRepeatsKey, last.repeats).toInt();
   dialog.setRequest(last);
   while (dialog.exec() == QDialog::Accepted) {
     std::optional<ScriptRunRequest> r = dialog.request();
     if (!r) continue;
     if (QFileInfo::exists(r->session_path) &&
-        QMessageBox::question(parent, tr("Replace the session?"),
-                              tr("%1 exists. Replace it with this run's session?").arg(r->session_path)) !=
+        QMessageBox::question(parent, r->comparing() ? tr("Replace the comparison?") : tr("Replace the session?"),
+                              r->comparing() ? tr("%1 exists. Replace it with this comparison?").arg(r->session_path)
+                                             : tr("%1 exists. Replace it with this run's session?").arg(r->session_path)) !=
             QMessageBox::Yes)
       continue;
     dialog.remember(*r);

@@ -1,15 +1,18 @@
 #pragma once
-// Asks what to run for File → Run a Python script…: the script and its arguments,
-// the Python, the precision to run its autocast regions in, a step limit, and the
-// session file (a fresh one where the built-in runs' sessions go unless chosen). The
-// last choices are remembered (QSettings).
+// Asks what to run for File → Run a Python script…: the script (or a module, as
+// `python -m` runs it) and its arguments, the Python, what to do with it (profile one
+// run in a precision, or compare precisions: timed runs of each, then one profiled),
+// a step limit, and the session or comparison file (a fresh one where the built-in
+// runs' sessions go unless chosen). The last choices are remembered (QSettings).
 #include <QDialog>
+#include <QList>
 #include <optional>
 
 #include "ui/widgets/script_runner.h"
 
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
@@ -22,11 +25,13 @@ class ScriptRunDialog : public QDialog {
   explicit ScriptRunDialog(QWidget* parent = nullptr);
 
   // The dialog's fields as a request; nullopt (and the reason shown in the dialog)
-  // when the script is not a file.
+  // when the script is not a file, a module has no directory to run from, or a comparison
+  // has fewer than two precisions.
   std::optional<ScriptRunRequest> request();
   void setRequest(const ScriptRunRequest& request);
-  // A fresh session file for `script`: <defaultSessionsDirectory()>/<name>-<date>-<time>.ampscope.
-  static QString defaultSessionPath(const QString& script);
+  // A fresh session file for `script`: <defaultSessionsDirectory()>/<name>-<date>-<time>.ampscope
+  // (<name>-compare-<date>-<time> for a comparison).
+  static QString defaultSessionPath(const QString& script, bool comparison = false);
 
   // Shows the dialog; the request when the user pressed Run (and agreed to replace an
   // existing session file).
@@ -36,15 +41,24 @@ class ScriptRunDialog : public QDialog {
   void browseScript();
   void browseSession();
   void remember(const ScriptRunRequest& request) const;
+  bool comparing() const;
+  // The fields that mean something for the mode (profile or compare) and the script's kind.
+  void updateFields();
 
   QLineEdit* script_ = nullptr;
+  QCheckBox* module_ = nullptr;
   QLineEdit* arguments_ = nullptr;
   QLineEdit* python_ = nullptr;
+  QComboBox* mode_ = nullptr;
   QComboBox* precision_ = nullptr;
+  QWidget* compare_row_ = nullptr;
+  QList<QCheckBox*> compared_;  // fp32, tf32, fp16, bf16
+  QSpinBox* repeats_ = nullptr;
   QSpinBox* max_steps_ = nullptr;
   QCheckBox* trace_gpu_ = nullptr;
   QLineEdit* session_ = nullptr;
   QLineEdit* working_dir_ = nullptr;
+  QFormLayout* form_ = nullptr;
   QLabel* problem_ = nullptr;
 };
 

@@ -6,16 +6,25 @@
 #include <QFileInfo>
 #include <QProcessEnvironment>
 #include <QStandardPaths>
+#include <sys/types.h>
+#include <unistd.h>
+
 #include <csignal>
+#include <exception>
+
+#include "profiler/store/comparison_store.h"
 
 namespace ampscope::ui {
 namespace {
 
-// SIGINT to the script alone: kill(0, ...) would interrupt this process's whole group, the
-// GUI included, so a process not started yet (no pid) is not signalled.
-bool interrupt(const QProcess& process) {
-  const qint64 pid = process.processId();
-  return pid > 0 && ::kill(static_cast<pid_t>(pid), SIGINT) == 0;
+// The run is a process group of its own (start() makes it one): `ampscope run` and, for a
+// comparison, the script's run it waits for. A signal goes to the whole group, as a
+// terminal's Ctrl-C does, so Stop reaches the script that trains, and a kill leaves no run
+// training on. kill(0, ...) would signal the GUI's own group, so a process not started yet
+// (no pid) is not signalled; one signalled before it made its group gets it alone.
+bool signalRun(const QProcess& process, int signal) {
+  const auto pid = static_cast<pid_t>(process.processId());
+  return pid > 0 && (::kill(-pid, signal) == 0 || ::kill(pid, signal) == 0);
 }
 
 bool isProgram(const QString& path) {
@@ -30,10 +39,19 @@ bool writtenSince(const QString& path, qint64 since_ms) {
   return info.exists() && info.size() > 0 && info.lastModified().toMSecsSinceEpoch() >= since_ms;
 }
 
+bool isComparisonFile(const QString& path) {
+  try {
+    return profiler::is_comparison_file(path.toStdString());
+  } catch (const std::exception&) {
+    return false;  // still being created
+  }
+}
+
 }  // namespace
 
 ScriptRunner::ScriptRunner(QObject* parent) : QObject(parent) {
   process_.setProcessChannelMode(QProcess::MergedChannels);
+  process_.setChildProcessModifier([] { ::setpgid(0, 0); });  // in the child, before exec
   poll_.setInterval(kPollIntervalMs);
   connect(&poll_, &QTimer::timeout, this, &ScriptRunner::pollSession);
   connect(&process_, &QProcess::readyReadStandardOutput, this, &ScriptRunner::readOutput);
@@ -46,8 +64,8 @@ ScriptRunner::~ScriptRunner() {
   // The window closes: the script stops as Ctrl-C stops it and closes its session; one
   // that does not within a few seconds is killed (its session keeps what was written).
   process_.disconnect(this);
-  if (!interrupt(process_) || !process_.waitForFinished(5000)) {
-    process_.kill();
+  if (!signalRun(process_, SIGINT) || !process_.waitForFinished(5000)) {
+    if (!signalRun(process_, SIGKILL)) process_.kill();
     process_.waitForFinished(2000);
   }
 }
@@ -62,18 +80,28 @@ QString ScriptRunner::cliPath() {
   return QStandardPaths::findExecutable(QStringLiteral("ampscope"));
 }
 
+QString ScriptRunRequest::name() const { return module ? script : QFileInfo(script).fileName(); }
+
 QStringList ScriptRunner::commandLine(const QString& cli, const ScriptRunRequest& r) {
   // --force: the window asked before replacing a file; `ampscope run` still refuses one
   // that is not a session, or a session another run is writing, with its own message.
-  QStringList line{cli, QStringLiteral("run"), QStringLiteral("--out"), r.session_path, QStringLiteral("--force"),
-                   QStringLiteral("--precision"), r.precision, QStringLiteral("--max-steps"),
-                   QString::number(r.max_steps)};
+  QStringList line{cli, QStringLiteral("run"), QStringLiteral("--out"), r.session_path, QStringLiteral("--force")};
+  if (r.comparing()) {
+    // Each run's precision is the comparison's: --precision is refused beside it.
+    line << QStringLiteral("--compare") << r.compare.join(QLatin1Char(',')) << QStringLiteral("--repeats")
+         << QString::number(r.repeats);
+    if (r.max_steps > 0) line << QStringLiteral("--max-steps") << QString::number(r.max_steps);
+  } else {
+    line << QStringLiteral("--precision") << r.precision << QStringLiteral("--max-steps")
+         << QString::number(r.max_steps);
+  }
   if (!r.trace_gpu) line << QStringLiteral("--no-gpu-trace");
+  if (r.module) line << QStringLiteral("-m");
   line << QStringLiteral("--") << r.script << r.arguments;
   return line;
 }
 
-QString ScriptRunner::scriptName() const { return QFileInfo(request_.script).fileName(); }
+QString ScriptRunner::scriptName() const { return request_.name(); }
 
 bool ScriptRunner::start(const ScriptRunRequest& request, QString* why_not) {
   const auto refuse = [&](const QString& why) {
@@ -81,8 +109,15 @@ bool ScriptRunner::start(const ScriptRunRequest& request, QString* why_not) {
     return false;
   };
   if (isRunning()) return refuse(tr("%1 is still running (pid %2): stop it first").arg(scriptName()).arg(pid()));
-  if (!QFileInfo(request.script).isFile())
+  if (request.module) {
+    // Python finds a module from the directory it starts in, as `python -m` does in a shell.
+    if (request.script.isEmpty()) return refuse(tr("no module to run: name it as python -m takes it (pkg.train)"));
+    if (request.working_dir.isEmpty() || !QFileInfo(request.working_dir).isDir())
+      return refuse(tr("module %1 needs the directory to run it from (where `python -m %1` works): '%2' is not one")
+                        .arg(request.script, request.working_dir));
+  } else if (!QFileInfo(request.script).isFile()) {
     return refuse(tr("no script to run: '%1' is not a file").arg(request.script));
+  }
   if (request.session_path.isEmpty()) return refuse(tr("no session file to write"));
   const QString cli = cliPath();
   if (cli.isEmpty())
@@ -90,7 +125,7 @@ bool ScriptRunner::start(const ScriptRunRequest& request, QString* why_not) {
   QDir().mkpath(QFileInfo(request.session_path).absolutePath());  // the sessions directory, on a first run
   request_ = request;
   // It runs in the script's directory: a path given relative to ours would not be found there.
-  request_.script = QFileInfo(request.script).absoluteFilePath();
+  if (!request.module) request_.script = QFileInfo(request.script).absoluteFilePath();
   request_.session_path = QFileInfo(request.session_path).absoluteFilePath();
   output_.clear();
   decoder_ = QStringDecoder(QStringDecoder::Utf8);
@@ -112,7 +147,8 @@ bool ScriptRunner::start(const ScriptRunRequest& request, QString* why_not) {
 
 void ScriptRunner::stop() {
   if (!isRunning()) return;
-  if (interrupts_sent_++ > 0 || !interrupt(process_)) process_.kill();
+  if (interrupts_sent_++ == 0 && signalRun(process_, SIGINT)) return;
+  if (!signalRun(process_, SIGKILL)) process_.kill();
 }
 
 void ScriptRunner::readOutput() {
@@ -130,6 +166,9 @@ void ScriptRunner::pollSession() {
   if (!writtenSince(request_.session_path + QStringLiteral("-wal"), launched_ms_since_epoch_) &&
       !writtenSince(request_.session_path, launched_ms_since_epoch_))
     return;
+  // A comparison file is a session file first, its comparison tables committed a moment
+  // later: opened in between, it would read as an empty session.
+  if (request_.comparing() && !isComparisonFile(request_.session_path)) return;
   session_started_ = true;
   poll_.stop();
   emit sessionStarted(request_.session_path);
@@ -148,7 +187,9 @@ void ScriptRunner::onFinished(int exit_code, QProcess::ExitStatus status) {
   poll_.stop();
   const QString name = scriptName();
   const QString last = lastLine();
-  const QString no_session = session_started_ ? QString() : tr("; it wrote no session");
+  const QString no_session = session_started_       ? QString()
+                             : request_.comparing() ? tr("; it wrote no comparison file")
+                                                    : tr("; it wrote no session");
   bool ok = false;
   QString summary;
   if (status == QProcess::CrashExit) {
@@ -158,6 +199,10 @@ void ScriptRunner::onFinished(int exit_code, QProcess::ExitStatus status) {
                                       : tr("%1 crashed: killed by a signal").arg(name);
     ok = interrupts_sent_ > 0;
     summary += session_started_ ? tr("; its session keeps the steps written before") : QString();
+  } else if (exit_code == 0 && request_.comparing()) {
+    ok = true;
+    summary = tr("%1: the precision comparison finished (%2), written to %3")
+                  .arg(name, request_.compare.join(QStringLiteral(", ")), request_.session_path);
   } else if (exit_code == 0) {
     ok = true;
     summary = last.startsWith(QStringLiteral("ampscope: session")) ? last : tr("%1 finished").arg(name);

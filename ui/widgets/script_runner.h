@@ -12,19 +12,29 @@
 #include <QStringList>
 #include <QTimer>
 
+#include "profiler/compare/comparison_runner.h"
+
 namespace ampscope::ui {
 
 // What to run: `ampscope run [--precision P] [--max-steps N] [--no-gpu-trace] --out
-// SESSION --force [PYTHON] SCRIPT ARGS...` in `working_dir`.
+// SESSION --force [-m] SCRIPT ARGS...` in `working_dir`; with `compare`, the script's
+// precision comparison: `ampscope run --compare V,W --repeats R [--max-steps N] ...`.
 struct ScriptRunRequest {
-  QString script;             // a .py file
+  QString script;             // a .py file; with `module`, a module name (pkg.train)
+  bool module = false;        // run as `python -m SCRIPT` runs it, from `working_dir`
   QStringList arguments;      // the script's own
   QString python;             // empty: the one `ampscope run` picks ($AMPSCOPE_PYTHON, the virtualenv, the build's)
-  QString precision = QStringLiteral("script");  // ampscope run --precision
-  int max_steps = 0;          // 0: no limit
+  QString precision = QStringLiteral("script");  // ampscope run --precision (not with `compare`)
+  int max_steps = 0;          // 0: no limit (with `compare`: the comparison's default)
   bool trace_gpu = true;
-  QString session_path;       // the session file it writes (replaced when it exists)
-  QString working_dir;        // empty: the script's directory
+  QString session_path;       // the session (or comparison) file it writes, replaced when it exists
+  QString working_dir;        // empty: the script's directory (a module needs one)
+  QStringList compare;        // precisions to compare (fp32, tf32, fp16, bf16); empty: one profiled run
+  int repeats = static_cast<int>(profiler::ComparisonOptions{}.repeats);  // with `compare`: timed runs per precision
+
+  bool comparing() const { return !compare.isEmpty(); }
+  // What the window calls the run: the script's file name, or the module's name.
+  QString name() const;
 };
 
 class ScriptRunner : public QObject {
@@ -43,10 +53,11 @@ class ScriptRunner : public QObject {
   static QStringList commandLine(const QString& cli, const ScriptRunRequest& request);
 
   // Starts the run; false with a one-line reason when it cannot (another run going, no
-  // script, no `ampscope` command).
+  // script, a module without a working directory, no `ampscope` command).
   bool start(const ScriptRunRequest& request, QString* why_not);
   // Stops the script as Ctrl-C stops it (SIGINT: it closes its session "stopped"); asked
-  // again while it is still stopping, kills it (the session keeps what was written).
+  // again while it is still stopping, kills it and every process it started (the session
+  // keeps what was written; a comparison leaves no run of the script training on).
   void stop();
   bool isRunning() const { return process_.state() != QProcess::NotRunning; }
   bool stopping() const { return interrupts_sent_ > 0; }
@@ -61,7 +72,8 @@ class ScriptRunner : public QObject {
   // start() launched `command_line` (the pid is known unless it failed to start).
   void started(const QString& command_line);
   void outputAppended(const QString& text);
-  // The session file holds its first commit: the window can open it now.
+  // The session file holds its first commit (a comparison's: its first finished run): the
+  // window can open it now.
   void sessionStarted(const QString& path);
   // The process ended: `ok` when it exited 0 (finished, or stopped after --max-steps);
   // `summary` says how, in one line, with the script's own last words when it failed.
