@@ -308,11 +308,11 @@ std::optional<ScriptRunRequest> ScriptRunDialog::ask(QWidget* parent) {
   while (dialog.exec() == QDialog::Accepted) {
     std::optional<ScriptRunRequest> r = dialog.request();
     if (!r) continue;
+    const QString replaced = r->comparing() ? tr("%1 exists. Replace it with this comparison?")
+                                            : tr("%1 exists. Replace it with this run's session?");
     if (QFileInfo::exists(r->session_path) &&
         QMessageBox::question(parent, r->comparing() ? tr("Replace the comparison?") : tr("Replace the session?"),
-                              r->comparing() ? tr("%1 exists. Replace it with this comparison?").arg(r->session_path)
-                                             : tr("%1 exists. Replace it with this run's session?").arg(r->session_path)) !=
-            QMessageBox::Yes)
+                              replaced.arg(r->session_path)) != QMessageBox::Yes)
       continue;
     dialog.remember(*r);
     return r;
