@@ -73,13 +73,14 @@ std::string padded(const std::string& s, size_t width) {
 void print_op_rows(const std::vector<const profiler::OpStats*>& list, size_t top, const char* indent, bool times,
                    bool gpu = false) {
   const size_t shown = std::min(list.size(), top);
-  size_t name_width = 2, module_width = 6, dtype_width = 15, shapes_width = 12;
+  size_t name_width = 2, module_width = 6, phase_width = 9, dtype_width = 15, shapes_width = 12;
   std::vector<std::string> dtypes(shown), shapes(shown);
   for (size_t i = 0; i < shown; ++i) {
     dtypes[i] = profiler::text::dtype_flow_text(list[i]->input_dtypes, list[i]->output_dtypes);
     shapes[i] = profiler::text::shapes_text(list[i]->input_shapes);
     name_width = std::max(name_width, profiler::text::display_width(list[i]->name));
     module_width = std::max(module_width, profiler::text::display_width(module_cell(list[i]->module)));
+    phase_width = std::max(phase_width, profiler::to_string(list[i]->phase).size());  // forward_no_grad
     dtype_width = std::max(dtype_width, profiler::text::display_width(dtypes[i]));
     shapes_width = std::max(shapes_width, profiler::text::display_width(shapes[i]));
   }
@@ -87,14 +88,15 @@ void print_op_rows(const std::vector<const profiler::OpStats*>& list, size_t top
     while (!text.empty() && text.back() == ' ') text.pop_back();
     fmt::print("{}\n", text);
   };
-  line(fmt::format("{}{} {} {:<9} {} {:>7}{}  {}", indent, padded("op", name_width), padded("module", module_width),
-                   "phase", padded("in \u2192 out dtypes", dtype_width), "calls",
+  line(fmt::format("{}{} {} {} {} {:>7}{}  {}", indent, padded("op", name_width), padded("module", module_width),
+                   padded("phase", phase_width), padded("in \u2192 out dtypes", dtype_width), "calls",
                    times ? fmt::format(" {:>10}{}", "CPU ms", gpu ? fmt::format(" {:>10}", "GPU ms") : "") : "",
                    "input shapes"));
   for (size_t i = 0; i < shown; ++i) {
     const auto& r = *list[i];
-    line(fmt::format("{}{} {} {:<9} {} {:>7}{}  {}{}", indent, padded(r.name, name_width),
-                     padded(module_cell(r.module), module_width), profiler::to_string(r.phase),
+    line(fmt::format("{}{} {} {} {} {:>7}{}  {}{}", indent, padded(r.name, name_width),
+                     padded(module_cell(r.module), module_width),
+                     padded(std::string(profiler::to_string(r.phase)), phase_width),
                      padded(dtypes[i], dtype_width), r.calls,
                      times ? fmt::format(" {:>10}{}", ms(r.cpu_time_ns),
                                          gpu ? fmt::format(" {:>10}", ms(r.gpu_time_ns)) : "")

@@ -13,6 +13,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
@@ -442,6 +443,20 @@ TEST_F(PythonExamples, ValidationUnderNoGradAndInferenceModeAddsOpsNotSteps) {
   EXPECT_TRUE(std::regex_search(summary.output, std::regex(R"(Time by phase[^\n]*\n(  \S+ +\d+ calls[^\n]*\n)*)"
                                                            R"(  forward_no_grad +\d+ calls)")))
       << summary.output;
+  // In the op tables, the validation's rows keep their dtypes under the header's: the phase
+  // column is as wide as its longest name.
+  std::istringstream lines(summary.output);
+  size_t dtypes_column = std::string::npos, validation_rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("  op ")) dtypes_column = line.find("in \u2192 out");  // ASCII before it
+    if (line.empty()) dtypes_column = std::string::npos;
+    if (dtypes_column == std::string::npos || line.find(" forward_no_grad ") == std::string::npos) continue;
+    ++validation_rows;
+    ASSERT_GT(line.size(), dtypes_column) << line;
+    EXPECT_TRUE(line[dtypes_column - 1] == ' ' && line.compare(dtypes_column, 2, "fp") == 0)
+        << "dtypes not under their header:\n" << line;
+  }
+  EXPECT_GE(validation_rows, 2u) << summary.output;
   const auto json_path = dir_ / "summary.json";
   const auto exported =
       ampscope::test::ampscope(fmt::format("export -f json -o '{}' '{}'", json_path.string(), c.session.string()));
