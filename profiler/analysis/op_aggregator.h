@@ -33,6 +33,9 @@ class OpAggregator {
                         size_t max_parked = kDefaultMaxParked)
       : op_memory_steps_(op_memory_steps), max_step_samples_(max_step_samples), max_parked_(max_parked) {}
 
+  // Kernels arrive for ops of the last `steps` steps only (1: none arrive at all, as on the
+  // CPU: an op is remembered only while its step's children may still come).
+  void set_op_memory_steps(int64_t steps) { op_memory_steps_ = steps; }
   // Records of whole steps (every op whose parent is in the batch or earlier).
   void add_ops(const std::vector<OpRecord>& ops);
   // Kernels of ops seen are attributed; kernels of ops not seen yet are parked

@@ -171,8 +171,12 @@ std::unique_ptr<SessionWriter> SessionWriter::create_locked(const std::string& p
   // time at a million rows a second) is not needed.
   Db db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
   sqlite3_busy_timeout(db.get(), 100);
-  // A 64 MiB page cache keeps the kernels indices' hot pages in memory on long runs.
-  db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;",
+  // A 16 MiB page cache: the tables and their indices (kernels by start, op and step; op calls
+  // by step) grow at their right edge, so the hot pages are few. A larger one costs the
+  // training process far more than its size: with 64 MiB, a CPU GPT-2 run's resident set grew
+  // 428 MiB over 450 steps of full capture, with 16 MiB 115 MiB, for the same op write rate
+  // (docs/performance.md, session 49).
+  db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;",
           "setting up the file");
   db.exec("BEGIN IMMEDIATE", "creating the schema");
   db.exec(store_detail::kSchemaSql, "creating the schema");
