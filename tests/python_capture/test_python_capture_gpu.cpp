@@ -176,8 +176,11 @@ TEST_F(PythonCaptureGpu, FullCaptureOfAGradScalerLoopWithAFusedOptimizerWaitsOnl
   ASSERT_GE(grew.size(), 4u);
   std::set<int64_t> checked;
   for (const auto& c : reader.backward_checks()) checked.insert(c.step);
-  for (int64_t g : grew)
-    if (g < kScalerSteps) EXPECT_TRUE(checked.count(g + 1)) << "the step after the growth at " << g;
+  for (int64_t g : grew) {
+    if (g < kScalerSteps) {
+      EXPECT_TRUE(checked.count(g + 1)) << "the step after the growth at " << g;
+    }
+  }
   bool after_skip = false;
   for (int64_t s = 15; s <= 15 + static_cast<int64_t>(ampscope::profiler::DeferredStepValues::kMaxWaiting); ++s)
     after_skip |= checked.count(s) > 0;

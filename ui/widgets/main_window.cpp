@@ -330,9 +330,10 @@ void MainWindow::runScriptDialog() {
 void MainWindow::onScriptFinished(bool ok, const QString& summary) {
   script_pane_->showFinished(ok, summary);
   onStateChanged(controller_->state(), {});
-  // A comparison's file is read once more, whole: its last runs and its end.
+  // A comparison's file is read once more, whole: its last runs and its end (a file this run
+  // did not begin is another's, left as it was).
   const ScriptRunRequest& request = script_runner_->request();
-  if (request.comparing() && QFileInfo::exists(request.session_path) && !controller_->isActive() &&
+  if (request.comparing() && script_runner_->sessionSeen() && !controller_->isActive() &&
       !comparison_page_->isRunning())
     openSession(request.session_path);
   if (ok) return statusBar()->showMessage(summary, 10000);

@@ -185,8 +185,8 @@ void ScriptRunDialog::updateFields() {
 QString ScriptRunDialog::defaultSessionPath(const QString& script, bool comparison) {
   const QString dir = defaultSessionsDirectory();  // where the built-in runs' sessions go
   // A module's last part (pkg.train: train), a file's base name.
-  QString name = QFileInfo(script).completeBaseName();
-  if (!script.endsWith(QStringLiteral(".py"))) name = script.section(QLatin1Char('.'), -1);
+  const bool module = !script.contains(QLatin1Char('/')) && !script.endsWith(QStringLiteral(".py"));
+  QString name = module ? script.section(QLatin1Char('.'), -1) : QFileInfo(script).completeBaseName();
   if (name.isEmpty()) name = QStringLiteral("script");
   return QStringLiteral("%1/%2%3-%4.%5")
       .arg(dir, name, comparison ? QStringLiteral("-compare") : QString(),

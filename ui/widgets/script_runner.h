@@ -67,6 +67,8 @@ class ScriptRunner : public QObject {
   // last kKeptOutputChars of it.
   QString output() const { return output_; }
   qint64 pid() const { return process_.processId(); }
+  // This run's session (or comparison) file began: sessionStarted was emitted.
+  bool sessionSeen() const { return session_started_; }
 
  signals:
   // start() launched `command_line` (the pid is known unless it failed to start).
