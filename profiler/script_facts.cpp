@@ -53,6 +53,9 @@ std::string overridden_precision_text(const ScriptFacts& f) {
 }
 
 std::string precision_text(const ScriptFacts& f) {
+  if (!f.compared.empty())
+    return "compared: " + f.compared + " (each run's autocast regions set by --precision" +
+           (f.precision_asked.empty() ? "" : "; the script's asked for " + f.precision_asked) + ")";
   if (!f.precision_override.empty()) return overridden_precision_text(f);
   const std::string& reduced = f.reduced_parameters;
   if (f.precision == "fp32" && reduced.empty())
@@ -97,6 +100,22 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.grad_norm = f.grad_norm_measured
                     ? "the total norm torch.nn.utils.clip_grad_norm_ returned"
                     : "not measured: the script does not clip gradients (ampscope shows the norm clip_grad_norm_ returns)";
+  return f;
+}
+
+std::optional<ScriptFacts> compared_script_facts(const std::map<std::string, std::string>& meta,
+                                                 const std::vector<std::string>& variants) {
+  if (value_of(meta, meta_key::kScript).empty()) return std::nullopt;  // the built-in models'
+  std::map<std::string, std::string> as_session = meta;
+  as_session[meta_key::kKind] = meta_key::kKindPython;
+  std::optional<ScriptFacts> f = script_facts(as_session);
+  for (const std::string& v : variants) f->compared += (f->compared.empty() ? "" : ", ") + v;
+  f->grad_norm = "not measured: a comparison's runs take no range samples";
+  // The comparison's own end (its writer is `ampscope run --compare`), not one run's.
+  const std::string state = value_of(meta, meta_key::kFinalState);
+  f->ended = !state.empty()              ? state
+             : session_writer_runs(meta) ? "not yet: the comparison runs (pid " + value_of(meta, meta_key::kPid) + ")"
+                                         : "not closed: the comparison was killed, or is still running";
   return f;
 }
 

@@ -34,6 +34,9 @@ struct ScriptFacts {
   // "failed: RuntimeError: ...", "not yet: the script runs (pid N)" while its writer runs on
   // this host, or not closed (killed, or still recording on another host).
   std::string ended;
+  // A precision comparison of the script (`ampscope run --compare`): the precisions its runs
+  // were made in, "fp32, bf16"; "" for a session.
+  std::string compared;
 };
 
 // "bf16"/"fp16" when that dtype holds more than half of a parameter_dtypes meta value
@@ -42,6 +45,12 @@ std::string reduced_parameters(const std::string& parameter_dtypes);
 
 // nullopt unless the session was captured from a Python script (meta kind = "python").
 std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>& meta);
+// The facts of a script's precision comparison, from the comparison file's meta (which
+// `ampscope run --compare` copies from its first finished run: meta_key::kComparedScriptKeys), with the
+// precisions compared; nullopt for a comparison of the built-in models.
+std::optional<ScriptFacts> compared_script_facts(const std::map<std::string, std::string>& meta,
+                                                 const std::vector<std::string>& variants);
+
 
 // Label and value rows, in display order: script, arguments, model, precision (and the
 // parameters' precision when it is reduced),

@@ -59,6 +59,10 @@ inline constexpr const char* kScript = "script";
 inline constexpr const char* kArguments = "arguments";
 inline constexpr const char* kOptimizers = "optimizers";
 inline constexpr const char* kGradNormSource = "grad_norm_source";
+// What a script's precision comparison (`ampscope run --compare`) copies into its file from
+// the first run that finished: the keys that describe the script, not that run's precision.
+inline constexpr const char* kComparedScriptKeys[] = {kScript,   kArguments,      kOptimizers,
+                                                      kDevice,   kPrecisionAsked, kParameterDtypes};
 
 // Written with the op table each time it is saved, so the two always agree:
 // steps whose ops the table holds (per-step time = table time / this).

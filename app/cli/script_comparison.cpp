@@ -212,6 +212,10 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
           result.effective_batch = samples_per_step(records);
           writer = profiler::ComparisonWriter::create(plan.out_path, result, plan.overwrite);
           for (const auto& described : result.variants) writer->add_variant(described);
+          // What the script is (its path, arguments, optimizers, the precision its regions ask
+          // for), so the comparison shows the script, not the built-in run's settings.
+          for (const char* key : profiler::meta_key::kComparedScriptKeys)
+            if (const auto value = run.session->meta_value(key)) writer->set_meta(key, *value);
         }
         if (run.session->meta_value(profiler::meta_key::kScalerEnabled).value_or("") == "true") {
           v.scaler = true;  // the script's GradScaler, kept under every precision

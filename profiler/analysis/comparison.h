@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "profiler/records.h"
+#include "profiler/script_facts.h"
 
 namespace ampscope::profiler {
 
@@ -43,6 +44,9 @@ struct Comparison {
   int64_t planned_repeats = 0;
   int64_t effective_batch = 0;  // samples per optimizer step (batch size x accumulation)
   std::vector<VariantRun> variants;  // in the order asked for
+  // A script's comparison (`ampscope run --compare`): the script, as its file says; nullopt
+  // for the built-in models'.
+  std::optional<ScriptFacts> script;
 };
 
 struct Spread {

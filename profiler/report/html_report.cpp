@@ -111,7 +111,10 @@ std::string header_html(const ReportData& d) {
                          : "Profiled session, " + file_name(d.path)) +
        "</p><dl class=\"meta\">";
   // A Python script's session: the script and what the capture saw it use.
-  const auto facts = comparison || ranks ? std::nullopt : script_facts(d.meta_values);
+  // A script's comparison: the script compared (its precision row names the precisions).
+  const auto facts = ranks        ? std::nullopt
+                     : comparison ? d.comparison->script
+                                  : script_facts(d.meta_values);
   if (facts) {
     for (const auto& [label, value] : fact_rows(*facts))
       if (label != "device") add_meta(s, label, value);
@@ -124,7 +127,7 @@ std::string header_html(const ReportData& d) {
     std::string variants;
     for (const auto& v : d.comparison->variants)
       variants += (variants.empty() ? "" : ", ") + v.variant;
-    add_meta(s, "precisions", variants);
+    if (!facts) add_meta(s, "precisions", variants);  // else the facts' precision row names them
     add_meta(s, "repeats",
              std::to_string(d.comparison->planned_repeats) + " planned, warm-up " +
                  std::to_string(d.comparison->warmup_steps) + " steps");

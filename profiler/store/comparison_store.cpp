@@ -232,6 +232,9 @@ Comparison read_comparison(const SessionReader& session) {
     while (ops.step()) v.op_stats.push_back(sd::read_comparison_op_stats(ops, 0));
     ops.reset();
   }
+  std::vector<std::string> names;
+  for (const auto& v : c.variants) names.push_back(v.variant);
+  c.script = compared_script_facts(kv, names);
   return c;
 }
 

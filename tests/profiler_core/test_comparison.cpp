@@ -240,6 +240,7 @@ TEST(ComparisonStore, RoundTripsEveryRepeatAndOpTable) {
   EXPECT_TRUE(is_comparison_file(path));
   const Comparison read = read_comparison(path);
   EXPECT_EQ(read.meta.model, "MLP 2x128");
+  EXPECT_FALSE(read.script.has_value()) << "the built-in models' comparison is no script's";
   EXPECT_EQ(read.warmup_steps, 2);
   EXPECT_EQ(read.planned_repeats, 3);
   EXPECT_EQ(read.effective_batch, 64);

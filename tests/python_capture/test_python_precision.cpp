@@ -193,6 +193,14 @@ TEST_F(PythonPrecision, ACompareRunOfAScriptIsAComparisonOfTheScriptsOwnTraining
 
   const auto comparison = ampscope::profiler::read_comparison(out);
   ASSERT_EQ(comparison.variants.size(), 2u);
+  // The file says which script it compared, and how, as a session of it would.
+  ASSERT_TRUE(comparison.script.has_value());
+  EXPECT_EQ(comparison.script->script, script());
+  EXPECT_EQ(comparison.script->arguments, (dir_ / "digest.txt").string() + " fp16 on");
+  EXPECT_EQ(comparison.script->compared, "fp32, bf16");
+  EXPECT_EQ(comparison.script->precision_asked, "fp16") << "the script's regions, not a run's precision";
+  EXPECT_TRUE(comparison.script->scaler);
+  EXPECT_EQ(comparison.script->ended, "finished");
   EXPECT_EQ(comparison.warmup_steps, 1);
   EXPECT_EQ(comparison.effective_batch, 8);
   for (const auto& v : comparison.variants) {
@@ -224,6 +232,16 @@ TEST_F(PythonPrecision, ACompareRunOfAScriptIsAComparisonOfTheScriptsOwnTraining
   const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", out));
   EXPECT_EQ(summary.exit_code, 0) << summary.output;
   EXPECT_NE(summary.output.find("python train.py: Sequential"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("script " + script() + " " + (dir_ / "digest.txt").string() +
+                                " fp16 on, in fp32, bf16; ended finished"),
+            std::string::npos)
+      << summary.output;
+  const auto html_path = dir_ / "cmp.html";
+  const auto report = ampscope::test::ampscope(fmt::format("report '{}' -o '{}'", out, html_path.string()));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const std::string html = ampscope::test::read_file(html_path);
+  EXPECT_NE(html.find("compared: fp32, bf16"), std::string::npos) << "the report's header names the script compared";
+  EXPECT_NE(html.find(script()), std::string::npos);
 }
 
 // A precision the script cannot run in fails alone: its error, in one line, in the output and

@@ -172,6 +172,14 @@ while started and not os.path.exists(GATE) and time.monotonic() < deadline:
   EXPECT_TRUE(page->progressText().contains(QStringLiteral("1 of 2 timed runs finished")))
       << page->progressText().toStdString();
   EXPECT_FALSE(page->progressText().startsWith(QStringLiteral("Opened"))) << page->progressText().toStdString();
+  // Beside it, the Run panel shows the script compared, not the built-in run's settings.
+  EXPECT_TRUE(window_.runPanel()->showsScriptFacts());
+  QString facts = testing::scriptFactsText(window_);
+  EXPECT_TRUE(facts.contains(QStringLiteral("compared: fp32, bf16"))) << facts.toStdString();
+  EXPECT_TRUE(facts.contains(r.script)) << facts.toStdString();
+  EXPECT_TRUE(facts.contains(QStringLiteral("Sequential (676 parameters)"))) << facts.toStdString();
+  EXPECT_TRUE(facts.contains(QStringLiteral("not yet: the comparison runs (pid %1)").arg(window_.scriptRunner()->pid())))
+      << facts.toStdString();
   test::write_file(gate, "");
 
   ASSERT_TRUE(waitForTheEnd());
@@ -193,6 +201,9 @@ while started and not os.path.exists(GATE) and time.monotonic() < deadline:
   }
   EXPECT_EQ(page->summaryModel()->rowCount(), 2);
   EXPECT_GT(page->opModel()->rowCount(), 0) << "each precision's ops, matched";
+  facts = testing::scriptFactsText(window_);
+  EXPECT_TRUE(facts.contains(QStringLiteral("finished"))) << facts.toStdString();
+  EXPECT_FALSE(facts.contains(QStringLiteral("not yet"))) << facts.toStdString();
   EXPECT_TRUE(window_.startAction()->isEnabled());
 }
 

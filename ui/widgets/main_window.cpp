@@ -452,12 +452,17 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       emit fileOpened(path, false);
       return;
     }
+    // A script's comparison shows the script beside it, not the built-in run's settings.
+    const std::optional<profiler::ScriptFacts>& script = file->comparison->report.comparison->script;
+    if (script) run_panel_->showScriptFacts(*script);
     if (file->refresh) return follower_->reloaded(path, !written_live);  // the page and title stay
     follower_->stop();
     if (written_live)
       follower_->follow(path, false, script_runner_->pid(), QString::fromStdString(profiler::current_host_name()));
-    run_panel_->showSettings();
-    applySavedConfig(file->comparison->report.meta.config_json);
+    if (!script) {
+      run_panel_->showSettings();
+      applySavedConfig(file->comparison->report.meta.config_json);
+    }
     showComparisonPage();
   } else {
     const LoadedSession& session = *file->session;
