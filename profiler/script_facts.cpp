@@ -14,6 +14,16 @@ std::string value_of(const std::map<std::string, std::string>& meta, const char*
   return it == meta.end() ? std::string() : it->second;
 }
 
+// How the run the file records ended, with why; while its writer (`what`: the script, or a
+// comparison of it) runs on this host, that it has not yet.
+std::string ended_text(const std::map<std::string, std::string>& meta, const std::string& what) {
+  const std::string state = value_of(meta, meta_key::kFinalState);
+  const std::string message = value_of(meta, meta_key::kFinalMessage);
+  if (!state.empty()) return message.empty() ? state : state + ": " + message;
+  if (session_writer_runs(meta)) return "not yet: the " + what + " runs (pid " + value_of(meta, meta_key::kPid) + ")";
+  return "not closed: the " + what + " was killed, or is still running";
+}
+
 }  // namespace
 
 std::string reduced_parameters(const std::string& dtypes) {
@@ -92,11 +102,7 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.optimizers = value_of(meta, meta_key::kOptimizers);
   f.device = value_of(meta, meta_key::kDevice);
   f.grad_norm_measured = value_of(meta, meta_key::kGradNormSource) == "clip_grad_norm_";
-  const std::string state = value_of(meta, meta_key::kFinalState);
-  const std::string message = value_of(meta, meta_key::kFinalMessage);
-  f.ended = !state.empty()           ? (message.empty() ? state : state + ": " + message)
-            : session_writer_runs(meta) ? "not yet: the script runs (pid " + value_of(meta, meta_key::kPid) + ")"
-                                        : "not closed: the script was killed, or is still running";
+  f.ended = ended_text(meta, "script");
   f.grad_norm = f.grad_norm_measured
                     ? "the total norm torch.nn.utils.clip_grad_norm_ returned"
                     : "not measured: the script does not clip gradients (ampscope shows the norm clip_grad_norm_ returns)";
@@ -111,11 +117,7 @@ std::optional<ScriptFacts> compared_script_facts(const std::map<std::string, std
   std::optional<ScriptFacts> f = script_facts(as_session);
   for (const std::string& v : variants) f->compared += (f->compared.empty() ? "" : ", ") + v;
   f->grad_norm = "not measured: a comparison's runs take no range samples";
-  // The comparison's own end (its writer is `ampscope run --compare`), not one run's.
-  const std::string state = value_of(meta, meta_key::kFinalState);
-  f->ended = !state.empty()              ? state
-             : session_writer_runs(meta) ? "not yet: the comparison runs (pid " + value_of(meta, meta_key::kPid) + ")"
-                                         : "not closed: the comparison was killed, or is still running";
+  f->ended = ended_text(meta, "comparison");  // its own end (`ampscope run --compare` writes it), not a run's
   return f;
 }
 

@@ -51,7 +51,6 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
 std::optional<ScriptFacts> compared_script_facts(const std::map<std::string, std::string>& meta,
                                                  const std::vector<std::string>& variants);
 
-
 // Label and value rows, in display order: script, arguments, model, precision (and the
 // parameters' precision when it is reduced),
 // loss scaler, optimizers, device, gradient norm.

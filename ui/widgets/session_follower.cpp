@@ -30,7 +30,7 @@ void SessionFollower::follow(const QString& path, bool closed, int64_t writer_pi
   if (closed) return;  // its run ended: nothing will change
   writer_pid_ = writer_pid;
   writer_checkable_ = writer_pid > 0 && !writer_host.isEmpty() && writer_host == QString::fromStdString(profiler::current_host_name());
-  if (writer_checkable_ && !profiler::writer_runs(writer_pid, writer_host.toStdString())) {
+  if (writer_checkable_ && !profiler::process_runs(writer_pid)) {
     setStatus(tr("not live: the process that wrote it (pid %1) is gone without closing it; it was killed or crashed")
                   .arg(writer_pid));
     return;
