@@ -1,7 +1,10 @@
 #include "profiler/script_facts.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
+
+#include <nlohmann/json.hpp>
 
 #include "profiler/recording_health.h"
 #include "profiler/session_meta_keys.h"
@@ -25,6 +28,30 @@ std::string ended_text(const std::map<std::string, std::string>& meta, const std
 }
 
 }  // namespace
+
+std::optional<ScriptCommand> parse_script_command(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  const auto string_at = [&](const char* key) -> const nlohmann::json* {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? &*it : nullptr;
+  };
+  const auto* python = string_at("python");
+  const auto* directory = string_at("working_directory");
+  const auto* script = string_at("script");
+  const auto module = j.find("module");
+  const auto arguments = j.find("arguments");
+  if (!python || !directory || !script || script->get_ref<const std::string&>().empty() || module == j.end() ||
+      !module->is_boolean() || arguments == j.end() || !arguments->is_array())
+    return std::nullopt;
+  ScriptCommand c{python->get<std::string>(), directory->get<std::string>(), module->get<bool>(),
+                  script->get<std::string>(), {}};
+  for (const auto& a : *arguments) {
+    if (!a.is_string()) return std::nullopt;
+    c.arguments.push_back(a.get<std::string>());
+  }
+  return c;
+}
 
 std::string reduced_parameters(const std::string& dtypes) {
   int64_t total = 0, bf16 = 0, fp16 = 0;
@@ -103,6 +130,12 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.device = value_of(meta, meta_key::kDevice);
   f.grad_norm_measured = value_of(meta, meta_key::kGradNormSource) == "clip_grad_norm_";
   f.ended = ended_text(meta, "script");
+  f.command = parse_script_command(value_of(meta, meta_key::kScriptCommand));
+  try {
+    f.max_steps = std::max<int64_t>(0, std::stoll(value_of(meta, meta_key::kMaxSteps)));
+  } catch (const std::exception&) {
+    f.max_steps = 0;  // absent (no limit), or not a number
+  }
   f.grad_norm = f.grad_norm_measured
                     ? "the total norm torch.nn.utils.clip_grad_norm_ returned"
                     : "not measured: the script does not clip gradients (ampscope shows the norm clip_grad_norm_ returns)";

@@ -4,6 +4,7 @@
 // source of these facts for `summary`, the HTML report and the GUI's Run panel,
 // so a session captured from a script never shows the built-in run's settings.
 // No LibTorch.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,6 +12,18 @@
 #include <vector>
 
 namespace ampscope::profiler {
+
+// How `ampscope run` ran a script (meta_key::kScriptCommand): enough to run it again as it ran.
+struct ScriptCommand {
+  std::string python;             // the interpreter (sys.executable)
+  std::string working_directory;  // where it ran: a relative `script` is relative to it
+  bool module = false;            // `script` is a module's name, run as `python -m` runs it
+  std::string script;
+  std::vector<std::string> arguments;
+};
+
+// nullopt for a value that is not such an object (a session written before the key, or damaged).
+std::optional<ScriptCommand> parse_script_command(const std::string& json);
 
 struct ScriptFacts {
   std::string script;      // the script's path as given to `ampscope run`
@@ -37,6 +50,10 @@ struct ScriptFacts {
   // A precision comparison of the script (`ampscope run --compare`): the precisions its runs
   // were made in, "fp32, bf16"; "" for a session.
   std::string compared;
+  // How to run it again; nullopt where the file does not say (older, or a script that
+  // imported ampscope itself). With the step limit it ran under (--max-steps; 0: none).
+  std::optional<ScriptCommand> command;
+  int64_t max_steps = 0;
 };
 
 // "bf16"/"fp16" when that dtype holds more than half of a parameter_dtypes meta value

@@ -59,10 +59,17 @@ inline constexpr const char* kScript = "script";
 inline constexpr const char* kArguments = "arguments";
 inline constexpr const char* kOptimizers = "optimizers";
 inline constexpr const char* kGradNormSource = "grad_norm_source";
+// How `ampscope run` ran the script, so it can be run again as it ran (the GUI's Run again):
+// a JSON object {"python", "working_directory", "module" (bool), "script" (a path as given, or
+// a module's name), "arguments" (a list)}. Absent where the script imported ampscope itself,
+// and in sessions before 2026-11-30.
+inline constexpr const char* kScriptCommand = "script_command";
+// `ampscope run --max-steps N`: the script was stopped as step N+1 would begin (absent: no limit).
+inline constexpr const char* kMaxSteps = "max_steps";
 // What a script's precision comparison (`ampscope run --compare`) copies into its file from
 // the first run that finished: the keys that describe the script, not that run's precision.
-inline constexpr const char* kComparedScriptKeys[] = {kScript,   kArguments,      kOptimizers,
-                                                      kDevice,   kPrecisionAsked, kParameterDtypes};
+inline constexpr const char* kComparedScriptKeys[] = {kScript,          kArguments, kOptimizers,     kDevice,
+                                                      kPrecisionAsked, kParameterDtypes, kScriptCommand};
 
 // Written with the op table each time it is saved, so the two always agree:
 // steps whose ops the table holds (per-step time = table time / this).

@@ -102,6 +102,9 @@ def run(options) -> int:
         _error(f"--out '{capture.path}' exists; add --force to overwrite it")
         return 2
     args = list(options.args)
+    # What runs it again as it ran now (the GUI's "Run again"): the Python, where, what, with what.
+    capture._command = {"python": sys.executable, "working_directory": os.getcwd(), "module": options.module,
+                        "script": script, "arguments": args}
     if options.module:
         sys.argv = [path] + args  # as python -m sets it
     else:

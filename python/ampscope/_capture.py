@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import math
 import os
 import shlex
@@ -247,6 +248,9 @@ class Capture:
                              description=description or f"python {os.path.basename(sys.argv[0] or 'script')}")
         self._state = "new"
         self._core = None
+        # How `ampscope run` ran the script (python, working directory, script or module, its
+        # arguments), so the GUI can run it again; None under `import ampscope` in a script.
+        self._command = None
         self.steps = 0  # steps recorded so far
         self.final_state = ""
 
@@ -299,6 +303,8 @@ class Capture:
         self._core.set_meta("argv", " ".join(sys.argv))
         self._core.set_meta("script", sys.argv[0] if sys.argv else "")
         self._core.set_meta("arguments", shlex.join(sys.argv[1:]))
+        if self._command:
+            self._core.set_meta("script_command", json.dumps(self._command))
         self._tf32_before = None
         if self._precision_override:
             self._core.set_meta("precision_override", self._precision_override)
@@ -308,7 +314,7 @@ class Capture:
                 tf32 = self._precision_override == "tf32"
                 torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
         if self._max_steps:
-            self._core.set_meta("max_steps", str(self._max_steps))
+            self._core.set_meta("max_steps", str(self._max_steps))  # meta_key::kMaxSteps
         self._install()
         _active = self
         for model, name in list(_watched.items()):

@@ -3,6 +3,8 @@
 // one way ops are shed: the op sampling rule's recorded fall-backs (issue 32).
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -106,6 +108,33 @@ TEST(RecordingHealth, ASessionWhoseWriterRunsIsStillRecordingNotLost) {
   EXPECT_FALSE(recording_health_from_meta(killed).still_recording);
   EXPECT_NE(describe(recording_health_from_meta(killed)).find("not closed"), std::string::npos);
   EXPECT_EQ(script_facts(killed)->ended, "not closed: the script was killed, or is still running");
+}
+
+// How `ampscope run` ran the script (the GUI runs it again from it): read as written, and a
+// damaged or partial value is no command rather than a wrong one.
+TEST(ScriptCommand, IsReadAsWrittenAndADamagedOneIsNone) {
+  std::map<std::string, std::string> meta{{meta_key::kKind, meta_key::kKindPython}};
+  meta[meta_key::kScriptCommand] =
+      R"({"python": "/v/bin/python", "working_directory": "/w", "module": true, "script": "pkg.train",)"
+      R"( "arguments": ["--lr", "1e-3", "a b"]})";
+  const auto facts = script_facts(meta);
+  ASSERT_TRUE(facts && facts->command);
+  EXPECT_EQ(facts->command->python, "/v/bin/python");
+  EXPECT_EQ(facts->command->working_directory, "/w");
+  EXPECT_TRUE(facts->command->module);
+  EXPECT_EQ(facts->command->script, "pkg.train");
+  EXPECT_EQ(facts->command->arguments, (std::vector<std::string>{"--lr", "1e-3", "a b"}));
+  for (const char* damaged : {"", "{", "[]", R"({"python": "p", "working_directory": "/w", "module": 1,)"
+                                             R"( "script": "t.py", "arguments": []})",
+                              R"({"python": "p", "working_directory": "/w", "module": false, "script": "",)"
+                              R"( "arguments": []})",
+                              R"({"python": "p", "working_directory": "/w", "module": false, "script": "t.py",)"
+                              R"( "arguments": ["a", 2]})"}) {
+    meta[meta_key::kScriptCommand] = damaged;
+    EXPECT_FALSE(script_facts(meta)->command) << damaged;
+  }
+  meta.erase(meta_key::kScriptCommand);
+  EXPECT_FALSE(script_facts(meta)->command) << "a session from before the key";
 }
 
 TEST(OpSamplingRule, FallingBehindDoublesTheStrideFromThatStepAndShedsThatStep) {

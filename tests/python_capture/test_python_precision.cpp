@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "profiler/analysis/comparison.h"
+#include "profiler/script_facts.h"
 #include "profiler/store/comparison_store.h"
 #include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
@@ -138,6 +140,14 @@ TEST_F(PythonPrecision, MaxStepsStopsTheScriptAsTheNextStepBeginsWithExitStatusZ
       << summary.output;
   const std::string digest = read_file(dir_ / "digest.txt");
   EXPECT_EQ(std::count(digest.begin(), digest.end(), '\n'), 3) << digest;  // the script ran 3 steps, not 10
+  // How it ran, so the GUI can run it again as it ran: the Python, where, the script, its arguments.
+  const auto facts = ampscope::profiler::script_facts(reader.meta_values());
+  ASSERT_TRUE(facts && facts->command) << reader.meta_value("script_command").value_or("(no script_command)");
+  EXPECT_EQ(facts->command->script, script());
+  EXPECT_FALSE(facts->command->module);
+  EXPECT_EQ(facts->command->arguments, (std::vector<std::string>{(dir_ / "digest.txt").string(), "fp16", "on", "10"}));
+  EXPECT_EQ(facts->command->working_directory, std::filesystem::current_path().string());
+  EXPECT_TRUE(std::filesystem::is_regular_file(facts->command->python)) << facts->command->python;
 }
 
 // The same from a script's own capture (`with ampscope.capture(..., max_steps=2)`): the
@@ -198,6 +208,10 @@ TEST_F(PythonPrecision, ACompareRunOfAScriptIsAComparisonOfTheScriptsOwnTraining
   EXPECT_EQ(comparison.script->script, script());
   EXPECT_EQ(comparison.script->arguments, (dir_ / "digest.txt").string() + " fp16 on");
   EXPECT_EQ(comparison.script->compared, "fp32, bf16");
+  ASSERT_TRUE(comparison.script->command) << "how its runs ran the script, to compare it again";
+  EXPECT_EQ(comparison.script->command->script, script());
+  EXPECT_EQ(comparison.script->command->arguments,
+            (std::vector<std::string>{(dir_ / "digest.txt").string(), "fp16", "on"}));
   EXPECT_EQ(comparison.script->precision_asked, "fp16") << "the script's regions, not a run's precision";
   EXPECT_TRUE(comparison.script->scaler);
   EXPECT_EQ(comparison.script->ended, "finished");

@@ -152,6 +152,7 @@ while started and not os.path.exists(GATE) and time.monotonic() < deadline:
   r.compare = {QStringLiteral("fp32"), QStringLiteral("bf16")};
   r.repeats = 1;
   r.max_steps = 7;  // 5 warm-up steps, 2 timed; the profiled runs record those 2
+  r.arguments = {QStringLiteral("--tag"), QStringLiteral("a b")};  // the script ignores them; a rerun keeps them
   r.session_path = QString::fromStdString((dir_ / "compare.ampscope").string());
   ASSERT_TRUE(window_.runScript(r)) << window_.bannerText().toStdString();
 
@@ -180,6 +181,7 @@ while started and not os.path.exists(GATE) and time.monotonic() < deadline:
   EXPECT_TRUE(facts.contains(QStringLiteral("Sequential (676 parameters)"))) << facts.toStdString();
   const QString running = QStringLiteral("not yet: the comparison runs (pid %1)").arg(window_.scriptRunner()->pid());
   EXPECT_TRUE(facts.contains(running)) << facts.toStdString();
+  EXPECT_TRUE(window_.runPanel()->rerunScriptButton()->isEnabled()) << "the file says how its runs ran the script";
   test::write_file(gate, "");
 
   ASSERT_TRUE(waitForTheEnd());
@@ -205,6 +207,49 @@ while started and not os.path.exists(GATE) and time.monotonic() < deadline:
   EXPECT_TRUE(facts.contains(QStringLiteral("finished"))) << facts.toStdString();
   EXPECT_FALSE(facts.contains(QStringLiteral("not yet"))) << facts.toStdString();
   EXPECT_TRUE(window_.startAction()->isEnabled());
+
+  // The page's Run compares the script again, as its runs ran it (not the built-in setup the
+  // Run panel hides), with the page's settings.
+  ASSERT_TRUE(page->scriptSubject().has_value());
+  const QString base = page->findChild<QLabel*>(QStringLiteral("baseLabel"))->text();
+  EXPECT_TRUE(base.contains(r.script) && base.contains(QStringLiteral("built-in setup instead"))) << base.toStdString();
+  page->setRepeats(1);
+  page->setWarmupSteps(4);
+  page->setProfiledSteps(1);
+  const QString again_path = QString::fromStdString((dir_ / "again.ampscope").string());
+  page->setOutputPath(again_path);
+  outcome_.reset();
+  ASSERT_TRUE(page->startComparison()) << window_.bannerText().toStdString();
+  const ScriptRunRequest again = window_.scriptRunner()->request();
+  EXPECT_TRUE(window_.scriptRunner()->isRunning());
+  EXPECT_EQ(again.script, r.script);
+  EXPECT_FALSE(again.module);
+  EXPECT_EQ(again.arguments, r.arguments);
+  EXPECT_EQ(again.working_dir.toStdString(), dir_.path().string()) << "where its runs ran: the script's directory";
+  EXPECT_EQ(QFileInfo(again.python).canonicalFilePath(), QFileInfo(python_).canonicalFilePath());
+  EXPECT_EQ(again.compare, r.compare);
+  EXPECT_EQ(again.max_steps, 7) << "each run as long as the comparison's were";
+  EXPECT_EQ(again.repeats, 1);
+  EXPECT_EQ(again.warmup_steps, 4);
+  EXPECT_EQ(again.profiled_steps, 1);
+  EXPECT_EQ(again.session_path.toStdString(), again_path.toStdString());
+  EXPECT_EQ(page->summaryModel()->rowCount(), 0) << "the older comparison is not shown as the new one";
+  ASSERT_TRUE(waitForTheEnd());
+  EXPECT_TRUE(outcome_->first) << outcome_->second.toStdString();
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return page->comparisonPath() == again_path && repeats_of("bf16") == 1 && !window_.fileLoader()->isBusy(); },
+      std::chrono::seconds(60)));
+  const profiler::Comparison rerun = profiler::read_comparison(again_path.toStdString());
+  EXPECT_EQ(rerun.warmup_steps, 4);
+  ASSERT_EQ(rerun.variants.size(), 2u);
+  for (const auto& v : rerun.variants) {
+    EXPECT_EQ(v.repeats.size(), 1u) << v.variant;
+    EXPECT_EQ(v.profiled_steps, 1) << v.variant;
+  }
+  // And back to the built-in setup: Run trains the Run panel's settings again.
+  page->compareBuiltInSetup();
+  EXPECT_FALSE(page->scriptSubject().has_value());
+  EXPECT_TRUE(page->findChild<QLabel*>(QStringLiteral("baseLabel"))->text().startsWith(QStringLiteral("Trains the")));
 }
 
 // A process that runs: not gone, and not a zombie nobody reaped yet.
@@ -357,6 +402,46 @@ TEST(ScriptRunDialogFields, AnArgumentWithSpacesAndQuotesSurvivesTheLine) {
   EXPECT_EQ(ScriptRunner::commandLine(QStringLiteral("ampscope"), *back).mid(1),
             (QStringList{"run", "--out", r.session_path, "--force", "--precision", "bf16", "--max-steps", "30",
                          "--no-gpu-trace", "--", r.script, "--name", "a b", "say \"hi\""}));
+}
+
+// A session's (or comparison's) script, run again from the Run panel: the dialog opens with the
+// script as it ran (Python, directory, arguments, precision, step limit) and gives back the
+// command that runs it so.
+TEST(ScriptRunDialogFields, ARecordedScriptRunsAgainAsItRan) {
+  test::ScratchDir dir;
+  test::write_file(dir / "train.py", "");
+  std::map<std::string, std::string> meta{{profiler::meta_key::kKind, profiler::meta_key::kKindPython},
+                                          {profiler::meta_key::kScript, "train.py"},
+                                          {profiler::meta_key::kPrecisionOverride, "bf16"},
+                                          {profiler::meta_key::kMaxSteps, "5"}};
+  meta[profiler::meta_key::kScriptCommand] = R"({"python": "/v/bin/python", "working_directory": ")" +
+                                             dir.path().string() + R"(", "module": false, "script": "train.py",)"
+                                             R"( "arguments": ["--lr", "1e-3"]})";
+  const auto session = profiler::script_facts(meta);
+  ASSERT_TRUE(session);
+  const auto again = ScriptRunDialog::rerunRequest(*session);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->working_dir.toStdString(), dir.path().string()) << "its arguments are read from there";
+  ScriptRunDialog dialog;
+  dialog.setRequest(*again);
+  const auto back = dialog.request();
+  ASSERT_TRUE(back) << "a fresh session file, the rest as it ran";
+  const QString script = QString::fromStdString((dir / "train.py").string());
+  EXPECT_EQ(back->python, QStringLiteral("/v/bin/python"));
+  EXPECT_EQ(back->working_dir, again->working_dir);
+  EXPECT_EQ(ScriptRunner::commandLine(QStringLiteral("ampscope"), *back).mid(1),
+            (QStringList{"run", "--out", back->session_path, "--force", "--precision", "bf16", "--max-steps", "5",
+                         "--", script, "--lr", "1e-3"}));
+
+  // A comparison of it: compared again in the same precisions.
+  const auto compared = profiler::compared_script_facts(meta, {"fp32", "bf16"});
+  ASSERT_TRUE(compared);
+  const auto compare_again = ScriptRunDialog::rerunRequest(*compared);
+  ASSERT_TRUE(compare_again);
+  EXPECT_EQ(compare_again->compare, (QStringList{"fp32", "bf16"}));
+
+  meta.erase(profiler::meta_key::kScriptCommand);  // a file from before sessions said how
+  EXPECT_FALSE(ScriptRunDialog::rerunRequest(*profiler::script_facts(meta)));
 }
 
 // A module's precision comparison: what the dialog shows comes back as the command that

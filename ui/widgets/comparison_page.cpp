@@ -84,6 +84,8 @@ ComparisonPage::ComparisonPage(QWidget* parent) : QWidget(parent), ui_(std::make
   connect(ui_->stopButton, &QPushButton::clicked, this, &ComparisonPage::stopComparison);
   connect(ui_->reportButton, &QPushButton::clicked, this, &ComparisonPage::reportRequested);
   connect(ui_->browseButton, &QToolButton::clicked, this, &ComparisonPage::browseOutput);
+  ui_->baseLabel->setTextFormat(Qt::RichText);
+  connect(ui_->baseLabel, &QLabel::linkActivated, this, &ComparisonPage::compareBuiltInSetup);
   connect(ui_->outputEdit, &QLineEdit::textEdited, this, [this] { overwrite_path_.clear(); });
   connect(ui_->opFilterEdit, &QLineEdit::textChanged, op_proxy_, &TableFilterProxy::setTextFilter);
   connect(ui_->lossModeCombo, &QComboBox::currentIndexChanged, this, &ComparisonPage::rebuildLossPlot);
@@ -142,10 +144,17 @@ profiler::ComparisonOptions ComparisonPage::options() const {
   o.out_path = (chosen.isEmpty() ? defaultOutputPath() : chosen).toStdString();
   o.overwrite = !overwrite_path_.isEmpty() && overwrite_path_ == chosen;
   profiler::validate(o);
-  if (!o.overwrite && QFileInfo::exists(QString::fromStdString(o.out_path)))
+  o.out_path = checkedOutputPath().toStdString();
+  return o;
+}
+
+QString ComparisonPage::checkedOutputPath() const {
+  const QString chosen = ui_->outputEdit->text().trimmed();
+  if (chosen.isEmpty()) return defaultOutputPath();
+  if (overwrite_path_ != chosen && QFileInfo::exists(chosen))
     throw engine::ConfigError(
         tr("%1 exists; choose another results file (… button) to replace or keep it").arg(chosen).toStdString());
-  return o;
+  return chosen;
 }
 
 void ComparisonPage::setVariants(const QStringList& variants) {
@@ -189,6 +198,7 @@ bool ComparisonPage::startComparison() {
     emit errorOccurred(tr("Cannot start the comparison"), tr("a comparison is already running"));
     return false;
   }
+  if (script_subject_) return startScriptComparison();
   profiler::ComparisonOptions o;
   try {
     o = options();
@@ -204,7 +214,61 @@ bool ComparisonPage::startComparison() {
   return controller_->start(std::move(o));
 }
 
+bool ComparisonPage::startScriptComparison() {
+  const auto refuse = [this](const QString& why) {
+    emit errorOccurred(tr("Cannot compare the script again"), why);
+    return false;
+  };
+  if (!script_subject_->command)
+    return refuse(tr("this comparison does not say how its script was run (written before ampscope recorded "
+                     "it): File → Run a Python script…, Compare precisions"));
+  ScriptRunRequest r = ScriptRunRequest::rerunning(*script_subject_->command);
+  r.compare = variants();
+  r.repeats = ui_->repeatsSpin->value();
+  r.warmup_steps = ui_->warmupSpin->value();
+  r.profiled_steps = ui_->profileSpin->value();
+  r.max_steps = script_steps_;
+  if (r.compare.size() < 2) return refuse(tr("choose at least two precisions to compare"));
+  if (script_steps_ > 0 && r.warmup_steps >= script_steps_)
+    return refuse(tr("%1 warm-up steps leave none to time: each run has %2 steps").arg(r.warmup_steps).arg(script_steps_));
+  try {
+    r.session_path = checkedOutputPath();
+  } catch (const std::exception& e) {
+    return refuse(QString::fromUtf8(e.what()));
+  }
+  QDir().mkpath(QFileInfo(r.session_path).absolutePath());
+  emit scriptComparisonRequested(r);
+  return true;
+}
+
+void ComparisonPage::compareBuiltInSetup() {
+  script_subject_.reset();
+  script_steps_ = 0;
+  updateBaseLabel();
+  updateButtons();
+}
+
+void ComparisonPage::setScriptComparisonRunning(bool running, const QString& what) {
+  if (running == script_running_) return;
+  script_running_ = running;
+  if (running) {
+    // The page shows the new comparison from its first finished run on; until then, nothing older.
+    showResults(nullptr);
+    ui_->verdictLabel->setText(tr("No run has finished yet."));
+    ui_->progressBar->setValue(0);
+    ui_->progressLabel->setText(
+        tr("Running %1's comparison: the page fills in as its runs end (its output: the Script pane)").arg(what));
+  } else if (!results_) {
+    ui_->progressLabel->setText(tr("The script's comparison ended before a run finished: see the Script pane"));
+  }
+  updateButtons();
+}
+
 void ComparisonPage::stopComparison() {
+  if (!controller_->isActive() && script_running_) {
+    emit scriptStopRequested();
+    return;
+  }
   if (!controller_->isActive()) return;
   controller_->stop();
   ui_->progressLabel->setText(tr("Stopping after the step in progress…"));
@@ -229,6 +293,12 @@ bool ComparisonPage::showOpenedComparison(const ComparisonResultsPtr& results, b
     profiled = std::max(profiled, v.profiled_steps);
   }
   setVariants(names);
+  // A script's comparison makes Run compare that script again, each run as long as these were.
+  script_subject_ = c.script;
+  script_steps_ = 0;
+  for (const auto& v : c.variants)
+    for (const auto& repeat : v.repeats) script_steps_ = std::max(script_steps_, static_cast<int>(repeat.size()));
+  updateBaseLabel();
   setRepeats(static_cast<int>(c.planned_repeats));
   setWarmupSteps(static_cast<int>(c.warmup_steps));
   setInference(c.inference);
@@ -356,15 +426,20 @@ void ComparisonPage::onFailed(const QString& message) {
 
 void ComparisonPage::updateButtons() {
   const bool running = controller_->isActive();
-  ui_->runButton->setEnabled(!running && !training_active_ && !variants().isEmpty());
+  const bool unrunnable_script = script_subject_ && !script_subject_->command;
+  ui_->runButton->setEnabled(!running && !training_active_ && !variants().isEmpty() && !unrunnable_script);
   ui_->runButton->setToolTip(training_active_ ? tr("Stop the training run first: both would share the device")
-                                              : variants().isEmpty() ? tr("Choose at least one precision")
-                                                                     : QString());
-  ui_->stopButton->setEnabled(running);
+                             : variants().isEmpty() ? tr("Choose at least one precision")
+                             : unrunnable_script    ? tr("The file does not say how its script ran")
+                             : script_subject_      ? tr("Compare the script again, as its runs ran it")
+                                                    : QString());
+  ui_->stopButton->setEnabled(running || script_running_);
   for (QWidget* w : std::initializer_list<QWidget*>{ui_->fp32Check, ui_->tf32Check, ui_->fp16Check, ui_->bf16Check,
-                                                    ui_->inferenceCheck, ui_->repeatsSpin, ui_->warmupSpin,
-                                                    ui_->outputEdit, ui_->browseButton})
+                                                    ui_->repeatsSpin, ui_->warmupSpin, ui_->outputEdit,
+                                                    ui_->browseButton})
     w->setEnabled(!running);
+  // A script's comparison trains (`ampscope run --compare` times no inference).
+  ui_->inferenceCheck->setEnabled(!running && !script_subject_);
   // An inference comparison has no profiled pass (ComparisonOptions::inference).
   ui_->profileSpin->setEnabled(!running && !inference());
   ui_->profileLabel->setEnabled(!inference());
@@ -372,13 +447,38 @@ void ComparisonPage::updateButtons() {
 }
 
 void ComparisonPage::updateBaseLabel() {
+  const QString built_in_link = QStringLiteral("<a href=\"built-in\">%1</a>");
+  if (script_subject_) {
+    const profiler::ScriptFacts& f = *script_subject_;
+    const QString shown = (QString::fromStdString(f.script) +
+                           (f.arguments.empty() ? QString() : QLatin1Char(' ') + QString::fromStdString(f.arguments)))
+                              .toHtmlEscaped();
+    if (!f.command) {
+      ui_->baseLabel->setText(
+          tr("Shown: a comparison of the script <tt>%1</tt>, from a file that does not say how it ran (written "
+             "before ampscope recorded it): to compare it again, File → Run a Python script…, Compare "
+             "precisions. %2")
+              .arg(shown, built_in_link.arg(tr("Compare the Run panel's built-in setup"))));
+      return;
+    }
+    const profiler::ScriptCommand& c = *f.command;
+    ui_->baseLabel->setText(
+        tr("Runs your script <tt>%1</tt> in each precision, as its runs ran (Python <tt>%2</tt>, from <tt>%3</tt>), "
+           "each stopped after %4 steps; warm-up steps are left out of the timing, timing runs are never "
+           "profiled (<tt>ampscope run --compare</tt>). %5")
+            .arg(shown, QString::fromStdString(c.python).toHtmlEscaped(),
+                 QString::fromStdString(c.working_directory).toHtmlEscaped())
+            .arg(script_steps_ > 0 ? script_steps_ : static_cast<int>(profiler::kDefaultComparedSteps))
+            .arg(built_in_link.arg(tr("Compare the Run panel's built-in setup instead"))));
+    return;
+  }
   if (!base_source_) {
     ui_->baseLabel->setText(tr("Model and data: the defaults (no Run panel attached)."));
     return;
   }
   const engine::TrainConfig c = base_source_();
   ui_->baseLabel->setText(
-      tr("Trains the Run panel's setup in each precision: %1 on %2 data, %3 steps, batch %4%5, seed %6, "
+      tr("Trains the Run panel's built-in setup in each precision: %1 on %2 data, %3 steps, batch %4%5, seed %6, "
          "device %7. Warm-up steps are left out of the timing; timing runs are never profiled. Your own "
          "script's comparison: File → Run a Python script…, Compare precisions.")
           .arg(QString::fromStdString(std::string(engine::to_string(c.model.kind))),

@@ -4,14 +4,20 @@
 // table, the loss curves of every repeat overlaid, the per-op comparison and
 // the verdict. The model, data, steps, batch and seed are the Run panel's, so a
 // comparison measures exactly the training the user set up. Also shows a
-// comparison file opened from disk (`ampscope compare --out`).
+// comparison file opened from disk (`ampscope compare --out`). Where that file is a
+// script's comparison (`ampscope run --compare`), Run compares the script again, as its
+// runs ran it, with the page's precisions, repeats, warm-up and profiled steps: the window
+// runs it (scriptComparisonRequested), the page fills in as its runs end.
 #include <QWidget>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "engine/config.h"
 #include "profiler/compare/comparison_runner.h"
+#include "profiler/script_facts.h"
 #include "ui/widgets/comparison_controller.h"
+#include "ui/widgets/script_runner.h"
 
 class QCustomPlot;
 class QTableView;
@@ -51,7 +57,17 @@ class ComparisonPage : public QWidget {
   void setOutputPath(const QString& path);
 
   // The Run button; false with errorOccurred when the settings are impossible or a run is active.
+  // With a script as the subject, asks the window to run its comparison (scriptComparisonRequested).
   bool startComparison();
+  // The script whose comparison is shown (opened, or run from the window), which Run compares
+  // again; nullopt when Run compares the Run panel's built-in setup.
+  const std::optional<profiler::ScriptFacts>& scriptSubject() const { return script_subject_; }
+  // Run compares the Run panel's built-in setup again (the page's link beside a script's comparison).
+  void compareBuiltInSetup();
+  // The window runs a script's comparison (Run with a script subject, or the script run
+  // dialog): Stop stops it (scriptStopRequested), and the page waits for its first run.
+  // `what`: the script's name, for the progress line.
+  void setScriptComparisonRunning(bool running, const QString& what = {});
   void stopComparison();
   // Shows a comparison file read by the window's FileLoader; false with
   // errorOccurred while a comparison runs. `written_live`: another process (a script's
@@ -82,6 +98,10 @@ class ComparisonPage : public QWidget {
   void reportRequested();
   // A comparison file was written (so the window can list it in Open recent).
   void comparisonWritten(const QString& path);
+  // Run with a script subject: the script's comparison to run (`ampscope run --compare`).
+  void scriptComparisonRequested(const ScriptRunRequest& request);
+  // Stop while the window runs a script's comparison.
+  void scriptStopRequested();
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -98,6 +118,11 @@ class ComparisonPage : public QWidget {
   void fitSummaryHeight();
   void browseOutput();
   QString defaultOutputPath() const;
+  // The results file chosen (or a fresh default); throws engine::ConfigError for an existing
+  // one the file dialog was not asked to replace.
+  QString checkedOutputPath() const;
+  // Run with a script subject: the window's run of it, with the page's settings.
+  bool startScriptComparison();
 
   std::unique_ptr<::Ui::ComparisonPage> ui_;
   BaseConfigSource base_source_;
@@ -111,6 +136,9 @@ class ComparisonPage : public QWidget {
   bool running_inference_ = false;  // the running comparison times inference batches
   bool training_active_ = false;
   QString overwrite_path_;  // a results file the file dialog asked about replacing
+  std::optional<profiler::ScriptFacts> script_subject_;
+  int script_steps_ = 0;  // each run's steps in the script's comparison shown (--max-steps again)
+  bool script_running_ = false;
 };
 
 }  // namespace ampscope::ui

@@ -268,6 +268,14 @@ void MainWindow::connectController() {
   connect(comparison_page_, &ComparisonPage::errorOccurred, this, &MainWindow::showError);
   connect(comparison_page_, &ComparisonPage::reportRequested, this, &MainWindow::exportReportDialog);
   connect(comparison_page_, &ComparisonPage::comparisonWritten, this, &MainWindow::addRecentFile);
+  connect(comparison_page_, &ComparisonPage::scriptComparisonRequested, this, &MainWindow::runScript);
+  connect(comparison_page_, &ComparisonPage::scriptStopRequested, this, &MainWindow::stopRun);
+  connect(run_panel_, &RunPanel::rerunScriptRequested, this, [this] {
+    const std::optional<profiler::ScriptFacts>& facts = run_panel_->shownScriptFacts();
+    const std::optional<ScriptRunRequest> rerun = facts ? ScriptRunDialog::rerunRequest(*facts) : std::nullopt;
+    if (!rerun) return;  // the button is off where the file does not say how the script ran
+    if (const std::optional<ScriptRunRequest> asked = ScriptRunDialog::ask(this, rerun)) runScript(*asked);
+  });
   connect(comparison_page_, &ComparisonPage::runningChanged, this, [this](bool running) {
     if (running) banner_->hide();
     onStateChanged(controller_->state(), {});
@@ -364,6 +372,8 @@ void MainWindow::onStateChanged(RunState state, const QString& message) {
   const bool script = script_runner_->isRunning();
   // A comparison beside a script's training would time both on a shared device.
   comparison_page_->setTrainingActive(active || script);
+  comparison_page_->setScriptComparisonRunning(script && script_runner_->request().comparing(),
+                                               script_runner_->scriptName());
   start_action_->setEnabled(!active && !comparison_page_->isRunning() && !script);
   pause_action_->setEnabled(active);
   pause_action_->setText(state == RunState::kPaused ? tr("&Resume") : tr("&Pause"));

@@ -56,7 +56,7 @@ void select(QComboBox* c, Enum value) {
   if (i >= 0) c->setCurrentIndex(i);
 }
 
-QFormLayout* form(QGroupBox* box) {
+QFormLayout* form(QWidget* box) {
   auto* layout = new QFormLayout(box);
   layout->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   layout->setLabelAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -80,7 +80,16 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   script_facts_->setObjectName(QStringLiteral("scriptFacts"));
   script_facts_->setToolTip(tr("What ampscope run saw the script use. Start runs the built-in training, "
                                "with its own settings."));
-  script_facts_form_ = form(script_facts_);
+  // The facts' rows, then the button that runs the script again (File → Run a Python script, filled in).
+  auto* facts_column = new QVBoxLayout(script_facts_);
+  facts_column->setContentsMargins(0, 0, 0, 6);
+  auto* facts_rows = new QWidget;
+  script_facts_form_ = form(facts_rows);
+  facts_column->addWidget(facts_rows);
+  rerun_script_ = new QPushButton(tr("Run this script again…"));
+  rerun_script_->setObjectName(QStringLiteral("rerunScript"));
+  connect(rerun_script_, &QPushButton::clicked, this, &RunPanel::rerunScriptRequested);
+  facts_column->addWidget(rerun_script_, 0, Qt::AlignRight);
   script_facts_->hide();
   column->addWidget(script_facts_);
   setting_groups_ = {buildModelGroup(), buildDataGroup(), buildTrainingGroup(), buildScalerGroup(),
@@ -455,11 +464,18 @@ void RunPanel::showScriptFacts(const profiler::ScriptFacts& facts) {
     text->setTextInteractionFlags(Qt::TextSelectableByMouse);
     script_facts_form_->addRow(QString::fromStdString(label), text);
   }
+  shown_facts_ = facts;
+  rerun_script_->setEnabled(facts.command.has_value());
+  rerun_script_->setToolTip(facts.command ? tr("File → Run a Python script…, filled in as the script ran: the same "
+                                               "Python, directory, arguments and precision")
+                                          : tr("This file does not say how the script ran (written before ampscope "
+                                               "recorded it, or by a script that imported ampscope itself)"));
   for (QWidget* group : setting_groups_) group->hide();
   script_facts_->show();
 }
 
 void RunPanel::showSettings() {
+  shown_facts_.reset();
   script_facts_->hide();
   for (QWidget* group : setting_groups_) group->show();
 }

@@ -4,6 +4,7 @@
 // settings are locked while a run is active).
 #include <QWidget>
 #include <array>
+#include <optional>
 
 #include "engine/config.h"
 #include "engine/events.h"
@@ -37,9 +38,14 @@ class RunPanel : public QWidget {
   // A session recorded from a Python script: its own facts, read-only, in place
   // of the built-in run's settings (which keep their values for the next run).
   // showSettings() brings the settings back; a run that starts does so too.
+  // Its "Run this script again…" button (rerunScriptRequested) is enabled where the facts say
+  // how the script ran.
   void showScriptFacts(const profiler::ScriptFacts& facts);
   void showSettings();
   bool showsScriptFacts() const;
+  // The facts shown; nullopt while the built-in run's settings are.
+  const std::optional<profiler::ScriptFacts>& shownScriptFacts() const { return shown_facts_; }
+  QPushButton* rerunScriptButton() const { return rerun_script_; }
   // The state line while a recorded session is shown: the session's state, not the built-in run's.
   void setSessionState(const QString& text);
   QString stateText() const;
@@ -54,6 +60,8 @@ class RunPanel : public QWidget {
   void pauseRequested();
   void resumeRequested();
   void stopRequested();
+  // "Run this script again…" beside a script's facts.
+  void rerunScriptRequested();
 
  private:
   QWidget* buildModelGroup();
@@ -70,6 +78,8 @@ class RunPanel : public QWidget {
   QList<QWidget*> setting_groups_;       // the built-in run's groups, hidden for a script's session
   QGroupBox* script_facts_ = nullptr;     // a Python session's facts
   QFormLayout* script_facts_form_ = nullptr;
+  QPushButton* rerun_script_ = nullptr;
+  std::optional<profiler::ScriptFacts> shown_facts_;
   QComboBox* model_ = nullptr;
   QSpinBox* layers_ = nullptr;
   QSpinBox* width_ = nullptr;

@@ -291,8 +291,23 @@ void ScriptRunDialog::remember(const ScriptRunRequest& r) const {
   settings.setValue(kRepeatsKey, r.repeats);
 }
 
-std::optional<ScriptRunRequest> ScriptRunDialog::ask(QWidget* parent) {
+std::optional<ScriptRunRequest> ScriptRunDialog::rerunRequest(const profiler::ScriptFacts& facts) {
+  if (!facts.command) return std::nullopt;
+  ScriptRunRequest r = ScriptRunRequest::rerunning(*facts.command);
+  if (!facts.compared.empty())
+    r.compare = QString::fromStdString(facts.compared).split(QStringLiteral(", "), Qt::SkipEmptyParts);
+  else if (!facts.precision_override.empty())
+    r.precision = QString::fromStdString(facts.precision_override);
+  r.max_steps = static_cast<int>(facts.max_steps);
+  return r;
+}
+
+std::optional<ScriptRunRequest> ScriptRunDialog::ask(QWidget* parent, const std::optional<ScriptRunRequest>& prefill) {
   ScriptRunDialog dialog(parent);
+  if (prefill) {
+    dialog.setRequest(*prefill);
+    return dialog.answer(parent);
+  }
   QSettings settings;
   ScriptRunRequest last;
   last.script = settings.value(kScriptKey).toString();
@@ -305,8 +320,12 @@ std::optional<ScriptRunRequest> ScriptRunDialog::ask(QWidget* parent) {
   last.compare = settings.value(kCompareKey).toStringList();
   last.repeats = settings.value(kRepeatsKey, last.repeats).toInt();
   dialog.setRequest(last);
-  while (dialog.exec() == QDialog::Accepted) {
-    std::optional<ScriptRunRequest> r = dialog.request();
+  return dialog.answer(parent);
+}
+
+std::optional<ScriptRunRequest> ScriptRunDialog::answer(QWidget* parent) {
+  while (exec() == QDialog::Accepted) {
+    std::optional<ScriptRunRequest> r = request();
     if (!r) continue;
     const QString replaced = r->comparing() ? tr("%1 exists. Replace it with this comparison?")
                                             : tr("%1 exists. Replace it with this run's session?");
@@ -314,7 +333,7 @@ std::optional<ScriptRunRequest> ScriptRunDialog::ask(QWidget* parent) {
         QMessageBox::question(parent, r->comparing() ? tr("Replace the comparison?") : tr("Replace the session?"),
                               replaced.arg(r->session_path)) != QMessageBox::Yes)
       continue;
-    dialog.remember(*r);
+    remember(*r);
     return r;
   }
   return std::nullopt;

@@ -33,14 +33,19 @@ class ScriptRunDialog : public QDialog {
   // (<name>-compare-<date>-<time> for a comparison).
   static QString defaultSessionPath(const QString& script, bool comparison = false);
 
-  // Shows the dialog; the request when the user pressed Run (and agreed to replace an
-  // existing session file).
-  static std::optional<ScriptRunRequest> ask(QWidget* parent);
+  // Shows the dialog, filled in with `prefill` (else the last choices); the request when the
+  // user pressed Run (and agreed to replace an existing session file).
+  static std::optional<ScriptRunRequest> ask(QWidget* parent, const std::optional<ScriptRunRequest>& prefill = {});
+  // A script's session or comparison, as it ran (`facts.command`), to run again: a comparison's
+  // precisions, a session's --precision and the step limit; a fresh file. nullopt without a command.
+  static std::optional<ScriptRunRequest> rerunRequest(const profiler::ScriptFacts& facts);
 
  private:
   void browseScript();
   void browseSession();
   void remember(const ScriptRunRequest& request) const;
+  // Runs the dialog until a request it can run, or Cancel.
+  std::optional<ScriptRunRequest> answer(QWidget* parent);
   bool comparing() const;
   // The fields that mean something for the mode (profile or compare) and the script's kind.
   void updateFields();

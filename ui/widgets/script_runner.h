@@ -13,12 +13,14 @@
 #include <QTimer>
 
 #include "profiler/compare/comparison_runner.h"
+#include "profiler/script_facts.h"
 
 namespace ampscope::ui {
 
 // What to run: `ampscope run [--precision P] [--max-steps N] [--no-gpu-trace] --out
 // SESSION --force [-m] SCRIPT ARGS...` in `working_dir`; with `compare`, the script's
-// precision comparison: `ampscope run --compare V,W --repeats R [--max-steps N] ...`.
+// precision comparison: `ampscope run --compare V,W --repeats R [--warmup W --profile-steps P]
+// [--max-steps N] ...`.
 struct ScriptRunRequest {
   QString script;             // a .py file; with `module`, a module name (pkg.train)
   bool module = false;        // run as `python -m SCRIPT` runs it, from `working_dir`
@@ -31,10 +33,17 @@ struct ScriptRunRequest {
   QString working_dir;        // empty: the script's directory (a module needs one)
   QStringList compare;        // precisions to compare (fp32, tf32, fp16, bf16); empty: one profiled run
   int repeats = static_cast<int>(profiler::ComparisonOptions{}.repeats);  // with `compare`: timed runs per precision
+  // With `compare`: warm-up steps left out of the timing, and steps profiled after them; -1:
+  // `ampscope run --compare`'s own (the Run-a-script dialog leaves them so).
+  int warmup_steps = -1;
+  int profiled_steps = -1;
 
   bool comparing() const { return !compare.isEmpty(); }
   // What the window calls the run: the script's file name, or the module's name.
   QString name() const;
+  // The script as `ampscope run` ran it (a session's or comparison's script_command): the same
+  // Python, working directory, script or module and arguments; the rest at its defaults.
+  static ScriptRunRequest rerunning(const profiler::ScriptCommand& command);
 };
 
 class ScriptRunner : public QObject {
