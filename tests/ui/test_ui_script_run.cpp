@@ -237,7 +237,9 @@ while started and not os.path.exists(GATE) and time.monotonic() < deadline:
   ASSERT_TRUE(waitForTheEnd());
   EXPECT_TRUE(outcome_->first) << outcome_->second.toStdString();
   ASSERT_TRUE(testing::waitUntil(
-      [&] { return page->comparisonPath() == again_path && repeats_of("bf16") == 1 && !window_.fileLoader()->isBusy(); },
+      [&] {
+        return page->comparisonPath() == again_path && repeats_of("bf16") == 1 && !window_.fileLoader()->isBusy();
+      },
       std::chrono::seconds(60)));
   const profiler::Comparison rerun = profiler::read_comparison(again_path.toStdString());
   EXPECT_EQ(rerun.warmup_steps, 4);

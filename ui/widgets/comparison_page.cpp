@@ -230,7 +230,8 @@ bool ComparisonPage::startScriptComparison() {
   r.max_steps = script_steps_;
   if (r.compare.size() < 2) return refuse(tr("choose at least two precisions to compare"));
   if (script_steps_ > 0 && r.warmup_steps >= script_steps_)
-    return refuse(tr("%1 warm-up steps leave none to time: each run has %2 steps").arg(r.warmup_steps).arg(script_steps_));
+    return refuse(
+        tr("%1 warm-up steps leave none to time: each run has %2 steps").arg(r.warmup_steps).arg(script_steps_));
   try {
     r.session_path = checkedOutputPath();
   } catch (const std::exception& e) {
