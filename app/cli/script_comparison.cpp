@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
@@ -20,6 +22,7 @@
 #include "engine/errors.h"
 #include "profiler/analysis/comparison.h"
 #include "profiler/compare/comparison_runner.h"
+#include "profiler/process_identity.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/comparison_store.h"
 #include "profiler/store/session_reader.h"
@@ -44,6 +47,34 @@ struct InterruptGuard {
   Handler previous = std::signal(SIGINT, on_script_comparison_interrupt);
   ~InterruptGuard() { std::signal(SIGINT, previous); }
 };
+
+constexpr const char* kRunsDirPrefix = "ampscope-compare-";
+// How long a dead comparison's runs directory is left untouched: a comparison of another pid
+// namespace sharing the temporary directory (a container) looks dead from here, but writes there.
+constexpr auto kStaleRunsDirAge = std::chrono::minutes(10);
+
+// A comparison killed (SIGKILL, a closed terminal) cannot remove its runs' directory,
+// ampscope-compare-<pid>-XXXXXX: the next comparison on the machine removes those whose
+// comparison no longer runs and that nothing wrote to for kStaleRunsDirAge.
+void remove_stale_runs_dirs(const fs::path& temporary) {
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(temporary, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(kRunsDirPrefix) || !it->is_directory(ec)) continue;
+    const std::string rest = name.substr(std::string_view(kRunsDirPrefix).size());
+    const size_t dash = rest.find('-');
+    if (dash == std::string::npos) continue;  // not one of ours: older builds' names had no pid
+    int64_t pid = 0;
+    const auto [end_of_pid, error] = std::from_chars(rest.data(), rest.data() + dash, pid);
+    if (error != std::errc() || end_of_pid != rest.data() + dash || pid <= 0) continue;
+    std::error_code time_error;
+    const auto written = fs::last_write_time(it->path(), time_error);
+    if (time_error || profiler::process_runs(pid) || now - written < kStaleRunsDirAge) continue;
+    std::error_code ignored;
+    fs::remove_all(it->path(), ignored);
+  }
+}
 
 // A child run's exit status (128 + N for a signal), its output in `log_path`.
 int run_child(const std::vector<std::string>& args, const fs::path& log_path) {
@@ -146,7 +177,9 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
   }
 
   std::error_code ec;
-  std::string dir_template = (fs::temp_directory_path(ec) / "ampscope-compare-XXXXXX").string();
+  const fs::path temporary = fs::temp_directory_path(ec);
+  remove_stale_runs_dirs(temporary);
+  std::string dir_template = (temporary / fmt::format("{}{}-XXXXXX", kRunsDirPrefix, ::getpid())).string();
   if (::mkdtemp(dir_template.data()) == nullptr) {
     fmt::print(stderr, "ampscope: error: cannot create a directory for the runs: {}\n", std::strerror(errno));
     return 1;

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +15,9 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "profiler/analysis/comparison.h"
 #include "profiler/script_facts.h"
@@ -260,13 +265,42 @@ TEST_F(PythonPrecision, ACompareRunOfAScriptIsAComparisonOfTheScriptsOwnTraining
 
 // A precision the script cannot run in fails alone: its error, in one line, in the output and
 // the file; the other precisions are compared as usual.
+// And the runs' directories of comparisons killed before they could remove them are removed
+// by the next one, those of comparisons that may still run are not.
 TEST_F(PythonPrecision, APrecisionTheScriptFailsInIsReportedWithItsErrorAndTheOthersCompared) {
+  namespace fs = std::filesystem;
+  const fs::path tmp = dir_ / "tmp";
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ASSERT_GT(gone, 0);
+  ASSERT_EQ(::waitpid(gone, nullptr, 0), gone);  // reaped: the pid runs nothing now
+  const auto runs_dir = [&](int64_t pid, const std::string& tail, bool old) {
+    const fs::path dir = tmp / fmt::format("ampscope-compare-{}-{}", pid, tail);
+    fs::create_directories(dir);
+    write_file(dir / "fp32.0.log", "x");
+    if (old) fs::last_write_time(dir, fs::file_time_type::clock::now() - std::chrono::hours(1));
+    return dir;
+  };
+  const fs::path killed = runs_dir(gone, "aaaaaa", true);
+  const std::vector<fs::path> kept = {runs_dir(gone, "bbbbbb", false),  // written to lately
+                                      runs_dir(::getpid(), "cccccc", true),  // its comparison runs
+                                      tmp / "ampscope-compare-dddddd"};      // an older build's name
+  fs::create_directories(kept.back());
+
   const auto out = (dir_ / "cmp.ampscope").string();
-  const auto r = ampscope::test::ampscope(
-      fmt::format("run --compare fp32,bf16 --repeats 2 --warmup 1 --max-steps 3 --profile-steps 1 --out '{}' '{}' "
-                  "'{}' fp16 on 3 refuse-bf16",
-                  out, script(), (dir_ / "digest.txt").string()));
+  ampscope::test::CliResult r;
+  r.exit_code = ampscope::test::run_command(
+      fmt::format("TMPDIR='{}' '{}' run --compare fp32,bf16 --repeats 2 --warmup 1 --max-steps 3 --profile-steps 1 "
+                  "--out '{}' '{}' '{}' fp16 on 3 refuse-bf16 2>&1",
+                  tmp.string(), AMPSCOPE_CLI, out, script(), (dir_ / "digest.txt").string()),
+      &r.output);
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(killed));
+  for (const fs::path& dir : kept) EXPECT_TRUE(fs::exists(dir)) << dir;
+  const auto runs_dirs = std::count_if(fs::directory_iterator(tmp), fs::directory_iterator(), [](const auto& entry) {
+    return entry.path().filename().string().starts_with("ampscope-compare-");
+  });
+  EXPECT_EQ(runs_dirs, 3) << "its own runs' directory went too";
   EXPECT_NE(r.output.find("bf16: failed: RuntimeError: this model has no bf16 kernel\n"), std::string::npos)
       << r.output;
   // Its whole output, the traceback included, is kept beside the comparison.
