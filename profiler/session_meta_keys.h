@@ -68,8 +68,9 @@ inline constexpr const char* kScriptCommand = "script_command";
 inline constexpr const char* kMaxSteps = "max_steps";
 // What a script's precision comparison (`ampscope run --compare`) copies into its file from
 // the first run that finished: the keys that describe the script, not that run's precision.
-inline constexpr const char* kComparedScriptKeys[] = {kScript,          kArguments, kOptimizers,     kDevice,
-                                                      kPrecisionAsked, kParameterDtypes, kScriptCommand};
+inline constexpr const char* kComparedScriptKeys[] = {kScript,          kArguments,       kOptimizers,
+                                                      kDevice,          kPrecisionAsked,  kParameterDtypes,
+                                                      kScriptCommand,   kMaxSteps};
 
 // Written with the op table each time it is saved, so the two always agree:
 // steps whose ops the table holds (per-step time = table time / this).

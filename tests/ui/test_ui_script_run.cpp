@@ -208,6 +208,13 @@ while started and not os.path.exists(GATE) and time.monotonic() < deadline:
   EXPECT_FALSE(facts.contains(QStringLiteral("not yet"))) << facts.toStdString();
   EXPECT_TRUE(window_.startAction()->isEnabled());
 
+  // The Run panel's "Run this script again…" fills the dialog in as the comparison ran.
+  const auto from_panel = ScriptRunDialog::rerunRequest(*window_.runPanel()->shownScriptFacts());
+  ASSERT_TRUE(from_panel);
+  EXPECT_EQ(from_panel->compare, r.compare);
+  EXPECT_EQ(from_panel->max_steps, 7);
+  EXPECT_EQ(from_panel->arguments, r.arguments);
+
   // The page's Run compares the script again, as its runs ran it (not the built-in setup the
   // Run panel hides), with the page's settings.
   ASSERT_TRUE(page->scriptSubject().has_value());

@@ -141,10 +141,9 @@ profiler::ComparisonOptions ComparisonPage::options() const {
   o.inference = inference();
   o.profile_steps = o.inference ? 0 : ui_->profileSpin->value();
   const QString chosen = ui_->outputEdit->text().trimmed();
-  o.out_path = (chosen.isEmpty() ? defaultOutputPath() : chosen).toStdString();
   o.overwrite = !overwrite_path_.isEmpty() && overwrite_path_ == chosen;
-  profiler::validate(o);
   o.out_path = checkedOutputPath().toStdString();
+  profiler::validate(o);
   return o;
 }
 
@@ -294,11 +293,13 @@ bool ComparisonPage::showOpenedComparison(const ComparisonResultsPtr& results, b
     profiled = std::max(profiled, v.profiled_steps);
   }
   setVariants(names);
-  // A script's comparison makes Run compare that script again, each run as long as these were.
+  // A script's comparison makes Run compare that script again, each run as long as these were
+  // (their --max-steps; in files before it was kept, the longest run's steps).
   script_subject_ = c.script;
-  script_steps_ = 0;
-  for (const auto& v : c.variants)
-    for (const auto& repeat : v.repeats) script_steps_ = std::max(script_steps_, static_cast<int>(repeat.size()));
+  script_steps_ = c.script ? static_cast<int>(c.script->max_steps) : 0;
+  if (c.script && script_steps_ == 0)
+    for (const auto& v : c.variants)
+      for (const auto& repeat : v.repeats) script_steps_ = std::max(script_steps_, static_cast<int>(repeat.size()));
   updateBaseLabel();
   setRepeats(static_cast<int>(c.planned_repeats));
   setWarmupSteps(static_cast<int>(c.warmup_steps));
