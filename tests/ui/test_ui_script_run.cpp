@@ -10,6 +10,7 @@
 #include <qcustomplot.h>
 
 #include <QLabel>
+#include <QPushButton>
 #include <QSettings>
 
 #include "tests/ui/qt_test_env.h"
@@ -291,7 +292,12 @@ while True:
         << window_.scriptRunPane()->outputText().toStdString();
     const std::string run_pid = test::read_file(pid_file);
     ASSERT_TRUE(processRuns(run_pid));
-    window_.stopRun();
+    // The comparison page's Stop stops it, as the Run menu's does.
+    auto* page_stop = window_.comparisonPage()->findChild<QPushButton*>(QStringLiteral("stopButton"));
+    ASSERT_TRUE(page_stop && page_stop->isEnabled());
+    EXPECT_TRUE(window_.comparisonPage()->progressText().startsWith(QStringLiteral("Running train.py's comparison")))
+        << window_.comparisonPage()->progressText().toStdString();
+    page_stop->click();
     if (ignores_interrupt) window_.stopRun();
     ASSERT_TRUE(waitForTheEnd());
     EXPECT_TRUE(outcome_->first) << outcome_->second.toStdString();
@@ -301,6 +307,9 @@ while True:
     EXPECT_TRUE(testing::waitUntil([&] { return !processRuns(run_pid); }, std::chrono::seconds(30)))
         << "the script's run (pid " << run_pid << ") trains on";
     EXPECT_FALSE(fs::exists(dir_ / "compare.ampscope")) << "no run finished";
+    EXPECT_FALSE(page_stop->isEnabled());
+    EXPECT_TRUE(window_.comparisonPage()->progressText().startsWith(QStringLiteral("The script's comparison ended")))
+        << window_.comparisonPage()->progressText().toStdString();
   }
 }
 
