@@ -131,6 +131,7 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.grad_norm_measured = value_of(meta, meta_key::kGradNormSource) == "clip_grad_norm_";
   f.ended = ended_text(meta, "script");
   f.command = parse_script_command(value_of(meta, meta_key::kScriptCommand));
+  f.trace_gpu = value_of(meta, meta_key::kTraceGpu) != "0";
   try {
     f.max_steps = std::max<int64_t>(0, std::stoll(value_of(meta, meta_key::kMaxSteps)));
   } catch (const std::exception&) {
@@ -151,6 +152,7 @@ std::optional<ScriptFacts> compared_script_facts(const std::map<std::string, std
   for (const std::string& v : variants) f->compared += (f->compared.empty() ? "" : ", ") + v;
   f->grad_norm = "not measured: a comparison's runs take no range samples";
   f->ended = ended_text(meta, "comparison");  // its own end (`ampscope run --compare` writes it), not a run's
+  f->trace_gpu = true;
   return f;
 }
 

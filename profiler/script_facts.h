@@ -54,6 +54,9 @@ struct ScriptFacts {
   // imported ampscope itself). With the step limit it ran under (--max-steps; 0: none).
   std::optional<ScriptCommand> command;
   int64_t max_steps = 0;
+  // Whether kernel tracing was asked for (meta_key::kTraceGpu; false for --no-gpu-trace). A
+  // comparison's: true (its timed runs never trace; the file does not keep the flag).
+  bool trace_gpu = true;
 };
 
 // "bf16"/"fp16" when that dtype holds more than half of a parameter_dtypes meta value

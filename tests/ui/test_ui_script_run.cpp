@@ -431,7 +431,8 @@ TEST(ScriptRunDialogFields, ARecordedScriptRunsAgainAsItRan) {
   std::map<std::string, std::string> meta{{profiler::meta_key::kKind, profiler::meta_key::kKindPython},
                                           {profiler::meta_key::kScript, "train.py"},
                                           {profiler::meta_key::kPrecisionOverride, "bf16"},
-                                          {profiler::meta_key::kMaxSteps, "5"}};
+                                          {profiler::meta_key::kMaxSteps, "5"},
+                                          {profiler::meta_key::kTraceGpu, "0"}};
   meta[profiler::meta_key::kScriptCommand] = R"({"python": "/v/bin/python", "working_directory": ")" +
                                              dir.path().string() + R"(", "module": false, "script": "train.py",)"
                                              R"( "arguments": ["--lr", "1e-3"]})";
@@ -449,7 +450,7 @@ TEST(ScriptRunDialogFields, ARecordedScriptRunsAgainAsItRan) {
   EXPECT_EQ(back->working_dir, again->working_dir);
   EXPECT_EQ(ScriptRunner::commandLine(QStringLiteral("ampscope"), *back).mid(1),
             (QStringList{"run", "--out", back->session_path, "--force", "--precision", "bf16", "--max-steps", "5",
-                         "--", script, "--lr", "1e-3"}));
+                         "--no-gpu-trace", "--", script, "--lr", "1e-3"}));
 
   // A comparison of it: compared again in the same precisions.
   const auto compared = profiler::compared_script_facts(meta, {"fp32", "bf16"});
@@ -457,6 +458,7 @@ TEST(ScriptRunDialogFields, ARecordedScriptRunsAgainAsItRan) {
   const auto compare_again = ScriptRunDialog::rerunRequest(*compared);
   ASSERT_TRUE(compare_again);
   EXPECT_EQ(compare_again->compare, (QStringList{"fp32", "bf16"}));
+  EXPECT_TRUE(compare_again->trace_gpu) << "its first run, a timed one, traced nothing: not the script's choice";
 
   meta.erase(profiler::meta_key::kScriptCommand);  // a file from before sessions said how
   EXPECT_FALSE(ScriptRunDialog::rerunRequest(*profiler::script_facts(meta)));

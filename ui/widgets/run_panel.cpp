@@ -467,7 +467,7 @@ void RunPanel::showScriptFacts(const profiler::ScriptFacts& facts) {
   shown_facts_ = facts;
   rerun_script_->setEnabled(facts.command.has_value());
   rerun_script_->setToolTip(facts.command ? tr("File → Run a Python script…, filled in as the script ran: the same "
-                                               "Python, directory, arguments and precision")
+                                               "Python, directory, arguments, precision and kernel tracing")
                                           : tr("This file does not say how the script ran (written before ampscope "
                                                "recorded it, or by a script that imported ampscope itself)"));
   for (QWidget* group : setting_groups_) group->hide();

@@ -299,6 +299,7 @@ std::optional<ScriptRunRequest> ScriptRunDialog::rerunRequest(const profiler::Sc
   else if (!facts.precision_override.empty())
     r.precision = QString::fromStdString(facts.precision_override);
   r.max_steps = static_cast<int>(facts.max_steps);
+  r.trace_gpu = facts.trace_gpu;
   return r;
 }
 

@@ -37,7 +37,8 @@ class ScriptRunDialog : public QDialog {
   // user pressed Run (and agreed to replace an existing session file).
   static std::optional<ScriptRunRequest> ask(QWidget* parent, const std::optional<ScriptRunRequest>& prefill = {});
   // A script's session or comparison, as it ran (`facts.command`), to run again: a comparison's
-  // precisions, a session's --precision and the step limit; a fresh file. nullopt without a command.
+  // precisions, a session's --precision, step limit and kernel tracing; a fresh file. nullopt without
+  // a command.
   static std::optional<ScriptRunRequest> rerunRequest(const profiler::ScriptFacts& facts);
 
  private:
