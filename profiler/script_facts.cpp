@@ -1,6 +1,5 @@
 #include "profiler/script_facts.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <exception>
 
@@ -132,11 +131,7 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.ended = ended_text(meta, "script");
   f.command = parse_script_command(value_of(meta, meta_key::kScriptCommand));
   f.trace_gpu = value_of(meta, meta_key::kTraceGpu) != "0";
-  try {
-    f.max_steps = std::max<int64_t>(0, std::stoll(value_of(meta, meta_key::kMaxSteps)));
-  } catch (const std::exception&) {
-    f.max_steps = 0;  // absent (no limit), or not a number
-  }
+  f.max_steps = meta_key::count(meta, meta_key::kMaxSteps).value_or(0);  // absent: no limit
   f.grad_norm = f.grad_norm_measured
                     ? "the total norm torch.nn.utils.clip_grad_norm_ returned"
                     : "not measured: the script does not clip gradients (ampscope shows the norm clip_grad_norm_ returns)";

@@ -20,6 +20,7 @@
 #include "ui/models/table_filter_proxy.h"
 #include "ui/models/variant_summary_model.h"
 #include "ui/widgets/plot_style.h"
+#include "ui/widgets/script_run_dialog.h"
 #include "ui/widgets/scroll_area.h"
 #include "ui/widgets/table_view.h"
 #include "ui_comparison_page.h"
@@ -218,19 +219,20 @@ bool ComparisonPage::startScriptComparison() {
     emit errorOccurred(tr("Cannot compare the script again"), why);
     return false;
   };
-  if (!script_subject_->command)
+  std::optional<ScriptRunRequest> as_ran = ScriptRunDialog::rerunRequest(*script_subject_);
+  if (!as_ran)
     return refuse(tr("this comparison does not say how its script was run (written before ampscope recorded "
                      "it): File → Run a Python script…, Compare precisions"));
-  ScriptRunRequest r = ScriptRunRequest::rerunning(*script_subject_->command);
+  ScriptRunRequest& r = *as_ran;
   r.compare = variants();
   r.repeats = ui_->repeatsSpin->value();
   r.warmup_steps = ui_->warmupSpin->value();
   r.profiled_steps = ui_->profileSpin->value();
-  r.max_steps = script_steps_;
+  r.max_steps = scriptSteps();
   if (r.compare.size() < 2) return refuse(tr("choose at least two precisions to compare"));
-  if (script_steps_ > 0 && r.warmup_steps >= script_steps_)
+  if (r.warmup_steps >= r.max_steps)
     return refuse(
-        tr("%1 warm-up steps leave none to time: each run has %2 steps").arg(r.warmup_steps).arg(script_steps_));
+        tr("%1 warm-up steps leave none to time: each run has %2 steps").arg(r.warmup_steps).arg(r.max_steps));
   try {
     r.session_path = checkedOutputPath();
   } catch (const std::exception& e) {
@@ -241,9 +243,13 @@ bool ComparisonPage::startScriptComparison() {
   return true;
 }
 
+int ComparisonPage::scriptSteps() const {
+  const int64_t steps = script_subject_ ? script_subject_->max_steps : 0;
+  return static_cast<int>(steps > 0 ? steps : profiler::kDefaultComparedSteps);
+}
+
 void ComparisonPage::compareBuiltInSetup() {
   script_subject_.reset();
-  script_steps_ = 0;
   updateBaseLabel();
   updateButtons();
 }
@@ -293,13 +299,8 @@ bool ComparisonPage::showOpenedComparison(const ComparisonResultsPtr& results, b
     profiled = std::max(profiled, v.profiled_steps);
   }
   setVariants(names);
-  // A script's comparison makes Run compare that script again, each run as long as these were
-  // (their --max-steps; in files before it was kept, the longest run's steps).
+  // A script's comparison makes Run compare that script again, each run as long as these were.
   script_subject_ = c.script;
-  script_steps_ = c.script ? static_cast<int>(c.script->max_steps) : 0;
-  if (c.script && script_steps_ == 0)
-    for (const auto& v : c.variants)
-      for (const auto& repeat : v.repeats) script_steps_ = std::max(script_steps_, static_cast<int>(repeat.size()));
   updateBaseLabel();
   setRepeats(static_cast<int>(c.planned_repeats));
   setWarmupSteps(static_cast<int>(c.warmup_steps));
@@ -470,7 +471,7 @@ void ComparisonPage::updateBaseLabel() {
            "profiled (<tt>ampscope run --compare</tt>). %5")
             .arg(shown, QString::fromStdString(c.python).toHtmlEscaped(),
                  QString::fromStdString(c.working_directory).toHtmlEscaped())
-            .arg(script_steps_ > 0 ? script_steps_ : static_cast<int>(profiler::kDefaultComparedSteps))
+            .arg(scriptSteps())
             .arg(built_in_link.arg(tr("Compare the Run panel's built-in setup instead"))));
     return;
   }

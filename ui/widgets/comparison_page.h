@@ -123,6 +123,8 @@ class ComparisonPage : public QWidget {
   QString checkedOutputPath() const;
   // Run with a script subject: the window's run of it, with the page's settings.
   bool startScriptComparison();
+  // Each run's steps in the script's comparison (its runs' --max-steps), so Run repeats them.
+  int scriptSteps() const;
 
   std::unique_ptr<::Ui::ComparisonPage> ui_;
   BaseConfigSource base_source_;
@@ -137,7 +139,6 @@ class ComparisonPage : public QWidget {
   bool training_active_ = false;
   QString overwrite_path_;  // a results file the file dialog asked about replacing
   std::optional<profiler::ScriptFacts> script_subject_;
-  int script_steps_ = 0;  // each run's steps in the script's comparison shown (--max-steps again)
   bool script_running_ = false;
 };
 

@@ -293,7 +293,15 @@ void ScriptRunDialog::remember(const ScriptRunRequest& r) const {
 
 std::optional<ScriptRunRequest> ScriptRunDialog::rerunRequest(const profiler::ScriptFacts& facts) {
   if (!facts.command) return std::nullopt;
-  ScriptRunRequest r = ScriptRunRequest::rerunning(*facts.command);
+  const profiler::ScriptCommand& command = *facts.command;
+  ScriptRunRequest r;
+  r.module = command.module;
+  r.python = QString::fromStdString(command.python);
+  r.working_dir = QString::fromStdString(command.working_directory);
+  r.script = QString::fromStdString(command.script);
+  // A script given relative to where it ran; its arguments stay as given (they are read there too).
+  if (!r.module && !r.working_dir.isEmpty()) r.script = QDir(r.working_dir).absoluteFilePath(r.script);
+  for (const std::string& argument : command.arguments) r.arguments << QString::fromStdString(argument);
   if (!facts.compared.empty())
     r.compare = QString::fromStdString(facts.compared).split(QStringLiteral(", "), Qt::SkipEmptyParts);
   else if (!facts.precision_override.empty())

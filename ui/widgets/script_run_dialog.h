@@ -8,6 +8,7 @@
 #include <QList>
 #include <optional>
 
+#include "profiler/script_facts.h"
 #include "ui/widgets/script_runner.h"
 
 class QCheckBox;

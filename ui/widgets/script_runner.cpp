@@ -82,18 +82,6 @@ QString ScriptRunner::cliPath() {
 
 QString ScriptRunRequest::name() const { return module ? script : QFileInfo(script).fileName(); }
 
-ScriptRunRequest ScriptRunRequest::rerunning(const profiler::ScriptCommand& command) {
-  ScriptRunRequest r;
-  r.module = command.module;
-  r.python = QString::fromStdString(command.python);
-  r.working_dir = QString::fromStdString(command.working_directory);
-  r.script = QString::fromStdString(command.script);
-  // A script given relative to where it ran; its arguments stay as given (they are read there too).
-  if (!r.module && !r.working_dir.isEmpty()) r.script = QDir(r.working_dir).absoluteFilePath(r.script);
-  for (const std::string& argument : command.arguments) r.arguments << QString::fromStdString(argument);
-  return r;
-}
-
 QStringList ScriptRunner::commandLine(const QString& cli, const ScriptRunRequest& r) {
   // --force: the window asked before replacing a file; `ampscope run` still refuses one
   // that is not a session, or a session another run is writing, with its own message.

@@ -13,7 +13,6 @@
 #include <QTimer>
 
 #include "profiler/compare/comparison_runner.h"
-#include "profiler/script_facts.h"
 
 namespace ampscope::ui {
 
@@ -41,9 +40,6 @@ struct ScriptRunRequest {
   bool comparing() const { return !compare.isEmpty(); }
   // What the window calls the run: the script's file name, or the module's name.
   QString name() const;
-  // The script as `ampscope run` ran it (a session's or comparison's script_command): the same
-  // Python, working directory, script or module and arguments; the rest at its defaults.
-  static ScriptRunRequest rerunning(const profiler::ScriptCommand& command);
 };
 
 class ScriptRunner : public QObject {
