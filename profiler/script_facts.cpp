@@ -90,7 +90,7 @@ std::string overridden_precision_text(const ScriptFacts& f) {
 
 std::string precision_text(const ScriptFacts& f) {
   if (!f.compared.empty())
-    return "compared: " + f.compared + " (each run's autocast regions set by --precision" +
+    return "compared: " + compared_precisions(f) + " (each run's autocast regions set by --precision" +
            (f.precision_asked.empty() ? "" : "; the script's asked for " + f.precision_asked) + ")";
   if (!f.precision_override.empty()) return overridden_precision_text(f);
   const std::string& reduced = f.reduced_parameters;
@@ -130,7 +130,7 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.grad_norm_measured = value_of(meta, meta_key::kGradNormSource) == "clip_grad_norm_";
   f.ended = ended_text(meta, "script");
   f.command = parse_script_command(value_of(meta, meta_key::kScriptCommand));
-  f.trace_gpu = value_of(meta, meta_key::kTraceGpu) != "0";
+  f.capture.read_meta(meta);
   f.max_steps = meta_key::count(meta, meta_key::kMaxSteps).value_or(0);  // absent: no limit
   f.grad_norm = f.grad_norm_measured
                     ? "the total norm torch.nn.utils.clip_grad_norm_ returned"
@@ -144,11 +144,19 @@ std::optional<ScriptFacts> compared_script_facts(const std::map<std::string, std
   std::map<std::string, std::string> as_session = meta;
   as_session[meta_key::kKind] = meta_key::kKindPython;
   std::optional<ScriptFacts> f = script_facts(as_session);
-  for (const std::string& v : variants) f->compared += (f->compared.empty() ? "" : ", ") + v;
+  f->compared = variants;
   f->grad_norm = "not measured: a comparison's runs take no range samples";
   f->ended = ended_text(meta, "comparison");  // its own end (`ampscope run --compare` writes it), not a run's
-  f->trace_gpu = true;
+  // The comparison sets its runs' sampling; kernel tracing (kTraceGpu, read above) is its profiled
+  // runs', which `ampscope run --compare` writes itself.
+  f->capture = CaptureSettings{.trace_gpu = f->capture.trace_gpu};
   return f;
+}
+
+std::string compared_precisions(const ScriptFacts& facts) {
+  std::string text;
+  for (const std::string& v : facts.compared) text += (text.empty() ? "" : ", ") + v;
+  return text;
 }
 
 std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& f) {

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/capture_settings.h"
+
 namespace ampscope::profiler {
 
 // How `ampscope run` ran a script (meta_key::kScriptCommand): enough to run it again as it ran.
@@ -48,16 +50,20 @@ struct ScriptFacts {
   // this host, or not closed (killed, or still recording on another host).
   std::string ended;
   // A precision comparison of the script (`ampscope run --compare`): the precisions its runs
-  // were made in, "fp32, bf16"; "" for a session.
-  std::string compared;
+  // were made in, in the comparison's order; empty for a session.
+  std::vector<std::string> compared;
   // How to run it again; nullopt where the file does not say (older, or a script that
   // imported ampscope itself). With the step limit it ran under (--max-steps; 0: none).
   std::optional<ScriptCommand> command;
   int64_t max_steps = 0;
-  // Whether kernel tracing was asked for (meta_key::kTraceGpu; false for --no-gpu-trace). A
-  // comparison's: true (its timed runs never trace; the file does not keep the flag).
-  bool trace_gpu = true;
+  // The sampling and kernel tracing it was captured with (CaptureSettings::read_meta; what the
+  // file does not hold, at its default). A comparison's: only trace_gpu, its profiled runs' (files
+  // written before the comparison kept it trace, as the CLI does by default).
+  CaptureSettings capture;
 };
+
+// "fp32, bf16": the precisions a comparison compared; "" for a session.
+std::string compared_precisions(const ScriptFacts& facts);
 
 // "bf16"/"fp16" when that dtype holds more than half of a parameter_dtypes meta value
 // ("bfloat16:9866,float32:10"); "" otherwise.

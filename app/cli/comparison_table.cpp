@@ -31,7 +31,8 @@ void print_comparison(std::FILE* out, const profiler::Comparison& c, size_t top_
              profiler::timed_units(c), c.planned_repeats, c.planned_repeats == 1 ? "" : "s");
   if (c.script)
     fmt::print(out, "script {}{}, in {}; ended {}\n", c.script->script,
-               c.script->arguments.empty() ? "" : " " + c.script->arguments, c.script->compared, c.script->ended);
+               c.script->arguments.empty() ? "" : " " + c.script->arguments, profiler::compared_precisions(*c.script),
+               c.script->ended);
   const auto summaries = profiler::summarize(c);
   fmt::print(out, "{:<6} {:>7} {:>26} {:>12} {:>20} {:>11} {:>11} {:>7} {:>14} {:>6}\n", "", "repeats",
              unit + " ms median (min-max)", "samples/s", "speedup vs fp32",

@@ -249,6 +249,8 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
           // for), so the comparison shows the script, not the built-in run's settings.
           for (const char* key : profiler::meta_key::kComparedScriptKeys)
             if (const auto value = run.session->meta_value(key)) writer->set_meta(key, *value);
+          // Its own, not the timed run's (which traces nothing): its profiled runs' kernel tracing.
+          writer->set_meta(profiler::meta_key::kTraceGpu, plan.trace_gpu ? "1" : "0");
         }
         if (run.session->meta_value(profiler::meta_key::kScalerEnabled).value_or("") == "true") {
           v.scaler = true;  // the script's GradScaler, kept under every precision

@@ -200,8 +200,8 @@ TEST_F(PythonPrecision, ACompareRunOfAScriptIsAComparisonOfTheScriptsOwnTraining
   ASSERT_EQ(written_fp32.size(), 4u);
   const auto out = (dir_ / "cmp.ampscope").string();
   const auto r = ampscope::test::ampscope(
-      fmt::format("run --compare fp32,bf16 --repeats 2 --warmup 1 --max-steps 4 --profile-steps 2 --out '{}' '{}' "
-                  "'{}' fp16 on",
+      fmt::format("run --compare fp32,bf16 --repeats 2 --warmup 1 --max-steps 4 --profile-steps 2 --no-gpu-trace "
+                  "--out '{}' '{}' '{}' fp16 on",
                   out, script(), (dir_ / "digest.txt").string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("speedup vs fp32"), std::string::npos) << r.output;
@@ -212,7 +212,8 @@ TEST_F(PythonPrecision, ACompareRunOfAScriptIsAComparisonOfTheScriptsOwnTraining
   ASSERT_TRUE(comparison.script.has_value());
   EXPECT_EQ(comparison.script->script, script());
   EXPECT_EQ(comparison.script->arguments, (dir_ / "digest.txt").string() + " fp16 on");
-  EXPECT_EQ(comparison.script->compared, "fp32, bf16");
+  EXPECT_EQ(comparison.script->compared, (std::vector<std::string>{"fp32", "bf16"}));
+  EXPECT_FALSE(comparison.script->capture.trace_gpu) << "--no-gpu-trace, kept to compare it again so";
   ASSERT_TRUE(comparison.script->command) << "how its runs ran the script, to compare it again";
   EXPECT_EQ(comparison.script->command->script, script());
   EXPECT_EQ(comparison.script->command->arguments,

@@ -406,7 +406,9 @@ TEST(ScriptRunDialogFields, AnArgumentWithSpacesAndQuotesSurvivesTheLine) {
   r.arguments = {QStringLiteral("--name"), QStringLiteral("a b"), QStringLiteral("say \"hi\"")};
   r.precision = QStringLiteral("bf16");
   r.max_steps = 30;
-  r.trace_gpu = false;
+  r.capture.every_n_steps = 5;  // ampscope run's sampling: what is not at its default is on the line
+  r.capture.gradient_every = 0;
+  r.capture.trace_gpu = false;
   r.session_path = QString::fromStdString((dir / "s.ampscope").string());
   ScriptRunDialog dialog;
   dialog.setRequest(r);
@@ -415,16 +417,17 @@ TEST(ScriptRunDialogFields, AnArgumentWithSpacesAndQuotesSurvivesTheLine) {
   EXPECT_EQ(back->arguments, r.arguments);
   EXPECT_EQ(back->precision, r.precision);
   EXPECT_EQ(back->max_steps, 30);
-  EXPECT_FALSE(back->trace_gpu);
+  EXPECT_EQ(back->capture, r.capture);
   EXPECT_EQ(back->session_path, r.session_path);
   EXPECT_EQ(ScriptRunner::commandLine(QStringLiteral("ampscope"), *back).mid(1),
             (QStringList{"run", "--out", r.session_path, "--force", "--precision", "bf16", "--max-steps", "30",
-                         "--no-gpu-trace", "--", r.script, "--name", "a b", "say \"hi\""}));
+                         "--every", "5", "--grad-every", "0", "--no-gpu-trace", "--", r.script, "--name", "a b",
+                         "say \"hi\""}));
 }
 
 // A session's (or comparison's) script, run again from the Run panel: the dialog opens with the
-// script as it ran (Python, directory, arguments, precision, step limit) and gives back the
-// command that runs it so.
+// script as it ran (Python, directory, arguments, precision, step limit, the capture's sampling and
+// kernel tracing) and gives back the command that runs it so.
 TEST(ScriptRunDialogFields, ARecordedScriptRunsAgainAsItRan) {
   test::ScratchDir dir;
   test::write_file(dir / "train.py", "");
@@ -432,6 +435,8 @@ TEST(ScriptRunDialogFields, ARecordedScriptRunsAgainAsItRan) {
                                           {profiler::meta_key::kScript, "train.py"},
                                           {profiler::meta_key::kPrecisionOverride, "bf16"},
                                           {profiler::meta_key::kMaxSteps, "5"},
+                                          {profiler::meta_key::kOpWindowStart, "3"},
+                                          {profiler::meta_key::kRangeSampleEvery, "0"},
                                           {profiler::meta_key::kTraceGpu, "0"}};
   meta[profiler::meta_key::kScriptCommand] = R"({"python": "/v/bin/python", "working_directory": ")" +
                                              dir.path().string() + R"(", "module": false, "script": "train.py",)"
@@ -450,7 +455,7 @@ TEST(ScriptRunDialogFields, ARecordedScriptRunsAgainAsItRan) {
   EXPECT_EQ(back->working_dir, again->working_dir);
   EXPECT_EQ(ScriptRunner::commandLine(QStringLiteral("ampscope"), *back).mid(1),
             (QStringList{"run", "--out", back->session_path, "--force", "--precision", "bf16", "--max-steps", "5",
-                         "--no-gpu-trace", "--", script, "--lr", "1e-3"}));
+                         "--window-start", "3", "--grad-every", "0", "--no-gpu-trace", "--", script, "--lr", "1e-3"}));
 
   // A comparison of it: compared again in the same precisions.
   const auto compared = profiler::compared_script_facts(meta, {"fp32", "bf16"});
@@ -458,7 +463,16 @@ TEST(ScriptRunDialogFields, ARecordedScriptRunsAgainAsItRan) {
   const auto compare_again = ScriptRunDialog::rerunRequest(*compared);
   ASSERT_TRUE(compare_again);
   EXPECT_EQ(compare_again->compare, (QStringList{"fp32", "bf16"}));
-  EXPECT_TRUE(compare_again->trace_gpu) << "its first run, a timed one, traced nothing: not the script's choice";
+  EXPECT_EQ(compare_again->capture, (profiler::CaptureSettings{.trace_gpu = false}))
+      << "kernel tracing is the comparison's own (--no-gpu-trace); its runs' sampling is not to be set";
+  EXPECT_EQ(ScriptRunner::commandLine(QStringLiteral("ampscope"), *compare_again).mid(1).join(QLatin1Char(' ')),
+            QStringLiteral("run --out  --force --compare fp32,bf16 --repeats %1 --max-steps 5 --no-gpu-trace -- %2 "
+                           "--lr 1e-3")
+                .arg(profiler::ComparisonOptions{}.repeats)
+                .arg(script));
+  meta.erase(profiler::meta_key::kTraceGpu);  // a comparison written before it kept the flag: traced, as by default
+  const auto older = profiler::compared_script_facts(meta, {"fp32", "bf16"});
+  EXPECT_TRUE(ScriptRunDialog::rerunRequest(*older)->capture.trace_gpu);
 
   meta.erase(profiler::meta_key::kScriptCommand);  // a file from before sessions said how
   EXPECT_FALSE(ScriptRunDialog::rerunRequest(*profiler::script_facts(meta)));
@@ -475,6 +489,7 @@ TEST(ScriptRunDialogFields, AModulesComparisonComesBackAsTheCommandThatRunsIt) {
   r.arguments = {QStringLiteral("--epochs"), QStringLiteral("1")};
   r.compare = {QStringLiteral("fp32"), QStringLiteral("fp16")};
   r.repeats = 2;
+  r.capture.every_n_steps = 4;  // the last profiled run's, still in the form
   r.session_path = QString::fromStdString((dir / "c.ampscope").string());
   ScriptRunDialog dialog;
   dialog.setRequest(r);
@@ -485,7 +500,8 @@ TEST(ScriptRunDialogFields, AModulesComparisonComesBackAsTheCommandThatRunsIt) {
   EXPECT_EQ(back->compare, r.compare);
   EXPECT_EQ(back->repeats, 2);
   EXPECT_EQ(back->working_dir, r.working_dir);
-  // No --precision: the comparison sets each run's, and `ampscope run` refuses it beside --compare.
+  // No --precision nor sampling flag: the comparison sets each run's, and `ampscope run` refuses them
+  // beside --compare.
   EXPECT_EQ(ScriptRunner::commandLine(QStringLiteral("ampscope"), *back).mid(1).join(QLatin1Char(' ')).toStdString(),
             "run --out " + r.session_path.toStdString() +
                 " --force --compare fp32,fp16 --repeats 2 -m -- pkg.train --epochs 1");

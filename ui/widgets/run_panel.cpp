@@ -18,6 +18,7 @@
 #include <cmath>
 
 #include "ui/models/formatting.h"
+#include "ui/widgets/capture_settings_form.h"
 #include "ui/widgets/exact_spin_box.h"
 #include "ui/widgets/scroll_area.h"
 
@@ -295,78 +296,17 @@ QWidget* RunPanel::buildScalerGroup() {
 
 QWidget* RunPanel::buildProfilingGroup() {
   auto* box = new QGroupBox(tr("Profiling"));
-  auto* f = form(box);
-  every_n_steps_ = spin(static_cast<int>(profiler::kEveryOption.minimum), 1'000'000,
-                        tr("Record the ops of every Nth step inside the window "
-                           "(1 = every step; more steps cost more overhead)"));
-  every_n_steps_->setPrefix(tr("1 step in "));  // reads right for every N, 1 included
-  gradient_every_ = spin(static_cast<int>(profiler::kGradEveryOption.minimum), 1'000'000,
-                         tr("Sample gradient range statistics (log2|g| against "
-                            "fp16's limits) every K steps; 0 = off"));
-  gradient_every_->setPrefix(tr("every "));
-  gradient_every_->setSuffix(tr(" steps"));
-  gradient_every_->setSpecialValueText(tr("off"));
-  // Both act on the range samples: off with them (updateEnabledFields).
-  sample_budget_ = spin(static_cast<int>(profiler::kSampleBudgetOption.minimum), 100,
-                        tr("Space the gradient samples past every K steps (in multiples of K) so that they "
-                           "cost at most this share of the run's time; off = every K steps, whatever they cost"),
-                        tr(" % of the run"));
-  sample_budget_->setPrefix(tr("at most "));
-  sample_budget_->setSpecialValueText(tr("off: every K steps"));
-  readiness_every_ = spin(static_cast<int>(profiler::kReadinessEveryOption.minimum), 1'000'000,
-                          tr("Precision readiness (FP8, MXFP8, NVFP4 per layer) on the first gradient sample "
-                             "and one in N after it; it costs most of a sample's time; 0 = off"));
-  readiness_every_->setPrefix(tr("1 sample in "));
-  readiness_every_->setSpecialValueText(tr("off"));
-  window_start_ = spin(static_cast<int>(profiler::kWindowStartOption.minimum), 10'000'000,
-                       tr("The first step whose ops are recorded"));
-  window_steps_ =
-      spin(0, 10'000'000, tr("How many steps from the first one; 0 = to the end"), tr(" steps"));
-  window_steps_->setSpecialValueText(tr("to the end"));
-  trace_gpu_ = new QCheckBox(tr("trace (CUPTI)"));
-  trace_gpu_->setToolTip(tr("Trace the CUDA kernels of the recorded steps through CUPTI, each joined to the op "
-                            "that launched it; off, ops are timed on the CPU. Training on the CPU traces nothing."));
-  trace_gpu_->setObjectName(QStringLiteral("profileTraceGpu"));
-  every_n_steps_->setObjectName(QStringLiteral("profileEveryNSteps"));
-  gradient_every_->setObjectName(QStringLiteral("profileGradientEvery"));
-  sample_budget_->setObjectName(QStringLiteral("profileSampleBudget"));
-  readiness_every_->setObjectName(QStringLiteral("profileReadinessEvery"));
-  window_start_->setObjectName(QStringLiteral("profileWindowStart"));
-  window_steps_->setObjectName(QStringLiteral("profileWindowSteps"));
-  f->addRow(tr("Ops"), every_n_steps_);
-  f->addRow(tr("Gradients"), gradient_every_);
-  f->addRow(tr("Sample budget"), sample_budget_);
-  f->addRow(tr("Readiness"), readiness_every_);
-  f->addRow(tr("From step"), window_start_);
-  f->addRow(tr("Window"), window_steps_);
-  f->addRow(tr("GPU kernels"), trace_gpu_);
-  connect(gradient_every_, &QSpinBox::valueChanged, this, &RunPanel::updateEnabledFields);
-  connect(device_, &QComboBox::currentIndexChanged, this, &RunPanel::updateEnabledFields);  // trace_gpu_
-  setCaptureSettings(profiler::CaptureSettings{});
+  auto* layout = new QVBoxLayout(box);
+  layout->setContentsMargins(8, 6, 8, 6);
+  capture_form_ = new CaptureSettingsForm;
+  layout->addWidget(capture_form_);
+  connect(device_, &QComboBox::currentIndexChanged, this, &RunPanel::updateEnabledFields);  // kernel tracing
   return box;
 }
 
-std::array<QSpinBox*, profiler::CaptureSettings::kFieldCount> RunPanel::countBoxes() const {
-  return {window_start_, window_steps_, every_n_steps_, gradient_every_, sample_budget_, readiness_every_};
-}
+profiler::CaptureSettings RunPanel::captureSettings() const { return capture_form_->settings(); }
 
-profiler::CaptureSettings RunPanel::captureSettings() const {
-  profiler::CaptureSettings s;
-  const auto boxes = countBoxes();
-  const auto fields = s.fields();
-  for (size_t i = 0; i < fields.size(); ++i) *fields[i].value = boxes[i]->value();
-  s.trace_gpu = trace_gpu_->isChecked();
-  return s;
-}
-
-void RunPanel::setCaptureSettings(const profiler::CaptureSettings& s) {
-  const auto boxes = countBoxes();
-  const auto fields = s.fields();
-  for (size_t i = 0; i < fields.size(); ++i)
-    boxes[i]->setValue(
-        static_cast<int>(std::clamp<int64_t>(*fields[i].value, boxes[i]->minimum(), boxes[i]->maximum())));
-  trace_gpu_->setChecked(s.trace_gpu);
-}
+void RunPanel::setCaptureSettings(const profiler::CaptureSettings& s) { capture_form_->setSettings(s); }
 
 void RunPanel::updateEnabledFields() {
   const auto model = current<engine::ModelKind>(model_);
@@ -384,10 +324,7 @@ void RunPanel::updateEnabledFields() {
        {static_cast<QWidget*>(init_scale_), static_cast<QWidget*>(growth_factor_),
         static_cast<QWidget*>(backoff_factor_), static_cast<QWidget*>(growth_interval_)})
     w->setEnabled(scaler);
-  const bool range_samples = gradient_every_->value() > 0;
-  sample_budget_->setEnabled(range_samples);
-  readiness_every_->setEnabled(range_samples);
-  trace_gpu_->setEnabled(current<engine::DeviceChoice>(device_) != engine::DeviceChoice::kCPU);
+  capture_form_->setGpuTraceAvailable(current<engine::DeviceChoice>(device_) != engine::DeviceChoice::kCPU);
 }
 
 engine::TrainConfig RunPanel::config() const {

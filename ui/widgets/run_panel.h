@@ -3,7 +3,6 @@
 // an engine::TrainConfig; the buttons follow the controller's RunState (the
 // settings are locked while a run is active).
 #include <QWidget>
-#include <array>
 #include <optional>
 
 #include "engine/config.h"
@@ -23,6 +22,7 @@ class QToolButton;
 
 namespace ampscope::ui {
 
+class CaptureSettingsForm;
 class ExactSpinBox;
 
 class RunPanel : public QWidget {
@@ -69,8 +69,6 @@ class RunPanel : public QWidget {
   QWidget* buildTrainingGroup();
   QWidget* buildScalerGroup();
   QWidget* buildProfilingGroup();
-  // The Profiling group's spin boxes in CaptureSettings::fields()' order.
-  std::array<QSpinBox*, profiler::CaptureSettings::kFieldCount> countBoxes() const;
   void updateEnabledFields();
 
   engine::TrainConfig base_;  // fields the panel does not show keep their values
@@ -106,13 +104,7 @@ class RunPanel : public QWidget {
   ExactSpinBox* growth_factor_ = nullptr;
   ExactSpinBox* backoff_factor_ = nullptr;
   QSpinBox* growth_interval_ = nullptr;
-  QSpinBox* window_start_ = nullptr;
-  QSpinBox* window_steps_ = nullptr;
-  QSpinBox* every_n_steps_ = nullptr;
-  QSpinBox* gradient_every_ = nullptr;
-  QSpinBox* sample_budget_ = nullptr;
-  QSpinBox* readiness_every_ = nullptr;
-  QCheckBox* trace_gpu_ = nullptr;
+  CaptureSettingsForm* capture_form_ = nullptr;  // the Profiling group
   QLabel* state_label_ = nullptr;
   QPushButton* start_ = nullptr;
   QPushButton* pause_ = nullptr;

@@ -8,6 +8,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -18,10 +19,13 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QVBoxLayout>
+#include <map>
+#include <string>
 
 #include "profiler/compare/comparison_runner.h"
 #include "ui/models/formatting.h"
 #include "ui/models/session_io.h"
+#include "ui/widgets/capture_settings_form.h"
 #include "ui/widgets/live_profiling.h"
 
 namespace ampscope::ui {
@@ -36,6 +40,7 @@ constexpr char kModuleKey[] = "scriptRun/module";
 constexpr char kWorkingDirKey[] = "scriptRun/workingDir";
 constexpr char kCompareKey[] = "scriptRun/compare";  // empty: profile one run
 constexpr char kRepeatsKey[] = "scriptRun/repeats";
+constexpr char kCaptureGroup[] = "scriptRun/capture";  // CaptureSettings' meta keys and values
 constexpr int kProfileMode = 0, kCompareMode = 1;
 
 // A line edit with a Browse button beside it.
@@ -113,8 +118,13 @@ ScriptRunDialog::ScriptRunDialog(QWidget* parent) : QDialog(parent) {
   compare_layout->addStretch(1);
   max_steps_ = new QSpinBox;
   max_steps_->setRange(0, 100000000);
-  trace_gpu_ = new QCheckBox(tr("Trace CUDA kernels (CUPTI)"));
-  trace_gpu_->setChecked(true);
+  capture_ = new CaptureSettingsForm;
+  capture_group_ = new QGroupBox(tr("Capture"));
+  capture_group_->setToolTip(tr("ampscope run's sampling flags: which steps' ops are recorded, how often gradient "
+                                "ranges and precision readiness are sampled, kernel tracing"));
+  auto* capture_layout = new QVBoxLayout(capture_group_);
+  capture_layout->setContentsMargins(8, 6, 8, 6);
+  capture_layout->addWidget(capture_);
   session_ = new QLineEdit;
   working_dir_ = new QLineEdit;
   working_dir_->setPlaceholderText(tr("the script's directory"));
@@ -127,7 +137,7 @@ ScriptRunDialog::ScriptRunDialog(QWidget* parent) : QDialog(parent) {
   form->addRow(tr("Precision"), precision_);
   form->addRow(tr("Compare"), compare_row_);
   form->addRow(tr("Stop after"), max_steps_);
-  form->addRow(QString(), trace_gpu_);
+  form->addRow(capture_group_);
   form->addRow(tr("Session file"), withBrowse(session_, &browse_session));
   form->addRow(tr("Working directory"), working_dir_);
   layout->addLayout(form);
@@ -166,6 +176,7 @@ void ScriptRunDialog::updateFields() {
   // --compare sets each run's precision itself; a step limit is its runs' length.
   form_->setRowVisible(precision_, !compare);
   form_->setRowVisible(compare_row_, compare);
+  capture_->setSamplingShown(!compare);
   max_steps_->setSpecialValueText(compare ? tr("%1 steps (the default)").arg(profiler::kDefaultComparedSteps)
                                           : tr("no limit"));
   max_steps_->setToolTip(compare ? tr("Stops each run as step N+1 would begin (ampscope run --compare --max-steps); "
@@ -229,7 +240,9 @@ std::optional<ScriptRunRequest> ScriptRunDialog::request() {
     return problem(tr("each run needs more steps than its %1 of warm-up: stop after %2 or more")
                        .arg(profiler::ComparisonOptions{}.warmup_steps)
                        .arg(profiler::ComparisonOptions{}.warmup_steps + 1));
-  r.trace_gpu = trace_gpu_->isChecked();
+  // The spin boxes hold each count within its option's bounds; a comparison takes only kernel
+  // tracing from them (ScriptRunner::commandLine), and they stay for the next profiled run.
+  r.capture = capture_->settings();
   r.session_path = session_->text().trimmed();
   if (r.session_path.isEmpty()) r.session_path = defaultSessionPath(r.script, r.comparing());
   if (QFileInfo(r.session_path).suffix().isEmpty()) r.session_path += QLatin1Char('.') + QLatin1String(kSessionSuffix);
@@ -252,7 +265,7 @@ void ScriptRunDialog::setRequest(const ScriptRunRequest& r) {
   for (QCheckBox* box : compared_) box->setChecked(compared.contains(box->text()));
   repeats_->setValue(r.repeats);
   max_steps_->setValue(r.max_steps);
-  trace_gpu_->setChecked(r.trace_gpu);
+  capture_->setSettings(r.capture);
   working_dir_->setText(r.working_dir);
   mode_->setCurrentIndex(r.comparing() ? kCompareMode : kProfileMode);
   session_->setText(r.session_path.isEmpty() && !r.script.isEmpty() ? defaultSessionPath(r.script, r.comparing())
@@ -289,6 +302,10 @@ void ScriptRunDialog::remember(const ScriptRunRequest& r) const {
   settings.setValue(kWorkingDirKey, r.working_dir);
   settings.setValue(kCompareKey, r.compare);
   settings.setValue(kRepeatsKey, r.repeats);
+  settings.beginGroup(QLatin1String(kCaptureGroup));
+  for (const auto& [key, value] : r.capture.meta_entries())
+    settings.setValue(QLatin1String(key), QString::fromStdString(value));
+  settings.endGroup();
 }
 
 std::optional<ScriptRunRequest> ScriptRunDialog::rerunRequest(const profiler::ScriptFacts& facts) {
@@ -302,12 +319,11 @@ std::optional<ScriptRunRequest> ScriptRunDialog::rerunRequest(const profiler::Sc
   // A script given relative to where it ran; its arguments stay as given (they are read there too).
   if (!r.module && !r.working_dir.isEmpty()) r.script = QDir(r.working_dir).absoluteFilePath(r.script);
   for (const std::string& argument : command.arguments) r.arguments << QString::fromStdString(argument);
-  if (!facts.compared.empty())
-    r.compare = QString::fromStdString(facts.compared).split(QStringLiteral(", "), Qt::SkipEmptyParts);
-  else if (!facts.precision_override.empty())
+  for (const std::string& precision : facts.compared) r.compare << QString::fromStdString(precision);
+  if (!r.comparing() && !facts.precision_override.empty())
     r.precision = QString::fromStdString(facts.precision_override);
   r.max_steps = static_cast<int>(facts.max_steps);
-  r.trace_gpu = facts.trace_gpu;
+  r.capture = facts.capture;
   return r;
 }
 
@@ -328,6 +344,12 @@ std::optional<ScriptRunRequest> ScriptRunDialog::ask(QWidget* parent, const std:
   last.working_dir = settings.value(kWorkingDirKey).toString();
   last.compare = settings.value(kCompareKey).toStringList();
   last.repeats = settings.value(kRepeatsKey, last.repeats).toInt();
+  settings.beginGroup(QLatin1String(kCaptureGroup));
+  std::map<std::string, std::string> capture;
+  for (const QString& key : settings.childKeys())
+    capture[key.toStdString()] = settings.value(key).toString().toStdString();
+  settings.endGroup();
+  last.capture.read_meta(capture);  // what is not there (or damaged) stays at its default
   dialog.setRequest(last);
   return dialog.answer(parent);
 }

@@ -2,8 +2,9 @@
 // Asks what to run for File → Run a Python script…: the script (or a module, as
 // `python -m` runs it) and its arguments, the Python, what to do with it (profile one
 // run in a precision, or compare precisions: timed runs of each, then one profiled),
-// a step limit, and the session or comparison file (a fresh one where the built-in
-// runs' sessions go unless chosen). The last choices are remembered (QSettings).
+// a step limit, the capture's sampling (`ampscope run`'s flags, in the Run panel's Profiling
+// form), and the session or comparison file (a fresh one where the built-in runs' sessions go
+// unless chosen). The last choices are remembered (QSettings).
 #include <QDialog>
 #include <QList>
 #include <optional>
@@ -14,11 +15,14 @@
 class QCheckBox;
 class QComboBox;
 class QFormLayout;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
 
 namespace ampscope::ui {
+
+class CaptureSettingsForm;
 
 class ScriptRunDialog : public QDialog {
   Q_OBJECT
@@ -38,8 +42,8 @@ class ScriptRunDialog : public QDialog {
   // user pressed Run (and agreed to replace an existing session file).
   static std::optional<ScriptRunRequest> ask(QWidget* parent, const std::optional<ScriptRunRequest>& prefill = {});
   // A script's session or comparison, as it ran (`facts.command`), to run again: a comparison's
-  // precisions, a session's --precision, step limit and kernel tracing; a fresh file. nullopt without
-  // a command.
+  // precisions, a session's --precision, step limit and capture sampling, kernel tracing; a fresh
+  // file. nullopt without a command.
   static std::optional<ScriptRunRequest> rerunRequest(const profiler::ScriptFacts& facts);
 
  private:
@@ -62,7 +66,8 @@ class ScriptRunDialog : public QDialog {
   QList<QCheckBox*> compared_;  // fp32, tf32, fp16, bf16
   QSpinBox* repeats_ = nullptr;
   QSpinBox* max_steps_ = nullptr;
-  QCheckBox* trace_gpu_ = nullptr;
+  CaptureSettingsForm* capture_ = nullptr;  // ampscope run's sampling flags and kernel tracing
+  QGroupBox* capture_group_ = nullptr;
   QLineEdit* session_ = nullptr;
   QLineEdit* working_dir_ = nullptr;
   QFormLayout* form_ = nullptr;

@@ -96,8 +96,12 @@ QStringList ScriptRunner::commandLine(const QString& cli, const ScriptRunRequest
   } else {
     line << QStringLiteral("--precision") << r.precision << QStringLiteral("--max-steps")
          << QString::number(r.max_steps);
+    // The defaults are `ampscope run`'s own: the line shows what was chosen.
+    for (const auto& field : r.capture.fields())
+      if (*field.value != field.option->default_value)
+        line << QLatin1String(field.option->flag) << QString::number(*field.value);
   }
-  if (!r.trace_gpu) line << QStringLiteral("--no-gpu-trace");
+  if (!r.capture.trace_gpu) line << QStringLiteral("--no-gpu-trace");
   if (r.module) line << QStringLiteral("-m");
   line << QStringLiteral("--") << r.script << r.arguments;
   return line;

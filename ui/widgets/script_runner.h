@@ -12,12 +12,13 @@
 #include <QStringList>
 #include <QTimer>
 
+#include "profiler/capture_settings.h"
 #include "profiler/compare/comparison_runner.h"
 
 namespace ampscope::ui {
 
-// What to run: `ampscope run [--precision P] [--max-steps N] [--no-gpu-trace] --out
-// SESSION --force [-m] SCRIPT ARGS...` in `working_dir`; with `compare`, the script's
+// What to run: `ampscope run [--precision P] [--max-steps N] [--every K ...] [--no-gpu-trace]
+// --out SESSION --force [-m] SCRIPT ARGS...` in `working_dir`; with `compare`, the script's
 // precision comparison: `ampscope run --compare V,W --repeats R [--warmup W --profile-steps P]
 // [--max-steps N] ...`.
 struct ScriptRunRequest {
@@ -27,7 +28,9 @@ struct ScriptRunRequest {
   QString python;             // empty: the one `ampscope run` picks ($AMPSCOPE_PYTHON, the virtualenv, the build's)
   QString precision = QStringLiteral("script");  // ampscope run --precision (not with `compare`)
   int max_steps = 0;          // 0: no limit (with `compare`: the comparison's default)
-  bool trace_gpu = true;
+  // `ampscope run`'s sampling flags (those not at their default) and --no-gpu-trace. With
+  // `compare`, only trace_gpu: the comparison sets each run's sampling itself.
+  profiler::CaptureSettings capture;
   QString session_path;       // the session (or comparison) file it writes, replaced when it exists
   QString working_dir;        // empty: the script's directory (a module needs one)
   QStringList compare;        // precisions to compare (fp32, tf32, fp16, bf16); empty: one profiled run
