@@ -99,7 +99,10 @@ class ScriptRun : public ::testing::Test {
 
 TEST_F(ScriptRun, TheScriptsSessionOpensLiveWhileItRunsAndEndsFinishedWithItsOutputShown) {
   const std::string gate = (dir_ / "go").string();
-  ASSERT_TRUE(window_.runScript(request(training_script(5, gate)))) << window_.bannerText().toStdString();
+  ScriptRunRequest asked = request(training_script(5, gate));
+  asked.capture.every_n_steps = 2;  // the dialog's sampling, as `ampscope run --every 2 --readiness-every 0` takes it
+  asked.capture.readiness_every = 0;
+  ASSERT_TRUE(window_.runScript(asked)) << window_.bannerText().toStdString();
   // Held before its last step: the window shows the steps it recorded while it runs.
   ASSERT_TRUE(testing::waitUntil([&] { return stepsShown() >= 2; }, std::chrono::seconds(90)))
       << window_.scriptRunPane()->outputText().toStdString();
@@ -134,6 +137,10 @@ TEST_F(ScriptRun, TheScriptsSessionOpensLiveWhileItRunsAndEndsFinishedWithItsOut
   EXPECT_TRUE(window_.startAction()->isEnabled());
   EXPECT_TRUE(window_.windowTitle().contains(QStringLiteral("python train.py: Sequential (676 parameters) · bf16")))
       << window_.windowTitle().toStdString();
+  // The session recorded the sampling it was run with, and runs again with it.
+  const auto again = ScriptRunDialog::rerunRequest(*window_.runPanel()->shownScriptFacts());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->capture, asked.capture);
 }
 
 // A script's precision comparison run from the window (`ampscope run --compare`): the
