@@ -43,11 +43,23 @@ std::optional<ScriptCommand> parse_script_command(const std::string& text) {
   if (!python || !directory || !script || script->get_ref<const std::string&>().empty() || module == j.end() ||
       !module->is_boolean() || arguments == j.end() || !arguments->is_array())
     return std::nullopt;
-  ScriptCommand c{python->get<std::string>(), directory->get<std::string>(), module->get<bool>(),
-                  script->get<std::string>(), {}};
+  ScriptCommand c;
+  c.python = python->get<std::string>();
+  c.working_directory = directory->get<std::string>();
+  c.module = module->get<bool>();
+  c.script = script->get<std::string>();
   for (const auto& a : *arguments) {
     if (!a.is_string()) return std::nullopt;
     c.arguments.push_back(a.get<std::string>());
+  }
+  if (const auto ranks = j.find("ranks"); ranks != j.end()) {
+    const auto count_at = [&](const char* key) -> int64_t {
+      const auto it = ranks->is_object() ? ranks->find(key) : ranks->end();
+      return it != ranks->end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+    };
+    c.world_size = count_at("world_size");
+    c.local_world_size = count_at("local_world_size");
+    if (c.world_size < 2 || c.local_world_size < 1 || c.world_size % c.local_world_size != 0) return std::nullopt;
   }
   return c;
 }

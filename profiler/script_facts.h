@@ -22,6 +22,10 @@ struct ScriptCommand {
   bool module = false;            // `script` is a module's name, run as `python -m` runs it
   std::string script;
   std::vector<std::string> arguments;
+  // Under torchrun (`ranks`): its processes in all, and on each node; 1 and 1 for one process.
+  int64_t world_size = 1;
+  int64_t local_world_size = 1;
+  bool on_several_nodes() const { return local_world_size < world_size; }
 };
 
 // nullopt for a value that is not such an object (a session written before the key, or damaged).

@@ -73,6 +73,11 @@ RunCommand::RunCommand(CLI::App& parent) {
                        "Stop the script as step N+1 would begin, exit status 0 (0 = no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  command_->add_option("--nproc-per-node", nproc_per_node_,
+                       "Run N ranks of the script on this machine, as torchrun --standalone --nproc-per-node N "
+                       "does (each writes FILE.rank<R>.ampscope); 0 = one process, without torchrun")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   command_->add_option("--compare", compare_,
                        "Compare precisions of the script (fp32,tf32,fp16,bf16: comma-separated): runs it --repeats "
                        "times per precision, interleaved, each stopped after --max-steps (default 30), then once "
@@ -125,6 +130,11 @@ int RunCommand::run() {
   if (!compare_.empty()) {
     // The comparison sets each run's capture and precision itself: a flag for one run would
     // be silently ignored, and the comparison taken for what it asked.
+    if (nproc_per_node_ > 0) {
+      fmt::print(stderr, "ampscope: error: run --compare runs the script as one process per run: "
+                 "--nproc-per-node is not for it\n");
+      return 2;
+    }
     std::string ignored = command_->count("--precision") > 0 ? "--precision" : "";
     for (const auto& field : sampling_.fields())
       if (command_->count(field.option->flag) > 0) ignored = field.option->flag;
@@ -147,7 +157,13 @@ int RunCommand::run() {
     plan.trace_gpu = !no_gpu_trace_;
     return run_script_comparison(plan);
   }
-  std::vector<std::string> args = {python, "-m", "ampscope", "run", "--out", out_};
+  std::vector<std::string> args = {python};
+  // torchrun's own module, from the same Python: nothing needs to be on PATH. Its ranks
+  // inherit PYTHONPATH (the package) and run `ampscope run` each.
+  if (nproc_per_node_ > 0)
+    args.insert(args.end(), {"-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
+                             std::to_string(nproc_per_node_)});
+  args.insert(args.end(), {"-m", "ampscope", "run", "--out", out_});
   for (const auto& field : sampling_.fields()) {
     args.emplace_back(field.option->flag);
     args.push_back(std::to_string(*field.value));

@@ -36,6 +36,8 @@ class RunCommand {
   bool module_ = false;
   std::string precision_ = "script";  // --precision: the script's AMP regions in this one
   int64_t max_steps_ = 0;
+  // --nproc-per-node N: the script's N ranks under torchrun on this machine (0: one process).
+  int64_t nproc_per_node_ = 0;
   // --compare LIST: a precision comparison of the script (script_comparison.h).
   std::string compare_;
   int64_t repeats_ = 3, warmup_ = 5, profile_steps_ = 3;

@@ -32,6 +32,14 @@ std::optional<int64_t> rank_from_path(std::string_view path) {
   return rank;
 }
 
+std::string rank_session_path(const std::string& path, int64_t rank) {
+  // os.path.splitext's split: the last dot of the file name, not a leading one.
+  std::filesystem::path base(path);
+  const std::string extension = base.extension().string();
+  base.replace_extension();
+  return base.string() + ".rank" + std::to_string(rank) + (extension.empty() ? ".ampscope" : extension);
+}
+
 bool is_collective_op(std::string_view name) { return name.rfind("c10d::", 0) == 0; }
 
 RankComparison compare_ranks(const std::vector<SessionView>& sessions) {

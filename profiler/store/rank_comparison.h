@@ -50,6 +50,9 @@ struct RankComparison {
 
 // The rank in a file name: 3 for "run.rank3.ampscope"; nullopt when it has none.
 std::optional<int64_t> rank_from_path(std::string_view path);
+// The file a rank writes for `ampscope run --out path` under torchrun, as the Python package
+// names it (ampscope._capture.rank_path): "run.rank3.ampscope" for ("run.ampscope", 3).
+std::string rank_session_path(const std::string& path, int64_t rank);
 // torch.distributed's collectives as the op observer sees them (c10d:: ops).
 bool is_collective_op(std::string_view name);
 

@@ -105,6 +105,10 @@ def run(options) -> int:
     # What runs it again as it ran now (the GUI's "Run again"): the Python, where, what, with what.
     capture._command = {"python": sys.executable, "working_directory": os.getcwd(), "module": options.module,
                         "script": script, "arguments": args}
+    world = int(os.environ.get("WORLD_SIZE", "1") or "1")
+    if world > 1:  # a rank of torchrun's: its processes in all and on each node, to start as many again
+        local = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)) or str(world))
+        capture._command["ranks"] = {"world_size": world, "local_world_size": local}
     if options.module:
         sys.argv = [path] + args  # as python -m sets it
     else:

@@ -124,12 +124,27 @@ TEST(ScriptCommand, IsReadAsWrittenAndADamagedOneIsNone) {
   EXPECT_TRUE(facts->command->module);
   EXPECT_EQ(facts->command->script, "pkg.train");
   EXPECT_EQ(facts->command->arguments, (std::vector<std::string>{"--lr", "1e-3", "a b"}));
+  EXPECT_EQ(facts->command->world_size, 1) << "one process";
+  EXPECT_FALSE(facts->command->on_several_nodes());
+  // A rank of torchrun's: 4 processes, 2 on each of 2 machines.
+  const std::string torchrun = R"({"python": "p", "working_directory": "/w", "module": false, "script": "t.py",)"
+                               R"( "arguments": [], "ranks": {"world_size": 4, "local_world_size": 2}})";
+  meta[meta_key::kScriptCommand] = torchrun;
+  const auto rank = script_facts(meta);
+  ASSERT_TRUE(rank && rank->command);
+  EXPECT_EQ(rank->command->world_size, 4);
+  EXPECT_EQ(rank->command->local_world_size, 2);
+  EXPECT_TRUE(rank->command->on_several_nodes());
   for (const char* damaged : {"", "{", "[]", R"({"python": "p", "working_directory": "/w", "module": 1,)"
                                              R"( "script": "t.py", "arguments": []})",
                               R"({"python": "p", "working_directory": "/w", "module": false, "script": "",)"
                               R"( "arguments": []})",
                               R"({"python": "p", "working_directory": "/w", "module": false, "script": "t.py",)"
-                              R"( "arguments": ["a", 2]})"}) {
+                              R"( "arguments": ["a", 2]})",
+                              R"({"python": "p", "working_directory": "/w", "module": false, "script": "t.py",)"
+                              R"( "arguments": [], "ranks": {"world_size": 3, "local_world_size": 2}})",
+                              R"({"python": "p", "working_directory": "/w", "module": false, "script": "t.py",)"
+                              R"( "arguments": [], "ranks": {"world_size": 2}})"}) {
     meta[meta_key::kScriptCommand] = damaged;
     EXPECT_FALSE(script_facts(meta)->command) << damaged;
   }

@@ -61,6 +61,11 @@ TEST(RankComparison, TheRankIsReadFromTheFileName) {
   EXPECT_EQ(rank_from_path("/runs.rank1/a.ampscope"), std::nullopt);
   EXPECT_EQ(rank_from_path("a.rankx.ampscope"), std::nullopt);
   EXPECT_EQ(rank_from_path("a.rank.ampscope"), std::nullopt);
+  // The files torchrun's ranks write for --out, named as the Python package names them.
+  EXPECT_EQ(rank_session_path("/runs/a.ampscope", 3), "/runs/a.rank3.ampscope");
+  EXPECT_EQ(rank_session_path("/runs.d/a.b.db", 0), "/runs.d/a.b.rank0.db");
+  EXPECT_EQ(rank_session_path("/runs.d/a", 1), "/runs.d/a.rank1.ampscope");
+  EXPECT_EQ(rank_from_path(rank_session_path("/runs/a.ampscope", 12)), 12);
   EXPECT_TRUE(is_collective_op("c10d::allreduce_"));
   EXPECT_FALSE(is_collective_op("aten::add"));
 }

@@ -12,15 +12,18 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSettings>
+#include <QTabWidget>
 
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/window_files.h"
+#include "ui/models/rank_model.h"
 #include "ui/models/store_session_io.h"
 #include "ui/models/op_comparison_model.h"
 #include "ui/models/variant_summary_model.h"
 #include "ui/widgets/comparison_page.h"
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/main_window.h"
+#include "ui/widgets/ranks_page.h"
 #include "ui/widgets/script_run_dialog.h"
 #include "ui/widgets/script_run_pane.h"
 #include "ui/widgets/script_runner.h"
@@ -320,6 +323,111 @@ while True:
   }
 }
 
+// A DDP script's ranks, started from the window as torchrun starts them (`ampscope run
+// --nproc-per-node 2`): the window follows rank 0 while they run, shows the ranks side by side
+// when they end, and each rank's session runs again as as many ranks.
+TEST_F(ScriptRun, TorchrunsRanksRunFromTheWindowAndEndSideBySide) {
+  ScriptRunRequest asked = request(R"(import torch, torch.distributed as dist
+from torch import nn
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+model = nn.parallel.DistributedDataParallel(nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
+for step in range(1, 5):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    print(f"rank {dist.get_rank()} step {step}", flush=True)
+dist.destroy_process_group()
+)",
+                                   "ddp.py");
+  asked.nproc_per_node = 2;
+  QStringList followed;
+  QObject::connect(window_.scriptRunner(), &ScriptRunner::sessionStarted,
+                   [&](const QString& path) { followed << path; });
+  ASSERT_TRUE(window_.runScript(asked)) << window_.bannerText().toStdString();
+  ASSERT_TRUE(waitForTheEnd());
+  EXPECT_TRUE(outcome_->first) << outcome_->second.toStdString() << "\n"
+                               << window_.scriptRunPane()->outputText().toStdString();
+  const QString rank0 = QString::fromStdString((dir_ / "run.rank0.ampscope").string());
+  const QString rank1 = QString::fromStdString((dir_ / "run.rank1.ampscope").string());
+  EXPECT_EQ(followed, QStringList{rank0}) << "rank 0's session, followed as it began";
+  auto* pages = window_.findChild<QTabWidget*>(QStringLiteral("pages"));
+  ASSERT_NE(pages, nullptr);
+  ASSERT_TRUE(testing::waitUntil([&] { return pages->currentWidget() == window_.ranksPage(); }))
+      << window_.bannerText().toStdString();
+  ASSERT_TRUE(testing::waitUntil([&] { return window_.ranksPage()->model()->rowCount() == 2; }));
+  const QString output = window_.scriptRunPane()->outputText();
+  EXPECT_TRUE(output.contains(QStringLiteral("rank 1 step 4"))) << output.toStdString();
+  for (const QString& path : {rank0, rank1}) {
+    const auto session = profiler::SessionReader::open(path.toStdString());
+    EXPECT_EQ(session.steps().size(), 4u) << path.toStdString();
+    const auto facts = profiler::script_facts(session.meta_values());
+    ASSERT_TRUE(facts && facts->command) << path.toStdString();
+    EXPECT_EQ(facts->command->world_size, 2);
+    const auto again = ScriptRunDialog::rerunRequest(*facts);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->nproc_per_node, 2) << "as many ranks again";
+    EXPECT_TRUE(ScriptRunner::commandLine(QStringLiteral("ampscope"), *again).join(QLatin1Char(' ')).contains(
+        QStringLiteral("--nproc-per-node 2 -- ")));
+  }
+}
+
+// Stop reaches torchrun's ranks, which it starts in sessions of their own: Ctrl-C through
+// torchrun closes a rank's session "stopped"; a rank that ignores it is killed by the second
+// Stop, not left training.
+TEST_F(ScriptRun, StopReachesTorchrunsRanksAndAKillLeavesNoRankTraining) {
+  // The ranks train apart (no collective), so rank 1 outlives rank 0 by itself.
+  ScriptRunRequest asked = request(R"(import itertools, os, signal, torch, torch.distributed as dist
+from torch import nn
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+model = nn.Linear(16, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(8, 16)
+for step in itertools.count(1):
+    model(x).pow(2).mean().backward()
+    opt.step()
+    opt.zero_grad()
+    if step == 3:
+        if rank == 1:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a rank deaf to Ctrl-C
+        open(f"pid{rank}.tmp", "w").write(str(os.getpid()))
+        os.rename(f"pid{rank}.tmp", f"pid{rank}")
+)",
+                                   "deaf.py");
+  asked.nproc_per_node = 2;
+  ASSERT_TRUE(window_.runScript(asked)) << window_.bannerText().toStdString();
+  const auto pid_of = [&](int rank) { return test::read_file(dir_ / ("pid" + std::to_string(rank))); };
+  ASSERT_TRUE(testing::waitUntil([&] { return !pid_of(0).empty() && !pid_of(1).empty(); }, std::chrono::seconds(90)))
+      << window_.scriptRunPane()->outputText().toStdString();
+  const pid_t rank1 = static_cast<pid_t>(std::stol(pid_of(1)));
+  window_.scriptRunner()->stop();
+  ASSERT_TRUE(testing::waitUntil([&] { return profiler::SessionReader::open((dir_ / "run.rank0.ampscope").string())
+                                                  .meta_value(profiler::meta_key::kFinalState)
+                                                  .has_value(); },
+                                 std::chrono::seconds(60)))
+      << window_.scriptRunPane()->outputText().toStdString();
+  EXPECT_EQ(profiler::SessionReader::open((dir_ / "run.rank0.ampscope").string())
+                .meta_value(profiler::meta_key::kFinalState)
+                .value_or(""),
+            "stopped");
+  EXPECT_TRUE(window_.scriptRunner()->isRunning()) << "rank 1 ignores Ctrl-C: torchrun waits for it";
+  window_.scriptRunner()->stop();
+  ASSERT_TRUE(waitForTheEnd());
+  EXPECT_TRUE(outcome_->second.contains(QStringLiteral("killed"))) << outcome_->second.toStdString();
+  // Gone, or a zombie nobody reaped yet (init in a container may not): not training.
+  const auto training = [&] {
+    const std::string stat = test::read_file("/proc/" + std::to_string(rank1) + "/stat");
+    const size_t close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+  };
+  EXPECT_TRUE(testing::waitUntil([&] { return !training(); }, std::chrono::seconds(10))) << "rank 1 still runs";
+}
+
 // `python -m pkg.train` from the package's root, as a package's training is often started.
 TEST_F(ScriptRun, AModuleRunsFromItsWorkingDirectoryAsPythonMRunsIt) {
   fs::create_directories(dir_ / "pkg");
@@ -480,6 +588,16 @@ TEST(ScriptRunDialogFields, ARecordedScriptRunsAgainAsItRan) {
   meta.erase(profiler::meta_key::kTraceGpu);  // a comparison written before it kept the flag: traced, as by default
   const auto older = profiler::compared_script_facts(meta, {"fp32", "bf16"});
   EXPECT_TRUE(ScriptRunDialog::rerunRequest(*older)->capture.trace_gpu);
+
+  // torchrun's rank: its ranks again on this machine; one of ranks on several machines is not this window's.
+  meta[profiler::meta_key::kScriptCommand] = R"({"python": "/v/bin/python", "working_directory": ")" +
+                                             dir.path().string() + R"(", "module": false, "script": "train.py",)"
+                                             R"( "arguments": [], "ranks": {"world_size": 2, "local_world_size": 2}})";
+  EXPECT_EQ(ScriptRunDialog::rerunRequest(*profiler::script_facts(meta))->nproc_per_node, 2);
+  meta[profiler::meta_key::kScriptCommand] = R"({"python": "/v/bin/python", "working_directory": ")" +
+                                             dir.path().string() + R"(", "module": false, "script": "train.py",)"
+                                             R"( "arguments": [], "ranks": {"world_size": 4, "local_world_size": 2}})";
+  EXPECT_FALSE(ScriptRunDialog::rerunRequest(*profiler::script_facts(meta)));
 
   meta.erase(profiler::meta_key::kScriptCommand);  // a file from before sessions said how
   EXPECT_FALSE(ScriptRunDialog::rerunRequest(*profiler::script_facts(meta)));

@@ -402,11 +402,17 @@ void RunPanel::showScriptFacts(const profiler::ScriptFacts& facts) {
     script_facts_form_->addRow(QString::fromStdString(label), text);
   }
   shown_facts_ = facts;
-  rerun_script_->setEnabled(facts.command.has_value());
-  rerun_script_->setToolTip(facts.command ? tr("File → Run a Python script…, filled in as the script ran: the same "
-                                               "Python, directory, arguments, precision and kernel tracing")
-                                          : tr("This file does not say how the script ran (written before ampscope "
-                                               "recorded it, or by a script that imported ampscope itself)"));
+  const bool across_machines = facts.command && facts.command->on_several_nodes();
+  rerun_script_->setEnabled(facts.command && !across_machines);
+  rerun_script_->setToolTip(
+      across_machines ? tr("It ran as %1 ranks of torchrun on %2 machines: run it again there (this window starts "
+                           "ranks on this machine only)")
+                            .arg(facts.command->world_size)
+                            .arg(facts.command->world_size / facts.command->local_world_size)
+      : facts.command ? tr("File → Run a Python script…, filled in as the script ran: the same Python, directory, "
+                           "arguments, precision, sampling and kernel tracing, and as many torchrun ranks")
+                      : tr("This file does not say how the script ran (written before ampscope recorded it, or by a "
+                           "script that imported ampscope itself)"));
   for (QWidget* group : setting_groups_) group->hide();
   script_facts_->show();
 }

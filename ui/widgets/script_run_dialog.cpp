@@ -40,6 +40,7 @@ constexpr char kModuleKey[] = "scriptRun/module";
 constexpr char kWorkingDirKey[] = "scriptRun/workingDir";
 constexpr char kCompareKey[] = "scriptRun/compare";  // empty: profile one run
 constexpr char kRepeatsKey[] = "scriptRun/repeats";
+constexpr char kNprocKey[] = "scriptRun/nprocPerNode";
 constexpr char kCaptureGroup[] = "scriptRun/capture";  // CaptureSettings' meta keys and values
 constexpr int kProfileMode = 0, kCompareMode = 1;
 
@@ -118,6 +119,13 @@ ScriptRunDialog::ScriptRunDialog(QWidget* parent) : QDialog(parent) {
   compare_layout->addStretch(1);
   max_steps_ = new QSpinBox;
   max_steps_->setRange(0, 100000000);
+  nproc_ = new QSpinBox;
+  nproc_->setRange(0, 1024);
+  nproc_->setSpecialValueText(tr("one process, no torchrun"));
+  nproc_->setSuffix(tr(" ranks under torchrun"));
+  nproc_->setToolTip(tr("Runs N ranks of the script on this machine, as torchrun --standalone --nproc-per-node N "
+                        "does (ampscope run --nproc-per-node N): each writes FILE.rank<R>.ampscope; the window "
+                        "follows rank 0 and shows the ranks side by side when they end"));
   capture_ = new CaptureSettingsForm;
   capture_group_ = new QGroupBox(tr("Capture"));
   capture_group_->setToolTip(tr("ampscope run's sampling flags: which steps' ops are recorded, how often gradient "
@@ -137,6 +145,7 @@ ScriptRunDialog::ScriptRunDialog(QWidget* parent) : QDialog(parent) {
   form->addRow(tr("Precision"), precision_);
   form->addRow(tr("Compare"), compare_row_);
   form->addRow(tr("Stop after"), max_steps_);
+  form->addRow(tr("Processes"), nproc_);
   form->addRow(capture_group_);
   form->addRow(tr("Session file"), withBrowse(session_, &browse_session));
   form->addRow(tr("Working directory"), working_dir_);
@@ -176,6 +185,7 @@ void ScriptRunDialog::updateFields() {
   // --compare sets each run's precision itself; a step limit is its runs' length.
   form_->setRowVisible(precision_, !compare);
   form_->setRowVisible(compare_row_, compare);
+  form_->setRowVisible(nproc_, !compare);  // a comparison's runs are one process each
   capture_->setSamplingShown(!compare);
   max_steps_->setSpecialValueText(compare ? tr("%1 steps (the default)").arg(profiler::kDefaultComparedSteps)
                                           : tr("no limit"));
@@ -243,6 +253,7 @@ std::optional<ScriptRunRequest> ScriptRunDialog::request() {
   // The spin boxes hold each count within its option's bounds; a comparison takes only kernel
   // tracing from them (ScriptRunner::commandLine), and they stay for the next profiled run.
   r.capture = capture_->settings();
+  if (!r.comparing()) r.nproc_per_node = nproc_->value();
   r.session_path = session_->text().trimmed();
   if (r.session_path.isEmpty()) r.session_path = defaultSessionPath(r.script, r.comparing());
   if (QFileInfo(r.session_path).suffix().isEmpty()) r.session_path += QLatin1Char('.') + QLatin1String(kSessionSuffix);
@@ -266,6 +277,7 @@ void ScriptRunDialog::setRequest(const ScriptRunRequest& r) {
   repeats_->setValue(r.repeats);
   max_steps_->setValue(r.max_steps);
   capture_->setSettings(r.capture);
+  nproc_->setValue(r.nproc_per_node);
   working_dir_->setText(r.working_dir);
   mode_->setCurrentIndex(r.comparing() ? kCompareMode : kProfileMode);
   session_->setText(r.session_path.isEmpty() && !r.script.isEmpty() ? defaultSessionPath(r.script, r.comparing())
@@ -302,6 +314,7 @@ void ScriptRunDialog::remember(const ScriptRunRequest& r) const {
   settings.setValue(kWorkingDirKey, r.working_dir);
   settings.setValue(kCompareKey, r.compare);
   settings.setValue(kRepeatsKey, r.repeats);
+  settings.setValue(kNprocKey, r.nproc_per_node);
   settings.beginGroup(QLatin1String(kCaptureGroup));
   for (const auto& [key, value] : r.capture.meta_entries())
     settings.setValue(QLatin1String(key), QString::fromStdString(value));
@@ -309,7 +322,8 @@ void ScriptRunDialog::remember(const ScriptRunRequest& r) const {
 }
 
 std::optional<ScriptRunRequest> ScriptRunDialog::rerunRequest(const profiler::ScriptFacts& facts) {
-  if (!facts.command) return std::nullopt;
+  // torchrun across machines is not this window's to start: it runs ranks on this one.
+  if (!facts.command || facts.command->on_several_nodes()) return std::nullopt;
   const profiler::ScriptCommand& command = *facts.command;
   ScriptRunRequest r;
   r.module = command.module;
@@ -324,6 +338,7 @@ std::optional<ScriptRunRequest> ScriptRunDialog::rerunRequest(const profiler::Sc
     r.precision = QString::fromStdString(facts.precision_override);
   r.max_steps = static_cast<int>(facts.max_steps);
   r.capture = facts.capture;
+  if (command.world_size > 1) r.nproc_per_node = static_cast<int>(command.local_world_size);
   return r;
 }
 
@@ -344,6 +359,7 @@ std::optional<ScriptRunRequest> ScriptRunDialog::ask(QWidget* parent, const std:
   last.working_dir = settings.value(kWorkingDirKey).toString();
   last.compare = settings.value(kCompareKey).toStringList();
   last.repeats = settings.value(kRepeatsKey, last.repeats).toInt();
+  last.nproc_per_node = settings.value(kNprocKey, 0).toInt();
   settings.beginGroup(QLatin1String(kCaptureGroup));
   std::map<std::string, std::string> capture;
   for (const QString& key : settings.childKeys())
@@ -360,9 +376,10 @@ std::optional<ScriptRunRequest> ScriptRunDialog::answer(QWidget* parent) {
     if (!r) continue;
     const QString replaced = r->comparing() ? tr("%1 exists. Replace it with this comparison?")
                                             : tr("%1 exists. Replace it with this run's session?");
-    if (QFileInfo::exists(r->session_path) &&
+    const QString first = r->sessionPaths().front();  // rank 0's under torchrun
+    if (QFileInfo::exists(first) &&
         QMessageBox::question(parent, r->comparing() ? tr("Replace the comparison?") : tr("Replace the session?"),
-                              replaced.arg(r->session_path)) != QMessageBox::Yes)
+                              replaced.arg(first)) != QMessageBox::Yes)
       continue;
     remember(*r);
     return r;

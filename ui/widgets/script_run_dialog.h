@@ -42,8 +42,8 @@ class ScriptRunDialog : public QDialog {
   // user pressed Run (and agreed to replace an existing session file).
   static std::optional<ScriptRunRequest> ask(QWidget* parent, const std::optional<ScriptRunRequest>& prefill = {});
   // A script's session or comparison, as it ran (`facts.command`), to run again: a comparison's
-  // precisions, a session's --precision, step limit and capture sampling, kernel tracing; a fresh
-  // file. nullopt without a command.
+  // precisions, a session's --precision, step limit, capture sampling and torchrun's ranks, kernel
+  // tracing; a fresh file. nullopt without a command, or for a rank of torchrun on several machines.
   static std::optional<ScriptRunRequest> rerunRequest(const profiler::ScriptFacts& facts);
 
  private:
@@ -66,6 +66,7 @@ class ScriptRunDialog : public QDialog {
   QList<QCheckBox*> compared_;  // fp32, tf32, fp16, bf16
   QSpinBox* repeats_ = nullptr;
   QSpinBox* max_steps_ = nullptr;
+  QSpinBox* nproc_ = nullptr;  // torchrun's ranks on this machine; 0: one process
   CaptureSettingsForm* capture_ = nullptr;  // ampscope run's sampling flags and kernel tracing
   QGroupBox* capture_group_ = nullptr;
   QLineEdit* session_ = nullptr;

@@ -11,8 +11,15 @@
 
 #include <csignal>
 #include <exception>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "profiler/store/comparison_store.h"
+#include "profiler/store/rank_comparison.h"
 
 namespace ampscope::ui {
 namespace {
@@ -25,6 +32,47 @@ namespace {
 bool signalRun(const QProcess& process, int signal) {
   const auto pid = static_cast<pid_t>(process.processId());
   return pid > 0 && (::kill(-pid, signal) == 0 || ::kill(pid, signal) == 0);
+}
+
+// Every process below `root`, from /proc's parent links: torchrun starts each rank in a
+// session of its own, outside the run's group, so a kill of the group alone would leave
+// the ranks training.
+std::vector<pid_t> processesUnder(pid_t root) {
+  std::multimap<pid_t, pid_t> children;
+  for (const QString& entry : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+    bool number = false;
+    const pid_t pid = entry.toInt(&number);
+    if (!number) continue;
+    std::ifstream stat("/proc/" + entry.toStdString() + "/stat");
+    const std::string line((std::istreambuf_iterator<char>(stat)), {});
+    // "pid (name) state ppid ...": the name may hold spaces and parentheses; the last ')' ends it.
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    pid_t parent = 0;
+    if (rest >> state >> parent) children.emplace(parent, pid);
+  }
+  std::vector<pid_t> under;
+  std::vector<pid_t> next{root};
+  while (!next.empty()) {
+    const pid_t pid = next.back();
+    next.pop_back();
+    for (auto [it, end] = children.equal_range(pid); it != end; ++it) {
+      under.push_back(it->second);
+      next.push_back(it->second);
+    }
+  }
+  return under;
+}
+
+// The run's group and every process below it, found before the kill (after it, they belong
+// to init).
+void killRun(QProcess& process) {
+  const auto pid = static_cast<pid_t>(process.processId());
+  const std::vector<pid_t> under = pid > 0 ? processesUnder(pid) : std::vector<pid_t>{};
+  if (!signalRun(process, SIGKILL)) process.kill();
+  for (const pid_t child : under) ::kill(child, SIGKILL);
 }
 
 bool isProgram(const QString& path) {
@@ -65,7 +113,7 @@ ScriptRunner::~ScriptRunner() {
   // that does not within a few seconds is killed (its session keeps what was written).
   process_.disconnect(this);
   if (!signalRun(process_, SIGINT) || !process_.waitForFinished(5000)) {
-    if (!signalRun(process_, SIGKILL)) process_.kill();
+    killRun(process_);
     process_.waitForFinished(2000);
   }
 }
@@ -81,6 +129,14 @@ QString ScriptRunner::cliPath() {
 }
 
 QString ScriptRunRequest::name() const { return module ? script : QFileInfo(script).fileName(); }
+
+QStringList ScriptRunRequest::sessionPaths() const {
+  if (!underTorchrun() || nproc_per_node == 1) return {session_path};  // one rank names no file of its own
+  QStringList paths;
+  for (int rank = 0; rank < nproc_per_node; ++rank)
+    paths << QString::fromStdString(profiler::rank_session_path(session_path.toStdString(), rank));
+  return paths;
+}
 
 QStringList ScriptRunner::commandLine(const QString& cli, const ScriptRunRequest& r) {
   // --force: the window asked before replacing a file; `ampscope run` still refuses one
@@ -100,6 +156,7 @@ QStringList ScriptRunner::commandLine(const QString& cli, const ScriptRunRequest
     for (const auto& field : r.capture.fields())
       if (*field.value != field.option->default_value)
         line << QLatin1String(field.option->flag) << QString::number(*field.value);
+    if (r.underTorchrun()) line << QStringLiteral("--nproc-per-node") << QString::number(r.nproc_per_node);
   }
   if (!r.capture.trace_gpu) line << QStringLiteral("--no-gpu-trace");
   if (r.module) line << QStringLiteral("-m");
@@ -153,8 +210,9 @@ bool ScriptRunner::start(const ScriptRunRequest& request, QString* why_not) {
 
 void ScriptRunner::stop() {
   if (!isRunning()) return;
+  // Ctrl-C goes to the group; torchrun passes it on to its ranks (their own sessions).
   if (interrupts_sent_++ == 0 && signalRun(process_, SIGINT)) return;
-  if (!signalRun(process_, SIGKILL)) process_.kill();
+  killRun(process_);
 }
 
 void ScriptRunner::readOutput() {
@@ -169,15 +227,17 @@ void ScriptRunner::pollSession() {
   if (session_started_) return poll_.stop();
   // The writer creates the file empty, then commits the schema and the run's settings to
   // its write-ahead log: readable from there (after a checkpoint or its close, the file).
-  if (!writtenSince(request_.session_path + QStringLiteral("-wal"), launched_ms_since_epoch_) &&
-      !writtenSince(request_.session_path, launched_ms_since_epoch_))
+  // Under torchrun the window follows rank 0's.
+  const QString followed = request_.sessionPaths().front();
+  if (!writtenSince(followed + QStringLiteral("-wal"), launched_ms_since_epoch_) &&
+      !writtenSince(followed, launched_ms_since_epoch_))
     return;
   // A comparison file is a session file first, its comparison tables committed a moment
   // later: opened in between, it would read as an empty session.
   if (request_.comparing() && !isComparisonFile(request_.session_path)) return;
   session_started_ = true;
   poll_.stop();
-  emit sessionStarted(request_.session_path);
+  emit sessionStarted(followed);
 }
 
 QString ScriptRunner::lastLine() const {
@@ -212,7 +272,8 @@ void ScriptRunner::onFinished(int exit_code, QProcess::ExitStatus status) {
   } else if (exit_code == 0) {
     ok = true;
     summary = last.startsWith(QStringLiteral("ampscope: session")) ? last : tr("%1 finished").arg(name);
-  } else if (interrupts_sent_ > 0 && exit_code == 130) {
+  } else if (interrupts_sent_ > 0 && (exit_code == 130 || request_.underTorchrun())) {
+    // torchrun ends a run it passed Ctrl-C on to with its own status (1) and SignalException.
     ok = true;
     summary = tr("%1 stopped (Stop): %2").arg(name, last);
   } else {

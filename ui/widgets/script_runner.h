@@ -18,7 +18,7 @@
 namespace ampscope::ui {
 
 // What to run: `ampscope run [--precision P] [--max-steps N] [--every K ...] [--no-gpu-trace]
-// --out SESSION --force [-m] SCRIPT ARGS...` in `working_dir`; with `compare`, the script's
+// [--nproc-per-node N] --out SESSION --force [-m] SCRIPT ARGS...` in `working_dir`; with `compare`, the script's
 // precision comparison: `ampscope run --compare V,W --repeats R [--warmup W --profile-steps P]
 // [--max-steps N] ...`.
 struct ScriptRunRequest {
@@ -39,8 +39,15 @@ struct ScriptRunRequest {
   // `ampscope run --compare`'s own (the Run-a-script dialog leaves them so).
   int warmup_steps = -1;
   int profiled_steps = -1;
+  // Without `compare`: > 0 runs N ranks of the script under torchrun on this machine
+  // (`ampscope run --nproc-per-node N`); 0, one process.
+  int nproc_per_node = 0;
 
   bool comparing() const { return !compare.isEmpty(); }
+  bool underTorchrun() const { return !comparing() && nproc_per_node > 0; }
+  // The session files it writes: `session_path`, or one per rank (FILE.rank<R>.ampscope, rank 0
+  // first) where torchrun runs several.
+  QStringList sessionPaths() const;
   // What the window calls the run: the script's file name, or the module's name.
   QString name() const;
 };
