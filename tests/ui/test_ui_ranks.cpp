@@ -4,7 +4,9 @@
 #include <qcustomplot.h>
 
 #include <QAbstractItemModelTester>
+#include <QFileInfo>
 #include <QTabWidget>
+#include <QTableView>
 
 #include "profiler/report/report_data.h"
 #include "tests/support/rank_sessions.h"
@@ -64,6 +66,21 @@ TEST(RanksPage, SeveralRankFilesOpenOntoTheRanksPage) {
   EXPECT_EQ(page->stepTimePlot()->graph(1)->data()->at(0)->value, 13.0);
   ASSERT_EQ(page->lossScalePlot()->graphCount(), 2);
   EXPECT_EQ(page->lossScalePlot()->graph(0)->data()->at(2)->value, 32768.0);  // halved at step 3
+
+  // The straggler's row opens its session (its ops and kernels say why); the ranks stay a tab away.
+  QString shown;
+  const auto shown_connection =
+      QObject::connect(&window, &MainWindow::fileOpened, [&](const QString& path, bool ok) { shown = ok ? path : ""; });
+  const QModelIndex straggler = page->table()->model()->index(1, RankModel::kVsFastest);
+  ASSERT_EQ(straggler.siblingAtColumn(RankModel::kRank).data(SortRole).toLongLong(), 1) << "sorted by rank";
+  emit page->table()->activated(straggler);
+  ASSERT_TRUE(testing::waitUntil([&] { return !shown.isEmpty(); })) << window.bannerText().toStdString();
+  EXPECT_EQ(shown, paths[1]);
+  EXPECT_NE(pages->currentWidget(), window.ranksPage());
+  EXPECT_TRUE(window.windowTitle().contains(QFileInfo(paths[1]).fileName())) << window.windowTitle().toStdString();
+  EXPECT_TRUE(pages->isTabVisible(pages->indexOf(window.ranksPage())));
+  EXPECT_EQ(page->model()->rowCount(), 2);
+  QObject::disconnect(shown_connection);
 
   // A missing rank file is a message, not a half-shown page.
   const QStringList bad = {paths.front(), QString::fromStdString((dir / "run.rank7.ampscope").string())};

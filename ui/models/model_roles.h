@@ -15,6 +15,7 @@ enum ModelRole : int {
   VerdictRole,                  // ReadinessModel: int(profiler::Readiness) of a cell; none for the layer column
   CompiledRole,                 // OpStatsModel: bool, an op of a torch.compile'd graph (no time of its own)
   AgreementRole,                // EagerVsCompiledModel: int(profiler::Agreement) of the row
+  SessionPathRole,              // RankModel: the rank's session file, to open it
 };
 
 }  // namespace ampscope::ui

@@ -83,9 +83,11 @@ QVariant RankModel::data(const QModelIndex& index, int role) const {
     case SortRole:
       return sortValue(r, index.column());
     case FilterTextRole:
+    case SessionPathRole:
       return QString::fromStdString(r.path);
     case Qt::ToolTipRole:
-      if (index.column() == kFile) return QString::fromStdString(r.path);
+      if (index.column() == kFile)
+        return tr("%1\nDouble-click a rank to open its session").arg(QString::fromStdString(r.path));
       if (isStraggler(index.row()) && index.column() == kVsFastest)
         return tr("the straggler: every rank waits for it at each all-reduce");
       return {};

@@ -264,6 +264,7 @@ void MainWindow::connectController() {
   });
   connect(script_runner_, &ScriptRunner::finished, this, &MainWindow::onScriptFinished);
 
+  connect(ranks_page_, &RanksPage::rankSessionRequested, this, &MainWindow::openSession);
   comparison_page_->setBaseConfigSource([this] { return run_panel_->config(); });
   connect(comparison_page_, &ComparisonPage::errorOccurred, this, &MainWindow::showError);
   connect(comparison_page_, &ComparisonPage::reportRequested, this, &MainWindow::exportReportDialog);

@@ -44,6 +44,11 @@ RanksPage::RanksPage(QWidget* parent) : QWidget(parent) {
                        "(File → Open, several FILE.rank<R>.ampscope) to compare them here."));
   table_ = makeTableView(proxy_);
   table_->sortByColumn(RankModel::kRank, Qt::AscendingOrder);
+  table_->setToolTip(tr("Double-click a rank to open its session: its ops, kernels and gradients (this page "
+                        "stays, a tab away)"));
+  connect(table_, &QAbstractItemView::activated, this, [this](const QModelIndex& index) {
+    if (const QString path = index.data(SessionPathRole).toString(); !path.isEmpty()) emit rankSessionRequested(path);
+  });
   step_time_ = makePlot(tr("Step time per rank"), tr("ms"), palette());
   loss_scale_ = makePlot(tr("Loss scale per rank"), tr("loss scale"), palette());
   useLog2Axis(loss_scale_->yAxis);

@@ -29,6 +29,11 @@ class RanksPage : public QWidget {
   QString verdictText() const;
   QCustomPlot* stepTimePlot() const { return step_time_; }
   QCustomPlot* lossScalePlot() const { return loss_scale_; }
+  QTableView* table() const { return table_; }
+
+ signals:
+  // A rank's row was activated (double-click, Enter): open its session, to see why it is slow.
+  void rankSessionRequested(const QString& path);
 
  protected:
   void changeEvent(QEvent* event) override;
