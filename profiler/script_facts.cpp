@@ -59,7 +59,10 @@ std::optional<ScriptCommand> parse_script_command(const std::string& text) {
     };
     c.world_size = count_at("world_size");
     c.local_world_size = count_at("local_world_size");
-    if (c.world_size < 2 || c.local_world_size < 1 || c.world_size % c.local_world_size != 0) return std::nullopt;
+    c.rank = ranks->is_object() && ranks->contains("rank") ? count_at("rank") : -1;
+    if (c.world_size < 2 || c.local_world_size < 1 || c.world_size % c.local_world_size != 0 || c.rank < 0 ||
+        c.rank >= c.world_size)
+      return std::nullopt;
   }
   return c;
 }
@@ -172,7 +175,7 @@ std::string compared_precisions(const ScriptFacts& facts) {
 }
 
 std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& f) {
-  return {{"script", f.script.empty() ? "?" : f.script},
+  std::vector<std::pair<std::string, std::string>> rows = {{"script", f.script.empty() ? "?" : f.script},
           {"arguments", f.arguments.empty() ? "none" : f.arguments},
           {"model", f.model.empty() ? "none seen" : f.model},
           {"precision", precision_text(f)},
@@ -181,6 +184,14 @@ std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& f)
           {"device", f.device.empty() ? "?" : f.device},
           {"gradient norm", f.grad_norm},
           {"ended", f.ended}};
+  if (f.command && f.command->world_size > 1) {
+    const ScriptCommand& c = *f.command;
+    // After the device: one of several processes, the others' files beside it.
+    rows.insert(rows.begin() + 7, {"ranks", "rank " + std::to_string(c.rank) + " of " + std::to_string(c.world_size) +
+                                                " under torchrun (" + std::to_string(c.local_world_size) +
+                                                " per machine); open the ranks' files together to compare them"});
+  }
+  return rows;
 }
 
 }  // namespace ampscope::profiler

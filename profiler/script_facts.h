@@ -22,9 +22,11 @@ struct ScriptCommand {
   bool module = false;            // `script` is a module's name, run as `python -m` runs it
   std::string script;
   std::vector<std::string> arguments;
-  // Under torchrun (`ranks`): its processes in all, and on each node; 1 and 1 for one process.
+  // Under torchrun (`ranks`): its processes in all, and on each node, and which this one was;
+  // 1, 1 and 0 for one process.
   int64_t world_size = 1;
   int64_t local_world_size = 1;
+  int64_t rank = 0;
   bool on_several_nodes() const { return local_world_size < world_size; }
 };
 
@@ -82,8 +84,8 @@ std::optional<ScriptFacts> compared_script_facts(const std::map<std::string, std
                                                  const std::vector<std::string>& variants);
 
 // Label and value rows, in display order: script, arguments, model, precision (and the
-// parameters' precision when it is reduced),
-// loss scaler, optimizers, device, gradient norm.
+// parameters' precision when it is reduced), loss scaler, optimizers, device, a rank's place
+// among torchrun's (only then), gradient norm, how it ended.
 std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& facts);
 
 }  // namespace ampscope::profiler

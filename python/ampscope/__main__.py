@@ -108,7 +108,8 @@ def run(options) -> int:
     world = int(os.environ.get("WORLD_SIZE", "1") or "1")
     if world > 1:  # a rank of torchrun's: its processes in all and on each node, to start as many again
         local = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)) or str(world))
-        capture._command["ranks"] = {"world_size": world, "local_world_size": local}
+        capture._command["ranks"] = {"world_size": world, "local_world_size": local,
+                                     "rank": int(os.environ.get("RANK", "0") or "0")}
     if options.module:
         sys.argv = [path] + args  # as python -m sets it
     else:

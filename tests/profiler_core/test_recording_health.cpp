@@ -128,13 +128,19 @@ TEST(ScriptCommand, IsReadAsWrittenAndADamagedOneIsNone) {
   EXPECT_FALSE(facts->command->on_several_nodes());
   // A rank of torchrun's: 4 processes, 2 on each of 2 machines.
   const std::string torchrun = R"({"python": "p", "working_directory": "/w", "module": false, "script": "t.py",)"
-                               R"( "arguments": [], "ranks": {"world_size": 4, "local_world_size": 2}})";
+                               R"( "arguments": [], "ranks": {"world_size": 4, "local_world_size": 2, "rank": 3}})";
   meta[meta_key::kScriptCommand] = torchrun;
   const auto rank = script_facts(meta);
   ASSERT_TRUE(rank && rank->command);
   EXPECT_EQ(rank->command->world_size, 4);
   EXPECT_EQ(rank->command->local_world_size, 2);
   EXPECT_TRUE(rank->command->on_several_nodes());
+  EXPECT_EQ(rank->command->rank, 3);
+  const auto rows = fact_rows(*rank);
+  ASSERT_EQ(rows.size(), fact_rows(*facts).size() + 1);
+  EXPECT_EQ(rows[6].first, "device");
+  EXPECT_EQ(rows[7], (std::pair<std::string, std::string>{"ranks", "rank 3 of 4 under torchrun (2 per machine); open the "
+                                                                   "ranks' files together to compare them"}));
   for (const char* damaged : {"", "{", "[]", R"({"python": "p", "working_directory": "/w", "module": 1,)"
                                              R"( "script": "t.py", "arguments": []})",
                               R"({"python": "p", "working_directory": "/w", "module": false, "script": "",)"
@@ -142,7 +148,11 @@ TEST(ScriptCommand, IsReadAsWrittenAndADamagedOneIsNone) {
                               R"({"python": "p", "working_directory": "/w", "module": false, "script": "t.py",)"
                               R"( "arguments": ["a", 2]})",
                               R"({"python": "p", "working_directory": "/w", "module": false, "script": "t.py",)"
-                              R"( "arguments": [], "ranks": {"world_size": 3, "local_world_size": 2}})",
+                              R"( "arguments": [], "ranks": {"world_size": 3, "local_world_size": 2, "rank": 0}})",
+                              R"({"python": "p", "working_directory": "/w", "module": false, "script": "t.py",)"
+                              R"( "arguments": [], "ranks": {"world_size": 2, "local_world_size": 2}})",
+                              R"({"python": "p", "working_directory": "/w", "module": false, "script": "t.py",)"
+                              R"( "arguments": [], "ranks": {"world_size": 2, "local_world_size": 2, "rank": 2}})",
                               R"({"python": "p", "working_directory": "/w", "module": false, "script": "t.py",)"
                               R"( "arguments": [], "ranks": {"world_size": 2}})"}) {
     meta[meta_key::kScriptCommand] = damaged;

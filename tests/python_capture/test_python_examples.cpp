@@ -492,6 +492,9 @@ TEST_F(PythonExamples, TorchrunWithGlooWritesOneSessionPerRankAndSummaryCompares
     for (const auto& r : table) allreduce |= r.name == "c10d::allreduce_";
     EXPECT_TRUE(allreduce) << path;
   }
+  // One rank's file, opened alone, says it is one of several.
+  const auto one = ampscope::test::ampscope(fmt::format("summary '{}'", rank1.string()));
+  EXPECT_NE(one.output.find("rank 1 of 2 under torchrun (2 per machine)"), std::string::npos) << one.output;
   const auto summary =
       ampscope::test::ampscope(fmt::format("summary '{}' '{}'", rank0.string(), rank1.string()));
   ASSERT_EQ(summary.exit_code, 0) << summary.output;

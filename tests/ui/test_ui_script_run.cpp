@@ -349,6 +349,9 @@ dist.destroy_process_group()
   QObject::connect(window_.scriptRunner(), &ScriptRunner::sessionStarted,
                    [&](const QString& path) { followed << path; });
   ASSERT_TRUE(window_.runScript(asked)) << window_.bannerText().toStdString();
+  const QString recording = window_.scriptRunPane()->stateText();
+  EXPECT_TRUE(recording.endsWith(QStringLiteral("run.rank0.ampscope … run.rank1.ampscope (a file per rank)")))
+      << recording.toStdString();
   ASSERT_TRUE(waitForTheEnd());
   EXPECT_TRUE(outcome_->first) << outcome_->second.toStdString() << "\n"
                                << window_.scriptRunPane()->outputText().toStdString();
@@ -368,6 +371,7 @@ dist.destroy_process_group()
     const auto facts = profiler::script_facts(session.meta_values());
     ASSERT_TRUE(facts && facts->command) << path.toStdString();
     EXPECT_EQ(facts->command->world_size, 2);
+    EXPECT_EQ(facts->command->rank, path == rank0 ? 0 : 1) << "the facts say which rank it was";
     const auto again = ScriptRunDialog::rerunRequest(*facts);
     ASSERT_TRUE(again);
     EXPECT_EQ(again->nproc_per_node, 2) << "as many ranks again";
@@ -592,11 +596,11 @@ TEST(ScriptRunDialogFields, ARecordedScriptRunsAgainAsItRan) {
   // torchrun's rank: its ranks again on this machine; one of ranks on several machines is not this window's.
   meta[profiler::meta_key::kScriptCommand] = R"({"python": "/v/bin/python", "working_directory": ")" +
                                              dir.path().string() + R"(", "module": false, "script": "train.py",)"
-                                             R"( "arguments": [], "ranks": {"world_size": 2, "local_world_size": 2}})";
+                                             R"( "arguments": [], "ranks": {"world_size": 2, "local_world_size": 2, "rank": 1}})";
   EXPECT_EQ(ScriptRunDialog::rerunRequest(*profiler::script_facts(meta))->nproc_per_node, 2);
   meta[profiler::meta_key::kScriptCommand] = R"({"python": "/v/bin/python", "working_directory": ")" +
                                              dir.path().string() + R"(", "module": false, "script": "train.py",)"
-                                             R"( "arguments": [], "ranks": {"world_size": 4, "local_world_size": 2}})";
+                                             R"( "arguments": [], "ranks": {"world_size": 4, "local_world_size": 2, "rank": 1}})";
   EXPECT_FALSE(ScriptRunDialog::rerunRequest(*profiler::script_facts(meta)));
 
   meta.erase(profiler::meta_key::kScriptCommand);  // a file from before sessions said how

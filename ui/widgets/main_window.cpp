@@ -253,8 +253,11 @@ void MainWindow::connectController() {
   connect(script_pane_, &ScriptRunPane::runRequested, this, &MainWindow::runScriptDialog);
   connect(script_pane_, &ScriptRunPane::stopRequested, this, &MainWindow::stopRun);
   connect(script_runner_, &ScriptRunner::started, this, [this](const QString& command_line) {
-    script_pane_->showStarted(script_runner_->scriptName(), script_runner_->pid(),
-                              script_runner_->request().session_path, command_line);
+    const QStringList files = script_runner_->request().sessionPaths();
+    const QString written = files.size() == 1 ? files.front()
+                                              : tr("%1 … %2 (a file per rank)")
+                                                    .arg(files.front(), QFileInfo(files.back()).fileName());
+    script_pane_->showStarted(script_runner_->scriptName(), script_runner_->pid(), written, command_line);
   });
   connect(script_runner_, &ScriptRunner::outputAppended, script_pane_, &ScriptRunPane::appendOutput);
   connect(script_runner_, &ScriptRunner::sessionStarted, this, [this](const QString& path) {

@@ -119,6 +119,7 @@ ScriptRunDialog::ScriptRunDialog(QWidget* parent) : QDialog(parent) {
   compare_layout->addStretch(1);
   max_steps_ = new QSpinBox;
   max_steps_->setRange(0, 100000000);
+  max_steps_->setSuffix(tr(" steps"));
   nproc_ = new QSpinBox;
   nproc_->setRange(0, 1024);
   nproc_->setSpecialValueText(tr("one process, no torchrun"));
