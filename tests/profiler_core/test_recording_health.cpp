@@ -139,8 +139,9 @@ TEST(ScriptCommand, IsReadAsWrittenAndADamagedOneIsNone) {
   const auto rows = fact_rows(*rank);
   ASSERT_EQ(rows.size(), fact_rows(*facts).size() + 1);
   EXPECT_EQ(rows[6].first, "device");
-  EXPECT_EQ(rows[7], (std::pair<std::string, std::string>{"ranks", "rank 3 of 4 under torchrun (2 per machine); open the "
-                                                                   "ranks' files together to compare them"}));
+  EXPECT_EQ(rows[7].first, "ranks");
+  EXPECT_EQ(rows[7].second,
+            "rank 3 of 4 under torchrun (2 per machine); open the ranks' files together to compare them");
   for (const char* damaged : {"", "{", "[]", R"({"python": "p", "working_directory": "/w", "module": 1,)"
                                              R"( "script": "t.py", "arguments": []})",
                               R"({"python": "p", "working_directory": "/w", "module": false, "script": "",)"

@@ -596,11 +596,13 @@ TEST(ScriptRunDialogFields, ARecordedScriptRunsAgainAsItRan) {
   // torchrun's rank: its ranks again on this machine; one of ranks on several machines is not this window's.
   meta[profiler::meta_key::kScriptCommand] = R"({"python": "/v/bin/python", "working_directory": ")" +
                                              dir.path().string() + R"(", "module": false, "script": "train.py",)"
-                                             R"( "arguments": [], "ranks": {"world_size": 2, "local_world_size": 2, "rank": 1}})";
+                                             R"( "arguments": [], "ranks": {"world_size": 2, "local_world_size": 2,)"
+                                             R"( "rank": 1}})";
   EXPECT_EQ(ScriptRunDialog::rerunRequest(*profiler::script_facts(meta))->nproc_per_node, 2);
   meta[profiler::meta_key::kScriptCommand] = R"({"python": "/v/bin/python", "working_directory": ")" +
                                              dir.path().string() + R"(", "module": false, "script": "train.py",)"
-                                             R"( "arguments": [], "ranks": {"world_size": 4, "local_world_size": 2, "rank": 1}})";
+                                             R"( "arguments": [], "ranks": {"world_size": 4, "local_world_size": 2,)"
+                                             R"( "rank": 1}})";
   EXPECT_FALSE(ScriptRunDialog::rerunRequest(*profiler::script_facts(meta)));
 
   meta.erase(profiler::meta_key::kScriptCommand);  // a file from before sessions said how
