@@ -1,5 +1,7 @@
 """DistributedDataParallel on the CPU (gloo) with bfloat16 autocast and a GradScaler,
 for torchrun:  torchrun --nproc-per-node 2 -m ampscope run --out ddp.ampscope examples/ddp_gloo.py
+(or: ampscope run --nproc-per-node 2 --out ddp.ampscope examples/ddp_gloo.py; from the GUI:
+ampscope-ui --script examples/ddp_gloo.py --nproc-per-node 2 -- --steps 40)
 (each rank writes ddp.rank<R>.ampscope; `ampscope summary ddp.rank0.ampscope ddp.rank1.ampscope`
 compares them)."""
 import argparse

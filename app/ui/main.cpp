@@ -198,10 +198,14 @@ int main(int argc, char** argv) {
                              QStringLiteral("With --script or --module: compare these precisions of it (ampscope run "
                                             "--compare) instead of profiling one run; the page fills in as runs end"),
                              QStringLiteral("fp32,bf16,..."));
+  QCommandLineOption nproc(QStringLiteral("nproc-per-node"),
+                           QStringLiteral("With --script or --module: run N ranks of it under torchrun on this machine "
+                                          "(ampscope run --nproc-per-node N); the Ranks page opens when they end"),
+                           QStringLiteral("N"));
   QCommandLineOption scheme(QStringLiteral("color-scheme"),
                             QStringLiteral("light, dark or system (default: the desktop's palette)"),
                             QStringLiteral("SCHEME"), QStringLiteral("system"));
-  parser.addOptions({screenshot, steps, after, start, script, module, compare, scheme});
+  parser.addOptions({screenshot, steps, after, start, script, module, compare, nproc, scheme});
   parser.process(*app_holder);
   auto& app = static_cast<QApplication&>(*app_holder);
 
@@ -230,6 +234,12 @@ int main(int argc, char** argv) {
     return fail(QStringLiteral("--script or --module: one of them, not both"));
   if (parser.isSet(compare) && !parser.isSet(script) && !parser.isSet(module))
     return fail(QStringLiteral("--compare compares a script's precisions: name it with --script or --module"));
+  bool ok_nproc = true;
+  const int n_proc = parser.isSet(nproc) ? parser.value(nproc).toInt(&ok_nproc) : 0;
+  if (parser.isSet(nproc) && (!ok_nproc || n_proc < 1 || (!parser.isSet(script) && !parser.isSet(module))))
+    return fail(QStringLiteral("--nproc-per-node wants a positive number of ranks, and a script (--script or --module)"));
+  if (parser.isSet(nproc) && parser.isSet(compare))
+    return fail(QStringLiteral("--nproc-per-node: a comparison's runs are one process each"));
   if (parser.isSet(script) || parser.isSet(module)) {
     ampscope::ui::ScriptRunRequest request;
     request.module = parser.isSet(module);
@@ -237,6 +247,7 @@ int main(int argc, char** argv) {
     if (request.module) request.working_dir = QDir::currentPath();
     request.arguments = files;  // after --
     if (parser.isSet(compare)) request.compare = parser.value(compare).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    request.nproc_per_node = n_proc;
     request.session_path =
         ampscope::ui::ScriptRunDialog::defaultSessionPath(request.script, request.comparing());
     if (!window.runScript(request)) return fail(window.bannerText());

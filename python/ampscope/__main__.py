@@ -17,8 +17,15 @@ import traceback
 from ._ampscope_capture import CAPTURE_OPTIONS  # (key, flag, default, minimum, help), declared once in C++
 
 
+def _say(line: str) -> None:
+    """One line on stderr in one write: torchrun's ranks share the terminal (or the GUI's pipe),
+    and print's separate writes of text and newline, unbuffered, interleave their lines."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 def _error(message: str) -> None:
-    print(f"ampscope: error: {message}", file=sys.stderr, flush=True)
+    _say(f"ampscope: error: {message}")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -145,12 +152,11 @@ def run(options) -> int:
     finally:
         capture.stop(state, message)
     if failure is not None:
-        print(f"ampscope: the script raised {failure}; session {capture.path} closed with {capture.steps} steps",
-              file=sys.stderr)
+        _say(f"ampscope: the script raised {failure}; session {capture.path} closed with {capture.steps} steps")
     else:
         tracing = capture.gpu_tracing
         note = f"; GPU tracing {tracing}" if tracing and tracing != "cupti" else ""
-        print(f"ampscope: session {capture.path}: {capture.steps} steps ({state}){note}", file=sys.stderr)
+        _say(f"ampscope: session {capture.path}: {capture.steps} steps ({state}){note}")
     return code
 
 

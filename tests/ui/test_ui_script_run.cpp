@@ -11,6 +11,7 @@
 
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QTabWidget>
 
@@ -355,6 +356,8 @@ dist.destroy_process_group()
   ASSERT_TRUE(waitForTheEnd());
   EXPECT_TRUE(outcome_->first) << outcome_->second.toStdString() << "\n"
                                << window_.scriptRunPane()->outputText().toStdString();
+  EXPECT_EQ(outcome_->second.toStdString(), "ddp.py: 2 ranks finished under torchrun, a session each "
+                                            "(run.rank0.ampscope … run.rank1.ampscope)");
   const QString rank0 = QString::fromStdString((dir_ / "run.rank0.ampscope").string());
   const QString rank1 = QString::fromStdString((dir_ / "run.rank1.ampscope").string());
   EXPECT_EQ(followed, QStringList{rank0}) << "rank 0's session, followed as it began";
@@ -365,6 +368,14 @@ dist.destroy_process_group()
   ASSERT_TRUE(testing::waitUntil([&] { return window_.ranksPage()->model()->rowCount() == 2; }));
   const QString output = window_.scriptRunPane()->outputText();
   EXPECT_TRUE(output.contains(QStringLiteral("rank 1 step 4"))) << output.toStdString();
+  for (const QString& rank : {QStringLiteral("rank0"), QStringLiteral("rank1")}) {
+    // Each rank's closing line whole, on a line of its own, though both write to one pipe.
+    const QRegularExpression closing(QStringLiteral("^ampscope: session [^\\n]*run\\.%1\\.ampscope: 4 steps "
+                                                    "\\(finished\\)[^\\n]*CPU\\)$")
+                                         .arg(rank),
+                                     QRegularExpression::MultilineOption);
+    EXPECT_TRUE(closing.match(output).hasMatch()) << output.toStdString();
+  }
   for (const QString& path : {rank0, rank1}) {
     const auto session = profiler::SessionReader::open(path.toStdString());
     EXPECT_EQ(session.steps().size(), 4u) << path.toStdString();

@@ -269,6 +269,13 @@ void ScriptRunner::onFinished(int exit_code, QProcess::ExitStatus status) {
     ok = true;
     summary = tr("%1: the precision comparison finished (%2), written to %3")
                   .arg(name, request_.compare.join(QStringLiteral(", ")), request_.session_path);
+  } else if (exit_code == 0 && request_.sessionPaths().size() > 1) {
+    ok = true;  // each rank printed its own line: the last is one rank's
+    summary = tr("%1: %2 ranks finished under torchrun, a session each (%3 … %4)")
+                  .arg(name)
+                  .arg(request_.sessionPaths().size())
+                  .arg(QFileInfo(request_.sessionPaths().front()).fileName(),
+                       QFileInfo(request_.sessionPaths().back()).fileName());
   } else if (exit_code == 0) {
     ok = true;
     summary = last.startsWith(QStringLiteral("ampscope: session")) ? last : tr("%1 finished").arg(name);
