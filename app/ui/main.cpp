@@ -237,7 +237,8 @@ int main(int argc, char** argv) {
   bool ok_nproc = true;
   const int n_proc = parser.isSet(nproc) ? parser.value(nproc).toInt(&ok_nproc) : 0;
   if (parser.isSet(nproc) && (!ok_nproc || n_proc < 1 || (!parser.isSet(script) && !parser.isSet(module))))
-    return fail(QStringLiteral("--nproc-per-node wants a positive number of ranks, and a script (--script or --module)"));
+    return fail(
+        QStringLiteral("--nproc-per-node wants a positive number of ranks, and a script (--script or --module)"));
   if (parser.isSet(nproc) && parser.isSet(compare))
     return fail(QStringLiteral("--nproc-per-node: a comparison's runs are one process each"));
   if (parser.isSet(script) || parser.isSet(module)) {
