@@ -392,11 +392,13 @@ dist.destroy_process_group()
 }
 
 // Stop reaches torchrun's ranks, which it starts in sessions of their own: Ctrl-C through
-// torchrun closes a rank's session "stopped"; a rank that ignores it is killed by the second
+// torchrun closes each rank's session "stopped", and the window says the run stopped (torchrun
+// itself exits 1 with a SignalException); a rank that ignores Ctrl-C is killed by the second
 // Stop, not left training.
 TEST_F(ScriptRun, StopReachesTorchrunsRanksAndAKillLeavesNoRankTraining) {
-  // The ranks train apart (no collective), so rank 1 outlives rank 0 by itself.
-  ScriptRunRequest asked = request(R"(import itertools, os, signal, torch, torch.distributed as dist
+  // The ranks train apart (no collective), so one outlives the other by itself. With `deaf`,
+  // rank 1 ignores Ctrl-C.
+  ScriptRunRequest asked = request(R"(import itertools, os, signal, sys, torch, torch.distributed as dist
 from torch import nn
 dist.init_process_group("gloo")
 rank = dist.get_rank()
@@ -408,28 +410,47 @@ for step in itertools.count(1):
     opt.step()
     opt.zero_grad()
     if step == 3:
-        if rank == 1:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a rank deaf to Ctrl-C
-        open(f"pid{rank}.tmp", "w").write(str(os.getpid()))
-        os.rename(f"pid{rank}.tmp", f"pid{rank}")
+        if rank == 1 and sys.argv[1] == "deaf":
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        open(f"{sys.argv[1]}{rank}.tmp", "w").write(str(os.getpid()))
+        os.rename(f"{sys.argv[1]}{rank}.tmp", f"{sys.argv[1]}{rank}")
 )",
-                                   "deaf.py");
+                                   "ranks.py");
   asked.nproc_per_node = 2;
+  const auto final_state = [&](const std::string& file) {
+    return profiler::SessionReader::open((dir_ / file).string()).meta_value(profiler::meta_key::kFinalState);
+  };
+  const auto pid_of = [&](const std::string& run, int rank) {
+    return test::read_file(dir_ / (run + std::to_string(rank)));
+  };
+  const auto both_training = [&](const std::string& run) {
+    return testing::waitUntil([&] { return !pid_of(run, 0).empty() && !pid_of(run, 1).empty(); },
+                              std::chrono::seconds(90));
+  };
+
+  asked.arguments = {QStringLiteral("obey")};
+  asked.session_path = QString::fromStdString((dir_ / "obey.ampscope").string());
   ASSERT_TRUE(window_.runScript(asked)) << window_.bannerText().toStdString();
-  const auto pid_of = [&](int rank) { return test::read_file(dir_ / ("pid" + std::to_string(rank))); };
-  ASSERT_TRUE(testing::waitUntil([&] { return !pid_of(0).empty() && !pid_of(1).empty(); }, std::chrono::seconds(90)))
-      << window_.scriptRunPane()->outputText().toStdString();
-  const pid_t rank1 = static_cast<pid_t>(std::stol(pid_of(1)));
+  ASSERT_TRUE(both_training("obey")) << window_.scriptRunPane()->outputText().toStdString();
   window_.scriptRunner()->stop();
-  ASSERT_TRUE(testing::waitUntil([&] { return profiler::SessionReader::open((dir_ / "run.rank0.ampscope").string())
-                                                  .meta_value(profiler::meta_key::kFinalState)
-                                                  .has_value(); },
+  ASSERT_TRUE(waitForTheEnd());
+  EXPECT_TRUE(outcome_->first) << outcome_->second.toStdString();
+  EXPECT_TRUE(outcome_->second.startsWith(QStringLiteral("ranks.py stopped (Stop): ")))
+      << outcome_->second.toStdString();
+  for (const char* file : {"obey.rank0.ampscope", "obey.rank1.ampscope"})
+    EXPECT_EQ(final_state(file), "stopped") << file;
+
+  outcome_.reset();
+  asked.arguments = {QStringLiteral("deaf")};
+  asked.session_path = QString::fromStdString((dir_ / "deaf.ampscope").string());
+  ASSERT_TRUE(window_.runScript(asked)) << window_.bannerText().toStdString();
+  ASSERT_TRUE(both_training("deaf")) << window_.scriptRunPane()->outputText().toStdString();
+  const pid_t rank1 = static_cast<pid_t>(std::stol(pid_of("deaf", 1)));
+  window_.scriptRunner()->stop();
+  ASSERT_TRUE(testing::waitUntil([&] { return final_state("deaf.rank0.ampscope").has_value(); },
                                  std::chrono::seconds(60)))
       << window_.scriptRunPane()->outputText().toStdString();
-  EXPECT_EQ(profiler::SessionReader::open((dir_ / "run.rank0.ampscope").string())
-                .meta_value(profiler::meta_key::kFinalState)
-                .value_or(""),
-            "stopped");
+  EXPECT_EQ(final_state("deaf.rank0.ampscope"), "stopped");
   EXPECT_TRUE(window_.scriptRunner()->isRunning()) << "rank 1 ignores Ctrl-C: torchrun waits for it";
   window_.scriptRunner()->stop();
   ASSERT_TRUE(waitForTheEnd());
