@@ -1,5 +1,7 @@
 #include "app/cli/run_command.h"
 
+#include "app/cli/child_process.h"
+#include "app/cli/rank_summary.h"
 #include "app/cli/script_comparison.h"
 
 #include <fmt/format.h>
@@ -12,6 +14,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include "engine/errors.h"
+#include "profiler/store/rank_comparison.h"
+#include "profiler/store/sqlite_util.h"
 
 namespace ampscope::cli {
 namespace {
@@ -111,6 +119,34 @@ int RunCommand::drop_separator_before_script(int argc, char** argv) const {
   return argc;
 }
 
+int RunCommand::run_ranks(const std::vector<std::string>& torchrun) const {
+  int code = 0;
+  {
+    InterruptGuard interrupt_guard;  // Ctrl-C reaches torchrun too, which passes it on to its ranks
+    try {
+      code = run_child(torchrun);
+    } catch (const engine::ConfigError& e) {
+      fmt::print(stderr, "ampscope: error: {}\n", e.what());
+      return 1;
+    }
+    // torchrun reports a Ctrl-C it passed on as a failure of its own (SignalException, status 1).
+    if (InterruptGuard::interrupted() && code == 1) code = 130;
+  }
+  std::vector<std::string> ranks;
+  for (int64_t rank = 0; rank < nproc_per_node_; ++rank) {
+    std::string path = profiler::rank_session_path(out_, rank);
+    if (::access(path.c_str(), F_OK) == 0) ranks.push_back(std::move(path));
+  }
+  if (ranks.size() < 2) return code;  // one process names no file of its own; a failed start wrote none
+  try {
+    fmt::print("\n");
+    print_rank_summary(ranks);  // as `ampscope summary FILE.rank*.ampscope` shows them
+  } catch (const profiler::StoreError& e) {
+    fmt::print(stderr, "ampscope: the ranks' sessions cannot be compared: {}\n", e.what());
+  }
+  return code;
+}
+
 int RunCommand::run() {
   std::vector<std::string> rest = command_->remaining();
   std::string python = python_to_run();
@@ -173,11 +209,12 @@ int RunCommand::run() {
   args.insert(args.end(), {"--precision", precision_, "--max-steps", std::to_string(max_steps_)});
   if (module_) args.emplace_back("-m");
   args.insert(args.end(), rest.begin(), rest.end());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (nproc_per_node_ > 0) return run_ranks(args);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::fflush(stdout);
-  std::fflush(stderr);
   ::execvp(argv[0], argv.data());
   fmt::print(stderr, "ampscope: error: cannot run Python '{}': {} (set AMPSCOPE_PYTHON to a Python with torch and ampscope)\n",
              python, std::strerror(errno));

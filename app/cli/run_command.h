@@ -27,6 +27,10 @@ class RunCommand {
   int drop_separator_before_script(int argc, char** argv) const;
 
  private:
+  // `--nproc-per-node N`: torchrun (`torchrun`: its command line) waited for, then the ranks
+  // that wrote a session side by side; torchrun's exit status (130 after Ctrl-C).
+  int run_ranks(const std::vector<std::string>& torchrun) const;
+
   CLI::App* command_;
   std::string out_ = "run.ampscope";
   bool force_ = false;

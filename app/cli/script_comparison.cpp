@@ -1,9 +1,6 @@
 #include "app/cli/script_comparison.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +14,7 @@
 #include <fstream>
 #include <optional>
 
+#include "app/cli/child_process.h"
 #include "app/cli/comparison_table.h"
 #include "app/cli/output_path.h"
 #include "engine/errors.h"
@@ -28,25 +26,12 @@
 #include "profiler/store/session_reader.h"
 #include "profiler/store/sqlite_util.h"
 
-extern char** environ;
-
 namespace ampscope::cli {
 namespace {
 
 namespace fs = std::filesystem;
 using profiler::Comparison;
 using profiler::VariantRun;
-
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_script_comparison_interrupt(int) { g_interrupted = 1; }
-
-// The terminal's Ctrl-C reaches the child too (one process group): the script stops with
-// its KeyboardInterrupt, and the comparison after it.
-struct InterruptGuard {
-  using Handler = void (*)(int);
-  Handler previous = std::signal(SIGINT, on_script_comparison_interrupt);
-  ~InterruptGuard() { std::signal(SIGINT, previous); }
-};
 
 constexpr const char* kRunsDirPrefix = "ampscope-compare-";
 // How long a dead comparison's runs directory is left untouched: a comparison of another pid
@@ -74,27 +59,6 @@ void remove_stale_runs_dirs(const fs::path& temporary) {
     std::error_code ignored;
     fs::remove_all(it->path(), ignored);
   }
-}
-
-// A child run's exit status (128 + N for a signal), its output in `log_path`.
-int run_child(const std::vector<std::string>& args, const fs::path& log_path) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0)
-    throw engine::ConfigError(fmt::format("cannot run Python '{}': {} (set AMPSCOPE_PYTHON to a Python with torch "
-                                          "and ampscope)", args.front(), std::strerror(spawned)));
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
 std::string last_line_of(const fs::path& path) {
@@ -193,8 +157,7 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
     }
   } remove_runs{runs_dir};
 
-  InterruptGuard interrupt_guard;
-  g_interrupted = 0;
+  InterruptGuard interrupt_guard;  // the terminal's Ctrl-C stops the run in progress; the comparison after it
   std::unique_ptr<profiler::ComparisonWriter> writer;
   auto child_args = [&](const std::string& variant, const fs::path& session, int64_t max_steps,
                         const std::vector<std::string>& capture) {
@@ -227,7 +190,7 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
         const fs::path session = runs_dir / fmt::format("{}.{}.ampscope", v.variant, repeat);
         const fs::path log = runs_dir / fmt::format("{}.{}.log", v.variant, repeat);
         const int code = run_child(child_args(v.variant, session, steps, timing), log);
-        if (g_interrupted || code == 130 || code == 128 + SIGINT) {
+        if (InterruptGuard::interrupted() || code == 130 || code == 128 + SIGINT) {
           stopped = true;
           break;
         }
@@ -274,7 +237,7 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
                                           std::to_string(profiled)};
       if (!plan.trace_gpu) capture.emplace_back("--no-gpu-trace");
       const int code = run_child(child_args(v.variant, session, plan.warmup_steps + profiled, capture), log);
-      if (g_interrupted || code == 130 || code == 128 + SIGINT) {
+      if (InterruptGuard::interrupted() || code == 130 || code == 128 + SIGINT) {
         stopped = true;
         break;
       }

@@ -356,7 +356,7 @@ dist.destroy_process_group()
   ASSERT_TRUE(waitForTheEnd());
   EXPECT_TRUE(outcome_->first) << outcome_->second.toStdString() << "\n"
                                << window_.scriptRunPane()->outputText().toStdString();
-  EXPECT_EQ(outcome_->second.toStdString(), "ddp.py: 2 ranks finished under torchrun, a session each "
+  EXPECT_EQ(outcome_->second.toStdString(), "ddp.py finished: 2 ranks under torchrun, a session each "
                                             "(run.rank0.ampscope … run.rank1.ampscope)");
   const QString rank0 = QString::fromStdString((dir_ / "run.rank0.ampscope").string());
   const QString rank1 = QString::fromStdString((dir_ / "run.rank1.ampscope").string());
@@ -368,6 +368,10 @@ dist.destroy_process_group()
   ASSERT_TRUE(testing::waitUntil([&] { return window_.ranksPage()->model()->rowCount() == 2; }));
   const QString output = window_.scriptRunPane()->outputText();
   EXPECT_TRUE(output.contains(QStringLiteral("rank 1 step 4"))) << output.toStdString();
+  // `ampscope run --nproc-per-node` puts the ranks side by side once torchrun has ended.
+  EXPECT_TRUE(output.contains(QStringLiteral("2 ranks\n"))) << output.toStdString();
+  EXPECT_TRUE(output.contains(QStringLiteral("loss scale: the same on every rank at every step")))
+      << output.toStdString();
   for (const QString& rank : {QStringLiteral("rank0"), QStringLiteral("rank1")}) {
     // Each rank's closing line whole, on a line of its own, though both write to one pipe.
     const QRegularExpression closing(QStringLiteral("^ampscope: session [^\\n]*run\\.%1\\.ampscope: 4 steps "
@@ -435,8 +439,8 @@ for step in itertools.count(1):
   window_.scriptRunner()->stop();
   ASSERT_TRUE(waitForTheEnd());
   EXPECT_TRUE(outcome_->first) << outcome_->second.toStdString();
-  EXPECT_TRUE(outcome_->second.startsWith(QStringLiteral("ranks.py stopped (Stop): ")))
-      << outcome_->second.toStdString();
+  EXPECT_EQ(outcome_->second.toStdString(), "ranks.py stopped (Stop): 2 ranks under torchrun, a session each "
+                                            "(obey.rank0.ampscope … obey.rank1.ampscope)");
   for (const char* file : {"obey.rank0.ampscope", "obey.rank1.ampscope"})
     EXPECT_EQ(final_state(file), "stopped") << file;
 

@@ -269,20 +269,21 @@ void ScriptRunner::onFinished(int exit_code, QProcess::ExitStatus status) {
     ok = true;
     summary = tr("%1: the precision comparison finished (%2), written to %3")
                   .arg(name, request_.compare.join(QStringLiteral(", ")), request_.session_path);
-  } else if (exit_code == 0 && request_.sessionPaths().size() > 1) {
-    ok = true;  // each rank printed its own line: the last is one rank's
-    summary = tr("%1: %2 ranks finished under torchrun, a session each (%3 … %4)")
-                  .arg(name)
-                  .arg(request_.sessionPaths().size())
-                  .arg(QFileInfo(request_.sessionPaths().front()).fileName(),
-                       QFileInfo(request_.sessionPaths().back()).fileName());
-  } else if (exit_code == 0) {
+  } else if (exit_code == 0 || (interrupts_sent_ > 0 && exit_code == 130)) {
     ok = true;
-    summary = last.startsWith(QStringLiteral("ampscope: session")) ? last : tr("%1 finished").arg(name);
-  } else if (interrupts_sent_ > 0 && (exit_code == 130 || request_.underTorchrun())) {
-    // torchrun ends a run it passed Ctrl-C on to with its own status (1) and SignalException.
-    ok = true;
-    summary = tr("%1 stopped (Stop): %2").arg(name, last);
+    // torchrun's ranks each printed a line, and `ampscope run` their table after them: the last
+    // line is none of theirs.
+    const QStringList ranks = request_.sessionPaths();
+    const QString ended = exit_code == 0 ? tr("%1 finished").arg(name) : tr("%1 stopped (Stop)").arg(name);
+    if (ranks.size() > 1)
+      summary = tr("%1: %2 ranks under torchrun, a session each (%3 … %4)")
+                    .arg(ended)
+                    .arg(ranks.size())
+                    .arg(QFileInfo(ranks.front()).fileName(), QFileInfo(ranks.back()).fileName());
+    else if (exit_code == 0)
+      summary = last.startsWith(QStringLiteral("ampscope: session")) ? last : ended;
+    else
+      summary = tr("%1: %2").arg(ended, last);
   } else {
     summary = tr("%1 failed (exit status %2): %3").arg(name).arg(exit_code).arg(last);
   }
