@@ -4,7 +4,6 @@
 #include <qcustomplot.h>
 
 #include <QAbstractItemModelTester>
-#include <QFileInfo>
 #include <QTabWidget>
 #include <QTableView>
 
@@ -77,7 +76,7 @@ TEST(RanksPage, SeveralRankFilesOpenOntoTheRanksPage) {
   ASSERT_TRUE(testing::waitUntil([&] { return !shown.isEmpty(); })) << window.bannerText().toStdString();
   EXPECT_EQ(shown, paths[1]);
   EXPECT_NE(pages->currentWidget(), window.ranksPage());
-  EXPECT_TRUE(window.windowTitle().contains(QFileInfo(paths[1]).fileName())) << window.windowTitle().toStdString();
+  EXPECT_EQ(io.shownSessionPath(), paths[1].toStdString()) << "the session shown is rank 1's";
   EXPECT_TRUE(pages->isTabVisible(pages->indexOf(window.ranksPage())));
   EXPECT_EQ(page->model()->rowCount(), 2);
   QObject::disconnect(shown_connection);

@@ -299,6 +299,49 @@ TEST(Sessions, ASessionStillBeingWrittenIsFollowedLive) {
   EXPECT_EQ(loss->dataCount(), 9);
 }
 
+// A short run's end, written between the read that opens its session and the following of it
+// (its last steps and its close, as `ampscope run` of a script that fails at once writes them):
+// the window shows the whole session and that the run ended, not the first read and "live"
+// forever (or, its writer gone by then, "killed").
+TEST(Sessions, WhatARunWroteWhileItsSessionWasBeingOpenedShows) {
+  test::ScratchDir dir;
+  const std::string path = (dir / "short.ampscope").string();
+  auto writer = unfinished_session(path, profiler::current_process_id());
+  append_steps(*writer, 1, 3);
+  // The window's reader: the first read done, the run writes the rest and closes before the
+  // window sees it.
+  class EndsAfterTheFirstRead final : public SessionIO {
+   public:
+    explicit EndsAfterTheFirstRead(std::unique_ptr<profiler::SessionWriter> writer) : writer_(std::move(writer)) {}
+    LoadedFile load(const std::string& p) override {
+      LoadedFile read = store_.load(p);
+      if (writer_) {
+        append_steps(*writer_, 4, 9);
+        writer_->set_meta_value(profiler::meta_key::kFinalState, "finished");
+        writer_->close();
+        writer_.reset();
+      }
+      return read;
+    }
+    void saveCurrent(const std::string& p) override { store_.saveCurrent(p); }
+    std::string shownSessionPath() const override { return store_.shownSessionPath(); }
+
+   private:
+    StoreSessionIO store_;
+    std::unique_ptr<profiler::SessionWriter> writer_;
+  } io(std::move(writer));
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.setSessionIO(&io);
+  window.show();
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(path))) << window.bannerText().toStdString();
+  QCPGraph* loss = window.livePlots()->graph(LivePlots::kLoss, 0);
+  ASSERT_TRUE(testing::waitUntil([&] { return !window.sessionFollower()->isFollowing(); }, std::chrono::seconds(30)))
+      << window.sessionFollower()->statusText().toStdString();
+  EXPECT_EQ(loss->dataCount(), 9);
+  EXPECT_TRUE(window.sessionFollower()->statusText().contains(QStringLiteral("ended")))
+      << window.sessionFollower()->statusText().toStdString();
+}
+
 // The process that wrote an unclosed session is gone (killed): opening it says so
 // and follows nothing.
 TEST(Sessions, AnUnclosedSessionWhoseWriterIsGoneIsNotFollowed) {
@@ -316,7 +359,8 @@ TEST(Sessions, AnUnclosedSessionWhoseWriterIsGoneIsNotFollowed) {
   window.setSessionIO(&io);
   window.show();
   ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(path))) << window.bannerText().toStdString();
-  EXPECT_FALSE(window.sessionFollower()->isFollowing());
+  // Read once more (what it wrote after the first read would show), then nothing is followed.
+  EXPECT_TRUE(testing::waitUntil([&] { return !window.sessionFollower()->isFollowing(); }));
   const auto* live = window.findChild<QLabel*>(QStringLiteral("liveStatus"));
   ASSERT_NE(live, nullptr);
   EXPECT_TRUE(live->text().contains(QStringLiteral("pid %1").arg(child))) << live->text().toStdString();

@@ -25,27 +25,37 @@ SessionFollower::Signature SessionFollower::signatureOf(const QString& path) {
   return s;
 }
 
+QString SessionFollower::writerGoneText(int64_t pid) {
+  return tr("not live: the process that wrote it (pid %1) is gone without closing it; it was killed or crashed")
+      .arg(pid);
+}
+
 void SessionFollower::follow(const QString& path, bool closed, int64_t writer_pid, const QString& writer_host) {
   stop();
   if (closed) return;  // its run ended: nothing will change
   writer_pid_ = writer_pid;
   writer_checkable_ = writer_pid > 0 && !writer_host.isEmpty() && writer_host == QString::fromStdString(profiler::current_host_name());
-  if (writer_checkable_ && !profiler::process_runs(writer_pid)) {
-    setStatus(tr("not live: the process that wrote it (pid %1) is gone without closing it; it was killed or crashed")
-                  .arg(writer_pid));
-    return;
-  }
   path_ = path;
   seen_ = signatureOf(path);
-  setStatus(writer_checkable_ ? tr("live: following the run of pid %1 as it writes").arg(writer_pid)
-                              : tr("watching: the session was not closed; it refreshes if its writer still adds to it"));
-  timer_.start();
+  const bool writer_gone = writer_checkable_ && !profiler::process_runs(writer_pid);
+  if (writer_gone)
+    setStatus(writerGoneText(writer_pid));
+  else
+    setStatus(writer_checkable_ ? tr("live: following the run of pid %1 as it writes").arg(writer_pid)
+                                : tr("watching: the session was not closed; it refreshes if its writer still adds "
+                                     "to it"));
+  if (!writer_gone) timer_.start();
+  // What the writer added between the read that showed the file and now (a short run may even
+  // have closed it and ended since) changes no signature from here on: it is read once more now.
+  // Its writer gone, that read is the last (reloaded(), then poll()).
+  reload_pending_ = true;
+  emit reloadWanted(path_);
 }
 
 void SessionFollower::reloaded(const QString& path, bool closed) {
   if (path != path_) return;
   reload_pending_ = false;
-  if (!closed) return;
+  if (!closed) return poll();  // its writer gone, this read was the last
   stop();
   setStatus(tr("the followed run ended; the session is complete"));
 }
@@ -70,8 +80,7 @@ void SessionFollower::poll() {
   if (writer_checkable_ && !profiler::process_runs(writer_pid_)) {
     const int64_t pid = writer_pid_;
     stop();
-    setStatus(tr("not live: the process that wrote it (pid %1) is gone without closing it; it was killed or crashed")
-                  .arg(pid));
+    setStatus(writerGoneText(pid));
   }
 }
 

@@ -24,7 +24,8 @@ class SessionFollower : public QObject {
   explicit SessionFollower(QObject* parent = nullptr);
 
   // Starts following `path`, last read with `closed` (its run has ended) and the
-  // writer's pid and host from its meta (0 / "" when unknown).
+  // writer's pid and host from its meta (0 / "" when unknown). Not closed, it is read once
+  // more at once: what was written since that read (the whole end of a short run) shows.
   void follow(const QString& path, bool closed, int64_t writer_pid, const QString& writer_host);
   // The file was read again (after reloadWanted): its run may have ended since.
   void reloaded(const QString& path, bool closed);
@@ -45,6 +46,7 @@ class SessionFollower : public QObject {
     bool operator==(const Signature&) const = default;
   };
   static Signature signatureOf(const QString& path);
+  static QString writerGoneText(int64_t pid);
   void poll();
   void setStatus(const QString& text);
 
