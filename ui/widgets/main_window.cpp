@@ -348,10 +348,12 @@ void MainWindow::onScriptFinished(bool ok, const QString& summary) {
   const bool window_free = script_runner_->sessionSeen() && !controller_->isActive() && !comparison_page_->isRunning();
   if (request.comparing() && window_free) openSession(request.session_path);
   // torchrun's ranks, side by side (the Ranks page), once all have ended: those that wrote a file.
-  QStringList ranks;
-  for (const QString& path : request.sessionPaths())
-    if (QFileInfo::exists(path)) ranks << path;
-  if (request.sessionPaths().size() > 1 && ranks.size() > 1 && window_free) openSessions(ranks);
+  if (const QStringList paths = request.sessionPaths(); paths.size() > 1 && window_free) {
+    QStringList ranks;
+    for (const QString& path : paths)
+      if (QFileInfo::exists(path)) ranks << path;
+    if (ranks.size() > 1) openSessions(ranks);
+  }
   if (ok) return statusBar()->showMessage(summary, 10000);
   if (!file_loader_->isBusy()) return showError(tr("The script's run"), summary);
   // Its session is still being read (a script that failed before the first poll saw it):
