@@ -340,6 +340,9 @@ TEST(Sessions, WhatARunWroteWhileItsSessionWasBeingOpenedShows) {
   EXPECT_EQ(loss->dataCount(), 9);
   EXPECT_TRUE(window.sessionFollower()->statusText().contains(QStringLiteral("ended")))
       << window.sessionFollower()->statusText().toStdString();
+  // Read again, the session keeps its title: the file and the run, not one then the other.
+  EXPECT_TRUE(window.windowTitle().startsWith(QStringLiteral("ampscope — short.ampscope — mlp · fp32")))
+      << window.windowTitle().toStdString();
 }
 
 // The process that wrote an unclosed session is gone (killed): opening it says so

@@ -244,7 +244,14 @@ void MainWindow::connectController() {
     plots_->setMemoryNote(info.memory_peak);
     plots_->setLearningRateNote(info.scheduler_drift);
     if (info.source == QLatin1String("live")) compiled_->clear();  // the built-in trainer compiles nothing
-    setWindowTitle(tr("ampscope — %1 · %2 · %3").arg(info.model, info.precision, info.device));
+    // A recorded session's title names its file too, and keeps it when a followed session is
+    // read again (the re-read shows the run again, through this same signal).
+    QStringList described{info.model, info.precision, info.device};
+    described.removeAll(QString());  // a session that did not record its device
+    const QString run = described.join(QStringLiteral(" · "));
+    setWindowTitle(info.source == QLatin1String("live")
+                       ? tr("ampscope — %1").arg(run)
+                       : tr("ampscope — %1 — %2").arg(QFileInfo(info.source).fileName(), run));
     updateStatus();
   });
   connect(controller_, &TrainingController::runFailed, this,
@@ -484,6 +491,7 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       applySavedConfig(file->comparison->report.meta.config_json);
     }
     showComparisonPage();
+    setWindowTitle(tr("ampscope — %1").arg(QFileInfo(path).fileName()));
   } else {
     const LoadedSession& session = *file->session;
     RunInfo info = RunInfo::describing(session.meta);
@@ -527,9 +535,8 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       profiler::CaptureSettings capture = run_panel_->captureSettings();
       if (capture.read_meta(session.meta_values)) run_panel_->setCaptureSettings(capture);
     }
-    showTrainingPage();
+    showTrainingPage();  // the title was set as the session was shown (runStarted)
   }
-  setWindowTitle(tr("ampscope — %1").arg(QFileInfo(path).fileName()));
   banner_->hide();
   addRecentFile(path);
   emit fileOpened(path, true);
