@@ -1,8 +1,8 @@
 #include "profiler/script_facts.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
-
 #include <nlohmann/json.hpp>
 
 #include "profiler/recording_health.h"
@@ -90,7 +90,71 @@ std::string reduced_parameters(const std::string& dtypes) {
   return 2 * bf16 > total ? "bf16" : 2 * fp16 > total ? "fp16" : "";
 }
 
+std::string ScriptFacts::fsdp_compute_precision() const {
+  std::string dtype;
+  for (const FsdpPolicy& p : fsdp) {
+    if (p.param_dtype.empty()) continue;
+    if (!dtype.empty() && dtype != p.param_dtype)
+      return "";  // policies that disagree: no one precision
+    dtype = p.param_dtype;
+  }
+  return dtype == "bf16" || dtype == "fp16" ? dtype : "";
+}
+
+std::string ScriptFacts::compute_precision() const {
+  if (precision != "fp32") return precision;
+  if (!reduced_parameters.empty()) return reduced_parameters;
+  const std::string fsdp = fsdp_compute_precision();
+  return fsdp.empty() ? precision : fsdp;
+}
+
 namespace {
+
+// meta_key::kSharding's object into the facts; a damaged value leaves them empty.
+void read_sharding(const std::string& text, ScriptFacts& f) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return;
+  const auto string_at = [](const nlohmann::json& o, const char* key) {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (const auto policies = j.find("fsdp"); policies != j.end() && policies->is_array()) {
+    for (const nlohmann::json& p : *policies) {
+      if (!p.is_object()) continue;
+      FsdpPolicy policy{string_at(p, "api"), string_at(p, "param_dtype"),
+                        string_at(p, "reduce_dtype"), string_at(p, "output_dtype")};
+      if (const auto n = p.find("modules"); n != p.end() && n->is_number_integer())
+        policy.modules = n->get<int64_t>();
+      if (!policy.api.empty()) f.fsdp.push_back(std::move(policy));
+    }
+  }
+  if (const auto n = j.find("sharded_parameters"); n != j.end() && n->is_number_integer())
+    f.sharded_parameters = n->get<int64_t>();
+}
+
+// "FSDP (fully_shard) on 3 modules: param_dtype bf16, reduce_dtype fp32; …": how FSDP holds
+// and casts the models' parameters, and what the range samples read of them.
+std::string sharding_text(const ScriptFacts& f) {
+  std::string text;
+  for (const FsdpPolicy& p : f.fsdp) {
+    if (!text.empty()) text += "; ";
+    text += "FSDP (" + p.api + ") on " + std::to_string(p.modules) +
+            (p.modules == 1 ? " module" : " modules");
+    if (p.param_dtype.empty() && p.reduce_dtype.empty() && p.output_dtype.empty()) {
+      text += ", no mixed precision";
+      continue;
+    }
+    text += ": param_dtype " + (p.param_dtype.empty() ? "as the parameters" : p.param_dtype) +
+            ", reduce_dtype " + (p.reduce_dtype.empty() ? "as param_dtype" : p.reduce_dtype);
+    if (!p.output_dtype.empty()) text += ", output_dtype " + p.output_dtype;
+  }
+  if (f.sharded_parameters > 0)
+    text += (text.empty() ? "DTensor parameters: " : "; ") +
+            std::string(
+                "the range samples read this rank's shard of "
+                "each gradient");
+  return text;
+}
 
 // As run, then why: the script's regions set to another precision by `ampscope run --precision`.
 std::string overridden_precision_text(const ScriptFacts& f) {
@@ -109,6 +173,12 @@ std::string precision_text(const ScriptFacts& f) {
            (f.precision_asked.empty() ? "" : "; the script's asked for " + f.precision_asked) + ")";
   if (!f.precision_override.empty()) return overridden_precision_text(f);
   const std::string& reduced = f.reduced_parameters;
+  // FSDP's mixed precision: its casts of the parameters, not autocast, lower the compute.
+  if (const std::string fsdp = f.fsdp_compute_precision(); !fsdp.empty() && reduced.empty())
+    return f.precision == "fp32"
+               ? fsdp + " compute on fp32 parameters: FSDP's mixed precision (param_dtype " + fsdp +
+                     "), no autocast"
+               : f.precision + " autocast, under FSDP's mixed precision (param_dtype " + fsdp + ")";
   if (f.precision == "fp32" && reduced.empty())
     return f.autocast_disabled.empty()
                ? "fp32 (no autocast region seen)"
@@ -139,6 +209,7 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.precision_override = value_of(meta, meta_key::kPrecisionOverride);
   f.precision_asked = value_of(meta, meta_key::kPrecisionAsked);
   f.reduced_parameters = reduced_parameters(value_of(meta, meta_key::kParameterDtypes));
+  read_sharding(value_of(meta, meta_key::kSharding), f);
   f.scaler = value_of(meta, meta_key::kScalerEnabled) == "true";
   f.optimizers = value_of(meta, meta_key::kOptimizers);
   f.device = value_of(meta, meta_key::kDevice);
@@ -184,12 +255,20 @@ std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& f)
           {"device", f.device.empty() ? "?" : f.device},
           {"gradient norm", f.grad_norm},
           {"ended", f.ended}};
+  const auto after = [&](const char* label) {
+    return std::find_if(rows.begin(), rows.end(),
+                        [&](const auto& row) { return row.first == label; }) +
+           1;
+  };
+  if (const std::string sharding = sharding_text(f); !sharding.empty())
+    rows.insert(after("precision"), {"sharding", sharding});
   if (f.command && f.command->world_size > 1) {
     const ScriptCommand& c = *f.command;
     // After the device: one of several processes, the others' files beside it.
-    rows.insert(rows.begin() + 7, {"ranks", "rank " + std::to_string(c.rank) + " of " + std::to_string(c.world_size) +
-                                                " under torchrun (" + std::to_string(c.local_world_size) +
-                                                " per machine); open the ranks' files together to compare them"});
+    rows.insert(after("device"),
+                {"ranks", "rank " + std::to_string(c.rank) + " of " + std::to_string(c.world_size) +
+                              " under torchrun (" + std::to_string(c.local_world_size) +
+                              " per machine); open the ranks' files together to compare them"});
   }
   return rows;
 }

@@ -33,6 +33,18 @@ struct ScriptCommand {
 // nullopt for a value that is not such an object (a session written before the key, or damaged).
 std::optional<ScriptCommand> parse_script_command(const std::string& json);
 
+// One mixed-precision policy of FSDP's on the script's models (meta_key::kSharding). FSDP casts
+// the parameters to param_dtype as it gathers them, so the forward and backward compute in it
+// without autocast, the sharded parameters staying the optimizer's master weights; gradients
+// are reduced across ranks in reduce_dtype.
+struct FsdpPolicy {
+  std::string api;           // "fully_shard" (FSDP2) or "FullyShardedDataParallel" (FSDP1)
+  std::string param_dtype;   // "bf16", "fp16", ...; "" where the parameters compute in their own dtype
+  std::string reduce_dtype;  // "" where gradients are reduced in param_dtype (FSDP's default)
+  std::string output_dtype;  // fully_shard's: what the forward's outputs are cast to; "" for none
+  int64_t modules = 0;       // modules FSDP wraps under this policy
+};
+
 struct ScriptFacts {
   std::string script;      // the script's path as given to `ampscope run`
   std::string arguments;   // what followed it (shell-quoted), "" for none
@@ -45,6 +57,16 @@ struct ScriptFacts {
   // .bfloat16(): no fp32 master weights, the optimizer updates them in that precision; a
   // frozen bf16 base under fp32 adapters is not); "" otherwise.
   std::string reduced_parameters;
+  // FSDP's policies on the models, and the elements of their DTensor parameters (FSDP2, tensor
+  // parallel), whose gradients the range samples read as this rank's shards.
+  std::vector<FsdpPolicy> fsdp;
+  int64_t sharded_parameters = 0;
+  // "bf16"/"fp16" where FSDP's policies cast the parameters to it (every policy that casts
+  // casts to the same); "" otherwise.
+  std::string fsdp_compute_precision() const;
+  // The precision the model computed in, in one word for a title: autocast's where it ran, else
+  // the parameters' own (model.bfloat16()) or FSDP's cast of them; "fp32" for none of these.
+  std::string compute_precision() const;
   bool scaler = false;     // an enabled GradScaler scaled a loss
   std::string optimizers;  // "SGD, Adam", in the order first stepped; "" when none was seen
   std::string device;
@@ -84,8 +106,8 @@ std::optional<ScriptFacts> compared_script_facts(const std::map<std::string, std
                                                  const std::vector<std::string>& variants);
 
 // Label and value rows, in display order: script, arguments, model, precision (and the
-// parameters' precision when it is reduced), loss scaler, optimizers, device, a rank's place
-// among torchrun's (only then), gradient norm, how it ended.
+// parameters' precision when it is reduced), FSDP and sharding (only then), loss scaler,
+// optimizers, device, a rank's place among torchrun's (only then), gradient norm, how it ended.
 std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& facts);
 
 }  // namespace ampscope::profiler

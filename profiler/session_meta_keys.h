@@ -24,6 +24,12 @@ inline constexpr const char* kPrecision = "precision";
 inline constexpr const char* kParameterCount = "parameter_count";
 // A Python session's parameters by dtype, most first: "bfloat16:9866,float32:10".
 inline constexpr const char* kParameterDtypes = "parameter_dtypes";
+// FSDP and sharded parameters in a Python session's models (profiler/script_facts.h reads it):
+// a JSON object {"fsdp": [{"api": "fully_shard" or "FullyShardedDataParallel", "param_dtype",
+// "reduce_dtype", "output_dtype": "bf16"/"fp16"/"fp32"/null, "modules": N}, ...] (one entry per
+// distinct mixed-precision policy), "sharded_parameters": elements of DTensor parameters}.
+// Absent where the models have neither (and in sessions before 2026-12-01).
+inline constexpr const char* kSharding = "sharding";
 // The devices ("cpu", "cuda") a Python script entered autocast regions for with enabled=False
 // outside any enabled one and any layer: the region AMP wraps the forward in, switched off
 // (`autocast(enabled=args.amp)` with the flag off). Absent when none.
@@ -70,7 +76,7 @@ inline constexpr const char* kMaxSteps = "max_steps";
 // the first run that finished: the keys that describe the script, not that run's precision.
 inline constexpr const char* kComparedScriptKeys[] = {kScript,          kArguments,       kOptimizers,
                                                       kDevice,          kPrecisionAsked,  kParameterDtypes,
-                                                      kScriptCommand,   kMaxSteps};
+                                                      kScriptCommand,   kMaxSteps,        kSharding};
 
 // Written with the op table each time it is saved, so the two always agree:
 // steps whose ops the table holds (per-step time = table time / this).

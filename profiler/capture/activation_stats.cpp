@@ -62,7 +62,8 @@ at::Tensor pass_table(const std::vector<PassMember>& members) {
 }  // namespace
 
 void ActivationRecorder::on_module_output(const std::string& scope_name, const at::Tensor& output) {
-  if (!output.defined() || !output.is_floating_point() || output.layout() != at::kStrided || output.numel() == 0)
+  if (!output.defined() || !output.is_floating_point() || output.layout() != at::kStrided || output.numel() == 0 ||
+      !holds_data(output))
     return;
   auto [named, added] = module_index_.try_emplace(scope_name, modules_.size());
   if (added) {

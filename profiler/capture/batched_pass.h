@@ -19,6 +19,12 @@ namespace ampscope::profiler {
 // number of ops stays independent of the number of tensors.
 inline constexpr int64_t kPassElements = int64_t{1} << 24;
 
+// Whether a tensor's elements are there to read. Not in a tensor subclass that holds no data of
+// its own (DTensor: the Python capture hands its local shard over instead), nor in a parameter
+// FSDP gathered for the forward and freed again (its storage resized to 0 bytes): reading
+// either fails ("its data is not allocated yet"), and so would the whole sample.
+inline bool holds_data(const at::Tensor& t) { return t.has_storage() && t.storage().data() != nullptr; }
+
 // A tensor's elements as one dimension, without dispatching an op (a view op per
 // tensor would grow with the model). Every statistic here is order-free, so a
 // dense tensor's storage span will do in any memory format; anything else is made

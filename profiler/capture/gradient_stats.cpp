@@ -97,7 +97,7 @@ std::vector<GradientSample> gradient_range_stats(
   PassPlanner planner;
   for (const auto& entry : parameters) {
     const at::Tensor& grad = entry.second.grad();
-    if (!grad.defined() || grad.numel() == 0) continue;
+    if (!grad.defined() || grad.numel() == 0 || !holds_data(grad)) continue;
     planner.add(sampled.size(), flat_elements(grad));
     sampled.push_back(&entry);
   }

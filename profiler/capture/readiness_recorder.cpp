@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "engine/module_scope.h"
+#include "profiler/capture/batched_pass.h"
 #include "profiler/capture/own_work.h"
 #include "profiler/capture/quantization_sim.h"
 
@@ -30,7 +32,9 @@ constexpr int64_t kTensorSampleElements = int64_t{1} << 21;
 
 constexpr std::string_view kWeightSuffix = ".weight";
 
-bool measurable(const at::Tensor& t) { return t.defined() && t.is_floating_point() && !t.is_sparse() && t.numel() > 0; }
+bool measurable(const at::Tensor& t) {
+  return t.defined() && t.is_floating_point() && !t.is_sparse() && t.numel() > 0 && holds_data(t);
+}
 
 }  // namespace
 
@@ -87,14 +91,23 @@ void ReadinessRecorder::measure_gradients(const engine::NamedTensors& parameters
     }
   }
   for (const auto& [name, p] : parameters) {
-    const auto it = by_weight_.find(p.unsafeGetTensorImpl());
-    if (it == by_weight_.end()) continue;
-    Layer& layer = layers_[it->second];
+    std::optional<size_t> index;
+    if (const auto it = by_weight_.find(p.unsafeGetTensorImpl()); it != by_weight_.end()) {
+      index = it->second;
+    } else if (name.ends_with(kWeightSuffix)) {
+      // A weight the forward did not see as this tensor: FSDP's, whose forward multiplied the
+      // parameter gathered from the shards, in param_dtype. The shard the optimizer holds is
+      // found by its name ("1.up.weight" for layer "1.up").
+      const auto named = by_name_.find(name.substr(0, name.size() - kWeightSuffix.size()));
+      if (named != by_name_.end()) index = named->second;
+    }
+    if (!index || !measurable(p)) continue;
+    Layer& layer = layers_[*index];
     if (layer.weight_measured) continue;
     layer.weight_measured = true;
-    wait(it->second, TensorRole::weight, scaling_matrix(out_by_in(p, layer.in_by_out), TensorRole::weight));
+    wait(*index, TensorRole::weight, scaling_matrix(out_by_in(p, layer.in_by_out), TensorRole::weight));
     if (measurable(p.grad()))
-      wait(it->second, TensorRole::weight_gradient,
+      wait(*index, TensorRole::weight_gradient,
            scaling_matrix(out_by_in(p.grad(), layer.in_by_out), TensorRole::weight_gradient));
   }
   run_pass();
@@ -122,8 +135,9 @@ std::vector<ReadinessSample> ReadinessRecorder::take(int64_t step) {
     at::NoGradGuard no_grad;
     OwnWork own(source_);
     // Weights no optimizer handed over with a gradient (frozen layers), as they are now.
+    // (Not one FSDP gathered for the forward and has freed since: no data left to read.)
     for (size_t i = 0; i < layers_.size(); ++i)
-      if (!layers_[i].weight_measured)
+      if (!layers_[i].weight_measured && measurable(layers_[i].weight))
         wait(i, TensorRole::weight, scaling_matrix(out_by_in(layers_[i].weight, layers_[i].in_by_out), TensorRole::weight));
     run_pass();
     const at::Tensor host = at::cat(sums_).cpu().contiguous();  // the one transfer

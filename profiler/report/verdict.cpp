@@ -230,8 +230,15 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
   const auto dtypes = d.meta_values.find(meta_key::kParameterDtypes);
   const std::string reduced = dtypes == d.meta_values.end() ? "" : reduced_parameters(dtypes->second);
   const bool reduced_model = m.precision == "fp32" && !reduced.empty();
+  // FSDP's mixed precision without autocast: fp32 parameters, the compute in param_dtype.
+  const std::optional<ScriptFacts> facts = script_facts(d.meta_values);
+  const std::string fsdp =
+      facts && m.precision == "fp32" && !reduced_model ? facts->fsdp_compute_precision() : "";
   if (!d.steps.empty()) {
-    std::string s = (reduced_model ? reduced + " run (a " + reduced + " model, no autocast)" : precision + " run") +
+    std::string s = (reduced_model   ? reduced + " run (a " + reduced + " model, no autocast)"
+                     : !fsdp.empty() ? fsdp + " run (FSDP's mixed precision: fp32 parameters, " +
+                                           fsdp + " compute; no autocast)"
+                                     : precision + " run") +
                     " of " + (m.model.empty() ? "the model" : m.model) + " on " +
                     (m.device_name.empty() ? m.device : m.device_name) + ": " +
                     std::to_string(d.steps.size()) + (d.steps.size() == 1 ? " step" : " steps");
@@ -247,10 +254,13 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
   const auto t = shares_of(d.op_stats);
   if (t.total > 0) {
     if (t.demoted_names.empty() && t.kept_names.empty()) {
-      const std::string why = reduced_model ? ": the model's parameters are " + reduced + ", so its ops ran in " +
-                                                  reduced + " without it, with no fp32 master weights"
-                              : m.precision == "fp32" ? " (an fp32 run)"
-                                                      : "";
+      const std::string why =
+          reduced_model ? ": the model's parameters are " + reduced + ", so its ops ran in " + reduced +
+                              " without it, with no fp32 master weights"
+          : !fsdp.empty() ? ": FSDP casts the parameters to " + fsdp + " as it gathers them, so the model's ops ran " +
+                                "in " + fsdp + " without it, the fp32 shards staying the master weights"
+          : m.precision == "fp32" ? " (an fp32 run)"
+                                  : "";
       out.push_back("Autocast changed no op's precision" + why + autocast_costs(d.op_stats) + ".");
     } else {
       std::string s = t.demoted_names.empty()

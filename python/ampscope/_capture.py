@@ -52,6 +52,7 @@ from ._compiled import CompiledGraphs, _dtype_name
 from ._compiled_calls import CompiledCalls
 from ._recording import PHASE_SCOPES as _PHASE_SCOPES, OwnWait as _OwnWait, Quiet as _Quiet, scalar as _scalar
 from . import _schedulers
+from . import _sharding
 from ._scaler_state import ScalerState
 
 __all__ = ["Capture", "CaptureError", "capture", "step", "watch"]
@@ -359,6 +360,8 @@ class Capture:
         self._param_names = {}   # id(parameter) -> (weakref, name)
         self._roots = []         # (name, class name, parameters) of models seen
         self._parameter_dtypes = {}  # dtype name -> elements, of the models' trained (requires_grad) parameters
+        self._fsdp_policies = []  # _sharding.mixed_precision_policies of the models, merged
+        self._sharded_parameters = 0  # elements of the models' DTensor parameters (FSDP2, tensor parallel)
         self._root_names = set()
         self._auto_roots = 0
         self._models_searched = False  # _map_unseen_models
@@ -473,6 +476,8 @@ class Capture:
                 if p.requires_grad:
                     dtype = _dtype_name(p.dtype)
                     self._parameter_dtypes[dtype] = self._parameter_dtypes.get(dtype, 0) + p.numel()
+                if _sharding.is_sharded(p):
+                    self._sharded_parameters += p.numel()
             if not self._device_known:
                 self._device_known = True
                 device = str(p.device)
@@ -481,6 +486,12 @@ class Capture:
                 if device == "cpu":
                     self._set_cpu_matmul_meta()
                 self._core.set_memory_device(device)
+        for policy in _sharding.mixed_precision_policies(module):
+            same = next((p for p in self._fsdp_policies if {**p, "modules": 0} == {**policy, "modules": 0}), None)
+            if same is None:
+                self._fsdp_policies.append(policy)
+            else:
+                same["modules"] += policy["modules"]
         if count:
             self._parameter_count += count
             self._roots.append((name, type(inner).__name__, count))
@@ -582,6 +593,9 @@ class Capture:
                  "parameter_dtypes": ",".join(f"{dtype}:{n}" for dtype, n in sorted(
                      self._parameter_dtypes.items(), key=lambda kv: -kv[1])),
                  "scaler_enabled": "true" if self._scaler_seen else "false"}
+        if self._fsdp_policies or self._sharded_parameters:
+            facts["sharding"] = json.dumps({"fsdp": self._fsdp_policies,
+                                            "sharded_parameters": self._sharded_parameters})
         for key, value in facts.items():
             if self._published.get(key) != value:
                 self._core.set_meta(key, value)
@@ -794,7 +808,8 @@ class Capture:
         if id(optimizer) in self._measured or not self._core.wants_gradients():
             return
         self._measured.add(id(optimizer))
-        parameters = [(self._parameter_name(p, optimizer, g, i), p)
+        # FSDP2's DTensor parameters hold no data of their own: this rank's shards are read.
+        parameters = [(self._parameter_name(p, optimizer, g, i), _sharding.local_parameter(p))
                       for g, group in enumerate(optimizer.param_groups)
                       for i, p in enumerate(group["params"])
                       if p.grad is not None and not p.grad.is_sparse]

@@ -163,6 +163,70 @@ TEST(ScriptCommand, IsReadAsWrittenAndADamagedOneIsNone) {
   EXPECT_FALSE(script_facts(meta)->command) << "a session from before the key";
 }
 
+// FSDP's mixed precision, as the Python capture records it (meta_key::kSharding): the precision
+// the model computes in without autocast, and how FSDP holds its parameters, on their own row.
+TEST(ScriptFacts, FsdpsMixedPrecisionIsThePrecisionWhereNoAutocastIsAndItsPoliciesAreSaid) {
+  std::map<std::string, std::string> meta{{meta_key::kKind, meta_key::kKindPython},
+                                          {meta_key::kParameterDtypes, "float32:69194"}};
+  const auto row = [](const ScriptFacts& f, const std::string& label) {
+    for (const auto& [l, value] : fact_rows(f))
+      if (l == label) return value;
+    return std::string("(no row)");
+  };
+  ASSERT_TRUE(script_facts(meta));
+  EXPECT_EQ(row(*script_facts(meta), "sharding"), "(no row)") << "no FSDP, no row";
+  meta[meta_key::kSharding] =
+      R"({"fsdp": [{"api": "fully_shard", "param_dtype": "bf16", "reduce_dtype": "fp32",)"
+      R"( "output_dtype": null, "modules": 3}], "sharded_parameters": 69194})";
+  auto f = script_facts(meta);
+  EXPECT_EQ(f->fsdp_compute_precision(), "bf16");
+  EXPECT_EQ(
+      row(*f, "precision"),
+      "bf16 compute on fp32 parameters: FSDP's mixed precision (param_dtype bf16), no autocast");
+  EXPECT_EQ(row(*f, "sharding"),
+            "FSDP (fully_shard) on 3 modules: param_dtype bf16, reduce_dtype fp32; the range "
+            "samples read this rank's shard of each gradient");
+  const auto rows = fact_rows(*f);
+  EXPECT_EQ(rows[3].first, "precision");
+  EXPECT_EQ(rows[4].first, "sharding") << "right after the precision it explains";
+  // Under autocast too: autocast's precision first, FSDP's beside it.
+  meta[meta_key::kPrecision] = "bf16";
+  EXPECT_EQ(row(*script_facts(meta), "precision"),
+            "bf16 autocast, under FSDP's mixed precision (param_dtype bf16)");
+  meta[meta_key::kPrecision] = "fp32";
+  // FSDP1 whose only cast is the gradients' reduction: the compute stays fp32.
+  meta[meta_key::kSharding] =
+      R"({"fsdp": [{"api": "FullyShardedDataParallel", "param_dtype": null,)"
+      R"( "reduce_dtype": "bf16", "output_dtype": null, "modules": 1}], "sharded_parameters": 0})";
+  f = script_facts(meta);
+  EXPECT_EQ(f->fsdp_compute_precision(), "");
+  EXPECT_EQ(row(*f, "precision"), "fp32 (no autocast region seen)");
+  EXPECT_EQ(row(*f, "sharding"),
+            "FSDP (FullyShardedDataParallel) on 1 module: param_dtype as the parameters, "
+            "reduce_dtype bf16");
+  // Policies that cast to different precisions: no one compute precision is claimed.
+  meta[meta_key::kSharding] =
+      R"({"fsdp": [{"api": "fully_shard", "param_dtype": "bf16", "modules": 2},)"
+      R"( {"api": "fully_shard", "param_dtype": "fp16", "output_dtype": "fp32", "modules": 1}]})";
+  f = script_facts(meta);
+  EXPECT_EQ(f->fsdp_compute_precision(), "");
+  EXPECT_EQ(row(*f, "precision"), "fp32 (no autocast region seen)");
+  EXPECT_EQ(row(*f, "sharding"),
+            "FSDP (fully_shard) on 2 modules: param_dtype bf16, reduce_dtype as param_dtype; "
+            "FSDP (fully_shard) on 1 module: param_dtype fp16, reduce_dtype as param_dtype, "
+            "output_dtype fp32");
+  // Tensor parallel's DTensors without FSDP; a damaged value says nothing.
+  meta[meta_key::kSharding] = R"({"fsdp": [], "sharded_parameters": 4096})";
+  EXPECT_EQ(row(*script_facts(meta), "sharding"),
+            "DTensor parameters: the range samples read this rank's shard of each gradient");
+  for (const char* damaged :
+       {"", "{", "[]", R"({"fsdp": 3})", R"({"fsdp": [{"param_dtype": "bf16"}]})"}) {
+    meta[meta_key::kSharding] = damaged;
+    EXPECT_EQ(row(*script_facts(meta), "sharding"), "(no row)") << damaged;
+    EXPECT_EQ(row(*script_facts(meta), "precision"), "fp32 (no autocast region seen)") << damaged;
+  }
+}
+
 TEST(OpSamplingRule, FallingBehindDoublesTheStrideFromThatStepAndShedsThatStep) {
   OpSamplingRule rule(/*window_start=*/1, /*window_steps=*/0, /*every_n_steps=*/1);
   for (int64_t step = 1; step <= 5; ++step) EXPECT_TRUE(rule.selects(step)) << step;

@@ -511,4 +511,91 @@ TEST_F(PythonExamples, TorchrunWithGlooWritesOneSessionPerRankAndSummaryCompares
   EXPECT_NE(html.find("Collectives take up to"), std::string::npos);
 }
 
+// FSDP2 with a bf16 MixedPrecisionPolicy, two ranks: the compute is bf16 with no autocast region,
+// and the parameters are DTensors, which hold no data of their own (their sample failed, "data
+// is not allocated yet"). Each rank's gradient samples are its shards: together they are the
+// whole gradient DTensor.full_tensor() gathers, which a hook of the script's prints.
+TEST_F(PythonExamples, Fsdp2MixedPrecisionIsBf16ComputeAndItsRanksSampleTheirShardsOfEachGradient) {
+  const auto peer = dir_ / "peer.py";
+  ampscope::test::write_file(peer.string(), fmt::format(R"(import runpy, sys, torch
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+calls = [0]
+def whole_gradients(optimizer, args, kwargs):
+    calls[0] += 1
+    names = {{id(p): name for name, p in sys.modules["__main__"].model.named_parameters()}}
+    for p in (p for group in optimizer.param_groups for p in group["params"]):
+        whole = p.grad.full_tensor()  # a collective: every rank gathers
+        if torch.distributed.get_rank() == 0:
+            print(f"whole {{calls[0]}} {{names[id(p)]}} {{whole.numel()}} {{whole.abs().max().item()!r}}")
+register_optimizer_step_pre_hook(whole_gradients)
+sys.argv = ["fsdp2_bf16.py", "--steps", "4"]
+runpy.run_path("{}/fsdp2_bf16.py", run_name="__main__")
+)",
+                                                        AMPSCOPE_EXAMPLES_DIR));
+  const auto out = dir_ / "fsdp.ampscope";
+  const auto run = ampscope::test::ampscope(fmt::format(
+      "run --nproc-per-node 2 --grad-every 2 --out '{}' '{}'", out.string(), peer.string()));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::filesystem::path ranks[] = {dir_ / "fsdp.rank0.ampscope",
+                                         dir_ / "fsdp.rank1.ampscope"};
+  for (const auto& path : ranks) {
+    const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", path.string()));
+    EXPECT_NE(
+        summary.output.find(
+            "precision     bf16 compute on fp32 parameters: FSDP's mixed precision (param_dtype "
+            "bf16), no autocast\n"),
+        std::string::npos)
+        << summary.output;
+    EXPECT_NE(summary.output.find(
+                  "sharding      FSDP (fully_shard) on 3 modules: param_dtype bf16, reduce_dtype "
+                  "fp32; the range samples read this rank's shard of each gradient\n"),
+              std::string::npos)
+        << summary.output;
+    EXPECT_EQ(summary.output.find("lost "), std::string::npos) << "no sample failed:\n"
+                                                               << summary.output;
+    // Precision readiness found each layer's weight gradient: the optimizer's shard, by name.
+    std::set<std::string> with_weight_gradient;
+    for (const auto& layer : SessionReader::open(path.string()).readiness().layers())
+      for (const auto& t : layer.tensors)
+        if (t.role == ampscope::profiler::TensorRole::weight_gradient)
+          with_weight_gradient.insert(layer.layer);
+    EXPECT_EQ(with_weight_gradient,
+              (std::set<std::string>{"0", "1.up", "1.down", "2.up", "2.down", "3"}))
+        << path;
+  }
+  // The report's verdict says it too.
+  const auto html = dir_ / "rank0.html";
+  const auto report =
+      ampscope::test::ampscope(fmt::format("report '{}' -o '{}'", ranks[0].string(), html.string()));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  std::ifstream in(html);
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_NE(text.find("bf16 run (FSDP&#39;s mixed precision: fp32 parameters, bf16 compute; no autocast)"),
+            std::string::npos);
+  EXPECT_NE(text.find("Autocast changed no op&#39;s precision: FSDP casts the parameters to bf16"), std::string::npos);
+  // The gradients FSDP reduce-scattered, by step and parameter, as the ranks' samples hold them.
+  const std::regex whole(R"(whole (\d+) (\S+) (\d+) (\S+))");
+  int compared = 0;
+  for (auto it = std::sregex_iterator(run.output.begin(), run.output.end(), whole);
+       it != std::sregex_iterator(); ++it) {
+    const int64_t step = std::stoll((*it)[1]);
+    const std::string parameter = (*it)[2];
+    if (step % 2 != 0) continue;  // --grad-every 2
+    int64_t elements = 0, ranks_with_it = 0;
+    double max_abs = 0;
+    for (const auto& path : ranks)
+      for (const auto& sample : SessionReader::open(path.string()).gradients(step))
+        if (sample.parameter == parameter) {
+          ++ranks_with_it;
+          elements += sample.numel;
+          max_abs = std::max(max_abs, sample.max_abs);
+        }
+    EXPECT_EQ(ranks_with_it, 2) << "step " << step << " " << parameter;
+    EXPECT_EQ(elements, std::stoll((*it)[3])) << "step " << step << " " << parameter;
+    EXPECT_DOUBLE_EQ(max_abs, std::stod((*it)[4])) << "step " << step << " " << parameter;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 2 * 16) << "16 parameters at steps 2 and 4:\n" << run.output;
+}
+
 }  // namespace

@@ -163,6 +163,34 @@ TEST(PythonSession, ShownAsItselfWithoutNaNAndWithItsFacts) {
       << window.runPanel()->stateText().toStdString();
 }
 
+// FSDP's mixed precision, no autocast region: the window says the run computed in bf16 (title,
+// status bar, the gradients' run precision), and the Run panel how FSDP held the parameters.
+TEST(PythonSession, FsdpsMixedPrecisionIsTheRunsPrecisionWhereNoAutocastRegionIs) {
+  test::ScratchDir dir;
+  const std::string path = (dir / "fsdp.rank0.ampscope").string();
+  {
+    auto writer = python_session(path, 4);
+    writer->set_meta_value(key::kPrecision, "fp32");  // no autocast region seen
+    writer->set_meta_value(key::kParameterDtypes, "float32:13384");
+    writer->set_meta_value(key::kSharding, R"({"fsdp": [{"api": "fully_shard", "param_dtype": "bf16",)"
+                                           R"( "reduce_dtype": "fp32", "modules": 3}], "sharded_parameters": 13384})");
+    writer->set_meta_value(key::kFinalState, "finished");
+    writer->close();
+  }
+  ShownWindow shown;
+  MainWindow& window = shown.window;
+  ASSERT_TRUE(shown.open(path)) << window.bannerText().toStdString();
+  EXPECT_TRUE(window.windowTitle().contains(QStringLiteral("(13,384 parameters) · bf16 · cpu")))
+      << window.windowTitle().toStdString();
+  const QString status = statusBarText(window);
+  EXPECT_TRUE(status.contains(QStringLiteral("| bf16"))) << status.toStdString();
+  EXPECT_FALSE(status.contains(QStringLiteral("fp32"))) << status.toStdString();
+  const QString facts = testing::scriptFactsText(window);
+  for (const char* fact : {"bf16 compute on fp32 parameters: FSDP's mixed precision (param_dtype bf16), no autocast",
+                           "FSDP (fully_shard) on 3 modules: param_dtype bf16, reduce_dtype fp32"})
+    EXPECT_TRUE(facts.contains(QString::fromUtf8(fact))) << fact << " in " << facts.toStdString();
+}
+
 TEST(PythonSession, AFollowedSessionSaysLiveEverywhereUntilItEnds) {
   test::ScratchDir dir;
   const std::string path = (dir / "live.ampscope").string();

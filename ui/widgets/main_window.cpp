@@ -495,6 +495,9 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
   } else {
     const LoadedSession& session = *file->session;
     RunInfo info = RunInfo::describing(session.meta);
+    // A script's: what its model computed in, where no autocast region says it (FSDP's
+    // mixed precision, a bf16 model), not "fp32".
+    if (session.script) info.precision = QString::fromStdString(session.script->compute_precision());
     info.total_steps = session.steps.empty() ? 0 : session.steps.back().step;
     info.source = path;
     if (session.step_timing.any_recorded())
