@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+
 #include <nlohmann/json.hpp>
 
 #include "profiler/recording_health.h"
@@ -94,8 +95,7 @@ std::string ScriptFacts::fsdp_compute_precision() const {
   std::string dtype;
   for (const FsdpPolicy& p : fsdp) {
     if (p.param_dtype.empty()) continue;
-    if (!dtype.empty() && dtype != p.param_dtype)
-      return "";  // policies that disagree: no one precision
+    if (!dtype.empty() && dtype != p.param_dtype) return "";  // policies that disagree: no one precision
     dtype = p.param_dtype;
   }
   return dtype == "bf16" || dtype == "fp16" ? dtype : "";
@@ -149,10 +149,8 @@ std::string sharding_text(const ScriptFacts& f) {
     if (!p.output_dtype.empty()) text += ", output_dtype " + p.output_dtype;
   }
   if (f.sharded_parameters > 0)
-    text += (text.empty() ? "DTensor parameters: " : "; ") +
-            std::string(
-                "the range samples read this rank's shard of "
-                "each gradient");
+    text += std::string(text.empty() ? "DTensor parameters: " : "; ") +
+            "the range samples read this rank's shard of each gradient";
   return text;
 }
 
@@ -256,9 +254,7 @@ std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& f)
           {"gradient norm", f.grad_norm},
           {"ended", f.ended}};
   const auto after = [&](const char* label) {
-    return std::find_if(rows.begin(), rows.end(),
-                        [&](const auto& row) { return row.first == label; }) +
-           1;
+    return std::find_if(rows.begin(), rows.end(), [&](const auto& row) { return row.first == label; }) + 1;
   };
   if (const std::string sharding = sharding_text(f); !sharding.empty())
     rows.insert(after("precision"), {"sharding", sharding});

@@ -11,6 +11,8 @@ DTensor too. The statistics read what this rank holds, the local shard of each g
 """
 from __future__ import annotations
 
+import sys
+
 import torch
 
 # torch.bfloat16 -> "bf16", as the session's precisions are spelled; None stays None.
@@ -21,14 +23,11 @@ def _short(dtype) -> str | None:
     return None if dtype is None else _SHORT.get(dtype, str(dtype).removeprefix("torch."))
 
 
+# Looked up where the script imported them, never imported here: a script without FSDP or
+# DTensors does not pay for loading torch.distributed's packages.
 def _dtensor_type():
-    if not torch.distributed.is_available():
-        return None
-    try:
-        from torch.distributed.tensor import DTensor
-    except ImportError:
-        return None
-    return DTensor
+    module = sys.modules.get("torch.distributed.tensor")
+    return getattr(module, "DTensor", None)
 
 
 def local_parameter(p):
@@ -52,22 +51,17 @@ def is_sharded(p) -> bool:
 def _policy_of(module):
     """("fully_shard" or "FullyShardedDataParallel", param, reduce, output dtypes) for a module
     FSDP wraps, else None."""
-    try:
-        from torch.distributed.fsdp import FSDPModule
-    except ImportError:
-        FSDPModule = None
-    if FSDPModule is not None and isinstance(module, FSDPModule):
+    fsdp = sys.modules.get("torch.distributed.fsdp")
+    fsdp_module = getattr(fsdp, "FSDPModule", None)
+    if fsdp_module is not None and isinstance(module, fsdp_module):
         try:
             policy = module._get_fsdp_state()._mp_policy
         except AttributeError:  # another torch's internals: the policy is unknown, not absent
             return ("fully_shard", "unknown", "unknown", "unknown")
         return ("fully_shard", _short(policy.param_dtype), _short(policy.reduce_dtype),
                 _short(policy.output_dtype))
-    try:
-        from torch.distributed.fsdp import FullyShardedDataParallel
-    except ImportError:
-        return None
-    if isinstance(module, FullyShardedDataParallel):
+    fsdp1 = getattr(fsdp, "FullyShardedDataParallel", None)
+    if fsdp1 is not None and isinstance(module, fsdp1):
         policy = getattr(module, "mixed_precision", None)
         if policy is None:
             return ("FullyShardedDataParallel", None, None, None)
@@ -78,7 +72,7 @@ def _policy_of(module):
 def mixed_precision_policies(model) -> list:
     """The FSDP policies in `model` (itself and its submodules), one entry per distinct policy
     with the number of modules wrapped under it, in the order first met."""
-    if not torch.distributed.is_available():
+    if "torch.distributed.fsdp" not in sys.modules:
         return []
     found = {}
     for module in model.modules():
