@@ -27,6 +27,8 @@ constexpr uint32_t category_color(OpCategory category) {
       return 0xc25b9a;  // rose: overhead, the promotion's
     case OpCategory::kAutocastOff:
       return 0x1f9bb0;  // teal: full precision, the script's choice
+    case OpCategory::kShardingCast:
+      return 0x9c6b30;  // brown: overhead, FSDP's policy's
   }
   return 0x8a8f98;
 }

@@ -17,7 +17,7 @@ constexpr std::array<std::pair<Phase, std::string_view>, 6> kPhases{{{Phase::kFo
                                                                      {Phase::kRecompute, "recompute"},
                                                                      {Phase::kOptimizer, "optimizer"},
                                                                      {Phase::kOther, "other"}}};
-constexpr std::array<std::pair<OpCategory, std::string_view>, 8> kCategories{
+constexpr std::array<std::pair<OpCategory, std::string_view>, 9> kCategories{
     {{OpCategory::kDemoted, "demoted"},
      {OpCategory::kKeptFp32, "kept_fp32"},
      {OpCategory::kPromoted, "promoted"},
@@ -25,7 +25,8 @@ constexpr std::array<std::pair<OpCategory, std::string_view>, 8> kCategories{
      {OpCategory::kExplicitCast, "explicit_cast"},
      {OpCategory::kAutocastCast, "autocast_cast"},
      {OpCategory::kPromotionCast, "promotion_cast"},
-     {OpCategory::kAutocastOff, "autocast_off"}}};
+     {OpCategory::kAutocastOff, "autocast_off"},
+     {OpCategory::kShardingCast, "fsdp_cast"}}};
 static_assert(kCategories.size() == kOpCategoryCount);
 constexpr std::array<std::pair<ActivityKind, std::string_view>, 3> kKinds{
     {{ActivityKind::kKernel, "kernel"}, {ActivityKind::kMemcpy, "memcpy"}, {ActivityKind::kMemset, "memset"}}};

@@ -52,8 +52,14 @@ enum class OpCategory : uint8_t {
   // precision the script gave it (fp32, as AMP's documentation advises for a sensitive
   // region), not the one autocast would have chosen.
   kAutocastOff,
+  // A conversion FSDP's mixed-precision policy made (fully_shard's MixedPrecisionPolicy, FSDP1's
+  // MixedPrecision), inside FSDP's own scopes, by a cast or a copy between floating dtypes: the
+  // parameters' shards into param_dtype as they are gathered (for the forward, and again for
+  // the backward), the forward's inputs cast to it, the gradients into reduce_dtype for their
+  // reduction. The policy's cost, not the code's.
+  kShardingCast,
 };
-inline constexpr int kOpCategoryCount = 8;  // records.cpp checks it against its table
+inline constexpr int kOpCategoryCount = 9;  // records.cpp checks it against its table
 
 struct OpRecord {
   uint64_t id = 0;          // unique in a session, > 0; also the CUPTI external correlation id
@@ -75,7 +81,7 @@ struct OpRecord {
   std::vector<DtypeName> input_dtypes;
   std::vector<Shape> input_shapes;
   std::vector<DtypeName> output_dtypes;
-  int64_t cast_bytes = 0;   // the casts (kAutocastCast, kExplicitCast, kPromotionCast): bytes written
+  int64_t cast_bytes = 0;   // the casts (kAutocastCast, kExplicitCast, kPromotionCast, kShardingCast): bytes written
 };
 
 enum class ActivityKind : uint8_t { kKernel, kMemcpy, kMemset };

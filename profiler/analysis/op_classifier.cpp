@@ -40,6 +40,21 @@ OpCategory classify_op(std::string_view name, const std::vector<DtypeName>& inpu
                        const std::vector<DtypeName>& output_dtypes, const CastContext& context) {
   // The inner steps of a cast (_to_copy, empty_strided, copy_) are the cast's, not decisions of their own.
   if (context.inside_cast) return OpCategory::kUnchanged;
+  // FSDP's mixed-precision policy converts in its own scopes, in copies as much as in casts: the
+  // parameters' shards copied into a param_dtype buffer to be gathered (aten::_foreach_copy_),
+  // the gradients into a reduce_dtype one (fsdp::chunk_cat), the forward's inputs cast.
+  if (context.in_sharding_scope) {
+    std::string_view first;  // the first floating dtype: another one means a conversion
+    for (const auto* dtypes : {&input_dtypes, &output_dtypes})
+      for (const DtypeName& d : *dtypes) {
+        if (!is_floating_dtype(d)) continue;
+        if (first.empty()) {
+          first = d;
+        } else if (first != d) {
+          return OpCategory::kShardingCast;
+        }
+      }
+  }
   if (is_cast_op(name)) {
     // Only a change of floating-point precision is a cast in autocast's sense: aten::to to
     // the dtype it already has returns its input, and integer or wrapped-number

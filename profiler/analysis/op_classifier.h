@@ -60,6 +60,10 @@ struct CastContext {
   // ended without outputs: checkpoint(use_reentrant=False) stops its recomputation by
   // raising inside the op that saved the last tensor it needs.
   std::string_view autocast_cast_to;
+  // The op ran inside one of FSDP's own scopes ("FSDP::all_gather", "FSDP::cast_forward_inputs",
+  // "FullyShardedDataParallel._pre_forward"): a conversion there (a cast, or a copy between
+  // floating dtypes) is its mixed-precision policy's.
+  bool in_sharding_scope = false;
 };
 
 // What the promotion rule needs of one floating-point dtype: its width, and which

@@ -29,6 +29,9 @@ std::atomic<OpObserver*> g_active{nullptr};
 
 constexpr std::string_view kModulePrefix = engine::kModuleScopePrefix;
 constexpr std::string_view kPhasePrefix = "ampscope.phase:";
+// FSDP's own record_function scopes: FSDP2's ("FSDP::all_gather (layers.0)",
+// "FSDP::cast_forward_inputs", "FSDP::post_backward_reduce") and FSDP1's.
+constexpr std::string_view kFsdpScopePrefixes[] = {"FSDP::", "FullyShardedDataParallel."};
 
 // set_autocast_turned_off's devices, as NameFlag bits (kAutocastCpu, kAutocastCuda).
 thread_local uint8_t t_autocast_turned_off = 0;
@@ -94,6 +97,7 @@ struct RawOp {
   bool autocast_turned_off = false;       // on the lists of a device the script turned autocast off for
   int8_t autocast_cast_to = kNoTensor;    // the dtype the first autocast cast inside it made (CastContext)
   bool forward_by_node = false;  // a top-level op outside every phase that autograd recorded: see on_exit
+  bool in_sharding_scope = false;  // entered inside one of FSDP's scopes (CastContext)
 };
 
 // A recorded op still running on a thread's stack.
@@ -115,7 +119,7 @@ struct OpenOp {
 };
 
 // What a user scope on the stack was, so its exit undoes the right thing.
-enum class ScopeKind : uint8_t { kModule, kPhase, kOther };
+enum class ScopeKind : uint8_t { kModule, kPhase, kSharding, kOther };
 
 }  // namespace observer_detail
 
@@ -170,6 +174,7 @@ struct OpObserver::ThreadState {
   std::vector<uint32_t> modules;       // module scopes (interned paths), innermost last
   std::vector<Phase> phases;           // phase scopes, innermost last
   std::vector<ScopeKind> user_scopes;  // every open USER_SCOPE, to pair exits with entries
+  uint32_t sharding_scopes = 0;        // of which FSDP's
   uint32_t torchscript_frames = 0;     // TorchScript functions running on this thread
   uint64_t entered_this_step = 0;      // ops recorded since this registration (the step budget)
   uint32_t open_over_budget = 0;       // ops entered over budget and still running (innermost)
@@ -189,6 +194,7 @@ struct OpObserver::ThreadState {
     modules.clear();
     phases.clear();
     user_scopes.clear();
+    sharding_scopes = 0;
     torchscript_frames = 0;
     entered_this_step = 0;
     open_over_budget = 0;
@@ -397,6 +403,9 @@ void enter_user_scope(OpObserver::ThreadState& ts, std::string_view name) {
   } else if (name.starts_with(kPhasePrefix)) {
     ts.phases.push_back(parse_phase(name.substr(kPhasePrefix.size())).value_or(Phase::kOther));
     ts.user_scopes.push_back(ScopeKind::kPhase);
+  } else if (std::ranges::any_of(kFsdpScopePrefixes, [&](std::string_view p) { return name.starts_with(p); })) {
+    ++ts.sharding_scopes;
+    ts.user_scopes.push_back(ScopeKind::kSharding);
   } else {
     ts.user_scopes.push_back(ScopeKind::kOther);
   }
@@ -408,6 +417,7 @@ void exit_user_scope(OpObserver::ThreadState& ts) {
   ts.user_scopes.pop_back();
   if (kind == ScopeKind::kModule && !ts.modules.empty()) ts.modules.pop_back();
   if (kind == ScopeKind::kPhase && !ts.phases.empty()) ts.phases.pop_back();
+  if (kind == ScopeKind::kSharding && ts.sharding_scopes > 0) --ts.sharding_scopes;
 }
 
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
@@ -441,6 +451,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   r.name = name.id;
   r.sequence_nr = fn.seqNr();
   r.depth = static_cast<uint32_t>(depth);
+  r.in_sharding_scope = ts.sharding_scopes > 0;
   op.is_backward_node = scope == at::RecordScope::BACKWARD_FUNCTION || (name.flags & kEvaluateFunction) != 0;
   // Containers: a backward node runs its ops, and so does a custom autograd.Function's
   // forward (custom_fwd's casts, its matmul in fp32; a checkpointed block's layers),
@@ -714,11 +725,12 @@ std::vector<OpRecord> OpBatch::to_records() && {
                               op.autocast_turned_off,
                               op.autocast_cast_to == kNoTensor
                                   ? std::string_view()
-                                  : std::string_view(dtype_text(TensorDesc{.dtype = op.autocast_cast_to}))};
+                                  : std::string_view(dtype_text(TensorDesc{.dtype = op.autocast_cast_to})),
+                              op.in_sharding_scope};
     r.category = op.autograd_node ? OpCategory::kUnchanged
                                   : classify_op(r.name, r.input_dtypes, r.output_dtypes, context);
     if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast ||
-        r.category == OpCategory::kPromotionCast)
+        r.category == OpCategory::kPromotionCast || r.category == OpCategory::kShardingCast)
       r.cast_bytes = op.out_bytes;
   }
   give_back_parts();

@@ -84,6 +84,28 @@ TEST(OpClassifier, AListedOpWhereTheScriptTurnedAutocastOffIsTheScriptsChoice) {
             OpCategory::kUnchanged);
 }
 
+// FSDP's mixed-precision policy converts inside its own scopes, by casts and by copies between
+// floating dtypes (torch 2.11's fully_shard: its gather's _foreach_copy_ of fp32 shards into a
+// bf16 buffer, fsdp::chunk_cat of bf16 gradients into an fp32 one, its inputs' .to()).
+TEST(OpClassifier, AConversionInsideFsdpsScopesIsItsPolicys) {
+  const CastContext fsdp{.in_sharding_scope = true};
+  EXPECT_EQ(classify("aten::to", {"float32", "", ""}, {"bfloat16"}, fsdp), OpCategory::kShardingCast);
+  EXPECT_EQ(classify("aten::_foreach_copy_", {"bfloat16", "bfloat16", "float32", "float32", ""}, {}, fsdp),
+            OpCategory::kShardingCast);
+  EXPECT_EQ(classify("fsdp::chunk_cat", {"bfloat16", "bfloat16", "", "", "float32"}, {}, fsdp),
+            OpCategory::kShardingCast);
+  // What converts nothing there is what it is; integer and wrapped numbers are no conversion.
+  EXPECT_EQ(classify("aten::_foreach_copy_", {"bfloat16", "bfloat16", ""}, {}, fsdp), OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::div_", {"float32", "wrapped:float64"}, {"float32"}, fsdp), OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::copy_", {"bfloat16", "int64"}, {"bfloat16"}, fsdp), OpCategory::kUnchanged);
+  // A cast's inner steps stay the cast's; outside FSDP's scopes the same ops are the code's.
+  EXPECT_EQ(classify("aten::copy_", {"bfloat16", "float32"}, {"bfloat16"}, {.inside_cast = true,
+                                                                            .in_sharding_scope = true}),
+            OpCategory::kUnchanged);
+  EXPECT_EQ(classify("aten::to", {"float32", "", ""}, {"bfloat16"}), OpCategory::kExplicitCast);
+  EXPECT_EQ(classify("aten::_foreach_copy_", {"bfloat16", "float32"}, {}), OpCategory::kUnchanged);
+}
+
 // checkpoint(use_reentrant=False) stops its recomputation by raising inside the op that
 // saved the last tensor the backward needs: that op has no outputs, and what autocast cast
 // its inputs to says what it decided.

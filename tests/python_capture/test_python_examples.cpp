@@ -553,9 +553,21 @@ runpy.run_path("{}/fsdp2_bf16.py", run_name="__main__")
         << summary.output;
     EXPECT_EQ(summary.output.find("lost "), std::string::npos) << "no sample failed:\n"
                                                                << summary.output;
+    // FSDP's casts are its policy's, not the script's: the parameters cast to bf16 as they are
+    // gathered (forward, and again for the backward) and the inputs cast in the forward. The
+    // script's own casts are its `.float()` of the [16, 10] output and that cast's gradient.
+    const auto session = SessionReader::open(path.string());
+    std::set<Phase> fsdp_cast_phases;
+    for (const OpStats& r : session.op_stats()) {
+      if (!r.top_level) continue;
+      if (r.category == OpCategory::kShardingCast) fsdp_cast_phases.insert(r.phase);
+      if (r.category == OpCategory::kExplicitCast)
+        EXPECT_EQ(r.input_shapes.front(), (std::vector<int64_t>{16, 10})) << r.name << " in " << r.module;
+    }
+    EXPECT_EQ(fsdp_cast_phases, (std::set<Phase>{Phase::kForward, Phase::kBackward})) << path;
     // Precision readiness found each layer's weight gradient: the optimizer's shard, by name.
     std::set<std::string> with_weight_gradient;
-    for (const auto& layer : SessionReader::open(path.string()).readiness().layers())
+    for (const auto& layer : session.readiness().layers())
       for (const auto& t : layer.tensors)
         if (t.role == ampscope::profiler::TensorRole::weight_gradient)
           with_weight_gradient.insert(layer.layer);

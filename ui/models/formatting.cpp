@@ -61,6 +61,8 @@ QString categoryLabel(OpCategory category) {
       return QStringLiteral("promotion cast");
     case OpCategory::kAutocastOff:
       return QStringLiteral("autocast off");
+    case OpCategory::kShardingCast:
+      return QStringLiteral("FSDP cast");
   }
   return {};
 }
@@ -101,6 +103,11 @@ QString categoryTooltip(OpCategory category) {
           "autocast off: an op autocast would have decided, run where the code (yours or a library's) "
           "turned autocast off inside its region (autocast(enabled=False), custom_fwd(cast_inputs=...)) — "
           "in the precision the code gave it.");
+    case OpCategory::kShardingCast:
+      return QStringLiteral(
+          "FSDP cast: a conversion FSDP's mixed-precision policy made (fully_shard's MixedPrecisionPolicy, "
+          "FSDP1's MixedPrecision): the parameters cast to param_dtype as they are gathered, for the forward "
+          "and again for the backward, the forward's inputs cast to it, the gradients cast to reduce_dtype.");
   }
   return {};
 }
@@ -157,7 +164,8 @@ namespace {
 
 constexpr OpCategory kCategoryOrder[kCategoryCount] = {
     OpCategory::kDemoted,      OpCategory::kKeptFp32,     OpCategory::kAutocastOff,  OpCategory::kPromoted,
-    OpCategory::kUnchanged,    OpCategory::kExplicitCast, OpCategory::kAutocastCast, OpCategory::kPromotionCast};
+    OpCategory::kUnchanged,    OpCategory::kExplicitCast, OpCategory::kAutocastCast, OpCategory::kPromotionCast,
+    OpCategory::kShardingCast};
 // Every category once: a new one left out of the order would read as a second "demoted".
 static_assert([] {
   bool seen[kCategoryCount] = {};
