@@ -101,6 +101,11 @@ std::string ScriptFacts::fsdp_compute_precision() const {
   return dtype == "bf16" || dtype == "fp16" ? dtype : "";
 }
 
+bool ScriptFacts::scaler_syncs_ranks() const {
+  // FSDP's ShardedGradScaler, or a script's class derived from it ("train.MyScaler (a ...ShardedGradScaler)").
+  return scaler && scaler_class.find("ShardedGradScaler") != std::string::npos;
+}
+
 std::string ScriptFacts::compute_precision() const {
   if (precision != "fp32") return precision;
   if (!reduced_parameters.empty()) return reduced_parameters;
@@ -209,6 +214,8 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.reduced_parameters = reduced_parameters(value_of(meta, meta_key::kParameterDtypes));
   read_sharding(value_of(meta, meta_key::kSharding), f);
   f.scaler = value_of(meta, meta_key::kScalerEnabled) == "true";
+  f.scaler_class = value_of(meta, meta_key::kScalerClass);
+  if (f.scaler && f.scaler_class.empty()) f.scaler_class = "torch.amp.GradScaler";  // written before the key
   f.optimizers = value_of(meta, meta_key::kOptimizers);
   f.device = value_of(meta, meta_key::kDevice);
   f.grad_norm_measured = value_of(meta, meta_key::kGradNormSource) == "clip_grad_norm_";
@@ -248,7 +255,7 @@ std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& f)
           {"arguments", f.arguments.empty() ? "none" : f.arguments},
           {"model", f.model.empty() ? "none seen" : f.model},
           {"precision", precision_text(f)},
-          {"loss scaler", f.scaler ? "torch.amp.GradScaler" : "none seen"},
+          {"loss scaler", f.scaler ? f.scaler_class : "none seen"},
           {"optimizers", f.optimizers.empty() ? "none seen" : f.optimizers},
           {"device", f.device.empty() ? "?" : f.device},
           {"gradient norm", f.grad_norm},

@@ -68,6 +68,11 @@ struct ScriptFacts {
   // the parameters' own (model.bfloat16()) or FSDP's cast of them; "fp32" for none of these.
   std::string compute_precision() const;
   bool scaler = false;     // an enabled GradScaler scaled a loss
+  // Its class: "torch.amp.GradScaler", or a subclass's qualified name (FSDP's ShardedGradScaler).
+  std::string scaler_class;
+  // Whether it checks the gradients for inf/NaN across the ranks (ShardedGradScaler all-reduces
+  // each rank's verdict; GradScaler decides on the rank's own gradients, under FSDP its shards).
+  bool scaler_syncs_ranks() const;
   std::string optimizers;  // "SGD, Adam", in the order first stepped; "" when none was seen
   std::string device;
   // Where the gradient norm came from, or why there is none ("" never: one of the two).

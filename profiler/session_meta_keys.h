@@ -39,6 +39,10 @@ inline constexpr const char* kAutocastDisabled = "autocast_disabled";
 inline constexpr const char* kPrecisionOverride = "precision_override";
 inline constexpr const char* kPrecisionAsked = "precision_asked";
 inline constexpr const char* kScalerEnabled = "scaler_enabled";
+// A script's loss scaler, by class: "torch.amp.GradScaler", or a subclass by its qualified name
+// ("torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler"). Absent without one, and in
+// sessions before 2026-12-01 (a GradScaler then).
+inline constexpr const char* kScalerClass = "scaler_class";
 inline constexpr const char* kTorchVersion = "torch_version";
 inline constexpr const char* kGpuTracing = "gpu_tracing";
 // Whether CUPTI tracing was asked for ("1"/"0"; gpu_tracing says what happened).

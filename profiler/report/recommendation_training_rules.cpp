@@ -162,7 +162,7 @@ void loss_scale_set_low(const RecommendationInput& in, const std::vector<StepRec
 
 void loss_scale_stuck_low(const RecommendationInput& in, const std::vector<StepRecord>& steps,
                           std::vector<Finding>& out) {
-  if (in.meta.precision != "fp16" || !in.meta.scaler_enabled || steps.empty()) return;
+  if (in.compute_precision() != "fp16" || !in.meta.scaler_enabled || steps.empty()) return;
   const size_t calibration = calibration_steps(steps);
   const size_t window_begin = std::max(
       calibration, steps.size() > kStuckWindowSteps ? steps.size() - kStuckWindowSteps : 0);
@@ -212,7 +212,7 @@ void loss_scale_stuck_low(const RecommendationInput& in, const std::vector<StepR
 void fp16_gradient_underflow(const RecommendationInput& in, std::vector<Finding>& out) {
   // bf16 has fp32's exponent range and fp32 needs no scaling: underflow at fp16's
   // range says nothing about those runs, so the rule is for fp16 only.
-  if (in.meta.precision != "fp16" || in.gradients.empty()) return;
+  if (in.compute_precision() != "fp16" || in.gradients.empty()) return;
   struct Param {
     const GradientSample* sample;
     double nonzero, underflow;
@@ -329,6 +329,45 @@ void no_master_weights(const RecommendationInput& in, std::vector<Finding>& out)
   out.push_back(std::move(f));
 }
 
+// FSDP in fp16 under torch.amp.GradScaler: each rank checks only its own shard of the gradients
+// for inf/NaN (GradScaler's unscale_ reads the optimizer's parameters, this rank's shards) and
+// skips or steps, and backs the scale off or not, on that alone. An overflow in one rank's shard
+// makes the ranks disagree; from then on they scale their losses differently, and the gradients
+// FSDP reduce-scatters sum terms scaled apart. FSDP's ShardedGradScaler all-reduces the check.
+void sharded_gradients_unsynced_scaler(const RecommendationInput& in, const std::vector<StepRecord>& steps,
+                                       std::vector<Finding>& out) {
+  if (!in.script || !in.script->scaler || in.script->scaler_syncs_ranks()) return;
+  const ScriptFacts& s = *in.script;
+  if (s.fsdp.empty() || in.compute_precision() != "fp16") return;
+  if (s.command && s.command->world_size < 2) return;  // one rank holds every shard
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "sharded_gradients_unsynced_scaler";
+  r.severity = Severity::kWarning;
+  r.title = "FSDP shards the gradients, but " + s.scaler_class + " checks each rank's shard alone";
+  r.detail = "Under FSDP each rank holds its own shard of every gradient, and " + s.scaler_class +
+             " looks for inf/NaN only in the gradients of this rank's optimizer: an overflow in one "
+             "rank's shard skips that rank's step and halves its loss scale, while the other ranks step "
+             "and keep theirs. From then on the ranks scale their losses differently, and the gradients "
+             "FSDP reduce-scatters add up terms scaled apart, with no error raised. Use "
+             "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler, which all-reduces the "
+             "check so that every rank skips the same steps, or train in bf16, which needs no scaling. "
+             "To see whether the ranks already disagree, open their files together "
+             "(`ampscope summary RUN.rank0.ampscope RUN.rank1.ampscope ...`).";
+  int64_t skipped = 0;
+  for (const StepRecord& step : steps) {
+    if (!step.found_inf) continue;
+    if (r.evidence.size() < kMaxEvidence)
+      r.evidence.push_back("step " + std::to_string(step.step) + ": this rank found inf/NaN in its shard and skipped");
+    ++skipped;
+  }
+  r.evidence.insert(r.evidence.begin(), "loss scaler: " + s.scaler_class + "; " + std::to_string(skipped) +
+                                            " of " + std::to_string(steps.size()) + " steps skipped on this rank");
+  if (r.evidence.size() > kMaxEvidence) r.evidence.resize(kMaxEvidence);
+  f.impact = 1.0;
+  out.push_back(std::move(f));
+}
+
 }  // namespace
 
 void add_training_findings(const RecommendationInput& input, std::vector<Finding>& out) {
@@ -338,6 +377,7 @@ void add_training_findings(const RecommendationInput& input, std::vector<Finding
   loss_scale_stuck_low(input, steps, out);
   fp16_gradient_underflow(input, out);
   scheduler_steps_after_skipped(input, out);
+  sharded_gradients_unsynced_scaler(input, steps, out);
 }
 
 }  // namespace ampscope::profiler::report_rules

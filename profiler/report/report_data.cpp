@@ -27,6 +27,7 @@ RecommendationInput session_input(const ReportData& d) {
   in.backward_inf = d.backward_inf;
   if (const auto it = d.meta_values.find(meta_key::kParameterDtypes); it != d.meta_values.end())
     in.parameter_dtypes = it->second;
+  in.script = script_facts(d.meta_values);
   return in;
 }
 

@@ -48,6 +48,7 @@ import torch
 
 from . import _ampscope_capture as _core
 from ._backward_origin import BackwardWatch
+from ._class_patches import ClassPatches
 from ._compiled import CompiledGraphs, _dtype_name
 from ._compiled_calls import CompiledCalls
 from ._recording import PHASE_SCOPES as _PHASE_SCOPES, OwnWait as _OwnWait, Quiet as _Quiet, scalar as _scalar
@@ -372,6 +373,7 @@ class Capture:
         self._autocast_disabled = []  # devices of regions entered with enabled=False, outside enabled ones
         self._precision_asked = []    # what the script's regions asked for, where --precision set another
         self._scaler_seen = False
+        self._scaler_class = None  # the scaler's class: "torch.amp.GradScaler", FSDP's ShardedGradScaler, ...
         self._published = {}     # the facts _publish_facts() last wrote
         self._scaler_ref = None  # weakref to the GradScaler the script scales with (the last seen)
         self._scaler_state = ScalerState()  # its state as the core has read it (_scaler_state.py)
@@ -593,6 +595,8 @@ class Capture:
                  "parameter_dtypes": ",".join(f"{dtype}:{n}" for dtype, n in sorted(
                      self._parameter_dtypes.items(), key=lambda kv: -kv[1])),
                  "scaler_enabled": "true" if self._scaler_seen else "false"}
+        if self._scaler_class:
+            facts["scaler_class"] = self._scaler_class
         if self._fsdp_policies or self._sharded_parameters:
             facts["sharding"] = json.dumps({"fsdp": self._fsdp_policies,
                                             "sharded_parameters": self._sharded_parameters})
@@ -842,6 +846,12 @@ class Capture:
                 self._losses.append(tensor.detach())
         # else: backpropagating a tensor derived from a scaled loss: its unscaled value is unknown.
 
+    def _note_scaler(self, scaler):
+        self._scaler_seen = True
+        self._scaler_ref = weakref.ref(scaler)
+        if self._scaler_class is None:
+            self._scaler_class = _scaler_class_name(type(scaler))
+
     def _on_scaler_step(self, scaler, optimizer):
         record = self._record(optimizer)
         self._scaler_ref = weakref.ref(scaler)
@@ -955,6 +965,7 @@ class _Patches:
     def __init__(self):
         self._originals = []
         self._warning_filter = None
+        self._scaler = None
 
     def install(self):
         # torch.compile's wrapper warns that global module hooks (the capture's) fire for it as
@@ -965,12 +976,15 @@ class _Patches:
             self._warning_filter = warnings.filters[0]
         if self._originals:
             return
-        scaler_cls = torch.amp.GradScaler
+        if self._scaler is None:
+            # GradScaler's methods, and those a subclass defines instead: FSDP's ShardedGradScaler
+            # has its own scale, unscale_ and update (its loss scale, skipped steps and gradient
+            # samples were lost, its steps ending at the next forward).
+            self._scaler = ClassPatches(torch.amp.GradScaler, {
+                "scale": _wrap_scale, "unscale_": _wrap_unscale, "step": _wrap_step, "update": _wrap_update,
+            }, outermost=True)
+        self._scaler.install()
         autocast_cls = torch.amp.autocast_mode.autocast
-        self._set(scaler_cls, "scale", _wrap_scale(scaler_cls.scale))
-        self._set(scaler_cls, "unscale_", _wrap_unscale(scaler_cls.unscale_))
-        self._set(scaler_cls, "step", _wrap_step(scaler_cls.step))
-        self._set(scaler_cls, "update", _wrap_update(scaler_cls.update))
         self._set(autocast_cls, "__enter__", _wrap_autocast_enter(autocast_cls.__enter__))
         self._set(autocast_cls, "__exit__", _wrap_autocast_exit(autocast_cls.__exit__))
         self._set(torch.autograd, "backward", _wrap_backward(torch.autograd.backward))
@@ -995,12 +1009,28 @@ class _Patches:
         for owner, name, original in reversed(self._originals):
             setattr(owner, name, original)
         self._originals = []
+        if self._scaler is not None:
+            self._scaler.uninstall()
         if self._warning_filter in warnings.filters:
             warnings.filters.remove(self._warning_filter)
         self._warning_filter = None
 
 
 _patches = _Patches()
+
+
+def _scaler_class_name(cls):
+    """"torch.amp.GradScaler", a subclass's qualified name, and for one defined outside torch
+    the torch class it derives from: "train.MyScaler (a torch.distributed.fsdp.sharded_grad_scaler.
+    ShardedGradScaler)" (whether it syncs its inf checks across ranks is that class's)."""
+    def qualified(c):
+        return "torch.amp.GradScaler" if c is torch.amp.GradScaler else f"{c.__module__}.{c.__qualname__}"
+    name = qualified(cls)
+    if not cls.__module__.startswith("torch."):
+        base = next((c for c in cls.__mro__[1:] if c.__module__.startswith("torch.")), None)
+        if base is not None:
+            name += f" (a {qualified(base)})"
+    return name
 
 
 def _scaler_on(scaler):
@@ -1033,8 +1063,7 @@ def _wrap_scale(original):
         # trainer has it (it was "other" here, wherever the script scaled).
         with _scaler_work(_PHASE_BACKWARD):
             scaled = original(self, outputs)
-        cap._scaler_seen = True
-        cap._scaler_ref = weakref.ref(self)
+        cap._note_scaler(self)
         cap._scale_tensor = getattr(self, "_scale", None)  # what this step's backward is scaled by
         if isinstance(outputs, torch.Tensor):
             cap._note_scaled(scaled, outputs)
@@ -1061,7 +1090,7 @@ def _wrap_step(original):
         if not _scaler_on(self):
             return original(self, optimizer, *args, **kwargs)
         cap = _active
-        cap._scaler_seen = True
+        cap._note_scaler(self)
         cap._record(optimizer)
         cap._in_scaler_step += 1
         try:

@@ -23,6 +23,7 @@ import weakref
 
 from torch.optim import lr_scheduler as _lr
 
+from ._class_patches import ClassPatches
 from ._recording import Quiet, scalar
 
 
@@ -62,8 +63,6 @@ class SchedulerCalls:
 
 _on_call = None            # the active capture's SchedulerCalls.on_call; None: pass through
 _depth = threading.local()  # scheduler steps running on this thread (nested ones are not calls)
-_originals = []             # (class, step it had) for uninstall
-_had_init_subclass = False
 
 
 def _is_constructor_step(scheduler) -> bool:
@@ -87,57 +86,21 @@ def _wrap(original):
         if depth == 0:  # recorded after the call: the new learning rate is set
             on_call(self)
         return result
-
-    step._ampscope_original = original
     return step
 
 
-def _patch(cls) -> None:
-    step = cls.__dict__.get("step")
-    if step is None or hasattr(step, "_ampscope_original"):
-        return
-    _originals.append((cls, step))
-    cls.step = _wrap(step)
-
-
-def _subclasses(root):
-    seen, stack = [], [root]
-    while stack:
-        cls = stack.pop()
-        if cls in seen:
-            continue
-        seen.append(cls)
-        stack.extend(cls.__subclasses__())
-    return seen
-
-
-def _init_subclass(cls, **kwargs):
-    super(_lr.LRScheduler, cls).__init_subclass__(**kwargs)
-    _patch(cls)  # a scheduler class defined while capturing, with a step of its own
+_plateau = getattr(_lr, "ReduceLROnPlateau", None)  # not an LRScheduler in older torch
+_patches = ClassPatches(_lr.LRScheduler, {"step": _wrap}, extra=(_plateau,) if _plateau is not None else ())
 
 
 def install(on_call) -> None:
     """Wraps the scheduler classes' step; `on_call(scheduler)` sees each call."""
-    global _on_call, _had_init_subclass
+    global _on_call
     _on_call = on_call
-    if _originals:
-        return
-    classes = _subclasses(_lr.LRScheduler)
-    plateau = getattr(_lr, "ReduceLROnPlateau", None)  # not an LRScheduler in older torch
-    if plateau is not None and plateau not in classes:
-        classes.append(plateau)
-    for cls in classes:
-        _patch(cls)
-    _had_init_subclass = "__init_subclass__" in _lr.LRScheduler.__dict__
-    if not _had_init_subclass:
-        _lr.LRScheduler.__init_subclass__ = classmethod(_init_subclass)
+    _patches.install()
 
 
 def uninstall() -> None:
     global _on_call
     _on_call = None
-    for cls, step in reversed(_originals):
-        cls.step = step
-    _originals.clear()
-    if not _had_init_subclass and "__init_subclass__" in _lr.LRScheduler.__dict__:
-        del _lr.LRScheduler.__init_subclass__
+    _patches.uninstall()

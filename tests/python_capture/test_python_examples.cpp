@@ -17,16 +17,16 @@
 
 #include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/support/gradscaler_rule.h"
 #include "tests/support/test_support.h"
 
 namespace {
 
 using ampscope::profiler::OpCategory;
 using ampscope::profiler::OpStats;
-using ampscope::profiler::OptimizerStepRecord;
 using ampscope::profiler::Phase;
 using ampscope::profiler::SessionReader;
-using ampscope::profiler::StepRecord;
+using ampscope::test::expect_gradscaler_rule;
 using ampscope::test::ScratchDir;
 
 struct Captured {
@@ -57,41 +57,6 @@ std::vector<const OpStats*> rows(const std::vector<OpStats>& table, const std::s
   for (const auto& r : table)
     if (r.top_level && r.name == name && r.module == module) out.push_back(&r);
   return out;
-}
-
-// GradScaler's rule (torch.amp.GradScaler.update): an inf/NaN anywhere backs the
-// scale off; otherwise the growth_interval-th clean step in a row grows it.
-void expect_gradscaler_rule(const std::vector<StepRecord>& steps, const std::vector<OptimizerStepRecord>& rows,
-                            double growth_interval, int* backoffs, int* growths) {
-  std::map<int64_t, std::vector<OptimizerStepRecord>> by_step;
-  for (const auto& r : rows) by_step[r.step].push_back(r);
-  ASSERT_EQ(by_step.size(), steps.size());
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const StepRecord& s = steps[i];
-    const auto& opt = by_step[s.step];
-    ASSERT_FALSE(opt.empty());
-    bool any_inf = false;
-    for (const auto& r : opt) {
-      any_inf |= r.found_inf;
-      EXPECT_EQ(r.skipped, r.found_inf) << "step " << s.step;
-      EXPECT_EQ(r.stepped, !r.skipped) << "step " << s.step << " optimizer " << r.optimizer;
-      EXPECT_EQ(r.loss_scale, s.loss_scale) << "step " << s.step;
-    }
-    EXPECT_EQ(s.found_inf, any_inf);
-    const double after = opt.front().loss_scale_after;
-    double expected = s.loss_scale;
-    if (any_inf) {
-      expected = s.loss_scale * 0.5;
-      ++*backoffs;
-    } else if (s.growth_tracker + 1 == growth_interval) {
-      expected = s.loss_scale * 2.0;
-      ++*growths;
-    }
-    EXPECT_EQ(after, expected) << "step " << s.step << " scale " << s.loss_scale << " tracker " << s.growth_tracker;
-    if (i + 1 < steps.size()) {
-      EXPECT_EQ(steps[i + 1].loss_scale, after) << "step " << steps[i + 1].step;
-    }
-  }
 }
 
 class PythonExamples : public ::testing::Test {
@@ -509,108 +474,6 @@ TEST_F(PythonExamples, TorchrunWithGlooWritesOneSessionPerRankAndSummaryCompares
   EXPECT_NE(html.find("Distributed run, 2 ranks"), std::string::npos);
   EXPECT_NE(html.find("ddp.rank1.ampscope"), std::string::npos);
   EXPECT_NE(html.find("Collectives take up to"), std::string::npos);
-}
-
-// FSDP2 with a bf16 MixedPrecisionPolicy, two ranks: the compute is bf16 with no autocast region,
-// and the parameters are DTensors, which hold no data of their own (their sample failed, "data
-// is not allocated yet"). Each rank's gradient samples are its shards: together they are the
-// whole gradient DTensor.full_tensor() gathers, which a hook of the script's prints.
-TEST_F(PythonExamples, Fsdp2MixedPrecisionIsBf16ComputeAndItsRanksSampleTheirShardsOfEachGradient) {
-  const auto peer = dir_ / "peer.py";
-  ampscope::test::write_file(peer.string(), fmt::format(R"(import runpy, sys, torch
-from torch.optim.optimizer import register_optimizer_step_pre_hook
-calls = [0]
-def whole_gradients(optimizer, args, kwargs):
-    calls[0] += 1
-    names = {{id(p): name for name, p in sys.modules["__main__"].model.named_parameters()}}
-    for p in (p for group in optimizer.param_groups for p in group["params"]):
-        whole = p.grad.full_tensor()  # a collective: every rank gathers
-        if torch.distributed.get_rank() == 0:
-            print(f"whole {{calls[0]}} {{names[id(p)]}} {{whole.numel()}} {{whole.abs().max().item()!r}}")
-register_optimizer_step_pre_hook(whole_gradients)
-sys.argv = ["fsdp2_bf16.py", "--steps", "4"]
-runpy.run_path("{}/fsdp2_bf16.py", run_name="__main__")
-)",
-                                                        AMPSCOPE_EXAMPLES_DIR));
-  const auto out = dir_ / "fsdp.ampscope";
-  // Every 2nd step on both ranks: with the sample budget on, a rank slowed by a busy machine
-  // spaces its samples out on its own.
-  const auto run = ampscope::test::ampscope(fmt::format(
-      "run --nproc-per-node 2 --grad-every 2 --sample-budget 0 --out '{}' '{}'", out.string(), peer.string()));
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  const std::filesystem::path ranks[] = {dir_ / "fsdp.rank0.ampscope",
-                                         dir_ / "fsdp.rank1.ampscope"};
-  for (const auto& path : ranks) {
-    const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", path.string()));
-    EXPECT_NE(
-        summary.output.find(
-            "precision     bf16 compute on fp32 parameters: FSDP's mixed precision (param_dtype "
-            "bf16), no autocast\n"),
-        std::string::npos)
-        << summary.output;
-    EXPECT_NE(summary.output.find(
-                  "sharding      FSDP (fully_shard) on 3 modules: param_dtype bf16, reduce_dtype "
-                  "fp32; the range samples read this rank's shard of each gradient\n"),
-              std::string::npos)
-        << summary.output;
-    EXPECT_EQ(summary.output.find("lost "), std::string::npos) << "no sample failed:\n"
-                                                               << summary.output;
-    // FSDP's casts are its policy's, not the script's: the parameters cast to bf16 as they are
-    // gathered (forward, and again for the backward) and the inputs cast in the forward. The
-    // script's own casts are its `.float()` of the [16, 10] output and that cast's gradient.
-    const auto session = SessionReader::open(path.string());
-    std::set<Phase> fsdp_cast_phases;
-    for (const OpStats& r : session.op_stats()) {
-      if (!r.top_level) continue;
-      if (r.category == OpCategory::kShardingCast) fsdp_cast_phases.insert(r.phase);
-      if (r.category == OpCategory::kExplicitCast) {
-        EXPECT_EQ(r.input_shapes.front(), (std::vector<int64_t>{16, 10})) << r.name << " in " << r.module;
-      }
-    }
-    EXPECT_EQ(fsdp_cast_phases, (std::set<Phase>{Phase::kForward, Phase::kBackward})) << path;
-    // Precision readiness found each layer's weight gradient: the optimizer's shard, by name.
-    std::set<std::string> with_weight_gradient;
-    for (const auto& layer : session.readiness().layers())
-      for (const auto& t : layer.tensors)
-        if (t.role == ampscope::profiler::TensorRole::weight_gradient)
-          with_weight_gradient.insert(layer.layer);
-    EXPECT_EQ(with_weight_gradient,
-              (std::set<std::string>{"0", "1.up", "1.down", "2.up", "2.down", "3"}))
-        << path;
-  }
-  // The report's verdict says it too.
-  const auto html = dir_ / "rank0.html";
-  const auto report =
-      ampscope::test::ampscope(fmt::format("report '{}' -o '{}'", ranks[0].string(), html.string()));
-  ASSERT_EQ(report.exit_code, 0) << report.output;
-  std::ifstream in(html);
-  const std::string text{std::istreambuf_iterator<char>(in), {}};
-  EXPECT_NE(text.find("bf16 run (FSDP&#39;s mixed precision: fp32 parameters, bf16 compute; no autocast)"),
-            std::string::npos);
-  EXPECT_NE(text.find("Autocast changed no op&#39;s precision: FSDP casts the parameters to bf16"), std::string::npos);
-  // The gradients FSDP reduce-scattered, by step and parameter, as the ranks' samples hold them.
-  const std::regex whole(R"(whole (\d+) (\S+) (\d+) (\S+))");
-  int compared = 0;
-  for (auto it = std::sregex_iterator(run.output.begin(), run.output.end(), whole);
-       it != std::sregex_iterator(); ++it) {
-    const int64_t step = std::stoll((*it)[1]);
-    const std::string parameter = (*it)[2];
-    if (step % 2 != 0) continue;  // --grad-every 2
-    int64_t elements = 0, ranks_with_it = 0;
-    double max_abs = 0;
-    for (const auto& path : ranks)
-      for (const auto& sample : SessionReader::open(path.string()).gradients(step))
-        if (sample.parameter == parameter) {
-          ++ranks_with_it;
-          elements += sample.numel;
-          max_abs = std::max(max_abs, sample.max_abs);
-        }
-    EXPECT_EQ(ranks_with_it, 2) << "step " << step << " " << parameter;
-    EXPECT_EQ(elements, std::stoll((*it)[3])) << "step " << step << " " << parameter;
-    EXPECT_DOUBLE_EQ(max_abs, std::stod((*it)[4])) << "step " << step << " " << parameter;
-    ++compared;
-  }
-  EXPECT_EQ(compared, 2 * 16) << "16 parameters at steps 2 and 4:\n" << run.output;
 }
 
 }  // namespace

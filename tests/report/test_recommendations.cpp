@@ -472,6 +472,76 @@ TEST(Recommendations, Fp16GradientUnderflow) {
   EXPECT_FALSE(find(recommend(in), "fp16_gradient_underflow"));
 }
 
+// A torchrun script's facts: FSDP2 casting the parameters to `param_dtype`, no autocast region,
+// the loss scaled by `scaler_class` on one of two ranks.
+ScriptFacts fsdp_script(const std::string& param_dtype, const std::string& scaler_class) {
+  ScriptFacts f;
+  f.precision = "fp32";  // no autocast region
+  FsdpPolicy policy;
+  policy.api = "fully_shard";
+  policy.param_dtype = param_dtype;
+  policy.reduce_dtype = "fp32";
+  policy.modules = 3;
+  f.fsdp.push_back(policy);
+  f.scaler = !scaler_class.empty();
+  f.scaler_class = scaler_class;
+  ScriptCommand command;
+  command.script = "train.py";
+  command.world_size = command.local_world_size = 2;
+  f.command = command;
+  return f;
+}
+
+TEST(Recommendations, FsdpInFp16UnderAGradScalerThatChecksOnlyTheRanksOwnShardIsWarnedOf) {
+  auto in = session("fp32");
+  in.meta.scaler_enabled = true;
+  in.steps = steps(10, {3, 7});
+  in.script = fsdp_script("fp16", "torch.amp.GradScaler");
+  auto r = find(recommend(in), "sharded_gradients_unsynced_scaler");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->severity, Severity::kWarning);
+  EXPECT_TRUE(contains(r->title, "torch.amp.GradScaler checks each rank's shard alone")) << r->title;
+  EXPECT_TRUE(contains(r->detail, "ShardedGradScaler, which all-reduces the check")) << r->detail;
+  ASSERT_EQ(r->evidence.size(), 3u);
+  EXPECT_EQ(r->evidence[0], "loss scaler: torch.amp.GradScaler; 2 of 10 steps skipped on this rank");
+  EXPECT_TRUE(contains(r->evidence[1], "step 3:")) << r->evidence[1];
+  EXPECT_TRUE(contains(r->evidence[2], "step 7:")) << r->evidence[2];
+
+  // Autocast's fp16 on FSDP's fp32 shards: the gradients are sharded all the same.
+  in.script = fsdp_script("", "torch.amp.GradScaler");
+  in.script->precision = "fp16";
+  EXPECT_TRUE(find(recommend(in), "sharded_gradients_unsynced_scaler"));
+  // FSDP's own scaler, or a script's class derived from it, checks across the ranks.
+  in.script = fsdp_script("fp16", "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler");
+  EXPECT_FALSE(find(recommend(in), "sharded_gradients_unsynced_scaler"));
+  in.script = fsdp_script("fp16", "train.MyScaler (a torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler)");
+  EXPECT_FALSE(find(recommend(in), "sharded_gradients_unsynced_scaler"));
+  // bf16 needs no scaler; one rank holds every shard; no FSDP: each rank has whole gradients.
+  in.script = fsdp_script("bf16", "torch.amp.GradScaler");
+  EXPECT_FALSE(find(recommend(in), "sharded_gradients_unsynced_scaler"));
+  in.script = fsdp_script("fp16", "torch.amp.GradScaler");
+  in.script->command->world_size = in.script->command->local_world_size = 1;
+  EXPECT_FALSE(find(recommend(in), "sharded_gradients_unsynced_scaler"));
+  in.script = fsdp_script("fp16", "torch.amp.GradScaler");
+  in.script->fsdp.clear();
+  EXPECT_FALSE(find(recommend(in), "sharded_gradients_unsynced_scaler"));
+}
+
+// FSDP's fp16 policy computes the gradients in fp16 though no autocast region ran (the session's
+// precision reads fp32): the fp16 rules judge its loss scale.
+TEST(Recommendations, Fp16RulesJudgeARunThatComputedInFp16WithoutAutocast) {
+  auto in = session("fp32");
+  in.meta.scaler_enabled = true;
+  std::vector<int64_t> every_third;
+  for (int64_t s = 3; s <= 60; s += 3) every_third.push_back(s);
+  in.steps = steps(60, every_third);
+  EXPECT_FALSE(find(recommend(in), "loss_scale_stuck_low"));
+  in.script = fsdp_script("fp16", "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler");
+  EXPECT_TRUE(find(recommend(in), "loss_scale_stuck_low"));
+  in.script = fsdp_script("bf16", "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler");
+  EXPECT_FALSE(find(recommend(in), "loss_scale_stuck_low"));
+}
+
 TEST(Recommendations, NoAutocastEffect) {
   auto in = session("bf16");
   add_linear(in, "fc1", 64, 784, 128);
