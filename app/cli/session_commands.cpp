@@ -22,6 +22,7 @@
 #include "profiler/export/tensorboard/tensorboard_export.h"
 #include "profiler/memory_kind.h"
 #include "profiler/recording_health.h"
+#include "profiler/report/findings.h"
 #include "profiler/report/report_format.h"
 #include "profiler/script_facts.h"
 #include "profiler/session_meta_keys.h"
@@ -165,7 +166,10 @@ int ExportCommand::run() {
     profiler::SessionViewOptions options;
     options.top_kernels = 10;
     options.gradient_summaries = 0;
-    profiler::export_json_summary(profiler::load_session_view(session, options), path, options.top_kernels);
+    const profiler::SessionView view = profiler::load_session_view(session, options);
+    nlohmann::ordered_json summary = profiler::session_summary(view, options.top_kernels);
+    summary["findings"] = profiler::findings_json(profiler::session_findings(view));  // as the report has them
+    profiler::write_json_summary(summary, path);
     fmt::print("wrote {}\n", path);
   } else {
     profiler::export_op_table_csv(session, base + ".ops.csv");
@@ -544,6 +548,8 @@ int SummaryCommand::run() {
   // Beside the forward origin: where a non-finite gradient started in backward.
   if (const std::string backward = profiler::backward_inf_text(session.backward_inf); !backward.empty())
     fmt::print("{}Backward: {}\n", session.activation_sampled_steps > 0 ? "" : "\n", backward);
+  // The report's verdict and what to change, last: where a terminal leaves the reader.
+  fmt::print("\n{}", profiler::findings_text(profiler::session_findings(session)));
   return 0;
 }
 

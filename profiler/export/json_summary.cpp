@@ -496,8 +496,11 @@ void export_json_summary(const SessionView& session, std::ostream& out, size_t t
 }
 
 void export_json_summary(const SessionView& session, const std::string& path, size_t top_n) {
-  export_detail::write_file_atomically(
-      path, [&](std::ostream& o) { export_json_summary(session, o, top_n); });
+  write_json_summary(session_summary(session, top_n), path);
+}
+
+void write_json_summary(const nlohmann::ordered_json& summary, const std::string& path) {
+  export_detail::write_file_atomically(path, [&](std::ostream& o) { o << summary.dump(2) << '\n'; });
 }
 
 }  // namespace ampscope::profiler

@@ -18,5 +18,7 @@ nlohmann::ordered_json session_summary(const SessionView& session, size_t top_n 
 void export_json_summary(const SessionView& session, std::ostream& out, size_t top_n = 10);
 // Throws StoreError when the file cannot be written.
 void export_json_summary(const SessionView& session, const std::string& path, size_t top_n = 10);
+// A summary made above (with what the CLI adds: the report's findings), written as the above.
+void write_json_summary(const nlohmann::ordered_json& summary, const std::string& path);
 
 }  // namespace ampscope::profiler

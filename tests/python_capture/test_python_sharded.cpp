@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -247,6 +249,21 @@ TEST_F(PythonExamples, Fsdp2Fp16UnderAPlainGradScalerIsWarnedOfInTheReport) {
   const std::string text{std::istreambuf_iterator<char>(in), {}};
   EXPECT_NE(text.find("FSDP shards the gradients, but torch.amp.GradScaler checks each rank&#39;s shard alone"),
             std::string::npos);
+  // `summary` ends with the same findings, and the JSON summary holds them.
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", rank0.string()));
+  EXPECT_NE(summary.output.find("  warning  FSDP shards the gradients, but torch.amp.GradScaler checks each rank's "
+                                "shard alone\n"),
+            std::string::npos)
+      << summary.output;
+  const auto json = dir_ / "plain.json";
+  const auto exported =
+      ampscope::test::ampscope(fmt::format("export --format json '{}' -o '{}'", rank0.string(), json.string()));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  std::ifstream json_in(json);
+  const auto summary_json = nlohmann::json::parse(json_in);
+  std::set<std::string> ids;
+  for (const auto& r : summary_json.at("findings").at("recommendations")) ids.insert(r.at("id").get<std::string>());
+  EXPECT_TRUE(ids.count("sharded_gradients_unsynced_scaler")) << summary_json.at("findings").dump(2);
 }
 
 }  // namespace

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "profiler/report/findings.h"
 #include "profiler/report/recommendations.h"
+#include "profiler/report/report_data.h"
 
 namespace ampscope::profiler {
 namespace {
@@ -540,6 +543,56 @@ TEST(Recommendations, Fp16RulesJudgeARunThatComputedInFp16WithoutAutocast) {
   EXPECT_TRUE(find(recommend(in), "loss_scale_stuck_low"));
   in.script = fsdp_script("bf16", "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler");
   EXPECT_FALSE(find(recommend(in), "loss_scale_stuck_low"));
+}
+
+// A session's findings are its report's, wherever they are shown: `summary` prints them wrapped
+// for a terminal, the JSON summary holds them field by field.
+TEST(Findings, ASessionsFindingsAreItsReportsAsTextAndJson) {
+  SessionView view;
+  view.meta.precision = "fp16";
+  view.meta.device = "cuda:0";
+  view.meta.scaler_enabled = true;
+  std::vector<int64_t> every_third;
+  for (int64_t s = 3; s <= 60; s += 3) every_third.push_back(s);
+  view.steps = steps(60, every_third);
+  const SessionFindings findings = session_findings(view);
+  const ReportData report = session_report(view);
+  EXPECT_EQ(findings.verdict, report.verdict);
+  ASSERT_EQ(findings.recommendations.size(), report.recommendations.size());
+  for (size_t i = 0; i < report.recommendations.size(); ++i)
+    EXPECT_EQ(findings.recommendations[i].id, report.recommendations[i].id);
+  const auto stuck = find(findings.recommendations, "loss_scale_stuck_low");
+  ASSERT_TRUE(stuck);
+  ASSERT_FALSE(findings.verdict.empty());
+
+  const std::string text = findings_text(findings, 80);
+  EXPECT_TRUE(contains(text, "Verdict\n  - ")) << text;
+  EXPECT_TRUE(contains(text, "What to change (" + std::to_string(findings.recommendations.size()) + ")\n")) << text;
+  EXPECT_TRUE(contains(text, "\n  warning  The fp16 loss scale keeps backing off")) << text;
+  EXPECT_TRUE(contains(text, "\n           * " + stuck->evidence.front().substr(0, 20))) << text;
+  std::istringstream lines(text);
+  std::string words;  // the detail's words, as wrapped
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(line.size(), 80u) << line;
+    if (line.rfind("           ", 0) == 0 && line[11] != ' ' && line[11] != '*') words += line.substr(11) + " ";
+  }
+  EXPECT_TRUE(contains(words, stuck->detail)) << "the detail, whole, under its title";
+
+  const nlohmann::ordered_json j = findings_json(findings);
+  ASSERT_EQ(j["verdict"].size(), findings.verdict.size());
+  bool found = false;
+  for (const auto& r : j["recommendations"]) {
+    if (r["id"] != "loss_scale_stuck_low") continue;
+    found = true;
+    EXPECT_EQ(r["severity"], "warning");
+    EXPECT_EQ(r["title"], stuck->title);
+    EXPECT_EQ(r["detail"], stuck->detail);
+    EXPECT_EQ(r["evidence"].size(), stuck->evidence.size());
+  }
+  EXPECT_TRUE(found) << j.dump(2);
+  // None found: said so, not left blank.
+  EXPECT_TRUE(contains(findings_text({.verdict = {"fp32 run."}, .recommendations = {}}),
+                       "What to change: nothing the recommendation rules look for"));
 }
 
 TEST(Recommendations, NoAutocastEffect) {

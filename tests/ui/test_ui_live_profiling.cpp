@@ -3,6 +3,8 @@
 // the live views from it, and lets "Save session as" copy the run's session.
 // LibTorch-using headers first: Qt's keyword macros must not meet them.
 #include "engine/config.h"
+#include "profiler/report/findings.h"
+#include "profiler/report/report_data.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_view.h"
 #include "tests/support/test_support.h"
@@ -15,6 +17,7 @@
 #include "ui/models/op_stats_model.h"
 #include "ui/models/readiness_model.h"
 #include "ui/models/store_session_io.h"
+#include "ui/widgets/findings_pane.h"
 #include "ui/widgets/gradients_pane.h"
 #include "ui/widgets/live_profiling.h"
 #include "ui/widgets/main_window.h"
@@ -82,6 +85,15 @@ TEST(LiveProfiling, EachRunIsRecordedIntoItsOwnSessionAndFeedsTheLiveViews) {
   EXPECT_TRUE(said.startsWith(QStringLiteral("Samples: every 5 steps"))) << said.toStdString();
   EXPECT_TRUE(testing::waitUntil([&] { return window.gradientsPane()->samplingText() == said; }, 10s))
       << window.gradientsPane()->samplingText().toStdString() << " vs " << said.toStdString();
+
+  // The run's findings, read from its session once it ended: the report's own.
+  ASSERT_TRUE(testing::waitUntil([&] { return window.findingsPane()->showsFindings(); }, 10s));
+  QStringList verdict;
+  for (const std::string& sentence :
+       profiler::session_findings(profiler::load_session_view(first, profiler::kReportViewOptions)).verdict)
+    verdict << QString::fromStdString(sentence);
+  EXPECT_FALSE(verdict.isEmpty());
+  EXPECT_EQ(window.findingsPane()->verdictText(), verdict.join(QLatin1Char('\n')));
 
   // "Save session as" copies the run's session.
   const std::string copy = (dir / "copy.ampscope").string();

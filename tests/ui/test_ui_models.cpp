@@ -11,6 +11,7 @@
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/ui_test_data.h"
 #include "ui/models/compiled_kernel_model.h"
+#include "ui/models/findings_model.h"
 #include "ui/models/formatting.h"
 #include "ui/models/kernel_model.h"
 #include "ui/models/model_roles.h"
@@ -292,6 +293,40 @@ TEST(ReadinessModel, ACellIsItsVerdictColouredWithEveryTensorInTheTooltip) {
                            "input: SQNR 40.0 dB, 26% flushed, 0% saturated"));
   EXPECT_NE(readinessColor(profiler::Readiness::ready), readinessColor(profiler::Readiness::keep));
   EXPECT_FALSE(model.index(0, ReadinessModel::kLayer).data(VerdictRole).isValid());
+}
+
+TEST(FindingsModel, ARecommendationIsARowWithItsEvidenceUnderItAndItsDetailAsTooltip) {
+  FindingsModel model;
+  QAbstractItemModelTester model_tester(&model, kFatal);
+  QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+  profiler::Recommendation warning{.id = "loss_scale_stuck_low", .severity = profiler::Severity::kWarning,
+                                   .title = "The fp16 loss scale keeps backing off: gradients overflow",
+                                   .detail = "The loss scale ended at 0.0625. Find the first op <inf>.",
+                                   .evidence = {"step 60: 0.125 -> 0.0625 (skipped)", "step 57: 0.25 -> 0.125 (skipped)"}};
+  profiler::Recommendation info{.id = "kept_fp32_share", .severity = profiler::Severity::kInfo,
+                                .title = "30% of op time stays in fp32", .detail = "Autocast keeps...", .evidence = {}};
+  model.setRecommendations({warning, info});
+  EXPECT_EQ(resets.count(), 1);
+  ASSERT_EQ(model.rowCount(), 2);
+  const QModelIndex first = model.index(0, 0);
+  EXPECT_EQ(first.data().toString(), QString::fromStdString(warning.title));
+  EXPECT_EQ(first.data(FindingIdRole).toString(), QStringLiteral("loss_scale_stuck_low"));
+  EXPECT_EQ(first.data(SeverityRole).toInt(), static_cast<int>(profiler::Severity::kWarning));
+  EXPECT_EQ(first.data(DetailRole).toString(), QString::fromStdString(warning.detail));
+  // The tooltip is rich text (Qt wraps it), the detail escaped in it.
+  EXPECT_TRUE(first.data(Qt::ToolTipRole).toString().contains(QStringLiteral("first op &lt;inf&gt;")));
+  EXPECT_EQ(first.data(Qt::DecorationRole).value<QColor>(), severityColor(profiler::Severity::kWarning));
+  ASSERT_EQ(model.rowCount(first), 2);
+  const QModelIndex line = model.index(1, 0, first);
+  EXPECT_EQ(line.data().toString(), QStringLiteral("step 57: 0.25 -> 0.125 (skipped)"));
+  EXPECT_EQ(line.parent(), first);
+  EXPECT_EQ(line.data(DetailRole).toString(), QString::fromStdString(warning.detail));
+  EXPECT_FALSE(line.data(Qt::DecorationRole).isValid());
+  EXPECT_EQ(model.rowCount(line), 0);
+  EXPECT_EQ(model.rowCount(model.index(1, 0)), 0);  // no evidence
+  EXPECT_NE(severityColor(profiler::Severity::kWarning), severityColor(profiler::Severity::kInfo));
+  model.setRecommendations({});
+  EXPECT_EQ(model.rowCount(), 0);
 }
 
 TEST(CategoryTotals, SplitsTimeByCategoryAndPrecision) {

@@ -8,6 +8,8 @@
 #include "profiler/process_identity.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/session_writer.h"
+#include "profiler/report/findings.h"
+#include "profiler/report/report_data.h"
 #include "tests/profiler_core/session_fixture.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
@@ -23,11 +25,13 @@
 
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/window_files.h"
+#include "ui/models/findings_model.h"
 #include "ui/models/model_roles.h"
 #include "ui/models/op_stats_model.h"
 #include "ui/models/readiness_model.h"
 #include "ui/models/store_session_io.h"
 #include "ui/models/table_filter_proxy.h"
+#include "ui/widgets/findings_pane.h"
 #include "ui/widgets/gradients_pane.h"
 #include "ui/widgets/kernel_view.h"
 #include "ui/widgets/live_plots.h"
@@ -109,6 +113,61 @@ TEST(Sessions, AHeadlessSessionOpensIntoTheSameViews) {
       << profiled.window_start << " " << profiled.window_steps << " " << profiled.every_n_steps << " "
       << profiled.gradient_every << " " << profiled.sample_budget_percent << " " << profiled.readiness_every << " "
       << profiled.trace_gpu;
+}
+
+// The report's findings of the shown session are the Findings pane's: its verdict, and what to
+// change with the evidence under each and the selected one's detail beside them: the same the
+// HTML report and `ampscope summary` say (profiler::session_findings).
+TEST(Sessions, TheReportsVerdictAndWhatToChangeShowInTheFindingsPane) {
+  test::ScratchDir dir;
+  // An fp16 run whose loss scale backs off every 3rd step, from 65536 to below 1.
+  const std::string path = (dir / "stuck.ampscope").string();
+  {
+    profiler::SessionMeta meta;
+    meta.model = "MLP 2x64";
+    meta.precision = "fp16";
+    meta.device = "cpu";
+    meta.scaler_enabled = true;
+    auto w = profiler::SessionWriter::create(path, meta);
+    double scale = 65536;
+    for (int64_t s = 1; s <= 60; ++s) {
+      profiler::StepRecord r;
+      r.step = s;
+      r.loss = 1.0;
+      r.skipped = r.found_inf = s % 3 == 0;
+      if (r.skipped) scale /= 2;
+      r.loss_scale = scale;
+      r.step_time_ms = 5;
+      w->append_step(r);
+    }
+    w->close();
+  }
+  StoreSessionIO io;
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.setSessionIO(&io);
+  window.show();
+  EXPECT_FALSE(window.findingsPane()->showsFindings());  // nothing shown yet: the pane says so
+  ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(path))) << window.bannerText().toStdString();
+  const FindingsPane* pane = window.findingsPane();
+  ASSERT_TRUE(pane->showsFindings());
+  const profiler::SessionFindings expected =
+      profiler::session_findings(profiler::load_session_view(path, profiler::kReportViewOptions));
+  QStringList verdict;
+  for (const std::string& sentence : expected.verdict) verdict << QString::fromStdString(sentence);
+  ASSERT_FALSE(verdict.isEmpty());
+  EXPECT_EQ(pane->verdictText(), verdict.join(QLatin1Char('\n')));
+  const FindingsModel* model = pane->model();
+  ASSERT_EQ(model->rowCount(), static_cast<int>(expected.recommendations.size()));
+  int stuck = -1;
+  for (int r = 0; r < model->rowCount(); ++r) {
+    EXPECT_EQ(model->index(r, 0).data().toString(), QString::fromStdString(expected.recommendations[r].title));
+    if (model->index(r, 0).data(FindingIdRole).toString() == QLatin1String("loss_scale_stuck_low")) stuck = r;
+  }
+  ASSERT_GE(stuck, 0) << "the scale ended at " << 65536.0 / (1 << 20);
+  EXPECT_GT(model->rowCount(model->index(stuck, 0)), 0);  // the backoffs, as evidence
+  // The first (a warning: they come first) is selected, its detail beside the list.
+  EXPECT_EQ(model->index(0, 0).data(SeverityRole).toInt(), static_cast<int>(profiler::Severity::kWarning));
+  EXPECT_EQ(pane->detailText(), QString::fromStdString(expected.recommendations.front().detail));
 }
 
 // The memory plot names what its lines measure: on the CPU the process's resident set and its

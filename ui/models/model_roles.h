@@ -16,6 +16,9 @@ enum ModelRole : int {
   CompiledRole,                 // OpStatsModel: bool, an op of a torch.compile'd graph (no time of its own)
   AgreementRole,                // EagerVsCompiledModel: int(profiler::Agreement) of the row
   SessionPathRole,              // RankModel: the rank's session file, to open it
+  SeverityRole,                 // FindingsModel: int(profiler::Severity) of a recommendation and its evidence
+  DetailRole,                   // FindingsModel: a recommendation's detail (what was seen, what to do)
+  FindingIdRole,                // FindingsModel: a recommendation's stable id ("loss_scale_stuck_low")
 };
 
 }  // namespace ampscope::ui

@@ -15,6 +15,7 @@
 #include "profiler/analysis/step_timing.h"
 #include "profiler/records.h"
 #include "profiler/recording_health.h"
+#include "profiler/report/findings.h"
 #include "profiler/script_facts.h"
 #include "profiler/store/session_view.h"
 #include "profiler/analysis/profile_snapshot.h"
@@ -36,6 +37,7 @@ struct LoadedSession {
   std::string final_state;                // "finished", "stopped", "failed"; "" while not closed
   std::optional<profiler::ScriptFacts> script;  // a session captured from a Python script
   profiler::CompileEvents compile;  // a Python script's torch.compile'd code: graphs, kernel times, breaks
+  profiler::SessionFindings findings;  // the report's verdict and recommendations of it
 };
 
 // A file the user opened: a training session or a comparison, read once.

@@ -9,6 +9,7 @@ namespace ampscope::ui {
 
 LoadedSession loaded_session(profiler::SessionView session) {
   LoadedSession loaded;
+  loaded.findings = profiler::session_findings(session);  // before the view's parts move out
   // The profile part of the view is the live views' snapshot type: moved, not repacked.
   if (session.has_profile())
     loaded.profile = std::make_shared<const profiler::ProfileSnapshot>(

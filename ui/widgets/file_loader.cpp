@@ -4,6 +4,7 @@
 #include <exception>
 #include <utility>
 
+#include "profiler/report/findings.h"
 #include "profiler/report/html_report.h"
 #include "profiler/report/report_data.h"
 #include "profiler/store/session_diff.h"
@@ -118,6 +119,20 @@ void FileLoader::writeReport(const QString& source, const QString& path) {
       post(0, [this] { end(); }, [this, path] { emit reportWritten(path); });
     } catch (const std::exception& e) {
       post(0, [this] { end(); }, [this, path, message = QString::fromUtf8(e.what())] { emit reportFailed(path, message); });
+    }
+  });
+}
+
+void FileLoader::readFindings(const QString& path) {
+  begin(tr("Reading the findings of %1…").arg(QFileInfo(path).fileName()));
+  worker_.run([this, path] {
+    try {
+      FindingsPtr findings = std::make_shared<const profiler::SessionFindings>(profiler::session_findings(
+          profiler::load_session_view(path.toStdString(), profiler::kReportViewOptions)));
+      post(0, [this] { end(); }, [this, path, findings] { emit findingsRead(path, findings); });
+    } catch (const std::exception& e) {
+      post(0, [this] { end(); },
+           [this, path, message = QString::fromUtf8(e.what())] { emit findingsFailed(path, message); });
     }
   });
 }

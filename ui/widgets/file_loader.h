@@ -39,6 +39,9 @@ struct OpenedDiff {
 };
 using OpenedDiffPtr = std::shared_ptr<const OpenedDiff>;
 
+// The report's findings of a session file (profiler::session_findings).
+using FindingsPtr = std::shared_ptr<const profiler::SessionFindings>;
+
 class FileLoader : public QObject {
   Q_OBJECT
  public:
@@ -60,6 +63,9 @@ class FileLoader : public QObject {
   // Starts writing the HTML report of `source` (a session or comparison file) to
   // `path`; reportWritten() or reportFailed() follows.
   void writeReport(const QString& source, const QString& path);
+  // Reads the findings of the session file at `path` (a built-in run's, once it ended);
+  // findingsRead() or findingsFailed() follows. Leaves the open file alone.
+  void readFindings(const QString& path);
   bool isBusy() const { return busy_ > 0; }
   // Waits for the jobs in hand (tests, shutdown); their results are still posted.
   void waitForDone();
@@ -72,6 +78,8 @@ class FileLoader : public QObject {
   void diffFailed(const QString& message);  // one line
   void reportWritten(const QString& path);
   void reportFailed(const QString& path, const QString& message);
+  void findingsRead(const QString& path, const ampscope::ui::FindingsPtr& findings);
+  void findingsFailed(const QString& path, const QString& message);  // message: one line
 
  private:
   template <typename Done, typename F>
@@ -91,3 +99,4 @@ class FileLoader : public QObject {
 
 Q_DECLARE_METATYPE(ampscope::ui::OpenedFilePtr)
 Q_DECLARE_METATYPE(ampscope::ui::OpenedDiffPtr)
+Q_DECLARE_METATYPE(ampscope::ui::FindingsPtr)

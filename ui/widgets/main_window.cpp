@@ -23,6 +23,7 @@
 #include "ui/widgets/compiled_pane.h"
 #include "ui/widgets/diff_window.h"
 #include "ui/widgets/error_banner.h"
+#include "ui/widgets/findings_pane.h"
 #include "ui/models/formatting.h"
 #include "ui/models/session_io.h"
 #include "ui/widgets/gradients_pane.h"
@@ -74,6 +75,12 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   connect(file_loader_, &FileLoader::reportWritten, this, [this](const QString& path) {
     statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
     emit reportExported(path, true);
+  });
+  connect(file_loader_, &FileLoader::findingsRead, this, [this](const QString&, const FindingsPtr& findings) {
+    if (!controller_->isActive()) findings_->setFindings(*findings);  // unless the next run began meanwhile
+  });
+  connect(file_loader_, &FileLoader::findingsFailed, this, [this](const QString&, const QString& message) {
+    if (!controller_->isActive()) findings_->showNote(tr("No findings: %1").arg(message));
   });
   connect(file_loader_, &FileLoader::diffOpened, this, &MainWindow::showDiff);
   connect(file_loader_, &FileLoader::diffFailed, this, [this](const QString& message) {
@@ -144,6 +151,8 @@ void MainWindow::buildDocks() {
   kernel_view_ = new KernelView;
   readiness_ = new ReadinessPane;
   compiled_ = new CompiledPane;
+  findings_ = new FindingsPane;
+  QDockWidget* findings = dock(tr("Findings"), QStringLiteral("findingsDock"), findings_);
   QDockWidget* grads = dock(tr("Gradients"), QStringLiteral("gradientsDock"), gradients_);
   QDockWidget* readiness = dock(tr("Precision readiness"), QStringLiteral("readinessDock"), readiness_);
   QDockWidget* ops = dock(tr("Ops"), QStringLiteral("opsDock"), op_explorer_);
@@ -152,7 +161,8 @@ void MainWindow::buildDocks() {
   script_pane_ = new ScriptRunPane;
   QDockWidget* script = dock(tr("Script"), QStringLiteral("scriptDock"), script_pane_);
   addDockWidget(Qt::BottomDockWidgetArea, ops);
-  tabifyDockWidget(ops, kernels);
+  tabifyDockWidget(ops, findings);
+  tabifyDockWidget(findings, kernels);
   tabifyDockWidget(kernels, grads);
   tabifyDockWidget(grads, readiness);
   tabifyDockWidget(readiness, compiled);
@@ -243,7 +253,12 @@ void MainWindow::connectController() {
     plots_->setStepTimingNote(info.step_timing);
     plots_->setMemoryNote(info.memory_peak);
     plots_->setLearningRateNote(info.scheduler_drift);
-    if (info.source == QLatin1String("live")) compiled_->clear();  // the built-in trainer compiles nothing
+    if (info.source == QLatin1String("live")) {
+      compiled_->clear();  // the built-in trainer compiles nothing
+      findings_->showNote(tr("The run's findings (the report's verdict and what to change) come when it "
+                             "ends, read from its session."));
+      findings_after_run_ = true;
+    }
     // A recorded session's title names its file too, and keeps it when a followed session is
     // read again (the re-read shows the run again, through this same signal).
     QStringList described{info.model, info.precision, info.device};
@@ -396,6 +411,16 @@ void MainWindow::onStateChanged(RunState state, const QString& message) {
   pause_action_->setText(state == RunState::kPaused ? tr("&Resume") : tr("&Pause"));
   stop_action_->setEnabled(active || script);
   status_bar_->setStateText(runStateLabel(state));
+  if (findings_after_run_ && engine::is_terminal(state)) {
+    // The built-in run ended: its findings, read from the session it wrote.
+    findings_after_run_ = false;
+    const std::string written = session_io_ ? session_io_->shownSessionPath() : std::string();
+    if (written.empty()) {
+      findings_->showNote(tr("No findings: the run wrote no session"));
+    } else {
+      file_loader_->readFindings(QString::fromStdString(written));
+    }
+  }
   showRecordedState();
   updateStatus();
 }
@@ -462,6 +487,8 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
   if (file->ranks) {
     follower_->stop();
     ranks_page_->showRanks(file->ranks);
+    findings_->showNote(tr("A distributed run's ranks, compared on the Ranks page: open one rank's session "
+                           "(double-click its row) for its findings."));
     pages_->setTabVisible(pages_->indexOf(ranks_page_), true);
     pages_->setCurrentWidget(ranks_page_);
     setWindowTitle(tr("ampscope — %1 ranks").arg(file->ranks->ranks->ranks.size()));
@@ -479,6 +506,8 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       emit fileOpened(path, false);
       return;
     }
+    findings_->showNote(tr("A precision comparison: its verdict is on the Comparison page, and its report "
+                           "(File → Export HTML report) says what to change in each precision."));
     // A script's comparison shows the script beside it, not the built-in run's settings.
     const std::optional<profiler::ScriptFacts>& script = file->comparison->report.comparison->script;
     if (script) run_panel_->showScriptFacts(*script);
@@ -524,6 +553,7 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       plots_->setGradNormAbsence(tr("no finite gradient norm in this session"));
     }
     controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps, session.health);
+    findings_->setFindings(session.findings);
     compiled_->setCompileEvents(session.compile);
     showRecordedState();
     if (file->refresh) {

@@ -20,6 +20,7 @@ namespace ampscope::ui {
 
 class ComparisonPage;
 class CompiledPane;
+class FindingsPane;
 class RunStatusBar;
 class FileLoader;
 class SessionFollower;
@@ -75,6 +76,7 @@ class MainWindow : public QMainWindow {
   KernelView* kernelView() const { return kernel_view_; }
   GradientsPane* gradientsPane() const { return gradients_; }
   ReadinessPane* readinessPane() const { return readiness_; }
+  FindingsPane* findingsPane() const { return findings_; }
   ComparisonPage* comparisonPage() const { return comparison_page_; }
   RanksPage* ranksPage() const { return ranks_page_; }
   // An eager and a compiled run of one model side by side, in a window of its own
@@ -151,6 +153,8 @@ class MainWindow : public QMainWindow {
   GradientsPane* gradients_ = nullptr;
   ReadinessPane* readiness_ = nullptr;
   CompiledPane* compiled_ = nullptr;
+  FindingsPane* findings_ = nullptr;
+  bool findings_after_run_ = false;  // a built-in run is on: its findings are read when it ends
   RunStatusBar* status_bar_ = nullptr;
   ErrorBanner* banner_ = nullptr;
   QString recorded_state_;  // "Recorded session: finished"; empty unless a recorded session is shown

@@ -1,0 +1,30 @@
+#pragma once
+// What the report concludes of a session, wherever the session is shown: its verdict (a few
+// sentences) and its recommendations. The HTML report, `ampscope summary`, the JSON summary and
+// the GUI's Findings pane all take them from session_report(), so they never disagree.
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "profiler/report/recommendations.h"
+#include "profiler/store/session_view.h"
+
+namespace ampscope::profiler {
+
+struct SessionFindings {
+  std::vector<std::string> verdict;
+  std::vector<Recommendation> recommendations;  // warnings first, then by impact
+};
+
+// The report's verdict and recommendations of a loaded session (of a copy of it).
+SessionFindings session_findings(const SessionView& session);
+
+// {"verdict": [sentences], "recommendations": [{id, severity, title, detail, evidence}]}.
+nlohmann::ordered_json findings_json(const SessionFindings& findings);
+
+// For a terminal: the verdict, then each recommendation with its severity, title, what to do
+// and its evidence, wrapped at `width` columns.
+std::string findings_text(const SessionFindings& findings, size_t width = 100);
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,102 @@
+#include "ui/widgets/findings_pane.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTextBrowser>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "ui/models/findings_model.h"
+#include "ui/models/model_roles.h"
+#include "ui/widgets/pane_hint.h"
+
+namespace ampscope::ui {
+
+FindingsPane::FindingsPane(QWidget* parent) : QWidget(parent) {
+  model_ = new FindingsModel(this);
+  hint_ = makeHintLabel(tr("The report's verdict and what to change appear here once a session is shown."));
+
+  auto* page = new QWidget;
+  verdict_ = new QLabel;
+  verdict_->setObjectName(QStringLiteral("findingsVerdict"));
+  verdict_->setWordWrap(true);
+  verdict_->setTextFormat(Qt::RichText);
+  verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  nothing_ = new QLabel(tr("What to change: nothing the recommendation rules look for was found."));
+  nothing_->setWordWrap(true);
+  tree_ = new QTreeView;
+  tree_->setModel(model_);
+  tree_->setHeaderHidden(true);
+  tree_->setWordWrap(true);
+  tree_->setUniformRowHeights(false);
+  tree_->header()->setStretchLastSection(true);
+  detail_ = new QTextBrowser;
+  detail_->setObjectName(QStringLiteral("findingsDetail"));
+  detail_->setOpenLinks(false);
+  split_ = new QSplitter(Qt::Horizontal);
+  split_->addWidget(tree_);
+  split_->addWidget(detail_);
+  split_->setStretchFactor(0, 3);
+  split_->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(page);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(verdict_);
+  layout->addWidget(nothing_);
+  layout->addWidget(split_, 1);
+
+  stack_ = new QStackedWidget;
+  stack_->addWidget(hint_);
+  stack_->addWidget(page);
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  outer->addWidget(stack_);
+
+  connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+          [this](const QModelIndex& current) { showDetail(current); });
+}
+
+void FindingsPane::setFindings(const profiler::SessionFindings& findings) {
+  verdict_lines_.clear();
+  QString html = QStringLiteral("<b>%1</b><ul style=\"margin-top: 2px; -qt-list-indent: 1\">").arg(tr("Verdict"));
+  for (const std::string& sentence : findings.verdict) {
+    verdict_lines_ << QString::fromStdString(sentence);
+    html += QStringLiteral("<li>%1</li>").arg(verdict_lines_.back().toHtmlEscaped());
+  }
+  verdict_->setText(html + QStringLiteral("</ul>"));
+  model_->setRecommendations(findings.recommendations);
+  const bool any = !findings.recommendations.empty();
+  nothing_->setVisible(!any);
+  split_->setVisible(any);
+  tree_->expandAll();
+  if (any) {
+    tree_->setCurrentIndex(model_->index(0, 0));
+  } else {
+    detail_->clear();
+  }
+  stack_->setCurrentIndex(1);
+}
+
+void FindingsPane::showNote(const QString& why) {
+  hint_->setText(why);
+  model_->setRecommendations({});
+  verdict_lines_.clear();
+  detail_->clear();
+  stack_->setCurrentIndex(0);
+}
+
+bool FindingsPane::showsFindings() const { return stack_->currentIndex() == 1; }
+
+QString FindingsPane::verdictText() const { return verdict_lines_.join(QLatin1Char('\n')); }
+
+QString FindingsPane::detailText() const { return detail_->toPlainText(); }
+
+void FindingsPane::showDetail(const QModelIndex& index) {
+  if (!index.isValid()) return detail_->clear();
+  // An evidence line shows its recommendation's detail.
+  const QModelIndex finding = index.parent().isValid() ? index.parent() : index;
+  detail_->setPlainText(finding.data(DetailRole).toString());
+}
+
+}  // namespace ampscope::ui

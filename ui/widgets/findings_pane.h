@@ -1,0 +1,50 @@
+#pragma once
+// The report's findings of the shown session (profiler::session_findings, as the HTML report,
+// `ampscope summary` and the JSON summary have them): the verdict's sentences, then what to
+// change, a recommendation a row with its evidence under it, and the selected one's detail
+// (what was seen, what to do) below. A live built-in run's come when it ends and its session
+// is read; until then, and for files that are not one session, the pane says why it is empty.
+#include <QWidget>
+
+#include "profiler/report/findings.h"
+
+class QLabel;
+class QSplitter;
+class QStackedWidget;
+class QTextBrowser;
+class QTreeView;
+
+namespace ampscope::ui {
+
+class FindingsModel;
+
+class FindingsPane : public QWidget {
+  Q_OBJECT
+ public:
+  explicit FindingsPane(QWidget* parent = nullptr);
+
+  void setFindings(const profiler::SessionFindings& findings);
+  // Nothing to show: `why` in the pane's place.
+  void showNote(const QString& why);
+
+  FindingsModel* model() const { return model_; }
+  QTreeView* tree() const { return tree_; }
+  bool showsFindings() const;
+  QString verdictText() const;  // the verdict's sentences, a line each
+  QString detailText() const;   // the selected recommendation's detail
+
+ private:
+  void showDetail(const QModelIndex& index);
+
+  QStackedWidget* stack_ = nullptr;
+  QLabel* hint_ = nullptr;
+  QLabel* verdict_ = nullptr;
+  QLabel* nothing_ = nullptr;  // no recommendation fired
+  QSplitter* split_ = nullptr;  // the tree, the selected recommendation's detail beside it
+  QTreeView* tree_ = nullptr;
+  QTextBrowser* detail_ = nullptr;
+  FindingsModel* model_ = nullptr;
+  QStringList verdict_lines_;
+};
+
+}  // namespace ampscope::ui
