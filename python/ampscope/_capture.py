@@ -979,7 +979,7 @@ class _Patches:
         if self._scaler is None:
             # GradScaler's methods, and those a subclass defines instead: FSDP's ShardedGradScaler
             # has its own scale, unscale_ and update (its loss scale, skipped steps and gradient
-            # samples were lost, its steps ending at the next forward).
+            # samples were lost: a 12-step FSDP run read as one step).
             self._scaler = ClassPatches(torch.amp.GradScaler, {
                 "scale": _wrap_scale, "unscale_": _wrap_unscale, "step": _wrap_step, "update": _wrap_update,
             }, outermost=True)
@@ -1020,9 +1020,10 @@ _patches = _Patches()
 
 
 def _scaler_class_name(cls):
-    """"torch.amp.GradScaler", a subclass's qualified name, and for one defined outside torch
-    the torch class it derives from: "train.MyScaler (a torch.distributed.fsdp.sharded_grad_scaler.
-    ShardedGradScaler)" (whether it syncs its inf checks across ranks is that class's)."""
+    """The scaler's class as the session names it: "torch.amp.GradScaler", a subclass's
+    qualified name, and for one defined outside torch the torch class it derives from:
+    "train.MyScaler (a torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler)"
+    (whether it syncs its inf checks across ranks is that class's)."""
     def qualified(c):
         return "torch.amp.GradScaler" if c is torch.amp.GradScaler else f"{c.__module__}.{c.__qualname__}"
     name = qualified(cls)

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <regex>
 #include <set>
@@ -61,6 +62,36 @@ runpy.run_path("{}/{}.py", run_name="__main__")
 )",
                                                         example, arguments, AMPSCOPE_EXAMPLES_DIR, example));
   return peer;
+}
+
+// The whole gradients whole_gradient_printer printed, against the two ranks' samples: at each
+// sampled step (every 2nd: --grad-every 2) the ranks' shards of a parameter together hold the
+// whole gradient's elements and its largest magnitude. `step_of` maps the printer's n-th
+// optimizer step to the session's step (-1: none). Returns how many (step, parameter) it compared.
+int expect_shards_make_the_whole(const std::string& output, const std::filesystem::path (&ranks)[2],
+                                 const std::function<int64_t(int64_t)>& step_of) {
+  const std::regex whole(R"(whole (\d+) (\S+) (\d+) (\S+))");
+  int compared = 0;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), whole); it != std::sregex_iterator(); ++it) {
+    const int64_t step = step_of(std::stoll((*it)[1]));
+    EXPECT_GT(step, 0) << "optimizer step " << (*it)[1] << " has no step in the session";
+    if (step % 2 != 0) continue;
+    const std::string parameter = (*it)[2];
+    int64_t elements = 0, ranks_with_it = 0;
+    double max_abs = 0;
+    for (const auto& path : ranks)
+      for (const auto& sample : SessionReader::open(path.string()).gradients(step))
+        if (sample.parameter == parameter) {
+          ++ranks_with_it;
+          elements += sample.numel;
+          max_abs = std::max(max_abs, sample.max_abs);
+        }
+    EXPECT_EQ(ranks_with_it, 2) << "step " << step << " " << parameter;
+    EXPECT_EQ(elements, std::stoll((*it)[3])) << "step " << step << " " << parameter;
+    EXPECT_DOUBLE_EQ(max_abs, std::stod((*it)[4])) << "step " << step << " " << parameter;
+    ++compared;
+  }
+  return compared;
 }
 
 // FSDP2 with a bf16 MixedPrecisionPolicy, two ranks: the compute is bf16 with no autocast region,
@@ -126,27 +157,7 @@ TEST_F(PythonExamples, Fsdp2MixedPrecisionIsBf16ComputeAndItsRanksSampleTheirSha
             std::string::npos);
   EXPECT_NE(text.find("Autocast changed no op&#39;s precision: FSDP casts the parameters to bf16"), std::string::npos);
   // The gradients FSDP reduce-scattered, by step and parameter, as the ranks' samples hold them.
-  const std::regex whole(R"(whole (\d+) (\S+) (\d+) (\S+))");
-  int compared = 0;
-  for (auto it = std::sregex_iterator(run.output.begin(), run.output.end(), whole);
-       it != std::sregex_iterator(); ++it) {
-    const int64_t step = std::stoll((*it)[1]);
-    const std::string parameter = (*it)[2];
-    if (step % 2 != 0) continue;  // --grad-every 2
-    int64_t elements = 0, ranks_with_it = 0;
-    double max_abs = 0;
-    for (const auto& path : ranks)
-      for (const auto& sample : SessionReader::open(path.string()).gradients(step))
-        if (sample.parameter == parameter) {
-          ++ranks_with_it;
-          elements += sample.numel;
-          max_abs = std::max(max_abs, sample.max_abs);
-        }
-    EXPECT_EQ(ranks_with_it, 2) << "step " << step << " " << parameter;
-    EXPECT_EQ(elements, std::stoll((*it)[3])) << "step " << step << " " << parameter;
-    EXPECT_DOUBLE_EQ(max_abs, std::stod((*it)[4])) << "step " << step << " " << parameter;
-    ++compared;
-  }
+  const int compared = expect_shards_make_the_whole(run.output, ranks, [](int64_t call) { return call; });
   EXPECT_EQ(compared, 2 * 16) << "16 parameters at steps 2 and 4:\n" << run.output;
 }
 
@@ -174,7 +185,8 @@ TEST_F(PythonExamples, Fsdp2Fp16UnderShardedGradScalerRecordsItsScaleItsSkippedS
     EXPECT_GT(growths, 0);
     // The scale this rank's scaler printed after its last update().
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(run.output, m, std::regex(fmt::format(R"(rank {}: final loss \S+, scale (\S+))", rank))))
+    const std::regex final_scale(fmt::format(R"(rank {}: final loss \S+, scale (\S+))", rank));
+    ASSERT_TRUE(std::regex_search(run.output, m, final_scale))
         << run.output;
     EXPECT_EQ(session.optimizer_steps().back().loss_scale_after, std::stod(m[1])) << ranks[rank];
     std::vector<int64_t> skipped;
@@ -206,29 +218,9 @@ TEST_F(PythonExamples, Fsdp2Fp16UnderShardedGradScalerRecordsItsScaleItsSkippedS
   std::vector<int64_t> stepped;
   for (const auto& s : SessionReader::open(ranks[0].string()).steps())
     if (!s.skipped) stepped.push_back(s.step);
-  const std::regex whole(R"(whole (\d+) (\S+) (\d+) (\S+))");
-  int compared = 0;
-  for (auto it = std::sregex_iterator(run.output.begin(), run.output.end(), whole); it != std::sregex_iterator();
-       ++it) {
-    const size_t call = std::stoul((*it)[1]);
-    ASSERT_LE(call, stepped.size());
-    const int64_t step = stepped[call - 1];
-    if (step % 2 != 0) continue;  // --grad-every 2
-    const std::string parameter = (*it)[2];
-    int64_t elements = 0, ranks_with_it = 0;
-    double max_abs = 0;
-    for (const auto& path : ranks)
-      for (const auto& sample : SessionReader::open(path.string()).gradients(step))
-        if (sample.parameter == parameter) {
-          ++ranks_with_it;
-          elements += sample.numel;
-          max_abs = std::max(max_abs, sample.max_abs);
-        }
-    EXPECT_EQ(ranks_with_it, 2) << "step " << step << " " << parameter;
-    EXPECT_EQ(elements, std::stoll((*it)[3])) << "step " << step << " " << parameter;
-    EXPECT_DOUBLE_EQ(max_abs, std::stod((*it)[4])) << "step " << step << " " << parameter;
-    ++compared;
-  }
+  const int compared = expect_shards_make_the_whole(run.output, ranks, [&](int64_t call) {
+    return call <= static_cast<int64_t>(stepped.size()) ? stepped[static_cast<size_t>(call - 1)] : -1;
+  });
   EXPECT_GE(compared, 2 * 16) << "16 parameters at 2 sampled steps or more:\n" << run.output;
 }
 

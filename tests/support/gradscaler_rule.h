@@ -13,7 +13,8 @@ namespace ampscope::test {
 
 // GradScaler's rule (torch.amp.GradScaler.update): an inf/NaN anywhere backs the
 // scale off; otherwise the growth_interval-th clean step in a row grows it.
-inline void expect_gradscaler_rule(const std::vector<profiler::StepRecord>& steps, const std::vector<profiler::OptimizerStepRecord>& rows,
+inline void expect_gradscaler_rule(const std::vector<profiler::StepRecord>& steps,
+                                   const std::vector<profiler::OptimizerStepRecord>& rows,
                             double growth_interval, int* backoffs, int* growths) {
   std::map<int64_t, std::vector<profiler::OptimizerStepRecord>> by_step;
   for (const auto& r : rows) by_step[r.step].push_back(r);

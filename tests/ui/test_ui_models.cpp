@@ -302,7 +302,8 @@ TEST(FindingsModel, ARecommendationIsARowWithItsEvidenceUnderItAndItsDetailAsToo
   profiler::Recommendation warning{.id = "loss_scale_stuck_low", .severity = profiler::Severity::kWarning,
                                    .title = "The fp16 loss scale keeps backing off: gradients overflow",
                                    .detail = "The loss scale ended at 0.0625. Find the first op <inf>.",
-                                   .evidence = {"step 60: 0.125 -> 0.0625 (skipped)", "step 57: 0.25 -> 0.125 (skipped)"}};
+                                   .evidence = {"step 60: 0.125 -> 0.0625 (skipped)",
+                                                "step 57: 0.25 -> 0.125 (skipped)"}};
   profiler::Recommendation info{.id = "kept_fp32_share", .severity = profiler::Severity::kInfo,
                                 .title = "30% of op time stays in fp32", .detail = "Autocast keeps...", .evidence = {}};
   model.setRecommendations({warning, info});

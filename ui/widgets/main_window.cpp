@@ -76,12 +76,18 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
     statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
     emit reportExported(path, true);
   });
-  connect(file_loader_, &FileLoader::findingsRead, this, [this](const QString&, const FindingsPtr& findings) {
-    if (!controller_->isActive()) findings_->setFindings(*findings);  // unless the next run began meanwhile
-  });
-  connect(file_loader_, &FileLoader::findingsFailed, this, [this](const QString&, const QString& message) {
-    if (!controller_->isActive()) findings_->showNote(tr("No findings: %1").arg(message));
-  });
+  // A run's findings, unless another run or file took the window while they were read.
+  const auto still_shown = [this](const QString& path) {
+    return !controller_->isActive() && session_io_ && QString::fromStdString(session_io_->shownSessionPath()) == path;
+  };
+  connect(file_loader_, &FileLoader::findingsRead, this,
+          [this, still_shown](const QString& path, const FindingsPtr& findings) {
+            if (still_shown(path)) findings_->setFindings(*findings);
+          });
+  connect(file_loader_, &FileLoader::findingsFailed, this,
+          [this, still_shown](const QString& path, const QString& why) {
+            if (still_shown(path)) findings_->showNote(tr("No findings: %1").arg(why));
+          });
   connect(file_loader_, &FileLoader::diffOpened, this, &MainWindow::showDiff);
   connect(file_loader_, &FileLoader::diffFailed, this, [this](const QString& message) {
     showError(tr("Cannot compare the runs"), message);
