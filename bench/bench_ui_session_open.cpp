@@ -16,7 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/report/findings.h"
 #include "profiler/store/session_reader.h"
+#include "profiler/store/session_view.h"
 #include "profiler/store/session_writer.h"
 #include "ui/models/kernel_model.h"
 #include "ui/models/op_stats_model.h"
@@ -238,6 +240,27 @@ void BM_OpenSession(benchmark::State& state) {
 }
 
 BENCHMARK(BM_OpenSession)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(3)
+    ->ReportAggregatesOnly(true);
+
+// What File→Open adds to the load above for the Findings pane: the report's verdict and
+// recommendations of the loaded view (profiler::session_findings, on a copy of it), which
+// StoreSessionIO::load computes on the loader thread.
+void BM_SessionFindings(benchmark::State& state) {
+  const profiler::SessionView view = profiler::load_session_view(sessionPath(), ui::kGuiViewOptions);
+  size_t recommendations = 0;
+  for (auto _ : state) {
+    const profiler::SessionFindings findings = profiler::session_findings(view);
+    recommendations = findings.recommendations.size();
+    benchmark::DoNotOptimize(findings.verdict.data());
+  }
+  state.counters["recommendations"] = static_cast<double>(recommendations);
+}
+
+BENCHMARK(BM_SessionFindings)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1)

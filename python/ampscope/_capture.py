@@ -1056,14 +1056,14 @@ def _scaler_work(*phase):
 
 
 def _wrap_scale(original):
-    def scale(self, outputs):
+    def scale(self, outputs, *args, **kwargs):  # a subclass's may take more
         if not _scaler_on(self):
-            return original(self, outputs)
+            return original(self, outputs, *args, **kwargs)
         cap = _active
         # The loss's scaling is the backward's seed, in the backward phase as the built-in
         # trainer has it (it was "other" here, wherever the script scaled).
         with _scaler_work(_PHASE_BACKWARD):
-            scaled = original(self, outputs)
+            scaled = original(self, outputs, *args, **kwargs)
         cap._note_scaler(self)
         cap._scale_tensor = getattr(self, "_scale", None)  # what this step's backward is scaled by
         if isinstance(outputs, torch.Tensor):
@@ -1073,12 +1073,12 @@ def _wrap_scale(original):
 
 
 def _wrap_unscale(original):
-    def unscale_(self, optimizer):
+    def unscale_(self, optimizer, *args, **kwargs):
         if not _scaler_on(self):
-            return original(self, optimizer)
+            return original(self, optimizer, *args, **kwargs)
         cap = _active
         with _scaler_work(_PHASE_OPTIMIZER):
-            result = original(self, optimizer)
+            result = original(self, optimizer, *args, **kwargs)
         if not cap._in_scaler_step:
             cap._record(optimizer)["unscale_calls"] += 1
         cap._measure_gradients(optimizer, self)
@@ -1105,9 +1105,9 @@ def _wrap_step(original):
 
 
 def _wrap_update(original):
-    def update(self, new_scale=None):
+    def update(self, new_scale=None, *args, **kwargs):
         if not _scaler_on(self):
-            return original(self, new_scale)
+            return original(self, new_scale, *args, **kwargs)
         cap = _active
         scale, tracker = self._scale, self._growth_tracker
         before = None
@@ -1121,7 +1121,7 @@ def _wrap_update(original):
                 for k, r in enumerate(flagged):
                     r["found_inf"] = [before[2 + k]]
         with _scaler_work(_PHASE_OPTIMIZER):
-            result = original(self, new_scale)
+            result = original(self, new_scale, *args, **kwargs)
         cap._on_scaler_update(self, before)
         return result
     return update

@@ -171,6 +171,38 @@ for epoch in range(2):
     plateau.step(1.0)
 )";
 
+// A GradScaler subclass of the script's own, defined after the capture started: its scale()
+// takes an argument GradScaler's does not, and each of its methods calls GradScaler's through
+// super(). The inf steps are skipped as in kSchedulerScript.
+constexpr const char* kSubclassedScalerScript = R"(import torch
+from torch import nn
+class CountingScaler(torch.amp.GradScaler):
+    unscales = 0
+    def scale(self, outputs, note=""):
+        return super().scale(outputs)
+    def unscale_(self, optimizer):
+        CountingScaler.unscales += 1
+        return super().unscale_(optimizer)
+    def update(self, new_scale=None):
+        return super().update(new_scale)
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = CountingScaler("cpu", init_scale=1024.0)
+for i in range(1, 9):
+    with torch.autocast("cpu", dtype=torch.float16):
+        loss = model(torch.randn(4, 8)).float().pow(2).mean()
+    if i in (3, 4):
+        loss = loss * float("inf")
+    scaler.scale(loss, note="the script's own argument").backward()
+    scaler.unscale_(opt)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(opt)
+    scaler.update()
+    opt.zero_grad()
+print("unscale_ calls", CountingScaler.unscales)
+)";
+
 int printed_int(const std::string& output, const std::string& label) {
   std::smatch m;
   if (!std::regex_search(output, m, std::regex(label + " ([0-9]+)"))) return -1;
@@ -448,6 +480,22 @@ TEST_F(PythonSkippedSteps, ANestedSchedulerStepIsTheOuterOnesAndReduceLROnPlatea
   EXPECT_NE(summary.output.find("ReduceLROnPlateau (optimizer 0, SGD): 2 steps, none after an optimizer step"),
             std::string::npos)
       << summary.output;
+}
+
+// The script's own GradScaler subclass is followed as GradScaler is, each call once though its
+// methods call GradScaler's, and its scale()'s own argument reaches it.
+TEST_F(PythonSkippedSteps, AScriptsGradScalerSubclassIsFollowedOnceACallWithItsOwnArguments) {
+  const auto r = run(kSubclassedScalerScript, "--grad-every 1 --sample-budget 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(printed_int(r.output, "unscale_ calls"), 8) << r.output;
+  const auto recorded = SessionReader::open(session());
+  EXPECT_EQ(recorded.meta_value("scaler_class").value_or(""), "__main__.CountingScaler (a torch.amp.GradScaler)");
+  const auto steps = recorded.steps();
+  ASSERT_EQ(steps.size(), 8u);
+  for (const auto& s : steps) EXPECT_EQ(s.skipped, s.step == 3 || s.step == 4) << "step " << s.step;
+  for (const auto& o : recorded.optimizer_steps()) EXPECT_EQ(o.unscale_calls, 1) << "step " << o.step;
+  for (const auto& s : steps)
+    EXPECT_EQ(recorded.gradients(s.step).size(), 4u) << "one sample a parameter, step " << s.step;
 }
 
 TEST_F(PythonSkippedSteps, FiniteGradientsNameNoModule) {
