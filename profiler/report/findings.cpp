@@ -35,6 +35,16 @@ SessionFindings session_findings(const SessionView& session) {
   return {std::move(report.verdict), std::move(report.recommendations)};
 }
 
+SessionFindings comparison_findings(const ReportData& comparison) {
+  SessionFindings f{comparison.verdict, {}};
+  for (const VariantRecommendations& v : comparison.variant_recommendations)
+    for (Recommendation r : v.recommendations) {
+      r.title = v.variant + ": " + r.title;
+      f.recommendations.push_back(std::move(r));
+    }
+  return f;
+}
+
 nlohmann::ordered_json findings_json(const SessionFindings& findings) {
   nlohmann::ordered_json j;
   j["verdict"] = findings.verdict;

@@ -20,6 +20,12 @@ struct SessionFindings {
 // The report's verdict and recommendations of a loaded session (of a copy of it).
 SessionFindings session_findings(const SessionView& session);
 
+struct ReportData;
+// A precision comparison's report (comparison_report()): its verdict, and each reduced
+// precision's recommendations (of its profiled pass), their titles led by the precision
+// ("bf16: ..."), in the comparison's order, as its HTML report lists them.
+SessionFindings comparison_findings(const ReportData& comparison);
+
 // {"verdict": [sentences], "recommendations": [{id, severity, title, detail, evidence}]}.
 nlohmann::ordered_json findings_json(const SessionFindings& findings);
 

@@ -590,6 +590,16 @@ TEST(Findings, ASessionsFindingsAreItsReportsAsTextAndJson) {
     EXPECT_EQ(r["evidence"].size(), stuck->evidence.size());
   }
   EXPECT_TRUE(found) << j.dump(2);
+  // A comparison's: its verdict, then each reduced precision's, titled with it, in its order.
+  ReportData comparison;
+  comparison.verdict = {"bf16 is 1.9x fp32."};
+  comparison.variant_recommendations = {{"fp16", report.recommendations}, {"bf16", {report.recommendations.front()}}};
+  const SessionFindings compared = comparison_findings(comparison);
+  EXPECT_EQ(compared.verdict, comparison.verdict);
+  ASSERT_EQ(compared.recommendations.size(), report.recommendations.size() + 1);
+  EXPECT_EQ(compared.recommendations.front().title, "fp16: " + report.recommendations.front().title);
+  EXPECT_EQ(compared.recommendations.back().title, "bf16: " + report.recommendations.front().title);
+  EXPECT_EQ(compared.recommendations.back().detail, report.recommendations.front().detail);
   // None found: said so, not left blank.
   EXPECT_TRUE(contains(findings_text({.verdict = {"fp32 run."}, .recommendations = {}}),
                        "What to change: nothing the recommendation rules look for"));

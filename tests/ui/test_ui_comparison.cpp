@@ -6,6 +6,8 @@
 // LibTorch-using headers first: Qt's keyword macros must not meet them.
 #include "engine/trainer.h"
 #include "profiler/compare/comparison_runner.h"
+#include "profiler/report/findings.h"
+#include "profiler/report/report_data.h"
 #include "profiler/store/comparison_store.h"
 #include "profiler/store/session_reader.h"
 #include "tests/report/report_fixture.h"
@@ -21,6 +23,7 @@
 
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/window_files.h"
+#include "ui/models/findings_model.h"
 #include "ui/models/formatting.h"
 #include "ui/models/model_roles.h"
 #include "ui/models/op_comparison_model.h"
@@ -28,6 +31,7 @@
 #include "ui/models/table_filter_proxy.h"
 #include "ui/models/variant_summary_model.h"
 #include "ui/widgets/comparison_page.h"
+#include "ui/widgets/findings_pane.h"
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/run_panel.h"
 #include "ui/widgets/training_controller.h"
@@ -368,6 +372,16 @@ TEST(ComparisonWindow, OpensComparisonFilesOntoThePageAndReportsThem) {
   EXPECT_EQ(window.comparisonPage()->variants(), (QStringList{"fp32", "bf16"}));
   EXPECT_EQ(window.runPanel()->config().model.kind, engine::ModelKind::kGPT);
   EXPECT_EQ(window.runPanel()->config().steps, 5);
+  // The Findings pane: the comparison's verdict and its bf16 pass's recommendations, as its report has them.
+  const profiler::SessionFindings expected = profiler::comparison_findings(profiler::load_report(o.out_path));
+  ASSERT_TRUE(window.findingsPane()->showsFindings());
+  QStringList verdict;
+  for (const std::string& sentence : expected.verdict) verdict << QString::fromStdString(sentence);
+  EXPECT_FALSE(verdict.isEmpty());
+  EXPECT_EQ(window.findingsPane()->verdictText(), verdict.join(QLatin1Char('\n')));
+  ASSERT_EQ(window.findingsPane()->model()->rowCount(), static_cast<int>(expected.recommendations.size()));
+  for (int r = 0; r < window.findingsPane()->model()->rowCount(); ++r)
+    EXPECT_TRUE(window.findingsPane()->model()->index(r, 0).data().toString().startsWith(QStringLiteral("bf16: ")));
 
   const std::string report = (dir / "r.html").string();
   ASSERT_TRUE(testing::exportReportAndWait(window, QString::fromStdString(report))) << window.bannerText().toStdString();

@@ -2,8 +2,9 @@
 // The report's findings of the shown session (profiler::session_findings, as the HTML report,
 // `ampscope summary` and the JSON summary have them): the verdict's sentences, then what to
 // change, a recommendation a row with its evidence under it, and the selected one's detail
-// (what was seen, what to do) below. A live built-in run's come when it ends and its session
-// is read; until then, and for files that are not one session, the pane says why it is empty.
+// (what was seen, what to do) beside them. A precision comparison's are its verdict and each
+// precision's recommendations (profiler::comparison_findings). A live built-in run's come when it
+// ends and its session is read; until then, and for a distributed run's ranks, the pane says why.
 #include <QWidget>
 
 #include "profiler/report/findings.h"

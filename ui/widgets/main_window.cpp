@@ -512,8 +512,7 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       emit fileOpened(path, false);
       return;
     }
-    findings_->showNote(tr("A precision comparison: its verdict is on the Comparison page, and its report "
-                           "(File → Export HTML report) says what to change in each precision."));
+    findings_->setFindings(profiler::comparison_findings(file->comparison->report));
     // A script's comparison shows the script beside it, not the built-in run's settings.
     const std::optional<profiler::ScriptFacts>& script = file->comparison->report.comparison->script;
     if (script) run_panel_->showScriptFacts(*script);
