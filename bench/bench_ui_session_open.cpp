@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "profiler/report/findings.h"
+#include "profiler/report/report_data.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_view.h"
 #include "profiler/store/session_writer.h"
@@ -261,6 +262,27 @@ void BM_SessionFindings(benchmark::State& state) {
 }
 
 BENCHMARK(BM_SessionFindings)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(3)
+    ->ReportAggregatesOnly(true);
+
+// A built-in run's Findings pane read while the run goes on (ui::RunFindings, every few seconds
+// on the loader thread, never on the training thread): the session's report view loaded and
+// its findings made, as FileLoader::readFindings does.
+void BM_RunFindingsRead(benchmark::State& state) {
+  size_t recommendations = 0;
+  for (auto _ : state) {
+    const profiler::SessionFindings findings = profiler::session_findings(
+        profiler::load_session_view(sessionPath(), profiler::kReportViewOptions));
+    recommendations = findings.recommendations.size();
+    benchmark::DoNotOptimize(findings.verdict.data());
+  }
+  state.counters["recommendations"] = static_cast<double>(recommendations);
+}
+
+BENCHMARK(BM_RunFindingsRead)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1)

@@ -11,6 +11,7 @@
 #include "tests/support/tiny_configs.h"
 // Qt from here on.
 #include <QDir>
+#include <QRegularExpression>
 #include <filesystem>
 
 #include "tests/ui/qt_test_env.h"
@@ -23,6 +24,7 @@
 #include "ui/widgets/main_window.h"
 #include "ui/widgets/op_explorer.h"
 #include "ui/widgets/readiness_pane.h"
+#include "ui/widgets/run_findings.h"
 #include "ui/widgets/run_panel.h"
 #include "ui/widgets/training_controller.h"
 
@@ -107,6 +109,45 @@ TEST(LiveProfiling, EachRunIsRecordedIntoItsOwnSessionAndFeedsTheLiveViews) {
   EXPECT_EQ(profiler::SessionReader::open(second).steps().size(), 4u);
   EXPECT_EQ(profiler::SessionReader::open(first).steps().size(), 6u);
   EXPECT_EQ(QDir(sessions).entryList({QStringLiteral("*.ampscope")}, QDir::Files).size(), 2);
+}
+
+// A built-in run's findings fill in while it goes on, read again from its session as it grows
+// ("so far, through step N"), and are the whole session's once it ends.
+TEST(LiveProfiling, ARunsFindingsAreReadAsItGoesOnAndWholeWhenItEnds) {
+  test::ScratchDir dir;
+  StoreSessionIO io;
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.setSessionIO(&io);
+  LiveProfiling live(*window.controller(), *window.runPanel(), io, QString::fromStdString(dir.path().string()));
+  window.runFindings()->setInterval(20);
+  window.show();
+  const FindingsPane* pane = window.findingsPane();
+  window.runPanel()->setConfig(tinyRun(engine::Precision::kBF16, 1'000'000));
+  window.startRun();
+  const auto through_step = [&] {
+    static const QRegularExpression step(QStringLiteral("^So far, through step (\\d+): the run goes on"));
+    const QRegularExpressionMatch m = step.match(pane->soFarText());
+    return m.hasMatch() ? m.captured(1).toLongLong() : int64_t{0};
+  };
+  int64_t first = 0;
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return pane->showsFindings() && (first = through_step()) > 0; }, 2min))
+      << pane->soFarText().toStdString();
+  EXPECT_TRUE(window.controller()->isActive());
+  EXPECT_FALSE(pane->verdictText().isEmpty());
+  // Read again as the run goes on.
+  ASSERT_TRUE(testing::waitUntil([&] { return through_step() > first; }, 2min)) << pane->soFarText().toStdString();
+
+  window.stopRun();
+  ASSERT_TRUE(testing::waitUntil([&] { return engine::is_terminal(window.controller()->state()); }, 2min));
+  ASSERT_TRUE(testing::waitUntil([&] { return pane->showsFindings() && pane->soFarText().isEmpty(); }, 30s))
+      << pane->soFarText().toStdString();
+  QStringList verdict;
+  for (const std::string& sentence :
+       profiler::session_findings(profiler::load_session_view(live.currentSessionPath(), profiler::kReportViewOptions))
+           .verdict)
+    verdict << QString::fromStdString(sentence);
+  EXPECT_EQ(pane->verdictText(), verdict.join(QLatin1Char('\n')));
 }
 
 // The window outlives the composition (as in main(), where it is destroyed first):

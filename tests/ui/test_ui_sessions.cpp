@@ -140,6 +140,7 @@ TEST(Sessions, TheReportsVerdictAndWhatToChangeShowInTheFindingsPane) {
       r.step_time_ms = 5;
       w->append_step(r);
     }
+    w->set_meta_value(profiler::meta_key::kFinalState, "finished");  // the run's end, as the profiler says it
     w->close();
   }
   StoreSessionIO io;
@@ -168,6 +169,22 @@ TEST(Sessions, TheReportsVerdictAndWhatToChangeShowInTheFindingsPane) {
   // The first (a warning: they come first) is selected, its detail beside the list.
   EXPECT_EQ(model->index(0, 0).data(SeverityRole).toInt(), static_cast<int>(profiler::Severity::kWarning));
   EXPECT_EQ(pane->detailText(), QString::fromStdString(expected.recommendations.front().detail));
+  EXPECT_EQ(pane->soFarText(), QString());  // a whole run's
+
+  // Findings read again (a run still going) keep the reader's place: the recommendation selected
+  // stays selected, its detail beside it.
+  ASSERT_GE(model->rowCount(), 2);
+  const int last = model->rowCount() - 1;
+  window.findingsPane()->tree()->setCurrentIndex(model->index(last, 0));
+  window.findingsPane()->setFindings(expected, QStringLiteral("So far"));
+  EXPECT_EQ(pane->tree()->currentIndex().row(), last);
+  EXPECT_EQ(pane->detailText(), QString::fromStdString(expected.recommendations[last].detail));
+  EXPECT_EQ(pane->soFarText(), QStringLiteral("So far"));
+  // An evidence line selected keeps its recommendation selected.
+  window.findingsPane()->tree()->setCurrentIndex(model->index(0, 0, model->index(stuck, 0)));
+  window.findingsPane()->setFindings(expected);
+  EXPECT_EQ(pane->tree()->currentIndex(), model->index(stuck, 0));
+  EXPECT_EQ(pane->soFarText(), QString());
 }
 
 // The memory plot names what its lines measure: on the CPU the process's resident set and its
@@ -297,10 +314,17 @@ TEST(Sessions, AnUnclosedSessionSaysSoInTheStatusBar) {
   EXPECT_EQ(window.livePlots()->graph(LivePlots::kLoss, 0)->dataCount(), 3);
   EXPECT_TRUE(window.recordingStatusText().contains(QStringLiteral("not closed")))
       << window.recordingStatusText().toStdString();
+  // Its findings are of the steps it holds, and say so.
+  EXPECT_TRUE(window.findingsPane()->showsFindings());
+  EXPECT_TRUE(window.findingsPane()->soFarText().startsWith(QStringLiteral("So far, through step 3: the session is "
+                                                                           "not closed")))
+      << window.findingsPane()->soFarText().toStdString();
   // A finished session clears it.
   test::ScratchDir other;
   ASSERT_TRUE(testing::openAndWait(window, QString::fromStdString(record_session(other, 3))));
   EXPECT_TRUE(window.recordingStatusText().isEmpty()) << window.recordingStatusText().toStdString();
+  EXPECT_TRUE(window.findingsPane()->showsFindings());
+  EXPECT_EQ(window.findingsPane()->soFarText(), QString());
 }
 
 std::unique_ptr<profiler::SessionWriter> unfinished_session(const std::string& path, int64_t writer_pid) {

@@ -123,16 +123,21 @@ void FileLoader::writeReport(const QString& source, const QString& path) {
   });
 }
 
-void FileLoader::readFindings(const QString& path) {
-  begin(tr("Reading the findings of %1…").arg(QFileInfo(path).fileName()));
-  worker_.run([this, path] {
+void FileLoader::readFindings(const QString& path, bool so_far) {
+  if (!so_far) begin(tr("Reading the findings of %1…").arg(QFileInfo(path).fileName()));
+  const auto done = [this, so_far] {
+    if (!so_far) end();
+  };
+  worker_.run([this, path, so_far, done] {
     try {
-      FindingsPtr findings = std::make_shared<const profiler::SessionFindings>(profiler::session_findings(
-          profiler::load_session_view(path.toStdString(), profiler::kReportViewOptions)));
-      post(0, [this] { end(); }, [this, path, findings] { emit findingsRead(path, findings); });
+      const profiler::SessionView view = profiler::load_session_view(path.toStdString(), profiler::kReportViewOptions);
+      FindingsPtr read = std::make_shared<const ReadFindings>(
+          ReadFindings{profiler::session_findings(view), view.steps.empty() ? 0 : view.steps.back().step});
+      post(0, done, [this, path, read, so_far] { emit findingsRead(path, read, so_far); });
     } catch (const std::exception& e) {
-      post(0, [this] { end(); },
-           [this, path, message = QString::fromUtf8(e.what())] { emit findingsFailed(path, message); });
+      post(0, done, [this, path, so_far, message = QString::fromUtf8(e.what())] {
+        emit findingsFailed(path, message, so_far);
+      });
     }
   });
 }

@@ -39,8 +39,13 @@ struct OpenedDiff {
 };
 using OpenedDiffPtr = std::shared_ptr<const OpenedDiff>;
 
-// The report's findings of a session file (profiler::session_findings).
-using FindingsPtr = std::shared_ptr<const profiler::SessionFindings>;
+// The report's findings of a session file (profiler::session_findings), and the last step the
+// file held when it was read: a run still going has more by the time they are shown.
+struct ReadFindings {
+  profiler::SessionFindings findings;
+  int64_t last_step = 0;
+};
+using FindingsPtr = std::shared_ptr<const ReadFindings>;
 
 class FileLoader : public QObject {
   Q_OBJECT
@@ -63,9 +68,10 @@ class FileLoader : public QObject {
   // Starts writing the HTML report of `source` (a session or comparison file) to
   // `path`; reportWritten() or reportFailed() follows.
   void writeReport(const QString& source, const QString& path);
-  // Reads the findings of the session file at `path` (a built-in run's, once it ended);
-  // findingsRead() or findingsFailed() follows. Leaves the open file alone.
-  void readFindings(const QString& path);
+  // Reads the findings of the session file at `path` (a built-in run's); findingsRead() or
+  // findingsFailed() follows, with `so_far`. so_far: the run is still writing it, and it is read
+  // quietly (no busy note: it is read again every few seconds). Leaves the open file alone.
+  void readFindings(const QString& path, bool so_far = false);
   bool isBusy() const { return busy_ > 0; }
   // Waits for the jobs in hand (tests, shutdown); their results are still posted.
   void waitForDone();
@@ -78,8 +84,8 @@ class FileLoader : public QObject {
   void diffFailed(const QString& message);  // one line
   void reportWritten(const QString& path);
   void reportFailed(const QString& path, const QString& message);
-  void findingsRead(const QString& path, const ampscope::ui::FindingsPtr& findings);
-  void findingsFailed(const QString& path, const QString& message);  // message: one line
+  void findingsRead(const QString& path, const ampscope::ui::FindingsPtr& findings, bool so_far);
+  void findingsFailed(const QString& path, const QString& message, bool so_far);  // message: one line
 
  private:
   template <typename Done, typename F>

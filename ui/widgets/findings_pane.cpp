@@ -19,6 +19,11 @@ FindingsPane::FindingsPane(QWidget* parent) : QWidget(parent) {
   hint_ = makeHintLabel(tr("The report's verdict and what to change appear here once a session is shown."));
 
   auto* page = new QWidget;
+  so_far_ = new QLabel;
+  so_far_->setObjectName(QStringLiteral("findingsSoFar"));
+  so_far_->setWordWrap(true);
+  so_far_->setStyleSheet(QStringLiteral("font-style: italic"));
+  so_far_->hide();
   verdict_ = new QLabel;
   verdict_->setObjectName(QStringLiteral("findingsVerdict"));
   verdict_->setWordWrap(true);
@@ -42,6 +47,7 @@ FindingsPane::FindingsPane(QWidget* parent) : QWidget(parent) {
   split_->setStretchFactor(1, 2);
   auto* layout = new QVBoxLayout(page);
   layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(so_far_);
   layout->addWidget(verdict_);
   layout->addWidget(nothing_);
   layout->addWidget(split_, 1);
@@ -57,7 +63,13 @@ FindingsPane::FindingsPane(QWidget* parent) : QWidget(parent) {
           [this](const QModelIndex& current) { showDetail(current); });
 }
 
-void FindingsPane::setFindings(const profiler::SessionFindings& findings) {
+void FindingsPane::setFindings(const profiler::SessionFindings& findings, const QString& so_far) {
+  // Read again every few seconds while a run goes on: the reader's place is kept.
+  const QModelIndex was = tree_->currentIndex();
+  const QModelIndex was_finding = was.parent().isValid() ? was.parent() : was;
+  const QString selected = was_finding.data(FindingIdRole).toString();
+  so_far_->setText(so_far);
+  so_far_->setVisible(!so_far.isEmpty());
   verdict_lines_.clear();
   QString html = QStringLiteral("<b>%1</b><ul style=\"margin-top: 2px; -qt-list-indent: 1\">").arg(tr("Verdict"));
   for (const std::string& sentence : findings.verdict) {
@@ -71,7 +83,10 @@ void FindingsPane::setFindings(const profiler::SessionFindings& findings) {
   split_->setVisible(any);
   tree_->expandAll();
   if (any) {
-    tree_->setCurrentIndex(model_->index(0, 0));
+    QModelIndex current = model_->index(0, 0);
+    for (int row = 0; row < model_->rowCount() && !selected.isEmpty(); ++row)
+      if (model_->index(row, 0).data(FindingIdRole).toString() == selected) current = model_->index(row, 0);
+    tree_->setCurrentIndex(current);
   } else {
     detail_->clear();
   }
@@ -80,6 +95,8 @@ void FindingsPane::setFindings(const profiler::SessionFindings& findings) {
 
 void FindingsPane::showNote(const QString& why) {
   hint_->setText(why);
+  so_far_->clear();
+  so_far_->hide();
   model_->setRecommendations({});
   verdict_lines_.clear();
   detail_->clear();
@@ -87,6 +104,8 @@ void FindingsPane::showNote(const QString& why) {
 }
 
 bool FindingsPane::showsFindings() const { return stack_->currentIndex() == 1; }
+
+QString FindingsPane::soFarText() const { return so_far_->isHidden() ? QString() : so_far_->text(); }
 
 QString FindingsPane::verdictText() const { return verdict_lines_.join(QLatin1Char('\n')); }
 

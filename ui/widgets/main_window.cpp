@@ -32,6 +32,7 @@
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/op_explorer.h"
 #include "ui/widgets/ranks_page.h"
+#include "ui/widgets/run_findings.h"
 #include "ui/widgets/run_panel.h"
 #include "ui/widgets/run_status_bar.h"
 #include "ui/widgets/script_run_dialog.h"
@@ -76,18 +77,6 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
     statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
     emit reportExported(path, true);
   });
-  // A run's findings, unless another run or file took the window while they were read.
-  const auto still_shown = [this](const QString& path) {
-    return !controller_->isActive() && session_io_ && QString::fromStdString(session_io_->shownSessionPath()) == path;
-  };
-  connect(file_loader_, &FileLoader::findingsRead, this,
-          [this, still_shown](const QString& path, const FindingsPtr& findings) {
-            if (still_shown(path)) findings_->setFindings(*findings);
-          });
-  connect(file_loader_, &FileLoader::findingsFailed, this,
-          [this, still_shown](const QString& path, const QString& why) {
-            if (still_shown(path)) findings_->showNote(tr("No findings: %1").arg(why));
-          });
   connect(file_loader_, &FileLoader::diffOpened, this, &MainWindow::showDiff);
   connect(file_loader_, &FileLoader::diffFailed, this, [this](const QString& message) {
     showError(tr("Cannot compare the runs"), message);
@@ -158,6 +147,9 @@ void MainWindow::buildDocks() {
   readiness_ = new ReadinessPane;
   compiled_ = new CompiledPane;
   findings_ = new FindingsPane;
+  run_findings_ = new RunFindings(
+      file_loader_, findings_, [this] { return session_io_ ? session_io_->shownSessionPath() : std::string(); },
+      [this] { return controller_->isActive(); }, this);
   QDockWidget* findings = dock(tr("Findings"), QStringLiteral("findingsDock"), findings_);
   QDockWidget* grads = dock(tr("Gradients"), QStringLiteral("gradientsDock"), gradients_);
   QDockWidget* readiness = dock(tr("Precision readiness"), QStringLiteral("readinessDock"), readiness_);
@@ -261,9 +253,7 @@ void MainWindow::connectController() {
     plots_->setLearningRateNote(info.scheduler_drift);
     if (info.source == QLatin1String("live")) {
       compiled_->clear();  // the built-in trainer compiles nothing
-      findings_->showNote(tr("The run's findings (the report's verdict and what to change) come when it "
-                             "ends, read from its session."));
-      findings_after_run_ = true;
+      run_findings_->runStarted();
     }
     // A recorded session's title names its file too, and keeps it when a followed session is
     // read again (the re-read shows the run again, through this same signal).
@@ -417,16 +407,7 @@ void MainWindow::onStateChanged(RunState state, const QString& message) {
   pause_action_->setText(state == RunState::kPaused ? tr("&Resume") : tr("&Pause"));
   stop_action_->setEnabled(active || script);
   status_bar_->setStateText(runStateLabel(state));
-  if (findings_after_run_ && engine::is_terminal(state)) {
-    // The built-in run ended: its findings, read from the session it wrote.
-    findings_after_run_ = false;
-    const std::string written = session_io_ ? session_io_->shownSessionPath() : std::string();
-    if (written.empty()) {
-      findings_->showNote(tr("No findings: the run wrote no session"));
-    } else {
-      file_loader_->readFindings(QString::fromStdString(written));
-    }
-  }
+  if (engine::is_terminal(state)) run_findings_->runEnded();  // a built-in run's: read whole
   showRecordedState();
   updateStatus();
 }
@@ -558,7 +539,12 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       plots_->setGradNormAbsence(tr("no finite gradient norm in this session"));
     }
     controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps, session.health);
-    findings_->setFindings(session.findings);
+    // A session not closed yet is most often one a script still writes: it is read again as it grows.
+    findings_->setFindings(session.findings, session.health.closed
+                                                 ? QString()
+                                                 : tr("So far, through step %1: the session is not closed (its run "
+                                                      "goes on, or ended without closing it).")
+                                                       .arg(info.total_steps));
     compiled_->setCompileEvents(session.compile);
     showRecordedState();
     if (file->refresh) {

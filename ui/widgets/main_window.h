@@ -32,6 +32,7 @@ class OpExplorer;
 class RanksPage;
 class DiffWindow;
 class ErrorBanner;
+class RunFindings;
 class RunPanel;
 class ScriptRunPane;
 class SessionIO;
@@ -77,6 +78,7 @@ class MainWindow : public QMainWindow {
   GradientsPane* gradientsPane() const { return gradients_; }
   ReadinessPane* readinessPane() const { return readiness_; }
   FindingsPane* findingsPane() const { return findings_; }
+  RunFindings* runFindings() const { return run_findings_; }
   ComparisonPage* comparisonPage() const { return comparison_page_; }
   RanksPage* ranksPage() const { return ranks_page_; }
   // An eager and a compiled run of one model side by side, in a window of its own
@@ -154,7 +156,7 @@ class MainWindow : public QMainWindow {
   ReadinessPane* readiness_ = nullptr;
   CompiledPane* compiled_ = nullptr;
   FindingsPane* findings_ = nullptr;
-  bool findings_after_run_ = false;  // a built-in run is on: its findings are read when it ends
+  RunFindings* run_findings_ = nullptr;  // a built-in run's findings, so far and whole
   RunStatusBar* status_bar_ = nullptr;
   ErrorBanner* banner_ = nullptr;
   QString recorded_state_;  // "Recorded session: finished"; empty unless a recorded session is shown
