@@ -7,6 +7,7 @@
 
 #include "profiler/memory_kind.h"
 #include "profiler/number_text.h"
+#include "profiler/report/findings.h"
 #include "profiler/report/report_data.h"
 
 namespace ampscope::cli {
@@ -19,6 +20,10 @@ std::string speedup_text(const profiler::Spread& s) {
 }
 
 std::string flops_text(double flops) { return flops > 0.0 ? fmt::format("{:.2f} TFLOP/s", flops / 1e12) : "-"; }
+
+// The ops matched across the variants, the `top_ops` first (by fp32 time).
+void print_op_rows(std::FILE* out, const profiler::Comparison& c, const std::vector<profiler::OpComparisonRow>& rows,
+                   size_t top_ops);
 
 
 }  // namespace
@@ -50,12 +55,18 @@ void print_comparison(std::FILE* out, const profiler::Comparison& c, size_t top_
     if (!v.error.empty()) fmt::print(out, "       {} stopped: {}\n", v.variant, v.error);
   }
   // What the numbers say, and why (a CPU without fp16 kernels, a cast tax): the report's
-  // and the GUI's verdict, one sentence a line.
-  const auto said = profiler::comparison_report(c, "").verdict;
-  if (!said.empty()) fmt::print(out, "\nverdict\n");
-  for (const std::string& sentence : said) fmt::print(out, "  {}\n", sentence);
+  // and the GUI's verdict, one sentence a line; what to change last, where a terminal leaves the reader.
+  const profiler::ReportData report = profiler::comparison_report(c, "");
+  if (!report.verdict.empty()) fmt::print(out, "\nverdict\n");
+  for (const std::string& sentence : report.verdict) fmt::print(out, "  {}\n", sentence);
+  print_op_rows(out, c, report.op_rows, top_ops);
+  fmt::print(out, "\n{}", profiler::recommendations_text(profiler::comparison_findings(report)));
+}
 
-  const auto rows = profiler::match_ops(c);
+namespace {
+
+void print_op_rows(std::FILE* out, const profiler::Comparison& c, const std::vector<profiler::OpComparisonRow>& rows,
+                   size_t top_ops) {
   if (rows.empty() || top_ops == 0) return;
   fmt::print(out, "\nops by {} time per step (top {}), speedup vs fp32, cast tax in the variant\n",
              c.meta.gpu_tracing == "cupti" ? "GPU" : "CPU", std::min(top_ops, rows.size()));
@@ -97,4 +108,5 @@ void print_comparison(std::FILE* out, const profiler::Comparison& c, size_t top_
   }
 }
 
+}  // namespace
 }  // namespace ampscope::cli

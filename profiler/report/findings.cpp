@@ -32,11 +32,13 @@ std::string wrapped(const std::string& text, size_t indent, size_t width) {
 
 SessionFindings session_findings(const SessionView& session) {
   ReportData report = session_report(session);
-  return {std::move(report.verdict), std::move(report.recommendations)};
+  return {std::move(report.verdict), std::move(report.recommendations), {}};
 }
 
 SessionFindings comparison_findings(const ReportData& comparison) {
-  SessionFindings f{comparison.verdict, {}};
+  SessionFindings f{comparison.verdict, {}, {}};
+  if (comparison.variant_recommendations.empty())
+    f.none_because = "no reduced-precision variant had a profiled pass to read recommendations from";
   for (const VariantRecommendations& v : comparison.variant_recommendations)
     for (Recommendation r : v.recommendations) {
       r.title = v.variant + ": " + r.title;
@@ -65,8 +67,15 @@ std::string findings_text(const SessionFindings& findings, size_t width) {
     if (!lines.empty()) lines[2] = '-';  // "  - " before the first line
     out += lines;
   }
-  if (findings.recommendations.empty()) return out + "\nWhat to change: nothing the recommendation rules look for\n";
-  out += "\nWhat to change (" + std::to_string(findings.recommendations.size()) + ")\n";
+  return out + "\n" + recommendations_text(findings, width);
+}
+
+std::string recommendations_text(const SessionFindings& findings, size_t width) {
+  if (findings.recommendations.empty())
+    return wrapped("What to change: " + (findings.none_because.empty() ? "nothing the recommendation rules look for"
+                                                                        : findings.none_because),
+                   0, width);
+  std::string out = "What to change (" + std::to_string(findings.recommendations.size()) + ")\n";
   for (const Recommendation& r : findings.recommendations) {
     const std::string severity(to_string(r.severity));
     out += "  " + severity + std::string(severity.size() < 9 ? 9 - severity.size() : 1, ' ') + r.title + '\n';

@@ -15,6 +15,9 @@ namespace ampscope::profiler {
 struct SessionFindings {
   std::vector<std::string> verdict;
   std::vector<Recommendation> recommendations;  // warnings first, then by impact
+  // Why there are none when the rules had nothing to read (a comparison without a profiled
+  // pass); empty: they read the run and found nothing to change.
+  std::string none_because;
 };
 
 // The report's verdict and recommendations of a loaded session (of a copy of it).
@@ -32,5 +35,8 @@ nlohmann::ordered_json findings_json(const SessionFindings& findings);
 // For a terminal: the verdict, then each recommendation with its severity, title, what to do
 // and its evidence, wrapped at `width` columns.
 std::string findings_text(const SessionFindings& findings, size_t width = 100);
+// Its second part alone, "What to change (N)" and the recommendations (or why there are none):
+// where the verdict was printed before (a comparison's table).
+std::string recommendations_text(const SessionFindings& findings, size_t width = 100);
 
 }  // namespace ampscope::profiler

@@ -6,6 +6,7 @@
 
 #include "profiler/display_colors.h"
 #include "profiler/memory_kind.h"
+#include "profiler/report/findings.h"
 #include "profiler/report/html_sections.h"
 #include "profiler/report/report_format.h"
 #include "profiler/report/svg_chart.h"
@@ -294,9 +295,8 @@ std::string ops_html(const ReportData& d) {
 
 std::string recommendations_section(const ReportData& d) {
   std::string s;
-  if (d.variant_recommendations.empty())
-    s = paragraph("No reduced-precision variant had a profiled pass to read recommendations from.",
-                  "muted");
+  if (const std::string none = comparison_findings(d).none_because; !none.empty())
+    s = paragraph(capitalized(none) + ".", "muted");
   for (const auto& v : d.variant_recommendations)
     s += "<h3>" + escape(v.variant) + "</h3>" + recommendations_html(v.recommendations);
   return section_html("recommendations", "Recommendations", s);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "profiler/report/findings.h"
+#include "profiler/report/report_data.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/support/test_support.h"
 
@@ -50,6 +52,15 @@ TEST(CliCompare, Fp32VersusBf16PrintsSpeedupsAndWritesAComparison) {
   EXPECT_EQ(said.rfind("  Fastest: ", 0), 0u) << r.output;
   EXPECT_NE(said.find("  bf16"), std::string::npos) << said;
   EXPECT_EQ(verdict_of(summary.output), said);
+  // What to change, last: each reduced precision's recommendations from its profiled pass, as
+  // the report and the GUI's Findings pane list them.
+  const std::string to_change = ampscope::profiler::recommendations_text(
+      ampscope::profiler::comparison_findings(ampscope::profiler::load_report(out)));
+  EXPECT_EQ(to_change.rfind("What to change", 0), 0u) << to_change;
+  EXPECT_EQ(to_change.find("profiled pass"), std::string::npos) << to_change;  // bf16's was read
+  EXPECT_NE(r.output.find("\n\n" + to_change + "\ncomparison "), std::string::npos) << r.output;  // then the file
+  ASSERT_GE(summary.output.size(), to_change.size());
+  EXPECT_EQ(summary.output.substr(summary.output.size() - to_change.size()), to_change) << summary.output;
   const std::string html = (dir / "c.html").string();
   ASSERT_EQ(ampscope(fmt::format("report '{}' -o '{}'", out, html)).exit_code, 0);
   const std::string first = said.substr(2, said.find('\n') - 2);  // "Fastest: fp32, a median step of ..."
@@ -83,6 +94,9 @@ TEST(CliCompare, InferenceOfATinyMlpGivesOneRowPerPrecisionAndSummaryReadsItBack
   EXPECT_NE(r.output.find("2 warm-up batches excluded"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("batch ms median (min-max)"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("op table from"), std::string::npos) << "no profiled pass: " << r.output;
+  // So no recommendation could be read, and it says so rather than "nothing found".
+  EXPECT_NE(r.output.find("What to change: no reduced-precision variant had a profiled pass"), std::string::npos)
+      << r.output;
   for (const char* variant : {"fp32", "fp16", "bf16"}) {
     const std::string row = row_of(r.output, variant);
     ASSERT_FALSE(row.empty()) << variant << " has no row in: " << r.output;

@@ -601,8 +601,14 @@ TEST(Findings, ASessionsFindingsAreItsReportsAsTextAndJson) {
   EXPECT_EQ(compared.recommendations.back().title, "bf16: " + report.recommendations.front().title);
   EXPECT_EQ(compared.recommendations.back().detail, report.recommendations.front().detail);
   // None found: said so, not left blank.
-  EXPECT_TRUE(contains(findings_text({.verdict = {"fp32 run."}, .recommendations = {}}),
+  EXPECT_TRUE(contains(findings_text({.verdict = {"fp32 run."}, .recommendations = {}, .none_because = {}}),
                        "What to change: nothing the recommendation rules look for"));
+  // A comparison without a profiled pass: the rules had nothing to read, and it says that instead.
+  const SessionFindings unread = comparison_findings(ReportData{});
+  EXPECT_TRUE(unread.recommendations.empty());
+  EXPECT_EQ(recommendations_text(unread, 80),
+            "What to change: no reduced-precision variant had a profiled pass to read\nrecommendations from\n");
+  EXPECT_TRUE(compared.none_because.empty());  // they were read
 }
 
 TEST(Recommendations, NoAutocastEffect) {

@@ -29,7 +29,7 @@ FindingsPane::FindingsPane(QWidget* parent) : QWidget(parent) {
   verdict_->setWordWrap(true);
   verdict_->setTextFormat(Qt::RichText);
   verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  nothing_ = new QLabel(tr("What to change: nothing the recommendation rules look for was found."));
+  nothing_ = new QLabel;
   nothing_->setWordWrap(true);
   tree_ = new QTreeView;
   tree_->setModel(model_);
@@ -79,6 +79,9 @@ void FindingsPane::setFindings(const profiler::SessionFindings& findings, const 
   verdict_->setText(html + QStringLiteral("</ul>"));
   model_->setRecommendations(findings.recommendations);
   const bool any = !findings.recommendations.empty();
+  nothing_->setText(findings.none_because.empty()
+                        ? tr("What to change: nothing the recommendation rules look for was found.")
+                        : tr("What to change: %1.").arg(QString::fromStdString(findings.none_because)));
   nothing_->setVisible(!any);
   split_->setVisible(any);
   tree_->expandAll();
