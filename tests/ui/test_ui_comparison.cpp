@@ -397,6 +397,48 @@ TEST(ComparisonWindow, OpensComparisonFilesOntoThePageAndReportsThem) {
   EXPECT_EQ(window.comparisonPage()->summaryModel()->rowCount(), 2);
 }
 
+// A comparison the window runs fills the Findings pane as each of its runs ends ("so far"), and
+// its end leaves the findings of the whole comparison, as its file's report has them.
+TEST(ComparisonWindow, AComparisonsFindingsFillInAsItsRunsEndAndAreWholeAtItsEnd) {
+  test::ScratchDir dir;
+  MainWindow window(MainWindow::Options{.restore_layout = false});
+  window.runPanel()->setConfig(test::tiny_gpt(engine::Precision::kFP32, 5));
+  window.show();
+  ComparisonPage* page = window.comparisonPage();
+  page->setVariants({QStringLiteral("fp32"), QStringLiteral("bf16")});
+  page->setRepeats(1);
+  page->setWarmupSteps(1);
+  page->setProfiledSteps(1);
+  const std::string path = (dir / "c.ampscope").string();
+  page->setOutputPath(QString::fromStdString(path));
+  const FindingsPane* pane = window.findingsPane();
+  // As each run's results are shown (the pane is filled before this, connected after it).
+  int partial = 0, partial_shown = 0;
+  QObject::connect(page->controller(), &ComparisonController::resultsChanged, [&](const ComparisonResultsPtr& r) {
+    if (r->complete) return;
+    ++partial;
+    QStringList verdict;
+    for (const std::string& sentence : profiler::comparison_findings(r->report).verdict)
+      verdict << QString::fromStdString(sentence);
+    partial_shown += pane->showsFindings() && pane->soFarText().startsWith(QStringLiteral("So far: the comparison")) &&
+                     pane->verdictText() == verdict.join(QLatin1Char('\n'));
+  });
+  ASSERT_TRUE(page->startComparison()) << window.bannerText().toStdString();
+  EXPECT_FALSE(pane->showsFindings());  // a note: they come as the runs end
+  ASSERT_TRUE(testing::waitUntil([&] { return !page->isRunning(); }, std::chrono::seconds(180)));
+  EXPECT_EQ(partial, 4);  // fp32 and bf16 timed, then profiled
+  EXPECT_EQ(partial_shown, partial);
+
+  const profiler::SessionFindings expected = profiler::comparison_findings(profiler::load_report(path));
+  ASSERT_TRUE(pane->showsFindings());
+  EXPECT_EQ(pane->soFarText(), QString());
+  QStringList verdict;
+  for (const std::string& sentence : expected.verdict) verdict << QString::fromStdString(sentence);
+  EXPECT_FALSE(verdict.isEmpty());
+  EXPECT_EQ(pane->verdictText(), verdict.join(QLatin1Char('\n')));
+  EXPECT_EQ(pane->model()->rowCount(), static_cast<int>(expected.recommendations.size()));
+}
+
 // An inference comparison (compare --inference) opens as one: its table says batches,
 // not steps, and the training file opened after it says steps again.
 TEST(ComparisonWindow, AnInferenceComparisonSaysBatches) {

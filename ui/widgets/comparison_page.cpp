@@ -99,6 +99,7 @@ ComparisonPage::ComparisonPage(QWidget* parent) : QWidget(parent), ui_(std::make
   });
   connect(controller_, &ComparisonController::progress, this, &ComparisonPage::onProgress);
   connect(controller_, &ComparisonController::resultsChanged, this, &ComparisonPage::showResults);
+  connect(controller_, &ComparisonController::resultsChanged, this, &ComparisonPage::runResultsShown);  // after
   connect(controller_, &ComparisonController::finished, this, &ComparisonPage::onFinished);
   connect(controller_, &ComparisonController::failed, this, &ComparisonPage::onFailed);
 

@@ -95,6 +95,8 @@ class ComparisonPage : public QWidget {
  signals:
   void errorOccurred(const QString& title, const QString& message);
   void runningChanged(bool running);
+  // The page's own run showed results: the runs ended so far (complete false) or all of them.
+  void runResultsShown(const ampscope::ui::ComparisonResultsPtr& results);
   void reportRequested();
   // A comparison file was written (so the window can list it in Open recent).
   void comparisonWritten(const QString& path);

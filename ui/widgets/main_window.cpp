@@ -298,8 +298,10 @@ void MainWindow::connectController() {
     if (!rerun) return;  // the button is off where the file does not say how the script ran
     if (const std::optional<ScriptRunRequest> asked = ScriptRunDialog::ask(this, rerun)) runScript(*asked);
   });
+  connect(comparison_page_, &ComparisonPage::runResultsShown, run_findings_, &RunFindings::comparisonResults);
   connect(comparison_page_, &ComparisonPage::runningChanged, this, [this](bool running) {
     if (running) banner_->hide();
+    if (running && !script_runner_->isRunning()) run_findings_->comparisonStarted();
     onStateChanged(controller_->state(), {});
   });
 }
@@ -493,7 +495,10 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       emit fileOpened(path, false);
       return;
     }
-    findings_->setFindings(profiler::comparison_findings(file->comparison->report));
+    findings_->setFindings(profiler::comparison_findings(file->comparison->report),
+                           written_live ? tr("So far: the script's comparison goes on, and these are of the runs "
+                                             "that ended.")
+                                        : QString());
     // A script's comparison shows the script beside it, not the built-in run's settings.
     const std::optional<profiler::ScriptFacts>& script = file->comparison->report.comparison->script;
     if (script) run_panel_->showScriptFacts(*script);

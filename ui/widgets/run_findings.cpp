@@ -65,6 +65,18 @@ void RunFindings::runEnded() {
   loader_->readFindings(QString::fromStdString(written), false);
 }
 
+void RunFindings::comparisonStarted() {
+  pane_->showNote(tr("The comparison's findings (its verdict and each reduced precision's recommendations) "
+                     "come as its runs end."));
+}
+
+void RunFindings::comparisonResults(const ComparisonResultsPtr& results) {
+  if (!results || !results->report.comparison) return;
+  pane_->setFindings(profiler::comparison_findings(results->report),
+                     results->complete ? QString()
+                                       : tr("So far: the comparison goes on, and these are of the runs that ended."));
+}
+
 void RunFindings::readSoFar() {
   const std::string path = shown_session_();
   // One read at a time: a slow read (a large session) is not queued behind itself.

@@ -1,13 +1,17 @@
 #pragma once
-// The Findings pane of a built-in run: the report's findings read from the session the run
-// writes (profiler::session_findings, off the GUI thread through the FileLoader), every few
-// seconds while it goes on ("so far, through step N") and whole when it ends. A read never
-// waits for the run and the run never waits for a read; one read at a time.
+// The Findings pane of a run the window makes. A built-in run's: the report's findings read from
+// the session it writes (profiler::session_findings, off the GUI thread through the FileLoader),
+// every few seconds while it goes on ("so far, through step N") and whole when it ends. A read
+// never waits for the run and the run never waits for a read; one read at a time. A precision
+// comparison's: its verdict and each precision's recommendations (profiler::comparison_findings)
+// as each of its runs ends, and whole at its end.
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 #include <functional>
 #include <string>
+
+#include "ui/widgets/comparison_controller.h"
 
 class QTimer;
 
@@ -31,6 +35,8 @@ class RunFindings : public QObject {
 
   void runStarted();  // a built-in run began: the pane says what comes, reads begin
   void runEnded();    // it ended: its whole session's findings are read once more
+  void comparisonStarted();  // the comparison page began a run
+  void comparisonResults(const ComparisonResultsPtr& results);  // of its runs ended so far, or all
   void setInterval(int ms);  // tests
   int interval() const;      // the wait before the next read, after the last read's time
 
