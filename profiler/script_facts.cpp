@@ -68,6 +68,19 @@ std::optional<ScriptCommand> parse_script_command(const std::string& text) {
   return c;
 }
 
+std::string ranks_text(const ScriptFacts& f) {
+  if (!f.command || f.command->world_size < 2) return "";
+  const ScriptCommand& c = *f.command;
+  const std::string under = " under torchrun (" + std::to_string(c.local_world_size) + " per machine)";
+  if (!f.compared.empty())
+    return "each run " + std::to_string(c.world_size) + " ranks" + under +
+           ": a step takes the slowest rank's time, counts all ranks' samples and their mean loss; the op table "
+           "is rank 0's";
+  // One of several processes, the others' files beside it.
+  return "rank " + std::to_string(c.rank) + " of " + std::to_string(c.world_size) + under +
+         "; open the ranks' files together to compare them";
+}
+
 std::string reduced_parameters(const std::string& dtypes) {
   int64_t total = 0, bf16 = 0, fp16 = 0;
   for (size_t at = 0; at < dtypes.size();) {
@@ -265,14 +278,7 @@ std::vector<std::pair<std::string, std::string>> fact_rows(const ScriptFacts& f)
   };
   if (const std::string sharding = sharding_text(f); !sharding.empty())
     rows.insert(after("precision"), {"sharding", sharding});
-  if (f.command && f.command->world_size > 1) {
-    const ScriptCommand& c = *f.command;
-    // After the device: one of several processes, the others' files beside it.
-    rows.insert(after("device"),
-                {"ranks", "rank " + std::to_string(c.rank) + " of " + std::to_string(c.world_size) +
-                              " under torchrun (" + std::to_string(c.local_world_size) +
-                              " per machine); open the ranks' files together to compare them"});
-  }
+  if (const std::string ranks = ranks_text(f); !ranks.empty()) rows.insert(after("device"), {"ranks", ranks});
   return rows;
 }
 

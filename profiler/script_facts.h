@@ -98,6 +98,10 @@ struct ScriptFacts {
 // "fp32, bf16": the precisions a comparison compared; "" for a session.
 std::string compared_precisions(const ScriptFacts& facts);
 
+// Under torchrun: which rank of how many a session is, or a comparison's runs' ranks and how
+// their steps were joined (profiler::job_steps); "" for one process.
+std::string ranks_text(const ScriptFacts& facts);
+
 // "bf16"/"fp16" when that dtype holds more than half of a parameter_dtypes meta value
 // ("bfloat16:9866,float32:10"); "" otherwise.
 std::string reduced_parameters(const std::string& parameter_dtypes);

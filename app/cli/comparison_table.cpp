@@ -7,6 +7,7 @@
 
 #include "profiler/memory_kind.h"
 #include "profiler/number_text.h"
+#include "profiler/script_facts.h"
 #include "profiler/report/findings.h"
 #include "profiler/report/report_data.h"
 
@@ -38,6 +39,8 @@ void print_comparison(std::FILE* out, const profiler::Comparison& c, size_t top_
     fmt::print(out, "script {}{}, in {}; ended {}\n", c.script->script,
                c.script->arguments.empty() ? "" : " " + c.script->arguments, profiler::compared_precisions(*c.script),
                c.script->ended);
+  if (c.script && !profiler::ranks_text(*c.script).empty())
+    fmt::print(out, "ranks: {}\n", profiler::ranks_text(*c.script));
   const auto summaries = profiler::summarize(c);
   fmt::print(out, "{:<6} {:>7} {:>26} {:>12} {:>20} {:>11} {:>11} {:>7} {:>14} {:>6}\n", "", "repeats",
              unit + " ms median (min-max)", "samples/s", "speedup vs fp32",

@@ -83,7 +83,8 @@ RunCommand::RunCommand(CLI::App& parent) {
       ->capture_default_str();
   command_->add_option("--nproc-per-node", nproc_per_node_,
                        "Run N ranks of the script on this machine, as torchrun --standalone --nproc-per-node N "
-                       "does (each writes FILE.rank<R>.ampscope); 0 = one process, without torchrun")
+                       "does (each writes FILE.rank<R>.ampscope; with --compare each run is N ranks, a step the job's: "
+                       "the slowest rank's time, all ranks' samples); 0 = one process, without torchrun")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command_->add_option("--compare", compare_,
@@ -166,11 +167,6 @@ int RunCommand::run() {
   if (!compare_.empty()) {
     // The comparison sets each run's capture and precision itself: a flag for one run would
     // be silently ignored, and the comparison taken for what it asked.
-    if (nproc_per_node_ > 0) {
-      fmt::print(stderr, "ampscope: error: run --compare runs the script as one process per run: "
-                 "--nproc-per-node is not for it\n");
-      return 2;
-    }
     std::string ignored = command_->count("--precision") > 0 ? "--precision" : "";
     for (const auto& field : sampling_.fields())
       if (command_->count(field.option->flag) > 0) ignored = field.option->flag;
@@ -191,6 +187,7 @@ int RunCommand::run() {
     plan.out_path = out_ == "run.ampscope" ? "comparison.ampscope" : out_;
     plan.overwrite = force_;
     plan.trace_gpu = !no_gpu_trace_;
+    plan.nproc_per_node = nproc_per_node_;
     return run_script_comparison(plan);
   }
   std::vector<std::string> args = {python};

@@ -23,6 +23,7 @@
 #include "profiler/process_identity.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/comparison_store.h"
+#include "profiler/store/rank_comparison.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/sqlite_util.h"
 
@@ -69,10 +70,32 @@ std::string last_line_of(const fs::path& path) {
   return last;
 }
 
+// The rank torchrun names as the root cause in its failure summary ("Root Cause (first observed
+// failure):" ... "rank      : 1 (local_rank: 1)"): the first to fail, the others' errors (a peer's
+// closed connection) following from it. nullopt where the log has none.
+std::optional<int64_t> root_cause_rank(const fs::path& log_path) {
+  std::ifstream in(log_path);
+  bool in_root_cause = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("Root Cause (first observed failure)")) in_root_cause = true;
+    const size_t at = line.find_first_not_of(' ');
+    if (!in_root_cause || at == std::string::npos || !line.substr(at).starts_with("rank ")) continue;
+    const size_t colon = line.find(':', at);
+    int64_t rank = -1;
+    if (colon != std::string::npos) {
+      const char* from = line.data() + line.find_first_not_of(' ', colon + 1);
+      std::from_chars(from, line.data() + line.size(), rank);
+    }
+    return rank >= 0 ? std::optional<int64_t>(rank) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
 // One finished child run, read back; `error` says why it is not one.
 struct ChildRun {
   std::optional<profiler::SessionReader> session;
   std::string error;
+  std::string final_state;  // the session's, "" when it has none (or no session)
 };
 
 ChildRun read_child(const fs::path& session_path, const fs::path& log_path, int exit_code, int64_t least_steps) {
@@ -85,6 +108,7 @@ ChildRun read_child(const fs::path& session_path, const fs::path& log_path, int 
     return run;
   }
   const auto state = run.session->meta_value(profiler::meta_key::kFinalState).value_or("");
+  run.final_state = state;
   if (exit_code != 0 || state != "finished") {
     const std::string message = run.session->meta_value(profiler::meta_key::kFinalMessage).value_or("");
     run.error = !message.empty() ? message : last_line_of(log_path);
@@ -95,6 +119,60 @@ ChildRun read_child(const fs::path& session_path, const fs::path& log_path, int 
   }
   if (!run.error.empty()) run.session.reset();
   return run;
+}
+
+// One run of the script, as the comparison takes it: under torchrun (nproc >= 2) its ranks'
+// steps as the job's (profiler::job_steps), with rank 0's session for what describes the script
+// and its op table; `error` says why it is not one.
+struct JobRun {
+  std::optional<profiler::SessionReader> first;
+  std::vector<profiler::StepRecord> steps;
+  std::string error;
+};
+
+JobRun read_job(const fs::path& session_path, const fs::path& log_path, int exit_code, int64_t least_steps,
+                int64_t nproc) {
+  JobRun job;
+  if (nproc < 2) {  // one process names no file of its own
+    ChildRun run = read_child(session_path, log_path, exit_code, least_steps);
+    job.error = std::move(run.error);
+    if (run.session) job.steps = run.session->steps();
+    job.first = std::move(run.session);
+    return job;
+  }
+  // Each rank judged by its own session: the rank that failed first says why in its own words
+  // (torchrun stopped the others, or their collectives failed with it).
+  std::vector<std::vector<profiler::StepRecord>> ranks;
+  std::string root_cause, failed, other;
+  const std::optional<int64_t> first_failed = exit_code != 0 ? root_cause_rank(log_path) : std::nullopt;
+  for (int64_t rank = 0; rank < nproc; ++rank) {
+    ChildRun run = read_child(profiler::rank_session_path(session_path.string(), rank), log_path, 0, least_steps);
+    if (!run.session) {
+      std::string& why = rank == first_failed ? root_cause : run.final_state == "failed" ? failed : other;
+      if (why.empty()) why = fmt::format("rank {}: {}", rank, run.error);
+      continue;
+    }
+    ranks.push_back(run.session->steps());
+    if (rank == 0) job.first = std::move(run.session);
+  }
+  if (!root_cause.empty() || !failed.empty() || !other.empty()) {
+    job.error = !root_cause.empty() ? root_cause : !failed.empty() ? failed : other;
+    job.first.reset();
+    return job;
+  }
+  if (exit_code != 0) {
+    const std::string line = last_line_of(log_path);
+    job.error = line.empty() ? fmt::format("torchrun exited with status {}", exit_code) : line;
+    job.first.reset();
+    return job;
+  }
+  job.steps = profiler::job_steps(ranks);
+  if (static_cast<int64_t>(job.steps.size()) < least_steps) {
+    job.error = fmt::format("the ranks recorded {} steps in common; the comparison needs {}", job.steps.size(),
+                            least_steps);
+    job.first.reset();
+  }
+  return job;
 }
 
 // Samples per step of a run: the batch its models were called with (samples/s x step time).
@@ -125,9 +203,10 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
     return 2;
   }
   const int64_t runs = static_cast<int64_t>(variants.size()) * (plan.repeats + (plan.profile_steps > 0 ? 1 : 0));
-  fmt::print("ampscope: {} runs of the script: {} per precision ({} timed{}), each stopped after {} steps{}\n", runs,
+  fmt::print("ampscope: {} runs of the script: {} per precision ({} timed{}), each stopped after {} steps{}{}\n", runs,
              runs / static_cast<int64_t>(variants.size()), plan.repeats,
-             plan.profile_steps > 0 ? ", 1 profiled" : "", steps, plan.max_steps <= 0 ? " (--max-steps)" : "");
+             plan.profile_steps > 0 ? ", 1 profiled" : "", steps, plan.max_steps <= 0 ? " (--max-steps)" : "",
+             plan.nproc_per_node > 0 ? fmt::format(", {} ranks each under torchrun", plan.nproc_per_node) : "");
 
   result.warmup_steps = plan.warmup_steps;
   result.planned_repeats = plan.repeats;
@@ -161,9 +240,13 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
   std::unique_ptr<profiler::ComparisonWriter> writer;
   auto child_args = [&](const std::string& variant, const fs::path& session, int64_t max_steps,
                         const std::vector<std::string>& capture) {
-    std::vector<std::string> args = {plan.python, "-m", "ampscope", "run", "--out", session.string(), "--force",
-                                     "--precision", variant, "--max-steps", std::to_string(max_steps),
-                                     "--grad-every", "0", "--readiness-every", "0"};
+    std::vector<std::string> args = {plan.python};
+    // torchrun's own module, from the same Python, as `ampscope run --nproc-per-node` runs it.
+    if (plan.nproc_per_node > 0)
+      args.insert(args.end(), {"-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
+                               std::to_string(plan.nproc_per_node)});
+    args.insert(args.end(), {"-m", "ampscope", "run", "--out", session.string(), "--force", "--precision", variant,
+                             "--max-steps", std::to_string(max_steps), "--grad-every", "0", "--readiness-every", "0"});
     args.insert(args.end(), capture.begin(), capture.end());
     args.insert(args.end(), plan.script.begin(), plan.script.end());
     return args;
@@ -194,15 +277,15 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
           stopped = true;
           break;
         }
-        ChildRun run = read_child(session, log, code, plan.warmup_steps + 1);
-        if (!run.session) {
+        JobRun run = read_job(session, log, code, plan.warmup_steps + 1, plan.nproc_per_node);
+        if (!run.first) {
           fail_variant(v, run.error, log);
           continue;
         }
-        std::vector<profiler::StepRecord> records = run.session->steps();
+        std::vector<profiler::StepRecord> records = std::move(run.steps);
         if (!writer) {
           // The first run that finished describes the comparison: script, model, device.
-          result.meta = run.session->meta();
+          result.meta = run.first->meta();
           result.meta.precision = "";
           result.meta.gpu_tracing = "";
           result.effective_batch = samples_per_step(records);
@@ -211,11 +294,11 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
           // What the script is (its path, arguments, optimizers, the precision its regions ask
           // for), so the comparison shows the script, not the built-in run's settings.
           for (const char* key : profiler::meta_key::kComparedScriptKeys)
-            if (const auto value = run.session->meta_value(key)) writer->set_meta(key, *value);
+            if (const auto value = run.first->meta_value(key)) writer->set_meta(key, *value);
           // Its own, not the timed run's (which traces nothing): its profiled runs' kernel tracing.
           writer->set_meta(profiler::meta_key::kTraceGpu, plan.trace_gpu ? "1" : "0");
         }
-        if (run.session->meta_value(profiler::meta_key::kScalerEnabled).value_or("") == "true") {
+        if (run.first->meta_value(profiler::meta_key::kScalerEnabled).value_or("") == "true") {
           v.scaler = true;  // the script's GradScaler, kept under every precision
           writer->set_scaler(v.variant, true);
         }
@@ -241,16 +324,16 @@ int run_script_comparison(const ScriptComparisonPlan& plan) {
         stopped = true;
         break;
       }
-      ChildRun run = read_child(session, log, code, plan.warmup_steps + profiled);
-      if (!run.session) {
+      JobRun run = read_job(session, log, code, plan.warmup_steps + profiled, plan.nproc_per_node);
+      if (!run.first) {
         fail_variant(v, "profiled run: " + run.error, log);
         continue;
       }
-      v.op_stats = run.session->op_stats();
+      v.op_stats = run.first->op_stats();  // rank 0's under torchrun
       v.profiled_steps = profiled;
       writer->set_profile(v.variant, v.op_stats, v.profiled_steps);
       if (result.meta.gpu_tracing.empty()) {
-        result.meta.gpu_tracing = run.session->meta().gpu_tracing;
+        result.meta.gpu_tracing = run.first->meta().gpu_tracing;
         writer->set_meta(profiler::meta_key::kGpuTracing, result.meta.gpu_tracing);
       }
       fmt::print("{}: op table from {} profiled steps\n", v.variant, v.profiled_steps);

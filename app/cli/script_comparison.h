@@ -10,6 +10,9 @@
 // and taking no range sample, for the step times; then one profiled run per precision of
 // W + P steps whose last P are recorded, for the per-op table. The children's output goes
 // to a log per run; a failed run names its last line and ends that precision's runs.
+// Under torchrun (--nproc-per-node N) each run is N ranks, and its steps are the job's
+// (profiler::job_steps: the slowest rank's time, all ranks' samples, their mean loss); the op
+// table and what describes the script are rank 0's.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +30,8 @@ struct ScriptComparisonPlan {
   std::string out_path;
   bool overwrite = false;
   bool trace_gpu = true;
+  // Each run as N ranks under torchrun on this machine (--nproc-per-node); 0: one process.
+  int64_t nproc_per_node = 0;
 };
 
 // Runs the comparison and prints its tables; the exit code (2 for impossible settings,

@@ -239,8 +239,6 @@ int main(int argc, char** argv) {
   if (parser.isSet(nproc) && (!ok_nproc || n_proc < 1 || (!parser.isSet(script) && !parser.isSet(module))))
     return fail(
         QStringLiteral("--nproc-per-node wants a positive number of ranks, and a script (--script or --module)"));
-  if (parser.isSet(nproc) && parser.isSet(compare))
-    return fail(QStringLiteral("--nproc-per-node: a comparison's runs are one process each"));
   if (parser.isSet(script) || parser.isSet(module)) {
     ampscope::ui::ScriptRunRequest request;
     request.module = parser.isSet(module);

@@ -92,6 +92,38 @@ RankComparison compare_ranks(const std::vector<SessionView>& sessions) {
   return out;
 }
 
+std::vector<StepRecord> job_steps(const std::vector<std::vector<StepRecord>>& ranks) {
+  if (ranks.empty()) return {};
+  std::map<int64_t, std::vector<const StepRecord*>> by_step;
+  for (const auto& rank : ranks)
+    for (const StepRecord& s : rank) by_step[s.step].push_back(&s);
+  std::vector<StepRecord> job;
+  for (const auto& [step, records] : by_step) {
+    if (records.size() != ranks.size()) continue;  // a rank that stopped early: not a step of the job
+    StepRecord j = *records.front();
+    double loss = 0.0, samples = 0.0;
+    for (const StepRecord* r : records) {
+      j.step_time_ms = std::max(j.step_time_ms, r->step_time_ms);
+      j.capture_after_ms = std::max(j.capture_after_ms, r->capture_after_ms);
+      j.mem_allocated_bytes = std::max(j.mem_allocated_bytes, r->mem_allocated_bytes);
+      j.mem_reserved_bytes = std::max(j.mem_reserved_bytes, r->mem_reserved_bytes);
+      j.mem_peak_bytes = std::max(j.mem_peak_bytes, r->mem_peak_bytes);
+      j.end_ns = std::max(j.end_ns, r->end_ns);
+      loss += r->loss;
+      samples += r->samples_per_second * r->step_time_ms;  // the rank's samples, x 1000
+    }
+    j.loss = loss / static_cast<double>(records.size());
+    j.samples_per_second = j.step_time_ms > 0.0 ? samples / j.step_time_ms : 0.0;
+    if (has_eval_loss(j)) {
+      double eval = 0.0;
+      for (const StepRecord* r : records) eval += r->eval_loss;
+      j.eval_loss = eval / static_cast<double>(records.size());
+    }
+    job.push_back(j);
+  }
+  return job;
+}
+
 std::vector<SessionView> load_rank_sessions(const std::vector<std::string>& paths) {
   SessionViewOptions options;
   options.top_kernels = 0;

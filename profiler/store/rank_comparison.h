@@ -57,6 +57,15 @@ std::string rank_session_path(const std::string& path, int64_t rank);
 bool is_collective_op(std::string_view name);
 
 RankComparison compare_ranks(const std::vector<SessionView>& sessions);
+
+// The ranks' steps as the distributed job's, for a precision comparison of a torchrun script:
+// the steps every rank recorded, each taking the slowest rank's time (every all-reduce waits
+// for it), processing the ranks' samples together (samples/s: all their samples over that
+// time), at the ranks' mean loss (the global batch's, with equal batches per rank), and the
+// largest memory of any rank (each holds its own device). Loss scale, skips, learning rate and
+// gradient norm are rank 0's (the first's): DDP's ranks agree on them, and compare_ranks says
+// where they did not. By step; `ranks` in rank order.
+std::vector<StepRecord> job_steps(const std::vector<std::vector<StepRecord>>& ranks);
 // Rank session files read with what the comparison needs (no kernels, no gradient
 // summaries). Throws StoreError naming a file that cannot be read.
 std::vector<SessionView> load_rank_sessions(const std::vector<std::string>& paths);

@@ -263,15 +263,6 @@ TEST_F(PythonPrecision, ACompareRunOfAScriptIsAComparisonOfTheScriptsOwnTraining
   EXPECT_NE(html.find("compared: fp32, bf16"), std::string::npos) << "the report's header names the script compared";
   EXPECT_NE(html.find(script()), std::string::npos);
 
-  // Its runs are one process each: torchrun's ranks are refused in one line, before any run.
-  const auto ranks = ampscope::test::ampscope(
-      fmt::format("run --compare fp32,bf16 --nproc-per-node 2 --out '{}' '{}'", (dir_ / "ranks.ampscope").string(),
-                  script()));
-  EXPECT_EQ(ranks.exit_code, 2) << ranks.output;
-  EXPECT_NE(ranks.output.find("ampscope: error: run --compare runs the script as one process per run"),
-            std::string::npos)
-      << ranks.output;
-  EXPECT_FALSE(std::filesystem::exists(dir_ / "ranks.ampscope"));
 }
 
 // A precision the script cannot run in fails alone: its error, in one line, in the output and

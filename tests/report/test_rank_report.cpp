@@ -3,6 +3,8 @@
 // figures for `ampscope summary`, the HTML report and the GUI (compare_ranks).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "profiler/store/rank_comparison.h"
 #include "profiler/report/html_report.h"
 #include "profiler/report/report_data.h"
@@ -53,6 +55,42 @@ TEST(RankComparison, RanksWithin10PercentHaveNoStraggler) {
   EXPECT_FALSE(d.ranks->is_straggler(1));
   ASSERT_FALSE(d.verdict.empty());
   EXPECT_EQ(d.verdict.front().rfind("No straggler", 0), 0u) << d.verdict.front();
+}
+
+// A torchrun job's step, as a precision comparison of it times the job: the slowest rank's time,
+// all ranks' samples over it, their mean loss, the largest memory; the rest rank 0's; steps
+// some rank lacks are not the job's.
+TEST(RankComparison, TheJobsStepIsTheSlowestRanksTimeOverAllItsSamplesAtTheRanksMeanLoss) {
+  const auto step = [](int64_t n, double ms, int64_t batch, double loss, int64_t peak, double scale) {
+    StepRecord s;
+    s.step = n;
+    s.step_time_ms = ms;
+    s.samples_per_second = static_cast<double>(batch) / (ms / 1e3);
+    s.loss = loss;
+    s.mem_peak_bytes = peak;
+    s.loss_scale = scale;
+    s.lr = 0.1;
+    return s;
+  };
+  const std::vector<std::vector<StepRecord>> ranks = {
+      {step(1, 10.0, 8, 2.0, 100, 1024), step(2, 12.0, 8, 1.5, 300, 512), step(3, 10.0, 8, 1.0, 100, 512)},
+      {step(1, 15.0, 12, 3.0, 200, 1024), step(2, 11.0, 12, 2.5, 200, 512)}};  // stopped before step 3
+  const std::vector<StepRecord> job = job_steps(ranks);
+  ASSERT_EQ(job.size(), 2u);
+  EXPECT_EQ(job[0].step, 1);
+  EXPECT_DOUBLE_EQ(job[0].step_time_ms, 15.0);
+  EXPECT_DOUBLE_EQ(job[0].samples_per_second, 20.0 / 0.015);  // both ranks' 8 + 12 samples in 15 ms
+  EXPECT_DOUBLE_EQ(job[0].loss, 2.5);
+  EXPECT_EQ(job[0].mem_peak_bytes, 200);
+  EXPECT_DOUBLE_EQ(job[1].step_time_ms, 12.0);
+  EXPECT_DOUBLE_EQ(job[1].samples_per_second, 20.0 / 0.012);
+  EXPECT_DOUBLE_EQ(job[1].loss, 2.0);
+  EXPECT_EQ(job[1].mem_peak_bytes, 300);
+  EXPECT_DOUBLE_EQ(job[1].loss_scale, 512);
+  EXPECT_TRUE(std::isnan(job[1].eval_loss));
+  // One rank: its own steps.
+  EXPECT_DOUBLE_EQ(job_steps({ranks[0]}).at(2).step_time_ms, 10.0);
+  EXPECT_TRUE(job_steps({}).empty());
 }
 
 TEST(RankComparison, TheRankIsReadFromTheFileName) {

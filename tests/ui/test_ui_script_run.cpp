@@ -635,6 +635,17 @@ TEST(ScriptRunDialogFields, ARecordedScriptRunsAgainAsItRan) {
                                              R"( "arguments": [], "ranks": {"world_size": 2, "local_world_size": 2,)"
                                              R"( "rank": 1}})";
   EXPECT_EQ(ScriptRunDialog::rerunRequest(*profiler::script_facts(meta))->nproc_per_node, 2);
+  // A comparison of a torchrun script: compared again with each run as many ranks, into one file.
+  auto ranks_compared = ScriptRunDialog::rerunRequest(*profiler::compared_script_facts(meta, {"fp32", "bf16"}));
+  ASSERT_TRUE(ranks_compared);
+  EXPECT_EQ(ranks_compared->nproc_per_node, 2);
+  ranks_compared->session_path = QStringLiteral("c.ampscope");
+  EXPECT_EQ(ranks_compared->sessionPaths(), QStringList{QStringLiteral("c.ampscope")});
+  const QString compare_line = ScriptRunner::commandLine(QStringLiteral("ampscope"), *ranks_compared).join(' ');
+  EXPECT_TRUE(compare_line.contains(
+      QStringLiteral("--compare fp32,bf16 --repeats %1 --max-steps 5 --nproc-per-node 2 -- ")
+          .arg(profiler::ComparisonOptions{}.repeats)))
+      << compare_line.toStdString();
   meta[profiler::meta_key::kScriptCommand] = R"({"python": "/v/bin/python", "working_directory": ")" +
                                              dir.path().string() + R"(", "module": false, "script": "train.py",)"
                                              R"( "arguments": [], "ranks": {"world_size": 4, "local_world_size": 2,)"

@@ -126,7 +126,9 @@ ScriptRunDialog::ScriptRunDialog(QWidget* parent) : QDialog(parent) {
   nproc_->setSuffix(tr(" ranks under torchrun"));
   nproc_->setToolTip(tr("Runs N ranks of the script on this machine, as torchrun --standalone --nproc-per-node N "
                         "does (ampscope run --nproc-per-node N): each writes FILE.rank<R>.ampscope; the window "
-                        "follows rank 0 and shows the ranks side by side when they end"));
+                        "follows rank 0 and shows the ranks side by side when they end. Comparing precisions, "
+                        "each run is N ranks, and a step is the job's: the slowest rank's time, all ranks' "
+                        "samples"));
   capture_ = new CaptureSettingsForm;
   capture_group_ = new QGroupBox(tr("Capture"));
   capture_group_->setToolTip(tr("ampscope run's sampling flags: which steps' ops are recorded, how often gradient "
@@ -186,7 +188,6 @@ void ScriptRunDialog::updateFields() {
   // --compare sets each run's precision itself; a step limit is its runs' length.
   form_->setRowVisible(precision_, !compare);
   form_->setRowVisible(compare_row_, compare);
-  form_->setRowVisible(nproc_, !compare);  // a comparison's runs are one process each
   capture_->setSamplingShown(!compare);
   max_steps_->setSpecialValueText(compare ? tr("%1 steps (the default)").arg(profiler::kDefaultComparedSteps)
                                           : tr("no limit"));
@@ -254,7 +255,7 @@ std::optional<ScriptRunRequest> ScriptRunDialog::request() {
   // The spin boxes hold each count within its option's bounds; a comparison takes only kernel
   // tracing from them (ScriptRunner::commandLine), and they stay for the next profiled run.
   r.capture = capture_->settings();
-  if (!r.comparing()) r.nproc_per_node = nproc_->value();
+  r.nproc_per_node = nproc_->value();
   r.session_path = session_->text().trimmed();
   if (r.session_path.isEmpty()) r.session_path = defaultSessionPath(r.script, r.comparing());
   if (QFileInfo(r.session_path).suffix().isEmpty()) r.session_path += QLatin1Char('.') + QLatin1String(kSessionSuffix);

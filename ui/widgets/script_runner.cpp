@@ -131,7 +131,8 @@ QString ScriptRunner::cliPath() {
 QString ScriptRunRequest::name() const { return module ? script : QFileInfo(script).fileName(); }
 
 QStringList ScriptRunRequest::sessionPaths() const {
-  if (!underTorchrun() || nproc_per_node == 1) return {session_path};  // one rank names no file of its own
+  // One rank names no file of its own; a comparison's runs' ranks write into its temporary directory.
+  if (comparing() || !underTorchrun() || nproc_per_node == 1) return {session_path};
   QStringList paths;
   for (int rank = 0; rank < nproc_per_node; ++rank)
     paths << QString::fromStdString(profiler::rank_session_path(session_path.toStdString(), rank));
@@ -156,8 +157,8 @@ QStringList ScriptRunner::commandLine(const QString& cli, const ScriptRunRequest
     for (const auto& field : r.capture.fields())
       if (*field.value != field.option->default_value)
         line << QLatin1String(field.option->flag) << QString::number(*field.value);
-    if (r.underTorchrun()) line << QStringLiteral("--nproc-per-node") << QString::number(r.nproc_per_node);
   }
+  if (r.underTorchrun()) line << QStringLiteral("--nproc-per-node") << QString::number(r.nproc_per_node);
   if (!r.capture.trace_gpu) line << QStringLiteral("--no-gpu-trace");
   if (r.module) line << QStringLiteral("-m");
   line << QStringLiteral("--") << r.script << r.arguments;

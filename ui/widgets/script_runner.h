@@ -39,14 +39,14 @@ struct ScriptRunRequest {
   // `ampscope run --compare`'s own (the Run-a-script dialog leaves them so).
   int warmup_steps = -1;
   int profiled_steps = -1;
-  // Without `compare`: > 0 runs N ranks of the script under torchrun on this machine
-  // (`ampscope run --nproc-per-node N`); 0, one process.
+  // > 0 runs N ranks of the script under torchrun on this machine (`ampscope run --nproc-per-node
+  // N`), with `compare` each of the comparison's runs; 0, one process.
   int nproc_per_node = 0;
 
   bool comparing() const { return !compare.isEmpty(); }
-  bool underTorchrun() const { return !comparing() && nproc_per_node > 0; }
+  bool underTorchrun() const { return nproc_per_node > 0; }
   // The session files it writes: `session_path`, or one per rank (FILE.rank<R>.ampscope, rank 0
-  // first) where torchrun runs several.
+  // first) where torchrun runs several and it is not a comparison (whose file is one).
   QStringList sessionPaths() const;
   // What the window calls the run: the script's file name, or the module's name.
   QString name() const;
