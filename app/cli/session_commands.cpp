@@ -17,15 +17,18 @@
 #include "engine/errors.h"
 #include "profiler/analysis/compiled_kernels_text.h"
 #include "profiler/export/chrome_trace.h"
+#include "profiler/export/comparison_export.h"
 #include "profiler/export/csv_export.h"
 #include "profiler/export/json_summary.h"
 #include "profiler/export/tensorboard/tensorboard_export.h"
 #include "profiler/memory_kind.h"
 #include "profiler/recording_health.h"
 #include "profiler/report/findings.h"
+#include "profiler/report/report_data.h"
 #include "profiler/report/report_format.h"
 #include "profiler/script_facts.h"
 #include "profiler/session_meta_keys.h"
+#include "profiler/store/comparison_store.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/analysis/loss_scale_window.h"
 #include "profiler/store/session_view.h"
@@ -111,13 +114,14 @@ void print_op_rows(const std::vector<const profiler::OpStats*>& list, size_t top
 
 ExportCommand::ExportCommand(CLI::App& parent) {
   command_ = parent.add_subcommand(
-      "export", "Export a session: Chrome/Perfetto trace, CSV tables, a JSON summary or TensorBoard events");
+      "export", "Export a session: Chrome/Perfetto trace, CSV tables, a JSON summary or TensorBoard events (a "
+                "precision comparison: its JSON summary or CSV tables)");
   command_->add_option("session", session_, "The .ampscope session file")->required();
   command_->add_option("--format,-f", format_, "chrome | csv | json | tensorboard")
       ->check(CLI::IsMember({"chrome", "csv", "json", "tensorboard"}))->capture_default_str();
   command_->add_option("--out,-o", out_,
                        "Output file (csv: a prefix for <prefix>.ops.csv, .kernels.csv, .steps.csv, .gradients.csv, "
-                       "or a directory; "
+                       "a comparison's .variants.csv, .ops.csv, .steps.csv, or a directory; "
                        "tensorboard: a log directory); default: next to the session");
   command_->add_flag("--force", force_, "Overwrite the output files if they exist");
   command_->add_option("--first-step", first_step_, "chrome: the first step to include (0 = all)");
@@ -131,6 +135,32 @@ void warn_if_incomplete(const std::string& session, const profiler::RecordingHea
     fmt::print(stderr, "ampscope: note: '{}': {}\n", session, going);
 }
 
+// A precision comparison: its JSON summary (with the report's findings) or its CSV tables; it
+// has no trace or events to export.
+int ExportCommand::export_comparison(const std::string& base, const std::string& out_flag) const {
+  if (format_ == "chrome" || format_ == "tensorboard")
+    throw engine::ConfigError(fmt::format("'{}' holds a precision comparison, which has no {}: export it as --format "
+                                          "json or csv, or write its report (ampscope report)",
+                                          session_, format_ == "chrome" ? "trace" : "TensorBoard events"));
+  if (format_ == "csv") {
+    for (const char* table : {".variants.csv", ".ops.csv", ".steps.csv"})
+      check_output_file(out_flag, base + table, force_, {session_});
+    profiler::export_comparison_csv(profiler::read_comparison(session_), base);
+    fmt::print("wrote {0}.variants.csv, {0}.ops.csv, {0}.steps.csv\n", base);
+    return 0;
+  }
+  const std::string path = out_.empty() ? base + ".summary.json" : out_;
+  check_output_file(out_flag, path, force_, {session_});
+  profiler::Comparison comparison = profiler::read_comparison(session_);
+  nlohmann::ordered_json summary = profiler::comparison_summary(comparison);
+  // As the report and `summary` have them: the verdict, each reduced precision's recommendations.
+  const profiler::ReportData report = profiler::comparison_report(std::move(comparison), session_);
+  summary["findings"] = profiler::findings_json(profiler::comparison_findings(report));
+  profiler::write_json_summary(summary, path);
+  fmt::print("wrote {}\n", path);
+  return 0;
+}
+
 int ExportCommand::run() {
   if (first_step_ > 0 && last_step_ > 0 && first_step_ > last_step_)
     throw engine::ConfigError(fmt::format("--first-step {} is after --last-step {}; swap them", first_step_, last_step_));
@@ -139,6 +169,7 @@ int ExportCommand::run() {
                                                : out_;
   // Checked before the session is opened: see profiler::is_live_session.
   const std::string out_flag = out_.empty() ? "the output next to the session" : "--out";
+  if (profiler::is_comparison_file(session_)) return export_comparison(base, out_flag);
   if (format_ == "tensorboard") {
     check_output_directory(out_flag, out_.empty() ? base + ".tensorboard" : out_);
   } else if (format_ == "csv") {

@@ -9,33 +9,8 @@
 namespace ampscope::profiler {
 namespace {
 
-using export_detail::csv_field;
-using export_detail::number_text;
-
-class Row {
- public:
-  explicit Row(std::ostream& out) : out_(out) {}
-  ~Row() { out_ << "\r\n"; }
-  Row& text(std::string_view v) { return raw(csv_field(v)); }
-  Row& num(int64_t v) { return raw(std::to_string(v)); }
-  Row& num(double v) { return raw(number_text(v)); }
-  Row& flag(bool v) { return raw(v ? "true" : "false"); }
-
- private:
-  Row& raw(const std::string& v) {
-    if (!first_) out_ << ',';
-    first_ = false;
-    out_ << v;
-    return *this;
-  }
-  std::ostream& out_;
-  bool first_ = true;
-};
-
-void header(std::ostream& out, std::initializer_list<std::string_view> names) {
-  Row r(out);
-  for (auto n : names) r.text(n);
-}
+using Row = export_detail::CsvRow;
+using export_detail::csv_header;
 
 std::string dims(const std::array<int32_t, 3>& d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
@@ -44,7 +19,7 @@ std::string dims(const std::array<int32_t, 3>& d) {
 }  // namespace
 
 void export_op_table_csv(const SessionReader& session, std::ostream& out) {
-  header(out, {"name",
+  csv_header(out, {"name",
                "module",
                "phase",
                "category",
@@ -79,7 +54,7 @@ void export_op_table_csv(const SessionReader& session, std::ostream& out) {
 }
 
 void export_kernels_csv(const SessionReader& session, std::ostream& out) {
-  header(out, {"kind", "name", "op_id", "step", "device", "stream", "start_ns", "end_ns",
+  csv_header(out, {"kind", "name", "op_id", "step", "device", "stream", "start_ns", "end_ns",
                "duration_ns", "correlation_id", "grid", "block", "registers_per_thread",
                "shared_memory_bytes", "bytes", "tensor_core_by_name"});
   session.for_each_kernel(
@@ -95,7 +70,7 @@ void export_kernels_csv(const SessionReader& session, std::ostream& out) {
 }
 
 void export_steps_csv(const SessionReader& session, std::ostream& out) {
-  header(out, {"step", "loss", "lr", "loss_scale", "found_inf", "skipped", "growth_tracker",
+  csv_header(out, {"step", "loss", "lr", "loss_scale", "found_inf", "skipped", "growth_tracker",
                "grad_norm", "step_time_ms", "capture_after_ms", "samples_per_second", "mem_allocated_bytes",
                "mem_reserved_bytes", "mem_peak_bytes", "end_ns", "eval_loss"});
   for (const auto& s : session.steps()) {

@@ -139,6 +139,11 @@ void AppendedFile::append(std::string_view bytes) {
   if (const int error = write_all(fd_, bytes.data(), bytes.size()); error != 0) fail(path_, error);
 }
 
+void csv_header(std::ostream& out, std::initializer_list<std::string_view> names) {
+  CsvRow r(out);
+  for (auto n : names) r.text(n);
+}
+
 std::string csv_field(std::string_view text) {
   if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
   std::string out = "\"";

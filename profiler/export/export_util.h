@@ -2,6 +2,7 @@
 // Shared by the exporters and the CLI's per-step files: writing an output file with
 // every write checked, RFC 4180 fields, numbers.
 #include <functional>
+#include <initializer_list>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -41,5 +42,31 @@ class AppendedFile {
 std::string csv_field(std::string_view text);
 // Shortest text that reads back to the same double; "nan", "inf", "-inf" otherwise.
 std::string number_text(double v);
+
+// One CSV row, its fields comma-separated, ended with CRLF when it goes out of scope.
+class CsvRow {
+ public:
+  explicit CsvRow(std::ostream& out) : out_(out) {}
+  ~CsvRow() { out_ << "\r\n"; }
+  CsvRow(const CsvRow&) = delete;
+  CsvRow& operator=(const CsvRow&) = delete;
+  CsvRow& text(std::string_view v) { return raw(csv_field(v)); }
+  CsvRow& num(int64_t v) { return raw(std::to_string(v)); }
+  CsvRow& num(double v) { return raw(number_text(v)); }
+  CsvRow& flag(bool v) { return raw(v ? "true" : "false"); }
+
+ private:
+  CsvRow& raw(const std::string& v) {
+    if (!first_) out_ << ',';
+    first_ = false;
+    out_ << v;
+    return *this;
+  }
+  std::ostream& out_;
+  bool first_ = true;
+};
+
+// A CSV header row.
+void csv_header(std::ostream& out, std::initializer_list<std::string_view> names);
 
 }  // namespace ampscope::profiler::export_detail

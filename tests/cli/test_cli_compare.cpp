@@ -3,8 +3,15 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "profiler/analysis/comparison.h"
 #include "profiler/report/findings.h"
 #include "profiler/report/report_data.h"
+#include "profiler/store/comparison_store.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/support/test_support.h"
 
@@ -70,6 +77,74 @@ TEST(CliCompare, Fp32VersusBf16PrintsSpeedupsAndWritesAComparison) {
   const Result again = ampscope(fmt::format("compare {} --precisions fp32 --steps 4 --warmup 1 --out '{}'", kTinyGpt, out));
   EXPECT_EQ(again.exit_code, 2) << again.output;
   EXPECT_NE(again.output.find("--force"), std::string::npos) << again.output;
+}
+
+// A comparison exports as numbers for scripts and spreadsheets: its JSON summary (the
+// precisions' step times, speedups and ops, the report's findings) and CSV tables, the same
+// figures `summary` and the report show; a trace or TensorBoard events it has none of says so.
+TEST(CliCompare, AComparisonExportsItsFiguresAsJsonAndCsv) {
+  ScratchDir dir;
+  const std::string out = (dir / "c.ampscope").string();
+  ASSERT_EQ(ampscope(fmt::format("compare {} --precisions fp32,bf16 --steps 6 --warmup 2 --repeats 2 "
+                                 "--profile-steps 2 --out '{}'",
+                                 kTinyGpt, out))
+                .exit_code,
+            0);
+  namespace p = ampscope::profiler;
+  const p::Comparison comparison = p::read_comparison(out);
+  const std::vector<p::VariantSummary> summaries = p::summarize(comparison);
+  const std::vector<p::OpComparisonRow> ops = p::match_ops(comparison);
+  ASSERT_EQ(summaries.size(), 2u);
+
+  const std::string json_path = (dir / "c.json").string();
+  const Result json = ampscope(fmt::format("export --format json '{}' -o '{}'", out, json_path));
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto j = nlohmann::json::parse(ampscope::test::read_file(json_path));
+  EXPECT_EQ(j["kind"], "comparison");
+  EXPECT_EQ(j["warmup_steps"], 2);
+  EXPECT_EQ(j["effective_batch"], comparison.effective_batch);
+  ASSERT_EQ(j["variants"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(summaries[i].variant);
+    const auto& v = j["variants"][i];
+    EXPECT_EQ(v["variant"], summaries[i].variant);
+    EXPECT_EQ(v["finished_repeats"], 2);
+    EXPECT_EQ(v["step_ms"]["median"].get<double>(), summaries[i].step_ms.median);
+    EXPECT_EQ(v["speedup_vs_fp32"]["median"].get<double>(), summaries[i].speedup.median);
+    EXPECT_EQ(v["samples_per_second"].get<double>(), summaries[i].samples_per_second);
+    EXPECT_EQ(v["profiled_steps"], 2);
+  }
+  ASSERT_EQ(j["ops"].size(), ops.size());
+  ASSERT_FALSE(ops.empty());
+  EXPECT_EQ(j["ops"][0]["name"], ops[0].name);
+  EXPECT_EQ(j["ops"][0]["variants"]["bf16"]["time_ns_per_step"].get<double>(), ops[0].cells[1].time_ns_per_step);
+  const p::SessionFindings findings = p::comparison_findings(p::load_report(out));
+  EXPECT_EQ(j["findings"]["verdict"].get<std::vector<std::string>>(), findings.verdict);
+  EXPECT_EQ(j["findings"]["recommendations"].size(), findings.recommendations.size());
+
+  const std::string base = (dir / "c").string();
+  const Result csv = ampscope(fmt::format("export --format csv '{}' -o '{}'", out, base));
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  const std::string variants = ampscope::test::read_file(base + ".variants.csv");
+  EXPECT_EQ(variants.rfind("variant,precision,tf32,scaler,finished_repeats,measured_steps,step_ms_median,", 0), 0u);
+  EXPECT_NE(variants.find("\r\nbf16,bf16,false,false,2,8,"), std::string::npos) << variants;
+  const std::string steps = ampscope::test::read_file(base + ".steps.csv");
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), '\n'), 1 + 2 * 2 * 6) << "every step of every repeat";
+  EXPECT_NE(steps.find("\r\nfp32,0,2,false,"), std::string::npos) << "warm-up steps marked";
+  EXPECT_NE(steps.find("\r\nfp32,0,3,true,"), std::string::npos);
+  const std::string op_rows = ampscope::test::read_file(base + ".ops.csv");
+  size_t present = 0;
+  for (const auto& row : ops)
+    for (const auto& cell : row.cells) present += cell.present;
+  EXPECT_EQ(static_cast<size_t>(std::count(op_rows.begin(), op_rows.end(), '\n')), 1 + present);
+
+  for (const char* format : {"chrome", "tensorboard"}) {
+    const Result refused = ampscope(fmt::format("export --format {} '{}' -o '{}'", format, out,
+                                                (dir / (std::string("x.") + format)).string()));
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_NE(refused.output.find("holds a precision comparison"), std::string::npos) << refused.output;
+    EXPECT_FALSE(std::filesystem::exists(dir / (std::string("x.") + format)));
+  }
 }
 
 // The table's row for a variant: the line that starts with its name and a space.
