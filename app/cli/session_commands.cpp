@@ -16,15 +16,10 @@
 #include "app/cli/readiness_table.h"
 #include "engine/errors.h"
 #include "profiler/analysis/compiled_kernels_text.h"
-#include "profiler/export/chrome_trace.h"
-#include "profiler/export/comparison_export.h"
-#include "profiler/export/csv_export.h"
-#include "profiler/export/json_summary.h"
-#include "profiler/export/tensorboard/tensorboard_export.h"
 #include "profiler/memory_kind.h"
 #include "profiler/recording_health.h"
+#include "profiler/report/file_export.h"
 #include "profiler/report/findings.h"
-#include "profiler/report/report_data.h"
 #include "profiler/report/report_format.h"
 #include "profiler/script_facts.h"
 #include "profiler/session_meta_keys.h"
@@ -135,80 +130,30 @@ void warn_if_incomplete(const std::string& session, const profiler::RecordingHea
     fmt::print(stderr, "ampscope: note: '{}': {}\n", session, going);
 }
 
-// A precision comparison: its JSON summary (with the report's findings) or its CSV tables; it
-// has no trace or events to export.
-int ExportCommand::export_comparison(const std::string& base, const std::string& out_flag) const {
-  if (format_ == "chrome" || format_ == "tensorboard")
-    throw engine::ConfigError(fmt::format("'{}' holds a precision comparison, which has no {}: export it as --format "
-                                          "json or csv, or write its report (ampscope report)",
-                                          session_, format_ == "chrome" ? "trace" : "TensorBoard events"));
-  if (format_ == "csv") {
-    for (const char* table : {".variants.csv", ".ops.csv", ".steps.csv"})
-      check_output_file(out_flag, base + table, force_, {session_});
-    profiler::export_comparison_csv(profiler::read_comparison(session_), base);
-    fmt::print("wrote {0}.variants.csv, {0}.ops.csv, {0}.steps.csv\n", base);
-    return 0;
-  }
-  const std::string path = out_.empty() ? base + ".summary.json" : out_;
-  check_output_file(out_flag, path, force_, {session_});
-  profiler::Comparison comparison = profiler::read_comparison(session_);
-  nlohmann::ordered_json summary = profiler::comparison_summary(comparison);
-  // As the report and `summary` have them: the verdict, each reduced precision's recommendations.
-  const profiler::ReportData report = profiler::comparison_report(std::move(comparison), session_);
-  summary["findings"] = profiler::findings_json(profiler::comparison_findings(report));
-  profiler::write_json_summary(summary, path);
-  fmt::print("wrote {}\n", path);
-  return 0;
-}
-
 int ExportCommand::run() {
   if (first_step_ > 0 && last_step_ > 0 && first_step_ > last_step_)
     throw engine::ConfigError(fmt::format("--first-step {} is after --last-step {}; swap them", first_step_, last_step_));
-  const std::string base = format_ == "csv"  ? csv_prefix(out_, session_)
-                           : out_.empty()      ? strip_extension(session_)
-                                               : out_;
+  const profiler::ExportFormat format = *profiler::export_format_named(format_);  // CLI11 checked the name
+  const std::string base = format_ == "csv" ? csv_prefix(out_, session_) : strip_extension(session_);
+  const std::string target = format == profiler::ExportFormat::kCsv ? base
+                             : !out_.empty()                         ? out_
+                             : format == profiler::ExportFormat::kChromeTrace ? base + ".trace.json"
+                             : format == profiler::ExportFormat::kJson        ? base + ".summary.json"
+                                                                               : base + ".tensorboard";
   // Checked before the session is opened: see profiler::is_live_session.
   const std::string out_flag = out_.empty() ? "the output next to the session" : "--out";
-  if (profiler::is_comparison_file(session_)) return export_comparison(base, out_flag);
-  if (format_ == "tensorboard") {
-    check_output_directory(out_flag, out_.empty() ? base + ".tensorboard" : out_);
-  } else if (format_ == "csv") {
-    for (const char* table : {".ops.csv", ".kernels.csv", ".steps.csv", ".gradients.csv"})
-      check_output_file(out_flag, base + table, force_, {session_});
-  } else {
-    check_output_file(out_flag, out_.empty() ? base + (format_ == "chrome" ? ".trace.json" : ".summary.json") : out_,
-                      force_, {session_});
+  const bool comparison = profiler::is_comparison_file(session_);
+  if (const std::string why = comparison ? profiler::comparison_export_refusal(session_, format) : "";
+      !why.empty())
+    throw engine::ConfigError(why + " (ampscope report)");
+  for (const std::string& path : profiler::export_outputs(format, comparison, target)) {
+    if (format == profiler::ExportFormat::kTensorBoard) check_output_directory(out_flag, path);
+    else check_output_file(out_flag, path, force_, {session_});
   }
-  const auto session = profiler::SessionReader::open(session_);
-  warn_if_incomplete(session_, profiler::recording_health_from_meta(session.meta_values()));
-  if (format_ == "chrome") {
-    const std::string path = out_.empty() ? base + ".trace.json" : out_;
-    profiler::ChromeTraceOptions options;
-    if (first_step_ > 0) options.first_step = first_step_;
-    if (last_step_ > 0) options.last_step = last_step_;
-    profiler::export_chrome_trace(session, path, options);
-    fmt::print("wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", path);
-  } else if (format_ == "tensorboard") {
-    const std::string dir = out_.empty() ? base + ".tensorboard" : out_;
-    const std::string path = profiler::tensorboard::export_session(session, dir);
-    fmt::print("wrote {} (tensorboard --logdir {})\n", path, dir);
-  } else if (format_ == "json") {
-    const std::string path = out_.empty() ? base + ".summary.json" : out_;
-    profiler::SessionViewOptions options;
-    options.top_kernels = 10;
-    options.gradient_summaries = 0;
-    const profiler::SessionView view = profiler::load_session_view(session, options);
-    nlohmann::ordered_json summary = profiler::session_summary(view, options.top_kernels);
-    summary["findings"] = profiler::findings_json(profiler::session_findings(view));  // as the report has them
-    profiler::write_json_summary(summary, path);
-    fmt::print("wrote {}\n", path);
-  } else {
-    profiler::export_op_table_csv(session, base + ".ops.csv");
-    profiler::export_kernels_csv(session, base + ".kernels.csv");
-    profiler::export_steps_csv(session, base + ".steps.csv");
-    profiler::export_gradients_csv(session, base + ".gradients.csv");
-    fmt::print("wrote {0}.ops.csv, {0}.kernels.csv, {0}.steps.csv, {0}.gradients.csv\n", base);
-  }
+  if (!comparison)
+    warn_if_incomplete(session_,
+                       profiler::recording_health_from_meta(profiler::SessionReader::open(session_).meta_values()));
+  fmt::print("{}\n", profiler::export_recorded_file(session_, format, target, {first_step_, last_step_}));
   return 0;
 }
 

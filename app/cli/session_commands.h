@@ -22,8 +22,6 @@ class ExportCommand {
   int run();
 
  private:
-  int export_comparison(const std::string& base, const std::string& out_flag) const;
-
   CLI::App* command_;
   std::string session_;
   std::string format_ = "chrome";

@@ -123,6 +123,20 @@ void FileLoader::writeReport(const QString& source, const QString& path) {
   });
 }
 
+void FileLoader::writeExport(const QString& source, profiler::ExportFormat format, const QString& target) {
+  begin(tr("Exporting %1…").arg(QFileInfo(target).fileName()));
+  worker_.run([this, source, format, target] {
+    try {
+      const QString what = QString::fromStdString(
+          profiler::export_recorded_file(source.toStdString(), format, target.toStdString()));
+      post(0, [this] { end(); }, [this, target, what] { emit exportWritten(target, what); });
+    } catch (const std::exception& e) {
+      post(0, [this] { end(); },
+           [this, target, message = QString::fromUtf8(e.what())] { emit exportFailed(target, message); });
+    }
+  });
+}
+
 void FileLoader::readFindings(const QString& path, bool so_far) {
   if (!so_far) begin(tr("Reading the findings of %1…").arg(QFileInfo(path).fileName()));
   const auto done = [this, so_far] {

@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "profiler/analysis/eager_vs_compiled.h"
+#include "profiler/report/file_export.h"
 #include "ui/models/session_io.h"
 #include "ui/widgets/comparison_controller.h"
 #include "ui/widgets/thread_handoff.h"
@@ -68,6 +69,9 @@ class FileLoader : public QObject {
   // Starts writing the HTML report of `source` (a session or comparison file) to
   // `path`; reportWritten() or reportFailed() follows.
   void writeReport(const QString& source, const QString& path);
+  // Starts exporting `source` (profiler::export_recorded_file: a trace, CSV tables, a JSON
+  // summary, TensorBoard events) to `target`; exportWritten() or exportFailed() follows.
+  void writeExport(const QString& source, profiler::ExportFormat format, const QString& target);
   // Reads the findings of the session file at `path` (a built-in run's); findingsRead() or
   // findingsFailed() follows, with `so_far`. so_far: the run is still writing it, and it is read
   // quietly (no busy note: it is read again every few seconds). Leaves the open file alone.
@@ -84,6 +88,8 @@ class FileLoader : public QObject {
   void diffFailed(const QString& message);  // one line
   void reportWritten(const QString& path);
   void reportFailed(const QString& path, const QString& message);
+  void exportWritten(const QString& target, const QString& what);  // what: "wrote ..." (one line)
+  void exportFailed(const QString& target, const QString& message);  // message: one line
   void findingsRead(const QString& path, const ampscope::ui::FindingsPtr& findings, bool so_far);
   void findingsFailed(const QString& path, const QString& message, bool so_far);  // message: one line
 

@@ -23,6 +23,7 @@
 #include "ui/widgets/compiled_pane.h"
 #include "ui/widgets/diff_window.h"
 #include "ui/widgets/error_banner.h"
+#include "ui/widgets/export_dialog.h"
 #include "ui/widgets/findings_pane.h"
 #include "ui/models/formatting.h"
 #include "ui/models/session_io.h"
@@ -80,6 +81,14 @@ MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), 
   connect(file_loader_, &FileLoader::diffOpened, this, &MainWindow::showDiff);
   connect(file_loader_, &FileLoader::diffFailed, this, [this](const QString& message) {
     showError(tr("Cannot compare the runs"), message);
+  });
+  connect(file_loader_, &FileLoader::exportWritten, this, [this](const QString& target, const QString& what) {
+    statusBar()->showMessage(what, 10000);
+    emit dataExported(target, true);
+  });
+  connect(file_loader_, &FileLoader::exportFailed, this, [this](const QString& target, const QString& message) {
+    showError(tr("Cannot export"), message);
+    emit dataExported(target, false);
   });
   connect(file_loader_, &FileLoader::reportFailed, this, [this](const QString& path, const QString& message) {
     showError(tr("Cannot write the report"), message);
@@ -188,6 +197,7 @@ void MainWindow::buildMenus() {
   QAction* export_plot = file->addAction(tr("&Export plots…"), this, &MainWindow::exportPlotDialog);
   export_plot->setShortcut(Qt::CTRL | Qt::Key_E);
   QAction* report = file->addAction(tr("Export HTML &report…"), this, &MainWindow::exportReportDialog);
+  file->addAction(tr("Export &data (trace, CSV, JSON, TensorBoard)…"), this, &MainWindow::exportDataDialog);
   report->setShortcut(Qt::CTRL | Qt::Key_R);
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
@@ -625,25 +635,53 @@ void MainWindow::exportPlotDialog() {
     showError(tr("Export failed"), tr("could not write %1").arg(path));
 }
 
-bool MainWindow::exportReport(const QString& path) {
+std::string MainWindow::exportSource(QString* why_not) const {
   std::string source;
   if (comparisonPageShown()) {
     if (comparison_page_->isRunning()) {
-      showError(tr("No report yet"), tr("the comparison is still running; its report follows when it ends"));
-      return false;
+      *why_not = tr("the comparison is still running; export it when it ends");
+      return {};
     }
     source = comparison_page_->comparisonPath().toStdString();
   } else if (session_io_) {
     source = session_io_->shownSessionPath();
   }
+  if (source.empty())
+    *why_not = comparisonPageShown() ? tr("run a comparison or open a comparison file first")
+                                     : tr("run a training or open a session first");
+  return source;
+}
+
+bool MainWindow::exportReport(const QString& path) {
+  QString why;
+  const std::string source = exportSource(&why);
   if (source.empty()) {
-    showError(tr("No report yet"), comparisonPageShown()
-                                       ? tr("run a comparison or open a comparison file first")
-                                       : tr("run a training or open a session first"));
+    showError(tr("No report yet"), why);
     return false;
   }
   file_loader_->writeReport(QString::fromStdString(source), path);
   return true;
+}
+
+bool MainWindow::exportData(profiler::ExportFormat format, const QString& target) {
+  QString why;
+  const std::string source = exportSource(&why);
+  if (source.empty()) {
+    showError(tr("Nothing to export yet"), why);
+    return false;
+  }
+  file_loader_->writeExport(QString::fromStdString(source), format, target);
+  return true;
+}
+
+void MainWindow::exportDataDialog() {
+  QString why;
+  const std::string source = exportSource(&why);
+  if (source.empty()) return showError(tr("Nothing to export yet"), why);
+  const QString path = QString::fromStdString(source);
+  const bool comparison = comparisonPageShown();
+  if (const std::optional<ExportChoice> choice = askExport(this, path, comparison))
+    exportData(choice->format, choice->target);
 }
 
 void MainWindow::exportReportDialog() {

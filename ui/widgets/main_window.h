@@ -61,6 +61,10 @@ class MainWindow : public QMainWindow {
   // comparison when its page is in front and has one, else of the session shown.
   // reportExported(path, ok) follows; false, with the banner, when there is nothing to report.
   bool exportReport(const QString& path);
+  // Exports the same file (the comparison in front, else the session shown) as `ampscope export`
+  // does (profiler::export_recorded_file), off the GUI thread; dataExported(target, ok) follows,
+  // a failure in the banner. false, with the banner, when there is nothing to export.
+  bool exportData(profiler::ExportFormat format, const QString& target);
   // Runs the user's own Python script under capture (`ampscope run`, a process of its
   // own): the Script pane shows its output, and the session it writes opens and is
   // followed live once it begins. false, with the banner, when it cannot start.
@@ -98,6 +102,7 @@ class MainWindow : public QMainWindow {
  signals:
   void fileOpened(const QString& path, bool ok);
   void reportExported(const QString& path, bool ok);
+  void dataExported(const QString& target, bool ok);
 
  public slots:
   void startRun();
@@ -128,6 +133,10 @@ class MainWindow : public QMainWindow {
   void saveSessionDialog();
   void exportPlotDialog();
   void exportReportDialog();
+  void exportDataDialog();
+  // The file File → Export writes from: the comparison's when its page is in front, else the
+  // shown session's; empty (and `why_not` says why) when there is none yet.
+  std::string exportSource(QString* why_not) const;
   void resetLayout();
   // The run panel shows the settings a session or comparison was recorded with.
   void applySavedConfig(const std::string& config_json);
