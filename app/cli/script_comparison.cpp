@@ -81,11 +81,9 @@ std::optional<int64_t> root_cause_rank(const fs::path& log_path) {
     const size_t at = line.find_first_not_of(' ');
     if (!in_root_cause || at == std::string::npos || !line.substr(at).starts_with("rank ")) continue;
     const size_t colon = line.find(':', at);
+    const size_t digits = colon == std::string::npos ? colon : line.find_first_not_of(' ', colon + 1);
     int64_t rank = -1;
-    if (colon != std::string::npos) {
-      const char* from = line.data() + line.find_first_not_of(' ', colon + 1);
-      std::from_chars(from, line.data() + line.size(), rank);
-    }
+    if (digits != std::string::npos) std::from_chars(line.data() + digits, line.data() + line.size(), rank);
     return rank >= 0 ? std::optional<int64_t>(rank) : std::nullopt;
   }
   return std::nullopt;
