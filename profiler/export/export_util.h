@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the exporters and the CLI's per-step files: writing an output file with
 // every write checked, RFC 4180 fields, numbers.
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <ostream>
