@@ -21,8 +21,7 @@ Json spread_json(const Spread& s) {
   return {{"median", s.median}, {"min", s.min}, {"max", s.max}};
 }
 
-Json variants_json(const Comparison& c) {
-  const std::vector<VariantSummary> summaries = summarize(c);
+Json variants_json(const Comparison& c, const std::vector<VariantSummary>& summaries) {
   Json all = Json::array();
   for (size_t i = 0; i < summaries.size(); ++i) {
     const VariantSummary& s = summaries[i];
@@ -50,9 +49,9 @@ Json variants_json(const Comparison& c) {
   return all;
 }
 
-Json ops_json(const Comparison& c) {
+Json ops_json(const Comparison& c, const std::vector<OpComparisonRow>& ops) {
   Json all = Json::array();
-  for (const OpComparisonRow& row : match_ops(c)) {
+  for (const OpComparisonRow& row : ops) {
     Json shapes = Json::array();
     for (const Shape& shape : row.input_shapes) shapes.push_back(shape);
     Json per_variant = Json::object();
@@ -82,7 +81,8 @@ Json ops_json(const Comparison& c) {
 
 }  // namespace
 
-Json comparison_summary(const Comparison& c) {
+Json comparison_summary(const Comparison& c, const std::vector<VariantSummary>& summaries,
+                        const std::vector<OpComparisonRow>& ops) {
   Json j;
   j["kind"] = "comparison";
   j["meta"] = {{"ampscope_version", c.meta.ampscope_version},
@@ -107,8 +107,8 @@ Json comparison_summary(const Comparison& c) {
   j["planned_repeats"] = c.planned_repeats;
   j["effective_batch"] = c.effective_batch;
   j["baseline"] = baseline_index(c) ? Json(kBaselineVariant) : Json(nullptr);
-  j["variants"] = variants_json(c);
-  j["ops"] = ops_json(c);
+  j["variants"] = variants_json(c, summaries);
+  j["ops"] = ops_json(c, ops);
   return j;
 }
 

@@ -6,12 +6,16 @@
 // the HTML report and the GUI's comparison page show. Fields: docs/session-format.md.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "profiler/analysis/comparison.h"
 
 namespace ampscope::profiler {
 
-nlohmann::ordered_json comparison_summary(const Comparison& comparison);
+// `summaries` and `ops`: summarize(comparison) and match_ops(comparison), made by the caller
+// (comparison_report() has them), not made again here.
+nlohmann::ordered_json comparison_summary(const Comparison& comparison, const std::vector<VariantSummary>& summaries,
+                                          const std::vector<OpComparisonRow>& ops);
 
 // BASE.variants.csv (a row per precision), BASE.ops.csv (a row per matched op and precision,
 // long form: a pivot table's input) and BASE.steps.csv (every step of every repeat, warm-up

@@ -33,9 +33,10 @@ std::string export_comparison(const std::string& source, ExportFormat format, co
     export_comparison_csv(comparison, target);
     return "wrote " + joined(export_outputs(format, true, target));
   }
-  nlohmann::ordered_json summary = comparison_summary(comparison);
-  // As the report and `summary` have them: the verdict, each reduced precision's recommendations.
+  // The report's summaries and matched ops, and its findings as `summary` and the report show
+  // them: the verdict, each reduced precision's recommendations.
   const ReportData report = comparison_report(std::move(comparison), source);
+  nlohmann::ordered_json summary = comparison_summary(*report.comparison, report.variant_summaries, report.op_rows);
   summary["findings"] = findings_json(comparison_findings(report));
   write_json_summary(summary, target);
   return "wrote " + target;

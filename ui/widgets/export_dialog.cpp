@@ -4,6 +4,8 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QStringList>
+#include <algorithm>
+#include <iterator>
 
 namespace ampscope::ui {
 namespace {
@@ -63,10 +65,12 @@ std::optional<ExportChoice> askExport(QWidget* parent, const QString& source, bo
   QString selected = filters.front();
   const QFileInfo file(source);
   const QString base = file.dir().filePath(file.completeBaseName());
+  // Named as the first format offered writes it (a session's trace, a comparison's JSON).
+  const FormatFilter& first = *std::find_if(std::begin(kFilters), std::end(kFilters),
+                                            [&](const FormatFilter& f) { return f.comparison || !comparison; });
   const QString path = QFileDialog::getSaveFileName(
       parent, QCoreApplication::translate("ExportDialog", "Export %1").arg(file.fileName()),
-      base + QLatin1String(comparison ? ".summary.json" : ".trace.json"), filters.join(QStringLiteral(";;")),
-      &selected);
+      base + QLatin1String(first.suffix), filters.join(QStringLiteral(";;")), &selected);
   if (path.isEmpty()) return std::nullopt;
   return exportChoice(selected, path);
 }
