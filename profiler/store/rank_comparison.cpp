@@ -60,7 +60,8 @@ RankComparison compare_ranks(const std::vector<SessionView>& sessions) {
     r.last_loss_scale = s.steps.empty() ? 1.0 : s.steps.back().loss_scale;
     int64_t all = 0;
     for (const auto& row : s.op_stats) {
-      if (!row.top_level) continue;
+      // Compiling (torch.compile inside the profiled steps) is no op time: seconds of it hid the collectives.
+      if (!row.top_level || row.name == kTorchCompileOp) continue;
       all += row.cpu_time_ns;
       if (is_collective_op(row.name)) r.collective_cpu_ns += row.cpu_time_ns;
     }

@@ -46,6 +46,26 @@ TEST(RankComparison, FindsTheStragglerAndChecksTheLossScaleAgrees) {
   EXPECT_EQ(three.scale_disagreements, 4);
 }
 
+// A rank that compiled inside its profiled steps spent seconds in torch.compile, which is no op time
+// (summary keeps it out of every category): over it, a torch.compile'd FSDP job read 0.0 % in
+// collectives where its all-gathers and reduce-scatters took 3 % of its ops' time.
+TEST(RankComparison, TheCollectivesShareLeavesCompilingOut) {
+  const auto row = [](std::string name, int64_t ns) {
+    OpStats r;
+    r.name = std::move(name);
+    r.top_level = true;
+    r.cpu_time_ns = ns;
+    return r;
+  };
+  SessionView rank;
+  rank.path = "job.rank0.ampscope";
+  rank.op_stats = {row("c10d::_allgather_base_", 3'000'000), row("aten::addmm", 97'000'000),
+                   row(std::string(kTorchCompileOp), 18'000'000'000)};
+  const RankComparison ranks = compare_ranks({rank});
+  ASSERT_EQ(ranks.ranks.size(), 1u);
+  EXPECT_DOUBLE_EQ(ranks.ranks[0].collective_share, 0.03);
+}
+
 // Within 10 % of the fastest is noise, not a straggler: the report and the GUI say so.
 TEST(RankComparison, RanksWithin10PercentHaveNoStraggler) {
   ScratchDir dir;
