@@ -98,6 +98,10 @@ struct RawOp {
   int8_t autocast_cast_to = kNoTensor;    // the dtype the first autocast cast inside it made (CastContext)
   bool forward_by_node = false;  // a top-level op outside every phase that autograd recorded: see on_exit
   bool in_sharding_scope = false;  // entered inside one of FSDP's scopes (CastContext)
+  // The last inputs are this many out= tensors (sum.IntList_out's fp32 `out` under a bf16
+  // mean): written, not read, so they take no part in promotion. Listed as inputs still, as
+  // torch.profiler lists them.
+  uint8_t out_arguments = 0;
 };
 
 // A recorded op still running on a thread's stack.
@@ -116,6 +120,7 @@ struct OpenOp {
   uint32_t phases_open = 0;            // and its phase scopes
   bool holds_autocast_cast = false;    // a custom Function's forward in which autocast cast something
   bool origin_taken = false;           // an engine scope given its node's module and cast context
+  const void* last_input = nullptr;    // the last input's TensorImpl: an out= tensor if an output is it
 };
 
 // What a user scope on the stack was, so its exit undoes the right thing.
@@ -287,7 +292,9 @@ struct OpObserver::SequenceTable {
 
 namespace {
 
-void describe_inputs(const at::RecordFunction& fn, std::vector<TensorDesc>& tensors, std::vector<int64_t>& dims) {
+// The inputs' descriptions; returns the last input's TensorImpl (nullptr where it is no tensor).
+const void* describe_inputs(const at::RecordFunction& fn, std::vector<TensorDesc>& tensors,
+                            std::vector<int64_t>& dims) {
   auto add = [&](const at::Tensor& t, bool may_be_wrapped) {
     if (!t.defined()) {
       tensors.emplace_back();
@@ -301,9 +308,12 @@ void describe_inputs(const at::RecordFunction& fn, std::vector<TensorDesc>& tens
                        static_cast<uint16_t>(sizes.size())});
     dims.insert(dims.end(), sizes.begin(), sizes.end());
   };
+  const void* last = nullptr;
   for (const c10::IValue& v : fn.inputs()) {
+    last = nullptr;
     if (v.isTensor()) {
       add(v.toTensor(), true);
+      last = v.toTensor().defined() ? v.toTensor().unsafeGetTensorImpl() : nullptr;
     } else if (v.isTensorList()) {
       // Lists (cat, stack, foreach ops) are flattened: their dtypes decide promotion.
       for (const c10::IValue& e : v.toListRef()) {
@@ -314,14 +324,18 @@ void describe_inputs(const at::RecordFunction& fn, std::vector<TensorDesc>& tens
       tensors.emplace_back();
     }
   }
+  return last;
 }
 
-int64_t describe_outputs(const at::RecordFunction& fn, std::vector<TensorDesc>& tensors) {
+// The outputs' descriptions and bytes; `returns_input` is set where one of them is the tensor `input`.
+int64_t describe_outputs(const at::RecordFunction& fn, std::vector<TensorDesc>& tensors, const void* input,
+                         bool& returns_input) {
   int64_t bytes = 0;
   auto add = [&](const c10::IValue& v) {
     if (!v.isTensor()) return;
     const at::Tensor& t = v.toTensor();
     if (!t.defined()) return;
+    returns_input = returns_input || (input != nullptr && t.unsafeGetTensorImpl() == input);
     tensors.push_back({static_cast<int8_t>(t.scalar_type()), false, 0});
     bytes += static_cast<int64_t>(t.numel()) * static_cast<int64_t>(t.element_size());
   };
@@ -356,12 +370,37 @@ FloatKind float_kind(const TensorDesc& t) {
 // classify_op()'s promotion rule, on dtype codes: whether to_records() will call the op
 // promoted. Its backward node then hands the engine a gradient to cast back.
 bool is_promotion(const RawOp& r, const TensorDesc* tensors) {
-  if (r.n_inputs < 2 || r.n_outputs == 0) return false;
+  const uint32_t read = r.n_inputs - r.out_arguments;
+  if (read < 2 || r.n_outputs == 0) return false;
   FloatMix mix;
-  for (uint32_t i = 0; i < r.n_inputs; ++i) mix.add(float_kind(tensors[i]));
+  for (uint32_t i = 0; i < read; ++i) mix.add(float_kind(tensors[i]));
   for (uint32_t i = r.n_inputs; i < r.n_inputs + r.n_outputs; ++i)
     if (is_floating(tensors[i])) return mix.promotes_to(float_kind(tensors[i]));
   return false;
+}
+
+// How many of the op's last inputs are out= tensors, asked of its schema only where it returns
+// its last input and its floating inputs differ in dtype (a copy of the schema is too dear for
+// every op, or every LayerNorm). 0 where an out= argument is a list (flattened into as many
+// inputs: rare, left as read).
+uint8_t out_arguments(const at::RecordFunction& fn, const RawOp& r, const TensorDesc* tensors) {
+  int8_t first = kNoTensor;
+  bool mixed = false;
+  for (uint32_t i = 0; i < r.n_inputs && !mixed; ++i) {
+    if (!is_floating(tensors[i])) continue;
+    if (first == kNoTensor) first = tensors[i].dtype;
+    mixed = tensors[i].dtype != first;
+  }
+  if (!mixed) return 0;
+  const std::optional<c10::FunctionSchema> schema = fn.operator_schema();
+  if (!schema) return 0;
+  uint8_t outs = 0;
+  for (const c10::Argument& a : schema->arguments()) {
+    if (!a.is_out()) continue;
+    if (a.type()->kind() != c10::TypeKind::TensorType) return 0;
+    ++outs;
+  }
+  return outs < r.n_inputs ? outs : 0;
 }
 
 // The devices autocast is on for, as NameFlag bits (kAutocastCpu, kAutocastCuda): the TLS
@@ -534,7 +573,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   }
   op.pending_tensor = static_cast<uint32_t>(ts.pending_tensors.size());
   op.pending_dim = static_cast<uint32_t>(ts.pending_dims.size());
-  describe_inputs(fn, ts.pending_tensors, ts.pending_dims);
+  op.last_input = describe_inputs(fn, ts.pending_tensors, ts.pending_dims);
   r.n_inputs = static_cast<uint32_t>(ts.pending_tensors.size() - op.pending_tensor);
   if (self->hooks_) self->hooks_->push_external_id(r.id);
   r.start_ticks = read_ticks();
@@ -566,7 +605,8 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
   OpenOp& op = ts.open.back();
   RawOp& r = op.raw;
   r.end_ticks = end;
-  r.out_bytes = describe_outputs(fn, ts.pending_tensors);
+  bool returns_last_input = false;
+  r.out_bytes = describe_outputs(fn, ts.pending_tensors, op.last_input, returns_last_input);
   r.n_outputs = static_cast<uint32_t>(ts.pending_tensors.size() - op.pending_tensor - r.n_inputs);
   // The op (or one inside it) created the autograd node with its number iff the
   // thread's counter moved past it. Ops that create none (no input needs a
@@ -574,6 +614,7 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
   // the number of a later node and must not claim it.
   // A backward's ops create nodes only under create_graph (grad mode on).
   const TensorDesc* const described = ts.pending_tensors.data() + op.pending_tensor;
+  if (returns_last_input && !op.is_cast && r.n_inputs >= 2) r.out_arguments = out_arguments(fn, r, described);
   const bool autocast_cast = op.is_cast && is_autocast_cast(r, described);
   if (!op.is_backward_node && r.sequence_nr >= 0 &&
       at::sequence_number::peek() > static_cast<uint64_t>(r.sequence_nr)) {
@@ -727,8 +768,14 @@ std::vector<OpRecord> OpBatch::to_records() && {
                                   ? std::string_view()
                                   : std::string_view(dtype_text(TensorDesc{.dtype = op.autocast_cast_to})),
                               op.in_sharding_scope};
-    r.category = op.autograd_node ? OpCategory::kUnchanged
-                                  : classify_op(r.name, r.input_dtypes, r.output_dtypes, context);
+    if (op.autograd_node) {
+      r.category = OpCategory::kUnchanged;
+    } else if (op.out_arguments == 0) {
+      r.category = classify_op(r.name, r.input_dtypes, r.output_dtypes, context);
+    } else {
+      const std::vector<DtypeName> read(r.input_dtypes.begin(), r.input_dtypes.end() - op.out_arguments);
+      r.category = classify_op(r.name, read, r.output_dtypes, context);
+    }
     if (r.category == OpCategory::kAutocastCast || r.category == OpCategory::kExplicitCast ||
         r.category == OpCategory::kPromotionCast || r.category == OpCategory::kShardingCast)
       r.cast_bytes = op.out_bytes;

@@ -261,6 +261,36 @@ TEST(OpObserver, MixedInputsOfAnFp32PolicyOpAreKeptFp32) {
   EXPECT_EQ(top["aten::add"]->category, OpCategory::kPromoted);
 }
 
+// An out= tensor is written, not read: sum(bf16, dtype=float32, out=fp32), which the CPU's
+// mean of a bf16 tensor runs inside (ResNet's average pool in a bf16 model), promoted
+// nothing, where autocast was off. Still listed among the inputs, as torch.profiler lists
+// them; an out= variant's mixed inputs that are read (add's) still promote.
+TEST(OpObserver, AnOutArgumentTakesNoPartInPromotion) {
+  const at::Tensor low = at::randn({4, 8, 3, 3}).to(at::kBFloat16);
+  at::Tensor sum = at::empty({4, 8}, at::kFloat), added = at::empty({4, 8, 3, 3}, at::kFloat);
+  OpObserver observer;
+  observer.begin_step(1);
+  (void)at::mean(low, {2, 3});
+  (void)at::sum_out(sum, low, {2, 3}, false, at::kFloat);
+  (void)at::add_out(added, low, at::randn({4, 8, 3, 3}));
+  observer.end_step();
+  int64_t sums = 0, adds = 0;
+  for (const auto& op : observer.collect()) {
+    if (op.name == "aten::sum") {
+      ++sums;
+      EXPECT_EQ(op.category, OpCategory::kUnchanged) << fmt::format("{}", op.input_dtypes);
+      EXPECT_EQ(op.input_dtypes.back(), "float32") << "the out= tensor, listed";
+    } else if (op.name == "aten::add") {
+      ++adds;
+      EXPECT_EQ(op.category, OpCategory::kPromoted) << fmt::format("{}", op.input_dtypes);
+    } else {
+      EXPECT_NE(op.category, OpCategory::kPromoted) << op.name << fmt::format(" {}", op.input_dtypes);
+    }
+  }
+  EXPECT_EQ(sums, 2) << "the mean's and the script's";
+  EXPECT_EQ(adds, 1);
+}
+
 // x (fp32) + y (fp16) computes in fp32; its backward hands y an fp32 gradient, which
 // autograd's engine casts back to fp16. No line of the code asked for that cast: it is the
 // promotion's. The backward of a cast the code did ask for stays explicit.
