@@ -15,7 +15,10 @@ forward in the backward graph, which ampscope lists in the phase "recompute". --
 compiles a function holding the autocast region and the loss instead of the model (the
 model inlined in its graph, no module call to see); --compile-optimizer compiles the
 optimizer step as PyTorch's recipe does (`@torch.compile(fullgraph=False) def step():
-optimizer.step()`). --eager runs the same model and steps without
+optimizer.step()`). --compile blocks compiles each transformer block (or ResNet block) on its
+own, in place (`block.compile()`, torchtitan's and HF's recipe: one graph serves every block
+alike, compiled once); --compile block-wrappers puts `torch.compile(block)` in its place instead.
+--pure-bf16 trains the parameters themselves in bf16, without autocast. --eager runs the same model and steps without
 torch.compile: `ampscope diff eager.ampscope compiled.ampscope` then sets the two
 runs side by side (what autocast ran in which dtype, per module, and the time)."""
 import argparse
@@ -33,15 +36,19 @@ parser.add_argument("--graph-break", action="store_true")
 parser.add_argument("--vary-batch", action="store_true")
 parser.add_argument("--model", choices=["mlp", "gpt2", "llama", "resnet"], default="mlp")
 parser.add_argument("--eager", action="store_true", help="no torch.compile: the eager baseline of the same run")
-parser.add_argument("--compile", choices=["model", "function"], default="model",
-                    help="what torch.compile wraps: the model, or a function of the batch's autocast region and loss")
+parser.add_argument("--compile", choices=["model", "function", "blocks", "block-wrappers"], default="model",
+                    help="what torch.compile wraps: the model, a function of the batch's autocast region and loss, "
+                         "or each block (gpt2, llama, resnet) in place (blocks) or as a compiled module (block-wrappers)")
 parser.add_argument("--compile-optimizer", action="store_true", help="the optimizer step compiled too")
 parser.add_argument("--checkpoint", action="store_true", help="activation checkpointing (not --model resnet)")
+parser.add_argument("--pure-bf16", action="store_true", help="bf16 parameters, no autocast")
 parser.add_argument("--validate", action="store_true",
                     help="after the last step, one validation batch under torch.no_grad (its own compiled graph)")
 args = parser.parse_args()
 if args.checkpoint and args.model == "resnet":
     parser.error("--checkpoint: the MLP, gpt2 or llama")
+if args.compile in ("blocks", "block-wrappers") and args.model == "mlp":
+    parser.error("--compile blocks: gpt2, llama or resnet (the MLP has no blocks alike)")
 
 
 class MLP(nn.Module):
@@ -62,6 +69,7 @@ class MLP(nn.Module):
 
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
+inputs_dtype = torch.bfloat16 if args.pure_bf16 else torch.float32
 torch.manual_seed(0)
 
 
@@ -99,28 +107,52 @@ def build():
         net = resnet18(num_classes=10).to(device)
 
         def resnet_loss(forward, batch):
-            images = torch.randn(batch // 4, 3, 32, 32, device=device)
+            images = torch.randn(batch // 4, 3, 32, 32, device=device, dtype=inputs_dtype)
             return nn.functional.cross_entropy(forward(images), torch.randint(0, 10, (batch // 4,), device=device))
 
         return net, resnet_loss
     net = MLP(args.graph_break, args.checkpoint).to(device)
 
     def mlp_loss(forward, batch):
-        inputs, target = torch.randn(batch, 32, device=device), torch.randint(0, 10, (batch,), device=device)
+        inputs = torch.randn(batch, 32, device=device, dtype=inputs_dtype)
+        target = torch.randint(0, 10, (batch,), device=device)
         return nn.functional.cross_entropy(forward(inputs), target)
 
     return net, mlp_loss
 
 
+def blocks_of(net):
+    """The model's repeated blocks, as (their container, index): GPT-2's and Llama's decoder
+    layers, ResNet's residual blocks."""
+    if args.model == "gpt2":
+        return [(net.transformer.h, i) for i in range(len(net.transformer.h))]
+    if args.model == "llama":
+        return [(net.model.layers, i) for i in range(len(net.model.layers))]
+    return [(stage, i) for stage in (net.layer1, net.layer2, net.layer3, net.layer4) for i in range(len(stage))]
+
+
 model, batch_loss = build()
+if args.pure_bf16:
+    model.to(torch.bfloat16)
 if args.checkpoint and args.model != "mlp":
     model.gradient_checkpointing_enable()
-compiled = model if args.eager or args.compile == "function" else torch.compile(model, backend=args.backend,
-                                                                                dynamic=False)
+compiled = model
+if args.eager or args.compile == "function":
+    pass
+elif args.compile == "blocks":
+    for parent, i in blocks_of(model):
+        parent[i].compile(backend=args.backend, dynamic=False)
+elif args.compile == "block-wrappers":
+    for parent, i in blocks_of(model):
+        parent[i] = torch.compile(parent[i], backend=args.backend, dynamic=False)
+else:
+    compiled = torch.compile(model, backend=args.backend, dynamic=False)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 
 
 def autocast_loss(batch):
+    if args.pure_bf16:
+        return batch_loss(compiled, batch)
     with torch.autocast(device_type=device, dtype=torch.bfloat16):
         return batch_loss(compiled, batch)
 

@@ -49,8 +49,9 @@ import torch
 from . import _ampscope_capture as _core
 from ._backward_origin import BackwardWatch
 from ._class_patches import ClassPatches
-from ._compiled import CompiledGraphs, _dtype_name
+from ._compiled import CompiledGraphs
 from ._compiled_calls import CompiledCalls
+from ._graph_nodes import _dtype_name
 from ._recording import PHASE_SCOPES as _PHASE_SCOPES, OwnWait as _OwnWait, Quiet as _Quiet, scalar as _scalar
 from . import _schedulers
 from . import _sharding
@@ -84,6 +85,13 @@ _DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 # LoRA or quantized Linear still multiplies its input by .weight).
 _GEMM_LAYERS = (torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)
 _PARAMETRIZATION_LIST = torch.nn.utils.parametrize.ParametrizationList
+
+
+def _without_compile_wrappers(path: str) -> str:
+    """A module's (or parameter's) path without torch.compile's wrapper: `layers[0] =
+    torch.compile(layer)` holds the layer as "layers.0._orig_mod", which the script, the
+    eager run and the model's own code call "layers.0"."""
+    return ".".join(part for part in path.split(".") if part != "_orig_mod")
 
 
 def _leading_batch(values) -> int:
@@ -356,6 +364,7 @@ class Capture:
         self._tls = threading.local()
         self._paths = {}         # id(module) -> (weakref, scope id or None)
         self._path_names = {}    # id(module) -> its path, for compiled graphs' modules
+        self._scope_paths = {}   # module scope id -> its path: the module a compiled graph ran for
         self._compiled = CompiledGraphs(self)
         self._compiled_calls = CompiledCalls(self)
         self._param_names = {}   # id(parameter) -> (weakref, name)
@@ -460,10 +469,11 @@ class Capture:
                 continue  # a submodule of a model already mapped (shared), or mapped by watch()
             # The first model's own code (its paths start at its children) is named by its class,
             # as backward checks name it: "-" read as ops that ran in no module.
-            path = ".".join(p for p in (name, sub_name) if p) or type(inner).__name__
+            path = ".".join(p for p in (name, _without_compile_wrappers(sub_name)) if p) or type(inner).__name__
             scope = _core.intern_scope("ampscope.module:" + path)
             self._paths[id(sub)] = (weakref.ref(sub), scope)
             self._path_names[id(sub)] = path
+            self._scope_paths[scope] = path
             # (A parametrized weight is not read here: reading it runs its parametrization.)
             if (_hf_conv1d(sub) and _weight_parametrization(sub) is None
                     and isinstance(getattr(sub, "weight", None), torch.Tensor)):
@@ -472,7 +482,8 @@ class Capture:
         for p_name, p in inner.named_parameters():
             known = self._param_names.get(id(p))
             if known is None or known[0]() is not p or explicit:
-                self._param_names[id(p)] = (weakref.ref(p), ".".join(x for x in (name, p_name) if x))
+                self._param_names[id(p)] = (weakref.ref(p),
+                                            ".".join(x for x in (name, _without_compile_wrappers(p_name)) if x))
                 count += p.numel()
                 # The trained ones: a frozen base (LoRA's bf16 weights) has no master weights to keep.
                 if p.requires_grad:
@@ -692,6 +703,34 @@ class Capture:
     def _module_scope(self):
         """The scope of the innermost module running on this thread (None outside any)."""
         return next((scope for _, scope in reversed(self._stack()) if scope is not None), None)
+
+    def _innermost_module_path(self):
+        """The path of the innermost module running on this thread (None outside any): the
+        module a compiled graph runs for, when one graph serves several blocks alike."""
+        return self._scope_paths.get(self._module_scope())
+
+    def _enter_compiled_module(self, module):
+        """A module compiled in place (`block.compile()`) is called: its call runs its compiled
+        code directly, past the module hooks (nn.Module.__call__ takes _compiled_call_impl), so
+        no hook opens its scope; its region's ops and graphs were the parent's. Opens the scope
+        as its hook would: the token for _exit_compiled_module, None where the module is unknown."""
+        entry = self._paths.get(id(module))
+        if entry is None or entry[1] is None or entry[0]() is not module:
+            return None
+        depth = _core.scope_depth()
+        _core.enter_scope(entry[1])
+        frame = (0, entry[1])  # scopes unwound by _exit_compiled_module, not by a module hook
+        self._stack().append(frame)
+        return depth, frame
+
+    def _exit_compiled_module(self, token):
+        depth, frame = token
+        stack = self._stack()
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is frame:
+                del stack[i]
+                break
+        _core.unwind_scopes(depth)
 
     def _root_call(self, module, args, kwargs):
         """A model's own pre-hook, after the global one, handed its keywords: the batch of a

@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import os
+import operator
 import sys
 import threading
 
@@ -48,145 +48,38 @@ import torch
 
 from . import _ampscope_capture as _core
 from ._compiled_kernels import KernelProfiling, graph_scope, kernel_calls
+from ._graph_nodes import (_autocast_may_act, _autocast_off_calls, _dtype_name, _dynamo_call, _first_line,
+                           _frame_name, _in_autograd_function, _op_name, _renamed, _shape, _source_fn,
+                           _strip_dynamo_source, _tensor, _under, _val)
 
 # dynamo-level ops (source_fn_stack) that are themselves a cast the script asked for.
 _SCRIPT_CASTS = {"to", "float", "half", "bfloat16", "double", "type", "type_as"}
 # Ops between autocast's cast and the op it was made for, that change no dtype.
 _VIEWS = {"aten::t", "aten::view", "aten::_unsafe_view", "aten::reshape", "aten::transpose", "aten::permute",
           "aten::expand", "aten::unsqueeze", "aten::squeeze", "aten::slice", "aten::select", "aten::alias"}
-_TORCH_DIR = os.path.dirname(torch.__file__)
-_REASON_CHARS = 300  # a reason is kept to its first line, at most this long
-
-
-def _dtype_name(dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
-def _tensor(value):
-    return value if isinstance(value, torch.Tensor) else None
-
-
-def _shape(t) -> list[int]:
-    out = []
-    for d in t.shape:
-        try:
-            out.append(int(d))
-        except (TypeError, ValueError):  # an unbacked symbolic size: no value to show
-            out.append(-1)
-    return out
-
-
-def _val(arg):
-    return arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
-
-
-def _op_name(node) -> str | None:
-    target = node.target
-    if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
-        return None
-    return target._schema.name  # "aten::addmm", "prims::convert_element_type"
-
-
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    return (lines[0] if lines else "")[:_REASON_CHARS]
-
-
-def _source_fn(node) -> str | None:
-    stack = node.meta.get("source_fn_stack")
-    if not stack:
-        return None
-    fn = stack[-1][1]
-    return fn if isinstance(fn, str) else getattr(fn, "__name__", str(fn))
-
-
-def _in_autograd_function(node) -> bool:
-    """Whether dynamo traced the node inside a custom autograd.Function's forward or backward."""
-    return any(entry[0] == "autograd.function" for entry in node.meta.get("source_fn_stack") or ())
-
-
-def _autocast_off_calls(mod) -> dict:
-    """Dynamo's calls (its graph's node names, which AOTAutograd's nodes name first in
-    source_fn_stack) run where the compiled code turned autocast off for a device whose
-    autocast is on around the graph (Llama's rotary angles: autocast(enabled=False) inside
-    the model, the script's region around it): node name -> device type. A custom
-    autograd.Function's body (custom_fwd's region) is a graph of its own, whose calls are
-    keyed by their source_fn_stack names (("autograd.function", "mm")), as AOTAutograd's
-    nodes carry them; a key two bodies disagree on is left out."""
-    off = _autocast_off_nodes(mod.graph, lambda node: node.name)
-    decided: dict[tuple, str | None] = {}
-
-    def names(n):
-        return tuple(entry[0] for entry in n.meta.get("source_fn_stack") or ())
-    for node in mod.graph.nodes:
-        body = getattr(mod, node.target, None) if node.op == "get_attr" else None
-        if not isinstance(body, torch.fx.GraphModule):
-            continue
-        body_off = _autocast_off_nodes(body.graph, names)
-        for n in body.graph.nodes:
-            if n.op in ("call_function", "call_method") and (key := names(n)):
-                device = body_off.get(key)
-                decided[key] = device if decided.get(key, device) == device else None
-    off.update({key: device for key, device in decided.items() if device is not None})
-    return off
-
-
-def _autocast_off_nodes(graph, key_of) -> dict:
-    """A graph's calls run inside an autocast(enabled=False) region for a device whose
-    autocast is on around it: key_of(node) -> device type."""
-    enter = getattr(torch.amp.autocast_mode, "_enter_autocast", None)
-    leave = getattr(torch.amp.autocast_mode, "_exit_autocast", None)
-    off, regions = {}, []  # regions: (enter node, device type, enabled), innermost last
-    turned_off = []  # the devices the open regions turn off, as their innermost says
-    for node in graph.nodes:
-        if node.op not in ("call_function", "call_method"):
-            continue
-        if enter is not None and node.target is enter and len(node.args) >= 3:
-            regions.append((node, node.args[0], bool(node.args[2])))
-        elif leave is not None and node.target is leave:
-            regions = [r for r in regions if r[0] not in node.args]
-        else:
-            for device in turned_off:
-                off[key_of(node)] = device
-            continue
-        innermost = {device: enabled for _, device, enabled in regions}
-        turned_off = [device for device, enabled in innermost.items()
-                      if not enabled and isinstance(device, str) and torch.is_autocast_enabled(device)]
-    return off
-
-
-def _strip_dynamo_source(fqn: str) -> str:
-    """"L['self'].layers[0]" -> "layers.0": a module path from dynamo's source text."""
-    path = fqn
-    if path.startswith(("L[", "G[")):
-        end = path.find("]")
-        path = path[end + 1:] if end >= 0 else ""
-    path = path.replace("[", ".").replace("]", "").replace("'", "").replace('"', "")
-    return ".".join(p for p in path.split(".") if p)
-
-
-def _frame_name(frame) -> str:
-    """The function dynamo recompiles: for a compiled module, dynamo's frame around
-    its call (a torch file) holds the module (or its bound method) as `fn`."""
-    code = frame.f_code
-    fn = frame.f_locals.get("fn")
-    owner = fn if isinstance(fn, torch.nn.Module) else getattr(fn, "__self__", None)
-    if code.co_filename.startswith(_TORCH_DIR) and isinstance(owner, torch.nn.Module):
-        return f"{type(owner).__name__} (a torch.compile'd module)"
-    return f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})"
+_PENDING_KEPT = 4096  # forward calls of a module's graph awaiting their backward
 
 
 class _Graph:
     """One compiled graph's ops (per signature, with how often the graph holds it)
     and how often it ran on sampled steps."""
 
-    def __init__(self, phase: str, rows: dict, nodes: dict):
+    def __init__(self, phase: str, rows: dict, nodes: dict, root: str | None = None, pending: list | None = None):
         self.phase = phase
         self.rows = rows  # signature tuple -> occurrences in the graph
         self.nodes = nodes  # node name -> the op it is (a fused op's description)
-        self.calls = 0
+        # Calls on sampled steps by the module instance they ran for (None: the one the graph
+        # was traced on, `root`, or any where the graph is no module's code).
+        self.calls: dict[str | None, int] = {}
         self.number = -1  # its place in CompiledGraphs._graphs: its marker op's name
         self.kernel_calls: list[dict] = []  # inductor's calls, in order (_compiled_kernels.kernel_calls)
+        # The path of the module whose code the graph is (a compiled module's, `block.compile()`'s),
+        # where its nodes name modules under it; None for a compiled function's graph.
+        self.root = root
+        # The instances of forward calls whose backward has not run yet, newest last: a backward
+        # graph's call is for the latest of them (backward runs the blocks in reverse). Shared by
+        # a forward graph and its backward graph.
+        self.pending = pending if pending is not None else []
 
 
 class CompiledGraphs:
@@ -226,7 +119,9 @@ class CompiledGraphs:
             # A module's compiled wrapper is a module (the module hooks see its calls); a bare
             # torch.compile(**options) is a decorator, which calls torch.compile again.
             if self._active and inspect.isfunction(compiled) and hasattr(compiled, "_torchdynamo_orig_callable"):
-                return self._capture._compiled_calls.wrap(compiled)
+                owner = getattr(args[0], "__self__", None) if args else None
+                return self._capture._compiled_calls.wrap(
+                    compiled, owner if isinstance(owner, torch.nn.Module) else None)
             return compiled
         self._set(torch, "compile", compile)
 
@@ -292,13 +187,17 @@ class CompiledGraphs:
             forward_nodes: dict[int, tuple[str, bool, bool, bool]] = {}
             forward = []  # the forward (or inference) graph, once compiled
             off_calls = _autocast_off_calls(mod)  # traced now, under the script's autocast
+            autocast_acts = _autocast_may_act(mod)
+            # Traced at the first call, inside the module it was made for: the compiled block's scope
+            # (opened by its hook, or for `block.compile()` by the wrapper of its compiled call).
+            root = graphs._capture._innermost_module_path()
 
             def read_forward(compiler, inference):
                 def compile_forward(gm, example_inputs):
                     # Compiled without autograd: a forward (validation), or a compiled optimizer
                     # step's update, compiled inside optimizer.step().
                     phase = graphs._capture._inference_phase() if inference else "forward"
-                    graph = graphs._read(gm, phase, forward_nodes, off_calls, inference)
+                    graph = graphs._read(gm, phase, forward_nodes, off_calls, inference, autocast_acts, root=root)
                     forward.append(graph)
                     with graphs._kernels.compiling(backward=False) as outputs:
                         compiled = compiler(gm, example_inputs)
@@ -308,7 +207,8 @@ class CompiledGraphs:
             def compile_backward(gm, example_inputs):
                 previous = _core.set_recording_enabled(False)  # lazily, inside the first backward
                 try:
-                    graph = graphs._read(gm, "backward", forward_nodes, off_calls)  # its recomputed nodes'
+                    graph = graphs._read(gm, "backward", forward_nodes, off_calls,  # its recomputed nodes'
+                                         autocast_acts=autocast_acts, forward=forward[-1] if forward else None)
                     with graphs._kernels.compiling(backward=True) as outputs:
                         compiled = (bw_compiler or fw_compiler)(gm, example_inputs)
                 finally:
@@ -325,8 +225,14 @@ class CompiledGraphs:
             @functools.wraps(compiled)
             def run(*call_args, **call_kwargs):
                 if forward:
-                    graphs._count(forward[-1])
-                    graphs._capture._compiled_calls.note_phase(forward[-1].phase)
+                    graph = forward[-1]
+                    instance = graphs._capture._innermost_module_path() if graph.root is not None else None
+                    if graph.root is not None and torch.is_grad_enabled():
+                        graph.pending.append(instance)
+                        if len(graph.pending) > _PENDING_KEPT:  # forwards whose backward never ran
+                            del graph.pending[0]
+                    graphs._count(graph, instance)
+                    graphs._capture._compiled_calls.note_phase(graph.phase)
                 return compiled(*call_args, **call_kwargs)
             return run
         return aot_module_simplified
@@ -373,10 +279,14 @@ class CompiledGraphs:
         return known if known is not None else _strip_dynamo_source(fqn)
 
     def _read(self, gm, phase: str, forward_nodes: dict, off_calls: dict | None = None,
-              inference: bool = False) -> _Graph:
+              inference: bool = False, autocast_acts: bool = True, forward: _Graph | None = None,
+              root: str | None = None) -> _Graph:
         """The graph's ops by signature. forward_nodes (seq_nr -> (module, autocast
         cast, promoted, a custom autograd.Function's)) is filled from a forward graph and
-        read for a backward one; off_calls (_autocast_off_calls) names the calls run with autocast turned off."""
+        read for a backward one (`forward`, whose module instances it shares); off_calls
+        (_autocast_off_calls) names the calls run with autocast turned off; autocast_acts
+        (_autocast_may_act): whether any cast can be autocast's; root: the module the graph was
+        traced for (_Graph.root)."""
         autocast_casts = set()  # forward cast nodes autocast inserted
         rows: dict[tuple, int] = {}
         nodes: dict[str, dict] = {}
@@ -394,12 +304,43 @@ class CompiledGraphs:
         def inner_step(cast) -> bool:
             seq_nr = cast.meta.get("seq_nr")
             neighbours = list(cast.users) + [a for a in cast.all_input_nodes]
+            # One output of a multi-output op (LayerNorm's var_mean: its mean, cast for the backward).
+            neighbours = [n.args[0] if n.op == "call_function" and n.target is operator.getitem and n.args
+                          and isinstance(n.args[0], torch.fx.Node) else n for n in neighbours]
             return any(n in computing and n.meta.get("seq_nr") == seq_nr for n in neighbours)
         # seq_nr is autograd's number for each op it records: an inference graph (no_grad) was
         # traced without autograd, its nodes share one number, and every cast would read as
         # an op's inner step. There the op a node was decomposed from (original_aten) tells:
         # autocast's cast comes from a cast (_to_copy), GELU's inner ones from aten::gelu.
         numbered = not inference
+
+        def decomposed_op(node):
+            """The eager op a node was decomposed from: autograd's number, or (without one) the op itself."""
+            return node.meta.get("seq_nr") if numbered else node.meta.get("original_aten")
+
+        def inner_cast(node) -> bool:
+            # A cast of a value its own dynamo-level call computed is a step inside that call
+            # (dropout's mask drawn in fp32 and cast to the input's dtype, LayerNorm's mean kept
+            # for the backward): autocast casts the arguments of the op it decides, from outside.
+            call = _dynamo_call(node)
+            if call is not None and any(_dynamo_call(a) == call for a in node.all_input_nodes):
+                return True
+            # With autocast off everywhere, a cast dynamo recorded from an op other than a cast the
+            # script wrote is that op's own computing precision (nested inside it in eager).
+            if not autocast_acts and (source := _source_fn(node)) is not None and source not in _SCRIPT_CASTS:
+                return True
+            if numbered:
+                return node.meta.get("seq_nr") is not None and inner_step(node)
+            origin = node.meta.get("original_aten")
+            return isinstance(origin, torch._ops.OpOverload) and not _core.is_cast_op(origin._schema.name)
+        # The decomposed ops that compute in a precision of their own (a cast among their nodes):
+        # LayerNorm's bf16 input upcast to fp32 meets its bf16 weight in a multiply, which is the
+        # norm's computing precision, not a promotion (eager's native_layer_norm is one op, "unchanged").
+        own_precision = {decomposed_op(node) for node in gm.graph.nodes
+                         if (op := _op_name(node)) is not None and _core.is_cast_op(op)
+                         and not _in_autograd_function(node) and inner_cast(node)}
+        own_precision.discard(None)
+        root = forward.root if forward is not None else root
         for node in gm.graph.nodes:
             name = _op_name(node)
             if name is None:
@@ -422,12 +363,8 @@ class CompiledGraphs:
             in_function = _in_autograd_function(node)
             if in_function:
                 inside_op = False
-            elif numbered:
-                inside_op = is_cast and seq_nr is not None and inner_step(node)
             else:
-                origin = node.meta.get("original_aten")
-                inside_op = is_cast and isinstance(origin, torch._ops.OpOverload) and not _core.is_cast_op(
-                    origin._schema.name)
+                inside_op = is_cast and inner_cast(node)
             backward_of_autocast_cast = backward_of_promotion = turned_off = False
             # A forward node the partitioner put in the backward graph, recomputed rather than
             # saved (a checkpointed block's, or a cheap op min-cut chose): forward code, decided
@@ -443,9 +380,10 @@ class CompiledGraphs:
                 classified_inputs = inputs
                 autocast_acted = False  # a backward's mixed dtypes are its ops' own (a norm's fp32 weight)
             else:
-                module = self._module_path(node.meta.get("nn_module_stack"))
+                # An op in the compiled module's own forward (F.gelu there) is the module's, as in eager.
+                module = self._module_path(node.meta.get("nn_module_stack")) or root or ""
                 source = _source_fn(node)
-                by_autocast = (is_cast and not inside_op and not in_function and source is not None
+                by_autocast = (autocast_acts and is_cast and not inside_op and not in_function and source is not None
                                and source not in _SCRIPT_CASTS)
                 if by_autocast:
                     autocast_casts.add(node)
@@ -459,6 +397,8 @@ class CompiledGraphs:
                 turned_off = off_device is not None and _core.autocast_decides(name, off_device)
             category = _core.classify_op(name, classified_inputs, outputs, by_autocast, backward_of_autocast_cast,
                                          inside_op, backward_of_promotion, autocast_acted, turned_off)
+            if category == "promoted" and not is_cast and decomposed_op(node) in own_precision:
+                category = "unchanged"
             if node_phase not in ("backward", "recompute") and seq_nr is not None:
                 # The op's first node names its module; an autocast cast or a promotion
                 # among its nodes decides what its backward's casts are.
@@ -470,7 +410,7 @@ class CompiledGraphs:
             rows[key] = rows.get(key, 0) + 1
             nodes[node.name] = dict(node=node.name, name=name, module=module, category=category,
                                     input_dtypes=inputs, output_dtypes=outputs)
-        graph = _Graph(phase, rows, nodes)
+        graph = _Graph(phase, rows, nodes, root, forward.pending if forward is not None else None)
         with self._lock:
             graph.number = len(self._graphs)
             self._graphs.append(graph)
@@ -512,15 +452,22 @@ class CompiledGraphs:
         boxed = getattr(compiled, "_boxed_call", False)
 
         def run(*args):
-            graphs._count(graph)
+            graphs._count(graph, graph.pending.pop() if graph.pending else None)
             return compiled(*args)
         run._boxed_call = boxed
         return run
 
-    def _count(self, graph: _Graph):
+    def _count(self, graph: _Graph, instance: str | None = None):
         if self._active and self._capture._step_is_sampled():
+            key = None if instance == graph.root else instance
             with self._lock:
-                graph.calls += 1
+                graph.calls[key] = graph.calls.get(key, 0) + 1
+
+    def _slots(self) -> list[tuple[_Graph, str | None]]:
+        """Each graph once per module instance it ran for (its own first): the session counts
+        a signature's calls per slot (compiled_graph_calls). Under the lock."""
+        return [(graph, key) for graph in self._graphs
+                for key in [None] + [k for k in graph.calls if k is not None]]
 
     # -- to the session ------------------------------------------------------------------------
     def signature_rows(self) -> list[dict]:
@@ -529,9 +476,11 @@ class CompiledGraphs:
         (occurrences x the graph's calls on sampled steps) from compiled_graph_calls."""
         merged: dict[tuple, list] = {}
         with self._lock:
-            for number, graph in enumerate(self._graphs):
+            for slot, (graph, instance) in enumerate(self._slots()):
                 for key, occurrences in graph.rows.items():
-                    merged.setdefault(key, []).append((number, occurrences))
+                    if instance is not None:
+                        key = (key[0], _renamed(key[1], graph.root, instance), *key[2:])
+                    merged.setdefault(key, []).append((slot, occurrences))
         return [dict(name=name, module=module, phase=phase, category=category, input_dtypes=list(inputs),
                      input_shapes=[list(s) for s in shapes], output_dtypes=list(outputs), graphs=graphs)
                 for (name, module, phase, category, inputs, shapes, outputs), graphs in merged.items()]
@@ -542,14 +491,18 @@ class CompiledGraphs:
         A node inductor made itself (a post-grad pattern's) has only its name."""
         out = []
         with self._lock:
-            graphs = [g for g in self._graphs if g.kernel_calls]
-        for graph in graphs:
+            graphs = [(g, sum(1 for k in g.calls if k is not None)) for g in self._graphs if g.kernel_calls]
+        for graph, others in graphs:
             seen: dict[str, int] = {}
             for call in graph.kernel_calls:
                 ordinal = seen.get(call["kernel"], 0)
                 seen[call["kernel"]] = ordinal + 1
                 ops = [graph.nodes.get(n, dict(node=n, name="", module="", category="", input_dtypes=[],
                                                output_dtypes=[])) for n in call["nodes"]]
+                if others:  # the graph's kernels ran for every block alike: say so where it names one
+                    ops = [{**op, "module": f"{op['module']} (+{others} alike)"}
+                           if _under(op["module"], graph.root) else op
+                           for op in ops]
                 out.append(dict(graph=graph.number, phase=graph.phase, kind=call["kind"], kernel=call["kernel"],
                                 ordinal=ordinal, ops=ops))
         return out
@@ -560,9 +513,10 @@ class CompiledGraphs:
         when there were new ones, and otherwise only each graph's calls (a few integers:
         sending every row each step cost a 2-layer GPT-2 5-15 ms a step)."""
         with self._lock:
-            graphs = tuple(id(g) for g in self._graphs)
-            listing = tuple((id(g), len(g.kernel_calls)) for g in self._graphs)
-            calls = [g.calls for g in self._graphs]
+            slots = self._slots()
+            graphs = tuple((id(g), instance) for g, instance in slots)
+            listing = tuple((id(g), len(g.kernel_calls), len(g.calls)) for g in self._graphs)
+            calls = [g.calls.get(instance, 0) for g, instance in slots]
             events = dict(graphs=self._dynamo_graphs,
                           graph_breaks=[dict(where=w, reason=r, count=c) for (w, r), c in self._breaks.items()],
                           recompiles=list(self._recompiles))

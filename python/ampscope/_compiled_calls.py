@@ -37,18 +37,27 @@ class CompiledCalls:
         self._capture = capture
         self._tls = threading.local()  # .seen: phases run inside the call under way (None: none)
 
-    def wrap(self, compiled):
+    def wrap(self, compiled, owner=None):
         """`compiled` (a function torch.compile returned) as the script gets it. Its attributes
         (dynamo's _torchdynamo_orig_callable, _torchdynamo_inline) are copied, so dynamo
-        inlines the function where compiled code calls it, and never traces this wrapper."""
+        inlines the function where compiled code calls it, and never traces this wrapper.
+        `owner`: the module whose method was compiled (`block.compile()` compiles its
+        _call_impl): a call inside a model's runs in that module's scope, as its hook would open."""
         calls = self
         phases = {}  # torch.is_grad_enabled() -> the one phase its last such call ran in, or None
 
         @functools.wraps(compiled)
         def call(*args, **kwargs):
             # The wrapper outlives its capture (a function compiled in one capture, called after it).
-            if calls.in_call() or not calls._capture.running or not calls._capture._top_level():
+            if not calls._capture.running:
                 return compiled(*args, **kwargs)
+            if calls.in_call() or not calls._capture._top_level():
+                token = calls._capture._enter_compiled_module(owner) if owner is not None else None
+                try:
+                    return compiled(*args, **kwargs)
+                finally:
+                    if token is not None:
+                        calls._capture._exit_compiled_module(token)
             return calls._call(compiled, phases, args, kwargs)
         return call
 
