@@ -2,7 +2,8 @@
 // the CPU: torchvision's ResNet-18 and a small GPT-2 from transformers' config, whose blocks
 // are compiled one by one, in place (`block.compile()`) or as compiled modules put in their place
 // (`torch.compile(block)`). One graph serves every block alike; its ops belong to each
-// block that ran it, as the eager run of the same script has them. And a model trained in
+// block that ran it, as the eager run of the same script has them, and its inductor kernels
+// say how many blocks ran them. And a model trained in
 // bf16 itself, without autocast: no row says autocast decided or cast anything.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -125,6 +126,77 @@ INSTANTIATE_TEST_SUITE_P(
       std::replace(name.begin(), name.end(), '-', '_');
       return name;
     });
+
+// Three blocks compiled in place, with inductor. The first takes an input without autograd
+// and gets a graph of its own; dynamo compiles again for the second (its input requires grad),
+// and that graph serves the third too, its generated kernels one set for both. Each block's
+// ops are its own; the shared graph's kernels name the block they were traced for and how
+// many more ran them, and no kernel names the third. (PyTorch's own TransformerEncoderLayer
+// would not do: `block.compile()` of a module whose code is all torch's compiles nothing.)
+TEST(CompiledBlocksKernels, ASharedGraphsKernelsNameTheBlocksAlike) {
+  if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  ScratchDir dir;
+  const auto script = dir / "blocks.py";
+  ampscope::test::write_file(script, R"(import torch
+from torch import nn
+torch.manual_seed(0)
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(32)
+        self.up = nn.Linear(32, 64)
+        self.down = nn.Linear(64, 32)
+    def forward(self, x):
+        return x + self.down(nn.functional.gelu(self.up(self.norm(x))))
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block() for _ in range(3))
+        self.head = nn.Linear(32, 10)
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+model = Net()
+for block in model.blocks:
+    block.compile(dynamic=False)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for step in range(2):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = nn.functional.cross_entropy(model(torch.randn(16, 32)), torch.randint(0, 10, (16,)))
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+)");
+  const auto session = dir / "blocks.ampscope";
+  const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' '{}'", session.string(), script.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto reader = SessionReader::open(session.string());
+  std::map<std::string, int64_t> forward_gemms, backward_gemms;
+  for (const auto& row : reader.op_stats()) {
+    if (!row.compiled || !row.top_level) continue;
+    if (row.phase == Phase::kForward && row.name == "aten::addmm") forward_gemms[row.module] += row.calls;
+    if (row.phase == Phase::kBackward && row.name == "aten::mm") backward_gemms[row.module] += row.calls;
+  }
+  for (const std::string module : {"blocks.0.up", "blocks.0.down", "blocks.1.up", "blocks.1.down", "blocks.2.up",
+                                   "blocks.2.down"}) {
+    EXPECT_EQ(forward_gemms[module], kSteps) << module;
+    EXPECT_EQ(backward_gemms[module], 2 * kSteps) << module << ": the input's and the weight's gradients";
+  }
+  std::map<std::string, int64_t> kernel_ops;  // the block a kernel's op names, and its suffix
+  for (const auto& kernel : reader.compiled_kernels()) {
+    for (const auto& op : kernel.ops) {
+      const size_t suffix = op.module.find(" (");
+      kernel_ops[op.module.substr(0, std::min(op.module.find('.', 7), suffix)) +
+                 (suffix == std::string::npos ? "" : op.module.substr(suffix))] += 1;
+    }
+  }
+  EXPECT_GT(kernel_ops["blocks.0"], 0) << "its own graph's kernels";
+  EXPECT_GT(kernel_ops["blocks.1 (+1 alike)"], 0) << "the shared graph's kernels";
+  EXPECT_EQ(kernel_ops.count("blocks.1"), 0u);
+  EXPECT_EQ(kernel_ops.count("blocks.2"), 0u);
+  EXPECT_EQ(kernel_ops.count("blocks.0 (+1 alike)"), 0u);
+}
 
 // bf16 parameters and no autocast (torchtitan without FSDP's mixed precision): inductor
 // decomposes LayerNorm and dropout into casts to fp32 and back, and multiplies LayerNorm's
