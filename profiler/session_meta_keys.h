@@ -124,6 +124,9 @@ inline constexpr const char* kProfilerOwnKernelNames = "profiler_own_kernel_name
 inline constexpr const char* kCompiledGraphs = "compiled_graphs";
 inline constexpr const char* kCompileGraphBreaks = "compile_graph_breaks";
 inline constexpr const char* kCompileRecompiles = "compile_recompiles";
+// Modules compiled in place (`module.compile()`) in which dynamo compiled nothing, their
+// code being all PyTorch's: [{module, cls}]; absent where none (and before 2026-12-02).
+inline constexpr const char* kCompileRanEagerly = "compile_ran_eagerly";
 
 // How the run ended (written when it ends; absent: still running or killed).
 inline constexpr const char* kFinalState = "final_state";

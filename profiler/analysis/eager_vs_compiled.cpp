@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string>
 #include <string_view>
 #include <tuple>
 
@@ -152,11 +154,20 @@ EagerVsCompiled compare_eager_and_compiled(const RunOps& eager, const RunOps& co
     if (f == OpFamily::kNone || !is_leaf_compute_op(r.name) || !r.compiled) continue;
     add(sides.compiled[{r.module, r.phase, kind_of(f)}], r, f);
   }
+  // The module and phase each compiled region ran in (a model compiled whole runs its region
+  // in the model's scope, a block compiled on its own in the block's, and their compiled
+  // backward is theirs): the ATen calls there are the regions' own, nested in the forward,
+  // the autograd engine's own calls in the backward. A region in no module's scope: nested.
+  std::set<std::pair<std::string, Phase>> region_scopes;
+  for (const OpStats& r : c)
+    if (is_compiled_region_op(r.name) && !r.module.empty()) region_scopes.insert({r.module, r.phase});
   std::map<Key, PrecisionSide> eager_in_compiled_run;
   for (const OpStats& r : c) {
     const OpFamily f = op_family(r.name);
     if (f == OpFamily::kNone || !is_leaf_compute_op(r.name) || r.compiled) continue;
-    if (out.compiled_run_has_graphs && r.module.empty() && !r.top_level) continue;  // inside a region
+    if (out.compiled_run_has_graphs &&
+        ((r.module.empty() && !r.top_level) || region_scopes.contains({r.module, r.phase})))
+      continue;  // inside a region
     const Key key{r.module, r.phase, kind_of(f)};
     if (!sides.compiled.contains(key)) add(eager_in_compiled_run[key], r, f);
   }

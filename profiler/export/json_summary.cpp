@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "profiler/analysis/activation_coverage.h"
 #include "profiler/analysis/loss_scale_window.h"
 #include "profiler/export/export_util.h"
 #include "profiler/memory_kind.h"
@@ -59,6 +60,10 @@ Json compiled_json(const SessionView& session) {
   Json recompiles = Json::array();
   for (const auto& r : session.compile.recompilations) recompiles.push_back({{"frame", r.frame}, {"reason", r.reason}});
   c["recompilations"] = std::move(recompiles);
+  Json ran_eagerly = Json::array();
+  for (const auto& m : session.compile.ran_eagerly)
+    ran_eagerly.push_back({{"module", m.module}, {"class", m.class_name}});
+  c["ran_eagerly"] = std::move(ran_eagerly);
   // Inductor's kernels: per graph call (kind "graph"), its fused and extern kernels
   // with the graph ops each computes, and the share of the graphs' time they cover.
   Json kernels = Json::array();
@@ -231,6 +236,8 @@ Json activations_json(const SessionView& session) {
   j["modules"] = std::move(modules);
   const auto& first = session.first_fp16_overflow;
   j["first_fp16_overflow"] = first ? activation_json(*first) : Json(nullptr);
+  // Modules inside torch.compile'd graphs, whose outputs no hook could measure.
+  j["unmeasured_compiled_modules"] = modules_unmeasured_in_compiled_graphs(session);
   return j;
 }
 

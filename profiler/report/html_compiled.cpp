@@ -97,7 +97,10 @@ std::string compiled_kernels_html(const ReportData& d, double per) {
 }
 
 std::string compile_events_html(const CompileEvents& c) {
-  std::string s = "<h3>Graph breaks and recompilations</h3>";
+  std::string s;
+  if (const std::string eager = ran_eagerly_text(c.ran_eagerly); !eager.empty())
+    s += paragraph(capitalized(eager) + ".", "rec warning");
+  s += "<h3>Graph breaks and recompilations</h3>";
   if (c.graph_breaks.empty() && c.recompilations.empty())
     return s + paragraph("None: dynamo compiled each function once, without a break.");
   std::vector<std::vector<std::string>> table;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "profiler/analysis/activation_coverage.h"
 #include "profiler/analysis/loss_scale_window.h"
 #include "profiler/display_colors.h"
 #include "profiler/memory_kind.h"
@@ -413,6 +414,9 @@ std::string activations_html(const ReportData& d) {
   } else {
     s += paragraph("No module output overflowed fp16 at the sampled steps.", "muted");
   }
+  if (const std::string unmeasured = unmeasured_activations_text(modules_unmeasured_in_compiled_graphs(d));
+      !unmeasured.empty())
+    s += paragraph(capitalized(unmeasured) + ".", "muted");
   s += backward_inf_html(d.backward_inf);
   std::vector<std::vector<std::string>> rows;
   for (const ActivationSample& a : d.latest_activations) {

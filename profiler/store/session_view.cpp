@@ -176,7 +176,28 @@ CompileEvents compile_events_from_meta(const std::map<std::string, std::string>&
   }
   for (const auto& o : array(meta_key::kCompileRecompiles))
     events.recompilations.push_back({text(o, "frame"), text(o, "reason")});
+  for (const auto& o : array(meta_key::kCompileRanEagerly))
+    if (!text(o, "module").empty()) events.ran_eagerly.push_back({text(o, "module"), text(o, "cls")});
   return events;
+}
+
+std::string ran_eagerly_text(const std::vector<EagerInPlaceModule>& modules) {
+  if (modules.empty()) return "";
+  std::map<std::string, std::vector<std::string>> by_class;  // in the classes' name order
+  for (const auto& m : modules) by_class[m.class_name].push_back(m.module);
+  std::string text = (modules.size() == 1 ? std::string("1 module") : std::to_string(modules.size()) + " modules") +
+                     " compiled in place ran eagerly (torch.compile compiled nothing in them):";
+  constexpr size_t kShown = 4;
+  bool first = true;
+  for (const auto& [cls, paths] : by_class) {
+    text += std::string(first ? " " : "; ") + cls + " \u00d7" + std::to_string(paths.size()) + " (";
+    for (size_t i = 0; i < paths.size() && i < kShown; ++i) text += (i > 0 ? ", " : "") + paths[i];
+    if (paths.size() > kShown) text += " and " + std::to_string(paths.size() - kShown) + " more";
+    text += ")";
+    first = false;
+  }
+  return text + ". `module.compile()` compiles from the first code outside PyTorch that the module's call "
+                "reaches, and theirs is all PyTorch's; `torch.compile(module)` compiles them";
 }
 
 SessionView load_session_view(const std::string& path, const SessionViewOptions& options) {

@@ -66,14 +66,27 @@ struct Recompilation {
   std::string frame;   // the function compiled again
   std::string reason;  // the guard that failed, as dynamo words it
 };
+// A module compiled in place (`module.compile()`) that ran without compiled code: dynamo
+// compiles from the first frame outside PyTorch the module's call reaches, and the code of
+// nn.Linear, nn.TransformerEncoderLayer and the like is all PyTorch's.
+struct EagerInPlaceModule {
+  std::string module;      // its path
+  std::string class_name;  // "TransformerEncoderLayer"
+};
 struct CompileEvents {
   int64_t graphs = 0;
   std::vector<GraphBreak> graph_breaks;
   std::vector<Recompilation> recompilations;
+  std::vector<EagerInPlaceModule> ran_eagerly;
   // Inductor's kernels with the graph ops each fused and their time (compiled_kernels table).
   std::vector<CompiledKernelRow> kernels;
-  bool any() const { return graphs > 0 || !graph_breaks.empty() || !recompilations.empty() || !kernels.empty(); }
+  bool any() const {
+    return graphs > 0 || !graph_breaks.empty() || !recompilations.empty() || !kernels.empty() || !ran_eagerly.empty();
+  }
 };
+// "2 modules compiled in place ran eagerly (torch.compile compiled nothing in them):
+// TransformerEncoderLayer ×2 (layers.0, layers.1). ..."; "" where none.
+std::string ran_eagerly_text(const std::vector<EagerInPlaceModule>& modules);
 // From the meta keys _compiled.py writes; absent or unreadable ones read as none.
 CompileEvents compile_events_from_meta(const std::map<std::string, std::string>& meta);
 

@@ -709,29 +709,6 @@ class Capture:
         module a compiled graph runs for, when one graph serves several blocks alike."""
         return self._scope_paths.get(self._module_scope())
 
-    def _enter_compiled_module(self, module):
-        """A module compiled in place (`block.compile()`) is called: its call runs its compiled
-        code directly, past the module hooks (nn.Module.__call__ takes _compiled_call_impl), so
-        no hook opens its scope; its region's ops and graphs were the parent's. Opens the scope
-        as its hook would: the token for _exit_compiled_module, None where the module is unknown."""
-        entry = self._paths.get(id(module))
-        if entry is None or entry[1] is None or entry[0]() is not module:
-            return None
-        depth = _core.scope_depth()
-        _core.enter_scope(entry[1])
-        frame = (0, entry[1])  # scopes unwound by _exit_compiled_module, not by a module hook
-        self._stack().append(frame)
-        return depth, frame
-
-    def _exit_compiled_module(self, token):
-        depth, frame = token
-        stack = self._stack()
-        for i in range(len(stack) - 1, -1, -1):
-            if stack[i] is frame:
-                del stack[i]
-                break
-        _core.unwind_scopes(depth)
-
     def _root_call(self, module, args, kwargs):
         """A model's own pre-hook, after the global one, handed its keywords: the batch of a
         model called with keywords only, where no module inside it runs a hook (compiled)."""

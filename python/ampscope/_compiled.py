@@ -92,6 +92,9 @@ class CompiledGraphs:
         self._dynamo_graphs = 0  # graphs dynamo compiled (one AOTAutograd call each)
         self._breaks: dict[tuple[str, str], int] = {}
         self._recompiles: list[dict] = []
+        # Modules compiled in place in which dynamo compiled nothing (_compiled_calls.py): path -> class.
+        self._ran_eagerly: dict[str, str] = {}
+        self.activity = 0  # compiles begun and graph calls: whether a call ran compiled code
         self._originals = []
         self._pushed = None
         self._active = False   # between install() and uninstall()
@@ -137,8 +140,26 @@ class CompiledGraphs:
         self._set(translator, "log_graph_break", self._wrap_graph_break(translator.log_graph_break))
         torch._dynamo.callback_handler.register_start_callback(self._compile_started)
         torch._dynamo.callback_handler.register_end_callback(self._compile_ended)
+        self._skip_hook_frames()
         self._kernels.enable()
         self._hooked = True
+
+    def _skip_hook_frames(self):
+        """The capture's module hooks run eagerly or inlined in a graph, never compiled as
+        frames of their own. `module.compile()` compiles the module's _call_impl, which dynamo
+        skips as PyTorch's code, and compiles the first frames outside PyTorch the call
+        reaches: the global hooks were such frames, each compiled (a region of its own on
+        every block call, and more compile time), and as traced they did nothing (a block's
+        scope, its output's range). Skipped with the frames they call (else each function a
+        hook calls was compiled in its turn), as top frames only: inside a compiled model's
+        graph they are inlined as before, where they do nothing."""
+        try:
+            from torch._dynamo.eval_frame import set_code_exec_strategy
+            from torch._dynamo.types import FrameAction, FrameExecStrategy
+        except ImportError:  # a dynamo without them: hooks compiled as frames, as before
+            return
+        for hook in (self._capture._module_pre, self._capture._module_post, self._capture._root_call):
+            set_code_exec_strategy(hook.__func__.__code__, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
 
     def uninstall(self):
         self._active = False  # graphs compiled meanwhile keep their counting wrappers: they count no more
@@ -152,6 +173,7 @@ class CompiledGraphs:
         self._originals = []
 
     def _compile_started(self, args=None):
+        self.activity += 1
         # CUDA graph trees record a graph under these callbacks too: that is the compiled
         # code running in the user's step (its ops are the step's), not a compile. With
         # recording off there, the recording call's ops were missing from the session.
@@ -224,6 +246,7 @@ class CompiledGraphs:
 
             @functools.wraps(compiled)
             def run(*call_args, **call_kwargs):
+                graphs.activity += 1
                 if forward:
                     graph = forward[-1]
                     instance = graphs._capture._innermost_module_path() if graph.root is not None else None
@@ -507,6 +530,11 @@ class CompiledGraphs:
                                 ordinal=ordinal, ops=ops))
         return out
 
+    def ran_eagerly(self, path: str, cls: str):
+        """A module compiled in place ran without compiled code (its code is all PyTorch's)."""
+        with self._lock:
+            self._ran_eagerly[path] = cls
+
     def push(self, core):
         """Hands what changed to the session, at each step's end on the training thread: the
         graphs' op rows and inductor's listing when a graph was compiled, the compile events
@@ -519,8 +547,9 @@ class CompiledGraphs:
             calls = [g.calls.get(instance, 0) for g, instance in slots]
             events = dict(graphs=self._dynamo_graphs,
                           graph_breaks=[dict(where=w, reason=r, count=c) for (w, r), c in self._breaks.items()],
-                          recompiles=list(self._recompiles))
-        if not events["graphs"] and not events["graph_breaks"]:
+                          recompiles=list(self._recompiles),
+                          ran_eagerly=[dict(module=m, cls=c) for m, c in self._ran_eagerly.items()])
+        if not events["graphs"] and not events["graph_breaks"] and not events["ran_eagerly"]:
             return
         pushed = self._pushed or {}
         if pushed.get("graphs") != graphs:
@@ -535,3 +564,5 @@ class CompiledGraphs:
         core.set_meta("compiled_graphs", str(events["graphs"]))
         core.set_meta("compile_graph_breaks", json.dumps(events["graph_breaks"]))
         core.set_meta("compile_recompiles", json.dumps(events["recompiles"]))
+        if events["ran_eagerly"]:
+            core.set_meta("compile_ran_eagerly", json.dumps(events["ran_eagerly"]))

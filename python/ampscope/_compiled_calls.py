@@ -30,6 +30,22 @@ from . import _ampscope_capture as _core
 from ._recording import PHASE_SCOPES
 
 
+def _all_pytorch_code(module) -> bool:
+    """Whether `module.compile()` compiles nothing of `module`: it compiles the module's
+    _call_impl, which dynamo skips as PyTorch's own code, as any frame of a torch file, and
+    compiles from the first frame of code outside PyTorch the call reaches. A module whose
+    forward and whose submodules' forwards are all PyTorch's (nn.Linear, nn.Sequential of
+    them, nn.TransformerEncoderLayer, nn.MultiheadAttention) reaches none, and runs eagerly.
+    (torch.compile(module) wraps such a module's call in a frame of its own: it compiles.)"""
+    try:
+        from torch._dynamo import config, trace_rules
+        if getattr(config, "wrap_top_frame", False):  # dynamo then wraps the top frame as for a wrapper
+            return False
+        return all(trace_rules.check(sub.forward) for sub in module.modules())
+    except Exception:  # a dynamo without these: no claim
+        return False
+
+
 class CompiledCalls:
     """The top-level calls of compiled functions for one capture."""
 
@@ -41,25 +57,39 @@ class CompiledCalls:
         """`compiled` (a function torch.compile returned) as the script gets it. Its attributes
         (dynamo's _torchdynamo_orig_callable, _torchdynamo_inline) are copied, so dynamo
         inlines the function where compiled code calls it, and never traces this wrapper.
-        `owner`: the module whose method was compiled (`block.compile()` compiles its
-        _call_impl): a call inside a model's runs in that module's scope, as its hook would open."""
+        `owner`: the module compiled in place (`block.compile()` compiles its _call_impl): its
+        calls are module calls (their hooks run, CompiledGraphs.install_hooks), not top-level
+        calls of a compiled function; the first says whether dynamo compiled anything in it."""
         calls = self
         phases = {}  # torch.is_grad_enabled() -> the one phase its last such call ran in, or None
+        judged = []  # an owner's first call under the capture was judged (compiled anything or not)
 
         @functools.wraps(compiled)
         def call(*args, **kwargs):
             # The wrapper outlives its capture (a function compiled in one capture, called after it).
             if not calls._capture.running:
                 return compiled(*args, **kwargs)
-            if calls.in_call() or not calls._capture._top_level():
-                token = calls._capture._enter_compiled_module(owner) if owner is not None else None
-                try:
+            if owner is not None:  # a module compiled in place: its hooks run as an eager module's
+                if judged:
                     return compiled(*args, **kwargs)
-                finally:
-                    if token is not None:
-                        calls._capture._exit_compiled_module(token)
+                judged.append(True)
+                return calls._first_module_call(owner, compiled, args, kwargs)
+            if calls.in_call() or not calls._capture._top_level():
+                return compiled(*args, **kwargs)
             return calls._call(compiled, phases, args, kwargs)
         return call
+
+    def _first_module_call(self, owner, compiled, args, kwargs):
+        """The first call of a module compiled in place: where dynamo compiled nothing in it
+        (no compile began, no graph ran) and the module's code is all PyTorch's, it ran
+        eagerly, and the session says so (CompiledGraphs.ran_eagerly)."""
+        graphs = self._capture._compiled
+        before = graphs.activity
+        output = compiled(*args, **kwargs)
+        if graphs.activity == before and _all_pytorch_code(owner):
+            graphs.ran_eagerly(self._capture._module_path(id(owner)) or type(owner).__name__,
+                               type(owner).__name__)
+        return output
 
     def in_call(self) -> bool:
         """A top-level call of a compiled function is under way on this thread."""

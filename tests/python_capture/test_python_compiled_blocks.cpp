@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
 #include <string>
@@ -196,6 +198,253 @@ for step in range(2):
   EXPECT_EQ(kernel_ops.count("blocks.1"), 0u);
   EXPECT_EQ(kernel_ops.count("blocks.2"), 0u);
   EXPECT_EQ(kernel_ops.count("blocks.0 (+1 alike)"), 0u);
+}
+
+// Compiled code runs no module hooks (dynamo traces them into its graph): a module's output
+// is measured only where its call runs outside a graph. Blocks compiled in place
+// (`block.compile()`: the call goes straight to the compiled code, past the hooks) and a model
+// compiled in place (`model.compile()`) are measured around their compiled calls; torch.compile's
+// wrapper module stands for its model. Each output reads as the eager run's of the same seed
+// (aot_eager runs the same ATen ops); every module the eager run measured is measured, or
+// named as inside a graph, in the summary, the JSON summary and the report. And a model
+// compiled in place is a model call: its graphs' ops are in the forward, none is a graph
+// module's own.
+TEST(CompiledActivations, EachCallOutsideTheGraphsIsMeasuredAsInEagerAndTheRestIsNamed) {
+  if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  ScratchDir dir;
+  const auto script = dir / "blocks.py";
+  ampscope::test::write_file(script, R"(import sys, torch
+from torch import nn
+torch.manual_seed(0)
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(32)
+        self.up = nn.Linear(32, 64)
+        self.down = nn.Linear(64, 32)
+    def forward(self, x):
+        return x + self.down(nn.functional.gelu(self.up(self.norm(x))))
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block() for _ in range(2))
+        self.head = nn.Linear(32, 10)
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+model, mode = Net(), sys.argv[1]
+if mode == "blocks":
+    for block in model.blocks:
+        block.compile(backend="aot_eager")
+elif mode == "block-wrappers":
+    for i, block in enumerate(model.blocks):
+        model.blocks[i] = torch.compile(block, backend="aot_eager")
+elif mode == "model":
+    model.compile(backend="aot_eager")
+elif mode == "model-wrapper":
+    model = torch.compile(model, backend="aot_eager")
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for step in range(2):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = nn.functional.cross_entropy(model(torch.randn(16, 32) * 100), torch.randint(0, 10, (16,)))
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+print(f"frames dynamo compiled: {sum(torch._dynamo.utils.counters['frames'].values())}" if mode != "eager" else "")
+)");
+  // The frames dynamo compiled, as the script counts them: the capture's module hooks are
+  // never among them (as frames of their own, each block call compiled and ran them too).
+  auto frames_line = [](const std::string& output) {
+    const size_t at = output.find("frames dynamo compiled: ");
+    return at == std::string::npos ? std::string("(none)") : output.substr(at, output.find('\n', at) - at);
+  };
+  // module -> (dtype, max |x|) at the last sampled step
+  auto measured = [&](const std::string& mode) {
+    const auto session = dir / (mode + ".ampscope");
+    const auto r = ampscope::test::ampscope(
+        fmt::format("run --out '{}' --grad-every 1 '{}' {}", session.string(), script.string(), mode));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    if (mode != "eager") {
+      std::string bare;
+      const auto python = *ampscope::test::python_with_torch();
+      EXPECT_EQ(ampscope::test::run_command(fmt::format("'{}' '{}' {} 2>&1", python, script.string(), mode), &bare), 0)
+          << bare;
+      EXPECT_NE(frames_line(bare), "(none)") << bare;
+      EXPECT_EQ(frames_line(r.output), frames_line(bare)) << "as the script run without ampscope";
+    }
+    std::map<std::string, std::pair<std::string, double>> out;
+    for (const auto& a : SessionReader::open(session.string()).activations(kSteps))
+      out[a.module] = {a.dtype, a.max_abs};
+    return out;
+  };
+  const auto eager = measured("eager");
+  ASSERT_EQ(eager.size(), 10u) << "each block, its three modules, the head and the model";
+  const std::map<std::string, std::set<std::string>> outside_graphs = {
+      {"blocks", {"blocks.0", "blocks.1", "head", "Net"}},
+      {"block-wrappers", {"blocks.0", "blocks.1", "head", "Net"}},
+      {"model", {"Net"}},
+      {"model-wrapper", {"Net"}}};
+  for (const auto& [mode, expected] : outside_graphs) {
+    SCOPED_TRACE(mode);
+    const auto compiled = measured(mode);
+    std::set<std::string> modules;
+    for (const auto& [module, value] : compiled) {
+      modules.insert(module);
+      ASSERT_TRUE(eager.contains(module)) << module;
+      EXPECT_EQ(value.first, eager.at(module).first) << module;
+      EXPECT_NEAR(value.second, eager.at(module).second, 1e-3 * eager.at(module).second) << module;
+    }
+    EXPECT_EQ(modules, expected);
+
+    // The rest of the eager run's modules are named as inside a graph: in the JSON summary,
+    // and in the summary's and the report's words.
+    const auto session = dir / (mode + ".ampscope");
+    const auto json_path = dir / (mode + ".json");
+    ASSERT_EQ(ampscope::test::ampscope(
+                  fmt::format("export '{}' --format json -o '{}'", session.string(), json_path.string()))
+                  .exit_code,
+              0);
+    std::ifstream json_in(json_path);
+    const auto unmeasured =
+        nlohmann::json::parse(json_in)["activations"]["unmeasured_compiled_modules"].get<std::vector<std::string>>();
+    std::set<std::string> unmeasured_set(unmeasured.begin(), unmeasured.end());
+    EXPECT_EQ(unmeasured_set.size(), unmeasured.size()) << "each once";
+    std::set<std::string> all = modules;
+    all.insert(unmeasured.begin(), unmeasured.end());
+    std::set<std::string> eager_modules;
+    for (const auto& [module, value] : eager) eager_modules.insert(module);
+    EXPECT_EQ(all, eager_modules);
+    const std::string words =
+        fmt::format("outputs of {} modules inside torch.compile'd graphs are not measured", unmeasured.size());
+    const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session.string()));
+    EXPECT_NE(summary.output.find("The " + words), std::string::npos) << summary.output;
+    const auto html = dir / (mode + ".html");
+    ASSERT_EQ(ampscope::test::ampscope(fmt::format("report '{}' -o '{}'", session.string(), html.string())).exit_code,
+              0);
+    // (The apostrophe is escaped there.)
+    EXPECT_NE(ampscope::test::read_file(html).find(words.substr(0, words.find('\''))), std::string::npos);
+
+    for (const auto& row : SessionReader::open(session.string()).op_stats()) {
+      EXPECT_NE(row.module, "GraphModule") << row.name;
+      if (row.compiled && row.name == "aten::addmm") EXPECT_EQ(row.phase, Phase::kForward) << row.module;
+    }
+  }
+}
+
+// `module.compile()` of a module whose code is all PyTorch's compiles nothing: dynamo skips
+// the module's _call_impl as PyTorch's own frame and compiles from the first frame outside
+// PyTorch, which nn.TransformerEncoderLayer never reaches (torch.compile(module) would
+// compile it). The session says which modules ran eagerly, in the summary, the JSON summary
+// and the report; a block of the script's own compiled the same way is compiled, not listed.
+TEST(CompiledInPlace, ModulesOfPyTorchsOwnCodeAreNamedAsRunEagerly) {
+  if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  ScratchDir dir;
+  const auto script = dir / "encoder.py";
+  ampscope::test::write_file(script, R"(import torch
+from torch import nn
+torch.manual_seed(0)
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(32, 10)
+    def forward(self, x):
+        return self.proj(x.mean(dim=1))
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+        self.head = Head()
+    def forward(self, x):
+        return self.head(self.encoder(x))
+model = Net()
+for layer in model.encoder.layers:
+    layer.compile(backend="aot_eager")
+model.head.compile(backend="aot_eager")
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for step in range(2):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = nn.functional.cross_entropy(model(torch.randn(4, 8, 32)), torch.randint(0, 10, (4,)))
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+)");
+  const auto session = dir / "encoder.ampscope";
+  const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' '{}'", session.string(), script.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The session's own evidence: the layers' GEMMs are eager rows, the head's a graph's.
+  std::set<std::string> eager_gemms, compiled_gemms;
+  for (const auto& row : SessionReader::open(session.string()).op_stats()) {
+    if (row.phase != Phase::kForward || row.name != "aten::addmm") continue;
+    (row.compiled ? compiled_gemms : eager_gemms).insert(row.module.substr(0, row.module.find('.', 15)));
+  }
+  EXPECT_TRUE(eager_gemms.contains("encoder.layers.0") && eager_gemms.contains("encoder.layers.1"));
+  EXPECT_EQ(compiled_gemms, std::set<std::string>{"head.proj"});
+
+  const auto json_path = dir / "encoder.json";
+  ASSERT_EQ(
+      ampscope::test::ampscope(fmt::format("export '{}' --format json -o '{}'", session.string(), json_path.string()))
+          .exit_code,
+      0);
+  std::ifstream json_in(json_path);
+  const auto ran_eagerly = nlohmann::json::parse(json_in)["compiled"]["ran_eagerly"];
+  ASSERT_EQ(ran_eagerly.size(), 2u) << ran_eagerly.dump();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(ran_eagerly[i]["module"], fmt::format("encoder.layers.{}", i));
+    EXPECT_EQ(ran_eagerly[i]["class"], "TransformerEncoderLayer");
+  }
+  const std::string words = "2 modules compiled in place ran eagerly (torch.compile compiled nothing in them): "
+                            "TransformerEncoderLayer \u00d72 (encoder.layers.0, encoder.layers.1)";
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session.string()));
+  EXPECT_NE(summary.output.find(words), std::string::npos) << summary.output;
+  const auto html = dir / "encoder.html";
+  ASSERT_EQ(ampscope::test::ampscope(fmt::format("report '{}' -o '{}'", session.string(), html.string())).exit_code, 0);
+  EXPECT_NE(ampscope::test::read_file(html).find(words), std::string::npos);
+}
+
+// `model.compile()` and a model called at the top level of the loop, outside any autocast
+// region: a model call, as an eager model's or torch.compile's wrapper's. Before, it was taken
+// for a compiled function: its first call's region in no phase and no module, and step 1
+// without a throughput.
+TEST(CompiledInPlace, AModelCompiledInPlaceIsAModelCall) {
+  if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  ScratchDir dir;
+  const auto script = dir / "model.py";
+  ampscope::test::write_file(script, R"(import torch
+from torch import nn
+torch.manual_seed(0)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(32, 64)
+        self.head = nn.Linear(64, 10)
+    def forward(self, x):
+        return self.head(torch.relu(self.up(x)))
+model = Net()
+model.compile(backend="aot_eager")
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for step in range(3):
+    loss = nn.functional.cross_entropy(model(torch.randn(16, 32)), torch.randint(0, 10, (16,)))
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+)");
+  const auto session = dir / "model.ampscope";
+  const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' '{}'", session.string(), script.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto reader = SessionReader::open(session.string());
+  int64_t region_calls = 0;
+  for (const auto& row : reader.op_stats()) {
+    if (!row.top_level || !row.name.starts_with("Torch-Compiled Region")) continue;
+    region_calls += row.calls;
+    EXPECT_EQ(row.phase, Phase::kForward) << row.name;
+    EXPECT_EQ(row.module, "Net") << row.name;
+  }
+  EXPECT_EQ(region_calls, 3);
+  const auto steps = reader.steps();
+  ASSERT_EQ(steps.size(), 3u);
+  for (const auto& step : steps) EXPECT_GT(step.samples_per_second, 0.0) << "step " << step.step;
 }
 
 // bf16 parameters and no autocast (torchtitan without FSDP's mixed precision): inductor

@@ -233,6 +233,51 @@ TEST(GradientsPane, WithoutSamplesItSaysWhyAndStillShowsTheBackwardChecks) {
   EXPECT_TRUE(hint->text().contains(QStringLiteral("once the profiler is attached")));
 }
 
+// A torch.compile'd model's sampled step: its model and a block compiled in place were
+// measured around their compiled calls; the modules inside the graphs run no hooks. "No
+// module output overflowed fp16" covers the measured ones only, and the pane says which
+// modules it cannot cover: those with compiled forward ops and no sample, once each.
+TEST(GradientsPane, ActivationsNameTheModulesInsideCompiledGraphsAsUnmeasured) {
+  auto snapshot = std::make_shared<profiler::ProfileSnapshot>();
+  snapshot->step = 3;
+  snapshot->latest_gradients.push_back(gradientSample("blocks.0.up.weight", -20, 4, 1.0, 3));
+  for (const std::string module : {"blocks.0", "Net"})
+    snapshot->latest_activations.push_back({.step = 3, .module = module, .dtype = "float32", .numel = 512,
+                                            .max_abs = 318.6});
+  auto op = [](std::string name, std::string module, profiler::Phase phase, bool compiled) {
+    profiler::OpStats row;
+    row.name = std::move(name);
+    row.module = std::move(module);
+    row.phase = phase;
+    row.compiled = compiled;
+    row.calls = 3;
+    return row;
+  };
+  using profiler::Phase;
+  snapshot->op_stats = {op("aten::native_layer_norm", "blocks.0.norm", Phase::kForward, true),
+                        op("aten::addmm", "blocks.0.up", Phase::kForward, true),
+                        op("aten::addmm", "blocks.0.up", Phase::kForward, true),      // a second row: named once
+                        op("aten::add", "blocks.0", Phase::kForward, true),           // measured outside the graph
+                        op("aten::addmm", "head", Phase::kForward, false),            // eager: its hook ran
+                        op("aten::mm", "blocks.1.up", Phase::kBackward, true),        // no forward in a graph
+                        op("aten::addmm", "val.up", Phase::kForwardNoGrad, true),     // validation: never sampled
+                        op("aten::add", "", Phase::kForward, true)};                  // in no module
+  GradientsPane pane;
+  pane.setSnapshot(snapshot);
+  const std::string text = pane.activationText().toStdString();
+  EXPECT_NE(text.find("no module output overflowed fp16 (2 modules at step 3)"), std::string::npos) << text;
+  EXPECT_TRUE(text.ends_with("\nThe outputs of 2 modules inside torch.compile'd graphs are not measured (compiled "
+                             "code runs no module hooks): blocks.0.norm, blocks.0.up"))
+      << text;
+  for (const char* other : {"head", "blocks.1.up", "val.up"})
+    EXPECT_EQ(text.find(other), std::string::npos) << other << " in: " << text;
+
+  // Without activation samples nothing was measured, so nothing is said to be missing.
+  snapshot->latest_activations.clear();
+  pane.setSnapshot(snapshot);
+  EXPECT_EQ(pane.activationText().toStdString().find("not measured"), std::string::npos);
+}
+
 TEST(PlotFitting, ParameterNamesAreWrittenApartWhateverTheHeatmapsHeight) {
   auto snapshot = std::make_shared<profiler::ProfileSnapshot>();
   snapshot->step = 7;

@@ -369,6 +369,10 @@ TEST(PythonSession, CompiledCodeHasItsPaneAndItsOpRowsAreMarked) {
     writer->set_meta_value(key::kCompiledGraphs, "2");
     writer->set_meta_value(key::kCompileGraphBreaks,
                            R"([{"where": "train.py:41", "reason": "print() is not supported", "count": 4}])");
+    // Two layers `module.compile()` compiled nothing in (their code is all PyTorch's).
+    writer->set_meta_value(key::kCompileRanEagerly,
+                           R"([{"module": "encoder.layers.0", "cls": "TransformerEncoderLayer"},
+                               {"module": "encoder.layers.1", "cls": "TransformerEncoderLayer"}])");
     writer->set_meta_value(key::kFinalState, "finished");
     writer->close();
   }
@@ -381,6 +385,10 @@ TEST(PythonSession, CompiledCodeHasItsPaneAndItsOpRowsAreMarked) {
   EXPECT_TRUE(pane->summary().contains(QStringLiteral("2 AOTAutograd graphs"))) << pane->summary().toStdString();
   EXPECT_TRUE(pane->summary().contains(QStringLiteral("90% in the kernels below"))) << pane->summary().toStdString();
   EXPECT_TRUE(pane->events().contains(QStringLiteral("Graph break at train.py:41 (4×): print() is not supported")))
+      << pane->events().toStdString();
+  EXPECT_TRUE(pane->events().startsWith(
+      QStringLiteral("2 modules compiled in place ran eagerly (torch.compile compiled nothing in them): "
+                     "TransformerEncoderLayer ×2 (encoder.layers.0, encoder.layers.1). `module.compile()`")))
       << pane->events().toStdString();
   EXPECT_EQ(pane->model()->rowCount(), 2);
   // The Ops pane marks the graph's op as compiled, its time "fused" (not a 0 ns op).

@@ -93,6 +93,10 @@ void CompiledPane::setCompileEvents(const profiler::CompileEvents& compile) {
                   .arg(QString::fromStdString(b.reason));
   for (const profiler::Recompilation& r : compile.recompilations)
     events << tr("Recompiled %1: %2").arg(QString::fromStdString(r.frame), QString::fromStdString(r.reason));
+  if (QString eager = QString::fromStdString(profiler::ran_eagerly_text(compile.ran_eagerly)); !eager.isEmpty()) {
+    eager[0] = eager[0].toUpper();
+    events.prepend(eager + QLatin1Char('.'));
+  }
   events_->setText(events.isEmpty() ? tr("No graph breaks, no recompilations.") : events.join(QLatin1Char('\n')));
   stack_->setCurrentIndex(1);
 }

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 
+#include "profiler/analysis/activation_coverage.h"
 #include "profiler/analysis/loss_scale_window.h"
 #include "profiler/store/session_view.h"
 #include "ui/models/formatting.h"
@@ -336,6 +337,13 @@ void GradientsPane::setSnapshot(profiler::ProfileSnapshotPtr snapshot) {
             : tr("Activations: no module output overflowed fp16 (%1 modules at step %2)")
                   .arg(snapshot_->latest_activations.size())
                   .arg(snapshot_->latest_activations.front().step));
+  }
+  // What the statement above cannot cover: the modules inside torch.compile'd graphs.
+  QString unmeasured = QString::fromStdString(
+      profiler::unmeasured_activations_text(profiler::modules_unmeasured_in_compiled_graphs(*snapshot_)));
+  if (!unmeasured.isEmpty()) {
+    unmeasured[0] = unmeasured[0].toUpper();
+    activation_label_->setText(activation_label_->text() + QLatin1Char('\n') + unmeasured);
   }
   activation_label_->setVisible(!activation_label_->text().isEmpty());
   const std::string backward = profiler::backward_inf_text(snapshot_->backward_inf);
