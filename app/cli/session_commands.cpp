@@ -160,12 +160,6 @@ int ExportCommand::run() {
 
 namespace {
 
-// A sentence from a phrase the views share ("the outputs of ..."): its first letter upper case.
-std::string sentence(std::string phrase) {
-  if (!phrase.empty()) phrase[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(phrase[0])));
-  return phrase;
-}
-
 // The loss scale each step's backward used, as runs of equal scale: "65536 (1-3) 32768 (4) ...".
 void print_scale_history(const std::vector<profiler::StepRecord>& steps) {
   std::vector<std::tuple<double, int64_t, int64_t>> runs;
@@ -301,7 +295,7 @@ void print_compiled(const profiler::SessionView& session, size_t top) {
   fmt::print("  recompilations: {}\n", compile.recompilations.empty() ? "none" : "");
   for (const auto& r : compile.recompilations) fmt::print("    {}: {}\n", r.frame, r.reason);
   if (const std::string eager = profiler::ran_eagerly_text(compile.ran_eagerly); !eager.empty())
-    fmt::print("  {}\n", sentence(eager));
+    fmt::print("  {}\n", profiler::report_detail::capitalized(eager));
 }
 
 // The parameters a cast to fp16 loses most of (records.h's one ranking), those with anything
@@ -530,7 +524,7 @@ int SummaryCommand::run() {
     }
     const std::string unmeasured =
         profiler::unmeasured_activations_text(profiler::modules_unmeasured_in_compiled_graphs(session));
-    if (!unmeasured.empty()) fmt::print("  {}\n", sentence(unmeasured));
+    if (!unmeasured.empty()) fmt::print("  {}\n", profiler::report_detail::capitalized(unmeasured));
   }
   print_readiness(stdout, session.readiness);
   // Beside the forward origin: where a non-finite gradient started in backward.

@@ -80,6 +80,33 @@ std::map<std::string, int64_t> block_ops(const std::vector<OpStats>& rows, bool 
   return out;
 }
 
+// A model of `blocks` pre-norm MLP blocks alike and a head, torch imported and seeded: the
+// start of the block scripts below.
+std::string blocks_model(int blocks) {
+  return fmt::format(R"(import sys, torch
+from torch import nn
+torch.manual_seed(0)
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(32)
+        self.up = nn.Linear(32, 64)
+        self.down = nn.Linear(64, 32)
+    def forward(self, x):
+        return x + self.down(nn.functional.gelu(self.up(self.norm(x))))
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block() for _ in range({}))
+        self.head = nn.Linear(32, 10)
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+)",
+                     blocks);
+}
+
 std::set<std::string> modules_of(const std::map<std::string, int64_t>& calls) {
   std::set<std::string> out;
   for (const auto& [module, n] : calls) out.insert(module);
@@ -139,27 +166,7 @@ TEST(CompiledBlocksKernels, ASharedGraphsKernelsNameTheBlocksAlike) {
   if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
   ScratchDir dir;
   const auto script = dir / "blocks.py";
-  ampscope::test::write_file(script, R"(import torch
-from torch import nn
-torch.manual_seed(0)
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.norm = nn.LayerNorm(32)
-        self.up = nn.Linear(32, 64)
-        self.down = nn.Linear(64, 32)
-    def forward(self, x):
-        return x + self.down(nn.functional.gelu(self.up(self.norm(x))))
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.blocks = nn.ModuleList(Block() for _ in range(3))
-        self.head = nn.Linear(32, 10)
-    def forward(self, x):
-        for block in self.blocks:
-            x = block(x)
-        return self.head(x)
-model = Net()
+  ampscope::test::write_file(script, blocks_model(3) + R"(model = Net()
 for block in model.blocks:
     block.compile(dynamic=False)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -201,10 +208,10 @@ for step in range(2):
 }
 
 // Compiled code runs no module hooks (dynamo traces them into its graph): a module's output
-// is measured only where its call runs outside a graph. Blocks compiled in place
-// (`block.compile()`: the call goes straight to the compiled code, past the hooks) and a model
-// compiled in place (`model.compile()`) are measured around their compiled calls; torch.compile's
-// wrapper module stands for its model. Each output reads as the eager run's of the same seed
+// is measured only where its call runs outside a graph. Blocks and models compiled in place
+// (`block.compile()`, `model.compile()`) and torch.compile's wrappers run their hooks around
+// the compiled code: the capture's hooks are never compiled as frames of their own (dynamo's
+// frame count is the bare script's). Each output reads as the eager run's of the same seed
 // (aot_eager runs the same ATen ops); every module the eager run measured is measured, or
 // named as inside a graph, in the summary, the JSON summary and the report. And a model
 // compiled in place is a model call: its graphs' ops are in the forward, none is a graph
@@ -213,27 +220,7 @@ TEST(CompiledActivations, EachCallOutsideTheGraphsIsMeasuredAsInEagerAndTheRestI
   if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
   ScratchDir dir;
   const auto script = dir / "blocks.py";
-  ampscope::test::write_file(script, R"(import sys, torch
-from torch import nn
-torch.manual_seed(0)
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.norm = nn.LayerNorm(32)
-        self.up = nn.Linear(32, 64)
-        self.down = nn.Linear(64, 32)
-    def forward(self, x):
-        return x + self.down(nn.functional.gelu(self.up(self.norm(x))))
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.blocks = nn.ModuleList(Block() for _ in range(2))
-        self.head = nn.Linear(32, 10)
-    def forward(self, x):
-        for block in self.blocks:
-            x = block(x)
-        return self.head(x)
-model, mode = Net(), sys.argv[1]
+  ampscope::test::write_file(script, blocks_model(2) + R"(model, mode = Net(), sys.argv[1]
 if mode == "blocks":
     for block in model.blocks:
         block.compile(backend="aot_eager")
