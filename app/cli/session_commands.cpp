@@ -277,12 +277,15 @@ void print_compiled(const profiler::SessionView& session, size_t top) {
   for (const auto& r : session.op_stats)
     if (r.compiled) by_category[r.category].push_back(&r);
   if (!compile.any() && by_category.empty()) return;
-  fmt::print("\nCompiled (torch.compile): {} graphs read; ops of their forward and backward graphs as autocast "
-             "traced them, calls on profiled steps ({});\n  autocast's casts are graph ops of their own, so a "
-             "demoted op's inputs show the dtype they were cast to\n",
-             compile.graphs,
-             compile.kernels.empty() ? "no per-op time: the compiled code fuses them"
-                                     : "no per-op time: the compiled code fuses them; time per kernel below");
+  if (compile.graphs == 0 && by_category.empty())
+    fmt::print("\nCompiled (torch.compile): {}\n", profiler::graphs_read_text(compile.graphs));
+  else
+    fmt::print("\nCompiled (torch.compile): {}; ops of their forward and backward graphs as autocast traced them, "
+               "calls on profiled steps ({});\n  autocast's casts are graph ops of their own, so a demoted op's "
+               "inputs show the dtype they were cast to\n",
+               profiler::graphs_read_text(compile.graphs),
+               compile.kernels.empty() ? "no per-op time: the compiled code fuses them"
+                                       : "no per-op time: the compiled code fuses them; time per kernel below");
   for (auto& [category, list] : by_category) {
     std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->calls > b->calls; });
     fmt::print("  compiled {} ({} signature{})\n", profiler::to_string(category), list.size(),

@@ -118,9 +118,11 @@ std::string compiled_html(const ReportData& d) {
   for (const OpStats& r : d.op_stats) graph_ops = graph_ops || r.compiled;
   if (!d.compile.any() && !graph_ops) return "";
   const double per = profiled_step_divisor(d);
-  std::string s = paragraph(std::to_string(d.compile.graphs) +
-                            " AOTAutograd graphs read (forward and backward). Per profiled step; the compiled "
-                            "regions' own rows in the op table above hold their time as the eager code sees it.");
+  std::string s = paragraph(capitalized(graphs_read_text(d.compile.graphs)) +
+                            (d.compile.graphs == 0 && !graph_ops
+                                 ? "."
+                                 : ". Per profiled step; the compiled regions' own rows in the op table above hold "
+                                   "their time as the eager code sees it."));
   s += compiled_kernels_html(d, per);
   s += graph_ops_html(d, per);
   s += compile_events_html(d.compile);

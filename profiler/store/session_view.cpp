@@ -181,6 +181,12 @@ CompileEvents compile_events_from_meta(const std::map<std::string, std::string>&
   return events;
 }
 
+std::string graphs_read_text(int64_t graphs) {
+  if (graphs <= 0) return "no AOTAutograd graph read";
+  return std::to_string(graphs) + (graphs == 1 ? " AOTAutograd graph" : " AOTAutograd graphs") +
+         " read (forward and backward)";
+}
+
 std::string ran_eagerly_text(const std::vector<EagerInPlaceModule>& modules) {
   if (modules.empty()) return "";
   std::map<std::string, std::vector<std::string>> by_class;  // in the classes' name order

@@ -84,6 +84,10 @@ struct CompileEvents {
     return graphs > 0 || !graph_breaks.empty() || !recompilations.empty() || !kernels.empty() || !ran_eagerly.empty();
   }
 };
+// "12 AOTAutograd graphs read (forward and backward)"; "1 AOTAutograd graph read (...)";
+// "no AOTAutograd graph read" where torch.compile compiled none (every module compiled in
+// place ran eagerly, or a backend without AOTAutograd such as "eager").
+std::string graphs_read_text(int64_t graphs);
 // "2 modules compiled in place ran eagerly (torch.compile compiled nothing in them):
 // TransformerEncoderLayer ×2 (layers.0, layers.1). ..."; "" where none.
 std::string ran_eagerly_text(const std::vector<EagerInPlaceModule>& modules);

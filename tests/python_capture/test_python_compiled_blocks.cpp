@@ -314,21 +314,16 @@ print(f"frames dynamo compiled: {sum(torch._dynamo.utils.counters['frames'].valu
 
     for (const auto& row : SessionReader::open(session.string()).op_stats()) {
       EXPECT_NE(row.module, "GraphModule") << row.name;
-      if (row.compiled && row.name == "aten::addmm") EXPECT_EQ(row.phase, Phase::kForward) << row.module;
+      if (row.compiled && row.name == "aten::addmm") {
+        EXPECT_EQ(row.phase, Phase::kForward) << row.module;
+      }
     }
   }
 }
 
-// `module.compile()` of a module whose code is all PyTorch's compiles nothing: dynamo skips
-// the module's _call_impl as PyTorch's own frame and compiles from the first frame outside
-// PyTorch, which nn.TransformerEncoderLayer never reaches (torch.compile(module) would
-// compile it). The session says which modules ran eagerly, in the summary, the JSON summary
-// and the report; a block of the script's own compiled the same way is compiled, not listed.
-TEST(CompiledInPlace, ModulesOfPyTorchsOwnCodeAreNamedAsRunEagerly) {
-  if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
-  ScratchDir dir;
-  const auto script = dir / "encoder.py";
-  ampscope::test::write_file(script, R"(import torch
+// A TransformerEncoder whose layers are compiled in place, and its own Head with them or not.
+std::string encoder_script(bool compile_head) {
+  return fmt::format(R"(import torch
 from torch import nn
 torch.manual_seed(0)
 class Head(nn.Module):
@@ -348,7 +343,8 @@ class Net(nn.Module):
 model = Net()
 for layer in model.encoder.layers:
     layer.compile(backend="aot_eager")
-model.head.compile(backend="aot_eager")
+if {}:
+    model.head.compile(backend="aot_eager")
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 for step in range(2):
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -356,7 +352,20 @@ for step in range(2):
     loss.backward()
     optimizer.step()
     optimizer.zero_grad()
-)");
+)",
+                     compile_head ? "True" : "False");
+}
+
+// `module.compile()` of a module whose code is all PyTorch's compiles nothing: dynamo skips
+// the module's _call_impl as PyTorch's own frame and compiles from the first frame outside
+// PyTorch, which nn.TransformerEncoderLayer never reaches (torch.compile(module) would
+// compile it). The session says which modules ran eagerly, in the summary, the JSON summary
+// and the report; a block of the script's own compiled the same way is compiled, not listed.
+TEST(CompiledInPlace, ModulesOfPyTorchsOwnCodeAreNamedAsRunEagerly) {
+  if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  ScratchDir dir;
+  const auto script = dir / "encoder.py";
+  ampscope::test::write_file(script, encoder_script(/*compile_head=*/true));
   const auto session = dir / "encoder.ampscope";
   const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' '{}'", session.string(), script.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -388,6 +397,31 @@ for step in range(2):
   const auto html = dir / "encoder.html";
   ASSERT_EQ(ampscope::test::ampscope(fmt::format("report '{}' -o '{}'", session.string(), html.string())).exit_code, 0);
   EXPECT_NE(ampscope::test::read_file(html).find(words), std::string::npos);
+}
+
+// Where every module compiled in place ran eagerly, torch.compile compiled no graph: the
+// compiled section says so, not "0 graphs read" above an explanation of graph ops there are none of.
+TEST(CompiledInPlace, WhereNothingCompiledTheSessionSaysNoGraphWasRead) {
+  if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  ScratchDir dir;
+  const auto script = dir / "encoder.py";
+  ampscope::test::write_file(script, encoder_script(/*compile_head=*/false));
+  const auto session = dir / "encoder.ampscope";
+  const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' '{}'", session.string(), script.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const auto& row : SessionReader::open(session.string()).op_stats()) EXPECT_FALSE(row.compiled) << row.name;
+
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session.string()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("Compiled (torch.compile): no AOTAutograd graph read\n"), std::string::npos)
+      << summary.output;
+  EXPECT_EQ(summary.output.find("ops of their forward and backward graphs"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("2 modules compiled in place ran eagerly"), std::string::npos) << summary.output;
+  const auto html = dir / "encoder.html";
+  ASSERT_EQ(ampscope::test::ampscope(fmt::format("report '{}' -o '{}'", session.string(), html.string())).exit_code, 0);
+  const std::string report = ampscope::test::read_file(html);
+  EXPECT_NE(report.find("No AOTAutograd graph read."), std::string::npos);
+  EXPECT_EQ(report.find("the compiled regions' own rows"), std::string::npos);
 }
 
 // `model.compile()` and a model called at the top level of the loop, outside any autocast

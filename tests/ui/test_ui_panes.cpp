@@ -24,6 +24,7 @@
 #include "ui/models/readiness_model.h"
 #include "ui/widgets/color_scheme.h"
 #include "ui/widgets/comparison_page.h"
+#include "ui/widgets/compiled_pane.h"
 #include "ui/widgets/gradients_pane.h"
 #include "ui/widgets/kernel_view.h"
 #include "ui/models/run_series.h"
@@ -276,6 +277,25 @@ TEST(GradientsPane, ActivationsNameTheModulesInsideCompiledGraphsAsUnmeasured) {
   snapshot->latest_activations.clear();
   pane.setSnapshot(snapshot);
   EXPECT_EQ(pane.activationText().toStdString().find("not measured"), std::string::npos);
+}
+
+// Every module compiled in place ran eagerly: the pane says no graph was read and which
+// modules ran eagerly, not "0 graphs" with their ops and kernel times to look for.
+TEST(CompiledPane, WhereNothingCompiledItSaysNoGraphWasReadAndWhatRanEagerly) {
+  profiler::CompileEvents compile;
+  compile.ran_eagerly = {{.module = "encoder.layers.0", .class_name = "TransformerEncoderLayer"}};
+  CompiledPane pane;
+  pane.setCompileEvents(compile);
+  EXPECT_TRUE(pane.showsContent());
+  EXPECT_EQ(pane.summary(), QStringLiteral("No AOTAutograd graph read."));
+  EXPECT_TRUE(pane.events().startsWith(QStringLiteral("1 module compiled in place ran eagerly")))
+      << pane.events().toStdString();
+
+  compile.graphs = 1;
+  pane.setCompileEvents(compile);
+  EXPECT_TRUE(pane.summary().startsWith(QStringLiteral("1 AOTAutograd graph read (forward and backward); their ops")))
+      << pane.summary().toStdString();
+  EXPECT_TRUE(pane.summary().contains(QStringLiteral("No kernel times"))) << pane.summary().toStdString();
 }
 
 TEST(PlotFitting, ParameterNamesAreWrittenApartWhateverTheHeatmapsHeight) {

@@ -65,9 +65,11 @@ void CompiledPane::setCompileEvents(const profiler::CompileEvents& compile) {
     stack_->setCurrentIndex(0);
     return;
   }
-  QString summary = tr("%1 AOTAutograd graphs read (forward and backward); their ops, as autocast traced them, are "
-                       "in the Ops pane marked \"compiled\".")
-                        .arg(compile.graphs);
+  QString summary = QString::fromStdString(profiler::graphs_read_text(compile.graphs));
+  summary[0] = summary[0].toUpper();
+  summary += compile.graphs > 0
+                 ? tr("; their ops, as autocast traced them, are in the Ops pane marked \"compiled\".")
+                 : QStringLiteral(".");
   if (!compile.kernels.empty()) {
     const profiler::CompiledTimeShare share = profiler::compiled_time_share(compile.kernels);
     // On a GPU the kernels' GPU time is what the user came for; on the CPU their CPU time.
@@ -81,7 +83,7 @@ void CompiledPane::setCompileEvents(const profiler::CompileEvents& compile) {
                                   profiler::text::ns_as_ms(static_cast<double>(share.gpu_graph_ns))))
                             : QString(),
                         QString::fromStdString(profiler::compiled_share_text(share)));
-  } else {
+  } else if (compile.graphs > 0) {
     summary += QLatin1Char('\n') + tr("No kernel times: the session was recorded without inductor's kernel profiling.");
   }
   summary_->setText(summary);
