@@ -14,8 +14,10 @@ RangeSampleSpacing::RangeSampleSpacing(int64_t every, int64_t budget_percent, in
       every_now_(every_),
       cost_samples_(std::max<size_t>(kCostSamples, static_cast<size_t>(std::max<int64_t>(0, readiness_every)))) {}
 
+void RangeSampleSpacing::set_last_step(int64_t step) { early_last_step_ = step > 0 && step < every_ ? step : 0; }
+
 bool RangeSampleSpacing::selects(int64_t step) const {
-  return every_ > 0 && step % every_ == 0 && step >= next_;
+  return every_ > 0 && ((step % every_ == 0 && step >= next_) || (early_last_step_ > 0 && step == early_last_step_));
 }
 
 double RangeSampleSpacing::baseline_ms() const {
@@ -101,8 +103,12 @@ std::string RangeSampleSpacing::describe_readiness(int64_t readiness_every) {
 
 std::string RangeSampleSpacing::describe_sampling(int64_t every, int64_t budget_percent,
                                                   const std::vector<Change>& changes,
-                                                  std::optional<int64_t> readiness_every) {
+                                                  std::optional<int64_t> readiness_every,
+                                                  int64_t early_last_step) {
   std::string out = describe(every, budget_percent, changes);
+  if (every > 0 && early_last_step > 0 && early_last_step < every)
+    out += "; the run's last step (" + std::to_string(early_last_step) + ") too, as the run ends before step " +
+           std::to_string(every);
   if (readiness_every && every > 0) out += "; " + describe_readiness(*readiness_every);
   return out;
 }

@@ -11,7 +11,9 @@
 // every Nth sample: the mean then always holds one costly sample, its share of N).
 // After each sample the next one is N steps later, the least multiple of K for
 // which the sample's cost is at most the budget of N steps' time: the samples stay on
-// multiples of K, and the first one is always taken. Each change
+// multiples of K, and the first one is always taken. A run whose length is known (the
+// engine's --steps, a script's --max-steps) and that ends before step K samples its last
+// step instead: a 5-step first look at a script shows its ranges too. Each change
 // of spacing is kept in the session (meta `range_sample_spacing`) and said by
 // `summary`. Without unsampled steps to compare with (K = 1 from the start) the
 // spacing stays K. No LibTorch.
@@ -41,6 +43,11 @@ class RangeSampleSpacing {
   // readiness_every: readiness on every Nth sample (its cycle sets the cost's window).
   RangeSampleSpacing(int64_t every, int64_t budget_percent, int64_t readiness_every = 1);
 
+  // The run's last step where it is known (0: not known). Kept only where the run ends
+  // before step K, the first sample: that step samples then.
+  void set_last_step(int64_t step);
+  int64_t early_last_step() const { return early_last_step_; }
+
   bool selects(int64_t step) const;
   // At a step's end, with its wall time (NaN: unknown, ignored) and whether it sampled.
   // True when the spacing changed.
@@ -58,8 +65,9 @@ class RangeSampleSpacing {
   // Both, as `summary`, the report and the GUI say them: describe(), then the readiness
   // cadence where samples are taken and the session knows it (nullopt: a session from
   // before readiness had its own cadence, which measured it on every sample).
+  // early_last_step: the last step of a run that ends before step K, sampled instead (0: none).
   static std::string describe_sampling(int64_t every, int64_t budget_percent, const std::vector<Change>& changes,
-                                       std::optional<int64_t> readiness_every);
+                                       std::optional<int64_t> readiness_every, int64_t early_last_step = 0);
 
  private:
   double baseline_ms() const;
@@ -69,6 +77,7 @@ class RangeSampleSpacing {
   int64_t every_now_;
   size_t cost_samples_;  // the samples whose mean cost is a sample's
   int64_t next_ = 0;  // the first step that may sample
+  int64_t early_last_step_ = 0;
   std::deque<double> unsampled_ms_;
   std::deque<double> sample_costs_ms_;
   std::vector<Change> changes_;

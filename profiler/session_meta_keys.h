@@ -100,6 +100,9 @@ inline constexpr const char* kRangeSampleEvery = "range_sample_every";
 inline constexpr const char* kRangeSampleBudget = "range_sample_budget";
 // Precision readiness on every Nth range sample, the first included (0: off).
 inline constexpr const char* kReadinessEvery = "readiness_every";
+// The last step of a run known to end before step K, which range-samples instead
+// (RangeSampleSpacing::set_last_step). Absent where there is none, and before 2026-12-02.
+inline constexpr const char* kRangeSampleLastStep = "range_sample_last_step";
 // Which steps' ops were asked for: from this step, this many steps (0: to the end), every
 // Nth of them (profiler/capture_settings.h). Absent in sessions before 2026-11-28.
 inline constexpr const char* kOpWindowStart = "op_window_start";

@@ -102,6 +102,7 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   // hold memory (a link per op for kOpMemorySteps steps: 22 MiB on a GPT-2 of 5,300 ops a step).
   // Set before the first record batch is queued, which the worker reads after.
   if (!gpu_source_) aggregator_.set_op_memory_steps(1);
+  sample_spacing_.set_last_step(run.config.steps);  // a script's max_steps; 0 where it has none
   hand_over_range_sampling();
   if (options_.session_path.empty()) return;
   SessionMeta meta = make_session_meta(run);
@@ -115,6 +116,8 @@ void Profiler::on_run_start(const engine::RunStartedEvent& run) {
   writer_->set_meta_value(meta_key::kStepOpBudget, std::to_string(options_.step_op_budget));
   // What was asked for, so the GUI can run the session again as it was recorded.
   for (const auto& [key, value] : options_.capture.meta_entries()) writer_->set_meta_value(key, value);
+  if (const int64_t last = sample_spacing_.early_last_step(); last > 0)
+    writer_->set_meta_value(meta_key::kRangeSampleLastStep, std::to_string(last));
   writer_published_.store(writer_.get(), std::memory_order_release);
 }
 
@@ -324,7 +327,8 @@ void Profiler::on_step_end(const engine::StepEvent& step, const StepDeviceValues
 void Profiler::hand_over_range_sampling() {
   const CaptureSettings& c = options_.capture;
   enqueue(RangeSamplingJob{RangeSampleSpacing::describe_sampling(c.gradient_every, c.sample_budget_percent,
-                                                                 sample_spacing_.changes(), c.readiness_every)},
+                                                                 sample_spacing_.changes(), c.readiness_every,
+                                                                 sample_spacing_.early_last_step())},
           /*may_drop=*/false);
 }
 

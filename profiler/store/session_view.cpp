@@ -150,7 +150,8 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
         *every, meta_key::count(v.meta_values, meta_key::kRangeSampleBudget).value_or(0),
         spacing == v.meta_values.end() ? std::vector<RangeSampleSpacing::Change>{}
                                        : RangeSampleSpacing::decode(spacing->second),
-        meta_key::count(v.meta_values, meta_key::kReadinessEvery));
+        meta_key::count(v.meta_values, meta_key::kReadinessEvery),
+        meta_key::count(v.meta_values, meta_key::kRangeSampleLastStep).value_or(0));
   }
   if (const auto phases = v.meta_values.find(meta_key::kRangeSamplePhases); phases != v.meta_values.end())
     if (auto decoded = RangeSamplePhases::decode(phases->second); decoded && decoded->samples > 0)

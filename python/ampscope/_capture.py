@@ -303,7 +303,7 @@ class Capture:
         device = f"cuda:{torch.cuda.current_device()}" if on_cuda else "cpu"
         self._core = _core.Capture(self._options)
         try:
-            self._core.start(device)
+            self._core.start(device, self._max_steps)  # a run of max_steps samples its last step if none before
         except Exception as e:  # the session file could not be created
             self._state = "failed"
             raise CaptureError(f"cannot write the session {self.path}: {e}".splitlines()[0]) from None

@@ -146,11 +146,13 @@ class Capture {
     profiler_ = std::make_unique<profiler::Profiler>(std::move(options));
   }
 
-  void start(const std::string& device) {
+  // last_step: the script's max_steps (0: it runs to its end, unknown here).
+  void start(const std::string& device, int64_t last_step) {
     if (started_) throw std::runtime_error("this capture was already started");
     started_ = true;
     device_ = device;
     engine::RunStartedEvent run;
+    run.config.steps = last_step;
     run.device = device;
     run.model = description_;
     profiler_->on_run_start(run);
@@ -461,7 +463,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   }();
   py::class_<Capture>(m, "Capture")
       .def(py::init<const py::dict&>())
-      .def("start", &Capture::start)
+      .def("start", &Capture::start, py::arg("device"), py::arg("last_step") = 0)
       .def("begin_first_step", &Capture::begin_first_step)
       .def_property_readonly("step", &Capture::step)
       .def("step_is_sampled", &Capture::step_is_sampled)

@@ -115,6 +115,33 @@ TEST(Profiler, SessionHoldsStepsOpsGradientsAndTheOpTable) {
   }
 }
 
+// `profile --steps 4` with range samples every 10 steps: the run's last step samples, so
+// a short run has its gradient and activation ranges; the live view and the session say so.
+TEST(Profiler, ARunEndingBeforeItsFirstRangeSampleSamplesItsLastStep) {
+  test::ScratchDir dir;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.capture.gradient_every = 10;
+  {
+    Profiler profiler(options);
+    engine::Trainer trainer(gpt_bf16(4));
+    trainer.add_observer(&profiler);
+    trainer.start();
+    trainer.wait();
+    ASSERT_EQ(trainer.state(), engine::RunState::kFinished) << trainer.error_message();
+    const auto snap = profiler.snapshot();
+    ASSERT_FALSE(snap->latest_gradients.empty());
+    EXPECT_EQ(snap->latest_gradients.front().step, 4);
+    EXPECT_NE(snap->range_sampling.find("the run's last step (4) too, as the run ends before step 10"),
+              std::string::npos)
+        << snap->range_sampling;
+  }
+  const auto session = SessionReader::open(options.session_path);
+  EXPECT_EQ(session.gradient_steps(), (std::vector<int64_t>{4}));
+  EXPECT_EQ(session.activation_steps(), (std::vector<int64_t>{4}));
+  EXPECT_EQ(session.meta_value(meta_key::kRangeSampleLastStep).value_or(""), "4");
+}
+
 // A range sample is the profiler's own work on the training's device: where it runs out
 // of device memory (its batched passes hold up to some 500 MB at once, more than a
 // training near the device's limit leaves), the training must go on. The sample is

@@ -33,6 +33,34 @@ TEST(RangeSampleSpacing, WithoutABudgetEveryKthStepSamplesWhateverItCosts) {
   EXPECT_TRUE(run(off, 40, 20.0, 20.0).empty());
 }
 
+// A first look at a script (--max-steps 5) ends before step K: without its last step
+// sampled it showed no gradient, activation or readiness at all.
+TEST(RangeSampleSpacing, ARunEndingBeforeStepKSamplesItsLastStep) {
+  RangeSampleSpacing short_run(10, 5);
+  short_run.set_last_step(5);
+  EXPECT_EQ(short_run.early_last_step(), 5);
+  EXPECT_EQ(run(short_run, 5, 20.0, 30.0), (std::vector<int64_t>{5}));
+  // A run that reaches step K samples as any: its last step is not special.
+  for (const int64_t last : {10, 25}) {
+    RangeSampleSpacing long_run(10, 5);
+    long_run.set_last_step(last);
+    EXPECT_EQ(long_run.early_last_step(), 0);
+    const std::vector<int64_t> every_tenth = last == 10 ? std::vector<int64_t>{10} : std::vector<int64_t>{10, 20};
+    EXPECT_EQ(run(long_run, last, 20.0, 30.0), every_tenth);
+  }
+  RangeSampleSpacing unknown(10, 5);  // a script without --max-steps
+  unknown.set_last_step(0);
+  EXPECT_TRUE(run(unknown, 5, 20.0, 30.0).empty());
+  RangeSampleSpacing off(0, 5);  // --grad-every 0: never
+  off.set_last_step(5);
+  EXPECT_TRUE(run(off, 5, 20.0, 30.0).empty());
+  EXPECT_EQ(RangeSampleSpacing::describe_sampling(10, 5, {}, 5, 5),
+            "every 10 steps (within the 5 % budget); the run's last step (5) too, as the run ends before step 10; "
+            "precision readiness on one sample in 5, the first included");
+  EXPECT_EQ(RangeSampleSpacing::describe_sampling(10, 5, {}, 5, 0),
+            "every 10 steps (within the 5 % budget); precision readiness on one sample in 5, the first included");
+}
+
 TEST(RangeSampleSpacing, SamplesWithinTheBudgetKeepEveryKthStep) {
   // A sample adds 10 ms to a 20 ms step: 10 / (0.05 * 20) = 10 steps, K itself.
   RangeSampleSpacing spacing(10, 5);

@@ -155,6 +155,34 @@ TEST_F(PythonPrecision, MaxStepsStopsTheScriptAsTheNextStepBeginsWithExitStatusZ
   EXPECT_TRUE(std::filesystem::is_regular_file(facts->command->python)) << facts->command->python;
 }
 
+// A first look at a script, shorter than --grad-every (10): its last step takes the range
+// sample, so the session has gradient and activation ranges and readiness; the same 3 steps
+// run to the script's own end, unknown beforehand, sample nothing and say why.
+TEST_F(PythonPrecision, AFirstLookWithMaxStepsTakesItsRangeSampleAtItsLastStep) {
+  auto r = run("--max-steps 3", "digest.txt", "fp16 on 10");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  {
+    const auto reader = SessionReader::open(session());
+    EXPECT_EQ(reader.gradient_steps(), std::vector<int64_t>{3});
+    EXPECT_EQ(reader.activation_steps(), std::vector<int64_t>{3});
+    EXPECT_EQ(reader.gradients(3).size(), 4u);  // both Linear layers' weight and bias
+    EXPECT_EQ(reader.meta_value("range_sample_last_step").value_or(""), "3");
+  }
+  auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  EXPECT_NE(summary.output.find("range samples every 10 steps (within the 5 % budget); the run's last step (3) too, "
+                                "as the run ends before step 10; precision readiness"),
+            std::string::npos)
+      << summary.output;
+  EXPECT_EQ(summary.output.find("No gradient range sample"), std::string::npos) << summary.output;
+
+  r = run("", "digest.txt", "fp16 on 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(SessionReader::open(session()).gradient_steps().empty());
+  summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  EXPECT_NE(summary.output.find("No gradient range sample by step 3: range samples every 10 steps"), std::string::npos)
+      << summary.output;
+}
+
 // The same from a script's own capture (`with ampscope.capture(..., max_steps=2)`): the
 // stop leaves the with-block as SystemExit(0) does, and the session says why it ended.
 TEST_F(PythonPrecision, ACaptureWithMaxStepsEndsTheScriptThereAndSaysSo) {
