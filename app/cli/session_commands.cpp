@@ -489,8 +489,13 @@ int SummaryCommand::run() {
     fmt::print("\n{}\n", none);
   }
   if (!gradients.empty()) {
-    fmt::print("\nGradients at step {} (unscaled g; shares of g * loss scale {} cast to each format)\n",
-               gradients.front().step, profiler::text::loss_scale_text(gradients.front().loss_scale));
+    // Without a loss scaler there is no scale to name: "loss scale 1" read as a scaler's.
+    if (session.meta.scaler_enabled)
+      fmt::print("\nGradients at step {} (unscaled g; shares of g * loss scale {} cast to each format)\n",
+                 gradients.front().step, profiler::text::loss_scale_text(gradients.front().loss_scale));
+    else
+      fmt::print("\nGradients at step {} (no loss scaling: shares of g cast to each format)\n",
+                 gradients.front().step);
     fmt::print("  {:<9} {:>11} {:>11} {:>11}\n", "format", "to zero", "subnormal", "overflow");
     bool fp8_loses = false;
     for (const auto& f : profiler::kFloatFormats) {

@@ -204,7 +204,7 @@ std::string training_html(const ReportData& d) {
 
 // The latest sample's log2|g| histogram over every parameter, against fp16's range at
 // the loss scale in force (the histogram is of unscaled g; fp16 sees g * scale).
-std::string gradient_histogram(const std::vector<GradientSample>& grads) {
+std::string gradient_histogram(const std::vector<GradientSample>& grads, bool loss_scaled) {
   std::vector<double> counts(kGradBins, 0.0);
   for (const auto& g : grads)
     for (int i = 0; i < kGradBins; ++i) counts[i] += static_cast<double>(g.log2_histogram[i]);
@@ -226,9 +226,8 @@ std::string gradient_histogram(const std::vector<GradientSample>& grads) {
   const std::vector<double> shown(counts.begin() + b0, counts.begin() + b1);
 
   svg::HistogramOptions o;
-  o.title = "|g| at step " + std::to_string(grads.front().step) +
-            ", all parameters, against fp16 at scale " +
-            text::loss_scale_text(grads.front().loss_scale);
+  o.title = "|g| at step " + std::to_string(grads.front().step) + ", all parameters, against fp16 " +
+            (loss_scaled ? "at scale " + text::loss_scale_text(grads.front().loss_scale) : "(no loss scaling)");
   o.x_label = "|g| (unscaled)";
   o.width = 1100;
   o.height = 250;
@@ -313,7 +312,7 @@ std::string gradients_html(const ReportData& d) {
   if (grads.empty())
     return section_html("gradients", "Gradient range",
                         paragraph("No gradient statistics were sampled in this session.", "muted"));
-  std::string s = gradient_histogram(grads);
+  std::string s = gradient_histogram(grads, d.meta.scaler_enabled);
   s += paragraph(
       "Shaded: where fp16 cannot hold the gradient once multiplied by the loss scale. The "
       "outermost bars also count everything beyond them. The table gives the same shares for "

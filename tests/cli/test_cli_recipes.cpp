@@ -73,6 +73,10 @@ TEST(CliRecipes, MultiLossRecordsEachOptimizersSkip) {
   EXPECT_NE(summary.output.find("GradScaler's decision per optimizer"), std::string::npos) << summary.output;
   EXPECT_NE(summary.output.find("(steps 3)"), std::string::npos) << summary.output;
   EXPECT_NE(summary.output.find("(steps 5)"), std::string::npos) << summary.output;
+  // Its last step's gradient sample (6 steps, before the first of every 10), at the scale it ran at.
+  EXPECT_NE(summary.output.find("Gradients at step 6 (unscaled g; shares of g * loss scale 256 cast to each format)"),
+            std::string::npos)
+      << summary.output;
 
   const std::string html = (dir / "report.html").string();
   const CliResult report = ampscope(fmt::format("report '{}' -o '{}'", session, html));
@@ -81,6 +85,7 @@ TEST(CliRecipes, MultiLossRecordsEachOptimizersSkip) {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("decision per optimizer"), std::string::npos);
   EXPECT_NE(text.find("adamw (model B)"), std::string::npos);
+  EXPECT_NE(text.find("all parameters, against fp16 at scale 256"), std::string::npos);
 }
 
 // Without a loss scaler (bf16) nothing is scaled and nothing skips: summary and report say
@@ -94,6 +99,10 @@ TEST(CliRecipes, WithoutAScalerNoLossScaleOrGradScalerDecisionIsShown) {
   ASSERT_EQ(summary.exit_code, 0) << summary.output;
   EXPECT_NE(summary.output.find("no loss scaling"), std::string::npos) << summary.output;
   EXPECT_EQ(summary.output.find("loss scale 1"), std::string::npos) << summary.output;
+  // Its gradients, sampled at its last step, against the formats as they are: no scale named.
+  EXPECT_NE(summary.output.find("Gradients at step 6 (no loss scaling: shares of g cast to each format)"),
+            std::string::npos)
+      << summary.output;
   EXPECT_NE(summary.output.find("Optimizers (no GradScaler: every step() call stepped)"), std::string::npos)
       << summary.output;
   EXPECT_EQ(summary.output.find("GradScaler's decision"), std::string::npos) << summary.output;
@@ -104,6 +113,8 @@ TEST(CliRecipes, WithoutAScalerNoLossScaleOrGradScalerDecisionIsShown) {
   std::ifstream in(html);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("steps per optimizer (no GradScaler"), std::string::npos);
+  EXPECT_NE(text.find("all parameters, against fp16 (no loss scaling)"), std::string::npos);
+  EXPECT_EQ(text.find("against fp16 at scale"), std::string::npos);
   EXPECT_EQ(text.find("GradScaler's decision"), std::string::npos);
 }
 
