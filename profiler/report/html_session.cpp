@@ -309,9 +309,15 @@ std::string loss_scale_window_chart(const std::vector<GradientStepSummary>& summ
 
 std::string gradients_html(const ReportData& d) {
   const auto& grads = d.latest_gradients;
-  if (grads.empty())
+  if (grads.empty()) {
+    // Say what the sampling was (one sentence with summary and the GUI), so an empty
+    // section reads as "none by step 8, samples every 10 steps", not as a broken capture.
+    const std::string none = profiler::no_gradient_sample_text(d);
     return section_html("gradients", "Gradient range",
-                        paragraph("No gradient statistics were sampled in this session.", "muted"));
+                        paragraph(none.empty() ? "No gradient statistics were sampled in this session."
+                                               : report_detail::capitalized(none) + ".",
+                                  "muted"));
+  }
   std::string s = gradient_histogram(grads, d.meta.scaler_enabled);
   s += paragraph(
       "Shaded: where fp16 cannot hold the gradient once multiplied by the loss scale. The "

@@ -187,6 +187,22 @@ TEST(HtmlReport, TheParametersNearestFp16sEdgeComeFirst) {
   EXPECT_LT(a, d);
 }
 
+// A session whose steps never reached a range sample (8 steps, samples every 10) says so
+// and how it sampled, as summary and the GUI do, rather than that nothing was sampled at all.
+TEST(HtmlReport, ASessionWithNoGradientSampleSaysByWhichStepAndHowItSampled) {
+  ScratchDir dir;
+  ReportData data = fixture_report(dir);
+  data.latest_gradients.clear();
+  data.step = 8;
+  data.range_sampling = "every 10 steps (within the 5 % budget)";
+  const std::string html = render_html(data);
+  EXPECT_TRUE(contains(html, "No gradient range sample by step 8: range samples every 10 steps "
+                             "(within the 5 % budget)."))
+      << html.substr(std::min(html.size(), html.find("id=\"gradients\"")), 600);
+  EXPECT_FALSE(contains(html, "No gradient statistics were sampled"));
+  expect_self_contained(html);
+}
+
 // Under fp16 autocast the backward flushes what fp16 cannot hold before the unscale, so the
 // gradients' "flushed to 0" is near 0 while the flushed values are zeros: the report says
 // where to look. A bf16 run's backward flushes nothing of fp16's, and says nothing of it.
