@@ -7,15 +7,9 @@
 
 #include <string>
 
-namespace ampscope::engine {
+#include "engine/scope_names.h"
 
-// Prefix of every module scope's RecordFunction name; the rest is the module's
-// dotted path, e.g. "ampscope.module:blocks.1.attn".
-inline constexpr const char* kModuleScopePrefix = "ampscope.module:";
-// The module path of a loss scaler's own ops (scaling the loss, unscaling and checking
-// the gradients, updating the scale): its ops are no layer's, nor the user's code's.
-// Parenthesised, so that no nn.Module path can be it.
-inline constexpr const char* kLossScalerModule = "(GradScaler)";
+namespace ampscope::engine {
 
 // Receives module outputs (forward activations), and the inputs the models mark, on
 // the thread that set it, e.g. the profiler on sampled steps. It must not synchronise

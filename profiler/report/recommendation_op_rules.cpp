@@ -1,5 +1,6 @@
 // The rules that read the op table.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -8,8 +9,11 @@
 #include "profiler/analysis/op_classifier.h"
 #include "profiler/analysis/op_family.h"
 #include "profiler/analysis/tensor_core_eligibility.h"
+#include "profiler/float_formats.h"
 #include "profiler/report/recommendation_rules.h"
 #include "profiler/report/recommendation_text.h"
+
+#include "engine/scope_names.h"
 
 namespace ampscope::profiler::report_rules {
 namespace {
@@ -434,6 +438,84 @@ void no_autocast_effect(const RecommendationInput& in, std::vector<Finding>& out
   out.push_back(std::move(f));
 }
 
+// A loss scaler in a run whose gradients have fp32's exponent range (bf16 or fp32): scaling
+// exists because fp16's range ends at 65504 and 2^-24, and bf16's and fp32's end near 3.4e38
+// and 1.2e-38 (subnormals further). The scaler's ops then cost time and, where it reads its
+// inf check back (GradScaler.step's .item(), unless the optimizer is fused), a synchronisation
+// per step; the only thing it still does is skip steps whose gradients hold inf/NaN, which
+// under bf16 means the values diverged, and the skip hides that.
+void loss_scaler_without_fp16(const RecommendationInput& in, const OpTime& t, std::vector<Finding>& out) {
+  const std::string precision = in.compute_precision();
+  const bool scaler = in.meta.scaler_enabled || (in.script && in.script->scaler);
+  if (!scaler || (precision != "bf16" && precision != "fp32")) return;
+  double scaler_cpu_ns = 0, scaler_gpu_ns = 0, scaler_calls = 0, reads = 0, all_cpu_ns = 0;
+  std::map<std::string, std::pair<double, double>> by_op;  // op -> (calls, host ns), its signatures together
+  for (const OpStats& r : in.op_stats) {
+    if (!r.top_level) continue;
+    all_cpu_ns += static_cast<double>(r.cpu_time_ns);
+    if (r.module != engine::kLossScalerModule) continue;
+    scaler_cpu_ns += static_cast<double>(r.cpu_time_ns);
+    scaler_gpu_ns += static_cast<double>(r.gpu_time_ns);
+    scaler_calls += static_cast<double>(r.calls);
+    // .item() copies the scaler's found-inf flag to the host: the CPU waits for the GPU there.
+    if (op_base_name(r.name) == "item" || op_base_name(r.name) == "_local_scalar_dense")
+      reads += static_cast<double>(r.calls);
+    by_op[r.name].first += static_cast<double>(r.calls);
+    by_op[r.name].second += static_cast<double>(r.cpu_time_ns);
+  }
+  std::vector<std::pair<std::string, std::pair<double, double>>> ops(by_op.begin(), by_op.end());
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  const bool cuda = in.meta.device.rfind("cuda", 0) == 0;
+  int64_t skipped = 0;
+  for (const StepRecord& s : in.steps) skipped += s.skipped ? 1 : 0;
+
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "loss_scaler_without_fp16";
+  r.severity = Severity::kInfo;
+  r.title = "A loss scaler is on, but " + precision + " gradients need no scaling";
+  r.detail = "The gradients are computed in " + precision + ", which has fp32's exponent range (largest " +
+             number(precision == "bf16" ? float_format(FloatFormat::bf16).max : std::numeric_limits<float>::max()) +
+             "): loss scaling exists for fp16, whose range ends at 65504 and 6.0e-8, and here it only multiplies "
+             "the loss and divides the gradients back.";
+  if (!ops.empty()) {
+    r.detail += " Its own ops took " + duration(scaler_cpu_ns / t.steps) + " of host time per step (" +
+                count(scaler_calls / t.steps) + " ops, " + percent(all_cpu_ns > 0 ? scaler_cpu_ns / all_cpu_ns : 0) +
+                " of op time)";
+    if (t.gpu) r.detail += " and " + duration(scaler_gpu_ns / t.steps) + " of GPU time";
+    r.detail += ".";
+  }
+  if (cuda && reads > 0) {
+    r.detail += " On CUDA its step reads the inf check back with .item() (" + count(reads / t.steps) +
+                " per step): the host waits for the GPU there, every step, and launches nothing meanwhile (a "
+                "fused optimizer, fused=True, takes the check without it).";
+  }
+  r.detail += " What it still does is skip steps whose gradients hold inf or NaN" +
+              (skipped > 0 ? " (" + std::to_string(skipped) + " of " + std::to_string(in.steps.size()) + " here)"
+                           : std::string()) +
+              "; in " + precision + " such a step means the values diverged, not that a scale was too high, and the "
+              "skip hides it. " +
+              (in.script ? "Drop the " + (in.script->scaler_class.empty() ? "GradScaler" : in.script->scaler_class) +
+                               ", or construct it with enabled=False where the same script also trains in fp16."
+                         : std::string("Leave out --scaler: the built-in loop scales only fp16 by default."));
+  if (!in.steps.empty()) {
+    double low = in.steps.front().loss_scale, high = low;
+    for (const StepRecord& s : in.steps) low = std::min(low, s.loss_scale), high = std::max(high, s.loss_scale);
+    r.evidence.push_back("loss scale " + text::loss_scale_text(low) +
+                         (high > low ? " to " + text::loss_scale_text(high) : std::string()) + " over " +
+                         std::to_string(in.steps.size()) + " steps, " + std::to_string(skipped) + " skipped");
+  }
+  for (const auto& [op, calls_and_ns] : ops) {
+    if (r.evidence.size() == kMaxEvidence) break;
+    r.evidence.push_back(std::string(engine::kLossScalerModule) + " " + op + ": " +
+                         count(calls_and_ns.first / t.steps) + " per step, " +
+                         duration(calls_and_ns.second / t.steps) + " of host time");
+  }
+  f.impact = all_cpu_ns > 0 ? scaler_cpu_ns / all_cpu_ns : 0;
+  out.push_back(std::move(f));
+}
+
 }  // namespace
 
 void add_op_table_findings(const RecommendationInput& input, std::vector<Finding>& out) {
@@ -444,6 +526,7 @@ void add_op_table_findings(const RecommendationInput& input, std::vector<Finding
   high_cast_tax(input, t, out);
   kept_fp32_share(input, t, out);
   autocast_off_share(input, t, out);
+  loss_scaler_without_fp16(input, t, out);
 }
 
 }  // namespace ampscope::profiler::report_rules

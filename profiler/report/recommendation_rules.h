@@ -18,7 +18,7 @@ struct Finding {
 inline constexpr size_t kMaxEvidence = 8;
 
 // gemm_dims_not_multiple_of_8, eligible_not_on_tensor_cores, high_cast_tax,
-// kept_fp32_share, autocast_off_share, no_autocast_effect.
+// kept_fp32_share, autocast_off_share, no_autocast_effect, loss_scaler_without_fp16.
 void add_op_table_findings(const RecommendationInput& input, std::vector<Finding>& out);
 
 // frequent_skipped_steps, loss_scale_stuck_low, fp16_gradient_underflow,

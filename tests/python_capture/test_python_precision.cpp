@@ -5,6 +5,7 @@
 // runs the script's own training in that precision.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -181,6 +182,44 @@ TEST_F(PythonPrecision, AFirstLookWithMaxStepsTakesItsRangeSampleAtItsLastStep) 
   summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
   EXPECT_NE(summary.output.find("No gradient range sample by step 3: range samples every 10 steps"), std::string::npos)
       << summary.output;
+}
+
+// The script's GradScaler stays on whatever autocast's dtype: under bf16 it scales for nothing,
+// and `summary` says so with the host time its own ops took; under fp16 it is what keeps the
+// gradients in range, and nothing is said.
+TEST_F(PythonPrecision, AGradScalerUnderBf16AutocastIsNamedWithWhatItsOwnOpsCost) {
+  auto r = run("", "digest.txt", "bf16 on 4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("\n  info     A loss scaler is on, but bf16 gradients need no scaling\n"),
+            std::string::npos)
+      << summary.output;
+  const auto json = dir_ / "s.json";
+  const auto exported =
+      ampscope::test::ampscope(fmt::format("export --format json '{}' -o '{}'", session(), json.string()));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  bool named = false;
+  const auto findings = nlohmann::json::parse(read_file(json)).at("findings");
+  for (const auto& rec : findings.at("recommendations")) {
+    if (rec.at("id").get<std::string>() != "loss_scaler_without_fp16") continue;
+    named = true;
+    EXPECT_NE(rec.at("detail").get<std::string>().find("Drop the torch.amp.GradScaler, or construct it with "
+                                                       "enabled=False where the same script also trains in fp16."),
+              std::string::npos)
+        << rec.dump(2);
+  }
+  EXPECT_TRUE(named) << findings.dump(2);
+  // Its evidence: the scale it kept, then its own ops (scaling the loss, unscaling), each per step.
+  const auto evidence = summary.output.find("* loss scale 65536 over 4 steps, 0 skipped");
+  ASSERT_NE(evidence, std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("* (GradScaler) aten::", evidence), std::string::npos) << summary.output;
+
+  r = run("", "digest.txt", "fp16 on 4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_EQ(summary.output.find("need no scaling"), std::string::npos) << summary.output;
 }
 
 // The same from a script's own capture (`with ampscope.capture(..., max_steps=2)`): the

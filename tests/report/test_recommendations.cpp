@@ -12,6 +12,8 @@
 #include "profiler/report/recommendations.h"
 #include "profiler/report/report_data.h"
 
+#include "engine/scope_names.h"
+
 namespace ampscope::profiler {
 namespace {
 
@@ -630,6 +632,60 @@ TEST(Recommendations, NoAutocastEffect) {
   in.meta.precision = "fp32";
   EXPECT_FALSE(find(recommend(in), "no_autocast_effect"));
   EXPECT_TRUE(recommend(session("bf16")).empty());  // nothing recorded: nothing to judge
+}
+
+// bf16 and fp32 have fp32's exponent range: a loss scaler there costs its ops, and on CUDA a read
+// of its inf check per step, for no range. Named, with what it cost; never under fp16.
+TEST(Recommendations, ALossScalerWhereGradientsHaveFp32sRangeIsNamedWithWhatItCosts) {
+  auto in = session("bf16");
+  in.meta.scaler_enabled = true;
+  add_linear(in, "fc1", 64, 784, 128);  // 1 ms of linear: the op time the scaler's share is of
+  const std::string scaler = engine::kLossScalerModule;
+  in.op_stats.push_back(top_level_op("aten::mul", scaler, OpCategory::kUnchanged, 200'000));
+  in.op_stats.push_back(
+      top_level_op("aten::_amp_foreach_non_finite_check_and_unscale_", scaler, OpCategory::kUnchanged, 600'000));
+  in.op_stats.push_back(top_level_op("aten::item", scaler, OpCategory::kUnchanged, 100'000));
+  in.op_stats.push_back(top_level_op("aten::mul", scaler, OpCategory::kUnchanged, 100'000));  // another signature
+  in.op_stats.push_back(top_level_op("aten::item", "", OpCategory::kUnchanged, 5'000'000));  // the loop's own
+  in.steps = steps(30, {7});
+  auto r = find(recommend(in), "loss_scaler_without_fp16");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->severity, Severity::kInfo);
+  EXPECT_EQ(r->title, "A loss scaler is on, but bf16 gradients need no scaling");
+  // 1 ms of its ops over 4 profiled steps, of 7 ms of top-level op time; 4 ops and one read per step.
+  EXPECT_TRUE(contains(r->detail, "took 250 µs of host time per step (4 ops, 14% of op time)")) << r->detail;
+  EXPECT_TRUE(contains(r->detail, "with .item() (1 per step)")) << r->detail;
+  EXPECT_TRUE(contains(r->detail, "(1 of 30 here)")) << r->detail;
+  EXPECT_TRUE(contains(r->detail, "Leave out --scaler")) << r->detail;
+  ASSERT_EQ(r->evidence.size(), 4u);
+  EXPECT_EQ(r->evidence[0], "loss scale 32768 to 65536 over 30 steps, 1 skipped");
+  EXPECT_EQ(r->evidence[1],
+            "(GradScaler) aten::_amp_foreach_non_finite_check_and_unscale_: 1 per step, 150 µs of host time");
+  EXPECT_EQ(r->evidence[2], "(GradScaler) aten::mul: 2 per step, 75 µs of host time");  // both signatures
+  EXPECT_FALSE(evidence_mentions(*r, "5 ms")) << "the loop's own .item() is not the scaler's";
+
+  in.meta.device = "cpu";  // no device to wait for
+  r = find(recommend(in), "loss_scaler_without_fp16");
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(contains(r->detail, ".item()")) << r->detail;
+  in.meta.precision = "fp32";
+  r = find(recommend(in), "loss_scaler_without_fp16");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->title, "A loss scaler is on, but fp32 gradients need no scaling");
+  // A script's scaler, by its class; fp16 computed by FSDP's cast needs it.
+  in.script = fsdp_script("bf16", "torch.amp.GradScaler");
+  r = find(recommend(in), "loss_scaler_without_fp16");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(contains(r->detail, "Drop the torch.amp.GradScaler, or construct it with enabled=False")) << r->detail;
+  in.script = fsdp_script("fp16", "torch.amp.GradScaler");
+  EXPECT_FALSE(find(recommend(in), "loss_scaler_without_fp16"));
+
+  in.script.reset();
+  in.meta.precision = "fp16";  // what the scaler is for
+  EXPECT_FALSE(find(recommend(in), "loss_scaler_without_fp16"));
+  in.meta.precision = "bf16";
+  in.meta.scaler_enabled = false;
+  EXPECT_FALSE(find(recommend(in), "loss_scaler_without_fp16"));
 }
 
 TEST(Recommendations, WarningsFirstThenByImpact) {
