@@ -22,7 +22,8 @@ Where things come from:
   step, on the steps --grad-every selects;
 - precision readiness, on the first of those steps and one in readiness_every after
   it (the core decides: wants_readiness()): each Linear and ConvNd module's input
-  and weight, from the forward pre-hook, then their weight gradients with the
+  and weight, from the forward pre-hook (MultiheadAttention's projections from its
+  F.linear calls: _projections.py), then their weight gradients with the
   unscaled gradients (the core simulates the low-precision formats on them);
 - torch.compile'd code: the ops of its AOTAutograd graphs, graph breaks and
   recompilations (_compiled.py; the hooks below stay out of compiled code);
@@ -52,6 +53,7 @@ from ._class_patches import ClassPatches
 from ._compiled import CompiledGraphs
 from ._compiled_calls import CompiledCalls
 from ._graph_nodes import _dtype_name
+from ._projections import FunctionalProjections
 from ._recording import PHASE_SCOPES as _PHASE_SCOPES, OwnWait as _OwnWait, Quiet as _Quiet, scalar as _scalar
 from . import _schedulers
 from . import _sharding
@@ -368,6 +370,7 @@ class Capture:
         self._compiled = CompiledGraphs(self)
         self._compiled_calls = CompiledCalls(self)
         self._param_names = {}   # id(parameter) -> (weakref, name)
+        self._projections = FunctionalProjections(self._projection_input)
         self._roots = []         # (name, class name, parameters) of models seen
         self._parameter_dtypes = {}  # dtype name -> elements, of the models' trained (requires_grad) parameters
         self._fsdp_policies = []  # _sharding.mixed_precision_policies of the models, merged
@@ -638,6 +641,7 @@ class Capture:
         _patches.uninstall()
         _schedulers.uninstall()
         self._compiled.uninstall()
+        self._projections.release()
         if not self._stack():
             _core.unwind_scopes(0)
 
@@ -692,9 +696,11 @@ class Capture:
             scope = entry[1]
             _core.enter_scope(scope)
             pushed += 1
-            if (self._readiness and (isinstance(module, _GEMM_LAYERS) or _hf_conv1d(module))
-                    and not _in_backward()):  # a recomputation's inputs are the forward's again
-                self._layer_input(module, args)  # a Conv1D's [in, out] weight was noted when mapped
+            if self._readiness and not _in_backward():  # a recomputation's inputs are the forward's again
+                if isinstance(module, _GEMM_LAYERS) or _hf_conv1d(module):
+                    self._layer_input(module, args)  # a Conv1D's [in, out] weight was noted when mapped
+                elif isinstance(module, torch.nn.MultiheadAttention) and _training_forward():
+                    self._projections.begin(module)  # its projections' F.linear calls, until _module_post
         stack.append((pushed, scope))
         if self._backward.armed:
             self._backward.watch(self._check_name(module), args, is_input=True)
@@ -735,6 +741,22 @@ class Capture:
         if isinstance(weight, torch.Tensor):
             self._core.layer_input(path, x, weight)
 
+    def _projection_input(self, x, weight):
+        """An F.linear a MultiheadAttention runs on a readiness step: its input, and the
+        parameter its weight is (the q, k and v rows of in_proj_weight are views of it),
+        as the layer "<path>.in_proj" (in_proj_weight) or "<path>.out_proj"."""
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
+            return
+        for parameter in (weight, getattr(weight, "_base", None)):
+            known = self._param_names.get(id(parameter)) if parameter is not None else None
+            if known is not None and known[0]() is parameter:
+                break
+        else:
+            return  # a weight computed in the forward: no parameter to follow to its gradient
+        name = known[1]
+        layer = name.removesuffix(".weight") if name.endswith(".weight") else name.removesuffix("_weight")
+        self._core.layer_input(layer, x, parameter)
+
     def _parametrized_layer_output(self, module, output):
         """A module's forward returned: the weight of a parametrized layer whose input is
         waiting (_layer_input) is this output where `module` computes it."""
@@ -757,6 +779,8 @@ class Capture:
         # Set only on readiness steps: other steps pay no thread-local lookup per module call.
         if self._readiness and getattr(self._tls, "parametrized_input", None) is not None:
             self._parametrized_layer_output(module, output)
+        if self._projections.active:
+            self._projections.end(module)
         if self._activations and _training_forward() and not _in_backward():
             # A range sample: the output's range against fp16, bf16 and fp8, and the first
             # module whose output overflowed fp16 (a reference held, measured at the step's end).

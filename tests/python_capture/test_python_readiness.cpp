@@ -173,4 +173,112 @@ with open(sys.argv[1], "w") as out:
   EXPECT_FALSE(modules.contains("0")) << fmt::format("{}", fmt::join(modules, ", "));
 }
 
+// nn.MultiheadAttention multiplies by its in_proj_weight and out_proj.weight inside
+// multi_head_attention_forward, calling no Linear: readiness missed both, a transformer's
+// attention GEMMs. Measured now as "<path>.in_proj" and "<path>.out_proj", they read as the
+// same attention written with two Linear layers (its peer: same weights, same input) reads,
+// tensor by tensor and format by format; a cross-attention's in-projection has both its
+// inputs (query, and the memory); separate q/k/v weights (kdim, vdim) are layers of their own;
+// the training stays the script's to the bit.
+TEST(PythonReadiness, MultiheadAttentionsProjectionsAreMeasuredAsTheSameAttentionBuiltFromLinearLayers) {
+  const auto python = ampscope::test::python_with_torch();
+  if (!python) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  ScratchDir dir;
+  write_file(dir / "train.py", R"(import sys, torch
+from torch import nn
+from torch.nn import functional as F
+torch.manual_seed(0)
+
+class LinearAttention(nn.Module):
+    """The attention nn.MultiheadAttention computes, written with two Linear layers."""
+    def __init__(self, mha):
+        super().__init__()
+        self.heads, e = mha.num_heads, mha.embed_dim
+        self.qkv, self.out = nn.Linear(e, 3 * e), nn.Linear(e, e)
+        with torch.no_grad():
+            self.qkv.weight.copy_(mha.in_proj_weight)
+            self.qkv.bias.copy_(mha.in_proj_bias)
+            self.out.weight.copy_(mha.out_proj.weight)
+            self.out.bias.copy_(mha.out_proj.bias)
+
+    def forward(self, x):
+        b, n, e = x.shape
+        split = lambda t: t.view(b, n, self.heads, e // self.heads).transpose(1, 2)
+        q, k, v = self.qkv(x).split(e, dim=-1)
+        a = F.scaled_dot_product_attention(split(q), split(k), split(v))
+        return self.out(a.transpose(1, 2).reshape(b, n, e))
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.peer = LinearAttention(self.mha)
+        self.cross = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.kv = nn.MultiheadAttention(32, 4, batch_first=True, kdim=8, vdim=8)
+
+    def forward(self, x, memory, small):
+        a = self.mha(x, x, x, need_weights=False)[0]
+        return (a.pow(2).mean() + self.peer(x).pow(2).mean() + self.cross(x, memory, memory)[0].pow(2).mean()
+                + self.kv(x, small, small)[0].pow(2).mean())
+
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+with open(sys.argv[1], "w") as out:
+    for step in range(2):
+        loss = model(torch.randn(8, 16, 32), torch.randn(8, 10, 32), torch.randn(8, 10, 8))
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        out.write(f"{loss.item().hex()}\n")
+)");
+  const auto script = (dir / "train.py").string();
+  const auto bare = (dir / "bare.txt").string();
+  ASSERT_EQ(ampscope::test::run_command(fmt::format("'{}' '{}' '{}'", *python, script, bare)), 0);
+  const auto session = (dir / "s.ampscope").string();
+  const auto run = ampscope::test::ampscope(fmt::format(
+      "run --out '{}' --grad-every 1 --sample-budget 0 --readiness-every 1 '{}' '{}'", session, script,
+      (dir / "captured.txt").string()));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(ampscope::test::read_file(dir / "captured.txt"), ampscope::test::read_file(dir / "bare.txt"));
+
+  const auto json_path = (dir / "s.json").string();
+  const auto exported = ampscope::test::ampscope(fmt::format("export '{}' --format json -o '{}'", session, json_path));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  std::ifstream in(json_path);
+  const nlohmann::json summary = nlohmann::json::parse(in);  // named: a range-for over a temporary's member dangles
+  std::map<std::string, nlohmann::json> layers;
+  for (const auto& l : summary["readiness"]["layers"]) layers[l["layer"].get<std::string>()] = l;
+  std::vector<std::string> names;
+  for (const auto& [name, layer] : layers) names.push_back(name);
+  const std::string listed = fmt::format("{}", fmt::join(names, ", "));
+  for (const char* layer : {"mha.in_proj", "mha.out_proj", "peer.qkv", "peer.out", "cross.in_proj", "cross.out_proj",
+                            "kv.q_proj", "kv.k_proj", "kv.v_proj", "kv.out_proj"})
+    ASSERT_TRUE(layers.contains(layer)) << layer << " not in " << listed;
+  for (const auto& [mha, peer] : {std::pair{"mha.in_proj", "peer.qkv"}, std::pair{"mha.out_proj", "peer.out"}}) {
+    const nlohmann::json& ours = layers[mha]["formats"];
+    ASSERT_EQ(ours.size(), layers[peer]["formats"].size());
+    for (const auto& [format, tensors] : ours.items()) {
+      for (const char* role : {"weight", "input", "weight_grad"}) {
+        const nlohmann::json& a = tensors["tensors"][role];
+        const nlohmann::json& b = layers[peer]["formats"][format]["tensors"][role];
+        ASSERT_TRUE(a.is_object() && b.is_object()) << mha << " " << format << " " << role;
+        EXPECT_EQ(a["elements"], b["elements"]) << mha << " " << format << " " << role;
+        // The attention's arithmetic differs in rounding only (its out_proj's input, the gradients).
+        EXPECT_NEAR(a["sqnr_db"].get<double>(), b["sqnr_db"].get<double>(), 0.05)
+            << mha << " " << format << " " << role;
+        EXPECT_NEAR(a["flushed_share"].get<double>(), b["flushed_share"].get<double>(), 1e-3) << mha << " " << format;
+      }
+      EXPECT_EQ(tensors["verdict"], layers[peer]["formats"][format]["verdict"]) << mha << " " << format;
+    }
+  }
+  // A cross-attention's in-projection multiplies the query (8 x 16 tokens) by the q rows and
+  // the memory (8 x 10, key and value alike) by the k and v rows in one GEMM, over 2 steps.
+  const auto inputs = [&](const std::string& layer) {
+    return layers[layer]["formats"]["mxfp8"]["tensors"]["input"]["elements"].get<int64_t>();
+  };
+  EXPECT_EQ(inputs("mha.in_proj"), 2 * 8 * 16 * 32);
+  EXPECT_EQ(inputs("cross.in_proj"), 2 * (8 * 16 + 8 * 10) * 32);
+  EXPECT_EQ(inputs("kv.k_proj"), 2 * 8 * 10 * 8);
+}
+
 }  // namespace
