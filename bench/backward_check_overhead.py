@@ -74,11 +74,11 @@ def child(kind, mode, steps, out_dir):
         loop()
     else:
         import ampscope
-        from ampscope import _capture
+        from ampscope import _running
         with ampscope.capture(os.path.join(out_dir, "bench.ampscope"), overwrite=True, grad_every=0,
                               window_start=10**9):
             if mode == "capture+checks":
-                watch = _capture._active._backward  # armed on every step instead of the run's rule
+                watch = _running.capture._backward  # armed on every step instead of the run's rule
                 arm = watch.arm
                 watch.arm = lambda armed: arm(True)
                 watch.arm(True)

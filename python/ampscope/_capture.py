@@ -26,15 +26,19 @@ Where things come from:
   F.linear calls: _projections.py), then their weight gradients with the
   unscaled gradients (the core simulates the low-precision formats on them);
 - torch.compile'd code: the ops of its AOTAutograd graphs, graph breaks and
-  recompilations (_compiled.py; the hooks below stay out of compiled code);
+  recompilations (_compiled.py; the module hooks stay out of compiled code);
 - lr_scheduler.step() calls against the optimizer steps GradScaler skipped
   (_schedulers.py), and where a non-finite gradient started in backward on the
-  steps checked (_backward_origin.py, fed by the module hooks below).
+  steps checked (_backward_origin.py, fed by the module hooks).
+
+This file keeps the capture's lifetime and its steps; the module hooks are in
+_module_hooks.py (a mixin of Capture), the wrappers of torch's classes and functions
+(GradScaler, autocast, backward, clipping, checkpointing) in _torch_patches.py, what
+is read off the script's models in _models.py, and the capture running now in _running.py.
 """
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import math
 import os
@@ -42,22 +46,24 @@ import shlex
 import sys
 import threading
 import time
-import warnings
 import weakref
 
 import torch
 
 from . import _ampscope_capture as _core
+from . import _running
 from ._backward_origin import BackwardWatch
-from ._class_patches import ClassPatches
 from ._compiled import CompiledGraphs
 from ._compiled_calls import CompiledCalls
-from ._graph_nodes import _dtype_name
+from ._models import _leading_batch, _watched
+from ._module_hooks import ModuleHooks
 from ._projections import FunctionalProjections
-from ._recording import PHASE_SCOPES as _PHASE_SCOPES, OwnWait as _OwnWait, Quiet as _Quiet, scalar as _scalar
+from ._recording import OwnWait as _OwnWait, Quiet as _Quiet, scalar as _scalar
 from . import _schedulers
 from . import _sharding
 from ._scaler_state import ScalerState
+from ._torch_patches import (_DTYPE_PRECISION, _NO_MODULE, _PHASE_OPTIMIZER, _forward_phase, _in_backward, _patches,
+                             _scaler_class_name)
 
 __all__ = ["Capture", "CaptureError", "capture", "step", "watch"]
 
@@ -66,72 +72,17 @@ class CaptureError(RuntimeError):
     """A capture that cannot start or is misused; the message is one line."""
 
 
-_active: "Capture | None" = None
-_watched: "weakref.WeakKeyDictionary[torch.nn.Module, str]" = weakref.WeakKeyDictionary()
-
-_PHASE_FORWARD = _PHASE_SCOPES["forward"]
-_PHASE_FORWARD_NO_GRAD = _PHASE_SCOPES["forward_no_grad"]
-_PHASE_OPTIMIZER = _PHASE_SCOPES["optimizer"]
-_PHASE_BACKWARD = _PHASE_SCOPES["backward"]
-_PHASE_RECOMPUTE = _PHASE_SCOPES["recompute"]
-# GradScaler's own ops (the loss's scaling, unscale_'s checks, update's) name it as their
-# module; the optimizer's step inside GradScaler.step names none (the empty path).
-_LOSS_SCALER = _core.intern_scope("ampscope.module:" + _core.LOSS_SCALER_MODULE)
-_NO_MODULE = _core.intern_scope("ampscope.module:")
-# Per thread: a stack of the sets of device types whose autocast the script turned off inside
-# its region, and has not turned on again inside that (autocast(enabled=True) nested in it).
-_autocast_off = threading.local()
-_checkpointing = threading.local()  # depth: checkpoint's forward of its function, on this thread
-_DTYPE_PRECISION = {torch.float16: "fp16", torch.bfloat16: "bf16"}
-# The layers whose GEMM operands precision readiness measures (subclasses too: a
-# LoRA or quantized Linear still multiplies its input by .weight).
-_GEMM_LAYERS = (torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)
-_PARAMETRIZATION_LIST = torch.nn.utils.parametrize.ParametrizationList
 
 
-def _without_compile_wrappers(path: str) -> str:
-    """A module's (or parameter's) path without torch.compile's wrapper: `layers[0] =
-    torch.compile(layer)` holds the layer as "layers.0._orig_mod", which the script, the
-    eager run and the model's own code call "layers.0"."""
-    return ".".join(part for part in path.split(".") if part != "_orig_mod")
 
 
-def _leading_batch(values) -> int:
-    """The batch of a model call's arguments: the leading dimension of the first tensor
-    among them (or in a dict among them, a batch as data loaders give it); 0 for none."""
-    for value in values:
-        if isinstance(value, dict):
-            value = next((v for v in value.values() if isinstance(v, torch.Tensor)), None)
-        if isinstance(value, torch.Tensor) and value.dim() > 0:
-            return value.shape[0]
-    return 0
 
 
-def _hf_conv1d(module) -> bool:
-    """transformers' Conv1D (GPT-2's attention and MLP layers): a GEMM whose weight is
-    [in, out] (x @ W). Known only where the script imported transformers."""
-    utils = sys.modules.get("transformers.pytorch_utils")
-    conv1d = getattr(utils, "Conv1D", None) if utils is not None else None
-    return conv1d is not None and isinstance(module, conv1d)
 
 
-def _output_tensor(output):
-    """The tensor a module's output carries: itself, a tuple's first (an RNN's output, a
-    transformers layer's hidden states), a ModelOutput's logits or last hidden state."""
-    if isinstance(output, (tuple, list)) and output:
-        output = output[0]
-    elif isinstance(output, dict):
-        output = next((output[k] for k in ("logits", "last_hidden_state") if isinstance(output.get(k), torch.Tensor)), None)
-    # A plain tensor only: a subclass (DTensor, a quantized or fake tensor) would run its own
-    # dispatch, collectives included, under the statistics' ops.
-    return output if type(output) is torch.Tensor else None
 
 
-def _weight_parametrization(module):
-    """The ParametrizationList that computes `module.weight` (weight_norm, spectral_norm,
-    orthogonal: torch.nn.utils.parametrize), or None where .weight is a plain tensor."""
-    lists = getattr(module, "__dict__", {}).get("_modules", {}).get("parametrizations")
-    return lists["weight"] if isinstance(lists, torch.nn.ModuleDict) and "weight" in lists else None
+
 
 
 def rank_path(path: str) -> str:
@@ -151,17 +102,17 @@ def watch(model: torch.nn.Module, name: str = "") -> torch.nn.Module:
     if not isinstance(model, torch.nn.Module):
         raise CaptureError(f"ampscope.watch takes a torch.nn.Module, not {type(model).__name__}")
     _watched[model] = name
-    if _active is not None:
-        _active._add_root(model, name, explicit=True)
+    if _running.capture is not None:
+        _running.capture._add_root(model, name, explicit=True)
     return model
 
 
 def step(loss=None) -> None:
     """Ends the current step (for loops whose optimizer steps ampscope cannot see, or
     to give the loss); from then on only these calls end steps."""
-    if _active is None:
+    if _running.capture is None:
         raise CaptureError("ampscope.step() was called outside ampscope.capture()")
-    _active._explicit_step(loss)
+    _running.capture._explicit_step(loss)
 
 
 def capture(path: str = "run.ampscope", **options) -> "Capture":
@@ -173,50 +124,14 @@ def capture(path: str = "run.ampscope", **options) -> "Capture":
     return Capture(path, **options)
 
 
-def _main_globals():
-    """The script's public globals, (name, value), as they are now."""
-    main = sys.modules.get("__main__")
-    return [(k, v) for k, v in list(getattr(main, "__dict__", {}).items()) if not k.startswith("_")]
 
 
-def _main_global_name(obj) -> str | None:
-    return next((key for key, value in _main_globals() if value is obj), None)
 
 
-def _main_model_holding(module):
-    """The outermost module among the script's globals that holds `module` as a part (or
-    wraps the model that does); None when none does."""
-    best, best_size = None, 0
-    for _, value in _main_globals():
-        if not isinstance(value, torch.nn.Module) or value is module:
-            continue
-        parts = [id(m) for m in value.modules()]
-        if len(parts) > best_size and id(module) in parts:
-            best, best_size = value, len(parts)
-    return best
 
 
-def _main_models():
-    """The script's global modules with parameters that are part of no other such global:
-    its models (a model wrapped by DDP or torch.compile: the wrapper)."""
-    models = [value for _, value in _main_globals()
-              if isinstance(value, torch.nn.Module) and next(value.parameters(), None) is not None]
-    return [m for m in models if not any(o is not m and any(p is m for p in o.modules()) for o in models)]
 
 
-def _other_models_in_main(model) -> bool:
-    """Whether the script's globals hold a module with parameters that is neither part of
-    `model` nor a wrapper of it (a second model, a teacher, an EMA copy; not a loss module,
-    a submodule, DDP or torch.compile around it)."""
-    own = {id(m) for m in model.modules()}
-    for _, value in _main_globals():
-        if not isinstance(value, torch.nn.Module) or id(value) in own:
-            continue
-        if any(id(m) in own for m in value.modules()):
-            continue  # a wrapper of the model
-        if next(value.parameters(), None) is not None:
-            return True
-    return False
 
 
 # The sampling options (window_start, window_steps, every, grad_every): defaults, bounds
@@ -237,7 +152,7 @@ class MaxStepsReached(SystemExit):
     """Raised as step max_steps + 1 would begin: the script stops there, exit status 0."""
 
 
-class Capture:
+class Capture(ModuleHooks):
     def __init__(self, path="run.ampscope", *, trace_gpu=True, overwrite=False, description=None,
                  precision=None, max_steps=0, **sampling):
         unknown = sorted(set(sampling) - set(_SAMPLING))
@@ -287,9 +202,8 @@ class Capture:
         return False
 
     def start(self):
-        global _active
-        if _active is not None:
-            raise CaptureError(f"ampscope.capture is already recording {_active.path}: captures cannot nest")
+        if _running.capture is not None:
+            raise CaptureError(f"ampscope.capture is already recording {_running.capture.path}: captures cannot nest")
         if self._state != "new":
             raise CaptureError(f"this ampscope.capture ({self.path}) was already used: make a new one")
         if not self._options["overwrite"] and os.path.exists(self.path) and os.path.getsize(self.path) > 0:
@@ -328,13 +242,12 @@ class Capture:
         if self._max_steps:
             self._core.set_meta("max_steps", str(self._max_steps))  # meta_key::kMaxSteps
         self._install()
-        _active = self
+        _running.capture = self
         for model, name in list(_watched.items()):
             self._add_root(model, name, explicit=True)
         return self
 
     def stop(self, state="finished", message=""):
-        global _active
         if self._state != "running":
             return
         try:
@@ -347,7 +260,7 @@ class Capture:
             self._uninstall()
             if self._tf32_before is not None:
                 torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self._tf32_before
-            _active = None
+            _running.capture = None
             self._state = "stopped"
             self.final_state = state
             self._core.finish(state, message)
@@ -434,83 +347,6 @@ class Capture:
             stack = self._tls.stack = []
         return stack
 
-    # -- models ---------------------------------------------------------------------------------
-    def _add_root(self, module, name=None, explicit=False):
-        if name is None and not explicit and module not in _watched and _main_global_name(module) is None:
-            # A part of a model the script holds, called on its own (`model.encoder(x)`): the
-            # whole model is mapped, so paths read as they would from the model ("encoder.0").
-            module = _main_model_holding(module) or module
-        inner = module
-        # A DistributedDataParallel/DataParallel wrapper: paths are those of the model inside.
-        if isinstance(module, (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)):
-            inner = module.module
-        # So is torch.compile's wrapper (its graphs name modules relative to the model);
-        # one exists only once dynamo is loaded, which a plain script never pays for.
-        elif (eval_frame := sys.modules.get("torch._dynamo.eval_frame")) and isinstance(module, eval_frame.OptimizedModule):
-            inner = module._orig_mod
-        if name is None:
-            name = _watched.get(module, _watched.get(inner))
-        if name is None:
-            # The first model keeps its modules' own paths ("layer1.0.conv1"), unless the script
-            # holds other models: then each is named, the first as the others will be.
-            if self._auto_roots == 0 and not _other_models_in_main(inner):
-                name = ""
-            else:
-                name = _main_global_name(module) or type(inner).__name__
-                base, k = name, 1
-                while name in self._root_names:
-                    k += 1
-                    name = f"{base}{k}"
-            self._auto_roots += 1
-        self._root_names.add(name)
-        if module is not inner:
-            self._paths[id(module)] = (weakref.ref(module), None)
-        self._handles.append(module.register_forward_pre_hook(self._root_call, with_kwargs=True))
-        for sub_name, sub in inner.named_modules():
-            known = self._paths.get(id(sub))
-            if known is not None and known[0]() is sub and not explicit:
-                continue  # a submodule of a model already mapped (shared), or mapped by watch()
-            # The first model's own code (its paths start at its children) is named by its class,
-            # as backward checks name it: "-" read as ops that ran in no module.
-            path = ".".join(p for p in (name, _without_compile_wrappers(sub_name)) if p) or type(inner).__name__
-            scope = _core.intern_scope("ampscope.module:" + path)
-            self._paths[id(sub)] = (weakref.ref(sub), scope)
-            self._path_names[id(sub)] = path
-            self._scope_paths[scope] = path
-            # (A parametrized weight is not read here: reading it runs its parametrization.)
-            if (_hf_conv1d(sub) and _weight_parametrization(sub) is None
-                    and isinstance(getattr(sub, "weight", None), torch.Tensor)):
-                self._core.weight_in_by_out(sub.weight)
-        count = 0
-        for p_name, p in inner.named_parameters():
-            known = self._param_names.get(id(p))
-            if known is None or known[0]() is not p or explicit:
-                self._param_names[id(p)] = (weakref.ref(p),
-                                            ".".join(x for x in (name, _without_compile_wrappers(p_name)) if x))
-                count += p.numel()
-                # The trained ones: a frozen base (LoRA's bf16 weights) has no master weights to keep.
-                if p.requires_grad:
-                    dtype = _dtype_name(p.dtype)
-                    self._parameter_dtypes[dtype] = self._parameter_dtypes.get(dtype, 0) + p.numel()
-                if _sharding.is_sharded(p):
-                    self._sharded_parameters += p.numel()
-            if not self._device_known:
-                self._device_known = True
-                device = str(p.device)
-                self._core.set_meta("device", device)
-                self._core.set_meta("device_name", _core.device_model_name(device))
-                if device == "cpu":
-                    self._set_cpu_matmul_meta()
-                self._core.set_memory_device(device)
-        for policy in _sharding.mixed_precision_policies(module):
-            same = next((p for p in self._fsdp_policies if {**p, "modules": 0} == {**policy, "modules": 0}), None)
-            if same is None:
-                self._fsdp_policies.append(policy)
-            else:
-                same["modules"] += policy["modules"]
-        if count:
-            self._parameter_count += count
-            self._roots.append((name, type(inner).__name__, count))
 
     def _top_level(self):
         """No model call, autocast region, optimizer step or backward open on this thread:
@@ -535,14 +371,6 @@ class Capture:
         if runs_forward and (batch := _leading_batch(args)):
             self._samples[function_key] = self._samples.get(function_key, 0) + batch
 
-    def _map_unseen_models(self):
-        """Where the script's models were never called under a hook (a compiled function inlines
-        them in its graph), those the script holds are mapped as a model call maps them (their
-        parameters' names, the model line, the device). Looked for once."""
-        if not self._roots and not self._models_searched:
-            self._models_searched = True
-            for model in _main_models():
-                self._add_root(model)
 
     def _inference_phase(self):
         """The phase of a graph AOTAutograd compiles without autograd: a compiled optimizer
@@ -568,25 +396,7 @@ class Capture:
         else:
             region.fast_dtype = _PRECISION_DTYPE[self._precision_override]
 
-    def _set_cpu_matmul_meta(self):
-        # The same question the C++ engine asks (engine::cpu_matmul_paths): PyTorch's
-        # own answer on which kernels multiply bf16/fp16 matrices on this CPU.
-        self._core.set_meta("cpu_isa", torch.backends.cpu.get_cpu_capability())
-        for dtype in ("bf16", "fp16"):
-            query = getattr(torch.ops.mkldnn, f"_is_mkldnn_{dtype}_supported", None)
-            try:
-                onednn = bool(query()) if query is not None else False
-            except RuntimeError:  # a LibTorch built without oneDNN
-                onednn = False
-            self._core.set_meta(f"cpu_{dtype}_matmul",
-                                _core.CPU_MATMUL_ONEDNN if onednn else _core.CPU_MATMUL_FALLBACK)
 
-    def _module_path(self, module_id):
-        """The path of a live module known by id (compiled graphs name modules by id())."""
-        entry = self._paths.get(module_id)
-        if entry is None or entry[0]() is None:
-            return None
-        return self._path_names.get(module_id)
 
     def _step_is_sampled(self):
         return self._core.step_is_sampled(self._core.step)
@@ -645,163 +455,15 @@ class Capture:
         if not self._stack():
             _core.unwind_scopes(0)
 
-    def _module_pre(self, module, args):
-        if torch.compiler.is_compiling():
-            return  # dynamo traces global hooks: compiled code gets no scopes (_compiled.py names its modules)
-        stack = self._stack()
-        pushed = 0
-        if not stack and _in_backward():
-            # A module called while autograd's engine runs a backward: activation checkpointing
-            # recomputing a block (torch.utils.checkpoint, HF's gradient_checkpointing_enable()).
-            # Forward code, in a phase of its own: no new step, no samples, not the forward's time.
-            _core.enter_scope(_PHASE_RECOMPUTE)
-            pushed += 1
-        elif not stack and self._compiled_calls.in_call():
-            # The graph of a compiled function run as a module (an fx GraphModule: backends
-            # "eager" and "aot_eager"), inside the function's call, which began the step: no
-            # model of the script's, and no second beginning.
-            stack.append((0, None))
-            return
-        elif not stack and isinstance(module, _PARAMETRIZATION_LIST):
-            # A parametrized weight read outside any forward (register_parametrization checks
-            # its first value as the model is built; a script logs layer.weight): no model is
-            # called. Taken for one, it was a model of its own (named "0", its parameters
-            # the model's), and began step 1 while the model was being built.
-            stack.append((0, None))
-            return
-        elif not stack:  # the outermost module call: a model (or a loss module) is called
-            self._step_begins()
-            entry = self._paths.get(id(module))
-            if entry is None or entry[0]() is not module:
-                self._add_root(module)
-            # Training samples only: a validation pass (no_grad, inference_mode) is not throughput.
-            # A model called with keywords only (HF's model(input_ids=..., labels=...)) has its
-            # batch counted by its own hook (_root_call: a global hook is handed no keywords),
-            # or on its first call at the first module inside it given a tensor (the token
-            # embedding's input_ids).
-            self._tls.samples_of = None
-            if _training_forward():
-                if batch := _leading_batch(args):
-                    self._samples[id(module)] = self._samples.get(id(module), 0) + batch
-                else:
-                    self._tls.samples_of = id(module)
-            _core.enter_scope(_forward_phase())
-            pushed += 1
-        elif (root := getattr(self._tls, "samples_of", None)) is not None and (batch := _leading_batch(args)):
-            self._tls.samples_of = None
-            self._samples[root] = self._samples.get(root, 0) + batch
-        entry = self._paths.get(id(module))
-        scope = None
-        if entry is not None and entry[1] is not None and entry[0]() is module:
-            scope = entry[1]
-            _core.enter_scope(scope)
-            pushed += 1
-            if self._readiness and not _in_backward():  # a recomputation's inputs are the forward's again
-                if isinstance(module, _GEMM_LAYERS) or _hf_conv1d(module):
-                    self._layer_input(module, args)  # a Conv1D's [in, out] weight was noted when mapped
-                elif isinstance(module, torch.nn.MultiheadAttention) and _training_forward():
-                    self._projections.begin(module)  # its projections' F.linear calls, until _module_post
-        stack.append((pushed, scope))
-        if self._backward.armed:
-            self._backward.watch(self._check_name(module), args, is_input=True)
-            self._backward.watch_parameters(module, self._checked_parameter_name)
 
-    def _module_scope(self):
-        """The scope of the innermost module running on this thread (None outside any)."""
-        return next((scope for _, scope in reversed(self._stack()) if scope is not None), None)
 
-    def _innermost_module_path(self):
-        """The path of the innermost module running on this thread (None outside any): the
-        module a compiled graph runs for, when one graph serves several blocks alike."""
-        return self._scope_paths.get(self._module_scope())
 
-    def _root_call(self, module, args, kwargs):
-        """A model's own pre-hook, after the global one, handed its keywords: the batch of a
-        model called with keywords only, where no module inside it runs a hook (compiled)."""
-        if torch.compiler.is_compiling() or getattr(self._tls, "samples_of", None) != id(module):
-            return
-        if batch := _leading_batch(kwargs.values()):
-            self._tls.samples_of = None
-            self._samples[id(module)] = self._samples.get(id(module), 0) + batch
 
-    def _layer_input(self, module, args):
-        x = args[0] if args else None
-        # A training forward only: a validation pass (no_grad) is not what the GEMMs train on.
-        if not (isinstance(x, torch.Tensor) and x.is_floating_point() and _training_forward()):
-            return
-        path = self._path_names.get(id(module), "")
-        parametrization = _weight_parametrization(module)
-        if parametrization is not None:
-            # Reading .weight here ran its parametrization a second time: spectral_norm's
-            # power iteration again, which moved its u and v, and so the user's training.
-            # The weight the forward computes is taken as it comes (_module_post).
-            self._tls.parametrized_input = (module, parametrization, path, x)
-            return
-        weight = getattr(module, "weight", None)
-        if isinstance(weight, torch.Tensor):
-            self._core.layer_input(path, x, weight)
 
-    def _projection_input(self, x, weight):
-        """An F.linear a MultiheadAttention runs on a readiness step: its input, and the
-        parameter its weight is (the q, k and v rows of in_proj_weight are views of it),
-        as the layer "<path>.in_proj" (in_proj_weight) or "<path>.out_proj"."""
-        if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
-            return
-        for parameter in (weight, getattr(weight, "_base", None)):
-            known = self._param_names.get(id(parameter)) if parameter is not None else None
-            if known is not None and known[0]() is parameter:
-                break
-        else:
-            return  # a weight computed in the forward: no parameter to follow to its gradient
-        name = known[1]
-        layer = name.removesuffix(".weight") if name.endswith(".weight") else name.removesuffix("_weight")
-        self._core.layer_input(layer, x, parameter)
 
-    def _parametrized_layer_output(self, module, output):
-        """A module's forward returned: the weight of a parametrized layer whose input is
-        waiting (_layer_input) is this output where `module` computes it."""
-        layer, parametrization, path, x = self._tls.parametrized_input
-        if module is parametrization and isinstance(output, torch.Tensor):
-            if _hf_conv1d(layer):
-                self._core.weight_in_by_out(output)
-            self._core.layer_input(path, x, output)
-        elif module is not layer:
-            return
-        self._tls.parametrized_input = None  # taken, or the layer's forward did not compute it (cached)
 
-    def _module_post(self, module, args, output):
-        if torch.compiler.is_compiling():
-            return
-        stack = self._stack()
-        if stack:
-            for _ in range(stack.pop()[0]):
-                _core.exit_scope()
-        # Set only on readiness steps: other steps pay no thread-local lookup per module call.
-        if self._readiness and getattr(self._tls, "parametrized_input", None) is not None:
-            self._parametrized_layer_output(module, output)
-        if self._projections.active:
-            self._projections.end(module)
-        if self._activations and _training_forward() and not _in_backward():
-            # A range sample: the output's range against fp16, bf16 and fp8, and the first
-            # module whose output overflowed fp16 (a reference held, measured at the step's end).
-            tensor = _output_tensor(output)
-            path = self._module_path(id(module)) if tensor is not None else None
-            if path is not None:
-                self._core.module_output(path, tensor)
-        if self._backward.armed:
-            self._backward.watch(self._check_name(module), output, is_input=False)
 
-    def _checked_parameter_name(self, module, parameter, local):
-        """A parameter's name in backward checks: as the gradient tables give it, else its
-        module's name and its own."""
-        known = self._param_names.get(id(parameter))
-        if known is not None and known[0]() is parameter:
-            return known[1]
-        return f"{self._check_name(module)}.{local}"
 
-    def _check_name(self, module):
-        """A module's name in backward checks: its path, a root model's class."""
-        return self._module_path(id(module)) or type(module).__name__
 
     def _optimizer_entry(self, optimizer):
         entry = self._optimizers.get(id(optimizer))
@@ -997,342 +659,3 @@ class Capture:
             # GradScaler): the region goes on in the new step, whose recording has just begun.
             _core.enter_scope(_forward_phase())
 
-
-class _Patches:
-    """Class-level wrappers (GradScaler, autocast, backward, clip_grad_norm_) while a
-    capture runs; each passes straight through when none is active."""
-
-    def __init__(self):
-        self._originals = []
-        self._warning_filter = None
-        self._scaler = None
-
-    def install(self):
-        # torch.compile's wrapper warns that global module hooks (the capture's) fire for it as
-        # well as for the model inside: the capture knows (the wrapper opens no module scope).
-        if self._warning_filter is None:
-            warnings.filterwarnings("ignore", message=r"Using `torch\.compile\(module\)` when there are global hooks",
-                                    category=UserWarning)
-            self._warning_filter = warnings.filters[0]
-        if self._originals:
-            return
-        if self._scaler is None:
-            # GradScaler's methods, and those a subclass defines instead: FSDP's ShardedGradScaler
-            # has its own scale, unscale_ and update (its loss scale, skipped steps and gradient
-            # samples were lost: a 12-step FSDP run read as one step).
-            self._scaler = ClassPatches(torch.amp.GradScaler, {
-                "scale": _wrap_scale, "unscale_": _wrap_unscale, "step": _wrap_step, "update": _wrap_update,
-            }, outermost=True)
-        self._scaler.install()
-        autocast_cls = torch.amp.autocast_mode.autocast
-        self._set(autocast_cls, "__enter__", _wrap_autocast_enter(autocast_cls.__enter__))
-        self._set(autocast_cls, "__exit__", _wrap_autocast_exit(autocast_cls.__exit__))
-        self._set(torch.autograd, "backward", _wrap_backward(torch.autograd.backward))
-        self._set(torch.autograd, "grad", _wrap_in_phase(torch.autograd.grad, _PHASE_BACKWARD))
-        self._set(torch.nn.utils, "clip_grad_norm_", _wrap_clip(torch.nn.utils.clip_grad_norm_))
-        self._set(torch.nn.utils, "clip_grad_value_",
-                  _wrap_in_phase(torch.nn.utils.clip_grad_value_, _PHASE_OPTIMIZER))
-        # Activation checkpointing's function, run again in the backward: the recompute phase
-        # from its first op, a checkpointed function's own ops outside any module included
-        # (DenseNet's torch.cat; modules called in the backward open it themselves).
-        import torch.utils.checkpoint as checkpoint_module
-        checkpoint_cls = checkpoint_module.CheckpointFunction
-        self._set(checkpoint_cls, "forward", _wrap_checkpoint_forward(checkpoint_cls.forward))
-        self._set(checkpoint_module, "_checkpoint_without_reentrant_generator",
-                  _wrap_checkpoint_generator(checkpoint_module._checkpoint_without_reentrant_generator))
-
-    def _set(self, owner, name, value):
-        self._originals.append((owner, name, owner.__dict__[name]))
-        setattr(owner, name, value)
-
-    def uninstall(self):
-        for owner, name, original in reversed(self._originals):
-            setattr(owner, name, original)
-        self._originals = []
-        if self._scaler is not None:
-            self._scaler.uninstall()
-        if self._warning_filter in warnings.filters:
-            warnings.filters.remove(self._warning_filter)
-        self._warning_filter = None
-
-
-_patches = _Patches()
-
-
-def _scaler_class_name(cls):
-    """The scaler's class as the session names it: "torch.amp.GradScaler", a subclass's
-    qualified name, and for one defined outside torch the torch class it derives from:
-    "train.MyScaler (a torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler)"
-    (whether it syncs its inf checks across ranks is that class's)."""
-    def qualified(c):
-        return "torch.amp.GradScaler" if c is torch.amp.GradScaler else f"{c.__module__}.{c.__qualname__}"
-    name = qualified(cls)
-    if not cls.__module__.startswith("torch."):
-        base = next((c for c in cls.__mro__[1:] if c.__module__.startswith("torch.")), None)
-        if base is not None:
-            name += f" (a {qualified(base)})"
-    return name
-
-
-def _scaler_on(scaler):
-    return _active is not None and scaler.is_enabled()
-
-
-@contextlib.contextmanager
-def _scopes(*scopes):
-    """Ops inside these scopes (phases, modules), closed however they end."""
-    depth = _core.scope_depth()
-    for scope in scopes:
-        _core.enter_scope(scope)
-    try:
-        yield
-    finally:
-        _core.unwind_scopes(depth)
-
-
-def _scaler_work(*phase):
-    """GradScaler's own ops: its module scope (inside `phase`, if given)."""
-    return _scopes(*phase, _LOSS_SCALER)
-
-
-def _wrap_scale(original):
-    def scale(self, outputs, *args, **kwargs):  # a subclass's may take more
-        if not _scaler_on(self):
-            return original(self, outputs, *args, **kwargs)
-        cap = _active
-        # The loss's scaling is the backward's seed, in the backward phase as the built-in
-        # trainer has it (it was "other" here, wherever the script scaled).
-        with _scaler_work(_PHASE_BACKWARD):
-            scaled = original(self, outputs, *args, **kwargs)
-        cap._note_scaler(self)
-        cap._scale_tensor = getattr(self, "_scale", None)  # what this step's backward is scaled by
-        if isinstance(outputs, torch.Tensor):
-            cap._note_scaled(scaled, outputs)
-        return scaled
-    return scale
-
-
-def _wrap_unscale(original):
-    def unscale_(self, optimizer, *args, **kwargs):
-        if not _scaler_on(self):
-            return original(self, optimizer, *args, **kwargs)
-        cap = _active
-        with _scaler_work(_PHASE_OPTIMIZER):
-            result = original(self, optimizer, *args, **kwargs)
-        if not cap._in_scaler_step:
-            cap._record(optimizer)["unscale_calls"] += 1
-        cap._measure_gradients(optimizer, self)
-        return result
-    return unscale_
-
-
-def _wrap_step(original):
-    def step(self, optimizer, *args, **kwargs):
-        if not _scaler_on(self):
-            return original(self, optimizer, *args, **kwargs)
-        cap = _active
-        cap._note_scaler(self)
-        cap._record(optimizer)
-        cap._in_scaler_step += 1
-        try:
-            with _scaler_work(_PHASE_OPTIMIZER):
-                result = original(self, optimizer, *args, **kwargs)
-        finally:
-            cap._in_scaler_step -= 1
-        cap._on_scaler_step(self, optimizer)
-        return result
-    return step
-
-
-def _wrap_update(original):
-    def update(self, new_scale=None, *args, **kwargs):
-        if not _scaler_on(self):
-            return original(self, new_scale, *args, **kwargs)
-        cap = _active
-        scale, tracker = self._scale, self._growth_tracker
-        before = None
-        if isinstance(scale, torch.Tensor) and isinstance(tracker, torch.Tensor):
-            # update() changes the scale and the tracker in place, and adds every optimizer's
-            # found-inf flags into the first one's: a copy on the device, read with the step's
-            # values; each optimizer's flags are then its part of the copy.
-            flagged = [r for r in cap._records.values() if isinstance(r["found_inf"], list)]
-            before = cap._core.copy_scaler_state(scale, tracker, [r["found_inf"] for r in flagged])
-            with _Quiet():  # views, no op of the script's
-                for k, r in enumerate(flagged):
-                    r["found_inf"] = [before[2 + k]]
-        with _scaler_work(_PHASE_OPTIMIZER):
-            result = original(self, new_scale, *args, **kwargs)
-        cap._on_scaler_update(self, before)
-        return result
-    return update
-
-
-def _forward_phase():
-    """The phase a forward pass opens: without autograd (validation under no_grad or
-    inference_mode, a frozen teacher) it is a phase of its own, so its calls are not
-    counted as the training forward's."""
-    return _PHASE_FORWARD if _training_forward() else _PHASE_FORWARD_NO_GRAD
-
-
-def _training_forward():
-    """A forward with autograd on, or checkpoint(use_reentrant=True)'s, which runs the
-    training forward under no_grad (and again with autograd in the backward)."""
-    return torch.is_grad_enabled() or getattr(_checkpointing, "depth", 0) > 0
-
-
-def _wrap_autocast_enter(original):
-    def __enter__(self):
-        cap = _active
-        # Entered as the script asked: enabled, unless --precision turned its AMP off (below).
-        script_enabled = self.__dict__.get("_ampscope_script_enabled", getattr(self, "_enabled", True))
-        if cap is not None and script_enabled and not torch.compiler.is_compiling():
-            if _core.scope_depth() == 0 and not _in_backward():
-                cap._stop_at_max_steps()  # the script's region of the step after the last one
-            if cap._precision_override:
-                cap._override_precision(self)
-        # The script turning autocast off inside its region (autocast(enabled=False) around a
-        # sensitive part, custom_fwd(cast_inputs=...)): the ops autocast would have decided run
-        # in the precision the script gives them, "autocast_off" rather than "unchanged".
-        # Turned on again inside such a region, autocast decides there as anywhere else.
-        stack = _autocast_off.__dict__.setdefault("stack", [frozenset()])
-        changed = None
-        if cap is not None and not torch.compiler.is_compiling():
-            enabled = getattr(self, "_enabled", True)
-            if not enabled and torch.is_autocast_enabled(self.device):
-                changed = stack[-1] | {self.device}
-            elif enabled and self.device in stack[-1]:
-                changed = stack[-1] - {self.device}
-            elif (not enabled and not script_enabled and len(cap._stack()) <= 1 and not _in_backward()
-                  and self.device not in cap._autocast_disabled):
-                # AMP's region switched off (autocast(enabled=args.amp), the flag off): entered by
-                # the script or in the model's own call (a forward decorated with it), not inside
-                # a layer (Llama's rotary angles guard theirs).
-                cap._autocast_disabled.append(self.device)
-                cap._core.set_meta("autocast_disabled", ",".join(cap._autocast_disabled))
-        result = original(self)
-        if changed is not None:
-            stack.append(changed)
-            _core.set_autocast_turned_off(sorted(changed))
-        self.__dict__.setdefault("_ampscope_off", []).append(changed is not None)  # a list, as _ampscope_forward
-        # A region entered by the script itself (no module, phase or scaler scope open) is the
-        # forward pass, the loss computed on the model's output included, as AMP's documentation
-        # has autocast wrap it: its ops outside any module (`F.cross_entropy(model(x), y)`) were
-        # "other", like the batch's set-up. Its forward scope is the thread's first, closed on exit.
-        opened = False
-        if cap is not None and script_enabled and not torch.compiler.is_compiling():
-            cap._first_step_begins()
-            entered = getattr(self, "_enabled", False)  # as run: --precision fp32 turned it off
-            precision = _DTYPE_PRECISION.get(getattr(self, "fast_dtype", None)) if entered else None
-            if precision and precision not in cap._autocast:
-                cap._autocast.append(precision)
-                cap._core.set_meta("precision", cap._precision())
-            # Not inside the backward: custom_bwd's region, checkpoint's around its recomputation
-            # (on CUDA's autograd thread, where no scope of ours is open).
-            if _core.scope_depth() == 0 and not _in_backward():
-                opened = True
-                _core.enter_scope(_forward_phase())
-                cap._tls.forward_regions = getattr(cap._tls, "forward_regions", 0) + 1
-        # A list: one autocast object may be entered again while entered (a decorated function's recursion).
-        self.__dict__.setdefault("_ampscope_forward", []).append(opened)
-        return result
-    return __enter__
-
-
-def _wrap_autocast_exit(original):
-    def __exit__(self, *exc):
-        off = self.__dict__.get("_ampscope_off")
-        stack = getattr(_autocast_off, "stack", None)
-        if off and off.pop() and stack and len(stack) > 1:
-            stack.pop()
-            _core.set_autocast_turned_off(sorted(stack[-1]))
-        opened = self.__dict__.get("_ampscope_forward")
-        if opened and opened.pop():
-            _core.unwind_scopes(0)
-            if _active is not None and getattr(_active._tls, "forward_regions", 0) > 0:
-                _active._tls.forward_regions -= 1
-        return original(self, *exc)
-    return __exit__
-
-
-def _wrap_backward(original):
-    def backward(tensors, *args, **kwargs):
-        if _active is None:
-            return original(tensors, *args, **kwargs)
-        _active._note_backward(tensors)
-        # The backward pass, also where the script calls it inside its autocast region: the
-        # seed gradient and the engine's work on this thread outside autograd's nodes.
-        with _scopes(_PHASE_BACKWARD):
-            return original(tensors, *args, **kwargs)
-    return backward
-
-
-def _in_backward():
-    """Whether autograd's engine is running a backward on this thread (CUDA's run on its own)."""
-    return torch._C._current_graph_task_id() != -1
-
-
-def _recomputed(function):
-    """`function` as checkpoint runs it: its run inside the backward is the recompute phase,
-    in the module that called checkpoint (its own ops' module in the forward, where a
-    backward node's would be taken otherwise)."""
-    module_scope = _active._module_scope() if _active is not None else None
-
-    def run(*args, **kwargs):
-        if _active is None:
-            return function(*args, **kwargs)
-        if _in_backward():
-            with _scopes(_PHASE_RECOMPUTE, *((module_scope,) if module_scope is not None else ())):
-                return function(*args, **kwargs)
-        # The training forward, which use_reentrant=True runs under no_grad.
-        _checkpointing.depth = getattr(_checkpointing, "depth", 0) + 1
-        try:
-            return function(*args, **kwargs)
-        finally:
-            _checkpointing.depth -= 1
-    return run
-
-
-def _wrap_checkpoint_forward(original):
-    """use_reentrant=True: CheckpointFunction keeps the function its backward runs again."""
-    def forward(ctx, run_function, preserve_rng_state, *args):
-        return original(ctx, _recomputed(run_function), preserve_rng_state, *args)
-    return staticmethod(forward)
-
-
-def _wrap_checkpoint_generator(original):
-    """use_reentrant=False: the generator keeps the function its saved-tensor hook runs again."""
-    def generator(fn, *args, **kwargs):
-        return original(_recomputed(fn), *args, **kwargs)
-    return generator
-
-
-def _wrap_in_phase(original, phase):
-    """`original` run in `phase` while a capture runs. torch.autograd.grad (a gradient
-    penalty's gradients, a double backward) is a backward pass as backward() is, and
-    clip_grad_value_ clips as clip_grad_norm_ does, in the optimizer's phase: their ops
-    were "other"."""
-    @functools.wraps(original)
-    def in_phase(*args, **kwargs):
-        if _active is None or torch.compiler.is_compiling():
-            return original(*args, **kwargs)
-        with _scopes(phase):
-            return original(*args, **kwargs)
-    return in_phase
-
-
-def _wrap_clip(original):
-    def clip_grad_norm_(*args, **kwargs):
-        cap = _active
-        if cap is None:
-            return original(*args, **kwargs)
-        # Clipping is the optimizer's phase, between unscale_ and step, as the built-in trainer
-        # has it: its norms and the gradients' scaling read "other".
-        with _scopes(_PHASE_OPTIMIZER):
-            total = original(*args, **kwargs)
-        if cap._grad_norm_source is None:
-            cap._grad_norm_source = "clip_grad_norm_"
-            cap._core.set_meta("grad_norm_source", "clip_grad_norm_")
-        with _Quiet():
-            cap._grad_norm = total.detach() if isinstance(total, torch.Tensor) else total
-        return total
-    return clip_grad_norm_
