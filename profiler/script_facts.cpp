@@ -150,6 +150,21 @@ void read_sharding(const std::string& text, ScriptFacts& f) {
     f.sharded_parameters = n->get<int64_t>();
 }
 
+// meta_key::kClipBeforeUnscale's object; nullopt where absent or damaged.
+std::optional<ScriptFacts::ClipBeforeUnscale> read_clip_before_unscale(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  ScriptFacts::ClipBeforeUnscale c;
+  const auto steps = j.find("steps"), first = j.find("first_step"), max_norm = j.find("max_norm");
+  if (steps == j.end() || !steps->is_number_integer() || first == j.end() || !first->is_number_integer())
+    return std::nullopt;
+  c.steps = steps->get<int64_t>();
+  c.first_step = first->get<int64_t>();
+  if (max_norm != j.end() && max_norm->is_number()) c.max_norm = max_norm->get<double>();
+  if (c.steps <= 0) return std::nullopt;
+  return c;
+}
+
 // "FSDP (fully_shard) on 3 modules: param_dtype bf16, reduce_dtype fp32; …": how FSDP holds
 // and casts the models' parameters, and what the range samples read of them.
 std::string sharding_text(const ScriptFacts& f) {
@@ -236,9 +251,12 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.command = parse_script_command(value_of(meta, meta_key::kScriptCommand));
   f.capture.read_meta(meta);
   f.max_steps = meta_key::count(meta, meta_key::kMaxSteps).value_or(0);  // absent: no limit
+  f.clip_before_unscale = read_clip_before_unscale(value_of(meta, meta_key::kClipBeforeUnscale));
   f.grad_norm = f.grad_norm_measured
                     ? "the total norm torch.nn.utils.clip_grad_norm_ returned"
                     : "not measured: the script does not clip gradients (ampscope shows the norm clip_grad_norm_ returns)";
+  if (f.clip_before_unscale)  // the norm of the scaled gradients: shown over the scale, as the gradients' own
+    f.grad_norm += ", divided by the loss scale: the script clipped before scaler.unscale_";
   return f;
 }
 

@@ -5,6 +5,7 @@
 // so a session captured from a script never shows the built-in run's settings.
 // No LibTorch.
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -78,6 +79,14 @@ struct ScriptFacts {
   // Where the gradient norm came from, or why there is none ("" never: one of the two).
   std::string grad_norm;
   bool grad_norm_measured = false;
+  // clip_grad_norm_ ran before scaler.unscale_, on gradients still multiplied by the loss scale
+  // (meta_key::kClipBeforeUnscale): in how many steps, from which, with which max_norm.
+  struct ClipBeforeUnscale {
+    int64_t steps = 0;
+    int64_t first_step = 0;
+    double max_norm = std::numeric_limits<double>::quiet_NaN();  // NaN: not a number the capture could read
+  };
+  std::optional<ClipBeforeUnscale> clip_before_unscale;
   // How the run ended, with why: "finished", "finished: stopped after 30 steps (--max-steps)",
   // "failed: RuntimeError: ...", "not yet: the script runs (pid N)" while its writer runs on
   // this host, or not closed (killed, or still recording on another host).

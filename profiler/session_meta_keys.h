@@ -69,6 +69,11 @@ inline constexpr const char* kScript = "script";
 inline constexpr const char* kArguments = "arguments";
 inline constexpr const char* kOptimizers = "optimizers";
 inline constexpr const char* kGradNormSource = "grad_norm_source";
+// clip_grad_norm_ run on gradients a GradScaler had scaled and not yet unscaled: a JSON object
+// {"steps": steps it happened in, "first_step", "max_norm" (null where not a number)}. The
+// gradient norm ampscope stores for those steps is the one it returned divided by the scale.
+// Absent where it never happened, and in sessions before 2026-12-03.
+inline constexpr const char* kClipBeforeUnscale = "clip_before_unscale";
 // How `ampscope run` ran the script, so it can be run again as it ran (the GUI's Run again):
 // a JSON object {"python", "working_directory", "module" (bool), "script" (a path as given, or
 // a module's name), "arguments" (a list)}. Absent where the script imported ampscope itself,

@@ -22,7 +22,7 @@ inline constexpr size_t kMaxEvidence = 8;
 void add_op_table_findings(const RecommendationInput& input, std::vector<Finding>& out);
 
 // frequent_skipped_steps, loss_scale_stuck_low, fp16_gradient_underflow,
-// scheduler_steps_after_skipped, sharded_gradients_unsynced_scaler.
+// scheduler_steps_after_skipped, sharded_gradients_unsynced_scaler, clip_before_unscale.
 void add_training_findings(const RecommendationInput& input, std::vector<Finding>& out);
 
 }  // namespace ampscope::profiler::report_rules

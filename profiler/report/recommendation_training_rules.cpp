@@ -368,6 +368,59 @@ void sharded_gradients_unsynced_scaler(const RecommendationInput& in, const std:
   out.push_back(std::move(f));
 }
 
+// clip_grad_norm_ before scaler.unscale_ (PyTorch's AMP examples: "Working with Unscaled
+// Gradients"). The gradients are still multiplied by the loss scale S, so max_norm applies to
+// S·‖g‖: where that passes max_norm they are cut to max_norm / S (1/65536 of max_norm at the
+// default scale), whatever their own norm.
+void clip_before_unscale(const RecommendationInput& in, const std::vector<StepRecord>& steps,
+                         std::vector<Finding>& out) {
+  if (!in.script || !in.script->clip_before_unscale) return;
+  const ScriptFacts::ClipBeforeUnscale& c = *in.script->clip_before_unscale;
+  const auto at = std::find_if(steps.begin(), steps.end(), [&](const StepRecord& s) { return s.step == c.first_step; });
+  const StepRecord* first = at != steps.end() ? &*at : nullptr;
+  const double scale = first ? first->loss_scale : std::nan(""), norm = first ? first->grad_norm : std::nan("");
+  const double max_norm = c.max_norm;
+  const std::string first_step = "step " + std::to_string(c.first_step);
+  Finding f;
+  Recommendation& r = f.recommendation;
+  r.id = "clip_before_unscale";
+  r.severity = Severity::kWarning;
+  r.title = "clip_grad_norm_ clipped the scaled gradients: call scaler.unscale_(optimizer) before it";
+  r.detail = "In " + std::to_string(c.steps) + " of the " + std::to_string(steps.size()) +
+             " steps, torch.nn.utils.clip_grad_norm_ ran after the backward of scaler.scale(loss) and before "
+             "scaler.unscale_(optimizer), so it measured the gradients still multiplied by the loss scale" +
+             (std::isfinite(scale) ? " (" + text::loss_scale_text(scale) + " at " + first_step + ")" : std::string()) +
+             ", and max_norm" + (std::isfinite(max_norm) ? " (" + number(max_norm) + ")" : std::string()) +
+             " applied to that scaled norm.";
+  if (std::isfinite(scale) && scale > 0 && std::isfinite(norm) && std::isfinite(max_norm)) {
+    const double scaled = norm * scale, clipped = scaled > max_norm ? max_norm / scale : norm;
+    const double intended = std::min(norm, max_norm);
+    if (clipped < intended) {
+      r.detail += " At " + first_step + " the gradients' own norm was " + number(norm) + " (" + number(scaled) +
+                  " scaled): clipping cut it to " + number(clipped) + " where " +
+                  (norm > max_norm ? "max_norm would have cut it to " + number(max_norm) : "it needed no clipping") +
+                  ", " + count(intended / clipped) + " times smaller than intended.";
+    } else {
+      r.detail += " At " + first_step + " the scaled norm (" + number(scaled) +
+                  ") stayed below max_norm and nothing was clipped, but max_norm acts on a norm " +
+                  text::loss_scale_text(scale) + " times the gradients' own.";
+    }
+  }
+  r.detail += " Unless max_norm was multiplied by the scale on purpose, call scaler.unscale_(optimizer) between the "
+              "backward and clip_grad_norm_, as PyTorch's AMP examples do; scaler.step(optimizer) then does not "
+              "unscale again. The gradient norm shown for these steps is the one clip_grad_norm_ returned divided "
+              "by the loss scale: the gradients' own.";
+  if (first) {
+    r.evidence.push_back("step " + std::to_string(c.first_step) + ": loss scale " + text::loss_scale_text(scale) +
+                         ", gradient norm " + number(norm) +
+                         (std::isfinite(max_norm) ? ", max_norm " + number(max_norm) : std::string()));
+  }
+  r.evidence.push_back(std::to_string(c.steps) + " of " + std::to_string(steps.size()) +
+                       " steps clipped before unscale_, the first at step " + std::to_string(c.first_step));
+  f.impact = steps.empty() ? 1.0 : static_cast<double>(c.steps) / static_cast<double>(steps.size());
+  out.push_back(std::move(f));
+}
+
 }  // namespace
 
 void add_training_findings(const RecommendationInput& input, std::vector<Finding>& out) {
@@ -378,6 +431,7 @@ void add_training_findings(const RecommendationInput& input, std::vector<Finding
   fp16_gradient_underflow(input, out);
   scheduler_steps_after_skipped(input, out);
   sharded_gradients_unsynced_scaler(input, steps, out);
+  clip_before_unscale(input, steps, out);
 }
 
 }  // namespace ampscope::profiler::report_rules

@@ -21,7 +21,7 @@ struct Recommendation {
   // Stable ids: gemm_dims_not_multiple_of_8, eligible_not_on_tensor_cores,
   // high_cast_tax, kept_fp32_share, autocast_off_share, frequent_skipped_steps, loss_scale_stuck_low,
   // fp16_gradient_underflow, no_autocast_effect, scheduler_steps_after_skipped, no_master_weights,
-  // sharded_gradients_unsynced_scaler, loss_scaler_without_fp16.
+  // sharded_gradients_unsynced_scaler, loss_scaler_without_fp16, clip_before_unscale.
   std::string id;
   Severity severity = Severity::kInfo;
   std::string title;                  // one line, plain words

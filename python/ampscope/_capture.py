@@ -303,6 +303,7 @@ class Capture(ModuleHooks):
         self._scaler_ref = None  # weakref to the GradScaler the script scales with (the last seen)
         self._scaler_state = ScalerState()  # its state as the core has read it (_scaler_state.py)
         self._grad_norm_source = None  # "clip_grad_norm_" once the script clips
+        self._clip_before_unscale = None  # {"steps", "first_step", "max_norm"} once it clips scaled gradients
         self._explicit = False   # the script calls ampscope.step()
         self._last_close_automatic = False
         self._scaled = {}        # id(scaled loss) -> (weakref, unscaled loss)
@@ -328,6 +329,7 @@ class Capture(ModuleHooks):
         self._records = {}       # id(optimizer) -> per-optimizer record
         self._measured = set()   # optimizers whose gradients were measured this step
         self._grad_norm = None
+        self._clipped_scaled = False  # clip_grad_norm_ ran on scaled gradients this step
         self._scale_tensor = None   # GradScaler's scale tensor, once scale() ran this step
         self._scaler_before = None  # [scale, growth tracker] copied before this step's update()
         self._scale_after = None    # GradScaler's scale tensor after this step's update()
@@ -421,6 +423,8 @@ class Capture(ModuleHooks):
                  "scaler_enabled": "true" if self._scaler_seen else "false"}
         if self._scaler_class:
             facts["scaler_class"] = self._scaler_class
+        if self._clip_before_unscale:
+            facts["clip_before_unscale"] = json.dumps(self._clip_before_unscale)
         if self._fsdp_policies or self._sharded_parameters:
             facts["sharding"] = json.dumps({"fsdp": self._fsdp_policies,
                                             "sharded_parameters": self._sharded_parameters})

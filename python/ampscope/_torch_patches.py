@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import threading
 import warnings
 
@@ -355,11 +356,38 @@ def _wrap_in_phase(original, phase):
     return in_phase
 
 
+def _scale_before_unscale(cap):
+    """The loss scale the gradients clip_grad_norm_ is about to see are multiplied by, or
+    None: where a GradScaler scaled this step's loss and no unscale_ has run since (PyTorch's
+    AMP examples call scaler.unscale_(optimizer) first)."""
+    scaler = cap._scaler_ref() if cap._scaler_ref is not None else None
+    if (scaler is None or not scaler.is_enabled() or cap._scale_tensor is None or cap._in_scaler_step
+            or any(r["unscale_calls"] for r in cap._records.values())):
+        return None
+    return cap._scale_tensor
+
+
+def _note_clip_before_unscale(cap, max_norm):
+    """A step in which the script clipped scaled gradients: counted once, the first kept
+    with its max_norm (the session's meta, for the report's warning)."""
+    if cap._clipped_scaled:
+        return
+    cap._clipped_scaled = True
+    if cap._clip_before_unscale is None:
+        number = isinstance(max_norm, (int, float)) and not isinstance(max_norm, bool)
+        cap._clip_before_unscale = {"steps": 0, "first_step": cap._core.step,
+                                    "max_norm": float(max_norm) if number and math.isfinite(max_norm) else None}
+    cap._clip_before_unscale["steps"] += 1
+
+
 def _wrap_clip(original):
     def clip_grad_norm_(*args, **kwargs):
         cap = _running.capture
         if cap is None:
             return original(*args, **kwargs)
+        # Before scaler.unscale_ the gradients are still multiplied by the loss scale: max_norm
+        # applies to the scaled norm, and the norm returned is the scaled one.
+        scale = _scale_before_unscale(cap)
         # Clipping is the optimizer's phase, between unscale_ and step, as the built-in trainer
         # has it: its norms and the gradients' scaling read "other".
         with _scopes(_PHASE_OPTIMIZER):
@@ -368,6 +396,11 @@ def _wrap_clip(original):
             cap._grad_norm_source = "clip_grad_norm_"
             cap._core.set_meta("grad_norm_source", "clip_grad_norm_")
         with _Quiet():
-            cap._grad_norm = total.detach() if isinstance(total, torch.Tensor) else total
+            norm = total.detach() if isinstance(total, torch.Tensor) else total
+            if scale is not None:
+                _note_clip_before_unscale(cap, args[1] if len(args) > 1 else kwargs.get("max_norm"))
+                # The gradients' own norm: the scaled one over the scale (on the device: no wait).
+                norm = norm / (scale.to(norm.device) if isinstance(norm, torch.Tensor) else scale)
+            cap._grad_norm = norm
         return total
     return clip_grad_norm_

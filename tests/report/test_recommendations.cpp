@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -686,6 +687,48 @@ TEST(Recommendations, ALossScalerWhereGradientsHaveFp32sRangeIsNamedWithWhatItCo
   in.meta.precision = "bf16";
   in.meta.scaler_enabled = false;
   EXPECT_FALSE(find(recommend(in), "loss_scaler_without_fp16"));
+}
+
+// clip_grad_norm_ before scaler.unscale_: max_norm applies to the scaled norm. Named with what the
+// clipping did to the first such step's gradients, whether or not they needed clipping.
+TEST(Recommendations, ClippingBeforeUnscaleSaysWhatTheClippingDidToTheGradients) {
+  auto in = session("fp16");
+  in.steps = steps(10, {});
+  for (StepRecord& s : in.steps) s.grad_norm = 0.5;
+  EXPECT_FALSE(find(recommend(in), "clip_before_unscale"));  // no script facts: the built-in loop unscales first
+  in.script = ScriptFacts{};
+  in.script->precision = "fp16";
+  EXPECT_FALSE(find(recommend(in), "clip_before_unscale"));  // a script that clipped after unscale_
+  in.script->clip_before_unscale = ScriptFacts::ClipBeforeUnscale{.steps = 8, .first_step = 3, .max_norm = 1.0};
+  auto r = find(recommend(in), "clip_before_unscale");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->severity, Severity::kWarning);
+  // 0.5 needed no clipping; 0.5 x 65536 scaled was cut to 1, i.e. 1 / 65536 of the gradients' own.
+  EXPECT_TRUE(contains(r->detail, "In 8 of the 10 steps")) << r->detail;
+  EXPECT_TRUE(contains(r->detail, "(65536 at step 3), and max_norm (1) applied to that scaled norm")) << r->detail;
+  EXPECT_TRUE(contains(r->detail, "At step 3 the gradients' own norm was 0.5 (3.28e+04 scaled): clipping cut it to "
+                                  "1.53e-05 where it needed no clipping, 32.8k times smaller than intended."))
+      << r->detail;
+  ASSERT_EQ(r->evidence.size(), 2u);
+  EXPECT_EQ(r->evidence[0], "step 3: loss scale 65536, gradient norm 0.5, max_norm 1");
+  EXPECT_EQ(r->evidence[1], "8 of 10 steps clipped before unscale_, the first at step 3");
+
+  // Gradients that needed clipping: cut to max_norm / scale instead of max_norm.
+  for (StepRecord& s : in.steps) s.grad_norm = 4;
+  r = find(recommend(in), "clip_before_unscale");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(contains(r->detail, "where max_norm would have cut it to 1, 65.5k times smaller")) << r->detail;
+  // A max_norm past the scaled norm clips nothing here, and says so.
+  in.script->clip_before_unscale->max_norm = 1e6;
+  r = find(recommend(in), "clip_before_unscale");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(contains(r->detail, "the scaled norm (2.62e+05) stayed below max_norm and nothing was clipped"))
+      << r->detail;
+  // A max_norm the capture could not read: no figures to give, the mistake still named.
+  in.script->clip_before_unscale->max_norm = std::nan("");
+  r = find(recommend(in), "clip_before_unscale");
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(contains(r->detail, "At step 3")) << r->detail;
 }
 
 TEST(Recommendations, WarningsFirstThenByImpact) {

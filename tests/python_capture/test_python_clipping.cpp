@@ -1,0 +1,148 @@
+// Gradient clipping under a GradScaler, as a user's script does it: clip_grad_norm_ after
+// scaler.unscale_(optimizer) (PyTorch's AMP examples), and the classic mistake, before it,
+// where max_norm applies to gradients still multiplied by the loss scale. The script itself
+// prints the gradients' own norm each step (its peer for ampscope's gradient norm); ampscope
+// stores that norm either way, and warns of the mistake with its figures.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profiler/store/session_reader.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+using ampscope::profiler::SessionReader;
+using ampscope::test::read_file;
+using ampscope::test::ScratchDir;
+using ampscope::test::write_file;
+
+// train.py OUT before|after: fp16 autocast under GradScaler("cpu"), clip_grad_norm_(max_norm=1)
+// before or after scaler.unscale_. Each step appends the gradients' own norm, computed by the
+// script from the gradients it holds before clipping (divided by the scale where not yet
+// unscaled), and the loss, as exact hex floats.
+constexpr const char* kScript = R"(import sys, torch
+from torch import nn
+torch.manual_seed(0)
+out, order = sys.argv[1], sys.argv[2]
+model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+scaler = torch.amp.GradScaler("cpu")
+
+def own_norm(divide_by):
+    return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad.double() / divide_by)
+                                                 for p in model.parameters()])).item()
+
+with open(out, "w") as digest:
+    for step in range(4):
+        with torch.autocast("cpu", dtype=torch.float16):
+            loss = model(torch.randn(8, 16)).float().pow(2).mean()
+        scaler.scale(loss).backward()
+        if order == "after":
+            scaler.unscale_(opt)
+            norm = own_norm(1.0)
+        else:
+            norm = own_norm(scaler.get_scale())
+        nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+        digest.write(f"{norm.hex()} {loss.item().hex()}\n")
+)";
+
+class PythonClipping : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    python_ = ampscope::test::python_with_torch();
+    if (!python_) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+    write_file(dir_ / "train.py", kScript);
+  }
+  // The script under `ampscope run`: its digest lines (norm, loss).
+  std::vector<std::pair<double, std::string>> run(const std::string& order) {
+    const auto digest = dir_ / (order + ".txt");
+    const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' --force '{}' '{}' {}", session(),
+                                                        (dir_ / "train.py").string(), digest.string(), order));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return lines(read_file(digest));
+  }
+  static std::vector<std::pair<double, std::string>> lines(const std::string& text) {
+    std::vector<std::pair<double, std::string>> out;
+    std::istringstream in(text);
+    for (std::string norm, loss; in >> norm >> loss;) out.emplace_back(std::strtod(norm.c_str(), nullptr), loss);
+    return out;
+  }
+  std::vector<std::string> recommendation_ids() {
+    const auto json = dir_ / "s.json";
+    const auto exported =
+        ampscope::test::ampscope(fmt::format("export --format json '{}' -o '{}'", session(), json.string()));
+    EXPECT_EQ(exported.exit_code, 0) << exported.output;
+    const nlohmann::json summary = nlohmann::json::parse(read_file(json));
+    std::vector<std::string> ids;
+    for (const auto& r : summary.at("findings").at("recommendations")) ids.push_back(r.at("id").get<std::string>());
+    return ids;
+  }
+  std::string session() const { return (dir_ / "s.ampscope").string(); }
+  // Each step's stored gradient norm against the script's own, and its scale.
+  void expect_own_norms(const std::vector<std::pair<double, std::string>>& script) {
+    const auto steps = SessionReader::open(session()).steps();
+    ASSERT_EQ(steps.size(), script.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+      EXPECT_NEAR(steps[i].grad_norm, script[i].first, 1e-5 * script[i].first) << "step " << steps[i].step;
+      EXPECT_EQ(steps[i].loss_scale, 65536.0) << "step " << steps[i].step;
+    }
+  }
+  std::optional<std::string> python_;
+  ScratchDir dir_;
+};
+
+TEST_F(PythonClipping, ClippingAfterUnscaleIsTheGradientsOwnNormAndNoWarning) {
+  const auto script = run("after");
+  ASSERT_EQ(script.size(), 4u);
+  expect_own_norms(script);
+  for (const std::string& id : recommendation_ids()) EXPECT_NE(id, "clip_before_unscale");
+}
+
+TEST_F(PythonClipping, ClippingBeforeUnscaleIsWarnedOfWithItsFiguresAndTheNormShownIsTheGradientsOwn) {
+  const auto script = run("before");
+  ASSERT_EQ(script.size(), 4u);
+  // Captured, the script trains as it does bare: the warning is ampscope's only change.
+  const auto bare = dir_ / "bare.txt";
+  ASSERT_EQ(ampscope::test::run_command(fmt::format("'{}' '{}' '{}' before", *python_,
+                                                    (dir_ / "train.py").string(), bare.string())),
+            0);
+  EXPECT_EQ(lines(read_file(bare)), script);
+  // clip_grad_norm_ returned the scaled norm, 65536 times the gradients' own: stored is the own.
+  expect_own_norms(script);
+  const SessionReader reader = SessionReader::open(session());
+  EXPECT_EQ(reader.meta_value("clip_before_unscale").value_or(""),
+            R"({"steps": 4, "first_step": 1, "max_norm": 1.0})");
+  std::vector<std::string> ids = recommendation_ids();
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "clip_before_unscale"), ids.end()) << fmt::format("{}", ids.size());
+
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("  warning  clip_grad_norm_ clipped the scaled gradients: call "
+                                "scaler.unscale_(optimizer) before it\n"),
+            std::string::npos)
+      << summary.output;
+  // The first step's figures: the gradients' own norm (below max_norm: nothing to clip) cut to 1/65536.
+  ASSERT_LT(script[0].first, 1.0);
+  EXPECT_NE(summary.output.find("* step 1: loss scale 65536, gradient norm "), std::string::npos)
+      << summary.output;
+  EXPECT_NE(summary.output.find("4 of 4 steps clipped before unscale_, the first at step 1"), std::string::npos)
+      << summary.output;
+  EXPECT_NE(summary.output.find("divided by the loss scale: the script clipped before scaler.unscale_"),
+            std::string::npos)
+      << summary.output;
+}
+
+}  // namespace
