@@ -30,7 +30,15 @@ constexpr int64_t kWaitingElements = int64_t{1} << 24;
 // embedding (50,257 x 768) and its gradient filled a pass each (at its 2^24 bound).
 constexpr int64_t kTensorSampleElements = int64_t{1} << 21;
 
-constexpr std::string_view kWeightSuffix = ".weight";
+// The layer a GEMM weight parameter belongs to, by its name: "<layer>.weight" (Linear,
+// convolutions, Conv1D), and nn.MultiheadAttention's own projection weights, which the Python
+// capture names as layers as it sees them multiplied ("attn.in_proj_weight" is "attn.in_proj";
+// q/k/v_proj_weight likewise); "" for any other parameter.
+std::string_view layer_of_weight(std::string_view name) {
+  if (name.ends_with(".weight")) return name.substr(0, name.size() - std::string_view(".weight").size());
+  if (name.ends_with("_proj_weight")) return name.substr(0, name.size() - std::string_view("_weight").size());
+  return {};
+}
 
 bool measurable(const at::Tensor& t) {
   return t.defined() && t.is_floating_point() && !t.is_sparse() && t.numel() > 0 && holds_data(t);
@@ -86,19 +94,20 @@ void ReadinessRecorder::measure_gradients(const engine::NamedTensors& parameters
   OwnWork own(source_);
   if (!inputs_seen_) {
     for (const auto& [name, p] : parameters) {
-      if (p.dim() < 2 || !measurable(p) || !std::string_view(name).ends_with(kWeightSuffix)) continue;
-      layer_index(std::string_view(name).substr(0, name.size() - kWeightSuffix.size()), p);
+      const std::string_view layer = layer_of_weight(name);
+      if (p.dim() < 2 || !measurable(p) || layer.empty()) continue;
+      layer_index(layer, p);
     }
   }
   for (const auto& [name, p] : parameters) {
     std::optional<size_t> index;
     if (const auto it = by_weight_.find(p.unsafeGetTensorImpl()); it != by_weight_.end()) {
       index = it->second;
-    } else if (name.ends_with(kWeightSuffix)) {
+    } else if (const std::string_view layer = layer_of_weight(name); !layer.empty()) {
       // A weight the forward did not see as this tensor: FSDP's, whose forward multiplied the
       // parameter gathered from the shards, in param_dtype. The shard the optimizer holds is
       // found by its name ("1.up.weight" for layer "1.up").
-      const auto named = by_name_.find(name.substr(0, name.size() - kWeightSuffix.size()));
+      const auto named = by_name_.find(std::string(layer));
       if (named != by_name_.end()) index = named->second;
     }
     if (!index || !measurable(p)) continue;

@@ -279,6 +279,28 @@ TEST(ReadinessCapture, AConv1dWeightInByOutMeasuresAsTheLinearWeightItEquals) {
   }
 }
 
+// Where no layer input is seen (compiled code), the layers are found by their weights' names:
+// "<layer>.weight", and nn.MultiheadAttention's in_proj_weight (q/k/v_proj_weight), which the
+// Python capture names "<path>.in_proj" where it sees the input; no bias, no 1-D weight.
+TEST(ReadinessCapture, WithoutLayerInputsMultiheadAttentionsProjectionWeightsAreLayersToo) {
+  const auto parameter = [](std::initializer_list<int64_t> shape) {
+    at::Tensor p = at::randn(shape).requires_grad_();
+    p.mutable_grad() = at::randn(shape) * 1e-3;
+    return p;
+  };
+  ReadinessRecorder recorder;
+  recorder.measure_gradients({{"attn.in_proj_weight", parameter({96, 32})},
+                              {"attn.in_proj_bias", parameter({96})},
+                              {"attn.out_proj.weight", parameter({32, 32})},
+                              {"cross.k_proj_weight", parameter({32, 8})},
+                              {"norm.weight", parameter({32})},
+                              {"attn.bias_k", parameter({1, 1, 32})}});
+  std::vector<std::string> layers;
+  for (const ReadinessSample& s : recorder.take(1))
+    if (layers.empty() || layers.back() != s.layer) layers.push_back(s.layer);
+  EXPECT_EQ(layers, (std::vector<std::string>{"attn.in_proj", "attn.out_proj", "cross.k_proj"}));
+}
+
 TEST(ReadinessCapture, MicroBatchesAddUpAndATiedWeightIsFoundByWhatItIs) {
   // A head that shares the embedding's weight (GPT's tied head): the optimizer names
   // the parameter tok_emb.weight, the forward saw it as the head's; two micro-batches.
