@@ -227,6 +227,11 @@ void Profiler::note_weight_in_by_out(const at::Tensor& weight) {
   readiness_.note_in_by_out(weight);
 }
 
+void Profiler::note_gemm_weight(std::string layer, const at::Tensor& weight) {
+  if (std::this_thread::get_id() != step_thread_) return;  // the recorder is the training thread's alone
+  readiness_.note_gemm_weight(std::move(layer), weight);
+}
+
 void Profiler::on_layer_input(std::string_view layer, const at::Tensor& input, const at::Tensor& weight) {
   if (std::this_thread::get_id() != step_thread_) return;  // the recorder is the training thread's alone
   if (step_sink_.readiness == nullptr) return;

@@ -151,6 +151,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   void on_module_output(std::string_view module, const at::Tensor& output);
   // A weight held [in, out] (ReadinessRecorder::note_in_by_out), from the training thread.
   void note_weight_in_by_out(const at::Tensor& weight);
+  // A GEMM layer's weight under its layer's name (ReadinessRecorder::note_gemm_weight), likewise.
+  void note_gemm_weight(std::string layer, const at::Tensor& weight);
 
   // For callers that feed the steps themselves (python/: a user's training loop):
   // what the engine's events do not carry, written to the session as is. Any

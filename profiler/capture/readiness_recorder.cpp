@@ -55,6 +55,13 @@ bool ReadinessRecorder::noted_in_by_out(const at::Tensor& weight) const {
   return noted != in_by_out_.end() && noted->second.lock().get() == weight.unsafeGetTensorImpl();
 }
 
+void ReadinessRecorder::note_gemm_weight(std::string layer, const at::Tensor& weight) {
+  if (!weight.defined()) return;
+  gemm_weights_.insert_or_assign(weight.unsafeGetTensorImpl(),
+                                 NotedWeight{c10::weak_intrusive_ptr<c10::TensorImpl>(weight.getIntrusivePtr()),
+                                             std::move(layer)});
+}
+
 size_t ReadinessRecorder::layer_index(std::string_view name, const at::Tensor& weight) {
   if (name.starts_with(engine::kModuleScopePrefix)) name.remove_prefix(std::string_view(engine::kModuleScopePrefix).size());
   auto [it, added] = by_name_.try_emplace(std::string(name), layers_.size());
@@ -94,9 +101,16 @@ void ReadinessRecorder::measure_gradients(const engine::NamedTensors& parameters
   OwnWork own(source_);
   if (!inputs_seen_) {
     for (const auto& [name, p] : parameters) {
-      const std::string_view layer = layer_of_weight(name);
-      if (p.dim() < 2 || !measurable(p) || layer.empty()) continue;
-      layer_index(layer, p);
+      if (p.dim() < 2 || !measurable(p)) continue;
+      if (gemm_weights_.empty()) {
+        if (const std::string_view layer = layer_of_weight(name); !layer.empty()) layer_index(layer, p);
+        continue;
+      }
+      // The model's GEMM weights as mapped: not an embedding (position embeddings), and a
+      // tied head under its own name, not the embedding's the optimizer gives it.
+      const auto noted = gemm_weights_.find(p.unsafeGetTensorImpl());
+      if (noted != gemm_weights_.end() && noted->second.tensor.lock().get() == p.unsafeGetTensorImpl())
+        layer_index(noted->second.layer, p);
     }
   }
   for (const auto& [name, p] : parameters) {

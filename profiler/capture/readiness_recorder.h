@@ -46,10 +46,16 @@ class ReadinessRecorder {
   // rowwise scales along the reduction dimension), whether or not layer inputs are
   // seen (compiled code shows none). Kept across samples; holds no reference.
   void note_in_by_out(const at::Tensor& weight);
+  // A GEMM layer's weight under its layer's name, as the Python capture maps a model
+  // ("lm_head" for a head tied to the token embedding, "attn.in_proj" for a
+  // MultiheadAttention's in_proj_weight). Kept across samples; holds no reference.
+  void note_gemm_weight(std::string layer, const at::Tensor& weight);
   // `parameters`: (name, parameter) pairs whose .grad() holds the unscaled
   // gradient (TrainingObserver::on_unscaled_gradients). The layers are those
   // whose input was seen this step; when none was (a TorchScript model, compiled
-  // code), every parameter named <layer>.weight with two or more dimensions.
+  // code), the weights note_gemm_weight noted, under its names, or where none were
+  // noted (the built-in engine), every parameter named <layer>.weight with two or
+  // more dimensions (embeddings too: nothing tells them apart there).
   void measure_gradients(const engine::NamedTensors& parameters);
   // The step's samples, per layer in the order first seen and per tensor, micro-
   // batches added up; clears.
@@ -90,6 +96,11 @@ class ReadinessRecorder {
   std::unordered_map<std::string, size_t> by_name_;
   std::unordered_map<const void*, size_t> by_weight_;  // TensorImpl of a layer's weight
   std::unordered_map<const void*, c10::weak_intrusive_ptr<c10::TensorImpl>> in_by_out_;  // note_in_by_out's
+  struct NotedWeight {
+    c10::weak_intrusive_ptr<c10::TensorImpl> tensor;
+    std::string layer;
+  };
+  std::unordered_map<const void*, NotedWeight> gemm_weights_;  // note_gemm_weight's
   std::vector<Waiting> waiting_;
   int64_t waiting_elements_ = 0;
   std::vector<at::Tensor> sums_;  // one [tensors, formats, columns] tensor per pass, on one device

@@ -74,6 +74,7 @@ class ModuleHooks:
             if (_hf_conv1d(sub) and _weight_parametrization(sub) is None
                     and isinstance(getattr(sub, "weight", None), torch.Tensor)):
                 self._core.weight_in_by_out(sub.weight)
+            self._note_gemm_weights(sub, path)
         count = 0
         for p_name, p in inner.named_parameters():
             known = self._param_names.get(id(p))
@@ -104,6 +105,20 @@ class ModuleHooks:
         if count:
             self._parameter_count += count
             self._roots.append((name, type(inner).__name__, count))
+
+    def _note_gemm_weights(self, module, path):
+        """A module's GEMM weights, under the layer names readiness gives them: where compiled
+        code shows no layer input, these are the layers (not every 2-D "*.weight": position
+        embeddings are none; a head tied to the token embedding is "lm_head", not "wte")."""
+        if isinstance(module, _GEMM_LAYERS) or _hf_conv1d(module):
+            weight = getattr(module, "weight", None) if _weight_parametrization(module) is None else None
+            if isinstance(weight, torch.Tensor):
+                self._core.gemm_weight(path, weight)
+        elif isinstance(module, torch.nn.MultiheadAttention):  # its out_proj is a Linear of its own
+            for name in ("in_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                weight = getattr(module, name, None)
+                if isinstance(weight, torch.Tensor):
+                    self._core.gemm_weight(f"{path}.{name.removesuffix('_weight')}", weight)
 
     def _map_unseen_models(self):
         """Where the script's models were never called under a hook (a compiled function inlines

@@ -198,6 +198,8 @@ class Capture {
   // transformers' Conv1D weight ([in, out]), found when the wrapper maps a model
   // (ReadinessRecorder::note_in_by_out).
   void weight_in_by_out(const at::Tensor& weight) { profiler_->note_weight_in_by_out(weight); }
+  // A GEMM layer's weight and its layer's name, found likewise (ReadinessRecorder::note_gemm_weight).
+  void gemm_weight(const std::string& layer, const at::Tensor& weight) { profiler_->note_gemm_weight(layer, weight); }
 
   // Ends the current step with what the wrapper saw, and begins the next one.
   // Values that live on the device come as tensors (the loss's parts, clip_grad_norm_'s
@@ -474,6 +476,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
       .def("wants_activations", &Capture::wants_activations)
       .def("module_output", &Capture::module_output)
       .def("weight_in_by_out", &Capture::weight_in_by_out)
+      .def("gemm_weight", &Capture::gemm_weight)
       .def("end_step", &Capture::end_step)
       .def("copy_scaler_state", &Capture::copy_scaler_state)
       .def("newest_stored_step", &Capture::newest_stored_step)

@@ -301,6 +301,34 @@ TEST(ReadinessCapture, WithoutLayerInputsMultiheadAttentionsProjectionWeightsAre
   EXPECT_EQ(layers, (std::vector<std::string>{"attn.in_proj", "attn.out_proj", "cross.k_proj"}));
 }
 
+// Where the capture noted the model's GEMM weights as it mapped it (the Python capture), those are
+// the layers without layer inputs, under the noted names: a head tied to the token embedding is
+// "lm_head" (the optimizer calls the tensor "tok_emb.weight"), a position embedding is no layer.
+TEST(ReadinessCapture, WithoutLayerInputsTheNotedGemmWeightsAreTheLayersUnderTheirNames) {
+  const auto parameter = [](std::initializer_list<int64_t> shape) {
+    at::Tensor p = at::randn(shape).requires_grad_();
+    p.mutable_grad() = at::randn(shape) * 1e-3;
+    return p;
+  };
+  const at::Tensor tok_emb = parameter({50, 16}), pos_emb = parameter({8, 16}), fc = parameter({16, 16});
+  const engine::NamedTensors parameters = {
+      {"tok_emb.weight", tok_emb}, {"pos_emb.weight", pos_emb}, {"blocks.0.fc.weight", fc}};
+  const auto layers_of = [&](ReadinessRecorder& recorder) {
+    recorder.measure_gradients(parameters);
+    std::vector<std::string> layers;
+    for (const ReadinessSample& s : recorder.take(1))
+      if (layers.empty() || layers.back() != s.layer) layers.push_back(s.layer);
+    return layers;
+  };
+  ReadinessRecorder noted;
+  noted.note_gemm_weight("lm_head", tok_emb);
+  noted.note_gemm_weight("blocks.0.fc", fc);
+  EXPECT_EQ(layers_of(noted), (std::vector<std::string>{"lm_head", "blocks.0.fc"}));
+  EXPECT_EQ(layers_of(noted), (std::vector<std::string>{"lm_head", "blocks.0.fc"}));  // kept across samples
+  ReadinessRecorder unnoted;  // the built-in engine's TorchScript models: by name
+  EXPECT_EQ(layers_of(unnoted), (std::vector<std::string>{"tok_emb", "pos_emb", "blocks.0.fc"}));
+}
+
 TEST(ReadinessCapture, MicroBatchesAddUpAndATiedWeightIsFoundByWhatItIs) {
   // A head that shares the embedding's weight (GPT's tied head): the optimizer names
   // the parameter tok_emb.weight, the forward saw it as the head's; two micro-batches.

@@ -281,4 +281,49 @@ with open(sys.argv[1], "w") as out:
   EXPECT_EQ(inputs("kv.k_proj"), 2 * 8 * 10 * 8);
 }
 
+// Compiled code shows no layer input: readiness then measures the weights the capture noted as
+// it mapped the model, under the layer names the eager run gives them. Taking every 2-D
+// "*.weight" instead listed the position embedding as a layer, the tied head as the token
+// embedding "wte", and missed MultiheadAttention's in-projection.
+TEST(PythonReadiness, ACompiledModelsLayersAreTheEagerRunsByName) {
+  if (!ampscope::test::python_with_torch()) GTEST_SKIP() << "no Python with torch (AMPSCOPE_PYTHON)";
+  ScratchDir dir;
+  write_file(dir / "train.py", R"(import sys, torch
+from torch import nn
+torch.manual_seed(0)
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(50, 32), nn.Embedding(16, 32)
+        self.attn = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.fc = nn.Linear(32, 32)
+        self.lm_head = nn.Linear(32, 50, bias=False)
+        self.lm_head.weight = self.wte.weight
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
+        x = x + self.attn(x, x, x, need_weights=False)[0]
+        return self.lm_head(torch.relu(self.fc(x)))
+model = LM()
+if sys.argv[1:] == ["compiled"]:
+    model = torch.compile(model, backend="aot_eager")
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for step in range(3):
+    ids = torch.randint(0, 50, (4, 16))
+    loss = nn.functional.cross_entropy(model(ids).reshape(-1, 50), ids.reshape(-1))
+    loss.backward(); opt.step(); opt.zero_grad()
+)");
+  std::map<std::string, std::set<std::string>> layers;
+  for (const std::string mode : {"eager", "compiled"}) {
+    const auto session = (dir / (mode + ".ampscope")).string();
+    const auto run = ampscope::test::ampscope(
+        fmt::format("run --out '{}' --grad-every 1 --sample-budget 0 --readiness-every 1 '{}' {}", session,
+                    (dir / "train.py").string(), mode));
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    for (const auto& layer : ampscope::profiler::SessionReader::open(session).readiness().layers())
+      layers[mode].insert(layer.layer);
+  }
+  EXPECT_EQ(layers["eager"], (std::set<std::string>{"attn.in_proj", "attn.out_proj", "fc", "lm_head"}));
+  EXPECT_EQ(layers["compiled"], layers["eager"]);
+}
+
 }  // namespace
