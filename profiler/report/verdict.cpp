@@ -329,6 +329,11 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
       out.push_back(report_detail::capitalized(backward_inf_text(d.backward_inf)) + ".");
     for (const SchedulerSummary& sc : d.schedulers)
       if (sc.drifts()) out.push_back(scheduler_drift_text(sc) + ".");
+    // Clipping before unscale_ cut the gradients by the scale, silently: it belongs beside the scale.
+    if (facts && facts->clip_before_unscale)
+      out.push_back("clip_grad_norm_ ran on the scaled gradients, before scaler.unscale_, in " +
+                    std::to_string(facts->clip_before_unscale->steps) + " of " + std::to_string(d.steps.size()) +
+                    " steps: max_norm applied to gradients multiplied by the loss scale.");
     const auto bad = std::find_if(d.steps.begin(), d.steps.end(),
                                   [](const StepRecord& st) { return !std::isfinite(st.loss); });
     if (bad != d.steps.end()) {

@@ -109,6 +109,8 @@ TEST_F(PythonClipping, ClippingAfterUnscaleIsTheGradientsOwnNormAndNoWarning) {
   ASSERT_EQ(script.size(), 4u);
   expect_own_norms(script);
   for (const std::string& id : recommendation_ids()) EXPECT_NE(id, "clip_before_unscale");
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  EXPECT_EQ(summary.output.find("ran on the scaled gradients"), std::string::npos) << summary.output;
 }
 
 TEST_F(PythonClipping, ClippingBeforeUnscaleIsWarnedOfWithItsFiguresAndTheNormShownIsTheGradientsOwn) {
@@ -141,6 +143,10 @@ TEST_F(PythonClipping, ClippingBeforeUnscaleIsWarnedOfWithItsFiguresAndTheNormSh
   EXPECT_NE(summary.output.find("4 of 4 steps clipped before unscale_, the first at step 1"), std::string::npos)
       << summary.output;
   EXPECT_NE(summary.output.find("divided by the loss scale: the script clipped before scaler.unscale_"),
+            std::string::npos)
+      << summary.output;
+  // The verdict says it beside the loss scale (wrapped for the terminal: its words, in order).
+  EXPECT_NE(summary.output.find("  - clip_grad_norm_ ran on the scaled gradients, before scaler.unscale_, in 4"),
             std::string::npos)
       << summary.output;
 }
