@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include <array>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <string>
@@ -114,6 +116,23 @@ FormatRangeShares total_range_shares(const std::vector<GradientSample>& samples,
   }
   if (numel == 0) return sum;
   return {sum.underflow / numel, sum.subnormal / numel, sum.overflow / numel};
+}
+
+void GradientNormSum::add(double norm, double nonfinite_fraction) {
+  any_ = true;
+  nonfinite_ = nonfinite_ || nonfinite_fraction > 0.0 || !std::isfinite(norm);
+  squares_ += norm * norm;
+}
+
+double GradientNormSum::total() const {
+  if (!any_) return std::numeric_limits<double>::quiet_NaN();
+  return nonfinite_ ? std::numeric_limits<double>::infinity() : std::sqrt(squares_);
+}
+
+double total_gradient_norm(const std::vector<GradientSample>& samples) {
+  GradientNormSum sum;
+  for (const GradientSample& s : samples) sum.add(s.norm, s.nonfinite_fraction);
+  return sum.total();
 }
 
 std::vector<const GradientSample*> nearest_fp16_edge_first(const std::vector<GradientSample>& samples,

@@ -234,6 +234,27 @@ void set_range_shares(GradientSample& s, FloatFormat f, const FormatRangeShares&
 // Shares over all elements of the samples (each weighted by its numel); NaN when
 // any sample lacks them.
 FormatRangeShares total_range_shares(const std::vector<GradientSample>& samples, FloatFormat f);
+// The L2 norm of all the samples' gradients together, sqrt(sum of their norms squared): the
+// total norm torch.nn.utils.clip_grad_norm_ takes over the same parameters, so a script that
+// does not clip still has its gradient norm at the sampled steps. +inf where an element is
+// inf or NaN (clip_grad_norm_ returns inf or NaN there; a sample's own norm counts its finite
+// elements only); NaN for no samples. Under FSDP the samples are this rank's shards.
+class GradientNormSum {
+ public:
+  void add(double norm, double nonfinite_fraction);  // one sample's GradientSample::norm and share of inf/NaN
+  double total() const;
+
+ private:
+  double squares_ = 0.0;
+  bool nonfinite_ = false;
+  bool any_ = false;
+};
+double total_gradient_norm(const std::vector<GradientSample>& samples);
+// One sampled step's total_gradient_norm.
+struct SampledGradientNorm {
+  int64_t step = 0;
+  double norm = 0.0;
+};
 // The first `limit` samples in the order of how much of each a cast to fp16 loses: flushed
 // to zero, overflowed or already inf/NaN first, then left subnormal (precision lost); ties
 // keep the samples' order. The one ranking behind summary's, the JSON's and the report's

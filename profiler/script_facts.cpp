@@ -254,7 +254,8 @@ std::optional<ScriptFacts> script_facts(const std::map<std::string, std::string>
   f.clip_before_unscale = read_clip_before_unscale(value_of(meta, meta_key::kClipBeforeUnscale));
   f.grad_norm = f.grad_norm_measured
                     ? "the total norm torch.nn.utils.clip_grad_norm_ returned"
-                    : "not measured: the script does not clip gradients (ampscope shows the norm clip_grad_norm_ returns)";
+                    : "at range-sampled steps only, from the sampled gradients: the script does not clip gradients "
+                      "(where a script clips, ampscope shows the norm clip_grad_norm_ returns at every step)";
   if (f.clip_before_unscale)  // the norm of the scaled gradients: shown over the scale, as the gradients' own
     f.grad_norm += ", divided by the loss scale: the script clipped before scaler.unscale_";
   return f;

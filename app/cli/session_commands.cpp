@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -303,6 +302,12 @@ void print_compiled(const profiler::SessionView& session, size_t top) {
 
 // The parameters a cast to fp16 loses most of (records.h's one ranking), those with anything
 // outside fp16's normal range only: the totals above do not say where to look.
+// FSDP's and tensor parallel's range samples are the rank's shards of the gradients.
+bool sharded_session(const profiler::SessionView& session) {
+  const auto facts = profiler::script_facts(session.meta_values);
+  return facts && facts->sharded_parameters > 0;
+}
+
 void print_nearest_fp16_edge(const std::vector<profiler::GradientSample>& gradients) {
   constexpr size_t kShown = 5;
   std::vector<const profiler::GradientSample*> shown;
@@ -484,10 +489,8 @@ int SummaryCommand::run() {
   }
 
   const auto& gradients = session.latest_gradients;
-  if (std::string none = profiler::no_gradient_sample_text(session); !none.empty()) {
-    none[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(none[0])));
+  if (const std::string none = profiler::no_gradient_sample_text(session); !none.empty())
     fmt::print("\n{}\n", none);
-  }
   if (!gradients.empty()) {
     // Without a loss scaler there is no scale to name: "loss scale 1" read as a scaler's.
     if (session.meta.scaler_enabled)
@@ -519,6 +522,13 @@ int SummaryCommand::run() {
     // In an fp16 run the backward flushed the small ones already: the window would read low.
     if (session.meta.precision != "fp16" && total.fp16_window)
       fmt::print("  {}\n", profiler::loss_scale_window_text(*total.fp16_window));
+    // A script that does not clip has no norm per step: the samples' is the one there is.
+    const bool steps_have_norm = std::any_of(session.steps.begin(), session.steps.end(),
+                                             [](const profiler::StepRecord& s) { return std::isfinite(s.grad_norm); });
+    if (const std::string norms = profiler::sampled_gradient_norm_text(session.sampled_gradient_norms);
+        !steps_have_norm && !norms.empty())
+      fmt::print("  gradient norm (L2 of the unscaled gradients{}): {}\n",
+                 sharded_session(session) ? ", this rank's shards" : "", norms);
   }
 
   if (session.activation_sampled_steps > 0) {

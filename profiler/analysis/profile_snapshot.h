@@ -48,12 +48,13 @@ struct ProfileSnapshot {
 
 using ProfileSnapshotPtr = std::shared_ptr<const ProfileSnapshot>;
 
-// Why a profile has no gradient ranges: "no gradient range sample by step 8: range samples
+// Why a profile has no gradient ranges: "No gradient range sample by step 8: range samples
 // every 10 steps (within the 5 % budget)", so an empty pane or section says what the
-// sampling was instead of looking broken; "" when it has some, or before the first step.
+// sampling was instead of looking broken (a sentence, without its full stop: summary, the
+// report and the GUI all start a paragraph with it); "" when it has some, or before the first step.
 inline std::string no_gradient_sample_text(const ProfileSnapshot& p) {
   if (!p.latest_gradients.empty() || p.step <= 0) return "";
-  std::string text = "no gradient range sample by step " + std::to_string(p.step);
+  std::string text = "No gradient range sample by step " + std::to_string(p.step);
   if (!p.range_sampling.empty()) text += ": range samples " + p.range_sampling;
   return text;
 }

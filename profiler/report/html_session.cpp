@@ -142,6 +142,26 @@ std::string schedulers_html(const std::vector<SchedulerSummary>& schedulers) {
                     table);
 }
 
+// The unscaled gradients' norm: every step's where the run measured it (the built-in loop, a
+// script that clips), else the range-sampled steps' (a script that does not clip), as dots.
+svg::Series gradient_norm_series(const ReportData& d) {
+  svg::Series norm{"gradient norm", {}, {}, svg::palette()[4], false};
+  for (const auto& s : d.steps) {
+    if (!std::isfinite(s.grad_norm)) continue;
+    norm.x.push_back(static_cast<double>(s.step));
+    norm.y.push_back(s.grad_norm);
+  }
+  if (!norm.x.empty()) return norm;
+  norm.name = "gradient norm at the range-sampled steps (the steps have none: the script does not clip)";
+  norm.dots = true;
+  for (const auto& g : d.sampled_gradient_norms) {
+    if (!std::isfinite(g.norm)) continue;
+    norm.x.push_back(static_cast<double>(g.step));
+    norm.y.push_back(g.norm);
+  }
+  return norm;
+}
+
 std::string training_html(const ReportData& d) {
   const auto& steps = d.steps;
   if (steps.empty())
@@ -181,6 +201,11 @@ std::string training_html(const ReportData& d) {
     o.log2_y = true;
     s += svg::line_chart({scale}, o);
     o.log2_y = false;
+  }
+  if (auto norm = gradient_norm_series(d); !norm.x.empty()) {
+    o.title = "Gradient norm";
+    o.y_label = "‖g‖₂";
+    s += svg::line_chart({norm}, o);
   }
   o.title = "Step time";
   o.y_label = "ms";
@@ -315,7 +340,7 @@ std::string gradients_html(const ReportData& d) {
     const std::string none = profiler::no_gradient_sample_text(d);
     return section_html("gradients", "Gradient range",
                         paragraph(none.empty() ? "No gradient statistics were sampled in this session."
-                                               : report_detail::capitalized(none) + ".",
+                                               : none + ".",
                                   "muted"));
   }
   std::string s = gradient_histogram(grads, d.meta.scaler_enabled);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -419,6 +420,26 @@ std::vector<int64_t> SessionReader::gradient_steps() const {
   Stmt s(impl_->db, "SELECT DISTINCT step FROM gradients ORDER BY step", "reading gradients");
   std::vector<int64_t> out;
   while (s.step()) out.push_back(s.i64(0));
+  return out;
+}
+
+std::vector<SampledGradientNorm> SessionReader::sampled_gradient_norms() const {
+  Stmt s(impl_->db, "SELECT step, norm, nonfinite_fraction FROM gradients ORDER BY step", "reading gradients");
+  std::vector<SampledGradientNorm> out;
+  GradientNormSum sum;
+  const auto close = [&] {
+    if (!out.empty()) out.back().norm = sum.total();
+  };
+  while (s.step()) {
+    const int64_t step = s.i64(0);
+    if (out.empty() || out.back().step != step) {
+      close();
+      out.push_back({step, 0.0});
+      sum = GradientNormSum();
+    }
+    sum.add(s.is_null(1) ? std::nan("") : s.real(1), s.is_null(2) ? 0.0 : s.real(2));
+  }
+  close();
   return out;
 }
 

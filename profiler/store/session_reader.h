@@ -65,6 +65,8 @@ class SessionReader {
 
   std::vector<GradientSample> gradients(int64_t step) const;  // by parameter
   std::vector<int64_t> gradient_steps() const;
+  // Each sampled step's total gradient norm, by step (two columns read, not the samples).
+  std::vector<SampledGradientNorm> sampled_gradient_norms() const;
   std::vector<GradientSample> latest_gradients() const;  // of the last sampled step
   // By step, then optimizer. Empty for sessions without the table (written before it
   // existed) and for the built-in engine's sessions.

@@ -1,12 +1,14 @@
 #include "profiler/store/session_view.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "profiler/analysis/op_aggregator.h"
 #include "profiler/store/comparison_store.h"
+#include "profiler/number_text.h"
 #include "profiler/range_sample_spacing.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
@@ -53,6 +55,7 @@ void load_gradients(const SessionReader& reader, const SessionViewOptions& optio
   const auto steps = reader.gradient_steps();
   v.gradient_sampled_steps = steps.size();
   if (steps.empty()) return;
+  v.sampled_gradient_norms = reader.sampled_gradient_norms();
   v.latest_gradients = reader.gradients(steps.back());
   const size_t n = std::min(steps.size(), options.gradient_summaries);
   v.gradient_summaries.reserve(n);
@@ -93,6 +96,32 @@ GradientStepSummary summarize_gradients(const std::vector<GradientSample>& sampl
   s.fp16_subnormal_fraction = fp16.subnormal;
   s.fp16_overflow_fraction = fp16.overflow;
   return s;
+}
+
+std::string sampled_gradient_norm_text(const std::vector<SampledGradientNorm>& norms) {
+  const SampledGradientNorm *first = nullptr, *last = nullptr, *largest = nullptr;
+  size_t steps = 0, nonfinite = 0;
+  for (const SampledGradientNorm& g : norms) {
+    if (std::isnan(g.norm)) continue;  // no gradient at all
+    ++steps;
+    if (!std::isfinite(g.norm)) {
+      ++nonfinite;
+      continue;
+    }
+    if (!first) first = &g;
+    last = &g;
+    if (!largest || g.norm > largest->norm) largest = &g;
+  }
+  if (steps == 0) return "";
+  const auto at = [](const SampledGradientNorm& g) {
+    return text::sig3(g.norm) + " at step " + std::to_string(g.step);
+  };
+  std::string s = first ? at(*first) : "inf/NaN";
+  if (last != first) s += " to " + at(*last);
+  if (largest != first && largest != last) s += ", largest " + at(*largest);
+  s += " (" + std::to_string(steps) + (steps == 1 ? " range-sampled step" : " range-sampled steps");
+  if (first && nonfinite > 0) s += "; inf/NaN at " + std::to_string(nonfinite) + " of them";
+  return s + ")";
 }
 
 SessionView load_session_view(const SessionReader& reader, const SessionViewOptions& options) {

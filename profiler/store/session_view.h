@@ -10,6 +10,7 @@
 // holds: a session, or a comparison (same container, other tables).
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,6 +55,12 @@ struct GradientStepSummary {
 
 // Fraction weighted by numel over the parameters of one sampled step.
 GradientStepSummary summarize_gradients(const std::vector<GradientSample>& samples);
+
+// The gradient norm at the sampled steps, for a session whose steps have none of their own
+// (a script that does not clip): "0.412 at step 10 to 0.198 at step 120, largest 0.52 at step
+// 30 (12 range-sampled steps)", "0.412 at step 10 (1 range-sampled step)", with "inf/NaN at N
+// of them" where gradients overflowed. "" without samples.
+std::string sampled_gradient_norm_text(const std::vector<SampledGradientNorm>& norms);
 
 // torch.compile in a Python training loop: how many graphs ampscope read, and where
 // dynamo broke a graph or compiled a function again, with its reasons.
@@ -127,6 +134,9 @@ struct SessionView : ProfileSnapshot {
   int64_t kernel_count = 0;
 
   std::vector<GradientStepSummary> gradient_summaries;  // per sampled step (see the options)
+  // Every sampled step's gradient norm (total_gradient_norm), whatever the options: a script
+  // that does not clip has no norm per step, and these are the ones it has.
+  std::vector<SampledGradientNorm> sampled_gradient_norms;
   size_t gradient_sampled_steps = 0;
 
   size_t activation_sampled_steps = 0;  // steps whose module outputs were sampled

@@ -2,6 +2,8 @@
 // snapshots a live viewer gets.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <string_view>
@@ -14,6 +16,7 @@
 #include "profiler/recording_health.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
+#include "profiler/store/session_view.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_configs.h"
 #include "tests/support/wait_until.h"
@@ -140,6 +143,55 @@ TEST(Profiler, ARunEndingBeforeItsFirstRangeSampleSamplesItsLastStep) {
   EXPECT_EQ(session.gradient_steps(), (std::vector<int64_t>{4}));
   EXPECT_EQ(session.activation_steps(), (std::vector<int64_t>{4}));
   EXPECT_EQ(session.meta_value(meta_key::kRangeSampleLastStep).value_or(""), "4");
+}
+
+// A script that does not clip has no gradient norm per step; the range samples' total norm
+// (SessionView::sampled_gradient_norms) stands in for it at the sampled steps. Its peer is the trainer's
+// own norm (torch.nn.utils.clip_grad_norm_'s arithmetic, computed apart by ATen ops), taken at
+// the same point: after unscale_, before clipping (a max norm far below the norm clips every
+// step, so a sample read after the clipping would differ). fp16 at a scale of 2^24 overflows
+// first: that step's norm is inf in both.
+TEST(Profiler, TheRangeSamplesGradientNormIsTheTrainersOwnAtTheSameSteps) {
+  test::ScratchDir dir;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.capture.gradient_every = 1;
+  options.capture.sample_budget_percent = 0;
+  engine::TrainConfig config = test::tiny_gpt(engine::Precision::kFP16, 8);
+  config.clip_grad_norm = 1e-3;
+  config.scaler.init_scale = 16777216.0;  // 2^24 overflows; backed off to 2^8, no more
+  config.scaler.backoff_factor = 1.0 / 65536.0;
+  {
+    Profiler profiler(options);
+    engine::Trainer trainer(config);
+    trainer.add_observer(&profiler);
+    trainer.start();
+    trainer.wait();
+    ASSERT_EQ(trainer.state(), engine::RunState::kFinished) << trainer.error_message();
+  }
+  const SessionView view = load_session_view(options.session_path);
+  ASSERT_EQ(view.sampled_gradient_norms.size(), 8u);
+  std::map<int64_t, double> trainer_norm;
+  for (const StepRecord& s : view.steps) trainer_norm[s.step] = s.grad_norm;
+  int finite = 0, overflowed = 0;
+  for (const SampledGradientNorm& g : view.sampled_gradient_norms) {
+    const double expected = trainer_norm.at(g.step);
+    if (!std::isfinite(expected)) {
+      EXPECT_EQ(g.norm, std::numeric_limits<double>::infinity()) << "step " << g.step;
+      ++overflowed;
+      continue;
+    }
+    EXPECT_GT(expected, 10 * config.clip_grad_norm);  // clipped at every finite step
+    EXPECT_NEAR(g.norm, expected, 1e-4 * expected) << "step " << g.step;
+    ++finite;
+  }
+  EXPECT_GT(finite, 0);
+  EXPECT_GT(overflowed, 0);
+  // Said as a range: first, last, and the count of samples that overflowed.
+  const std::string text = sampled_gradient_norm_text(view.sampled_gradient_norms);
+  EXPECT_NE(text.find("(8 range-sampled steps; inf/NaN at " + std::to_string(overflowed) + " of them)"),
+            std::string::npos)
+      << text;
 }
 
 // A range sample is the profiler's own work on the training's device: where it runs out

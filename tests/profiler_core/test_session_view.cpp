@@ -3,6 +3,8 @@
 // store holds, count profiled steps the way the stored table was made, rebuild a
 // missing op table, and open a file the user hands over once, whatever it holds.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "profiler/export/json_summary.h"
 #include "profiler/store/comparison_store.h"
@@ -73,6 +75,47 @@ TEST(SessionView, OptionsBoundWhatIsRead) {
   EXPECT_EQ(v.gradient_summaries.front().step, 4);  // the last sample is always in
   ASSERT_EQ(v.gradient_history.size(), 2u);         // both parameters of the last sampled step
   EXPECT_EQ(v.gradient_history.front().step, 4);
+}
+
+// A script that does not clip gets its gradient norm from the range samples: the samples'
+// norms add in squares, as clip_grad_norm_'s per-tensor norms do; an inf/NaN element makes it
+// inf (the per-parameter norms count finite elements only, and would understate it).
+TEST(SessionView, ASampledStepsGradientNormIsItsParametersNormsAddedInSquares) {
+  const auto sample = [](int64_t step, double norm, double nonfinite) {
+    GradientSample g;
+    g.step = step;
+    g.parameter = "w" + std::to_string(norm);  // (step, parameter) is the table's key
+    g.numel = 10;
+    g.norm = norm;
+    g.nonfinite_fraction = nonfinite;
+    return g;
+  };
+  EXPECT_DOUBLE_EQ(total_gradient_norm({sample(3, 3.0, 0), sample(3, 4.0, 0), sample(3, 12.0, 0)}), 13.0);
+  EXPECT_EQ(total_gradient_norm({sample(5, 3.0, 0), sample(5, 4.0, 0.1)}), std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(total_gradient_norm({})));
+
+  // The loader reads them per step from the stored samples, all steps whatever the options.
+  ScratchDir dir;
+  const std::string path = dir / "s.ampscope";
+  {
+    auto writer = SessionWriter::create(path, SessionMeta{}, false);
+    writer->append_gradients({sample(10, 0.3, 0), sample(10, 0.4, 0), sample(20, 3.0, 0), sample(20, 4.0, 0.5),
+                              sample(30, 6.0, 0), sample(30, 8.0, 0), sample(40, 0.6, 0), sample(40, 0.8, 0)});
+    writer->close();
+  }
+  SessionViewOptions few;
+  few.gradient_summaries = 0;
+  const std::vector<SampledGradientNorm> steps = load_session_view(path, few).sampled_gradient_norms;
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_EQ(steps[1].step, 20);
+  EXPECT_EQ(steps[1].norm, std::numeric_limits<double>::infinity());
+  EXPECT_DOUBLE_EQ(steps[2].norm, 10.0);
+  EXPECT_EQ(sampled_gradient_norm_text(steps),
+            "0.500 at step 10 to 1.00 at step 40, largest 10.0 at step 30 (4 range-sampled steps; inf/NaN at 1 of "
+            "them)");
+  EXPECT_EQ(sampled_gradient_norm_text({steps[0]}), "0.500 at step 10 (1 range-sampled step)");
+  EXPECT_EQ(sampled_gradient_norm_text({steps[1]}), "inf/NaN (1 range-sampled step)");
+  EXPECT_EQ(sampled_gradient_norm_text({}), "");
 }
 
 // The profiler stores the count with each save of the op table, so per-step times

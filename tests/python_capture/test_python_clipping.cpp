@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "profiler/store/session_reader.h"
+#include "profiler/store/session_view.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/support/test_support.h"
 
@@ -26,10 +27,11 @@ using ampscope::test::read_file;
 using ampscope::test::ScratchDir;
 using ampscope::test::write_file;
 
-// train.py OUT before|after: fp16 autocast under GradScaler("cpu"), clip_grad_norm_(max_norm=1)
-// before or after scaler.unscale_. Each step appends the gradients' own norm, computed by the
-// script from the gradients it holds before clipping (divided by the scale where not yet
-// unscaled), and the loss, as exact hex floats.
+// train.py OUT before|after|none: fp16 autocast under GradScaler("cpu"), clip_grad_norm_(max_norm=1)
+// before or after scaler.unscale_, or no clipping. Each step appends the gradients' own norm,
+// computed by the script from the gradients it holds before clipping (divided by the scale
+// where not yet unscaled; without clipping by torch.nn.utils.get_total_norm, the function
+// clip_grad_norm_ takes its norm with), and the loss, as exact hex floats.
 constexpr const char* kScript = R"(import sys, torch
 from torch import nn
 torch.manual_seed(0)
@@ -50,9 +52,12 @@ with open(out, "w") as digest:
         if order == "after":
             scaler.unscale_(opt)
             norm = own_norm(1.0)
-        else:
+        elif order == "before":
             norm = own_norm(scaler.get_scale())
-        nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        else:
+            norm = nn.utils.get_total_norm([p.grad.double() / scaler.get_scale() for p in model.parameters()]).item()
+        if order != "none":
+            nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
         scaler.step(opt)
         scaler.update()
         opt.zero_grad()
@@ -67,9 +72,9 @@ class PythonClipping : public ::testing::Test {
     write_file(dir_ / "train.py", kScript);
   }
   // The script under `ampscope run`: its digest lines (norm, loss).
-  std::vector<std::pair<double, std::string>> run(const std::string& order) {
+  std::vector<std::pair<double, std::string>> run(const std::string& order, const std::string& flags = "") {
     const auto digest = dir_ / (order + ".txt");
-    const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' --force '{}' '{}' {}", session(),
+    const auto r = ampscope::test::ampscope(fmt::format("run --out '{}' --force {} '{}' '{}' {}", session(), flags,
                                                         (dir_ / "train.py").string(), digest.string(), order));
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return lines(read_file(digest));
@@ -149,6 +154,52 @@ TEST_F(PythonClipping, ClippingBeforeUnscaleIsWarnedOfWithItsFiguresAndTheNormSh
   EXPECT_NE(summary.output.find("  - clip_grad_norm_ ran on the scaled gradients, before scaler.unscale_, in 4"),
             std::string::npos)
       << summary.output;
+}
+
+// A script that does not clip has no gradient norm per step: ampscope shows the range samples'
+// total norm at their steps instead, which must be PyTorch's own total norm of the same unscaled
+// gradients; summary says it as a range, and the report draws it as points. Clipping, the steps'
+// own norm is what both show (the control).
+TEST_F(PythonClipping, WithoutClippingTheSampledStepsGradientNormIsPyTorchsTotalNorm) {
+  const auto script = run("none", "--grad-every 2 --sample-budget 0");
+  ASSERT_EQ(script.size(), 4u);
+  const auto view = ampscope::profiler::load_session_view(session());
+  for (const auto& step : view.steps) EXPECT_TRUE(std::isnan(step.grad_norm)) << "step " << step.step;
+  ASSERT_EQ(view.sampled_gradient_norms.size(), 2u);
+  for (const auto& g : view.sampled_gradient_norms) {
+    ASSERT_TRUE(g.step == 2 || g.step == 4) << g.step;
+    const double own = script[static_cast<size_t>(g.step - 1)].first;
+    EXPECT_NEAR(g.norm, own, 1e-5 * own) << "step " << g.step;
+  }
+  const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  const std::string norms = ampscope::profiler::sampled_gradient_norm_text(view.sampled_gradient_norms);
+  EXPECT_NE(norms.find(" at step 2 to "), std::string::npos) << norms;
+  EXPECT_NE(norms.find(" at step 4"), std::string::npos) << norms;
+  EXPECT_NE(summary.output.find("  gradient norm (L2 of the unscaled gradients): " + norms + "\n"), std::string::npos)
+      << summary.output;
+  EXPECT_NE(summary.output.find("gradient norm at range-sampled steps only, from the sampled gradients: the script "
+                                "does not clip gradients"),
+            std::string::npos)
+      << summary.output;
+  const auto html = dir_ / "none.html";
+  ASSERT_EQ(ampscope::test::ampscope(fmt::format("report '{}' -o '{}'", session(), html.string())).exit_code, 0);
+  const std::string report = read_file(html);
+  EXPECT_NE(report.find("<title>Gradient norm</title>"), std::string::npos);
+  EXPECT_NE(report.find("gradient norm at the range-sampled steps"), std::string::npos);
+
+  // Control: a script that clips has every step's norm, shown as it is; no line from samples.
+  const auto clipped = run("after", "--grad-every 2 --sample-budget 0");
+  expect_own_norms(clipped);
+  const auto clipped_summary = ampscope::test::ampscope(fmt::format("summary '{}'", session()));
+  EXPECT_EQ(clipped_summary.output.find("gradient norm (L2 of the unscaled gradients)"), std::string::npos)
+      << clipped_summary.output;
+  const auto clipped_html = dir_ / "after.html";
+  ASSERT_EQ(ampscope::test::ampscope(fmt::format("report '{}' -o '{}'", session(), clipped_html.string())).exit_code,
+            0);
+  const std::string clipped_report = read_file(clipped_html);
+  EXPECT_NE(clipped_report.find("<title>Gradient norm</title>"), std::string::npos);
+  EXPECT_EQ(clipped_report.find("gradient norm at the range-sampled steps"), std::string::npos);
 }
 
 }  // namespace

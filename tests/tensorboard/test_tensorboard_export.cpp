@@ -102,6 +102,12 @@ TEST(TensorBoardExport, ReaderFindsEveryStepScalarAndGradientHistogram) {
   EXPECT_EQ(scalars["grad_range/fp8_e4m3/underflow"].size(), 2u);
   EXPECT_EQ(scalars["grad_range/fp8_e4m3/underflow"][0][1].get<double>(), 0.5);
   ASSERT_TRUE(scalars.contains("grad_range/fp16/overflow"));
+  // The sampled gradients' total norm (a script that does not clip has no train/grad_norm):
+  // the fixture's two parameters have norm 7.25 each at both sampled steps.
+  ASSERT_TRUE(scalars.contains("grad_range/norm")) << scalars.dump();
+  ASSERT_EQ(scalars["grad_range/norm"].size(), 2u);
+  EXPECT_EQ(scalars["grad_range/norm"][0][0].get<int64_t>(), 2);
+  EXPECT_NEAR(scalars["grad_range/norm"][0][1].get<double>(), 7.25 * std::sqrt(2.0), 1e-5);
   // The fixture is an fp16 run: no fp16 loss-scale window (its backward flushed already).
   EXPECT_FALSE(scalars.contains("grad_range/fp16_loss_scale/lowest_log2")) << scalars.dump();
 }

@@ -410,6 +410,43 @@ TEST(LivePlots, AFirstStepThatCompiledIsLeftOffTheStepTimeScaleAndNamed) {
   EXPECT_EQ(plots.offScaleNote(), QString());
 }
 
+// The note on what the step times include was drawn over the step-time line: the axis leaves
+// the note's share of the plot above the data.
+TEST(LivePlots, NoLineRunsThroughTheStepTimeNote) {
+  RunSeries series;
+  for (int i = 1; i <= 20; ++i) {
+    profiler::StepRecord r;
+    r.step = i;
+    r.loss = 1.0;
+    r.step_time_ms = i % 5 == 0 ? 5.0 : 2.0;  // sampled steps highest
+    series.append(r);
+  }
+  LivePlots plots;
+  plots.resize(900, 700);
+  plots.show();
+  plots.setSeries(&series);
+  plots.appendSteps(0);
+  QCustomPlot* plot = plots.plot(LivePlots::kStepTime);
+  settle(plot);
+  const double bare_top = plot->yAxis->range().upper;
+  plots.setStepTimingNote(QStringLiteral("median step 2.20 ms; every step was profiled, so this includes capture; "
+                                         "1 gradient-sampled step 4.67 ms (a sample adds 1.12 steps)"));
+  settle(plot);
+  const QCPItemText* note = nullptr;
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    auto* text = qobject_cast<QCPItemText*>(plot->item(i));
+    if (text && text->visible() && text->text().contains(QStringLiteral("median"))) note = text;
+  }
+  ASSERT_NE(note, nullptr);
+  const double note_bottom = note->bottom->pixelPosition().y();
+  const double highest = plot->yAxis->coordToPixel(5.0);  // pixels grow downwards
+  EXPECT_GT(highest, note_bottom) << "the highest step is drawn under the note";
+  EXPECT_GT(plot->yAxis->range().upper, bare_top);
+  // Without the note the data has the plot's height again.
+  plots.setStepTimingNote(QString());
+  EXPECT_DOUBLE_EQ(plot->yAxis->range().upper, bare_top);
+}
+
 TEST(PlotFitting, WrapsAtSpacesAndKeepsItsOwnLineBreaks) {
   const QFontMetrics metrics(QApplication::font());
   const int word = metrics.horizontalAdvance(QStringLiteral("aaaa"));

@@ -43,9 +43,10 @@ namespace key = profiler::meta_key;
 
 // As the Python capture writes it: kind "python", the script's facts, and steps whose
 // samples/s and gradient norm are unknown (no batch seen, no clip_grad_norm_); `peaks`,
-// where given, the steps' memory high-water marks.
+// where given, the steps' memory high-water marks; `grad_norm`, where given, every step's.
 std::unique_ptr<profiler::SessionWriter> python_session(const std::string& path, int64_t steps,
-                                                        const std::vector<int64_t>& peaks = {}) {
+                                                        const std::vector<int64_t>& peaks = {},
+                                                        double grad_norm = std::nan("")) {
   profiler::SessionMeta meta;
   meta.model = "python amp_typical.py: Net (13,384 parameters)";
   meta.precision = "fp16";
@@ -82,7 +83,7 @@ std::unique_ptr<profiler::SessionWriter> python_session(const std::string& path,
     r.loss = 1.0 / static_cast<double>(step);
     r.loss_scale = 65536.0;
     r.lr = 0.01;
-    r.grad_norm = std::nan("");
+    r.grad_norm = grad_norm;
     r.step_time_ms = 3.0;
     r.samples_per_second = std::nan("");
     if (!peaks.empty()) r.mem_peak_bytes = peaks.at(static_cast<size_t>(step - 1));
@@ -161,6 +162,62 @@ TEST(PythonSession, ShownAsItselfWithoutNaNAndWithItsFacts) {
   EXPECT_TRUE(status.contains(QStringLiteral("Recorded session: finished"))) << status.toStdString();
   EXPECT_TRUE(window.runPanel()->stateText().startsWith(QStringLiteral("Recorded session: finished")))
       << window.runPanel()->stateText().toStdString();
+}
+
+// A script that does not clip has no norm per step; the plot shows the range samples' total
+// norm at their steps (points), says what they are, and leaves a step whose gradients
+// overflowed out (no point, as clip_grad_norm_ would return inf there). A session whose steps
+// have norms of their own (the control) shows those only.
+TEST(PythonSession, TheGradientNormPlotShowsTheRangeSamplesWhereTheScriptDoesNotClip) {
+  test::ScratchDir dir;
+  const std::string path = (dir / "python.ampscope").string();
+  const auto sample = [](int64_t step, const char* parameter, double norm, double nonfinite) {
+    profiler::GradientSample g;
+    g.step = step;
+    g.parameter = parameter;
+    g.loss_scale = 65536.0;
+    g.numel = 100;
+    g.norm = norm;
+    g.nonfinite_fraction = nonfinite;
+    return g;
+  };
+  {
+    auto writer = python_session(path, 12);
+    writer->append_gradients({sample(4, "fc.weight", 3.0, 0.0), sample(4, "fc.bias", 4.0, 0.0)});
+    writer->append_gradients({sample(8, "fc.weight", 3.0, 0.01), sample(8, "fc.bias", 4.0, 0.0)});
+    writer->append_gradients({sample(12, "fc.weight", 0.6, 0.0), sample(12, "fc.bias", 0.8, 0.0)});
+    writer->set_meta_value(key::kFinalState, "finished");
+    writer->close();
+  }
+  ShownWindow shown;
+  ASSERT_TRUE(shown.open(path)) << shown.window.bannerText().toStdString();
+  LivePlots& plots = *shown.window.livePlots();
+  QCPGraph* sampled = plots.graph(LivePlots::kGradNorm, LivePlots::kSampledGradNormGraph);
+  ASSERT_EQ(sampled->dataCount(), 2);
+  EXPECT_EQ(sampled->data()->at(0)->key, 4.0);
+  EXPECT_DOUBLE_EQ(sampled->data()->at(0)->value, 5.0);  // sqrt(3² + 4²)
+  EXPECT_EQ(sampled->data()->at(1)->key, 12.0);
+  EXPECT_DOUBLE_EQ(sampled->data()->at(1)->value, 1.0);
+  EXPECT_EQ(sampled->name(), QStringLiteral("at range-sampled steps only"));
+  EXPECT_TRUE(plots.plot(LivePlots::kGradNorm)->legend->visible());
+  EXPECT_TRUE(plots.gradNormNote().isEmpty()) << plots.gradNormNote().toStdString();
+  // The y axis takes the points in: both are inside it.
+  EXPECT_TRUE(plots.plot(LivePlots::kGradNorm)->yAxis->range().contains(5.0));
+  EXPECT_TRUE(plots.plot(LivePlots::kGradNorm)->yAxis->range().contains(1.0));
+
+  // The control: the same samples, and steps with a norm of their own.
+  const std::string clipped = (dir / "clipped.ampscope").string();
+  {
+    auto writer = python_session(clipped, 12, {}, 2.0);
+    writer->append_gradients({sample(4, "fc.weight", 3.0, 0.0), sample(4, "fc.bias", 4.0, 0.0)});
+    writer->set_meta_value(key::kGradNormSource, "clip_grad_norm_");
+    writer->set_meta_value(key::kFinalState, "finished");
+    writer->close();
+  }
+  ASSERT_TRUE(shown.open(clipped)) << shown.window.bannerText().toStdString();
+  EXPECT_EQ(plots.graph(LivePlots::kGradNorm, LivePlots::kSampledGradNormGraph)->dataCount(), 0);
+  EXPECT_EQ(plots.graph(LivePlots::kGradNorm, 0)->dataCount(), 12);
+  EXPECT_FALSE(plots.plot(LivePlots::kGradNorm)->legend->visible());
 }
 
 // FSDP's mixed precision, no autocast region: the window says the run computed in bf16 (title,

@@ -29,6 +29,8 @@ struct LoadedSession {
   profiler::StepTiming step_timing;  // profiled steps' times apart from the others (issue #27)
   profiler::MemoryPeak memory_peak;  // the steps' memory high-water mark, range samples' rise apart
   std::vector<profiler::OptimizerStepRecord> optimizer_steps;  // steps of several optimizers only
+  // Every range-sampled step's gradient norm: a script that does not clip has no other.
+  std::vector<profiler::SampledGradientNorm> sampled_gradient_norms;
   std::vector<profiler::SchedulerSummary> schedulers;           // a Python loop's LR schedulers
   profiler::ProfileSnapshotPtr profile;  // null when the session recorded no profile
   profiler::RecordingHealth health;      // what the recording lost (a killed run, dropped records)

@@ -27,6 +27,7 @@ LoadedSession loaded_session(profiler::SessionView session) {
   loaded.step_timing = session.step_timing;
   loaded.memory_peak = session.memory_peak;
   loaded.optimizer_steps = std::move(session.optimizer_steps);
+  loaded.sampled_gradient_norms = std::move(session.sampled_gradient_norms);
   loaded.schedulers = std::move(session.schedulers);
   loaded.compile = std::move(session.compile);
   return loaded;

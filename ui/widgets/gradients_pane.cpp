@@ -316,7 +316,6 @@ void GradientsPane::setSnapshot(profiler::ProfileSnapshotPtr snapshot) {
     // A profile without samples says why (the run is shorter than the spacing, or sampling
     // is off), and still shows what the backward checks found.
     QString text = snapshot_ ? QString::fromStdString(profiler::no_gradient_sample_text(*snapshot_)) : QString();
-    if (!text.isEmpty()) text[0] = text[0].toUpper();
     const std::string backward = snapshot_ ? profiler::backward_inf_text(snapshot_->backward_inf) : std::string();
     if (!backward.empty()) text += tr("\n\nBackward: %1").arg(QString::fromStdString(backward));
     hint_->setText(text.isEmpty() ? waitingHint() : text);

@@ -4,6 +4,7 @@
 
 #include <qcustomplot.h>
 
+#include <QFontMetrics>
 #include <QGridLayout>
 #include <algorithm>
 #include <cmath>
@@ -79,6 +80,12 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent), plots_(kMetricCount, nu
   QCustomPlot* norm = makePlot(kGradNorm, tr("Gradient norm"), tr("‖g‖₂"),
                                QString::fromLatin1(glossary::kGradNorm));
   norm->addGraph()->setName(tr("grad norm"));
+  // A script that does not clip has no norm per step: the range samples' total, at their steps.
+  QCPGraph* sampled = norm->addGraph();
+  sampled->setName(tr("at range-sampled steps only"));
+  sampled->setLineStyle(QCPGraph::lsLine);
+  graph(kGradNorm, 0)->removeFromLegend();
+  moveLegendToTitleRow(norm);
   no_grad_norm_note_ = new QCPItemText(norm);
   no_grad_norm_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
   no_grad_norm_note_->position->setCoords(0.5, 0.4);
@@ -202,12 +209,14 @@ void LivePlots::setMemoryKind(profiler::MemoryKind kind) {
 void LivePlots::setStepTimingNote(const QString& text) {
   setPlotNote(step_timing_note_, text);
   step_timing_note_->setVisible(!text.isEmpty());
+  rescale();  // its headroom
   plots_[kStepTime]->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void LivePlots::setLearningRateNote(const QString& text) {
   setPlotNote(lr_note_, text);
   lr_note_->setVisible(!text.isEmpty());
+  rescale();
   plots_[kLearningRate]->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -232,6 +241,7 @@ std::optional<double> LivePlots::stepTimeCeiling(double key_lower, double key_up
 void LivePlots::setMemoryNote(const QString& text) {
   setPlotNote(memory_note_, text);
   memory_note_->setVisible(!text.isEmpty());
+  rescale();
   plots_[kMemory]->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -239,6 +249,16 @@ QString LivePlots::memoryNote() const { return memory_note_->visible() ? plotNot
 
 QString LivePlots::stepTimingNote() const {
   return step_timing_note_->visible() ? plotNoteText(step_timing_note_) : QString();
+}
+
+void LivePlots::setSampledGradNorms(const QVector<double>& steps, const QVector<double>& norms,
+                                    const QString& name) {
+  graph(kGradNorm, kSampledGradNormGraph)->setData(steps, norms, true);
+  graph(kGradNorm, kSampledGradNormGraph)->setName(name);
+  plots_[kGradNorm]->legend->setVisible(!steps.isEmpty());
+  no_grad_norm_note_->setVisible(!grad_norm_seen_ && steps.isEmpty());
+  rescale();
+  plots_[kGradNorm]->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void LivePlots::setGradNormAbsence(const QString& reason) {
@@ -254,6 +274,7 @@ void LivePlots::resetData() {
   points_ = 0;
   grad_norm_seen_ = false;
   no_grad_norm_note_->setVisible(true);
+  plots_[kGradNorm]->legend->setVisible(false);
   graph(kLoss, kEvalLossGraph)->removeFromLegend();
   for (QCustomPlot* plot : plots_) {
     for (int g = 0; g < plot->graphCount(); ++g) plot->graph(g)->data()->clear();
@@ -280,7 +301,7 @@ void LivePlots::appendSteps(int first_new) {
   if (!s.evalSteps().isEmpty()) graph(kLoss, kEvalLossGraph)->addToLegend();
   appendTail(graph(kGradNorm, 0), s.steps(), s.gradNorm(), start, true);
   for (int i = start; i < s.size() && !grad_norm_seen_; ++i) grad_norm_seen_ = std::isfinite(s.gradNorm()[i]);
-  no_grad_norm_note_->setVisible(!grad_norm_seen_);
+  no_grad_norm_note_->setVisible(!grad_norm_seen_ && graph(kGradNorm, kSampledGradNormGraph)->dataCount() == 0);
   appendTail(graph(kLearningRate, 0), s.steps(), s.lr(), start);
   appendTail(graph(kStepTime, 0), s.steps(), s.stepTimeMs(), start);
   appendTail(graph(kStepTime, 1), s.steps(), s.samplesPerSecond(), start);
@@ -319,20 +340,39 @@ void LivePlots::rescale() {
         ceiling = stepTimeCeiling(keys.lower, keys.upper);
         off_scale_note_->setVisible(ceiling.has_value());
       }
+      // A note at the plot's top (what the step times include, the memory peak) gets the
+      // axis's top share it covers, so no line runs through its text.
+      const double headroom = topNoteShare(plot);
+      const auto above = [headroom](double lower, double upper) { return lower + (upper - lower) / (1.0 - headroom); };
       if (ceiling) {
-        axis->setRange(0, *ceiling * 1.15);
+        axis->setRange(0, above(0, *ceiling * 1.15));
       } else if (axis->scaleType() == QCPAxis::stLogarithmic) {
         axis->setRange(range.lower / 2.0, range.upper * 2.0);
       } else {
         const double pad =
             range.size() > 0 ? range.size() * 0.08 : std::max(1e-9, std::abs(range.upper) * 0.1);
         const bool non_negative = range.lower >= 0;
-        axis->setRange(non_negative ? std::max(0.0, range.lower - pad) : range.lower - pad,
-                       range.upper + pad);
+        const double lower = non_negative ? std::max(0.0, range.lower - pad) : range.lower - pad;
+        axis->setRange(lower, above(lower, range.upper + pad));
       }
     }
     Q_UNUSED(found);
   }
+}
+
+double LivePlots::topNoteShare(const QCustomPlot* plot) const {
+  for (const QCPItemText* note : {step_timing_note_, memory_note_, lr_note_}) {
+    if (note->parentPlot() != plot || !note->visible()) continue;
+    const int height = plot->axisRect()->height(), width = plot->axisRect()->width();
+    if (height <= 0) return 0.0;
+    // As the layout watcher wraps it (plot_fitting.h), which may not have run yet; it keeps
+    // the note to the top 40 %.
+    const QFontMetrics metrics(note->font());
+    const QString text = width > 0 ? wrapToWidth(plotNoteText(note), metrics, width) : note->text();
+    const double lines = static_cast<double>(text.count(QLatin1Char('\n')) + 1);
+    return std::min(0.45, (lines * metrics.lineSpacing() + 6.0) / height);
+  }
+  return 0.0;
 }
 
 QString LivePlots::hoverText(QCustomPlot* plot, int x) const {
@@ -354,7 +394,12 @@ QString LivePlots::hoverText(QCustomPlot* plot, int x) const {
   if (const qsizetype e = s.evalSteps().indexOf(steps[i]); e >= 0)
     rows += row(tr("eval loss"), QString::number(s.evalLoss()[e], 'g', 5));
   rows += row(tr("loss scale"), QString::number(s.lossScale()[i], 'g', 8));
-  rows += row(tr("grad norm"), QString::number(s.gradNorm()[i], 'g', 4));
+  if (std::isfinite(s.gradNorm()[i]) || graph(kGradNorm, kSampledGradNormGraph)->dataCount() == 0) {
+    rows += row(tr("grad norm"), QString::number(s.gradNorm()[i], 'g', 4));
+  } else if (const auto sampled = graph(kGradNorm, kSampledGradNormGraph)->data()->findBegin(steps[i], false);
+             sampled != graph(kGradNorm, kSampledGradNormGraph)->data()->constEnd() && sampled->key == steps[i]) {
+    rows += row(tr("grad norm"), tr("%1 (range sample)").arg(QString::number(sampled->value, 'g', 4)));
+  }
   rows += row(tr("lr"), QString::number(s.lr()[i], 'g', 4));
   rows += row(tr("step time"), QStringLiteral("%1 ms").arg(s.stepTimeMs()[i], 0, 'f', 1));
   rows += row(tr("samples/s"), formatCount(s.samplesPerSecond()[i]));
@@ -420,6 +465,9 @@ void LivePlots::styleGraphs() {
       ->setScatterStyle(
           QCPScatterStyle(QCPScatterStyle::ssTriangle, QPen(c.warning, 2), Qt::NoBrush, 8));
   graph(kGradNorm, 0)->setPen(QPen(c.accent, 1.5));
+  graph(kGradNorm, kSampledGradNormGraph)->setPen(QPen(c.accent, 1));
+  graph(kGradNorm, kSampledGradNormGraph)
+      ->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(c.accent, 1.5), c.accent, 6));
   graph(kLearningRate, 0)->setPen(QPen(c.warning, 1.5));
   graph(kStepTime, 0)->setPen(QPen(c.primary, 1.5));
   graph(kStepTime, 1)->setPen(QPen(c.secondary, 1.5));

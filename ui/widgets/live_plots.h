@@ -29,6 +29,8 @@ class LivePlots : public QWidget {
   // The loss plot's graphs: 0 raw, 1 smoothed, then the validation loss (points at the
   // steps after which validation ran, joined by a line).
   static constexpr int kEvalLossGraph = 2;
+  // The gradient-norm plot's graphs: 0 every step's norm, 1 the range-sampled steps' (points).
+  static constexpr int kSampledGradNormGraph = 1;
 
   explicit LivePlots(QWidget* parent = nullptr);
 
@@ -62,6 +64,11 @@ class LivePlots : public QWidget {
   // What the gradient-norm plot says while it has no finite point (a script that
   // does not clip gradients has no norm to show).
   void setGradNormAbsence(const QString& reason);
+  // The gradient norm at the range-sampled steps (profiler::SessionView::sampled_gradient_norms), drawn
+  // as points where the steps have no norm of their own; finite values only. Cleared with
+  // the data (resetData): set it after the steps.
+  void setSampledGradNorms(const QVector<double>& steps, const QVector<double>& norms,
+                           const QString& name = tr("at range-sampled steps only"));
   QString gradNormNote() const;  // the note's text while shown, else empty
   bool exportImage(const QString& path);  // .png/.jpg (all plots), .pdf/.svg (vector, the focused plot)
 
@@ -83,6 +90,8 @@ class LivePlots : public QWidget {
   // nullopt when no step is an outlier among those in `keys`.
   std::optional<double> stepTimeCeiling(double key_lower, double key_upper);
   void syncKeyRange(QCustomPlot* source);
+  // The share of the plot's height its visible top note takes (0 without one), kept free of data.
+  double topNoteShare(const QCustomPlot* plot) const;
   // The run's values at the step nearest to pixel x, for the plot's tooltip.
   QString hoverText(QCustomPlot* plot, int x) const;
 

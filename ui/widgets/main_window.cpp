@@ -54,6 +54,23 @@ constexpr char kStateKey[] = "window/state";
 // Bump when docks are added or renamed so an old saved layout is not applied.
 constexpr int kLayoutVersion = 2;
 
+// A run whose steps have no gradient norm (a script that does not clip) shows its range
+// samples' instead, at their steps; FSDP's samples are the rank's shards, and say so.
+void showSampledGradNorms(LivePlots& plots, const LoadedSession& session) {
+  QVector<double> steps, norms;
+  const bool steps_have_norm = std::any_of(session.steps.begin(), session.steps.end(),
+                                           [](const profiler::StepRecord& s) { return std::isfinite(s.grad_norm); });
+  for (const profiler::SampledGradientNorm& g : session.sampled_gradient_norms) {
+    if (steps_have_norm || !std::isfinite(g.norm)) continue;
+    steps << static_cast<double>(g.step);
+    norms << g.norm;
+  }
+  const bool sharded = session.script && session.script->sharded_parameters > 0;
+  plots.setSampledGradNorms(steps, norms,
+                            sharded ? QObject::tr("this rank's shards, at range-sampled steps")
+                                    : QObject::tr("at range-sampled steps only"));
+}
+
 }  // namespace
 
 MainWindow::MainWindow(Options options, QWidget* parent) : QMainWindow(parent), options_(options) {
@@ -547,13 +564,14 @@ void MainWindow::showOpenedFile(const OpenedFilePtr& file) {
       // On two lines: one would be wider than the plot.
       plots_->setGradNormAbsence(session.script->grad_norm_measured
                                      ? tr("no finite gradient norm in this session")
-                                     : QString::fromStdString("no gradient norm, " + session.script->grad_norm)
-                                           .replace(QStringLiteral(" ("), QStringLiteral("\n(")));
+                                     : tr("no gradient norm: the script does not clip gradients,\n"
+                                          "and no step was range-sampled"));
     } else {
       run_panel_->showSettings();
       plots_->setGradNormAbsence(tr("no finite gradient norm in this session"));
     }
     controller_->showRecorded(info, session.steps, session.profile, session.optimizer_steps, session.health);
+    showSampledGradNorms(*plots_, session);
     // A session not closed yet is most often one a script still writes: it is read again as it grows.
     findings_->setFindings(session.findings, session.health.closed
                                                  ? QString()

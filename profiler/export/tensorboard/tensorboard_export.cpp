@@ -93,6 +93,9 @@ void write_gradients(EventFileWriter& writer, const std::vector<GradientSample>&
     shares.push_back({prefix + "subnormal", r.subnormal});
     shares.push_back({prefix + "overflow", r.overflow});
   }
+  // The sampled gradients' total L2 norm: a script that does not clip has no train/grad_norm.
+  if (const double norm = total_gradient_norm(samples); std::isfinite(norm))
+    shares.push_back({"grad_range/norm", norm});
   // Another precision's gradients against fp16 (an fp16 run's backward flushed already).
   if (!precision.empty() && precision != "fp16")
     if (const auto window = loss_scale_window(samples)) {

@@ -15,7 +15,9 @@
 // in the first bar). min/max are exact; sum and sum_squares are from bin centres
 // (within ±0.5 per element). And for every format, over all parameters:
 // grad_range/<format>/{underflow,subnormal,overflow}: shares of g * loss scale a
-// cast to the format would flush to zero, leave subnormal, or overflow. For a run in
+// cast to the format would flush to zero, leave subnormal, or overflow; grad_range/norm,
+// the sampled gradients' total L2 norm (finite only; a script that does not clip has no
+// train/grad_norm, whose steps TensorBoard then shows empty). For a run in
 // another precision than fp16: grad_range/fp16_loss_scale/{lowest,highest}_log2, the
 // loss scales at which fp16 would carry the gradients (analysis/loss_scale_window.h).
 #include <cstdint>
