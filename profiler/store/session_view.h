@@ -10,7 +10,6 @@
 // holds: a session, or a comparison (same container, other tables).
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <optional>
 #include <string>
