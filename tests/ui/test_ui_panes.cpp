@@ -447,6 +447,41 @@ TEST(LivePlots, NoLineRunsThroughTheStepTimeNote) {
   EXPECT_DOUBLE_EQ(plot->yAxis->range().upper, bare_top);
 }
 
+// Made narrower, the window wraps the note to more lines:
+// the headroom follows without new data, so the highest step is still drawn below the note.
+TEST(LivePlots, AResizedWindowKeepsTheDataBelowTheStepTimeNote) {
+  RunSeries series;
+  for (int i = 1; i <= 20; ++i) {
+    profiler::StepRecord r;
+    r.step = i;
+    r.loss = 1.0;
+    r.step_time_ms = i % 5 == 0 ? 5.0 : 2.0;
+    series.append(r);
+  }
+  LivePlots plots;
+  plots.resize(1400, 900);
+  plots.show();
+  plots.setSeries(&series);
+  plots.appendSteps(0);
+  plots.setStepTimingNote(QStringLiteral("median step 2.20 ms; every step was profiled, so this includes capture; "
+                                         "1 gradient-sampled step 4.67 ms (a sample adds 1.12 steps)"));
+  QCustomPlot* plot = plots.plot(LivePlots::kStepTime);
+  settle(plot);
+  const QCPItemText* note = nullptr;
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    auto* text = qobject_cast<QCPItemText*>(plot->item(i));
+    if (text && text->visible() && text->text().contains(QStringLiteral("median"))) note = text;
+  }
+  ASSERT_NE(note, nullptr);
+  const int wide_lines = static_cast<int>(note->text().count(QLatin1Char('\n'))) + 1;
+  const double wide_top = plot->yAxis->range().upper;
+  plots.resize(560, 900);
+  settle(plot);
+  ASSERT_GT(note->text().count(QLatin1Char('\n')) + 1, wide_lines) << "the narrower plot wraps the note further";
+  EXPECT_GT(plot->yAxis->range().upper, wide_top);
+  EXPECT_GT(plot->yAxis->coordToPixel(5.0), note->bottom->pixelPosition().y()) << "the highest step under the note";
+}
+
 TEST(PlotFitting, WrapsAtSpacesAndKeepsItsOwnLineBreaks) {
   const QFontMetrics metrics(QApplication::font());
   const int word = metrics.horizontalAdvance(QStringLiteral("aaaa"));

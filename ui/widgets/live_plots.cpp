@@ -164,6 +164,14 @@ QCustomPlot* LivePlots::makePlot(Metric metric, const QString& title, const QStr
   plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
   plot->axisRect()->setAutoMargins(QCP::msLeft | QCP::msBottom | QCP::msRight | QCP::msTop);
   connect(plot, &QCustomPlot::afterReplot, this, [this] { ++replots_; });
+  // A resize rewraps a top note to more or fewer lines: its headroom is recomputed after the
+  // layout and before the drawing, so the data never runs through the note at any size.
+  connect(plot, &QCustomPlot::afterLayout, this, [this, plot] {
+    const QSize size = plot->axisRect()->rect().size();
+    if (plot->property("rescaledFor").toSize() == size) return;
+    plot->setProperty("rescaledFor", size);
+    if (topNoteShare(plot) > 0) rescalePlot(plot);
+  });
   connect(plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
           [this, plot] { syncKeyRange(plot); });
   // A drag or wheel zoom means the user wants to look somewhere: stop following.
@@ -314,49 +322,48 @@ void LivePlots::appendSteps(int first_new) {
 }
 
 void LivePlots::rescale() {
+  for (QCustomPlot* plot : plots_) rescalePlot(plot);
+}
+
+void LivePlots::rescalePlot(QCustomPlot* plot) {
   if (!series_ || series_->empty()) return;
-  for (QCustomPlot* plot : plots_) {
-    if (follow_) {
-      const double last = series_->steps().constLast();
-      plot->xAxis->setRange(0, std::max(10.0, last * 1.03));
+  if (follow_) {
+    const double last = series_->steps().constLast();
+    plot->xAxis->setRange(0, std::max(10.0, last * 1.03));
+  }
+  const QCPRange keys = plot->xAxis->range();
+  for (QCPAxis* axis : {plot->yAxis, plot->yAxis2}) {
+    if (!axis->visible()) continue;
+    QCPRange range;
+    bool any = false;
+    for (QCPAbstractPlottable* p : axis->plottables()) {
+      bool ok = false;
+      const QCPRange r = p->getValueRange(ok, QCP::sdBoth, keys);
+      if (!ok) continue;
+      range = any ? QCPRange(std::min(range.lower, r.lower), std::max(range.upper, r.upper)) : r;
+      any = true;
     }
-    bool found = false;
-    const QCPRange keys = plot->xAxis->range();
-    for (QCPAxis* axis : {plot->yAxis, plot->yAxis2}) {
-      if (!axis->visible()) continue;
-      QCPRange range;
-      bool any = false;
-      for (QCPAbstractPlottable* p : axis->plottables()) {
-        bool ok = false;
-        const QCPRange r = p->getValueRange(ok, QCP::sdBoth, keys);
-        if (!ok) continue;
-        range = any ? QCPRange(std::min(range.lower, r.lower), std::max(range.upper, r.upper)) : r;
-        any = true;
-      }
-      if (!any) continue;
-      found = true;
-      std::optional<double> ceiling;
-      if (plot == plots_[kStepTime] && axis == plot->yAxis) {
-        ceiling = stepTimeCeiling(keys.lower, keys.upper);
-        off_scale_note_->setVisible(ceiling.has_value());
-      }
-      // A note at the plot's top (what the step times include, the memory peak) gets the
-      // axis's top share it covers, so no line runs through its text.
-      const double headroom = topNoteShare(plot);
-      const auto above = [headroom](double lower, double upper) { return lower + (upper - lower) / (1.0 - headroom); };
-      if (ceiling) {
-        axis->setRange(0, above(0, *ceiling * 1.15));
-      } else if (axis->scaleType() == QCPAxis::stLogarithmic) {
-        axis->setRange(range.lower / 2.0, range.upper * 2.0);
-      } else {
-        const double pad =
-            range.size() > 0 ? range.size() * 0.08 : std::max(1e-9, std::abs(range.upper) * 0.1);
-        const bool non_negative = range.lower >= 0;
-        const double lower = non_negative ? std::max(0.0, range.lower - pad) : range.lower - pad;
-        axis->setRange(lower, above(lower, range.upper + pad));
-      }
+    if (!any) continue;
+    std::optional<double> ceiling;
+    if (plot == plots_[kStepTime] && axis == plot->yAxis) {
+      ceiling = stepTimeCeiling(keys.lower, keys.upper);
+      off_scale_note_->setVisible(ceiling.has_value());
     }
-    Q_UNUSED(found);
+    // A note at the plot's top (what the step times include, the memory peak) gets the
+    // axis's top share it covers, so no line runs through its text.
+    const double headroom = topNoteShare(plot);
+    const auto above = [headroom](double lower, double upper) { return lower + (upper - lower) / (1.0 - headroom); };
+    if (ceiling) {
+      axis->setRange(0, above(0, *ceiling * 1.15));
+    } else if (axis->scaleType() == QCPAxis::stLogarithmic) {
+      axis->setRange(range.lower / 2.0, range.upper * 2.0);
+    } else {
+      const double pad =
+          range.size() > 0 ? range.size() * 0.08 : std::max(1e-9, std::abs(range.upper) * 0.1);
+      const bool non_negative = range.lower >= 0;
+      const double lower = non_negative ? std::max(0.0, range.lower - pad) : range.lower - pad;
+      axis->setRange(lower, above(lower, range.upper + pad));
+    }
   }
 }
 

@@ -85,7 +85,8 @@ class LivePlots : public QWidget {
   QCustomPlot* makePlot(Metric metric, const QString& title, const QString& y_label,
                         const QString& tooltip);
   void styleGraphs();
-  void rescale();
+  void rescale();  // every plot
+  void rescalePlot(QCustomPlot* plot);
   // The step-time axis's upper end without the outlying steps, and the note naming them;
   // nullopt when no step is an outlier among those in `keys`.
   std::optional<double> stepTimeCeiling(double key_lower, double key_upper);
