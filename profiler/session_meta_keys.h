@@ -90,6 +90,9 @@ inline constexpr const char* kComparedScriptKeys[] = {kScript,          kArgumen
 // Written with the op table each time it is saved, so the two always agree:
 // steps whose ops the table holds (per-step time = table time / this).
 inline constexpr const char* kProfiledSteps = "profiled_steps";
+// With the table too: the warm-up step its rows leave out (analysis/warmup_step.h); absent
+// where the table holds every recorded step (sessions before 2026-12-03 among them).
+inline constexpr const char* kWarmupLeftOut = "warmup_left_out";
 inline constexpr const char* kRecordedOps = "recorded_ops";
 inline constexpr const char* kUnattributedKernels = "unattributed_kernels";
 inline constexpr const char* kKernelsParked = "kernels_parked";

@@ -425,6 +425,8 @@ int SummaryCommand::run() {
                ms(t.cpu_time_ns), all_cpu > 0 ? 100.0 * t.cpu_time_ns / all_cpu : 0.0,
                gpu ? fmt::format(" {:>11}", ms(t.gpu_time_ns)) : "", ms(t.cast_cpu_time_ns));
   }
+  if (session.warmup_left_out)
+    fmt::print("  ({})\n", profiler::warmup_left_out_text(*session.warmup_left_out, totals, session.profiled_steps));
   if (const profiler::CompileTime compiling = profiler::compile_time(rows); compiling.calls > 0)
     fmt::print("  torch.compile compiled {} time{} inside profiled steps: {} ms CPU{}, in no category above\n",
                compiling.calls, compiling.calls == 1 ? "" : "s", ms(compiling.cpu_time_ns),

@@ -24,11 +24,13 @@ std::optional<size_t> OpAggregator::sample_slot(int64_t step, bool may_add) {
   return sampled_steps_.size() - 1;
 }
 
-size_t OpAggregator::row_for(const OpRecord& op, bool top_level) {
-  // A row per signature, top-level and nested apart.
-  std::vector<size_t>& bucket = rows_by_hash_[op_signature_hash(op) ^ (top_level ? kTopLevelSalt : 0)];
+size_t OpAggregator::row_for(const OpRecord& op, bool top_level, bool apart) {
+  // A row per signature, top-level and nested apart, and the warm-up step's apart.
+  std::vector<size_t>& bucket =
+      rows_by_hash_[op_signature_hash(op) ^ (top_level ? kTopLevelSalt : 0) ^ (apart ? kApartSalt : 0)];
+  std::vector<OpStats>& rows = table(apart);
   for (const size_t row : bucket)
-    if (rows_[row].top_level == top_level && same_op_signature(rows_[row], op)) return row;
+    if (rows[row].top_level == top_level && same_op_signature(rows[row], op)) return row;
   OpStats row;
   row.name = op.name;
   row.module = op.module;
@@ -38,23 +40,29 @@ size_t OpAggregator::row_for(const OpRecord& op, bool top_level) {
   row.input_dtypes = op.input_dtypes;
   row.input_shapes = op.input_shapes;
   row.output_dtypes = op.output_dtypes;
-  rows_.push_back(std::move(row));
-  bucket.push_back(rows_.size() - 1);
-  return rows_.size() - 1;
+  rows.push_back(std::move(row));
+  bucket.push_back(rows.size() - 1);
+  return rows.size() - 1;
 }
 
 void OpAggregator::add_ops(const std::vector<OpRecord>& ops) {
   // Parents start before their children, so a pass in start order sees every parent first.
   for (const OpRecord& op : ops) {
+    const bool apart = step_apart_ != 0 && op.step == step_apart_;
     const auto parent = ops_.find(op.parent_id);
-    const bool parent_known = op.parent_id != 0 && parent != ops_.end();
+    // A parent of the other table (a call across the warm-up step's end) is none in this one.
+    const bool parent_known = op.parent_id != 0 && parent != ops_.end() && parent->second.apart == apart;
     const bool container = op.autograd_node;
-    const bool top_level = !container && (op.parent_id == 0 || (parent_known && parent->second.container));
-    const size_t row = row_for(op, top_level);
-    OpStats& stats = rows_[row];
+    const bool top_level =
+        !container && (op.parent_id == 0 || (parent_known && parent->second.container) ||
+                       (parent != ops_.end() && parent->second.apart != apart));
+    const size_t row = row_for(op, top_level, apart);
+    OpStats& stats = table(apart)[row];
     ++stats.calls;
     stats.cpu_time_ns += op.end_ns - op.start_ns;
-    if (const auto slot = sample_slot(op.step, true)) add_at(stats.step_cpu_time_ns, *slot, op.end_ns - op.start_ns);
+    // The warm-up step takes no sample slot: the steady rows' samples are the table's steps.
+    if (const auto slot = apart ? std::nullopt : sample_slot(op.step, true))
+      add_at(stats.step_cpu_time_ns, *slot, op.end_ns - op.start_ns);
 
     size_t cast_for = npos;
     const size_t top_row = top_level ? row : parent_known ? parent->second.top_row : npos;
@@ -62,7 +70,7 @@ void OpAggregator::add_ops(const std::vector<OpRecord>& ops) {
       cast_for = parent->second.row;
       for (const size_t owner_row : {cast_for, top_row == cast_for ? npos : top_row}) {
         if (owner_row == npos) continue;
-        OpStats& owner = rows_[owner_row];
+        OpStats& owner = table(apart)[owner_row];
         ++owner.cast_calls;
         owner.cast_bytes += op.cast_bytes;
         owner.cast_cpu_time_ns += op.end_ns - op.start_ns;
@@ -70,7 +78,7 @@ void OpAggregator::add_ops(const std::vector<OpRecord>& ops) {
     } else if (parent_known) {
       cast_for = parent->second.cast_for_row;  // inside a cast: its kernels are cast tax too
     }
-    ops_[op.id] = OpLink{row, op.parent_id, op.step, cast_for, top_row, container};
+    ops_[op.id] = OpLink{row, op.parent_id, op.step, cast_for, top_row, container, apart};
     if (op_ids_by_step_.empty() || op.step > op_ids_by_step_.back().first) op_ids_by_step_.emplace_back(op.step, 0);
     op_ids_by_step_.back().second.push_back(op.id);
     newest_step_ = std::max(newest_step_, op.step);
@@ -164,16 +172,17 @@ void OpAggregator::settle_unattributed(KernelRecord&& k) {
 void OpAggregator::attribute(KernelRecord&& k, const OpLink& link) {
   const int64_t duration = k.end_ns - k.start_ns;
   if (link.cast_for_row != npos) {
-    rows_[link.cast_for_row].cast_gpu_time_ns += duration;
-    if (link.top_row != npos && link.top_row != link.cast_for_row) rows_[link.top_row].cast_gpu_time_ns += duration;
+    std::vector<OpStats>& rows = table(link.apart);
+    rows[link.cast_for_row].cast_gpu_time_ns += duration;
+    if (link.top_row != npos && link.top_row != link.cast_for_row) rows[link.top_row].cast_gpu_time_ns += duration;
   }
-  const auto slot = sample_slot(link.step, false);
+  const auto slot = link.apart ? std::nullopt : sample_slot(link.step, false);
   // Inclusive GPU time: the launching op and each recorded ancestor.
   std::vector<std::string> enclosing;
   for (uint64_t id = k.op_id; id != 0;) {
     auto ancestor = ops_.find(id);
-    if (ancestor == ops_.end()) break;
-    OpStats& row = rows_[ancestor->second.row];
+    if (ancestor == ops_.end() || ancestor->second.apart != link.apart) break;
+    OpStats& row = table(link.apart)[ancestor->second.row];
     row.gpu_time_ns += duration;
     if (slot) add_at(row.step_gpu_time_ns, *slot, duration);
     if (k.kind == ActivityKind::kKernel) {
@@ -187,7 +196,7 @@ void OpAggregator::attribute(KernelRecord&& k, const OpLink& link) {
     id = ancestor->second.parent_id;
   }
   k.step = link.step;
-  settled_.push_back({std::move(k), rows_[link.row].name, std::move(enclosing)});
+  settled_.push_back({std::move(k), table(link.apart)[link.row].name, std::move(enclosing)});
 }
 
 std::optional<int64_t> OpAggregator::step_of(uint64_t op_id) const {
@@ -197,7 +206,7 @@ std::optional<int64_t> OpAggregator::step_of(uint64_t op_id) const {
 
 std::optional<std::string> OpAggregator::name_of(uint64_t op_id) const {
   const auto it = ops_.find(op_id);
-  return it == ops_.end() ? std::nullopt : std::optional<std::string>(rows_[it->second.row].name);
+  return it == ops_.end() ? std::nullopt : std::optional<std::string>(table(it->second.apart)[it->second.row].name);
 }
 
 void OpAggregator::forget_old_ops(int64_t current_step) {

@@ -27,12 +27,18 @@ inline constexpr int64_t kOpMemorySteps = 64;
 
 class OpAggregator {
  public:
-  // max_step_samples > 0: the first that many steps seen also get per-step times in
-  // each row (OpStats::step_*_time_ns); bounded so a long live run cannot grow them.
+  // max_step_samples > 0: the first that many steps seen (not the step kept apart) also get
+  // per-step times in each row (OpStats::step_*_time_ns); bounded so a long live run cannot
+  // grow them.
   explicit OpAggregator(int64_t op_memory_steps = kOpMemorySteps, size_t max_step_samples = 0,
                         size_t max_parked = kDefaultMaxParked)
       : op_memory_steps_(op_memory_steps), max_step_samples_(max_step_samples), max_parked_(max_parked) {}
 
+  // The ops of `step` (and their kernels and casts) go to rows of their own,
+  // warmup_op_stats(), instead of op_stats(): the run's first step, whose one-off costs
+  // (lazy initialisation, library loading, first allocations) are no steady step's.
+  // 0: none apart. Set before the first op.
+  void keep_step_apart(int64_t step) { step_apart_ = step; }
   // Kernels arrive for ops of the last `steps` steps only (1: none arrive at all, as on the
   // CPU: an op is remembered only while its step's children may still come).
   void set_op_memory_steps(int64_t steps) { op_memory_steps_ = steps; }
@@ -57,7 +63,9 @@ class OpAggregator {
   };
   std::vector<SettledKernel> take_settled();
 
+  // The op table without the step kept apart; that step's own rows.
   const std::vector<OpStats>& op_stats() const { return rows_; }
+  const std::vector<OpStats>& warmup_op_stats() const { return warmup_rows_; }
   // Of an op seen in the last op_memory_steps steps.
   std::optional<int64_t> step_of(uint64_t op_id) const;
   std::optional<std::string> name_of(uint64_t op_id) const;
@@ -84,10 +92,13 @@ class OpAggregator {
     // inside it, as its time is inclusive.
     size_t top_row;
     bool container;  // an autograd node record: its children are the top-level ops
+    bool apart;      // of the step kept apart: its rows are warm-up rows
   };
   static constexpr size_t npos = static_cast<size_t>(-1);
 
-  size_t row_for(const OpRecord& op, bool top_level);
+  size_t row_for(const OpRecord& op, bool top_level, bool apart);
+  std::vector<OpStats>& table(bool apart) { return apart ? warmup_rows_ : rows_; }
+  const std::vector<OpStats>& table(bool apart) const { return apart ? warmup_rows_ : rows_; }
   // The sample slot of `step`; a new step gets one while there is room.
   std::optional<size_t> sample_slot(int64_t step, bool may_add);
   void forget_old_ops(int64_t current_step);
@@ -99,8 +110,11 @@ class OpAggregator {
   std::vector<int64_t> sampled_steps_;
   std::unordered_map<int64_t, size_t> slot_by_step_;
   std::vector<OpStats> rows_;
-  // rows_ by op_signature_hash (top-level rows' salted): no key is built per op.
+  std::vector<OpStats> warmup_rows_;  // of the step kept apart; OpLink::row indexes table(apart)
+  int64_t step_apart_ = 0;
+  // Rows by op_signature_hash (top-level and apart rows' salted): no key is built per op.
   static constexpr uint64_t kTopLevelSalt = 0x5bd1e9955bd1e995ULL;
+  static constexpr uint64_t kApartSalt = 0x9e3779b97f4a7c15ULL;
   std::unordered_map<uint64_t, std::vector<size_t>> rows_by_hash_;
   std::unordered_map<uint64_t, OpLink> ops_;
   // The ids in ops_ by the step they arrived with, oldest first, so forgetting a

@@ -14,6 +14,7 @@
 
 #include "profiler/analysis/backward_origin.h"
 #include "profiler/analysis/quantization_readiness.h"
+#include "profiler/analysis/warmup_step.h"
 #include "profiler/records.h"
 
 namespace ampscope::profiler {
@@ -28,6 +29,10 @@ struct ProfileSnapshot {
   std::vector<KernelSummary> top_kernels;           // by total GPU time, descending (a saved file: the top N)
   // GPU time no op can be named for, against all traced GPU time.
   GpuAttribution gpu_attribution;
+  // Completed steps whose ops op_stats covers (per-step time = table time / this), and the
+  // warm-up step it leaves out (warmup_step.h; nullopt where it holds every recorded step).
+  int64_t profiled_steps = 0;
+  std::optional<WarmupLeftOut> warmup_left_out;
   int64_t unattributed_kernels = 0;
   std::vector<GradientSample> latest_gradients;     // the latest sample, one per parameter
   std::vector<GradientSample> gradient_history;     // every sample of a bounded set of steps (heatmap over time)

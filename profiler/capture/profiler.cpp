@@ -44,6 +44,7 @@ Profiler::Profiler(ProfilerOptions options)
       aggregator_(kOpMemorySteps, options_.op_step_samples),
       snapshot_(std::make_shared<const ProfileSnapshot>()) {
   observer_.set_step_op_budget(options_.step_op_budget);
+  aggregator_.keep_step_apart(kWarmupStep);  // before the worker sees an op
   worker_ = std::thread([this] {
     lower_this_thread_priority();
     worker_loop();
@@ -540,6 +541,7 @@ void Profiler::process(Job& job) {
     // make no step of their own.
     if (last_ops_step_ == last_step_) {
       ++profiled_steps_;
+      warmup_step_profiled_ = warmup_step_profiled_ || last_step_ == kWarmupStep;
       tables_dirty_ = true;  // saved with the op table: the two must agree on disk
     }
     if (writer_) writer_->append_step(step->step);
@@ -588,7 +590,8 @@ void Profiler::save_tables() {
   last_table_save_ = std::chrono::steady_clock::now();
   tables_dirty_ = false;
   if (!writer_) return;
-  writer_->replace_op_stats(annotated_op_stats());
+  OpTable table = annotated_op_stats();
+  writer_->replace_op_stats(std::move(table.rows));
   std::shared_ptr<const std::vector<CompiledKernelRow>> listed;
   {
     std::lock_guard lock(compiled_mutex_);
@@ -599,7 +602,12 @@ void Profiler::save_tables() {
         join_compiled_kernels(listed ? *listed : std::vector<CompiledKernelRow>{}, compiled_kernel_times_));
   // With the table it describes, so a killed run's stale table and its count agree.
   const int64_t profiled = std::max<int64_t>(profiled_steps_, last_ops_step_ > kNoStep ? 1 : 0);
-  writer_->set_meta_value(meta_key::kProfiledSteps, std::to_string(profiled));
+  if (table.warmup_left_out || warmup_meta_written_) {  // before the count, which readers wait on
+    writer_->set_meta_value(meta_key::kWarmupLeftOut,
+                            table.warmup_left_out ? warmup_meta_value(*table.warmup_left_out) : std::string());
+    warmup_meta_written_ = true;
+  }
+  writer_->set_meta_value(meta_key::kProfiledSteps, std::to_string(profiled - (table.warmup_left_out ? 1 : 0)));
   writer_->replace_kernel_stats(kernel_table_.summaries(), kernel_table_.launchers(), kernel_table_.enclosing());
   writer_->set_meta_value(meta_key::kUnattributedKernels, std::to_string(aggregator_.unattributed_kernels()));
   writer_->set_meta_value(meta_key::kKernelsParked, std::to_string(aggregator_.kernels_parked_total()));
@@ -614,8 +622,10 @@ void Profiler::save_tables() {
   }
 }
 
-std::vector<OpStats> Profiler::annotated_op_stats() const {
-  std::vector<OpStats> rows = aggregator_.op_stats();
+OpTable Profiler::annotated_op_stats() const {
+  OpTable table = op_table_without_warmup(aggregator_.op_stats(), aggregator_.warmup_op_stats(),
+                                          profiled_steps_ > (warmup_step_profiled_ ? 1 : 0));
+  std::vector<OpStats>& rows = table.rows;
   std::shared_ptr<const std::vector<CompiledOpSignature>> signatures;
   std::vector<int64_t> graph_calls;
   {
@@ -641,13 +651,16 @@ std::vector<OpStats> Profiler::annotated_op_stats() const {
     const bool missed = row.tensor_core_kernels == 0;
     row.tensor_core_note = verdict.eligible && missed ? verdict.reason : std::string();
   }
-  return rows;
+  return table;
 }
 
 void Profiler::publish_snapshot() {
   auto next = std::make_shared<ProfileSnapshot>();
   next->step = last_step_;
-  next->op_stats = annotated_op_stats();
+  OpTable table = annotated_op_stats();
+  next->op_stats = std::move(table.rows);
+  next->warmup_left_out = table.warmup_left_out;
+  next->profiled_steps = profiled_steps_ - (table.warmup_left_out ? 1 : 0);
   next->top_kernels = kernel_table_.summaries();
   next->unattributed_kernels = aggregator_.unattributed_kernels();
   next->gpu_attribution = {aggregator_.unattributed_gpu_ns(), kernel_table_.total_gpu_ns()};

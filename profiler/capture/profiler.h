@@ -36,6 +36,7 @@
 #include "profiler/analysis/compiled_kernels.h"
 #include "profiler/analysis/kernel_aggregator.h"
 #include "profiler/analysis/op_aggregator.h"
+#include "profiler/analysis/warmup_step.h"
 #include "profiler/capture/op_observer.h"
 #include "profiler/capture_settings.h"
 #include "profiler/cupti/activity_source.h"
@@ -199,7 +200,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // Worker: kernels the op aggregator settled go to the kernel table and the store.
   void take_settled_kernels();
   // Worker: the op table with Tensor Core eligibility and notes (live and stored alike).
-  std::vector<OpStats> annotated_op_stats() const;
+  // The op table as saved and shown: the warm-up step left out where it is (warmup_step.h).
+  OpTable annotated_op_stats() const;
   void save_tables();
   // When the next publish or table save is due (nullopt: nothing waits), and doing
   // those that are due at `now`. Worker thread.
@@ -279,7 +281,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   int64_t skipped_steps_ = 0;                   // steps GradScaler skipped, checked or not
   int64_t last_step_ = 0;
   static constexpr int64_t kNoStep = std::numeric_limits<int64_t>::min();
-  int64_t profiled_steps_ = 0;       // completed steps whose ops reached the op table
+  int64_t profiled_steps_ = 0;       // completed steps whose ops were recorded, the warm-up step's included
+  bool warmup_step_profiled_ = false;  // the warm-up step (kWarmupStep) among them
+  bool warmup_meta_written_ = false;
   int64_t last_ops_step_ = kNoStep;  // the newest step any op was recorded in
   std::chrono::steady_clock::time_point last_publish_{};
   bool snapshot_dirty_ = false;  // processed since the last publish

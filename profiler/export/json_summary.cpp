@@ -419,6 +419,14 @@ Json session_summary(const SessionView& session, size_t top_n) {
                       {"cpu_time_ns", p.cpu_time_ns},
                       {"gpu_time_ns", p.gpu_time_ns}});
   totals["phases"] = std::move(phases);
+  // The steps the op table covers (the step timing's profiled steps less a warm-up step left
+  // out), and that step (null where the table holds every recorded step).
+  totals["op_table_steps"] = session.profiled_steps;
+  totals["warmup_left_out"] = session.warmup_left_out ? Json{{"step", session.warmup_left_out->step},
+                                                             {"calls", session.warmup_left_out->calls},
+                                                             {"cpu_time_ns", session.warmup_left_out->cpu_time_ns},
+                                                             {"gpu_time_ns", session.warmup_left_out->gpu_time_ns}}
+                                                      : Json();
   s["totals"] = std::move(totals);
 
   std::stable_sort(ops.begin(), ops.end(), [](const OpStats& a, const OpStats& b) {

@@ -546,6 +546,8 @@ std::string ops_html(const ReportData& d) {
                 " profiled), inclusive, over the calls the model, loss and optimizer made (nested "
                 "calls are inside them). "
                 "The cast tax is the time of the casts autocast inserted for those calls.");
+  if (d.warmup_left_out)
+    s += paragraph(capitalized(warmup_left_out_text(*d.warmup_left_out, d.category_totals, d.profiled_steps)) + ".");
   if (const CompileTime compiling = compile_time(d.op_stats); compiling.calls > 0)
     s += paragraph("torch.compile compiled " + std::to_string(compiling.calls) +
                    (compiling.calls == 1 ? " time" : " times") + " inside the profiled steps, for " +

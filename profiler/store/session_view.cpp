@@ -34,8 +34,10 @@ int64_t count_profiled_steps(const SessionReader& reader, const std::vector<Step
 // The op table of a run killed before it was first saved: the recorded ops and
 // their kernels through the same aggregation the live profiler uses, a few steps
 // at a time so a long session is never held whole.
-std::vector<OpStats> rebuild_op_stats(const SessionReader& reader, const std::vector<StepRecord>& steps) {
+// The warm-up step is left out as the capture leaves it out (warmup_step.h); `profiled` counts it.
+OpTable rebuild_op_stats(const SessionReader& reader, const std::vector<StepRecord>& steps, int64_t profiled) {
   OpAggregator aggregator;
+  aggregator.keep_step_apart(kWarmupStep);
   // Ops of a step whose StepRecord never arrived (killed mid-step) come with the last chunk.
   constexpr size_t kChunk = 16;
   for (size_t i = 0; i < steps.size() || i == 0; i += kChunk) {
@@ -48,7 +50,11 @@ std::vector<OpStats> rebuild_op_stats(const SessionReader& reader, const std::ve
     if (last) break;
   }
   aggregator.release_parked();
-  return aggregator.op_stats();
+  const bool warmup_completed = std::any_of(steps.begin(), steps.end(), [](const StepRecord& s) {
+    return s.step == kWarmupStep;
+  });
+  return op_table_without_warmup(aggregator.op_stats(), aggregator.warmup_op_stats(),
+                                 profiled > (warmup_completed ? 1 : 0));
 }
 
 void load_gradients(const SessionReader& reader, const SessionViewOptions& options, SessionView& v) {
@@ -143,12 +149,18 @@ SessionView load_session_view(const SessionReader& reader, const SessionViewOpti
   v.kernel_count = reader.kernel_count();
   v.op_stats = reader.op_stats();
   if (v.op_stats.empty() && v.op_count > 0) {
-    v.op_stats = rebuild_op_stats(reader, v.steps);
+    // The stored count describes the stored table; a rebuilt table is counted from its ops.
+    v.profiled_steps = count_profiled_steps(reader, v.steps);
+    OpTable rebuilt = rebuild_op_stats(reader, v.steps, v.profiled_steps);
+    v.op_stats = std::move(rebuilt.rows);
+    v.warmup_left_out = rebuilt.warmup_left_out;
+    if (v.warmup_left_out) --v.profiled_steps;
     v.op_stats_rebuilt = true;
+  } else {
+    const auto stored = meta_key::count(v.meta_values, meta_key::kProfiledSteps);
+    v.profiled_steps = stored ? *stored : count_profiled_steps(reader, v.steps);
+    v.warmup_left_out = warmup_left_out_from_meta(v.meta_values);
   }
-  // The stored count describes the stored table; a rebuilt table is counted from its ops.
-  const auto stored = v.op_stats_rebuilt ? std::nullopt : meta_key::count(v.meta_values, meta_key::kProfiledSteps);
-  v.profiled_steps = stored ? *stored : count_profiled_steps(reader, v.steps);
   v.gpu_attribution = reader.gpu_attribution();
   if (v.kernel_count > 0 && options.top_kernels > 0) v.top_kernels = reader.top_kernels(options.top_kernels);
   load_gradients(reader, options, v);

@@ -127,7 +127,6 @@ struct SessionView : ProfileSnapshot {
   // has none stored: then it is rebuilt from the recorded ops and kernels (without
   // Tensor Core notes) and op_stats_rebuilt says so.
   bool op_stats_rebuilt = false;
-  int64_t profiled_steps = 0;  // steps whose ops the table covers: per-step time = table time / this
   std::vector<CategoryTotals> category_totals;
   int64_t op_count = 0;
   int64_t kernel_count = 0;

@@ -332,11 +332,22 @@ TEST(Profiler, WhatCameLastIsShownAndSavedWithoutAnotherStep) {
       if (row.name == "aten::mm") return row.calls;
     return int64_t{0};
   };
-  EXPECT_TRUE(test::wait_until([&] { return mm_calls() == 2; }, std::chrono::seconds(10))) << mm_calls();
-  // On disk, while the run is still open (a kill now keeps both steps' ops, counted as two).
-  EXPECT_TRUE(test::wait_until([&] { return stored_profiled_steps() == "2"; }, std::chrono::seconds(10),
-                               std::chrono::milliseconds(20)))
+  // Step 2's end leaves step 1, the warm-up, out of the table (warmup_step.h): step 2's mm alone.
+  EXPECT_TRUE(test::wait_until([&] { return profiler.snapshot()->warmup_left_out.has_value(); },
+                               std::chrono::seconds(10)));
+  EXPECT_EQ(mm_calls(), 1);
+  EXPECT_EQ(profiler.snapshot()->profiled_steps, 1);
+  // On disk, while the run is still open (a kill now keeps step 2's ops, counted as one, and says
+  // what step 1's took).
+  const auto stored_warmup = [&] {
+    return warmup_left_out_from_meta(SessionReader::open(options.session_path).meta_values()).has_value();
+  };
+  EXPECT_TRUE(test::wait_until([&] { return stored_profiled_steps() == "1" && stored_warmup(); },
+                               std::chrono::seconds(10), std::chrono::milliseconds(20)))
       << stored_profiled_steps();
+  const auto stored = SessionReader::open(options.session_path).meta_values();
+  ASSERT_TRUE(warmup_left_out_from_meta(stored).has_value());
+  EXPECT_EQ(warmup_left_out_from_meta(stored)->calls, 1);  // step 1's mm
   profiler.on_run_end(engine::RunState::kFinished, "");
 }
 

@@ -5,8 +5,14 @@
 // aggregate initialization guarantees. GCC 12 warns about it all the same.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
+#include <map>
+#include <string>
+#include <tuple>
+
 #include "profiler/analysis/op_aggregator.h"
 #include "profiler/analysis/op_classifier.h"
+#include "profiler/analysis/warmup_step.h"
+#include "profiler/session_meta_keys.h"
 
 namespace ampscope::profiler {
 namespace {
@@ -280,6 +286,83 @@ TEST(OpAggregator, ACastAutocastMadeForANestedOpIsTheTopLevelOpsCastTaxToo) {
   const auto totals = category_totals(agg.op_stats());
   ASSERT_EQ(totals.size(), 1u);
   EXPECT_EQ(totals[0].cast_cpu_time_ns, 50) << "each cast once";
+}
+
+// The run's first step pays one-off costs (lazy initialisation, first allocations): its ops,
+// their casts and kernels go to rows of their own, the table keeps the other steps, and the
+// two added back are the table aggregated in one piece (the peer: an aggregator without it).
+TEST(OpAggregator, TheWarmUpStepsRowsAreKeptApartAndAddBackToTheWholeTable) {
+  std::vector<OpRecord> ops;
+  for (int step = 1; step <= 3; ++step) {
+    const uint64_t base = step * 10;
+    const int64_t t0 = step * 10000, slow = step == 1 ? 900 : 0;  // step 1's linear is slow
+    ops.push_back(op(base + 1, 0, "aten::linear", OpCategory::kDemoted, t0, t0 + 100 + slow, step));
+    OpRecord cast = op(base + 2, base + 1, "aten::to", OpCategory::kAutocastCast, t0 + 10, t0 + 30, step);
+    cast.cast_bytes = 2048;
+    ops.push_back(cast);
+    ops.push_back(op(base + 3, base + 1, "aten::addmm", OpCategory::kUnchanged, t0 + 40, t0 + 90 + slow, step));
+  }
+  ops.push_back(op(5, 0, "aten::normal_", OpCategory::kUnchanged, 10500, 10800, 1));  // step 1 only
+  const std::vector<KernelRecord> kernels = {kernel(12, 0, 5, false), kernel(13, 10, 60, true),
+                                             kernel(23, 100, 130, true)};
+  OpAggregator apart, whole;
+  apart.keep_step_apart(kWarmupStep);
+  for (OpAggregator* agg : {&apart, &whole}) {
+    agg->add_ops(ops);
+    agg->add_kernels(kernels);
+    agg->release_parked();
+  }
+  const auto find = [](const std::vector<OpStats>& rows, const char* name) -> const OpStats* {
+    for (const auto& r : rows)
+      if (r.name == name) return &r;
+    return nullptr;
+  };
+  const std::vector<OpStats> steady = apart.op_stats(), warmup = apart.warmup_op_stats();
+  ASSERT_NE(find(steady, "aten::linear"), nullptr);
+  EXPECT_EQ(find(steady, "aten::linear")->calls, 2);
+  EXPECT_EQ(find(steady, "aten::linear")->cpu_time_ns, 200);
+  EXPECT_EQ(find(steady, "aten::linear")->gpu_time_ns, 30);  // step 2's kernel only
+  EXPECT_EQ(find(steady, "aten::normal_"), nullptr);
+  ASSERT_NE(find(warmup, "aten::linear"), nullptr);
+  EXPECT_EQ(find(warmup, "aten::linear")->cpu_time_ns, 1000);
+  EXPECT_EQ(find(warmup, "aten::linear")->cast_gpu_time_ns, 5);
+  EXPECT_EQ(find(warmup, "aten::addmm")->tensor_core_kernels, 1);
+  EXPECT_FALSE(find(warmup, "aten::addmm")->top_level);
+
+  const OpTable left = op_table_without_warmup(steady, warmup, true);
+  ASSERT_TRUE(left.warmup_left_out.has_value());
+  EXPECT_EQ(left.warmup_left_out->calls, 2);  // linear and normal_: top-level
+  EXPECT_EQ(left.warmup_left_out->cpu_time_ns, 1000 + 300);
+  EXPECT_EQ(left.warmup_left_out->gpu_time_ns, 5 + 50);
+  EXPECT_EQ(left.rows.size(), steady.size());
+
+  // Alone (no other step profiled), step 1 is the table: the whole aggregation, row for row.
+  const OpTable merged = op_table_without_warmup(steady, warmup, false);
+  EXPECT_FALSE(merged.warmup_left_out.has_value());
+  const std::vector<OpStats> expected = whole.op_stats();
+  ASSERT_EQ(merged.rows.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const OpStats &a = merged.rows[i], &b = expected[i];
+    EXPECT_EQ(std::tie(a.name, a.category, a.top_level, a.calls, a.cpu_time_ns, a.gpu_time_ns, a.kernels,
+                       a.tensor_core_kernels, a.cast_calls, a.cast_bytes, a.cast_cpu_time_ns, a.cast_gpu_time_ns),
+              std::tie(b.name, b.category, b.top_level, b.calls, b.cpu_time_ns, b.gpu_time_ns, b.kernels,
+                       b.tensor_core_kernels, b.cast_calls, b.cast_bytes, b.cast_cpu_time_ns, b.cast_gpu_time_ns))
+        << a.name;
+  }
+  // A step 1 that compiled stays in: its compile is said apart, and read from its first call.
+  std::vector<OpStats> compiling = warmup;
+  compiling.push_back(compiling.front());
+  compiling.back().name = std::string(kTorchCompileOp);
+  EXPECT_FALSE(op_table_without_warmup(steady, compiling, true).warmup_left_out.has_value());
+
+  const std::map<std::string, std::string> meta = {
+      {meta_key::kWarmupLeftOut, warmup_meta_value(*left.warmup_left_out)}};
+  const auto read = warmup_left_out_from_meta(meta);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(std::tie(read->step, read->calls, read->cpu_time_ns, read->gpu_time_ns),
+            std::tie(left.warmup_left_out->step, left.warmup_left_out->calls, left.warmup_left_out->cpu_time_ns,
+                     left.warmup_left_out->gpu_time_ns));
+  EXPECT_FALSE(warmup_left_out_from_meta({{meta_key::kWarmupLeftOut, ""}}).has_value());
 }
 
 // CUPTI hands a full buffer over mid-step, before the step's ops reach the

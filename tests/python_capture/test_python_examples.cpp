@@ -7,6 +7,8 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -15,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "profiler/analysis/warmup_step.h"
 #include "profiler/store/session_reader.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/support/gradscaler_rule.h"
@@ -90,11 +93,26 @@ TEST_F(PythonExamples, TypicalFp16LoopHasDemotedKeptAndPromotedOpsWithModulePath
     EXPECT_EQ(linear.front()->category, OpCategory::kDemoted) << module;
     EXPECT_EQ(linear.front()->input_dtypes.front(), "float32");
     EXPECT_EQ(linear.front()->output_dtypes.front(), "float16");
-    EXPECT_EQ(linear.front()->calls, 20);
+    EXPECT_EQ(linear.front()->calls, 19) << "step 1, the warm-up, left out";
   }
-  // 20 linear calls per module over 20 steps: per-step times divide by 20, though
-  // the last GradScaler.update() ran after the last optimizer step (a 21st step number).
-  EXPECT_EQ(session.meta_value("profiled_steps").value_or(""), "20");
+  // 19 linear calls per module over steps 2-20: per-step times divide by 19, though the
+  // last GradScaler.update() ran after the last optimizer step (a 21st step number).
+  EXPECT_EQ(session.meta_value("profiled_steps").value_or(""), "19");
+  // Step 1's ops are recorded all the same (the trace has them); the table's time is the
+  // other steps' calls, to the nanosecond (the top-level calls: autocast's redispatch of
+  // the demoted linear is an unchanged linear inside it).
+  int64_t embed_ns = 0, embed_step1_calls = 0;
+  for (const auto& op : session.ops()) {
+    if (op.name != "aten::linear" || op.module != "embed" || op.parent_id != 0) continue;
+    if (op.step == 1) ++embed_step1_calls;
+    else embed_ns += op.end_ns - op.start_ns;
+  }
+  EXPECT_EQ(embed_step1_calls, 1);
+  EXPECT_EQ(rows(table, "aten::linear", "embed").front()->cpu_time_ns, embed_ns);
+  const auto warmup = ampscope::profiler::warmup_left_out_from_meta(session.meta_values());
+  ASSERT_TRUE(warmup.has_value());
+  EXPECT_EQ(warmup->step, 1);
+  EXPECT_GT(warmup->calls, 0);
   // x (float32) + relu(fc(x)) (float16): type promotion runs it in float32.
   const auto add = rows(table, "aten::add", "blocks.1");
   ASSERT_FALSE(add.empty());
@@ -159,8 +177,19 @@ TEST_F(PythonExamples, TypicalFp16LoopHasDemotedKeptAndPromotedOpsWithModulePath
   const auto summary = ampscope::test::ampscope(fmt::format("summary '{}'", c.session.string()));
   ASSERT_EQ(summary.exit_code, 0) << summary.output;
   for (const char* text : {"demoted", "kept_fp32", "promoted", "blocks.0.fc", "loss scale by step", "Gradients at step 20",
-                           "Optimizers"})
+                           "Optimizers", "over 19 profiled steps", "(step 1 left out as warm-up: its ops took "})
     EXPECT_NE(summary.output.find(text), std::string::npos) << text << "\n" << summary.output;
+  // The JSON summary says the same: the table's steps and step 1's own top-level calls.
+  const std::string json_path = (dir_ / "typical.json").string();
+  const auto exported =
+      ampscope::test::ampscope(fmt::format("export -f json -o '{}' '{}'", json_path, c.session.string()));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  std::ifstream json_file(json_path);
+  const nlohmann::json exported_summary = nlohmann::json::parse(json_file);
+  const auto& totals = exported_summary.at("totals");
+  EXPECT_EQ(totals.at("op_table_steps"), 19);
+  EXPECT_EQ(totals.at("warmup_left_out").at("step"), 1);
+  EXPECT_EQ(totals.at("warmup_left_out").at("calls"), warmup->calls);
 }
 
 TEST_F(PythonExamples, ClippingAfterUnscaleRecordsTheUnscaleCallAndTheUnclippedNorm) {
@@ -256,8 +285,11 @@ TEST_F(PythonExamples, GradientPenaltyOnTheScaledLossKeepsTheLossTheScriptBackpr
       scalings += r.calls;
     }
   }
-  EXPECT_EQ(seeds, 2 * 8) << "autograd.grad's and backward()'s, each step";
-  EXPECT_GE(scalings, 2 * 8);
+  // Over the steps the table covers: step 1, the warm-up, is left out of it.
+  const int64_t table_steps = std::stoll(session.meta_value("profiled_steps").value_or("0"));
+  EXPECT_EQ(table_steps, 7);
+  EXPECT_EQ(seeds, 2 * table_steps) << "autograd.grad's and backward()'s, each step";
+  EXPECT_GE(scalings, 2 * table_steps);
 }
 
 TEST_F(PythonExamples, TwoOptimizersOneScalerSkipPerOptimizer) {
@@ -391,7 +423,7 @@ TEST_F(PythonExamples, ValidationUnderNoGradAndInferenceModeAddsOpsNotSteps) {
     if (r->phase == Phase::kForward) training += r->calls;
     if (r->phase == Phase::kForwardNoGrad) validation += r->calls;
   }
-  EXPECT_EQ(training, 8);
+  EXPECT_EQ(training, 7) << "steps 2-8: step 1, the warm-up, is left out of the table";
   EXPECT_EQ(validation, 2 * 2) << "no_grad and inference_mode";
   // The validation loss (computed under autocast, outside the model) is the no-grad pass's too.
   int64_t validation_losses = 0;

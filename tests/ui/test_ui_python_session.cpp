@@ -7,6 +7,7 @@
 // aggregate initialization guarantees. GCC 12 warns about it all the same.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
+#include "profiler/analysis/warmup_step.h"
 #include "profiler/process_identity.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/session_writer.h"
@@ -33,6 +34,7 @@
 #include "ui/widgets/gradients_pane.h"
 #include "ui/widgets/live_plots.h"
 #include "ui/widgets/main_window.h"
+#include "ui/widgets/op_explorer.h"
 #include "ui/widgets/run_panel.h"
 #include "ui/widgets/session_follower.h"
 
@@ -218,6 +220,38 @@ TEST(PythonSession, TheGradientNormPlotShowsTheRangeSamplesWhereTheScriptDoesNot
   EXPECT_EQ(plots.graph(LivePlots::kGradNorm, LivePlots::kSampledGradNormGraph)->dataCount(), 0);
   EXPECT_EQ(plots.graph(LivePlots::kGradNorm, 0)->dataCount(), 12);
   EXPECT_FALSE(plots.plot(LivePlots::kGradNorm)->legend->visible());
+}
+
+// A session whose op table leaves out step 1 (the capture's warm-up rule): the op table
+// page says what step 1's ops took against the table's steps; a session that left nothing
+// out (an older file, or one recorded step) says nothing, and a live run clears it.
+TEST(PythonSession, TheOpTableSaysTheWarmUpStepItLeavesOut) {
+  test::ScratchDir dir;
+  const std::string path = (dir / "python.ampscope").string();
+  {
+    auto writer = python_session(path, 12);
+    profiler::WarmupLeftOut left_out;
+    left_out.calls = 40;
+    left_out.cpu_time_ns = 36'000;  // 3× the table's 12 µs
+    writer->set_meta_value(key::kWarmupLeftOut, profiler::warmup_meta_value(left_out));
+    writer->set_meta_value(key::kProfiledSteps, "11");
+    writer->set_meta_value(key::kFinalState, "finished");
+    writer->close();
+  }
+  ShownWindow shown;
+  ASSERT_TRUE(shown.open(path)) << shown.window.bannerText().toStdString();
+  EXPECT_EQ(shown.window.opExplorer()->tableNote(),
+            QStringLiteral("Step 1 left out as warm-up: its ops took 0.036 ms CPU (3.0× the other 11 profiled steps "
+                           "together); one-off costs (lazy initialisation, first allocations) that no later step "
+                           "pays."));
+  const std::string older = (dir / "older.ampscope").string();
+  {
+    auto writer = python_session(older, 12);
+    writer->set_meta_value(key::kFinalState, "finished");
+    writer->close();
+  }
+  ASSERT_TRUE(shown.open(older)) << shown.window.bannerText().toStdString();
+  EXPECT_TRUE(shown.window.opExplorer()->tableNote().isEmpty()) << shown.window.opExplorer()->tableNote().toStdString();
 }
 
 // FSDP's mixed precision, no autocast region: the window says the run computed in bf16 (title,

@@ -73,6 +73,12 @@ OpExplorer::OpExplorer(QWidget* parent) : QWidget(parent) {
   column->addLayout(bar);
   strip_ = new CategoryStrip;
   column->addWidget(strip_);
+  table_note_ = new QLabel;
+  table_note_->setObjectName(QStringLiteral("opTableNote"));
+  table_note_->setWordWrap(true);
+  table_note_->setForegroundRole(QPalette::PlaceholderText);  // muted: a note about the table, not data
+  table_note_->hide();
+  column->addWidget(table_note_);
 
   auto* split = new QSplitter(Qt::Vertical);
   table_ = makeTableView(proxy_);
@@ -139,10 +145,13 @@ void OpExplorer::showKernelsOfSelection() {
         tr("Kernels of %1 and the ops it called: %n kernel(s)", nullptr, kernel_proxy_->rowCount()).arg(op));
 }
 
+QString OpExplorer::tableNote() const { return table_note_->isHidden() ? QString() : table_note_->text(); }
+
 void OpExplorer::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
   if (!snapshot || snapshot->op_stats.empty()) {
     model_->clear();
     kernel_model_->clear();
+    table_note_->hide();
     stack_->setCurrentIndex(0);
     return;
   }
@@ -158,6 +167,16 @@ void OpExplorer::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
   proxy_->setTopLevelOnly(marked && top_level_->isChecked());
   kernel_model_->setRows(snapshot->top_kernels);
   strip_->setTotals(summarizeByCategory(snapshot->op_stats, snapshot->compiled_compute));
+  QString note;
+  if (snapshot->warmup_left_out) {
+    note = QString::fromStdString(profiler::warmup_left_out_text(
+               *snapshot->warmup_left_out, profiler::category_totals(snapshot->op_stats, snapshot->compiled_compute),
+               snapshot->profiled_steps)) +
+           QLatin1Char('.');
+    note[0] = note[0].toUpper();
+  }
+  table_note_->setText(note);
+  table_note_->setVisible(!note.isEmpty());
   stack_->setCurrentIndex(1);
   if (first) {
     fitColumnsToContents(table_, 260);

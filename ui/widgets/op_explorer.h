@@ -31,6 +31,9 @@ class OpExplorer : public QWidget {
   explicit OpExplorer(QWidget* parent = nullptr);
 
   void setSnapshot(const profiler::ProfileSnapshotPtr& snapshot);
+  // The line under the summary strip saying what the table leaves out (the warm-up step,
+  // warmup_left_out_text) while shown, else "".
+  QString tableNote() const;
 
   OpStatsModel* model() const { return model_; }
   TableFilterProxy* proxy() const { return proxy_; }
@@ -54,6 +57,7 @@ class OpExplorer : public QWidget {
   QTableView* table_ = nullptr;
   OpStatsModel* model_ = nullptr;
   TableFilterProxy* proxy_ = nullptr;
+  QLabel* table_note_ = nullptr;
   QLabel* kernels_title_ = nullptr;
   QTableView* kernels_ = nullptr;
   QWidget* kernels_pane_ = nullptr;  // kernels_title_ over kernels_, under the op table

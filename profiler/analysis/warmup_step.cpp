@@ -1,0 +1,111 @@
+#include "profiler/analysis/warmup_step.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "profiler/number_text.h"
+#include "profiler/op_signature.h"
+#include "profiler/session_meta_keys.h"
+
+namespace ampscope::profiler {
+namespace {
+
+void add_samples(std::vector<int64_t>& into, const std::vector<int64_t>& from) {
+  if (into.size() < from.size()) into.resize(from.size(), 0);
+  for (size_t i = 0; i < from.size(); ++i) into[i] += from[i];
+}
+
+void add_row(OpStats& into, const OpStats& from) {
+  into.calls += from.calls;
+  into.cpu_time_ns += from.cpu_time_ns;
+  into.gpu_time_ns += from.gpu_time_ns;
+  into.kernels += from.kernels;
+  into.tensor_core_kernels += from.tensor_core_kernels;
+  into.tensor_core_gpu_time_ns += from.tensor_core_gpu_time_ns;
+  into.cast_calls += from.cast_calls;
+  into.cast_bytes += from.cast_bytes;
+  into.cast_cpu_time_ns += from.cast_cpu_time_ns;
+  into.cast_gpu_time_ns += from.cast_gpu_time_ns;
+  add_samples(into.step_cpu_time_ns, from.step_cpu_time_ns);
+  add_samples(into.step_gpu_time_ns, from.step_gpu_time_ns);
+}
+
+}  // namespace
+
+OpTable op_table_without_warmup(std::vector<OpStats> steady, std::vector<OpStats> warmup,
+                                bool other_steps_profiled) {
+  OpTable table;
+  const bool compiled = std::any_of(warmup.begin(), warmup.end(), [](const OpStats& r) {
+    return r.name == kTorchCompileOp || r.compiled;
+  });
+  if (!warmup.empty() && other_steps_profiled && !compiled) {
+    WarmupLeftOut left_out;
+    for (const OpStats& r : warmup) {
+      if (!r.top_level) continue;
+      left_out.calls += r.calls;
+      left_out.cpu_time_ns += r.cpu_time_ns;
+      left_out.gpu_time_ns += r.gpu_time_ns;
+    }
+    table.rows = std::move(steady);
+    table.warmup_left_out = left_out;
+    return table;
+  }
+  table.rows = std::move(warmup);
+  for (OpStats& row : steady) {
+    auto same = std::find_if(table.rows.begin(), table.rows.end(), [&](const OpStats& r) {
+      return r.top_level == row.top_level && r.compiled == row.compiled && same_op_signature(r, row);
+    });
+    if (same == table.rows.end())
+      table.rows.push_back(std::move(row));
+    else
+      add_row(*same, row);
+  }
+  return table;
+}
+
+std::string warmup_meta_value(const WarmupLeftOut& left_out) {
+  return nlohmann::json{{"step", left_out.step},
+                        {"calls", left_out.calls},
+                        {"cpu_ns", left_out.cpu_time_ns},
+                        {"gpu_ns", left_out.gpu_time_ns}}
+      .dump();
+}
+
+std::optional<WarmupLeftOut> warmup_left_out_from_meta(const std::map<std::string, std::string>& meta) {
+  const auto it = meta.find(meta_key::kWarmupLeftOut);
+  if (it == meta.end()) return std::nullopt;
+  const nlohmann::json parsed = nlohmann::json::parse(it->second, nullptr, false);
+  if (!parsed.is_object()) return std::nullopt;
+  WarmupLeftOut left_out;
+  for (auto [key, field] : {std::pair{"step", &left_out.step}, std::pair{"calls", &left_out.calls},
+                            std::pair{"cpu_ns", &left_out.cpu_time_ns}, std::pair{"gpu_ns", &left_out.gpu_time_ns}}) {
+    const auto value = parsed.find(key);
+    if (value == parsed.end() || !value->is_number_integer()) return std::nullopt;
+    *field = value->get<int64_t>();
+  }
+  return left_out;
+}
+
+std::string warmup_left_out_text(const WarmupLeftOut& left_out, const std::vector<CategoryTotals>& totals,
+                                 int64_t steps) {
+  int64_t table_cpu_ns = 0, table_gpu_ns = 0;
+  for (const CategoryTotals& t : totals) {
+    table_cpu_ns += t.cpu_time_ns;
+    table_gpu_ns += t.gpu_time_ns;
+  }
+  const bool gpu = table_gpu_ns > 0 || left_out.gpu_time_ns > 0;
+  const std::string others = "the other " + std::to_string(steps) + (steps == 1 ? " profiled step" : " profiled steps");
+  const auto side = [&](int64_t own_ns, int64_t table_ns, const char* clock) {
+    std::string text = text::ns_as_ms(static_cast<double>(own_ns)) + " " + clock;
+    if (table_ns <= 0) return text;
+    const double ratio = static_cast<double>(own_ns) / static_cast<double>(table_ns);
+    return text + " (" + (ratio >= 1.0 ? text::factor(ratio) : text::percent(ratio) + " of") + " " + others +
+           (steps == 1 ? "'s)" : " together)");
+  };
+  std::string text = "step " + std::to_string(left_out.step) + " left out as warm-up: its ops took " +
+                     side(left_out.cpu_time_ns, table_cpu_ns, "CPU");
+  if (gpu) text += ", " + side(left_out.gpu_time_ns, table_gpu_ns, "GPU");
+  return text + "; one-off costs (lazy initialisation, first allocations) that no later step pays";
+}
+
+}  // namespace ampscope::profiler

@@ -1,0 +1,55 @@
+#pragma once
+// The run's first step, left out of the op table. Its ops carry one-off costs no later
+// step pays (lazy initialisation, oneDNN/cuBLAS handles and plans, first allocations):
+// in a 20-step run of examples/amp_typical.py on the CPU, step 1's ops took 115 ms and
+// the other 19 steps' 47 ms together, so "cross_entropy_loss takes 28 % of op time" was
+// step 1's cross_entropy (40.6 ms once, 0.05 ms a step after). torch.profiler's schedule skips
+// warm-up steps for the same reason. The capture aggregates step 1's ops apart
+// (OpAggregator::keep_step_apart); the table keeps the other steps, and what was left out
+// is stored (meta kWarmupLeftOut) and said by summary, the report, the JSON summary and the
+// GUI. Step 1 stays in where it is the only recorded step, and where torch.compile compiled
+// in it: compiling is taken out of every category already and said apart (compile_time),
+// and the first call is where a compiled region's compile time is read.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profiler/records.h"
+
+namespace ampscope::profiler {
+
+inline constexpr int64_t kWarmupStep = 1;
+
+// The warm-up step's top-level ops, summed as category_totals sums them.
+struct WarmupLeftOut {
+  int64_t step = kWarmupStep;
+  int64_t calls = 0;
+  int64_t cpu_time_ns = 0;
+  int64_t gpu_time_ns = 0;
+};
+
+struct OpTable {
+  std::vector<OpStats> rows;
+  std::optional<WarmupLeftOut> warmup_left_out;  // set where the warm-up step's rows were left out
+};
+
+// `steady`: the rows of every step but the warm-up one; `warmup`: its rows (OpAggregator's
+// op_stats and warmup_op_stats). `other_steps_profiled`: a completed step besides the warm-up
+// one had its ops recorded. The warm-up rows are left out where there is such a step and the
+// warm-up step compiled nothing; otherwise they are added in, row by row, the warm-up step's
+// rows first (the order a table aggregated in one piece has).
+OpTable op_table_without_warmup(std::vector<OpStats> steady, std::vector<OpStats> warmup, bool other_steps_profiled);
+
+// The meta value (JSON: step, calls, cpu_ns, gpu_ns) and back; nullopt where absent or unreadable.
+std::string warmup_meta_value(const WarmupLeftOut& left_out);
+std::optional<WarmupLeftOut> warmup_left_out_from_meta(const std::map<std::string, std::string>& meta);
+
+// "step 1 left out as warm-up: its ops took 115 ms CPU (2.8× the other 19 profiled steps
+// together); one-off costs (...) that no later step pays", against the table's top-level time
+// (`totals`, category_totals) over its `steps` profiled steps; GPU time too where any was traced.
+std::string warmup_left_out_text(const WarmupLeftOut& left_out, const std::vector<CategoryTotals>& totals,
+                                 int64_t steps);
+
+}  // namespace ampscope::profiler
