@@ -50,12 +50,13 @@ void OpAggregator::add_ops(const std::vector<OpRecord>& ops) {
   for (const OpRecord& op : ops) {
     const bool apart = step_apart_ != 0 && op.step == step_apart_;
     const auto parent = ops_.find(op.parent_id);
-    // A parent of the other table (a call across the warm-up step's end) is none in this one.
-    const bool parent_known = op.parent_id != 0 && parent != ops_.end() && parent->second.apart == apart;
+    const bool parent_seen = op.parent_id != 0 && parent != ops_.end();
+    // A parent in the other table (a call across the warm-up step's end) is none in this one:
+    // the op is top-level here.
+    const bool parent_known = parent_seen && parent->second.apart == apart;
     const bool container = op.autograd_node;
-    const bool top_level =
-        !container && (op.parent_id == 0 || (parent_known && parent->second.container) ||
-                       (parent != ops_.end() && parent->second.apart != apart));
+    const bool top_level = !container && (op.parent_id == 0 || (parent_seen && !parent_known) ||
+                                          (parent_known && parent->second.container));
     const size_t row = row_for(op, top_level, apart);
     OpStats& stats = table(apart)[row];
     ++stats.calls;

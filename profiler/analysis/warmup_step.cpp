@@ -35,9 +35,8 @@ void add_row(OpStats& into, const OpStats& from) {
 OpTable op_table_without_warmup(std::vector<OpStats> steady, std::vector<OpStats> warmup,
                                 bool other_steps_profiled) {
   OpTable table;
-  const bool compiled = std::any_of(warmup.begin(), warmup.end(), [](const OpStats& r) {
-    return r.name == kTorchCompileOp || r.compiled;
-  });
+  const bool compiled =
+      std::any_of(warmup.begin(), warmup.end(), [](const OpStats& r) { return r.name == kTorchCompileOp; });
   if (!warmup.empty() && other_steps_profiled && !compiled) {
     WarmupLeftOut left_out;
     for (const OpStats& r : warmup) {

@@ -601,13 +601,12 @@ void Profiler::save_tables() {
     writer_->replace_compiled_kernels(
         join_compiled_kernels(listed ? *listed : std::vector<CompiledKernelRow>{}, compiled_kernel_times_));
   // With the table it describes, so a killed run's stale table and its count agree.
-  const int64_t profiled = std::max<int64_t>(profiled_steps_, last_ops_step_ > kNoStep ? 1 : 0);
   if (table.warmup_left_out || warmup_meta_written_) {  // before the count, which readers wait on
     writer_->set_meta_value(meta_key::kWarmupLeftOut,
                             table.warmup_left_out ? warmup_meta_value(*table.warmup_left_out) : std::string());
     warmup_meta_written_ = true;
   }
-  writer_->set_meta_value(meta_key::kProfiledSteps, std::to_string(profiled - (table.warmup_left_out ? 1 : 0)));
+  writer_->set_meta_value(meta_key::kProfiledSteps, std::to_string(table_steps(table)));
   writer_->replace_kernel_stats(kernel_table_.summaries(), kernel_table_.launchers(), kernel_table_.enclosing());
   writer_->set_meta_value(meta_key::kUnattributedKernels, std::to_string(aggregator_.unattributed_kernels()));
   writer_->set_meta_value(meta_key::kKernelsParked, std::to_string(aggregator_.kernels_parked_total()));
@@ -620,6 +619,12 @@ void Profiler::save_tables() {
     for (const auto& [name, cost] : own_by_name_) own.push_back({name, cost.first, cost.second});
     writer_->set_meta_value(meta_key::kProfilerOwnKernelNames, own_kernels_json(std::move(own), kOwnKernelsKept));
   }
+}
+
+int64_t Profiler::table_steps(const OpTable& table) const {
+  // Ops after the last completed step (a stop mid-step) make a table of one step at least.
+  const int64_t profiled = std::max<int64_t>(profiled_steps_, last_ops_step_ > kNoStep ? 1 : 0);
+  return profiled - (table.warmup_left_out ? 1 : 0);
 }
 
 OpTable Profiler::annotated_op_stats() const {
@@ -660,7 +665,7 @@ void Profiler::publish_snapshot() {
   OpTable table = annotated_op_stats();
   next->op_stats = std::move(table.rows);
   next->warmup_left_out = table.warmup_left_out;
-  next->profiled_steps = profiled_steps_ - (table.warmup_left_out ? 1 : 0);
+  next->profiled_steps = table_steps(table);
   next->top_kernels = kernel_table_.summaries();
   next->unattributed_kernels = aggregator_.unattributed_kernels();
   next->gpu_attribution = {aggregator_.unattributed_gpu_ns(), kernel_table_.total_gpu_ns()};

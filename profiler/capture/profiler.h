@@ -202,6 +202,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // Worker: the op table with Tensor Core eligibility and notes (live and stored alike).
   // The op table as saved and shown: the warm-up step left out where it is (warmup_step.h).
   OpTable annotated_op_stats() const;
+  // The completed steps `table` covers, as saved (meta kProfiledSteps) and shown.
+  int64_t table_steps(const OpTable& table) const;
   void save_tables();
   // When the next publish or table save is due (nullopt: nothing waits), and doing
   // those that are due at `now`. Worker thread.

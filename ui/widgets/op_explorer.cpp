@@ -14,6 +14,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "profiler/report/report_format.h"
 #include "ui/models/formatting.h"
 #include "ui/models/kernel_model.h"
 #include "ui/models/op_stats_model.h"
@@ -169,11 +170,10 @@ void OpExplorer::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
   strip_->setTotals(summarizeByCategory(snapshot->op_stats, snapshot->compiled_compute));
   QString note;
   if (snapshot->warmup_left_out) {
-    note = QString::fromStdString(profiler::warmup_left_out_text(
+    note = QString::fromStdString(profiler::report_detail::capitalized(profiler::warmup_left_out_text(
                *snapshot->warmup_left_out, profiler::category_totals(snapshot->op_stats, snapshot->compiled_compute),
-               snapshot->profiled_steps)) +
+               snapshot->profiled_steps))) +
            QLatin1Char('.');
-    note[0] = note[0].toUpper();
   }
   table_note_->setText(note);
   table_note_->setVisible(!note.isEmpty());
