@@ -479,6 +479,11 @@ int SummaryCommand::run() {
     fmt::print("  GPU time with no op: {} ms of {} ms traced ({:.1f}%){}\n", ms(gpu.unattributed_ns),
                ms(gpu.traced_ns), 100.0 * gpu.unattributed_share(),
                gpu.unattributed_ns > 0 ? ": launched outside any recorded op" : "");
+    if (session.warmup_left_out)
+      if (const std::string left_out = profiler::warmup_kernels_text(*session.warmup_left_out, gpu,
+                                                                     session.profiled_steps);
+          !left_out.empty())
+        fmt::print("  ({})\n", left_out);
     if (const auto own = profiler::meta_key::count(session.meta_values, profiler::meta_key::kProfilerOwnKernels);
         own && *own > 0) {
       const int64_t own_ns = profiler::meta_key::count(session.meta_values, profiler::meta_key::kProfilerOwnGpuNs).value_or(0);

@@ -23,6 +23,8 @@ void KernelAggregator::add(const KernelRecord& k, const std::string& launching_o
   s.tensor_core_calls += k.tensor_core_by_name ? 1 : 0;
   s.tensor_core = s.tensor_core_calls > 0;
   total_ns_ += duration;
+  ++calls_;
+  longest_ns_ = std::max(longest_ns_, duration);
   if (!launching_op.empty()) ++launchers_[k.name][launching_op];
   // Once per kernel call for each distinct op around it (recursion names one op twice).
   for (size_t i = 0; i < enclosing_ops.size(); ++i)

@@ -33,6 +33,8 @@ class KernelAggregator {
   // The same for the ops kernels ran inside (KernelSummary::enclosing_ops).
   const OpCalls& enclosing() const { return enclosing_; }
   int64_t total_gpu_ns() const { return total_ns_; }
+  int64_t calls() const { return calls_; }
+  int64_t longest_ns() const { return longest_ns_; }
   bool empty() const { return rows_.empty(); }
 
  private:
@@ -42,6 +44,8 @@ class KernelAggregator {
   OpCalls launchers_;
   OpCalls enclosing_;
   int64_t total_ns_ = 0;
+  int64_t calls_ = 0;
+  int64_t longest_ns_ = 0;
 };
 
 }  // namespace ampscope::profiler

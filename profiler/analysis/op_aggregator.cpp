@@ -167,7 +167,8 @@ void OpAggregator::settle_unattributed(KernelRecord&& k) {
   unattributed_gpu_ns_ += duration;
   k.op_id = 0;  // stored and exported as "no op", whatever id it waited for
   k.step = newest_step_;
-  settled_.push_back({std::move(k), std::string(), {}});
+  const bool apart = step_apart_ != 0 && k.step == step_apart_;
+  settled_.push_back({std::move(k), std::string(), {}, apart});
 }
 
 void OpAggregator::attribute(KernelRecord&& k, const OpLink& link) {
@@ -197,7 +198,7 @@ void OpAggregator::attribute(KernelRecord&& k, const OpLink& link) {
     id = ancestor->second.parent_id;
   }
   k.step = link.step;
-  settled_.push_back({std::move(k), table(link.apart)[link.row].name, std::move(enclosing)});
+  settled_.push_back({std::move(k), table(link.apart)[link.row].name, std::move(enclosing), link.apart});
 }
 
 std::optional<int64_t> OpAggregator::step_of(uint64_t op_id) const {

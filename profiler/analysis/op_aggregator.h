@@ -60,6 +60,8 @@ class OpAggregator {
     KernelRecord record;
     std::string op_name;
     std::vector<std::string> enclosing_ops;  // the launching op's recorded ancestors, innermost first
+    // Of the step kept apart: its op's step, or with no op, the step `step` names.
+    bool apart = false;
   };
   std::vector<SettledKernel> take_settled();
 

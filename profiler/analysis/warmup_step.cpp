@@ -30,6 +30,15 @@ void add_row(OpStats& into, const OpStats& from) {
   add_samples(into.step_gpu_time_ns, from.step_gpu_time_ns);
 }
 
+// " (3.4% of the other 19 profiled steps together<more>)": the step's own time against the table's.
+std::string against_other_steps(int64_t own_ns, int64_t table_ns, int64_t steps, const std::string& more) {
+  if (table_ns <= 0) return more.empty() ? "" : " (" + more.substr(2) + ")";
+  const std::string others = "the other " + std::to_string(steps) + (steps == 1 ? " profiled step" : " profiled steps");
+  const double ratio = static_cast<double>(own_ns) / static_cast<double>(table_ns);
+  return " (" + (ratio >= 1.0 ? text::factor(ratio) : text::percent(ratio) + " of") + " " + others +
+         (steps == 1 ? "'s" : " together") + more + ")";
+}
+
 }  // namespace
 
 OpTable op_table_without_warmup(std::vector<OpStats> steady, std::vector<OpStats> warmup,
@@ -63,11 +72,17 @@ OpTable op_table_without_warmup(std::vector<OpStats> steady, std::vector<OpStats
 }
 
 std::string warmup_meta_value(const WarmupLeftOut& left_out) {
-  return nlohmann::json{{"step", left_out.step},
-                        {"calls", left_out.calls},
-                        {"cpu_ns", left_out.cpu_time_ns},
-                        {"gpu_ns", left_out.gpu_time_ns}}
-      .dump();
+  nlohmann::json value{{"step", left_out.step},
+                       {"calls", left_out.calls},
+                       {"cpu_ns", left_out.cpu_time_ns},
+                       {"gpu_ns", left_out.gpu_time_ns}};
+  if (left_out.kernels_left_out) {
+    value["kernels"] = left_out.kernels;
+    value["kernel_ns"] = left_out.kernel_gpu_ns;
+    value["unattributed_ns"] = left_out.unattributed_gpu_ns;
+    value["longest_kernel_ns"] = left_out.longest_kernel_ns;
+  }
+  return value.dump();
 }
 
 std::optional<WarmupLeftOut> warmup_left_out_from_meta(const std::map<std::string, std::string>& meta) {
@@ -76,11 +91,22 @@ std::optional<WarmupLeftOut> warmup_left_out_from_meta(const std::map<std::strin
   const nlohmann::json parsed = nlohmann::json::parse(it->second, nullptr, false);
   if (!parsed.is_object()) return std::nullopt;
   WarmupLeftOut left_out;
-  for (auto [key, field] : {std::pair{"step", &left_out.step}, std::pair{"calls", &left_out.calls},
-                            std::pair{"cpu_ns", &left_out.cpu_time_ns}, std::pair{"gpu_ns", &left_out.gpu_time_ns}}) {
+  const auto read = [&](const char* key, int64_t& field) {
     const auto value = parsed.find(key);
-    if (value == parsed.end() || !value->is_number_integer()) return std::nullopt;
-    *field = value->get<int64_t>();
+    if (value == parsed.end() || !value->is_number_integer()) return false;
+    field = value->get<int64_t>();
+    return true;
+  };
+  if (!read("step", left_out.step) || !read("calls", left_out.calls) || !read("cpu_ns", left_out.cpu_time_ns) ||
+      !read("gpu_ns", left_out.gpu_time_ns))
+    return std::nullopt;
+  // Sessions from before the kernel table left the step out have none of these.
+  if (parsed.contains("kernels")) {
+    if (!read("kernels", left_out.kernels) || !read("kernel_ns", left_out.kernel_gpu_ns) ||
+        !read("unattributed_ns", left_out.unattributed_gpu_ns) ||
+        !read("longest_kernel_ns", left_out.longest_kernel_ns))
+      return std::nullopt;
+    left_out.kernels_left_out = true;
   }
   return left_out;
 }
@@ -93,18 +119,24 @@ std::string warmup_left_out_text(const WarmupLeftOut& left_out, const std::vecto
     table_gpu_ns += t.gpu_time_ns;
   }
   const bool gpu = table_gpu_ns > 0 || left_out.gpu_time_ns > 0;
-  const std::string others = "the other " + std::to_string(steps) + (steps == 1 ? " profiled step" : " profiled steps");
-  const auto side = [&](int64_t own_ns, int64_t table_ns, const char* clock) {
-    std::string text = text::ns_as_ms(static_cast<double>(own_ns)) + " " + clock;
-    if (table_ns <= 0) return text;
-    const double ratio = static_cast<double>(own_ns) / static_cast<double>(table_ns);
-    return text + " (" + (ratio >= 1.0 ? text::factor(ratio) : text::percent(ratio) + " of") + " " + others +
-           (steps == 1 ? "'s)" : " together)");
-  };
   std::string text = "step " + std::to_string(left_out.step) + " left out as warm-up: its ops took " +
-                     side(left_out.cpu_time_ns, table_cpu_ns, "CPU");
-  if (gpu) text += ", " + side(left_out.gpu_time_ns, table_gpu_ns, "GPU");
+                     text::ns_as_ms(static_cast<double>(left_out.cpu_time_ns)) + " CPU" +
+                     against_other_steps(left_out.cpu_time_ns, table_cpu_ns, steps, "");
+  if (gpu)
+    text += ", " + text::ns_as_ms(static_cast<double>(left_out.gpu_time_ns)) + " GPU" +
+            against_other_steps(left_out.gpu_time_ns, table_gpu_ns, steps, "");
   return text + "; one-off costs (lazy initialisation, first allocations) that no later step pays";
+}
+
+std::string warmup_kernels_text(const WarmupLeftOut& left_out, const GpuAttribution& table, int64_t steps) {
+  if (!left_out.kernels_left_out || left_out.kernels == 0) return "";
+  std::string no_op;
+  if (left_out.unattributed_gpu_ns > 0)
+    no_op = "; " + text::ns_as_ms(static_cast<double>(left_out.unattributed_gpu_ns)) + " of it with no op";
+  return "step " + std::to_string(left_out.step) + " left out as warm-up: its " + text::grouped(left_out.kernels) +
+         (left_out.kernels == 1 ? " kernel took " : " kernels took ") +
+         text::ns_as_ms(static_cast<double>(left_out.kernel_gpu_ns)) +
+         against_other_steps(left_out.kernel_gpu_ns, table.traced_ns, steps, no_op);
 }
 
 }  // namespace ampscope::profiler

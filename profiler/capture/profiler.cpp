@@ -578,7 +578,11 @@ void Profiler::take_settled_kernels() {
   std::vector<const KernelRecord*> launched;
   launched.reserve(settled.size());
   for (const auto& k : settled) {
-    kernel_table_.add(k.record, k.op_name, k.enclosing_ops);
+    all_kernels_table_.add(k.record, k.op_name, k.enclosing_ops);
+    if (!k.apart)
+      kernel_table_.add(k.record, k.op_name, k.enclosing_ops);
+    else if (k.op_name.empty())
+      warmup_unattributed_ns_ += k.record.end_ns - k.record.start_ns;
     launched.push_back(&k.record);
   }
   compiled_kernel_times_.add_kernels(launched);  // inside compiled graphs, on the GPU
@@ -607,7 +611,8 @@ void Profiler::save_tables() {
     warmup_meta_written_ = true;
   }
   writer_->set_meta_value(meta_key::kProfiledSteps, std::to_string(table_steps(table)));
-  writer_->replace_kernel_stats(kernel_table_.summaries(), kernel_table_.launchers(), kernel_table_.enclosing());
+  const KernelAggregator& kernels = kernel_table(table);
+  writer_->replace_kernel_stats(kernels.summaries(), kernels.launchers(), kernels.enclosing());
   writer_->set_meta_value(meta_key::kUnattributedKernels, std::to_string(aggregator_.unattributed_kernels()));
   writer_->set_meta_value(meta_key::kKernelsParked, std::to_string(aggregator_.kernels_parked_total()));
   writer_->set_meta_value(meta_key::kKernelsGivenUp, std::to_string(aggregator_.kernels_given_up()));
@@ -627,9 +632,27 @@ int64_t Profiler::table_steps(const OpTable& table) const {
   return profiled - (table.warmup_left_out ? 1 : 0);
 }
 
+const KernelAggregator& Profiler::kernel_table(const OpTable& table) const {
+  return table.warmup_left_out ? kernel_table_ : all_kernels_table_;
+}
+
+GpuAttribution Profiler::gpu_attribution(const OpTable& table) const {
+  const int64_t unattributed = aggregator_.unattributed_gpu_ns();
+  return {table.warmup_left_out ? unattributed - warmup_unattributed_ns_ : unattributed,
+          kernel_table(table).total_gpu_ns()};
+}
+
 OpTable Profiler::annotated_op_stats() const {
   OpTable table = op_table_without_warmup(aggregator_.op_stats(), aggregator_.warmup_op_stats(),
                                           profiled_steps_ > (warmup_step_profiled_ ? 1 : 0));
+  if (table.warmup_left_out) {  // and its kernels from the kernel table
+    WarmupLeftOut& left_out = *table.warmup_left_out;
+    left_out.kernels_left_out = true;
+    left_out.kernels = all_kernels_table_.calls() - kernel_table_.calls();
+    left_out.kernel_gpu_ns = all_kernels_table_.total_gpu_ns() - kernel_table_.total_gpu_ns();
+    left_out.unattributed_gpu_ns = warmup_unattributed_ns_;
+    left_out.longest_kernel_ns = all_kernels_table_.longest_ns();
+  }
   std::vector<OpStats>& rows = table.rows;
   std::shared_ptr<const std::vector<CompiledOpSignature>> signatures;
   std::vector<int64_t> graph_calls;
@@ -666,9 +689,9 @@ void Profiler::publish_snapshot() {
   next->op_stats = std::move(table.rows);
   next->warmup_left_out = table.warmup_left_out;
   next->profiled_steps = table_steps(table);
-  next->top_kernels = kernel_table_.summaries();
+  next->top_kernels = kernel_table(table).summaries();
   next->unattributed_kernels = aggregator_.unattributed_kernels();
-  next->gpu_attribution = {aggregator_.unattributed_gpu_ns(), kernel_table_.total_gpu_ns()};
+  next->gpu_attribution = gpu_attribution(table);
   next->latest_gradients = latest_gradients_;
   next->gradient_history.assign(gradient_history_.begin(), gradient_history_.end());
   next->latest_activations = latest_activations_;

@@ -204,6 +204,9 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   OpTable annotated_op_stats() const;
   // The completed steps `table` covers, as saved (meta kProfiledSteps) and shown.
   int64_t table_steps(const OpTable& table) const;
+  // The kernel table and GPU attribution over the steps `table` covers.
+  const KernelAggregator& kernel_table(const OpTable& table) const;
+  GpuAttribution gpu_attribution(const OpTable& table) const;
   void save_tables();
   // When the next publish or table save is due (nullopt: nothing waits), and doing
   // those that are due at `now`. Worker thread.
@@ -268,7 +271,11 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
 
   // Worker state (worker thread only).
   OpAggregator aggregator_;
+  // Every kernel, and every kernel but the warm-up step's: the table shown is the one whose
+  // steps the op table covers (annotated_op_stats).
+  KernelAggregator all_kernels_table_;
   KernelAggregator kernel_table_;
+  int64_t warmup_unattributed_ns_ = 0;  // the warm-up step's kernels with no op
   bool tables_dirty_ = false;
   std::chrono::steady_clock::time_point last_table_save_{};
   int64_t own_kernels_ = 0, own_gpu_ns_ = 0;  // the profiler's own GPU work, never the user's

@@ -422,11 +422,21 @@ Json session_summary(const SessionView& session, size_t top_n) {
   // The steps the op table covers (the step timing's profiled steps less a warm-up step left
   // out), and that step (null where the table holds every recorded step).
   totals["op_table_steps"] = session.profiled_steps;
-  totals["warmup_left_out"] = session.warmup_left_out ? Json{{"step", session.warmup_left_out->step},
-                                                             {"calls", session.warmup_left_out->calls},
-                                                             {"cpu_time_ns", session.warmup_left_out->cpu_time_ns},
-                                                             {"gpu_time_ns", session.warmup_left_out->gpu_time_ns}}
-                                                      : Json();
+  // Its kernels too where the kernel table (top_kernels, the unattributed share) left them out.
+  if (const auto& warmup = session.warmup_left_out) {
+    Json left_out{{"step", warmup->step},
+                  {"calls", warmup->calls},
+                  {"cpu_time_ns", warmup->cpu_time_ns},
+                  {"gpu_time_ns", warmup->gpu_time_ns}};
+    if (warmup->kernels_left_out) {
+      left_out["kernels"] = warmup->kernels;
+      left_out["kernel_gpu_ns"] = warmup->kernel_gpu_ns;
+      left_out["unattributed_gpu_ns"] = warmup->unattributed_gpu_ns;
+    }
+    totals["warmup_left_out"] = std::move(left_out);
+  } else {
+    totals["warmup_left_out"] = Json();
+  }
   s["totals"] = std::move(totals);
 
   std::stable_sort(ops.begin(), ops.end(), [](const OpStats& a, const OpStats& b) {

@@ -684,6 +684,9 @@ std::string kernels_html(const ReportData& d) {
   s += paragraph("GPU time with no op: " + ns_as_ms(static_cast<double>(a.unattributed_ns)) + " of " +
                  ns_as_ms(static_cast<double>(a.traced_ns)) + " traced (" + percent(a.unattributed_share()) +
                  ")" + (a.unattributed_ns > 0 ? ": launched outside any recorded op." : "."));
+  if (d.warmup_left_out)
+    if (const std::string left_out = warmup_kernels_text(*d.warmup_left_out, a, d.profiled_steps); !left_out.empty())
+      s += paragraph(capitalized(left_out) + ".");
   return section_html("kernels", "Top GPU kernels", s);
 }
 

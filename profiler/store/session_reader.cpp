@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <system_error>
 
+#include "profiler/analysis/warmup_step.h"
+#include "profiler/session_meta_keys.h"
 #include "profiler/store/row_codec.h"
 #include "profiler/store/session_schema.h"
 
@@ -278,9 +280,8 @@ std::vector<int64_t> SessionReader::op_steps() const {
 void SessionReader::for_each_kernel(int64_t start_ns, int64_t end_ns,
                                     const std::function<void(const KernelRecord&)>& fn) const {
   // start_ns is indexed, end_ns is not: a kernel overlapping the window started at
-  // most the longest kernel's duration before it, which kernel_stats knows.
-  const int64_t longest =
-      impl_->scalar("SELECT coalesce(max(max_ns),0) FROM kernel_stats", "reading kernels");
+  // most the longest kernel's duration before it (longest_kernel_ns).
+  const int64_t longest = longest_kernel_ns();
   const std::string sql = kernel_select() +
                           "WHERE k.start_ns >= ?1 AND k.start_ns < ?2 AND k.end_ns > ?3 "
                           "ORDER BY k.start_ns, k.id";
@@ -291,8 +292,7 @@ void SessionReader::for_each_kernel(int64_t start_ns, int64_t end_ns,
 
 std::vector<KernelRecord> SessionReader::kernels(int64_t start_ns, int64_t end_ns,
                                                  size_t limit) const {
-  const int64_t longest =
-      impl_->scalar("SELECT coalesce(max(max_ns),0) FROM kernel_stats", "reading kernels");
+  const int64_t longest = longest_kernel_ns();
   const std::string sql = kernel_select() +
                           "WHERE k.start_ns >= ?1 AND k.start_ns < ?2 AND k.end_ns > ?3 "
                           "ORDER BY k.start_ns, k.id LIMIT ?4";
@@ -501,10 +501,21 @@ std::vector<CategoryTotals> SessionReader::category_totals() const {
 }
 
 GpuAttribution SessionReader::gpu_attribution() const {
+  // Over the kernel table's steps: without the warm-up step where the table left it out.
   GpuAttribution a;
   a.unattributed_ns = unattributed_gpu_ns();
+  if (const auto warmup = warmup_left_out_from_meta(meta_values()); warmup && warmup->kernels_left_out)
+    a.unattributed_ns -= warmup->unattributed_gpu_ns;
   a.traced_ns = impl_->scalar("SELECT coalesce(sum(total_ns),0) FROM kernel_stats", "summing kernels");
   return a;
+}
+
+int64_t SessionReader::longest_kernel_ns() const {
+  // kernel_stats knows every kernel's duration but the warm-up step's, where it left them out.
+  int64_t longest = impl_->scalar("SELECT coalesce(max(max_ns),0) FROM kernel_stats", "reading kernels");
+  if (const auto warmup = warmup_left_out_from_meta(meta_values()); warmup && warmup->kernels_left_out)
+    longest = std::max(longest, warmup->longest_kernel_ns);
+  return longest;
 }
 
 int64_t SessionReader::unattributed_gpu_ns() const {

@@ -95,8 +95,9 @@ class SessionReader {
   std::vector<CategoryTotals> category_totals() const;
   // GPU time of activity that no op launched (kernels rows with op_id 0); from the
   // kernels_by_op index. Not part of any category.
-  int64_t unattributed_gpu_ns() const;
-  // That, and all traced GPU time (the kernel table's total).
+  int64_t unattributed_gpu_ns() const;  // of the whole session, the warm-up step's included
+  // Over the kernel table's steps (the warm-up step left out where the table left it out,
+  // warmup_step.h): the GPU time with no op, and all traced GPU time (the table's total).
   GpuAttribution gpu_attribution() const;
 
  private:
@@ -104,6 +105,7 @@ class SessionReader {
   explicit SessionReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   const char* op_calls_table() const;
+  int64_t longest_kernel_ns() const;  // of any stored kernel
   int format_version_ = 0;
 };
 

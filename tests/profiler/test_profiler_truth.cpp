@@ -19,7 +19,9 @@
 #include "profiler/capture/profiler.h"
 #include "profiler/capture/tick_clock.h"
 #include "profiler/cupti/synthetic_activity_source.h"
+#include "profiler/analysis/warmup_step.h"
 #include "profiler/export/json_summary.h"
+#include "profiler/number_text.h"
 #include "profiler/session_meta_keys.h"
 #include "profiler/store/session_reader.h"
 #include "profiler/store/session_view.h"
@@ -112,7 +114,10 @@ TEST(ProfilerTruth, KernelsDeliveredBeforeTheirOpsAreAllAttributed) {
   // The activation statistics' own kernels (gradient-sampled steps) are set aside, not the user's.
   launched -= std::stoll(session.meta_value(meta_key::kProfilerOwnKernels).value_or("0"));
   ASSERT_GT(launched, 100);
-  EXPECT_EQ(live_traced_ns, launched * 1000);
+  // The kernel table leaves the warm-up step out as the op table does; with it, every kernel.
+  const auto warmup = warmup_left_out_from_meta(session.meta_values());
+  ASSERT_TRUE(warmup && warmup->kernels_left_out);
+  EXPECT_EQ(live_traced_ns + warmup->kernel_gpu_ns, launched * 1000);
   std::set<uint64_t> op_ids;
   for (const OpRecord& op : session.ops()) op_ids.insert(op.id);
   int64_t stored = 0;
@@ -125,15 +130,67 @@ TEST(ProfilerTruth, KernelsDeliveredBeforeTheirOpsAreAllAttributed) {
   EXPECT_GT(std::stoll(session.meta_value("kernels_parked").value_or("0")), 0);
   EXPECT_EQ(session.meta_value("kernels_given_up").value_or(""), "0");
   EXPECT_EQ(session.gpu_attribution().unattributed_ns, 0);
-  EXPECT_EQ(session.gpu_attribution().traced_ns, launched * 1000);
+  EXPECT_EQ(session.gpu_attribution().traced_ns + warmup->kernel_gpu_ns, launched * 1000);
   // One kernel per recorded op: every top-level row has GPU time.
   for (const OpStats& row : session.op_stats()) {
     EXPECT_GT(row.gpu_time_ns, 0) << row.name << " " << row.module;
   }
   const auto top = session.top_kernels(1);
   ASSERT_EQ(top.size(), 1u);
-  EXPECT_EQ(top[0].calls, launched);
+  EXPECT_EQ(top[0].calls + warmup->kernels, launched);
   EXPECT_FALSE(top[0].launching_ops.empty());
+}
+
+// Step 1 is left out of the op table as warm-up (warmup_step.h); the kernel table and the
+// GPU attribution beside it must cover the same steps, or an op's GPU time and its kernels'
+// disagree and step 1's one-off kernels (cuDNN's benchmark trials, autotuning) top the table.
+// Peer: the stored kernels themselves, each by the step of the op that launched it.
+TEST(ProfilerTruth, TheKernelTableCoversTheStepsTheOpTableCovers) {
+  test::ScratchDir dir;
+  SyntheticGpu gpu;
+  ProfilerOptions options;
+  options.session_path = (dir / "s.ampscope").string();
+  options.capture.gradient_every = 1000;  // no range sample: only the model's kernels
+  options.activity_source_factory = gpu.factory(0);
+  int64_t live_calls = 0;
+  GpuAttribution live;
+  {
+    Profiler profiler(options);
+    train_tiny_gpt(profiler, 4);
+    const auto snap = profiler.snapshot();
+    for (const KernelSummary& k : snap->top_kernels) live_calls += k.calls;
+    live = snap->gpu_attribution;
+  }
+  const auto session = SessionReader::open(options.session_path);
+  std::map<uint64_t, int64_t> op_step;
+  for (const OpRecord& op : session.ops()) op_step[op.id] = op.step;
+  int64_t warm = 0, kept = 0;
+  session.for_each_kernel(INT64_MIN, INT64_MAX, [&](const KernelRecord& k) {
+    ASSERT_TRUE(op_step.count(k.op_id)) << "kernel of op " << k.op_id;
+    ++(op_step.at(k.op_id) == kWarmupStep ? warm : kept);
+  });
+  ASSERT_GT(warm, 0);
+  ASSERT_GT(kept, 0);
+
+  int64_t table_calls = 0;
+  for (const KernelSummary& k : session.top_kernels(1000)) table_calls += k.calls;
+  EXPECT_EQ(table_calls, kept);
+  EXPECT_EQ(live_calls, kept);  // live as saved
+  EXPECT_EQ(session.gpu_attribution().traced_ns, kept * 1000);
+  EXPECT_EQ(live.traced_ns, kept * 1000);
+  EXPECT_EQ(session.gpu_attribution().unattributed_ns, 0);
+  const auto warmup = warmup_left_out_from_meta(session.meta_values());
+  ASSERT_TRUE(warmup && warmup->kernels_left_out);
+  EXPECT_EQ(warmup->kernels, warm);
+  EXPECT_EQ(warmup->kernel_gpu_ns, warm * 1000);
+  EXPECT_EQ(warmup->unattributed_gpu_ns, 0);
+  EXPECT_EQ(warmup->longest_kernel_ns, 1000);
+  // Said where the kernel table is shown (summary, report, GUI) and in the JSON summary.
+  const SessionView view = load_session_view(session);
+  const std::string said = warmup_kernels_text(*view.warmup_left_out, view.gpu_attribution, view.profiled_steps);
+  EXPECT_NE(said.find("its " + text::grouped(warm) + " kernels took"), std::string::npos) << said;
+  const auto json = session_summary(view, 10);
+  EXPECT_EQ(json.at("totals").at("warmup_left_out").at("kernels"), warm);
 }
 
 // Tracing is paused between sampled steps: unsampled steps leave no records, and
@@ -205,7 +262,9 @@ TEST(ProfilerTruth, TheProfilersOwnKernelsAreNeverTheUsers) {
   });
   EXPECT_EQ(stored + own, launched);
   EXPECT_EQ(session.gpu_attribution().unattributed_ns, 0);
-  EXPECT_EQ(session.gpu_attribution().traced_ns, stored * 1000);
+  const auto warmup = warmup_left_out_from_meta(session.meta_values());  // the kernel table leaves it out
+  ASSERT_TRUE(warmup && warmup->kernels_left_out);
+  EXPECT_EQ(session.gpu_attribution().traced_ns + warmup->kernel_gpu_ns, stored * 1000);
   EXPECT_EQ(session.meta_value(meta_key::kUnattributedKernels).value_or(""), "0");
   // And named, with their calls and time, for the summary's account of what a sample costs.
   const SessionView view = load_session_view(session);

@@ -303,8 +303,9 @@ TEST(OpAggregator, TheWarmUpStepsRowsAreKeptApartAndAddBackToTheWholeTable) {
     ops.push_back(op(base + 3, base + 1, "aten::addmm", OpCategory::kUnchanged, t0 + 40, t0 + 90 + slow, step));
   }
   ops.push_back(op(5, 0, "aten::normal_", OpCategory::kUnchanged, 10500, 10800, 1));  // step 1 only
+  // Op 99 never arrives: its kernel ends unattributed, in the newest step seen (3).
   const std::vector<KernelRecord> kernels = {kernel(12, 0, 5, false), kernel(13, 10, 60, true),
-                                             kernel(23, 100, 130, true)};
+                                             kernel(23, 100, 130, true), kernel(99, 200, 210, false)};
   OpAggregator apart, whole;
   apart.keep_step_apart(kWarmupStep);
   for (OpAggregator* agg : {&apart, &whole}) {
@@ -312,6 +313,12 @@ TEST(OpAggregator, TheWarmUpStepsRowsAreKeptApartAndAddBackToTheWholeTable) {
     agg->add_kernels(kernels);
     agg->release_parked();
   }
+  // The kernel table follows: each settled kernel says whether its step is the one kept apart.
+  std::map<int64_t, std::pair<int64_t, bool>> settled;  // kernel start -> step, apart
+  for (const auto& k : apart.take_settled()) settled[k.record.start_ns] = {k.record.step, k.apart};
+  EXPECT_EQ(settled, (std::map<int64_t, std::pair<int64_t, bool>>{
+                         {0, {1, true}}, {10, {1, true}}, {100, {2, false}}, {200, {3, false}}}));
+  for (const auto& k : whole.take_settled()) EXPECT_FALSE(k.apart) << "nothing is apart without keep_step_apart";
   const auto find = [](const std::vector<OpStats>& rows, const char* name) -> const OpStats* {
     for (const auto& r : rows)
       if (r.name == name) return &r;
@@ -362,7 +369,24 @@ TEST(OpAggregator, TheWarmUpStepsRowsAreKeptApartAndAddBackToTheWholeTable) {
   EXPECT_EQ(std::tie(read->step, read->calls, read->cpu_time_ns, read->gpu_time_ns),
             std::tie(left.warmup_left_out->step, left.warmup_left_out->calls, left.warmup_left_out->cpu_time_ns,
                      left.warmup_left_out->gpu_time_ns));
+  EXPECT_FALSE(read->kernels_left_out);  // as sessions written before the kernel table left it out read
   EXPECT_FALSE(warmup_left_out_from_meta({{meta_key::kWarmupLeftOut, ""}}).has_value());
+
+  WarmupLeftOut with_kernels = *left.warmup_left_out;
+  with_kernels.kernels_left_out = true;
+  std::tie(with_kernels.kernels, with_kernels.kernel_gpu_ns, with_kernels.unattributed_gpu_ns,
+           with_kernels.longest_kernel_ns) = std::tuple{2, 55, 0, 50};
+  const auto kernels_read = warmup_left_out_from_meta({{meta_key::kWarmupLeftOut, warmup_meta_value(with_kernels)}});
+  ASSERT_TRUE(kernels_read.has_value());
+  EXPECT_TRUE(kernels_read->kernels_left_out);
+  EXPECT_EQ(std::tie(kernels_read->kernels, kernels_read->kernel_gpu_ns, kernels_read->unattributed_gpu_ns,
+                     kernels_read->longest_kernel_ns),
+            std::tie(with_kernels.kernels, with_kernels.kernel_gpu_ns, with_kernels.unattributed_gpu_ns,
+                     with_kernels.longest_kernel_ns));
+  const std::string text = warmup_kernels_text(*kernels_read, GpuAttribution{0, 110}, 2);
+  EXPECT_NE(text.find("step 1 left out as warm-up: its 2 kernels took "), std::string::npos) << text;
+  EXPECT_NE(text.find("(50% of the other 2 profiled steps together)"), std::string::npos) << text;
+  EXPECT_EQ(warmup_kernels_text(*read, GpuAttribution{0, 110}, 2), "") << "its kernels were not left out";
 }
 
 // CUPTI hands a full buffer over mid-step, before the step's ops reach the

@@ -5,6 +5,8 @@
 #include <iterator>
 #include <limits>
 
+#include "profiler/analysis/kernel_aggregator.h"
+#include "profiler/analysis/warmup_step.h"
 #include "profiler/process_identity.h"
 #include "profiler/session_meta_keys.h"
 #include "tests/profiler_core/session_fixture.h"
@@ -287,6 +289,47 @@ TEST(StoreRoundTrip, UnattributedGpuTimeIsKernelsWithoutAnOp) {
   EXPECT_EQ(r.unattributed_gpu_ns(), 4 * 50'000);
   // The kernel_stats / kernel_ops aggregates are unaffected by the missing op.
   EXPECT_EQ(r.kernel_count(), 12);
+}
+
+// A time window finds kernels that started before it by the longest kernel's duration, read
+// from the kernel table; where that table leaves the warm-up step out, its longest kernel
+// (a 10 ms cuDNN benchmark trial, say) comes from the warm-up meta, or windows miss it.
+TEST(StoreRoundTrip, AWindowFindsAWarmUpKernelTheKernelTableLeftOut) {
+  ScratchDir dir;
+  const auto write = [&](const std::string& path, bool with_meta) {
+    auto w = SessionWriter::create(path, SessionMeta{});
+    KernelRecord warm, steady;
+    warm.name = "benchmark_trial";
+    warm.op_id = 1;
+    warm.step = 1;
+    std::tie(warm.start_ns, warm.end_ns) = std::pair{1'000'000, 11'000'000};
+    steady.name = "gemm";
+    steady.op_id = 2;
+    steady.step = 2;
+    std::tie(steady.start_ns, steady.end_ns) = std::pair{20'000'000, 20'001'000};
+    KernelAggregator table;  // the kernel table without step 1, as the capture writes it
+    table.add(steady, "aten::mm");
+    w->append_kernels({warm, steady});
+    w->replace_kernel_stats(table.summaries(), table.launchers());
+    WarmupLeftOut left_out;
+    left_out.kernels_left_out = true;
+    left_out.kernels = 1;
+    left_out.kernel_gpu_ns = left_out.longest_kernel_ns = 10'000'000;
+    if (with_meta) w->set_meta_value(meta_key::kWarmupLeftOut, warmup_meta_value(left_out));
+    w->close();
+  };
+  write(dir / "warmup.ampscope", true);
+  const auto r = SessionReader::open(dir / "warmup.ampscope");
+  const auto window = r.kernels(5'000'000, 6'000'000);  // inside the trial, after its start
+  ASSERT_EQ(window.size(), 1u);
+  EXPECT_EQ(window[0].name, "benchmark_trial");
+  int64_t seen = 0;
+  r.for_each_kernel(5'000'000, 6'000'000, [&](const KernelRecord&) { ++seen; });
+  EXPECT_EQ(seen, 1);
+  EXPECT_EQ(r.gpu_attribution().traced_ns, 1'000);  // the table's steps
+  // Control: without what the meta says, the table's 1 us bound misses the trial.
+  write(dir / "no_meta.ampscope", false);
+  EXPECT_TRUE(SessionReader::open(dir / "no_meta.ampscope").kernels(5'000'000, 6'000'000).empty());
 }
 
 TEST(StoreRoundTrip, NanAndInfSurvive) {

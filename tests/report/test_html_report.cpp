@@ -87,6 +87,30 @@ TEST(HtmlReport, SessionFileBecomesOneSelfContainedPage) {
   EXPECT_EQ(dots, 2u);
 }
 
+// Where the kernel table left the warm-up step out (as the op table does), the kernels
+// section says what its kernels took, beneath the attribution line it shares steps with.
+TEST(HtmlReport, TheKernelsSectionSaysWhatTheWarmUpStepsKernelsTook) {
+  ScratchDir dir;
+  const auto session = (dir / "run.ampscope").string();
+  write_fixture_file(session, make_fixture());
+  ReportData data = load_report(session);
+  const std::string said = "Step 1 left out as warm-up: its 1,234 kernels took";
+  EXPECT_FALSE(contains(render_html(data), said));
+  WarmupLeftOut left_out;
+  left_out.kernels_left_out = true;
+  left_out.kernels = 1234;
+  left_out.kernel_gpu_ns = 7'000'000;
+  left_out.unattributed_gpu_ns = 1'000'000;
+  data.warmup_left_out = left_out;
+  const std::string html = render_html(data);
+  const size_t kernels = html.find("Top GPU kernels");
+  ASSERT_NE(kernels, std::string::npos);
+  const size_t at = html.find(said, kernels);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(html.find("of it with no op", at), std::string::npos);
+  EXPECT_LT(html.find("GPU time with no op:", kernels), at);
+}
+
 // Time by phase: a row per phase of the same top-level rows the categories sum, the
 // forward's and the backward's CPU time per profiled step as profiler::phase_totals has them.
 TEST(HtmlReport, TimeByPhaseHasARowPerPhaseAddingUpAsTheCategoriesDo) {

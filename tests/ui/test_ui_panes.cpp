@@ -21,6 +21,7 @@
 #include "tests/ui/qt_test_env.h"
 #include "tests/ui/ui_test_data.h"
 #include "profiler/analysis/loss_scale_window.h"
+#include "profiler/number_text.h"
 #include "ui/models/readiness_model.h"
 #include "ui/widgets/color_scheme.h"
 #include "ui/widgets/comparison_page.h"
@@ -687,6 +688,20 @@ TEST(KernelView, ShowsTheUnattributedShareOfGpuTime) {
   const auto* label = view.findChild<QLabel*>(QStringLiteral("gpuAttribution"));
   ASSERT_NE(label, nullptr);
   EXPECT_EQ(label->text().toStdString(), "GPU time with no op: 2.500 ms of 10.000 ms traced (25.0%)");
+
+  // The table leaves the warm-up step out as the op table does, and says what its kernels took.
+  auto without_warmup = std::make_shared<profiler::ProfileSnapshot>(*snapshot);
+  profiler::WarmupLeftOut left_out;
+  left_out.kernels_left_out = true;
+  left_out.kernels = 1234;
+  left_out.kernel_gpu_ns = 5'000'000;
+  without_warmup->warmup_left_out = left_out;
+  without_warmup->profiled_steps = 19;
+  view.setSnapshot(without_warmup);
+  EXPECT_EQ(label->text().toStdString(),
+            "GPU time with no op: 2.500 ms of 10.000 ms traced (25.0%)\n"
+            "Step 1 left out as warm-up: its 1,234 kernels took " +
+                profiler::text::ns_as_ms(5e6) + " (50% of the other 19 profiled steps together)");
 }
 
 // Until a gradient-sampled step measured readiness the pane says why it is empty;

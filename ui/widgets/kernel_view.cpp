@@ -11,6 +11,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "profiler/analysis/warmup_step.h"
+#include "profiler/report/report_format.h"
 #include "ui/models/formatting.h"
 #include "ui/models/kernel_model.h"
 #include "ui/models/table_filter_proxy.h"
@@ -111,10 +113,17 @@ void KernelView::setSnapshot(const profiler::ProfileSnapshotPtr& snapshot) {
   model_->setRows(snapshot_->top_kernels);
   stack_->setCurrentIndex(1);
   const profiler::GpuAttribution& a = snapshot_->gpu_attribution;
-  attribution_->setText(tr("GPU time with no op: %1 ms of %2 ms traced (%3%)")
+  QString attribution = tr("GPU time with no op: %1 ms of %2 ms traced (%3%)")
                             .arg(static_cast<double>(a.unattributed_ns) / 1e6, 0, 'f', 3)
                             .arg(static_cast<double>(a.traced_ns) / 1e6, 0, 'f', 3)
-                            .arg(100.0 * a.unattributed_share(), 0, 'f', 1));
+                            .arg(100.0 * a.unattributed_share(), 0, 'f', 1);
+  if (snapshot_->warmup_left_out) {
+    const std::string left_out =
+        profiler::warmup_kernels_text(*snapshot_->warmup_left_out, a, snapshot_->profiled_steps);
+    if (!left_out.empty())
+      attribution += QStringLiteral("\n") + QString::fromStdString(profiler::report_detail::capitalized(left_out));
+  }
+  attribution_->setText(attribution);
   if (first) {
     table_->resizeColumnsToContents();
     table_->setColumnWidth(KernelModel::kName,
