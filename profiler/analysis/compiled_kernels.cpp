@@ -70,11 +70,37 @@ void add_up(CompiledKernelRow& r, const CompiledKernelTimes::Time& t) {
   r.first_call_gpu_ns += t.first_call_gpu_ns;
 }
 
-void add_gpu(CompiledKernelTimes::Time& t, const KernelRecord& k, bool first_call) {
+void add_gpu(CompiledKernelTimes::Time& t, const KernelRecord& k, bool first_call, bool apart) {
+  const int64_t ns = k.end_ns - k.start_ns;
   ++t.kernels;
   if (k.tensor_core_by_name) ++t.tensor_core_kernels;
-  t.gpu_time_ns += k.end_ns - k.start_ns;
-  if (first_call) t.first_call_gpu_ns += k.end_ns - k.start_ns;
+  t.gpu_time_ns += ns;
+  if (first_call) t.first_call_gpu_ns += ns;
+  if (!apart) return;
+  ++t.apart.kernels;
+  if (k.tensor_core_by_name) ++t.apart.tensor_core_kernels;
+  t.apart.gpu_time_ns += ns;
+  if (first_call) t.apart.first_call_gpu_ns += ns;
+}
+
+void add_call(CompiledKernelTimes::Time& t, const OpRecord& op, bool apart) {
+  ++t.calls;
+  t.cpu_time_ns += op.end_ns - op.start_ns;
+  if (!apart) return;
+  ++t.apart.calls;
+  t.apart.cpu_time_ns += op.end_ns - op.start_ns;
+}
+
+// The figures without the step kept apart.
+CompiledKernelTimes::Time without_apart(CompiledKernelTimes::Time t) {
+  t.calls -= t.apart.calls;
+  t.cpu_time_ns -= t.apart.cpu_time_ns;
+  t.kernels -= t.apart.kernels;
+  t.tensor_core_kernels -= t.apart.tensor_core_kernels;
+  t.gpu_time_ns -= t.apart.gpu_time_ns;
+  t.first_call_gpu_ns -= t.apart.first_call_gpu_ns;
+  t.apart = {};
+  return t;
 }
 
 }  // namespace
@@ -93,8 +119,7 @@ void CompiledKernelTimes::add_ops(const std::vector<OpRecord>& ops) {
       const Key whole{graph, std::string(), 0};
       Time& t = times_[whole];
       t.phase = op.phase;
-      ++t.calls;
-      t.cpu_time_ns += op.end_ns - op.start_ns;
+      add_call(t, op, step_apart_ != 0 && op.step == step_apart_);
       launchers_[op.id] = {op.step, op.id, whole, op.id, false};
       const bool first = first_calls_.try_emplace(graph, op.id).first->second == op.id;
       launches_[op.id] = {graph, first, {}, 0};
@@ -110,8 +135,7 @@ void CompiledKernelTimes::add_ops(const std::vector<OpRecord>& ops) {
       launcher.child_op = op.id;
       Time& t = times_[launcher.child];
       t.phase = op.phase;
-      ++t.calls;
-      t.cpu_time_ns += op.end_ns - op.start_ns;
+      add_call(t, op, step_apart_ != 0 && op.step == step_apart_);
     }
     launcher.launched = false;
     launchers_[op.id] = std::move(launcher);
@@ -130,12 +154,13 @@ void CompiledKernelTimes::add_kernels(const std::vector<const KernelRecord*>& ke
     if (it == launchers_.end()) continue;
     const Launcher& l = it->second;
     const int64_t graph = std::get<0>(l.child);
+    const bool apart = step_apart_ != 0 && l.step == step_apart_;
     CallLaunches& call = launches_[l.call];
     Time& whole = times_[{graph, std::string(), 0}];
-    add_gpu(whole, *k, call.first);
+    add_gpu(whole, *k, call.first, apart);
     if (!std::get<1>(l.child).empty()) {
       Time& child = times_[l.child];
-      add_gpu(child, *k, call.first);
+      add_gpu(child, *k, call.first, apart);
       const auto child_op = launchers_.find(l.child_op);
       if (child_op != launchers_.end() && !child_op->second.launched) {
         child_op->second.launched = true;
@@ -152,7 +177,8 @@ void CompiledKernelTimes::add_kernels(const std::vector<const KernelRecord*>& ke
     Time& t = times_[key];
     t.phase = whole.phase;
     ++t.calls;
-    add_gpu(t, *k, call.first);
+    if (apart) ++t.apart.calls;
+    add_gpu(t, *k, call.first, apart);
     own_launch_place_.try_emplace(key, OwnLaunch{call.own_launches++, launch_weight(k->kind)});
   }
 }
@@ -203,6 +229,10 @@ std::map<CompiledKernelTimes::Key, CompiledKernelTimes::Time> CompiledKernelTime
       to.tensor_core_kernels += moved->second.tensor_core_kernels;
       to.gpu_time_ns += moved->second.gpu_time_ns;
       to.first_call_gpu_ns += moved->second.first_call_gpu_ns;
+      to.apart.kernels += moved->second.apart.kernels;
+      to.apart.tensor_core_kernels += moved->second.apart.tensor_core_kernels;
+      to.apart.gpu_time_ns += moved->second.apart.gpu_time_ns;
+      to.apart.first_call_gpu_ns += moved->second.apart.first_call_gpu_ns;
       int64_t& calls = replay_calls[child];
       calls = std::max(calls, moved->second.calls);
       out.erase(moved);
@@ -210,6 +240,8 @@ std::map<CompiledKernelTimes::Key, CompiledKernelTimes::Time> CompiledKernelTime
     for (const auto& [child, calls] : replay_calls) {
       Time& t = out[child];
       t.calls = t.calls_with_kernels + calls;
+      // Its calls apart are not recounted so (a CUDA graph's first calls run eagerly): at most all.
+      t.apart.calls = std::min(t.apart.calls, t.calls);
     }
   }
   return out;
@@ -221,8 +253,13 @@ void CompiledKernelTimes::forget_before(int64_t step) {
 }
 
 std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledKernelRow>& listed,
-                                                     const CompiledKernelTimes& times) {
+                                                     const CompiledKernelTimes& times, bool without_apart) {
   const std::map<CompiledKernelTimes::Key, CompiledKernelTimes::Time> attributed = times.attributed_times();
+  // What a row shows: every step's figures, or those without the step kept apart. Tuning
+  // is told by every step's (a first call's launches, which that step may hold).
+  const auto shown = [without_apart](const CompiledKernelTimes::Time& t) {
+    return without_apart ? profiler::without_apart(t) : t;
+  };
   std::map<int64_t, std::vector<const CompiledKernelRow*>> by_graph;
   for (const CompiledKernelRow& row : listed) by_graph[row.graph].push_back(&row);
   for (const auto& [key, time] : attributed) by_graph[std::get<0>(key)];
@@ -242,7 +279,7 @@ std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledK
     };
     if (const auto* t = time_of("", 0)) {
       whole.phase = t->phase;
-      take(whole, *t);
+      take(whole, shown(*t));
     }
     std::set<std::pair<std::string, int64_t>> named;
     std::map<std::string, const CompiledKernelRow*, std::less<>> fused_by_name;
@@ -250,7 +287,7 @@ std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledK
       CompiledKernelRow& r = out.emplace_back(*row);
       named.emplace(r.kernel, r.ordinal);
       if (r.kind == kCompiledFusedKernel) fused_by_name.try_emplace(r.kernel, row);
-      if (const auto* t = time_of(r.kernel, r.ordinal)) take(r, *t);
+      if (const auto* t = time_of(r.kernel, r.ordinal)) take(r, shown(*t));
     }
     // The unlisted: a first call's launches of a listed kernel and, where there are
     // such, its buffer resets are tuning, summed per name; the rest "other" rows.
@@ -272,9 +309,11 @@ std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledK
       const auto fused = fused_by_name.find(name);
       const bool tuning =
           first_call_only(t) && (fused != fused_by_name.end() || (tuned && is_tuning_buffer_reset(name)));
+      const CompiledKernelTimes::Time own = shown(t);
+      if (own.calls == 0 && own.cpu_time_ns == 0 && own.kernels == 0) continue;  // all in the step apart
       if (tuning) {
         if (const auto it = tuning_row.find(name); it != tuning_row.end()) {
-          add_up(out[it->second], t);
+          add_up(out[it->second], own);
           continue;
         }
         tuning_row.emplace(name, out.size());
@@ -286,7 +325,7 @@ std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledK
       r.kernel = name;
       r.ordinal = std::get<2>(key);
       if (tuning && fused != fused_by_name.end()) r.ops = fused->second->ops;
-      take(r, t);
+      take(r, own);
     }
   }
   return out;

@@ -70,6 +70,9 @@ class CompiledKernelTimes {
   // CUPTI hands a buffer over when it fills, which under CUDA graphs (a few hundred
   // kernels a step) is many steps after the kernels ran.
   explicit CompiledKernelTimes(int64_t op_memory_steps = kOpMemorySteps) : op_memory_steps_(op_memory_steps) {}
+  // The calls and kernels of this step (the warm-up step the op table may leave out,
+  // warmup_step.h) are counted in each Time's `apart` as well.
+  void keep_step_apart(int64_t step) { step_apart_ = step; }
   // Records of whole steps: a graph's op and its children arrive together.
   void add_ops(const std::vector<OpRecord>& ops);
   // GPU kernels, once the ops that launched them were added (OpAggregator settles a
@@ -89,6 +92,11 @@ class CompiledKernelTimes {
     // Of a child op's calls, those that ran a kernel: not the ones a CUDA graph
     // captured (a replay runs their kernels, and counts the call then).
     int64_t calls_with_kernels = 0;
+    // Of the figures above, the step kept apart's (keep_step_apart).
+    struct Apart {
+      int64_t calls = 0, cpu_time_ns = 0, kernels = 0, tensor_core_kernels = 0, gpu_time_ns = 0;
+      int64_t first_call_gpu_ns = 0;
+    } apart;
   };
   using Key = std::tuple<int64_t, std::string, int64_t>;  // (graph, name, ordinal); name "" is the graph
   // As recorded: a CUDA graph's replayed library kernels under their own names
@@ -138,6 +146,7 @@ class CompiledKernelTimes {
   void forget_before(int64_t step);
 
   int64_t op_memory_steps_;
+  int64_t step_apart_ = 0;  // 0: none
   std::map<Key, Time> times_;
   std::map<Key, OwnLaunch> own_launch_place_;     // a key the graph's op launched -> its place in the call
   std::map<int64_t, EagerCall> eager_calls_;      // by graph
@@ -157,8 +166,11 @@ class CompiledKernelTimes {
 // a kCompiledGraphCall row per graph, kCompiledTuningCall rows for a first call's
 // tuning and kCompiledOtherCall rows for the other timed children nobody listed.
 // Ordered by graph, then as listed.
+// `without_apart`: the times of every step but the one kept apart (what the op table covers
+// where it leaves the warm-up step out); rows are told tuning from other by every step's
+// times, and an unlisted row left without calls or time is dropped.
 std::vector<CompiledKernelRow> join_compiled_kernels(const std::vector<CompiledKernelRow>& listed,
-                                                     const CompiledKernelTimes& times);
+                                                     const CompiledKernelTimes& times, bool without_apart = false);
 
 // One signature of torch.compile's graphs as an op table row (OpStats::compiled, no
 // calls yet), and how often each graph holds it. The graphs are fixed once compiled;

@@ -39,35 +39,55 @@ std::string against_other_steps(int64_t own_ns, int64_t table_ns, int64_t steps,
          (steps == 1 ? "'s" : " together") + more + ")";
 }
 
+// `from`'s rows added into `into`: a row of the same signature (and top-level mark) sums
+// into the one there, any other is appended.
+void add_rows(std::vector<OpStats>& into, std::vector<OpStats>&& from) {
+  for (OpStats& row : from) {
+    auto same = std::find_if(into.begin(), into.end(), [&](const OpStats& r) {
+      return r.top_level == row.top_level && r.compiled == row.compiled && same_op_signature(r, row);
+    });
+    if (same == into.end())
+      into.push_back(std::move(row));
+    else
+      add_row(*same, row);
+  }
+}
+
 }  // namespace
 
 OpTable op_table_without_warmup(std::vector<OpStats> steady, std::vector<OpStats> warmup,
                                 bool other_steps_profiled) {
   OpTable table;
-  const bool compiled =
-      std::any_of(warmup.begin(), warmup.end(), [](const OpStats& r) { return r.name == kTorchCompileOp; });
-  if (!warmup.empty() && other_steps_profiled && !compiled) {
-    WarmupLeftOut left_out;
-    for (const OpStats& r : warmup) {
-      if (!r.top_level) continue;
-      left_out.calls += r.calls;
-      left_out.cpu_time_ns += r.cpu_time_ns;
-      left_out.gpu_time_ns += r.gpu_time_ns;
-    }
-    table.rows = std::move(steady);
-    table.warmup_left_out = left_out;
+  if (warmup.empty() || !other_steps_profiled) {
+    table.rows = std::move(warmup);
+    add_rows(table.rows, std::move(steady));
     return table;
   }
-  table.rows = std::move(warmup);
-  for (OpStats& row : steady) {
-    auto same = std::find_if(table.rows.begin(), table.rows.end(), [&](const OpStats& r) {
-      return r.top_level == row.top_level && r.compiled == row.compiled && same_op_signature(r, row);
-    });
-    if (same == table.rows.end())
-      table.rows.push_back(std::move(row));
-    else
-      add_row(*same, row);
+  // Compiling stays: it is in no category, and compile_time() says how long it took. A
+  // compile the step's left-out rows held is no region's work in the table: it stays as
+  // a top-level row, so no steady region's time is taken for it.
+  WarmupLeftOut left_out;
+  std::vector<OpStats> compiles;
+  for (OpStats& r : warmup) {
+    if (r.name == kTorchCompileOp) {
+      if (!r.top_level) {  // out of the left-out time of the row that held it
+        left_out.cpu_time_ns -= r.cpu_time_ns;
+        left_out.gpu_time_ns -= r.gpu_time_ns;
+      }
+      r.top_level = true;
+      compiles.push_back(std::move(r));
+      continue;
+    }
+    if (!r.top_level) continue;
+    left_out.calls += r.calls;
+    left_out.cpu_time_ns += r.cpu_time_ns;
+    left_out.gpu_time_ns += r.gpu_time_ns;
   }
+  left_out.cpu_time_ns = std::max<int64_t>(left_out.cpu_time_ns, 0);
+  left_out.gpu_time_ns = std::max<int64_t>(left_out.gpu_time_ns, 0);
+  table.rows = std::move(steady);
+  add_rows(table.rows, std::move(compiles));
+  table.warmup_left_out = left_out;
   return table;
 }
 

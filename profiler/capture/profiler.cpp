@@ -45,6 +45,7 @@ Profiler::Profiler(ProfilerOptions options)
       snapshot_(std::make_shared<const ProfileSnapshot>()) {
   observer_.set_step_op_budget(options_.step_op_budget);
   aggregator_.keep_step_apart(kWarmupStep);  // before the worker sees an op
+  compiled_kernel_times_.keep_step_apart(kWarmupStep);
   worker_ = std::thread([this] {
     lower_this_thread_priority();
     worker_loop();
@@ -601,9 +602,11 @@ void Profiler::save_tables() {
     std::lock_guard lock(compiled_mutex_);
     listed = compiled_kernels_;
   }
+  // Over the op table's steps, whose compiled regions' time the category ledger moves by them.
   if ((listed && !listed->empty()) || !compiled_kernel_times_.empty())
-    writer_->replace_compiled_kernels(
-        join_compiled_kernels(listed ? *listed : std::vector<CompiledKernelRow>{}, compiled_kernel_times_));
+    writer_->replace_compiled_kernels(join_compiled_kernels(listed ? *listed : std::vector<CompiledKernelRow>{},
+                                                            compiled_kernel_times_,
+                                                            table.warmup_left_out.has_value()));
   // With the table it describes, so a killed run's stale table and its count agree.
   if (table.warmup_left_out || warmup_meta_written_) {  // before the count, which readers wait on
     writer_->set_meta_value(meta_key::kWarmupLeftOut,
@@ -660,6 +663,9 @@ OpTable Profiler::annotated_op_stats() const {
     std::lock_guard lock(compiled_mutex_);
     signatures = compiled_op_signatures_;
     graph_calls = compiled_graph_calls_;
+    if (table.warmup_left_out)  // the graphs' node rows count the calls of the table's steps
+      for (size_t i = 0; i < graph_calls.size() && i < compiled_warmup_graph_calls_.size(); ++i)
+        graph_calls[i] = std::max<int64_t>(graph_calls[i] - compiled_warmup_graph_calls_[i], 0);
   }
   if (signatures) {
     std::vector<OpStats> compiled = compiled_op_rows(*signatures, graph_calls);

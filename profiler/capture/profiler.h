@@ -164,7 +164,8 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   // the previous set when a graph is compiled; their graphs' calls on profiled steps,
   // every step. Saved and shown with the recorded ops from the next save on.
   void set_compiled_op_signatures(std::vector<CompiledOpSignature> signatures);
-  void set_compiled_graph_calls(std::vector<int64_t> calls);
+  // `warmup_calls`: of `calls`, the warm-up step's (kWarmupStep), left out with its ops.
+  void set_compiled_graph_calls(std::vector<int64_t> calls, std::vector<int64_t> warmup_calls = {});
   // The calls of inductor's compiled graphs, without times (profiler/analysis/
   // compiled_kernels.h), replacing the previous list: saved with their times.
   void set_compiled_kernels(std::vector<CompiledKernelRow> rows);
@@ -331,6 +332,7 @@ class Profiler final : public engine::TrainingObserver, private cupti::ActivityS
   mutable std::mutex compiled_mutex_;
   std::shared_ptr<const std::vector<CompiledOpSignature>> compiled_op_signatures_;
   std::vector<int64_t> compiled_graph_calls_;
+  std::vector<int64_t> compiled_warmup_graph_calls_;  // of those, the warm-up step's
   std::shared_ptr<const std::vector<CompiledKernelRow>> compiled_kernels_;
   CompiledKernelTimes compiled_kernel_times_;  // worker only
 };

@@ -37,9 +37,10 @@ void Profiler::set_compiled_op_signatures(std::vector<CompiledOpSignature> signa
   compiled_op_signatures_ = std::move(shared);
 }
 
-void Profiler::set_compiled_graph_calls(std::vector<int64_t> calls) {
+void Profiler::set_compiled_graph_calls(std::vector<int64_t> calls, std::vector<int64_t> warmup_calls) {
   std::lock_guard lock(compiled_mutex_);
   compiled_graph_calls_.swap(calls);
+  compiled_warmup_graph_calls_.swap(warmup_calls);
 }
 
 void Profiler::set_compiled_kernels(std::vector<CompiledKernelRow> rows) {

@@ -36,25 +36,25 @@ struct TableShares {
   bool gpu = false;
 };
 
-TableShares shares_of(const std::vector<OpStats>& rows) {
+// The times are category_totals' (the summary's category table): compiling in none, a
+// compiled region's time moved to what its kernels computed (`compiled`).
+TableShares shares_of(const std::vector<OpStats>& rows, const std::vector<CompiledComputeTime>& compiled = {}) {
   TableShares t;
-  for (const auto& r : rows) t.gpu = t.gpu || (r.top_level && r.gpu_time_ns > 0);
   for (const auto& r : rows) {
-    if (!r.top_level) continue;
-    const double time = static_cast<double>(t.gpu ? r.gpu_time_ns : r.cpu_time_ns);
-    t.total += time;
-    t.cast_tax += static_cast<double>(t.gpu ? r.cast_gpu_time_ns : r.cast_cpu_time_ns);
+    if (!r.top_level || r.name == kTorchCompileOp) continue;
+    t.gpu = t.gpu || r.gpu_time_ns > 0;
     t.tensor_core += static_cast<double>(r.tensor_core_gpu_time_ns);
-    if (r.category == OpCategory::kKeptFp32) {
-      t.kept_fp32 += time;
-      t.kept_names.insert(r.name);
-    } else if (r.category == OpCategory::kDemoted) {
-      t.demoted += time;
-      t.demoted_names.insert(r.name);
-    } else if (r.category == OpCategory::kAutocastOff) {
-      t.autocast_off += time;
-      t.autocast_off_names.insert(r.name);
-    }
+    if (r.category == OpCategory::kKeptFp32) t.kept_names.insert(r.name);
+    if (r.category == OpCategory::kDemoted) t.demoted_names.insert(r.name);
+    if (r.category == OpCategory::kAutocastOff) t.autocast_off_names.insert(r.name);
+  }
+  for (const CategoryTotals& c : category_totals(rows, compiled)) {
+    const double time = static_cast<double>(t.gpu ? c.gpu_time_ns : c.cpu_time_ns);
+    t.total += time;
+    t.cast_tax += static_cast<double>(t.gpu ? c.cast_gpu_time_ns : c.cast_cpu_time_ns);
+    if (c.category == OpCategory::kKeptFp32) t.kept_fp32 += time;
+    if (c.category == OpCategory::kDemoted) t.demoted += time;
+    if (c.category == OpCategory::kAutocastOff) t.autocast_off += time;
   }
   return t;
 }
@@ -79,8 +79,8 @@ std::string no_gpu_sentence(const SessionMeta& meta) {
 }
 
 // "; 3 ops kept in fp32 took 12% of op time; autocast's casts cost 4%", or "".
-std::string autocast_costs(const std::vector<OpStats>& rows) {
-  const auto t = shares_of(rows);
+std::string autocast_costs(const std::vector<OpStats>& rows, const std::vector<CompiledComputeTime>& compiled = {}) {
+  const auto t = shares_of(rows, compiled);
   if (t.total <= 0) return "";
   std::string s;
   if (!t.kept_names.empty())
@@ -251,7 +251,7 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
     out.push_back(s + ".");
   }
 
-  const auto t = shares_of(d.op_stats);
+  const auto t = shares_of(d.op_stats, d.compiled_compute);
   if (t.total > 0) {
     if (t.demoted_names.empty() && t.kept_names.empty()) {
       const std::string why =
@@ -261,14 +261,14 @@ void session_verdict(const ReportData& d, std::vector<std::string>& out) {
                                 "in " + fsdp + " without it, the fp32 shards staying the master weights"
           : m.precision == "fp32" ? " (an fp32 run)"
                                   : "";
-      out.push_back("Autocast changed no op's precision" + why + autocast_costs(d.op_stats) + ".");
+      out.push_back("Autocast changed no op's precision" + why + autocast_costs(d.op_stats, d.compiled_compute) + ".");
     } else {
       std::string s = t.demoted_names.empty()
                           ? "Autocast lowered no op to " + precision +
                                 (reduced.empty() ? "" : " (the model's parameters are " + reduced + " already)")
                           : "Autocast ran " + ops_text(t.demoted_names) + " in " + precision + " (" +
                                 percent(t.demoted / t.total) + " of op time)";
-      out.push_back(s + autocast_costs(d.op_stats) + ".");
+      out.push_back(s + autocast_costs(d.op_stats, d.compiled_compute) + ".");
     }
   }
 

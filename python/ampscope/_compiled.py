@@ -71,6 +71,9 @@ class _Graph:
         # Calls on sampled steps by the module instance they ran for (None: the one the graph
         # was traced on, `root`, or any where the graph is no module's code).
         self.calls: dict[str | None, int] = {}
+        # Of those, the calls in the warm-up step, which the session's op table leaves out
+        # (profiler/analysis/warmup_step.h): its graph node rows count the other steps' calls.
+        self.warmup_calls: dict[str | None, int] = {}
         self.number = -1  # its place in CompiledGraphs._graphs: its marker op's name
         self.kernel_calls: list[dict] = []  # inductor's calls, in order (_compiled_kernels.kernel_calls)
         # The path of the module whose code the graph is (a compiled module's, `block.compile()`'s),
@@ -483,8 +486,11 @@ class CompiledGraphs:
     def _count(self, graph: _Graph, instance: str | None = None):
         if self._active and self._capture._step_is_sampled():
             key = None if instance == graph.root else instance
+            warmup = self._capture._core.step == _core.WARMUP_STEP
             with self._lock:
                 graph.calls[key] = graph.calls.get(key, 0) + 1
+                if warmup:
+                    graph.warmup_calls[key] = graph.warmup_calls.get(key, 0) + 1
 
     def _slots(self) -> list[tuple[_Graph, str | None]]:
         """Each graph once per module instance it ran for (its own first): the session counts
@@ -545,6 +551,7 @@ class CompiledGraphs:
             graphs = tuple((id(g), instance) for g, instance in slots)
             listing = tuple((id(g), len(g.kernel_calls), len(g.calls)) for g in self._graphs)
             calls = [g.calls.get(instance, 0) for g, instance in slots]
+            warmup_calls = [g.warmup_calls.get(instance, 0) for g, instance in slots]
             events = dict(graphs=self._dynamo_graphs,
                           graph_breaks=[dict(where=w, reason=r, count=c) for (w, r), c in self._breaks.items()],
                           recompiles=list(self._recompiles),
@@ -557,7 +564,7 @@ class CompiledGraphs:
         if pushed.get("listing") != listing:
             core.compiled_kernels(self.kernel_rows())
         if pushed.get("calls") != calls:
-            core.compiled_graph_calls(calls)
+            core.compiled_graph_calls(calls, warmup_calls)
         self._pushed = dict(graphs=graphs, listing=listing, calls=calls, events=events)
         if pushed.get("events") == events:
             return

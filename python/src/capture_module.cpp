@@ -34,6 +34,7 @@
 #include "profiler/capture/profiler.h"
 #include "profiler/capture/session_meta.h"
 #include "profiler/analysis/op_classifier.h"
+#include "profiler/analysis/warmup_step.h"
 
 namespace py = pybind11;
 
@@ -363,8 +364,9 @@ class Capture {
   // Each graph's calls on sampled steps, by graph: every step, a few integers. (The
   // GIL stays held: the profiler takes its lock only to swap the list, and handing the
   // GIL over could let another Python thread hold up the training thread.)
-  void compiled_graph_calls(std::vector<int64_t> calls) {
-    profiler_->set_compiled_graph_calls(std::move(calls));
+  // `warmup_calls`: of those, the warm-up step's (kWarmupStep), left out with its ops.
+  void compiled_graph_calls(std::vector<int64_t> calls, std::vector<int64_t> warmup_calls) {
+    profiler_->set_compiled_graph_calls(std::move(calls), std::move(warmup_calls));
   }
 
   // The calls of inductor's compiled graphs (python/ampscope/_compiled_kernels.py),
@@ -423,6 +425,7 @@ PYBIND11_MODULE(_ampscope_capture, m) {
   // The stored values of a session's cpu_bf16_matmul / cpu_fp16_matmul, defined once in C++.
   m.attr("CPU_MATMUL_ONEDNN") = ampscope::profiler::kCpuMatmulOneDnn;
   m.attr("COMPILE_OP") = std::string(ampscope::profiler::kTorchCompileOp);
+  m.attr("WARMUP_STEP") = ampscope::profiler::kWarmupStep;
   m.attr("CPU_MATMUL_FALLBACK") = ampscope::profiler::kCpuMatmulFallback;
   // The module path of GradScaler's own ops, as the engine's loss scaler names it.
   m.attr("LOSS_SCALER_MODULE") = ampscope::engine::kLossScalerModule;

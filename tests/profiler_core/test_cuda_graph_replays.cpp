@@ -7,6 +7,8 @@
 // (tests/fixtures/h200-gpt2-cudagraphs-records.tsv).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <fstream>
 #include <map>
 #include <set>
@@ -305,6 +307,50 @@ TEST(CudaGraphReplaysOnAnH200, NearlyAllOfTheGraphsGpuTimeAfterTheirFirstCallsIs
     EXPECT_GE(r.tensor_core_kernels, 4) << "addmm #" << r.ordinal;
   }
   EXPECT_EQ(addmm, 48);
+}
+
+// With step 1 (the graphs' eager calls and tuning) kept apart, as the op table leaves the
+// warm-up step out: the rows hold the replays alone, aligned as before (the eager call
+// still names the replays' kernels). Peer for the graphs' time: the same records' step 1 alone.
+TEST(CudaGraphReplaysOnAnH200, WithoutTheWarmUpStepTheRowsHoldTheReplaysAlone) {
+  const Fixture f = read_fixture(AMPSCOPE_FIXTURES_DIR "/h200-gpt2-cudagraphs-records.tsv");
+  ASSERT_GE(f.ops_by_step.size(), 5u) << "missing fixture " AMPSCOPE_FIXTURES_DIR "/h200-gpt2-cudagraphs-records.tsv";
+  CompiledKernelTimes times, first_step;
+  times.keep_step_apart(1);
+  for (size_t step = 1; step < f.ops_by_step.size(); ++step) {
+    times.add_ops(f.ops_by_step[step]);
+    if (step == 1) first_step.add_ops(f.ops_by_step[step]);
+    if (step >= f.kernels_by_step.size()) continue;
+    times.add_kernels(pointers(f.kernels_by_step[step]));
+    if (step == 1) first_step.add_kernels(pointers(f.kernels_by_step[step]));
+  }
+  const auto all = join_compiled_kernels(f.listed, times);
+  const auto later = join_compiled_kernels(f.listed, times, true);
+  const auto first = join_compiled_kernels(f.listed, first_step);
+  std::map<int64_t, std::array<int64_t, 3>> graph_gpu;  // graph -> every step's, later, step 1's
+  for (const auto& [rows, i] : {std::pair{&all, 0}, std::pair{&later, 1}, std::pair{&first, 2}})
+    for (const CompiledKernelRow& r : *rows)
+      if (r.kind == kCompiledGraphCall) graph_gpu[r.graph][static_cast<size_t>(i)] = r.gpu_time_ns;
+  ASSERT_FALSE(graph_gpu.empty());
+  for (const auto& [graph, gpu] : graph_gpu) {
+    EXPECT_GT(gpu[1], 0) << "graph " << graph;
+    EXPECT_EQ(gpu[1], gpu[0] - gpu[2]) << "graph " << graph;
+  }
+  for (const CompiledKernelRow& r : later) {
+    EXPECT_GE(std::min({r.calls, r.cpu_time_ns, r.kernels, r.gpu_time_ns, r.first_call_gpu_ns}), 0) << r.kernel;
+    EXPECT_EQ(r.first_call_gpu_ns, 0) << r.kernel << ": every first call was step 1's";
+    EXPECT_NE(r.kind, kCompiledTuningCall) << r.kernel << ": tuning ran in the first calls alone";
+  }
+  int addmm = 0;
+  for (const CompiledKernelRow& r : later) {
+    if (r.graph != 0 || r.kind != kCompiledExternKernel || r.kernel != "aten::addmm") continue;
+    ++addmm;
+    EXPECT_EQ(r.calls, 3) << "addmm #" << r.ordinal << ": its three replays";
+    EXPECT_GE(r.tensor_core_kernels, 3) << "addmm #" << r.ordinal;
+  }
+  EXPECT_EQ(addmm, 48);
+  const CompiledTimeShare share = compiled_time_share(later);
+  EXPECT_GE(share.gpu_kernel_share(), 0.95) << compiled_share_text(share);
 }
 
 // The worker saves the tables every two seconds while records still arrive, and keeps

@@ -356,11 +356,38 @@ TEST(OpAggregator, TheWarmUpStepsRowsAreKeptApartAndAddBackToTheWholeTable) {
                        b.tensor_core_kernels, b.cast_calls, b.cast_bytes, b.cast_cpu_time_ns, b.cast_gpu_time_ns))
         << a.name;
   }
-  // A step 1 that compiled stays in: its compile is said apart, and read from its first call.
+  // A step 1 that compiled: its compiles stay (in no category; compile_time says them), as
+  // top-level rows since the rows that held them are left out, and are no part of the
+  // left-out time; the rest is left out as ever.
   std::vector<OpStats> compiling = warmup;
-  compiling.push_back(compiling.front());
-  compiling.back().name = std::string(kTorchCompileOp);
-  EXPECT_FALSE(op_table_without_warmup(steady, compiling, true).warmup_left_out.has_value());
+  OpStats region = compiling.front();  // a compiled region's first call, a compile inside it
+  region.name = "Torch-Compiled Region: 0/0";
+  region.cpu_time_ns = 5000;
+  region.gpu_time_ns = 70;
+  compiling.push_back(region);
+  OpStats compile = region;
+  compile.name = std::string(kTorchCompileOp);
+  compile.top_level = false;
+  compile.cpu_time_ns = 4000;
+  compile.gpu_time_ns = 60;  // tuning kernels
+  compiling.push_back(compile);
+  std::vector<OpStats> steady_regions = steady;  // the region's later calls
+  steady_regions.push_back(region);
+  steady_regions.back().cpu_time_ns = 6000;
+  const OpTable compiled = op_table_without_warmup(steady_regions, compiling, true);
+  ASSERT_TRUE(compiled.warmup_left_out.has_value());
+  EXPECT_EQ(compiled.warmup_left_out->calls, 2 + 1);  // linear, normal_, the region
+  EXPECT_EQ(compiled.warmup_left_out->cpu_time_ns, 1000 + 300 + 5000 - 4000);
+  EXPECT_EQ(compiled.warmup_left_out->gpu_time_ns, 5 + 50 + 70 - 60);
+  EXPECT_EQ(compiled.rows.size(), steady_regions.size() + 1);
+  EXPECT_EQ(compile_time(compiled.rows).cpu_time_ns, 4000);
+  EXPECT_EQ(compile_time(compiled.rows).gpu_time_ns, 60);
+  EXPECT_TRUE(compiled.rows.back().top_level) << "held by a row the table left out";
+  // In no category, and no steady row's time taken for it.
+  int64_t categorized = 0, steady_time = 0;
+  for (const CategoryTotals& t : category_totals(compiled.rows)) categorized += t.cpu_time_ns;
+  for (const CategoryTotals& t : category_totals(steady_regions)) steady_time += t.cpu_time_ns;
+  EXPECT_EQ(categorized, steady_time);
 
   const std::map<std::string, std::string> meta = {
       {meta_key::kWarmupLeftOut, warmup_meta_value(*left.warmup_left_out)}};

@@ -189,6 +189,38 @@ TEST(Verdict, OpsWhereTheScriptTurnedAutocastOffAreSaidWithTheirShare) {
   EXPECT_NE(v.find("; aten::mm, run where the code turned autocast off, took 50% of op time"), std::string::npos) << v;
 }
 
+// A torch.compile'd run: the verdict's shares are the category table's (category_totals), so
+// compiling (in no category) takes none, and a compiled region's time counts by what its
+// kernels computed. Summing the rows itself, it said "aten::addmm in bf16 (0% of op time)"
+// beside a table with demoted at 19%.
+TEST(Verdict, ACompiledRunsSharesAreTheCategoryTables) {
+  ReportData d;
+  d.path = "s.ampscope";
+  d.meta.precision = "bf16";
+  d.meta.device = "cpu";
+  const auto row = [](std::string name, OpCategory category, bool compiled, int64_t cpu_ns) {
+    OpStats r;
+    r.name = std::move(name);
+    r.category = category;
+    r.compiled = compiled;
+    r.top_level = true;
+    r.calls = 19;
+    r.cpu_time_ns = cpu_ns;
+    return r;
+  };
+  d.op_stats = {row(std::string(profiler::kTorchCompileOp), OpCategory::kUnchanged, false, 20'000'000'000),
+                row("Torch-Compiled Region: 0/0", OpCategory::kUnchanged, false, 800'000'000),
+                row("aten::cross_entropy_loss", OpCategory::kKeptFp32, false, 200'000'000),
+                row("aten::addmm", OpCategory::kDemoted, true, 0)};  // a graph's node: no time of its own
+  d.compiled_compute = {{OpCategory::kDemoted, "bfloat16", 400'000'000, 0}};  // half the region: its GEMMs
+  finish_report(d);
+  const auto v = joined(d.verdict);
+  EXPECT_NE(v.find("Autocast ran aten::addmm in bf16 (40% of op time); aten::cross_entropy_loss kept in fp32 took "
+                   "20% of op time"),
+            std::string::npos)
+      << v;
+}
+
 // model.bfloat16() with no autocast region: a bf16 run (its autocast precision reads fp32), and
 // a warning that the optimizer has no fp32 master weights; an fp32 model with a few bf16
 // buffers-as-parameters is neither.
