@@ -30,6 +30,8 @@ using ampscope::profiler::SessionReader;
 using ampscope::test::ScratchDir;
 
 constexpr int kSteps = 2;
+// The steps the op table covers: step 1, the warm-up, is left out (profiler/analysis/warmup_step.h).
+constexpr int kTableSteps = kSteps - 1;
 const std::string kExample = std::string(AMPSCOPE_EXAMPLES_DIR) + "/compiled_bf16.py";
 
 struct BlocksCase {
@@ -125,14 +127,14 @@ TEST_P(CompiledBlocks, EachBlocksOpsAreItsOwnAsInTheEagerRun) {
   ASSERT_FALSE(eager_forward.empty());
   const auto compiled_forward = block_ops(compiled, true, c.forward_op, Phase::kForward);
   EXPECT_EQ(modules_of(compiled_forward), eager_forward) << "each block's own modules, as in eager";
-  for (const auto& [module, calls] : compiled_forward) EXPECT_EQ(calls, kSteps) << module << ": once a step";
+  for (const auto& [module, calls] : compiled_forward) EXPECT_EQ(calls, kTableSteps) << module << ": once a step";
   std::set<std::string> blocks;
   for (const auto& module : eager_forward) blocks.insert(block_of(module));
   // The backward graph is shared too: each block's gradients are its own.
   std::set<std::string> backward_blocks;
   for (const auto& [module, calls] : block_ops(compiled, true, c.backward_op, Phase::kBackward)) {
     backward_blocks.insert(block_of(module));
-    EXPECT_EQ(calls % kSteps, 0) << module << ": " << calls;
+    EXPECT_GT(calls, 0) << module;  // over the table's one step
   }
   EXPECT_EQ(backward_blocks, blocks);
   // Each block's compiled regions are its own, and no path holds torch.compile's wrapper.
@@ -190,8 +192,8 @@ for step in range(2):
   for (const std::string module : {"blocks.0.up", "blocks.0.down", "blocks.1.up", "blocks.1.down", "blocks.2.up",
                                    "blocks.2.down"}) {
     // Over the table's steps: step 1 is left out as warm-up.
-    EXPECT_EQ(forward_gemms[module], kSteps - 1) << module;
-    EXPECT_EQ(backward_gemms[module], 2 * (kSteps - 1)) << module << ": the input's and the weight's gradients";
+    EXPECT_EQ(forward_gemms[module], kTableSteps) << module;
+    EXPECT_EQ(backward_gemms[module], 2 * kTableSteps) << module << ": the input's and the weight's gradients";
   }
   std::map<std::string, int64_t> kernel_ops;  // the block a kernel's op names, and its suffix
   for (const auto& kernel : reader.compiled_kernels()) {
