@@ -108,7 +108,11 @@ std::string warmup_meta_value(const WarmupLeftOut& left_out) {
 std::optional<WarmupLeftOut> warmup_left_out_from_meta(const std::map<std::string, std::string>& meta) {
   const auto it = meta.find(meta_key::kWarmupLeftOut);
   if (it == meta.end()) return std::nullopt;
-  const nlohmann::json parsed = nlohmann::json::parse(it->second, nullptr, false);
+  return warmup_left_out_from_meta_value(it->second);
+}
+
+std::optional<WarmupLeftOut> warmup_left_out_from_meta_value(const std::string& value) {
+  const nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
   if (!parsed.is_object()) return std::nullopt;
   WarmupLeftOut left_out;
   const auto read = [&](const char* key, int64_t& field) {

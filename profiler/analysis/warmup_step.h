@@ -58,6 +58,8 @@ OpTable op_table_without_warmup(std::vector<OpStats> steady, std::vector<OpStats
 // kernels, kernel_ns, unattributed_ns, longest_kernel_ns) and back; nullopt where absent or unreadable.
 std::string warmup_meta_value(const WarmupLeftOut& left_out);
 std::optional<WarmupLeftOut> warmup_left_out_from_meta(const std::map<std::string, std::string>& meta);
+// The same from the value alone (a reader's one-key lookup).
+std::optional<WarmupLeftOut> warmup_left_out_from_meta_value(const std::string& value);
 
 // "step 1 left out as warm-up: its ops took 115 ms CPU (2.8× the other 19 profiled steps
 // together); one-off costs (...) that no later step pays", against the table's top-level time

@@ -500,12 +500,23 @@ std::vector<CategoryTotals> SessionReader::category_totals() const {
   return profiler::category_totals(op_stats(), compiled_compute_time(compiled_kernels()));
 }
 
+namespace {
+
+// What the kernel table left out of the warm-up step; nullopt where it kept the step. One
+// meta row: the time-window queries ask for it each time.
+std::optional<WarmupLeftOut> kernels_left_out(const SessionReader& reader) {
+  const auto value = reader.meta_value(meta_key::kWarmupLeftOut);
+  auto warmup = value ? warmup_left_out_from_meta_value(*value) : std::nullopt;
+  return warmup && warmup->kernels_left_out ? warmup : std::nullopt;
+}
+
+}  // namespace
+
 GpuAttribution SessionReader::gpu_attribution() const {
   // Over the kernel table's steps: without the warm-up step where the table left it out.
   GpuAttribution a;
   a.unattributed_ns = unattributed_gpu_ns();
-  if (const auto warmup = warmup_left_out_from_meta(meta_values()); warmup && warmup->kernels_left_out)
-    a.unattributed_ns -= warmup->unattributed_gpu_ns;
+  if (const auto warmup = kernels_left_out(*this)) a.unattributed_ns -= warmup->unattributed_gpu_ns;
   a.traced_ns = impl_->scalar("SELECT coalesce(sum(total_ns),0) FROM kernel_stats", "summing kernels");
   return a;
 }
@@ -513,8 +524,7 @@ GpuAttribution SessionReader::gpu_attribution() const {
 int64_t SessionReader::longest_kernel_ns() const {
   // kernel_stats knows every kernel's duration but the warm-up step's, where it left them out.
   int64_t longest = impl_->scalar("SELECT coalesce(max(max_ns),0) FROM kernel_stats", "reading kernels");
-  if (const auto warmup = warmup_left_out_from_meta(meta_values()); warmup && warmup->kernels_left_out)
-    longest = std::max(longest, warmup->longest_kernel_ns);
+  if (const auto warmup = kernels_left_out(*this)) longest = std::max(longest, warmup->longest_kernel_ns);
   return longest;
 }
 
